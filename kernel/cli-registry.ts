@@ -1,0 +1,21 @@
+// What a plugin's commands() receives: the commander program and helpers to reach a running server.
+import type { Command } from 'commander'
+
+export interface CliSettings {
+  /** Absolute state directory: pid file, log file, tokens. */
+  readonly stateDir: string
+  /** Base URL of the control listener, e.g. http://127.0.0.1:6880. */
+  readonly controlUrl: URL
+  /** The cluster.toml in use, if any. */
+  readonly configFile?: string
+}
+
+export interface CliRegistry {
+  /** The root `berth` command; add subcommands with `program.command(...)`. */
+  readonly program: Command
+  /** Settings resolved from the global options, the environment and cluster.toml. */
+  settings(): Promise<CliSettings>
+}
+
+/** Thrown by a command for bad arguments: one line on stderr and exit code 2. */
+export class UsageError extends Error {}

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// The `berth` command: global options, the server commands, and every plugin's commands.
+// Exit codes: 0 ok, 1 runtime failure, 2 usage error — each failure as one line on stderr.
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { Command, CommanderError } from 'commander'
+import { loadConfig } from './config.js'
+import { messageOf } from './errors.js'
+import { discoverPlugins } from './loader.js'
+import { VERSION } from './paths.js'
+import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.js'
+import { addServerCommands } from './server-command.js'
+import type { AnyPlugin } from './plugin.js'
+
+interface GlobalOptions {
+  config?: string
+  stateDir?: string
+}
+
+function fail (message: string, code: number): never {
+  process.stderr.write(`berth: ${message.split('\n')[0]}\n`)
+  process.exit(code)
+}
+
+async function main (argv: string[]): Promise<void> {
+  const program = new Command('berth')
+    .description('Berth: one small kernel with plugins for orchestration, device telemetry and campaign operations')
+    .version(VERSION, '-V, --version')
+    .option('-c, --config <file>', 'cluster.toml to use (default: ./cluster.toml when present; env BERTH_CONFIG)')
+    .option('-s, --state-dir <dir>', 'state directory (default: [server].state_dir or .berth; env BERTH_STATE_DIR)')
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => { write(`berth: ${text.replace(/^error: /, '').trimEnd().split('\n')[0]}\n`) } })
+    .showSuggestionAfterError()
+
+  let plugins: AnyPlugin[] = []
+  const globals = (): GlobalOptions => program.opts<GlobalOptions>()
+  const configFile = (): string | undefined => {
+    const given = globals().config ?? process.env.BERTH_CONFIG
+    if (given !== undefined) {
+      const path = resolve(given)
+      if (!existsSync(path)) throw new UsageError(`config file ${path} does not exist`)
+      return path
+    }
+    const local = resolve('cluster.toml')
+    return existsSync(local) ? local : undefined
+  }
+  const env = (): NodeJS.ProcessEnv => {
+    const stateDir = globals().stateDir
+    return stateDir === undefined ? process.env : { ...process.env, BERTH_STATE_DIR: resolve(stateDir) }
+  }
+  const settings = async (): Promise<CliSettings> => {
+    const file = configFile()
+    const config = loadConfig({ file, env: env(), cwd: process.cwd() }, plugins)
+    const control = config.server.listeners.control
+    const host = control.host === '0.0.0.0' || control.host === '::' ? '127.0.0.1' : control.host
+    const controlUrl = new URL(process.env.BERTH_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${control.port}`)
+    return { stateDir: config.stateDir, controlUrl, configFile: file }
+  }
+  const globalArgs = async (): Promise<string[]> => {
+    const { stateDir, configFile: file } = await settings()
+    return ['--state-dir', stateDir, ...(file !== undefined ? ['--config', file] : [])]
+  }
+
+  addServerCommands(program, { settings, env, globalArgs })
+  plugins = await discoverPlugins()
+  const registry: CliRegistry = { program, settings }
+  for (const plugin of plugins) plugin.commands?.(registry)
+
+  await program.parseAsync(argv)
+}
+
+try {
+  await main(process.argv)
+} catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2)
+  fail(messageOf(err), err instanceof UsageError ? 2 : 1)
+}

@@ -1,0 +1,112 @@
+// Named listeners: one fastify instance per listener with the shared error format {"error": "..."},
+// a body-size limit, request counting, and clear errors when a port cannot be bound.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { Counter } from 'prom-client'
+import type { Logger } from 'pino'
+import { BerthError, StartupError, messageOf } from './errors.js'
+import type { ListenerName, RouteOptions } from './plugin.js'
+
+export interface ListenerConfig {
+  host: string
+  port: number
+  body_limit: number
+}
+
+export class Listener {
+  readonly name: ListenerName
+  readonly app: FastifyInstance
+  readonly #config: ListenerConfig
+  #mounted = false
+  #url: URL | undefined
+
+  constructor (name: ListenerName, config: ListenerConfig, log: Logger, requests: Counter<'listener' | 'status'>) {
+    this.name = name
+    this.#config = config
+    this.app = Fastify({
+      loggerInstance: log.child({ listener: name }) as FastifyBaseLogger,
+      logController: new LogController({ disableRequestLogging: true }),
+      bodyLimit: config.body_limit,
+      forceCloseConnections: true,
+      return503OnClosing: true
+    })
+    this.app.addHook('onResponse', async (_request, reply) => {
+      requests.labels(name, String(reply.statusCode)).inc()
+    })
+    this.app.setErrorHandler(errorReply)
+    this.app.setNotFoundHandler(async (request, reply) => {
+      await reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}` })
+    })
+  }
+
+  /** Whether any plugin mounted routes here; unmounted listeners are not opened. */
+  get mounted (): boolean {
+    return this.#mounted
+  }
+
+  mount (plugin: string, routes: FastifyPluginAsync, options: RouteOptions = {}): void {
+    this.#mounted = true
+    this.app.register(async (scope, opts) => {
+      try {
+        await routes(scope, opts)
+      } catch (err) {
+        throw new StartupError(`plugin "${plugin}": mounting routes on the ${this.name} listener failed: ${messageOf(err)}`)
+      }
+    }, { prefix: options.prefix })
+  }
+
+  async listen (): Promise<URL> {
+    const { host, port } = this.#config
+    try {
+      await this.app.listen({ host, port })
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      const reason = code === 'EADDRINUSE'
+        ? 'is already in use'
+        : code === 'EACCES' ? 'needs privileges this process lacks' : `cannot be bound: ${messageOf(err)}`
+      throw new StartupError(`${this.name} listener: port ${port} on ${host} ${reason} (set [server.listeners.${this.name}].port)`)
+    }
+    const address = this.app.server.address()
+    const bound = typeof address === 'object' && address !== null ? address.port : port
+    const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+    this.#url = new URL(`http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${bound}`)
+    return this.#url
+  }
+
+  get url (): URL | undefined {
+    return this.#url
+  }
+
+  async close (): Promise<void> {
+    await this.app.close()
+    this.#url = undefined
+  }
+}
+
+/** Status and client-facing message of any error; 5xx details are for the log only. */
+export function describeHttpError (error: FastifyError, request?: FastifyRequest): { status: number, message: string } {
+  const status = statusOf(error)
+  if (status === 500) return { status, message: 'internal server error' }
+  if (status === 415) return { status, message: `unsupported content type: ${request?.headers['content-type'] ?? 'none'}` }
+  return { status, message: clientMessage(error) }
+}
+
+async function errorReply (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { status, message } = describeHttpError(error, request)
+  if (status >= 500) request.log.error({ err: error }, 'request failed')
+  await reply.code(status).send({ error: message })
+}
+
+function statusOf (error: FastifyError): number {
+  if (error instanceof BerthError) return error.statusCode
+  if (error.validation !== undefined) return 400
+  const status = error.statusCode
+  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500
+}
+
+function clientMessage (error: FastifyError): string {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'request body is too large'
+  if (error.validation !== undefined) {
+    return `invalid ${error.validationContext ?? 'body'}: ${error.message.replace(/^(body|querystring|params|headers)\/? ?/, '')}`
+  }
+  return error.message
+}

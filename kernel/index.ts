@@ -1,0 +1,12 @@
+// The kernel's public surface for plugin authors and embedders.
+export { Type, type Static, type TObject } from '@sinclair/typebox'
+export { definePlugin, LISTENER_NAMES, type AnyPlugin, type ListenerName, type PluginContext, type PluginDefinition, type PluginState, type Services } from './plugin.js'
+export type { BerthEvents, EventName } from './events.js'
+export type { PluginStore, DatabaseOptions } from './store.js'
+export type { PluginMetrics } from './metrics.js'
+export type { CliRegistry, CliSettings } from './cli-registry.js'
+export { UsageError } from './cli-registry.js'
+export { createKernel, Kernel, type KernelOptions, type HealthReport } from './kernel.js'
+export { describeHttpError } from './http.js'
+export { cronProblem } from './scheduler.js'
+export * from './errors.js'

@@ -1,0 +1,121 @@
+// `berth server [-d]` and `berth shutdown`: run the kernel in the foreground until a signal, start it
+// detached with a pid file and a log file in the state directory, or stop the one running.
+import { spawn } from 'node:child_process'
+import { closeSync, openSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Command } from 'commander'
+import { StartupError } from './errors.js'
+import { createKernel } from './kernel.js'
+import { isAlive, LOG_FILE, pidFilePath, readPid, removePid, writePid } from './pidfile.js'
+import { prepareStateDir } from './store.js'
+import type { CliSettings } from './cli-registry.js'
+
+const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url))
+const START_DEADLINE_MS = 30_000
+const POLL_MS = 50
+
+export interface ServerCommandDeps {
+  settings(): Promise<CliSettings>
+  /** Environment for the kernel, with the global options applied. */
+  env(): NodeJS.ProcessEnv
+  /** The global options again, to hand to a detached child. */
+  globalArgs(): Promise<string[]>
+}
+
+export function addServerCommands (program: Command, deps: ServerCommandDeps): void {
+  program.command('server')
+    .description('run the server: every enabled plugin on its listener')
+    .option('-d, --detach', 'start in the background; pid and log files go to the state directory')
+    .action(async (options: { detach?: boolean }) => {
+      const settings = await deps.settings()
+      refuseSecondServer(settings.stateDir)
+      if (options.detach === true) await startDetached(settings.stateDir, await deps.globalArgs())
+      else await runForeground(settings, deps.env())
+    })
+
+  program.command('shutdown')
+    .description('stop the server running from this state directory')
+    .option('--timeout <seconds>', 'how long to wait for it to stop', '30')
+    .action(async (options: { timeout: string }) => {
+      const { stateDir } = await deps.settings()
+      const seconds = Number(options.timeout)
+      if (!Number.isFinite(seconds) || seconds <= 0) throw new StartupError('--timeout must be a positive number of seconds')
+      await shutdown(stateDir, seconds * 1000)
+    })
+}
+
+function refuseSecondServer (stateDir: string): void {
+  const pid = readPid(stateDir)
+  if (pid !== undefined && pid !== process.pid && isAlive(pid)) {
+    throw new StartupError(`a server is already running from ${stateDir} (pid ${pid})`)
+  }
+}
+
+async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Promise<void> {
+  const kernel = await createKernel({ configFile: settings.configFile, env })
+  await kernel.start()
+  writePid(kernel.config.stateDir, process.pid)
+  kernel.log.info({ plugins: kernel.pluginNames, stateDir: kernel.config.stateDir }, 'berth server running')
+  let stopping = false
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(1)
+    stopping = true
+    kernel.log.info({ signal }, 'stopping')
+    void kernel.stop().then(() => {
+      removePid(kernel.config.stateDir, process.pid)
+      process.exit(0)
+    })
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+}
+
+async function startDetached (stateDir: string, globalArgs: string[]): Promise<void> {
+  prepareStateDir(stateDir)
+  const logFile = join(stateDir, LOG_FILE)
+  const fd = openSync(logFile, 'a', 0o600)
+  const child = spawn(process.execPath, [CLI_PATH, ...globalArgs, 'server'], { detached: true, stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  let exitCode: number | null = null
+  child.on('exit', code => { exitCode = code ?? 1 })
+  const deadline = Date.now() + START_DEADLINE_MS
+  while (Date.now() < deadline) {
+    if (readPid(stateDir) === child.pid) {
+      child.unref()
+      console.log(`berth server started (pid ${child.pid}); log: ${logFile}`)
+      return
+    }
+    if (exitCode !== null) throw new StartupError(lastLine(logFile) ?? `server exited with code ${exitCode}; see ${logFile}`)
+    await delay(POLL_MS)
+  }
+  child.kill('SIGTERM')
+  throw new StartupError(`server did not start within ${START_DEADLINE_MS / 1000} s; see ${logFile}`)
+}
+
+/** The server's own one-line failure (`berth: ...`), without the prefix. */
+function lastLine (logFile: string): string | undefined {
+  const lines = readFileSync(logFile, 'utf8').trim().split('\n')
+  const failure = lines.reverse().find(line => line.startsWith('berth: '))
+  return failure?.slice('berth: '.length)
+}
+
+async function shutdown (stateDir: string, timeoutMs: number): Promise<void> {
+  const pid = readPid(stateDir)
+  if (pid === undefined) throw new StartupError(`no server is running from ${stateDir} (no ${pidFilePath(stateDir)})`)
+  if (!isAlive(pid)) {
+    removePid(stateDir, pid)
+    throw new StartupError(`no server is running from ${stateDir} (removed a stale pid file naming ${pid})`)
+  }
+  process.kill(pid, 'SIGTERM')
+  const deadline = Date.now() + timeoutMs
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new StartupError(`server (pid ${pid}) did not stop within ${timeoutMs / 1000} s`)
+    await delay(POLL_MS)
+  }
+  console.log(`berth server stopped (pid ${pid})`)
+}
+
+async function delay (ms: number): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, ms))
+}

@@ -1,0 +1,140 @@
+// The berth command as an operator runs it: exit codes 0/1/2, one-line failures, foreground and
+// detached servers with a pid file, and shutdown.
+import t from 'tap'
+import { createServer } from 'node:net'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { exited, runCli, spawnCli } from '../support/cli.js'
+import { pollUntil } from '../support/poll.js'
+import { tempDir } from '../support/tmp.js'
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+/** A working directory with a cluster.toml binding the control listener to loopback on `port`. */
+function workdir (t: Parameters<typeof tempDir>[0], port: number, extra = ''): string {
+  const dir = tempDir(t)
+  writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n${extra}`)
+  return dir
+}
+
+async function health (port: number): Promise<{ status: string } | undefined> {
+  const response = await fetch(`http://127.0.0.1:${port}/api/v1/health`)
+  return response.ok ? await response.json() as { status: string } : undefined
+}
+
+function oneLine (t: { equal: (a: unknown, b: unknown, m?: string) => void }, stderr: string): string {
+  const lines = stderr.trim().split('\n')
+  t.equal(lines.length, 1, `one line on stderr: ${stderr}`)
+  return lines[0]
+}
+
+t.test('help, version and usage errors', async t => {
+  const help = await runCli(['--help'])
+  t.equal(help.code, 0)
+  t.match(help.stdout, /server \[options\]/)
+  t.match(help.stdout, /shutdown/)
+  const version = await runCli(['--version'])
+  t.equal(version.code, 0)
+  t.match(version.stdout.trim(), /^\d+\.\d+\.\d+$/)
+  for (const args of [['bogus'], ['server', '--bogus'], ['shutdown', 'extra']]) {
+    const result = await runCli(args)
+    t.equal(result.code, 2, `${args.join(' ')} is a usage error`)
+    t.match(oneLine(t, result.stderr), /^berth: (unknown command 'bogus'|unknown option '--bogus'|too many arguments for 'shutdown'.*)$/)
+  }
+  const missing = await runCli(['--config', '/nonexistent.toml', 'server'])
+  t.equal(missing.code, 2)
+  t.equal(oneLine(t, missing.stderr), 'berth: config file /nonexistent.toml does not exist')
+})
+
+t.test('bad configuration stops start-up with exit code 1 and one line naming what is wrong', async t => {
+  const port = await freePort()
+  const unknownKey = workdir(t, port, '[server]\nstat_dir = "x"\n')
+  let result = await runCli(['server'], { cwd: unknownKey })
+  t.equal(result.code, 1)
+  t.equal(oneLine(t, result.stderr), `berth: ${join(unknownKey, 'cluster.toml')}: [server].stat_dir: unknown key`)
+
+  const wrongType = workdir(t, port, '[server]\nlog_level = 3\n')
+  result = await runCli(['server'], { cwd: wrongType })
+  t.equal(result.code, 1)
+  t.match(oneLine(t, result.stderr), /cluster\.toml: \[server\]\.log_level: expected one of .*, got 3$/)
+
+  const ghost = workdir(t, port, '[server]\nplugins = ["ghost"]\n')
+  result = await runCli(['server'], { cwd: ghost })
+  t.equal(result.code, 1)
+  t.match(oneLine(t, result.stderr), /^berth: \[server\] names plugin "ghost", which does not exist/)
+
+  const envWrong = workdir(t, port)
+  result = await runCli(['server'], { cwd: envWrong, env: { BERTH_CONTROL_PORT: 'eighty' } })
+  t.equal(result.code, 1)
+  t.equal(oneLine(t, result.stderr), 'berth: environment BERTH_CONTROL_PORT: [server].listeners.control.port: expected integer, got "eighty"')
+})
+
+t.test('a port in use and an unusable state directory are named', async t => {
+  const blocker = createServer()
+  await new Promise<void>(resolve => blocker.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { blocker.close() })
+  const port = (blocker.address() as { port: number }).port
+  let result = await runCli(['server'], { cwd: workdir(t, port) })
+  t.equal(result.code, 1)
+  t.equal(oneLine(t, result.stderr), `berth: control listener: port ${port} on 127.0.0.1 is already in use (set [server.listeners.control].port)`)
+
+  const dir = workdir(t, await freePort())
+  writeFileSync(join(dir, 'state-file'), '')
+  result = await runCli(['--state-dir', 'state-file', 'server'], { cwd: dir })
+  t.equal(result.code, 1)
+  t.equal(oneLine(t, result.stderr), `berth: state directory ${join(dir, 'state-file')} cannot be used: not a directory`)
+})
+
+t.test('foreground server: health, pid file, and a clean exit on SIGTERM', async t => {
+  const port = await freePort()
+  const dir = workdir(t, port)
+  const server = spawnCli(['server'], { cwd: dir })
+  t.teardown(() => { server.kill('SIGKILL') })
+  const report = await pollUntil(async () => await health(port), { what: 'the server to answer health' })
+  t.equal(report.status, 'ok')
+  const pidFile = join(dir, '.berth', 'berth.pid')
+  t.equal(statSync(pidFile).mode & 0o777, 0o600)
+  server.kill('SIGTERM')
+  t.equal(await exited(server), 0, server.output())
+  t.notOk(existsSync(pidFile), 'pid file removed on exit')
+})
+
+t.test('detached server: started, refused twice, shut down, then nothing to shut down', async t => {
+  const port = await freePort()
+  const dir = workdir(t, port)
+  t.teardown(async () => { await runCli(['shutdown'], { cwd: dir }) })
+  const started = await runCli(['server', '-d'], { cwd: dir })
+  t.equal(started.code, 0, started.stderr)
+  t.match(started.stdout, /^berth server started \(pid \d+\); log: .*berth\.log\n$/)
+  t.equal((await health(port))?.status, 'ok', 'answering as soon as -d returns')
+  t.equal(statSync(join(dir, '.berth', 'berth.log')).mode & 0o777, 0o600)
+
+  const again = await runCli(['server', '-d'], { cwd: dir })
+  t.equal(again.code, 1)
+  t.match(oneLine(t, again.stderr), /^berth: a server is already running from .*\.berth \(pid \d+\)$/)
+
+  const stopped = await runCli(['shutdown'], { cwd: dir })
+  t.equal(stopped.code, 0, stopped.stderr)
+  t.match(stopped.stdout, /^berth server stopped \(pid \d+\)$/m)
+  await t.rejects(fetch(`http://127.0.0.1:${port}/api/v1/health`), 'the port is closed')
+
+  const none = await runCli(['shutdown'], { cwd: dir })
+  t.equal(none.code, 1)
+  t.match(oneLine(t, none.stderr), /^berth: no server is running from .*\.berth \(no .*berth\.pid\)$/)
+})
+
+t.test('a detached server that cannot start reports why and exits 1', async t => {
+  const blocker = createServer()
+  await new Promise<void>(resolve => blocker.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { blocker.close() })
+  const port = (blocker.address() as { port: number }).port
+  const result = await runCli(['server', '-d'], { cwd: workdir(t, port) })
+  t.equal(result.code, 1)
+  t.equal(oneLine(t, result.stderr), `berth: control listener: port ${port} on 127.0.0.1 is already in use (set [server.listeners.control].port)`)
+})

@@ -1,0 +1,80 @@
+// Configuration: defaults, cluster.toml, environment overrides, and one-line refusals naming file and key.
+import t from 'tap'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { definePlugin, Type } from '../../kernel/index.js'
+import { loadConfig } from '../../kernel/config.js'
+import { tempDir } from '../support/tmp.js'
+
+const backup = definePlugin({
+  name: 'backup',
+  version: '1.0.0',
+  env: { BACKUP_RETENTION_DAYS: 'retention_days', BACKUP_TAGS: 'tags' },
+  config: Type.Object({
+    enabled: Type.Boolean({ default: false }),
+    schedule: Type.String({ format: 'cron', default: '0 0 3 * * *' }),
+    retention_days: Type.Integer({ minimum: 1, default: 7 }),
+    tags: Type.Array(Type.String(), { default: [] }),
+    targets: Type.Array(Type.Object({ type: Type.String(), path: Type.String() }, { additionalProperties: false }), { default: [] })
+  }, { additionalProperties: false })
+})
+
+function fromToml (t: Parameters<Parameters<typeof t.test>[1]>[0], text: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof loadConfig> {
+  const dir = tempDir(t)
+  const file = join(dir, 'cluster.toml')
+  writeFileSync(file, text)
+  return loadConfig({ file, env, cwd: dir }, [backup])
+}
+
+t.test('no file: every default', async t => {
+  const config = loadConfig({ cwd: '/srv/app', env: {} }, [backup])
+  t.equal(config.origin, 'defaults')
+  t.equal(config.stateDir, '/srv/app/.berth')
+  t.same(config.server.listeners.control, { host: '0.0.0.0', port: 6880, body_limit: 1048576 })
+  t.equal(config.server.listeners.telemetry.port, 6881)
+  t.equal(config.server.listeners.app.port, 6882)
+  t.same(config.sections.get('backup'), { enabled: false, schedule: '0 0 3 * * *', retention_days: 7, tags: [], targets: [] })
+})
+
+t.test('values from cluster.toml, environment over file', async t => {
+  const config = fromToml(t, `
+[server]
+state_dir = "state"
+[server.listeners.control]
+port = 7000
+[backup]
+enabled = true
+schedule = "0 */5 * * * *"
+[[backup.targets]]
+type = "local"
+path = "/var/backups"
+`, { BERTH_CONTROL_PORT: '7100', BACKUP_RETENTION_DAYS: '30', BACKUP_TAGS: 'a, b', BERTH_PLUGINS: 'backup' })
+  t.match(config.stateDir, /\/state$/)
+  t.equal(config.server.listeners.control.port, 7100)
+  t.same(config.server.plugins, ['backup'])
+  t.match(config.sections.get('backup'), { enabled: true, retention_days: 30, tags: ['a', 'b'], targets: [{ type: 'local', path: '/var/backups' }] })
+})
+
+t.test('refusals name the file or variable, the key path and the reason', async t => {
+  const cases: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
+    ['[server]\nstate_dri = "x"\n', {}, /cluster\.toml: \[server\]\.state_dri: unknown key$/],
+    ['[server.listeners.control]\nport = "high"\n', {}, /cluster\.toml: \[server\]\.listeners\.control\.port: expected integer, got "high"$/],
+    ['[server.listeners.control]\nport = 70000\n', {}, /\[server\]\.listeners\.control\.port: expected integer to be less or equal to 65535, got 70000$/],
+    ['[server]\nlog_level = "loud"\n', {}, /\[server\]\.log_level: expected one of "fatal", .*"silent", got "loud"$/],
+    ['[nosuch]\nx = 1\n', {}, /cluster\.toml: unknown section \[nosuch\] \(known: server, backup\)$/],
+    ['[backup]\nschedule = "0 3 * * *"\n', {}, /cluster\.toml: \[backup\]\.schedule: six fields expected \(seconds minutes hours day-of-month month day-of-week\), got 5$/],
+    ['[backup]\nschedule = "0 0 99 * * *"\n', {}, /\[backup\]\.schedule: .+/],
+    ['[[backup.targets]]\ntype = "local"\npath = "/x"\ncolour = "red"\n', {}, /\[backup\]\.targets\[0\]\.colour: unknown key$/],
+    ['[[backup.targets]]\ntype = "local"\n', {}, /\[backup\]\.targets\[0\]\.path: is required$/],
+    ['[backup]\nretention_days = 0\n', {}, /\[backup\]\.retention_days: expected integer to be greater or equal to 1, got 0$/],
+    ['', { BERTH_CONTROL_PORT: 'abc' }, /^environment BERTH_CONTROL_PORT: \[server\]\.listeners\.control\.port: expected integer, got "abc"$/],
+    ['[server\n', {}, /cluster\.toml: invalid TOML at line 1, column \d+: /]
+  ]
+  for (const [text, env, expected] of cases) {
+    t.throws(() => fromToml(t, text, env), { name: 'ConfigError', message: expected }, JSON.stringify(text))
+  }
+})
+
+t.test('an unreadable file is named', async t => {
+  t.throws(() => loadConfig({ file: '/nonexistent/cluster.toml', cwd: '/', env: {} }, []), { message: /^\/nonexistent\/cluster\.toml: cannot read: ENOENT/ })
+})

@@ -1,0 +1,76 @@
+// Listeners: the {"error"} format for every failure, body limits, health and metrics on control.
+import t from 'tap'
+import { definePlugin, NotFound, Forbidden, Type } from '../../kernel/index.js'
+import { capturedLogger, testKernel } from '../support/kernel.js'
+import { pollUntil } from '../support/poll.js'
+
+const demo = definePlugin({
+  name: 'demo',
+  version: '2.0.0',
+  setup (ctx) {
+    ctx.http('telemetry', async app => {
+      app.get('/missing', async () => { throw new NotFound('device 42 not found') })
+      app.get('/forbidden', async () => { throw new Forbidden('viewer may not delete') })
+      app.get('/crash', async () => { throw new Error('database password=hunter2 leaked') })
+      app.post('/echo', {
+        schema: { body: Type.Object({ n: Type.Integer() }) }
+      }, async request => request.body)
+    }, { prefix: '/v1' })
+  }
+})
+
+t.test('errors are {"error": "..."} with the right status', async t => {
+  const { logger, lines } = capturedLogger()
+  const kernel = await testKernel(t, { plugins: [demo], logger, config: { server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port: 0, body_limit: 64 } } } } })
+  const base = kernel.url('telemetry')
+  const get = async (path: string, init?: RequestInit): Promise<[number, unknown]> => {
+    const response = await fetch(new URL(path, base), init)
+    return [response.status, await response.json()]
+  }
+  t.same(await get('/v1/missing'), [404, { error: 'device 42 not found' }])
+  t.same(await get('/v1/forbidden'), [403, { error: 'viewer may not delete' }])
+  t.same(await get('/v1/crash'), [500, { error: 'internal server error' }])
+  t.match(lines(), /database password=hunter2 leaked/, 'the cause of a 500 is logged')
+  t.same(await get('/v1/nothing'), [404, { error: 'no route for GET /v1/nothing' }])
+  const json = { method: 'POST', headers: { 'content-type': 'application/json' } }
+  t.same(await get('/v1/echo', { ...json, body: '{"n":3}' }), [200, { n: 3 }])
+  const [status, body] = await get('/v1/echo', { ...json, body: '{"n":"three"}' })
+  t.equal(status, 400)
+  t.match(body, { error: /^invalid body: .*n/ })
+  t.same(await get('/v1/echo', { ...json, body: '{"n":' }), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }])
+  t.same(await get('/v1/echo', { ...json, body: JSON.stringify({ n: 1, pad: 'x'.repeat(100) }) }), [413, { error: 'request body is too large' }])
+  t.same(await get('/v1/echo', { method: 'POST', headers: { 'content-type': 'application/x-nope' }, body: 'x' }), [415, { error: 'unsupported content type: application/x-nope' }])
+})
+
+t.test('health reports each plugin; metrics are exposition text with kernel and process metrics', async t => {
+  const kernel = await testKernel(t, { plugins: [demo] })
+  const control = kernel.url('control')
+  const health = await fetch(new URL('/api/v1/health', control))
+  t.equal(health.status, 200)
+  t.match(await health.json(), { status: 'ok', version: /^\d+\.\d+\.\d+/, plugins: { demo: { version: '2.0.0', state: 'running' } } })
+  await fetch(new URL('/v1/missing', kernel.url('telemetry')))
+  const metrics = await fetch(new URL('/metrics', control))
+  t.match(metrics.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
+  const text = await pollUntil(async () => {
+    const body = await (await fetch(new URL('/metrics', control))).text()
+    return body.includes('listener="telemetry"') && body
+  }, { what: 'the telemetry response to be counted' })
+  t.match(text, /^berth_plugin_up\{plugin="demo"\} 1$/m)
+  t.match(text, /^berth_http_requests_total\{listener="telemetry",status="404"\} 1$/m)
+  t.match(text, /^process_cpu_seconds_total \d/m)
+  t.match(text, /^nodejs_heap_size_used_bytes \d/m)
+})
+
+t.test('a listener without routes is not opened', async t => {
+  const kernel = await testKernel(t)
+  t.throws(() => kernel.url('app'), { message: 'the app listener is not open' })
+  t.ok(kernel.url('control'))
+})
+
+t.test('a port in use stops start-up with a line naming listener and port', async t => {
+  const first = await testKernel(t, { plugins: [demo] })
+  const port = Number(first.url('control').port)
+  const second = await testKernel(t, { noStart: true, config: { server: { listeners: { control: { host: '127.0.0.1', port } } } } })
+  await t.rejects(second.start(), { message: `control listener: port ${port} on 127.0.0.1 is already in use (set [server.listeners.control].port)` })
+  t.equal(second.state, 'failed')
+})

@@ -1,0 +1,36 @@
+// Start and stop a kernel 50 times in one process: no handle, timer, socket or file may stay open.
+import t from 'tap'
+import { definePlugin } from '../../kernel/index.js'
+import { testKernel } from '../support/kernel.js'
+
+const busy = definePlugin({
+  name: 'busy',
+  version: '1',
+  setup (ctx) {
+    const db = ctx.store.db<number>('counts')
+    ctx.schedule.every('tick', 5, async () => { await db.put('ticks', (db.get('ticks') ?? 0) + 1) })
+    ctx.schedule.cron('nightly', '0 0 3 * * *', () => {})
+    ctx.events.on('plugin.state', () => {})
+    ctx.http('telemetry', async app => { app.get('/ping', async () => ({ pong: true })) })
+  }
+})
+
+function openResources (): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1
+  return counts
+}
+
+t.test('50 start/stop cycles leave nothing open', async t => {
+  const cycle = async (): Promise<void> => {
+    const kernel = await testKernel(t, { plugins: [busy] })
+    const response = await fetch(new URL('/ping', kernel.url('telemetry')), { headers: { connection: 'keep-alive' } })
+    t.equal(response.status, 200)
+    await response.arrayBuffer()
+    await kernel.stop()
+  }
+  await cycle()
+  const before = openResources()
+  for (let i = 0; i < 50; i++) await cycle()
+  t.same(openResources(), before, 'the same open resources as after the first cycle')
+})

@@ -1,0 +1,45 @@
+// Start a real kernel for a test: a fresh state directory, listeners on 127.0.0.1 with free ports,
+// a silent (or captured) logger, and a teardown that stops it.
+import pino, { type Logger } from 'pino'
+import { Writable } from 'node:stream'
+import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
+import { tempDir } from './tmp.js'
+
+interface Teardown { teardown(fn: () => void | Promise<void>): void }
+
+export interface TestKernelOptions {
+  plugins?: readonly AnyPlugin[]
+  /** Sections besides [server]; [server] keys given here are merged over the test defaults. */
+  config?: Record<string, Record<string, unknown>>
+  env?: NodeJS.ProcessEnv
+  logger?: Logger
+  /** Create but do not start. */
+  noStart?: boolean
+}
+
+/** Listeners on loopback with free ports. */
+export function loopbackListeners (): Record<string, { host: string, port: number }> {
+  return Object.fromEntries(['control', 'telemetry', 'app'].map(name => [name, { host: '127.0.0.1', port: 0 }]))
+}
+
+export async function testKernel (t: Teardown, options: TestKernelOptions = {}): Promise<Kernel> {
+  const stateDir = tempDir(t)
+  const { server = {}, ...sections } = options.config ?? {}
+  const kernel = await createKernel({
+    cwd: stateDir,
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(), ...server }, ...sections },
+    env: options.env ?? {},
+    plugins: options.plugins ?? [],
+    logger: options.logger ?? pino({ level: 'silent' })
+  })
+  t.teardown(async () => { await kernel.stop() })
+  if (options.noStart !== true) await kernel.start()
+  return kernel
+}
+
+/** A logger whose lines are kept in memory, to assert on what was (and was not) logged. */
+export function capturedLogger (level = 'info'): { logger: Logger, lines: () => string } {
+  const chunks: string[] = []
+  const sink = new Writable({ write (chunk: Buffer, _enc, done) { chunks.push(chunk.toString()); done() } })
+  return { logger: pino({ level }, sink), lines: () => chunks.join('') }
+}
