@@ -25,12 +25,21 @@ export class Listener {
     this.app = Fastify({
       loggerInstance: log.child({ listener: name }) as FastifyBaseLogger,
       logController: new LogController({ disableRequestLogging: true }),
+      // Requests are not logged one by one, so a per-request child logger would only cost time.
+      childLoggerFactory: logger => logger,
       bodyLimit: config.body_limit,
       forceCloseConnections: true,
       return503OnClosing: true
     })
-    this.app.addHook('onResponse', async (_request, reply) => {
-      requests.labels(name, String(reply.statusCode)).inc()
+    const byStatus = new Map<number, { inc: () => void }>()
+    this.app.addHook('onResponse', (_request, reply, done) => {
+      let counter = byStatus.get(reply.statusCode)
+      if (counter === undefined) {
+        counter = requests.labels(name, String(reply.statusCode))
+        byStatus.set(reply.statusCode, counter)
+      }
+      counter.inc()
+      done()
     })
     this.app.setErrorHandler(errorReply)
     this.app.setNotFoundHandler(async (request, reply) => {

@@ -1,6 +1,6 @@
 // The berth command as an operator runs it: exit codes 0/1/2, one-line failures, foreground and
 // detached servers with a pid file, and shutdown.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -17,7 +17,7 @@ async function freePort (): Promise<number> {
 }
 
 /** A working directory with a cluster.toml binding the control listener to loopback on `port`. */
-function workdir (t: Parameters<typeof tempDir>[0], port: number, extra = ''): string {
+function workdir (t: Test, port: number, extra = ''): string {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n${extra}`)
   return dir
@@ -28,7 +28,7 @@ async function health (port: number): Promise<{ status: string } | undefined> {
   return response.ok ? await response.json() as { status: string } : undefined
 }
 
-function oneLine (t: { equal: (a: unknown, b: unknown, m?: string) => void }, stderr: string): string {
+function oneLine (t: Test, stderr: string): string {
   const lines = stderr.trim().split('\n')
   t.equal(lines.length, 1, `one line on stderr: ${stderr}`)
   return lines[0]

@@ -1,5 +1,5 @@
 // Configuration: defaults, cluster.toml, environment overrides, and one-line refusals naming file and key.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { definePlugin, Type } from '../../kernel/index.js'
@@ -19,7 +19,7 @@ const backup = definePlugin({
   }, { additionalProperties: false })
 })
 
-function fromToml (t: Parameters<Parameters<typeof t.test>[1]>[0], text: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof loadConfig> {
+function fromToml (t: Test, text: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof loadConfig> {
   const dir = tempDir(t)
   const file = join(dir, 'cluster.toml')
   writeFileSync(file, text)

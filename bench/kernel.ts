@@ -1,0 +1,106 @@
+// Kernel benchmark: cold start of `berth server` until it answers, and the control listener's
+// throughput on an empty request, side by side with a bare fastify app in the same run.
+// Run: npm run build && node dist/bench/kernel.js   (BENCH_RUNS, BENCH_SECONDS bound the work)
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import { envInt, markdownTable, median } from './stats.js'
+
+const RUNS = envInt('BENCH_RUNS', 5)
+const SECONDS = envInt('BENCH_SECONDS', 5)
+const CONNECTIONS = 10
+const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
+const BARE = fileURLToPath(new URL('./fixtures/bare-fastify.js', import.meta.url))
+
+interface Target {
+  name: string
+  /** Start the server on `port`; resolves once it answers, with the milliseconds that took. */
+  start(port: number): Promise<{ child: ChildProcess, ms: number }>
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+async function startAndWait (args: string[], cwd: string, port: number): Promise<{ child: ChildProcess, ms: number }> {
+  const begin = performance.now()
+  const child = spawn(process.execPath, args, { cwd, stdio: 'ignore' })
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/health`)
+      if (response.ok) return { child, ms: performance.now() - begin }
+    } catch {
+      if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`)
+    }
+    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not answer within 30 s`)
+    await new Promise(resolve => setTimeout(resolve, 2))
+  }
+}
+
+async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise(resolve => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+function kernelTarget (workdir: string): Target {
+  return {
+    name: 'berth kernel (control listener)',
+    start: async port => {
+      writeFileSync(join(workdir, 'cluster.toml'), `[server]\nlog_level = "warn"\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
+      return await startAndWait([CLI, 'server'], workdir, port)
+    }
+  }
+}
+
+const bareTarget: Target = { name: 'bare fastify', start: async port => await startAndWait([BARE, String(port)], tmpdir(), port) }
+
+async function throughput (port: number): Promise<number> {
+  const result = await autocannon({ url: `http://127.0.0.1:${port}/api/v1/health`, connections: CONNECTIONS, duration: SECONDS })
+  if (result.errors > 0 || result.non2xx > 0) throw new Error(`load run had ${result.errors} errors and ${result.non2xx} non-2xx answers`)
+  return result.requests.average
+}
+
+async function main (): Promise<void> {
+  const workdir = mkdtempSync(join(tmpdir(), 'berth-bench-kernel-'))
+  const targets = [kernelTarget(workdir), bareTarget]
+  const starts = new Map<string, number[]>(targets.map(t => [t.name, []]))
+  const rates = new Map<string, number[]>(targets.map(t => [t.name, []]))
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      for (const target of targets) {
+        const port = await freePort()
+        const { child, ms } = await target.start(port)
+        try {
+          starts.get(target.name)?.push(ms)
+          await autocannon({ url: `http://127.0.0.1:${port}/api/v1/health`, connections: CONNECTIONS, duration: 1 })
+          rates.get(target.name)?.push(await throughput(port))
+        } finally {
+          await stop(child)
+        }
+      }
+    }
+  } finally {
+    rmSync(workdir, { recursive: true, force: true })
+  }
+  const [kernel, bare] = targets.map(t => ({ start: median(starts.get(t.name) ?? []), rate: median(rates.get(t.name) ?? []) }))
+  const rows = targets.map((t, i) => {
+    const m = i === 0 ? kernel : bare
+    return [t.name, m.start.toFixed(0), m.rate.toFixed(0)]
+  })
+  console.log(`Median of ${RUNS} runs; ${CONNECTIONS} connections, ${SECONDS} s per load run, GET /api/v1/health on 127.0.0.1.\n`)
+  console.log(markdownTable(['server', 'cold start to first answer (ms)', 'requests/s'], rows))
+  console.log(`\nkernel cost over bare fastify: ${((1 - kernel.rate / bare.rate) * 100).toFixed(1)}% throughput, +${(kernel.start - bare.start).toFixed(0)} ms start`)
+}
+
+await main()
