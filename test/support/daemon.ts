@@ -1,0 +1,148 @@
+// Background daemons for tests: started with their output in a log file, ready when a probe says so
+// (within a deadline), stopped with SIGTERM then SIGKILL. A daemon belongs to one test or to the run.
+import { spawn } from 'node:child_process'
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pollUntil } from './poll.js'
+
+interface Teardown { teardown(fn: () => void | Promise<void>): void }
+
+/** Run-scoped daemons are recorded here (with their logs) until `stopRunDaemons()`. */
+export const RUN_DIR = '/tmp/berth-test-run'
+const RECORDS = join(RUN_DIR, 'daemons')
+
+/** A path in RUN_DIR (created if needed). */
+export function runFile (name: string): string {
+  mkdirSync(RUN_DIR, { recursive: true })
+  return join(RUN_DIR, name)
+}
+
+export interface DaemonOptions {
+  command: string
+  args: string[]
+  /** Its stdout and stderr go here (the file is truncated first). */
+  logFile: string
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+  /** Says whether the daemon serves yet; errors count as "not yet". */
+  ready: () => boolean | Promise<boolean>
+  /** Milliseconds to become ready (default 30 s). */
+  timeout?: number
+}
+
+export interface Daemon {
+  pid: number
+  logFile: string
+  stop(): Promise<void>
+}
+
+/** The process's start time (in clock ticks since boot), or undefined if it is gone or a zombie. */
+function startTime (pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return fields[0] === 'Z' ? undefined : fields[19]
+  } catch {
+    return undefined
+  }
+}
+
+/** True while the process runs (a zombie, which nobody reaped, counts as ended). */
+export function isRunning (pid: number): boolean {
+  return startTime(pid) !== undefined
+}
+
+function signal (pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
+  }
+}
+
+/** Stop a process: SIGTERM, wait up to `timeout` ms for it to end, then SIGKILL. */
+export async function stopProcess (pid: number, timeout = 10_000): Promise<void> {
+  if (!isRunning(pid)) return
+  signal(pid, 'SIGTERM')
+  try {
+    await pollUntil(() => !isRunning(pid), { timeout, what: `process ${pid} to exit after SIGTERM` })
+  } catch {
+    signal(pid, 'SIGKILL')
+    await pollUntil(() => !isRunning(pid), { timeout: 5_000, what: `process ${pid} to exit after SIGKILL` })
+  }
+}
+
+interface RunRecord { pid: number, start?: string }
+
+function lastLogLine (logFile: string): string {
+  try {
+    return readFileSync(logFile, 'utf8').trim().split('\n').at(-1) ?? ''
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * Start `options.command` and wait until `options.ready()` holds. `owner` is the test whose teardown
+ * stops it, or 'run': then it outlives this process, is recorded in RUN_DIR and `stopRunDaemons()`
+ * stops it. If it exits or is not ready in time it is stopped and the error quotes its log.
+ */
+export async function startDaemon (owner: Teardown | 'run', name: string, options: DaemonOptions): Promise<Daemon> {
+  const { command, args, logFile, env, cwd, ready, timeout = 30_000 } = options
+  const out = openSync(logFile, 'w')
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', out, out], detached: owner === 'run' })
+  closeSync(out)
+  const pid = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject)
+    child.once('spawn', () => { resolve(child.pid as number) })
+  })
+  let exited: string | undefined
+  child.once('exit', (code, sig) => { exited = `exited (${code ?? sig})` })
+  const record = join(RECORDS, `${name}.json`)
+  const daemon: Daemon = {
+    pid,
+    logFile,
+    stop: async () => {
+      await stopProcess(pid)
+      if (owner === 'run') rmSync(record, { force: true })
+    }
+  }
+  if (owner === 'run') {
+    child.unref()
+    mkdirSync(RECORDS, { recursive: true })
+    const entry: RunRecord = { pid, start: startTime(pid) }
+    writeFileSync(record, JSON.stringify(entry))
+  } else {
+    owner.teardown(daemon.stop)
+  }
+  try {
+    await pollUntil(async () => exited !== undefined || await ready(), { timeout, what: `${name} to be ready` })
+    if (exited !== undefined) throw new Error(`${name} ${exited}`)
+  } catch (err) {
+    await daemon.stop()
+    throw new Error(`${(err as Error).message}; ${logFile}: ${lastLogLine(logFile)}`)
+  }
+  return daemon
+}
+
+/** Stop every run-scoped daemon recorded in RUN_DIR (up to 30 s each); returns their names. */
+export async function stopRunDaemons (): Promise<string[]> {
+  let files: string[]
+  try {
+    files = readdirSync(RECORDS).filter(file => file.endsWith('.json'))
+  } catch {
+    return []
+  }
+  const stopped: string[] = []
+  for (const file of files) {
+    const path = join(RECORDS, file)
+    const { pid, start } = JSON.parse(readFileSync(path, 'utf8')) as RunRecord
+    // A pid whose start time differs is another process that reused the number: leave it alone.
+    if (start !== undefined && startTime(pid) === start) {
+      await stopProcess(pid, 30_000)
+      stopped.push(file.slice(0, -'.json'.length))
+    }
+    rmSync(path, { force: true })
+  }
+  return stopped
+}
