@@ -1,0 +1,35 @@
+// Control API routes to create, list and revoke tokens (admin only), under /api/v1/tokens.
+import type { FastifyPluginAsync } from 'fastify'
+import { BadRequest, Conflict, NotFound, Type } from '../../kernel/index.js'
+import type { Guard } from './guard.js'
+import { isRole, ROLES } from './roles.js'
+import { validTokenName, type TokenStore } from './token-store.js'
+
+const CreateBody = Type.Object({ name: Type.String(), role: Type.String() })
+
+export function tokenRoutes (store: TokenStore, guard: Guard): FastifyPluginAsync {
+  return async app => {
+    app.addHook('onRequest', guard.requireRole('admin'))
+
+    app.post<{ Body: { name: string, role: string } }>('/', { bodyLimit: 4096, schema: { body: CreateBody } }, async (request, reply) => {
+      const { name, role } = request.body
+      if (!validTokenName(name)) throw new BadRequest('name must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit')
+      if (!isRole(role)) throw new BadRequest(`role must be one of ${ROLES.join(', ')}; got "${role}"`)
+      const { info, token } = await store.create(name, role)
+      return await reply.code(201).send({ ...info, token })
+    })
+
+    app.get('/', async () => ({ tokens: store.list() }))
+
+    app.delete<{ Params: { id: string } }>('/:id', async request => {
+      const { id } = request.params
+      const record = store.get(id)
+      if (record === undefined) throw new NotFound(`no token with id "${id}"`)
+      if (record.bootstrap === true) {
+        throw new Conflict('the admin token of admin.token cannot be revoked; delete that file and restart the server to replace it')
+      }
+      await store.revoke(id)
+      return { revoked: id }
+    })
+  }
+}

@@ -1,0 +1,34 @@
+// `berth secrets set|list|rm` from a directory other than the server's: the CLI goes through the
+// control API with the admin token of the state directory it is pointed at.
+import t from 'tap'
+import { join } from 'node:path'
+import { runCli } from '../../support/cli.js'
+import { serverDir, startServer } from '../../support/orchestration.js'
+import { tempDir } from '../../support/tmp.js'
+
+t.test('secrets set, list and rm work from any directory', async t => {
+  const server = await serverDir(t, ['tokens', 'secrets'])
+  const child = await startServer(t, server)
+  const elsewhere = tempDir(t)
+  const cli = async (...args: string[]): ReturnType<typeof runCli> =>
+    await runCli(['--config', join(server.dir, 'cluster.toml'), '--state-dir', server.stateDir, 'secrets', ...args], { cwd: elsewhere })
+
+  const set = await cli('set', 'DB_PASSWORD', 's3cr3t-value')
+  t.equal(set.code, 0, set.stderr)
+  t.equal(set.stdout, 'secret DB_PASSWORD stored; redeploy the services that use it to apply it\n')
+  const listed = await cli('list')
+  t.equal(listed.code, 0, listed.stderr)
+  t.match(listed.stdout, /^NAME\s+UPDATED\nDB_PASSWORD\s+\d{4}-\d\d-\d\dT/)
+  t.notOk(listed.stdout.includes('s3cr3t-value'), 'values are never printed')
+
+  const bad = await cli('set', '9X', 'v')
+  t.equal(bad.code, 2, 'a bad name is a usage error')
+  t.equal(bad.stderr, 'berth: secret name "9X" must be letters, digits and underscores, not starting with a digit\n')
+
+  const removed = await cli('rm', 'DB_PASSWORD')
+  t.equal(removed.code, 0, removed.stderr)
+  const again = await cli('rm', 'DB_PASSWORD')
+  t.equal(again.code, 1)
+  t.equal(again.stderr, 'berth: no secret named "DB_PASSWORD"\n')
+  t.notOk(child.output().includes('s3cr3t-value'), 'the value is not in the server output')
+})
