@@ -10,7 +10,7 @@ import { discoverPlugins } from './loader.js'
 import { VERSION } from './paths.js'
 import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.js'
 import { addServerCommands } from './server-command.js'
-import type { AnyPlugin } from './plugin.js'
+import { LISTENER_NAMES, type AnyPlugin, type ListenerName } from './plugin.js'
 
 interface GlobalOptions {
   config?: string
@@ -51,10 +51,14 @@ async function main (argv: string[]): Promise<void> {
   const settings = async (): Promise<CliSettings> => {
     const file = configFile()
     const config = loadConfig({ file, env: env(), cwd: process.cwd() }, plugins)
-    const control = config.server.listeners.control
-    const host = control.host === '0.0.0.0' || control.host === '::' ? '127.0.0.1' : control.host
-    const controlUrl = new URL(process.env.BERTH_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${control.port}`)
-    return { stateDir: config.stateDir, controlUrl, configFile: file }
+    const urls = Object.fromEntries(LISTENER_NAMES.map(name => {
+      const { host, port } = config.server.listeners[name]
+      const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+      const fallback = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+      return [name, new URL(process.env[`BERTH_${name.toUpperCase()}_URL`] ?? fallback)]
+    })) as Record<ListenerName, URL>
+    const controlUrl = process.env.BERTH_URL !== undefined ? new URL(process.env.BERTH_URL) : urls.control
+    return { stateDir: config.stateDir, controlUrl, urls: { ...urls, control: controlUrl }, configFile: file }
   }
   const globalArgs = async (): Promise<string[]> => {
     const { stateDir, configFile: file } = await settings()

@@ -216,7 +216,8 @@ export class Kernel {
     const metrics: PluginMetrics = {
       counter: c => this.metrics.counter(c),
       gauge: c => this.metrics.gauge(c),
-      histogram: c => this.metrics.histogram(c)
+      histogram: c => this.metrics.histogram(c),
+      expose: async () => await this.metrics.expose()
     }
     return {
       name: plugin.name,

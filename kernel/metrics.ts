@@ -27,5 +27,5 @@ export class KernelMetrics {
   }
 }
 
-/** What a plugin sees: metric constructors bound to the kernel's registry. */
-export type PluginMetrics = Pick<KernelMetrics, 'counter' | 'gauge' | 'histogram'>
+/** What a plugin sees: metric constructors bound to the kernel's registry, and its exposition. */
+export type PluginMetrics = Pick<KernelMetrics, 'counter' | 'gauge' | 'histogram' | 'expose'>

@@ -9,13 +9,14 @@ import { ADMIN_TOKEN_FILE } from './token-store.js'
 
 export class ControlClient {
   readonly url: URL
-  readonly #token: string
-  /** Where the token came from, named in authentication failures. */
+  /** The Authorization header value (Bearer for the control API, Basic for the telemetry API). */
+  readonly #authorization: string
+  /** Where the credentials came from, named in authentication failures. */
   readonly #tokenSource: string
 
-  constructor (url: URL, token: string, tokenSource: string) {
+  constructor (url: URL, authorization: string, tokenSource: string) {
     this.url = url
-    this.#token = token
+    this.#authorization = authorization
     this.#tokenSource = tokenSource
   }
 
@@ -23,12 +24,12 @@ export class ControlClient {
   static async connect (cli: CliRegistry): Promise<ControlClient> {
     const { controlUrl, stateDir } = await cli.settings()
     const fromEnv = process.env.BERTH_TOKEN
-    if (fromEnv !== undefined && fromEnv !== '') return new ControlClient(controlUrl, fromEnv.trim(), 'BERTH_TOKEN')
+    if (fromEnv !== undefined && fromEnv !== '') return new ControlClient(controlUrl, `Bearer ${fromEnv.trim()}`, 'BERTH_TOKEN')
     const file = join(stateDir, ADMIN_TOKEN_FILE)
     if (!existsSync(file)) {
       throw new Error(`no token: ${file} does not exist (start the server with this state directory first, pass --state-dir, or set BERTH_TOKEN)`)
     }
-    return new ControlClient(controlUrl, readFileSync(file, 'utf8').trim(), file)
+    return new ControlClient(controlUrl, `Bearer ${readFileSync(file, 'utf8').trim()}`, file)
   }
 
   /** Send a request and return the parsed JSON answer. */
@@ -43,7 +44,7 @@ export class ControlClient {
 
   async #send (method: string, path: string, body?: unknown): Promise<IncomingMessage> {
     const payload = body === undefined ? undefined : JSON.stringify(body)
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}` }
+    const headers: Record<string, string> = { authorization: this.#authorization }
     if (payload !== undefined) headers['content-type'] = 'application/json'
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = request(new URL(path, this.url), { method, headers }, resolve)

@@ -52,7 +52,7 @@ t.test('the example type-checks and serves, counts, persists, emits, and adds a 
   t.match(await (await fetch(new URL('/metrics', base))).text(), /^berth_hello_greetings_total 2$/m)
 
   const cli = new Command('berth').exitOverride()
-  hello.commands?.({ program: cli, settings: async () => ({ stateDir: kernel.config.stateDir, controlUrl: base }) })
+  hello.commands?.({ program: cli, settings: async () => ({ stateDir: kernel.config.stateDir, controlUrl: base, urls: { control: base, telemetry: base, app: base } }) })
   const printed: string[] = []
   const original = console.log
   console.log = (line: string) => { printed.push(line) }

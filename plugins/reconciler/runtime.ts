@@ -1,0 +1,63 @@
+// The runtime seam: what the reconciler needs from a container engine. The Docker engine is the one
+// implementation (docker-runtime.ts); another runtime implements this interface and is registered by name.
+import type { ServiceSpec } from './spec.js'
+
+/** One container the runtime manages for this server, as one list call reports it. */
+export interface ContainerState {
+  /** Name of the runtime that runs it. */
+  runtime: string
+  id: string
+  name: string
+  service: string
+  project: string
+  replica: number
+  /** The specHash label it was created with. */
+  hash: string
+  imageId: string
+  running: boolean
+  /** The engine's word for its state: running, exited, created, restarting, ... */
+  state: string
+  /** Where its primary port is published, when it has one and runs. */
+  address?: { host: string, port: number }
+}
+
+/** Everything needed to create one replica. */
+export interface CreateRequest {
+  spec: ServiceSpec
+  replica: number
+  hash: string
+  /** The environment with secrets resolved: it goes to the container and nowhere else. */
+  env: Record<string, string>
+}
+
+export interface RuntimeInfo {
+  kind: string
+  version: string
+  containers_running: number
+  cpus: number
+  memory_bytes: number
+}
+
+export interface Runtime {
+  /** The `runtime` value of service specs this runtime serves. */
+  readonly name: string
+  /** Every container of this server, in one call. */
+  list(): Promise<ContainerState[]>
+  /** Local images: each reference (name:tag or name@digest) to its image id. */
+  localImages(): Promise<Map<string, string>>
+  pull(ref: string): Promise<void>
+  /** Create and start a container; a container that fails to start is removed again. */
+  create(request: CreateRequest): Promise<string>
+  start(id: string): Promise<void>
+  stop(id: string): Promise<void>
+  restart(id: string): Promise<void>
+  remove(id: string): Promise<void>
+  /** Where a container's primary port is published now (it may change when the container restarts). */
+  address(id: string, port: number): Promise<{ host: string, port: number } | undefined>
+  /** Output of a container: the last `tail` lines, then new lines while `follow`; stdout and stderr merged. */
+  logs(id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream>
+  info(): Promise<RuntimeInfo>
+}
+
+/** The engine cannot be reached: every service of a deploy fails with this, none crashes the server. */
+export class RuntimeUnavailable extends Error {}

@@ -1,0 +1,176 @@
+// The desired specification of one service, as read from a `[[service]]` table of a service.toml or
+// from an entry of a deploy request: every field checked, defaults filled in, problems named by field.
+import { isAbsolute, resolve } from 'node:path'
+import { SECRET_NAME, secretReferences } from '../secrets/references.js'
+import { Fields, type Table } from './fields.js'
+import { parseMemory } from './units.js'
+
+export interface PortMapping {
+  host: number
+  container: number
+}
+
+export interface LivenessSpec {
+  path: string
+  interval_secs: number
+  timeout_secs: number
+  failure_threshold: number
+  initial_delay_secs: number
+}
+
+export interface ServiceSpec {
+  name: string
+  project: string
+  image: string
+  runtime: string
+  command?: string[]
+  domain?: string
+  port?: number
+  replicas: number
+  health?: string
+  depends_on: string[]
+  extra_ports: PortMapping[]
+  /** Values may hold `${secrets.NAME}` references; they are resolved only when a container is created. */
+  env: Record<string, string>
+  volumes: Array<{ source: string, target: string }>
+  /** Bind mounts; `source` is absolute (relative paths were resolved against the server's working directory). */
+  mounts: Array<{ source: string, target: string, read_only: boolean }>
+  liveness?: LivenessSpec
+  backup?: { pre_hook: string }
+  resources?: { memory?: string, cpu?: number }
+  internal: boolean
+  placement?: { node: string }
+}
+
+export const DEFAULT_RUNTIME = 'docker'
+export const LIVENESS_DEFAULTS = { interval_secs: 10, timeout_secs: 2, failure_threshold: 3, initial_delay_secs: 0 } as const
+
+/** DNS label: service and project names become container names and network aliases. */
+export const NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+const NAME_HINT = 'lowercase letters, digits and dashes (a DNS label, at most 63)'
+const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
+const IMAGE = /^[a-z0-9][a-z0-9._\-/:@]*$/i
+const HTTP_PATH = /^\/[^\s]*$/
+const ABSOLUTE_PATH = /^\/[^\0]*$/
+const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const PORT_MAPPING = /^(\d{1,5}):(\d{1,5})$/
+
+export interface ParseContext {
+  /** Project when the table names none (the folder name, for files). */
+  project?: string
+  /** Directory relative mount sources resolve against. */
+  cwd: string
+  /** Runtime names the server knows. */
+  runtimes: readonly string[]
+  /** Receives each problem, already worded "<field> <reason>". */
+  problem: (message: string) => void
+}
+
+function portMapping (text: string): PortMapping | undefined {
+  const match = PORT_MAPPING.exec(text)
+  if (match === null) return undefined
+  const [host, container] = [Number(match[1]), Number(match[2])]
+  return host >= 1 && host <= 65535 && container >= 1 && container <= 65535 ? { host, container } : undefined
+}
+
+function readEnv (fields: Fields, table: Table | undefined): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(table ?? {})) {
+    if (!ENV_NAME.test(key)) {
+      fields.fail(`env.${key}`, 'is not a valid variable name (letters, digits, underscores)')
+    } else if (typeof value !== 'string') {
+      fields.fail(`env.${key}`, `must be a string, got ${JSON.stringify(value)}`)
+    } else {
+      for (const name of secretReferences(value)) {
+        if (!SECRET_NAME.test(name)) fields.fail(`env.${key}`, `refers to an invalid secret name ${JSON.stringify(name)}`)
+      }
+      env[key] = value
+    }
+  }
+  return env
+}
+
+function readLiveness (fields: Fields | undefined, health: string | undefined): LivenessSpec | undefined {
+  if (fields === undefined) return undefined
+  const path = fields.string('path', { pattern: HTTP_PATH, hint: 'an HTTP path starting with /' }) ?? health
+  const liveness = {
+    interval_secs: fields.integer('interval_secs', { min: 1 }) ?? LIVENESS_DEFAULTS.interval_secs,
+    timeout_secs: fields.integer('timeout_secs', { min: 1 }) ?? LIVENESS_DEFAULTS.timeout_secs,
+    failure_threshold: fields.integer('failure_threshold', { min: 1 }) ?? LIVENESS_DEFAULTS.failure_threshold,
+    initial_delay_secs: fields.integer('initial_delay_secs', { min: 0 }) ?? LIVENESS_DEFAULTS.initial_delay_secs
+  }
+  fields.finish()
+  if (path === undefined) return fields.has('path') ? undefined : fields.fail('path', 'is required (or set the service\'s health path)')
+  return { path, ...liveness }
+}
+
+/**
+ * Read one service table. Problems go to `context.problem`; the result is undefined when there were
+ * any, so a caller can report every problem of every file before refusing.
+ */
+export function parseService (table: Table, context: ParseContext): ServiceSpec | undefined {
+  let failed = false
+  const fields = new Fields(table, message => { failed = true; context.problem(message) })
+  const name = fields.string('name', { required: true, pattern: NAME, hint: NAME_HINT })
+  const project = fields.string('project', { pattern: NAME, hint: NAME_HINT }) ?? context.project
+  if (project === undefined) fields.fail('project', 'is required')
+  const image = fields.string('image', { required: true, pattern: IMAGE, hint: 'an image reference such as name:tag' })
+  const runtime = fields.string('runtime') ?? DEFAULT_RUNTIME
+  if (!context.runtimes.includes(runtime)) fields.fail('runtime', `must be one of ${context.runtimes.map(r => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(runtime)}`)
+  const command = fields.strings('command')
+  if (command?.length === 0) fields.fail('command', 'must not be empty (leave it out to use the image\'s command)')
+  const domain = fields.string('domain', { pattern: DOMAIN, hint: 'a lowercase host name' })
+  const port = fields.integer('port', { min: 1, max: 65535 })
+  const replicas = fields.integer('replicas', { min: 0 }) ?? 1
+  const health = fields.string('health', { pattern: HTTP_PATH, hint: 'an HTTP path starting with /' })
+  const dependsOn = fields.strings('depends_on', item => NAME.test(item) ? undefined : `must be a service name (${NAME_HINT})`) ?? []
+  const extraPorts = (fields.strings('extra_ports', item => portMapping(item) === undefined ? `must be "<host_port>:<container_port>" with ports from 1 to 65535, got ${JSON.stringify(item)}` : undefined) ?? [])
+    .map(text => portMapping(text) as PortMapping)
+  const env = readEnv(fields, fields.map('env'))
+  const volumes = (fields.tables('volumes') ?? []).map(v => {
+    const volume = { source: v.string('source', { required: true, pattern: VOLUME_NAME, hint: 'a volume name (letters, digits, _ . -)' }), target: v.string('target', { required: true, pattern: ABSOLUTE_PATH, hint: 'an absolute path in the container' }) }
+    v.finish()
+    return volume as { source: string, target: string }
+  })
+  const mounts = (fields.tables('mounts') ?? []).map(m => {
+    const source = m.string('source', { required: true })
+    const mount = { source: source === undefined ? '' : isAbsolute(source) ? source : resolve(context.cwd, source), target: m.string('target', { required: true, pattern: ABSOLUTE_PATH, hint: 'an absolute path in the container' }) as string, read_only: m.boolean('read_only') ?? false }
+    m.finish()
+    return mount
+  })
+  const liveness = readLiveness(fields.table('liveness'), health)
+  const backupFields = fields.table('backup')
+  const preHook = backupFields?.string('pre_hook', { required: true })
+  backupFields?.finish()
+  const resourceFields = fields.table('resources')
+  const memory = resourceFields?.string('memory')
+  if (memory !== undefined && parseMemory(memory) === undefined) resourceFields?.fail('memory', `must be a size with a unit such as "512m" or "1g", got ${JSON.stringify(memory)}`)
+  const cpu = resourceFields?.number('cpu', { above: 0 })
+  resourceFields?.finish()
+  const internal = fields.boolean('internal') ?? false
+  const placementFields = fields.table('placement')
+  const node = placementFields?.string('node', { required: true })
+  placementFields?.finish()
+  fields.finish()
+
+  for (const field of ['health', 'domain', 'liveness']) {
+    if (fields.has(field) && !fields.has('port')) fields.fail('port', `is required when ${field} is set`)
+  }
+  if (name !== undefined && dependsOn.includes(name)) fields.fail('depends_on', 'must not name the service itself')
+  if (failed) return undefined
+
+  const spec: ServiceSpec = {
+    name: name as string, project: project as string, image: image as string, runtime, replicas,
+    depends_on: dependsOn, extra_ports: extraPorts, env, volumes, mounts, internal
+  }
+  if (command !== undefined) spec.command = command
+  if (domain !== undefined) spec.domain = domain
+  if (port !== undefined) spec.port = port
+  if (health !== undefined) spec.health = health
+  if (liveness !== undefined) spec.liveness = liveness
+  if (preHook !== undefined) spec.backup = { pre_hook: preHook }
+  if (memory !== undefined || cpu !== undefined) spec.resources = { ...(memory !== undefined && { memory }), ...(cpu !== undefined && { cpu }) }
+  if (node !== undefined) spec.placement = { node }
+  return spec
+}
