@@ -41,6 +41,10 @@ export class PayloadTooLarge extends BerthError {
   constructor (message: string, options?: ErrorOptions) { super(message, 413, 'BERTH_PAYLOAD_TOO_LARGE', options) }
 }
 
+export class UnsupportedMediaType extends BerthError {
+  constructor (message: string, options?: ErrorOptions) { super(message, 415, 'BERTH_UNSUPPORTED_MEDIA_TYPE', options) }
+}
+
 export class Unavailable extends BerthError {
   constructor (message: string, options?: ErrorOptions) { super(message, 503, 'BERTH_UNAVAILABLE', options) }
 }

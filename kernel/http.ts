@@ -95,7 +95,7 @@ export class Listener {
 export function describeHttpError (error: FastifyError, request?: FastifyRequest): { status: number, message: string } {
   const status = statusOf(error)
   if (status === 500) return { status, message: 'internal server error' }
-  if (status === 415) return { status, message: `unsupported content type: ${request?.headers['content-type'] ?? 'none'}` }
+  if (status === 415 && !(error instanceof BerthError)) return { status, message: `unsupported content type: ${request?.headers['content-type'] ?? 'none'}` }
   return { status, message: clientMessage(error) }
 }
 

@@ -1,0 +1,84 @@
+// Alerts: the offline check marks devices not seen for `offline_after_seconds` and raises an alert; each
+// alert is POSTed as JSON to every configured webhook, retried with exponential backoff.
+import type { Logger } from 'pino'
+import type { TelemetryEvent } from './apply.js'
+import type { TelemetryStore } from './store.js'
+
+export interface DeliveryPolicy {
+  attempts: number
+  /** Delay before the second attempt; doubles each time. */
+  firstDelayMs: number
+  timeoutMs: number
+}
+
+export const DEFAULT_DELIVERY: DeliveryPolicy = { attempts: 5, firstDelayMs: 1000, timeoutMs: 5000 }
+
+/** Mark newly offline devices (in one transaction) and return their alerts. */
+export async function findOfflineDevices (store: TelemetryStore, offlineAfterMs: number, now = Date.now()): Promise<TelemetryEvent[]> {
+  return await store.transaction(() => {
+    const events: TelemetryEvent[] = []
+    for (const { value: device } of store.devices.getRange()) {
+      if (device.offline || device.last_seen === null || now - device.last_seen <= offlineAfterMs) continue
+      store.devices.put(device.id, { ...device, offline: true })
+      events.push({ kind: 'device.offline', device: device.id, last_seen: device.last_seen, at: now })
+    }
+    return events
+  })
+}
+
+/** Posts alerts to webhooks; retries run on timers that stop() cancels. */
+export class WebhookNotifier {
+  readonly #urls: readonly string[]
+  readonly #policy: DeliveryPolicy
+  readonly #log: Logger
+  readonly #timers = new Set<NodeJS.Timeout>()
+  readonly #inFlight = new Set<AbortController>()
+  #stopped = false
+
+  constructor (urls: readonly string[], log: Logger, policy: DeliveryPolicy = DEFAULT_DELIVERY) {
+    this.#urls = urls
+    this.#log = log
+    this.#policy = policy
+  }
+
+  notify (alert: TelemetryEvent): void {
+    for (const url of this.#urls) void this.#attempt(url, alert, 1)
+  }
+
+  stop (): void {
+    this.#stopped = true
+    for (const timer of this.#timers) clearTimeout(timer)
+    this.#timers.clear()
+    for (const controller of this.#inFlight) controller.abort()
+  }
+
+  async #attempt (url: string, alert: TelemetryEvent, attempt: number): Promise<void> {
+    if (this.#stopped) return
+    const controller = new AbortController()
+    this.#inFlight.add(controller)
+    const timeout = setTimeout(() => { controller.abort() }, this.#policy.timeoutMs)
+    let failure: string | undefined
+    try {
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ alert: alert.kind, ...alert }), signal: controller.signal })
+      await response.arrayBuffer()
+      if (!response.ok) failure = `HTTP ${response.status}`
+    } catch (err) {
+      failure = (err as Error).message
+    } finally {
+      clearTimeout(timeout)
+      this.#inFlight.delete(controller)
+    }
+    if (failure === undefined || this.#stopped) return
+    if (attempt >= this.#policy.attempts) {
+      this.#log.error({ url, alert: alert.kind, device: alert.device, attempts: attempt, failure }, 'alert webhook gave up')
+      return
+    }
+    const delay = this.#policy.firstDelayMs * 2 ** (attempt - 1)
+    this.#log.warn({ url, alert: alert.kind, attempt, failure, retryInMs: delay }, 'alert webhook failed; retrying')
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer)
+      void this.#attempt(url, alert, attempt + 1)
+    }, delay)
+    this.#timers.add(timer)
+  }
+}

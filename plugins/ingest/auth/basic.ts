@@ -1,0 +1,48 @@
+// Basic authentication against the users of [ingest].users (or the generated admin password).
+// scrypt is slow on purpose, so a verified header is remembered (by its SHA-256) for a minute.
+import { createHash, randomBytes } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+import type { Role } from '../config.js'
+import { hashPassword, verifyPassword } from './passwords.js'
+import type { Authenticator, Principal } from './principal.js'
+
+export interface BasicUser {
+  name: string
+  /** scrypt hash (passwords.ts). */
+  password: string
+  role: Role
+}
+
+const CACHE_MS = 60_000
+const CACHE_ENTRIES = 1024
+
+export class BasicAuthenticator implements Authenticator {
+  readonly mode = 'basic'
+  readonly challenge = 'Basic realm="berth telemetry", charset="UTF-8"'
+  readonly #users: Map<string, BasicUser>
+  /** Checked for unknown names too, so timing does not tell which names exist. */
+  readonly #decoy = hashPassword(randomBytes(16).toString('hex'))
+  readonly #verified = new Map<string, { principal: Principal, until: number }>()
+
+  constructor (users: readonly BasicUser[]) {
+    this.#users = new Map(users.map(u => [u.name, u]))
+  }
+
+  async authenticate (request: FastifyRequest): Promise<Principal | undefined> {
+    const header = request.headers.authorization
+    if (header === undefined || !/^basic /i.test(header)) return undefined
+    const digest = createHash('sha256').update(header).digest('base64')
+    const cached = this.#verified.get(digest)
+    if (cached !== undefined && cached.until > Date.now()) return cached.principal
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    if (colon < 0) return undefined
+    const user = this.#users.get(decoded.slice(0, colon))
+    const valid = verifyPassword(decoded.slice(colon + 1), user?.password ?? this.#decoy)
+    if (user === undefined || !valid) return undefined
+    const principal = { name: user.name, role: user.role }
+    if (this.#verified.size >= CACHE_ENTRIES) this.#verified.clear()
+    this.#verified.set(digest, { principal, until: Date.now() + CACHE_MS })
+    return principal
+  }
+}

@@ -1,0 +1,117 @@
+// `berth telemetry …`: serve (the server with only the telemetry plugins), report (fleet summary),
+// faults and metrics of one device (tables, or --json), and hash-password for [ingest].users.
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { CliRegistry } from '../../kernel/index.js'
+import { UsageError } from '../../kernel/index.js'
+import { ControlClient } from '../tokens/client.js'
+import { formatTable } from '../tokens/table.js'
+import { hashPassword } from './auth/passwords.js'
+import type { Device, StoredFault, StoredMetric } from './store.js'
+
+export const ADMIN_PASSWORD_FILE = 'telemetry-admin-password'
+/** Plugins `telemetry serve` runs. */
+const TELEMETRY_PLUGINS = ['ingest']
+
+const when = (ms: number | null): string => ms === null ? '-' : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z')
+const hex = (n: number): string => `0x${n.toString(16).padStart(8, '0')}`
+
+/** A client for the telemetry API: BERTH_TELEMETRY_USER/PASSWORD, or the generated admin password. */
+async function telemetryClient (cli: CliRegistry): Promise<ControlClient> {
+  const { urls, stateDir } = await cli.settings()
+  const user = process.env.BERTH_TELEMETRY_USER
+  const password = process.env.BERTH_TELEMETRY_PASSWORD
+  if (user !== undefined && password !== undefined) {
+    return new ControlClient(urls.telemetry, `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`, 'BERTH_TELEMETRY_USER')
+  }
+  const file = join(stateDir, ADMIN_PASSWORD_FILE)
+  if (!existsSync(file)) throw new Error(`no credentials: set BERTH_TELEMETRY_USER and BERTH_TELEMETRY_PASSWORD, or run on the server host (${file} does not exist)`)
+  return new ControlClient(urls.telemetry, `Basic ${Buffer.from(`admin:${readFileSync(file, 'utf8').trim()}`).toString('base64')}`, file)
+}
+
+async function allPages<T> (client: ControlClient, path: string, field: 'devices' | 'items'): Promise<T[]> {
+  const items: T[] = []
+  let cursor: string | null = null
+  do {
+    const page: Record<string, unknown> & { next_cursor: string | null } = await client.json('GET', `${path}${path.includes('?') ? '&' : '?'}limit=1000${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
+    items.push(...page[field] as T[])
+    cursor = page.next_cursor
+  } while (cursor !== null)
+  return items
+}
+
+function checkDevice (id: string): string {
+  if (!/^[0-9a-f]{16}$/.test(id)) throw new UsageError(`device id must be 16 lowercase hex characters, got "${id}"`)
+  return id
+}
+
+export function telemetryCommands (cli: CliRegistry): void {
+  const telemetry = cli.program.command('telemetry').description('device telemetry: the ingest server and its data')
+
+  telemetry.command('serve')
+    .description('run the server with only the telemetry plugins (same as BERTH_PLUGINS=ingest berth server)')
+    .option('-d, --detach', 'start in the background')
+    .option('--elf-dir <dir>', 'directory for uploaded ELF files')
+    .action(async (options: { detach?: boolean, elfDir?: string }) => {
+      process.env.BERTH_PLUGINS = TELEMETRY_PLUGINS.join(',')
+      if (options.elfDir !== undefined) process.env.ELF_DIR = options.elfDir
+      await cli.program.parseAsync(['server', ...(options.detach === true ? ['--detach'] : [])], { from: 'user' })
+    })
+
+  telemetry.command('report')
+    .description('fleet summary: devices, online and offline, and each device’s last contact')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const devices = await allPages<Device>(await telemetryClient(cli), '/devices', 'devices')
+      const offline = devices.filter(d => d.offline).length
+      if (options.json === true) {
+        console.log(JSON.stringify({ devices: devices.length, online: devices.length - offline, offline, fleet: devices }, null, 2))
+        return
+      }
+      console.log(`${devices.length} device(s): ${devices.length - offline} online, ${offline} offline`)
+      console.log(formatTable(['DEVICE', 'NAME', 'GROUP', 'SOFTWARE', 'LAST SEEN', 'STATE'], devices.map(d => [
+        d.id, d.name, d.group ?? '-', d.software_version ?? '-', when(d.last_seen), d.offline ? 'offline' : 'online'
+      ])))
+    })
+
+  telemetry.command('faults <device>')
+    .description('fault records of one device, newest last')
+    .option('--json', 'print JSON')
+    .action(async (device: string, options: { json?: boolean }) => {
+      const faults = await allPages<StoredFault>(await telemetryClient(cli), `/devices/${checkDevice(device)}/faults`, 'items')
+      if (options.json === true) {
+        console.log(JSON.stringify(faults, null, 2))
+        return
+      }
+      console.log(formatTable(['RECEIVED', 'PC', 'LR', 'CFSR', 'SYMBOL'], faults.map(f => [when(f.received_at), hex(f.pc), hex(f.lr), hex(f.cfsr), f.symbol ?? '-'])))
+    })
+
+  telemetry.command('metrics <device>')
+    .description('metric entries of one device')
+    .option('--kind <kind>', 'gauge, increment or observe')
+    .option('--since <time>', 'ISO 8601 time or milliseconds since the epoch')
+    .option('--json', 'print JSON')
+    .action(async (device: string, options: { kind?: string, since?: string, json?: boolean }) => {
+      const query = new URLSearchParams()
+      if (options.kind !== undefined) query.set('kind', options.kind)
+      if (options.since !== undefined) query.set('from', options.since)
+      const path = `/devices/${checkDevice(device)}/metrics${query.size > 0 ? `?${query.toString()}` : ''}`
+      const metrics = await allPages<StoredMetric>(await telemetryClient(cli), path, 'items')
+      if (options.json === true) {
+        console.log(JSON.stringify(metrics, null, 2))
+        return
+      }
+      console.log(formatTable(['RECEIVED', 'KEY', 'KIND', 'VALUE'], metrics.map(m => [when(m.received_at), m.key, m.kind, String(m.value)])))
+    })
+
+  telemetry.command('hash-password')
+    .description('read a password on standard input and print its hash for [ingest].users')
+    .action(async () => {
+      const chunks: Buffer[] = []
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+      const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+      if (password === '') throw new UsageError('no password on standard input')
+      console.log(hashPassword(password))
+    })
+}
+

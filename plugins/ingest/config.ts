@@ -1,0 +1,58 @@
+// The [ingest] section: device key, storage limits, retention, alerting, CORS, rate limits, users, SSO.
+import { Type, type Static } from '../../kernel/index.js'
+
+const MIB = 1024 * 1024
+
+export const ROLES = ['admin', 'provisioner', 'viewer'] as const
+export type Role = typeof ROLES[number]
+
+export const IngestConfig = Type.Object({
+  api_key: Type.String({ default: '', description: 'Key devices send as X-API-Key. Empty: one is generated on first start into <state_dir>/ingest-api-key (0600).' }),
+  auto_register: Type.Boolean({ default: true, description: 'Create unknown devices from their first chunk; when false such chunks are rejected until the device is registered.' }),
+  max_body_bytes: Type.Integer({ minimum: 26, default: MIB, description: 'Largest POST /ingest/chunks body (413 beyond).' }),
+  elf_dir: Type.String({ default: '', description: 'Directory for uploaded ELF files; empty means <state_dir>/elf.' }),
+  elf_max_bytes: Type.Integer({ minimum: 64, default: 64 * MIB, description: 'Largest ELF upload (413 beyond).' }),
+  retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots and traces older than this are deleted (hourly).' }),
+  offline_after_seconds: Type.Integer({ minimum: 1, default: 3600, description: 'A device not seen for this long is offline (checked every 60 s).' }),
+  alert_webhooks: Type.Array(Type.String({ format: 'uri' }), { default: [], description: 'URLs that receive alert events as JSON POSTs (retried with backoff).' }),
+  cors_origin: Type.String({ default: '*', description: 'Access-Control-Allow-Origin value for the telemetry API.' }),
+  metrics_public: Type.Boolean({ default: false, description: 'Serve /metrics/prometheus without authentication (for scrapers).' }),
+  rate_limit: Type.Object({
+    enabled: Type.Boolean({ default: false, description: 'Per-IP token bucket on /ingest and /auth paths.' }),
+    burst: Type.Integer({ minimum: 1, default: 60, description: 'Bucket size: requests allowed at once.' }),
+    per_second: Type.Number({ exclusiveMinimum: 0, default: 10, description: 'Tokens added per second.' })
+  }, { additionalProperties: false, default: {} }),
+  fragments: Type.Object({
+    max_chunks: Type.Integer({ minimum: 1, default: 1024, description: 'Chunks that may be incomplete at once.' }),
+    max_bytes: Type.Integer({ minimum: 1, default: 8 * MIB, description: 'Fragment bytes held at once.' }),
+    ttl_seconds: Type.Integer({ minimum: 1, default: 300, description: 'Incomplete chunks older than this are dropped.' })
+  }, { additionalProperties: false, default: {} }),
+  users: Type.Array(Type.Object({
+    name: Type.String({ minLength: 1 }),
+    password: Type.String({ pattern: '^scrypt\\$', description: 'Hash from `berth telemetry hash-password`.' }),
+    role: Type.Union(ROLES.map(r => Type.Literal(r)))
+  }, { additionalProperties: false }), { default: [], description: 'Basic-auth users. Empty: an admin password is generated into <state_dir>/telemetry-admin-password (0600).' }),
+  sso: Type.Object({
+    idp_url: Type.String({ default: '', description: 'Identity provider base URL (IDP_URL).' }),
+    realm: Type.String({ default: '', description: 'Realm (IDP_REALM).' }),
+    client_id: Type.String({ default: '', description: 'Public client id of the dashboard (IDP_CLIENT_ID).' })
+  }, { additionalProperties: false, default: {} })
+}, { additionalProperties: false })
+
+export type IngestSettings = Static<typeof IngestConfig>
+
+export const INGEST_ENV = {
+  INGEST_API_KEY: 'api_key',
+  INGEST_AUTO_REGISTER: 'auto_register',
+  ELF_DIR: 'elf_dir',
+  RETENTION_DAYS: 'retention_days',
+  CORS_ORIGIN: 'cors_origin',
+  IDP_URL: 'sso.idp_url',
+  IDP_REALM: 'sso.realm',
+  IDP_CLIENT_ID: 'sso.client_id'
+}
+
+/** SSO mode needs all three identity-provider settings. */
+export function ssoEnabled (settings: IngestSettings): boolean {
+  return settings.sso.idp_url !== '' && settings.sso.realm !== '' && settings.sso.client_id !== ''
+}

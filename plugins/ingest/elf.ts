@@ -1,0 +1,65 @@
+// ELF uploads: check that a file is an ELF image and find its GNU build id (NT_GNU_BUILD_ID note),
+// reading only within the file's bounds.
+import { createHash } from 'node:crypto'
+
+const SHT_NOTE = 7
+const NT_GNU_BUILD_ID = 3
+
+export interface ElfInfo {
+  /** GNU build id as lowercase hex, or undefined when the image has none. */
+  buildId: string | undefined
+  /** 32 or 64. */
+  bits: 32 | 64
+  /** e_machine (40 = ARM). */
+  machine: number
+  /** SHA-1 of the whole file, the id used when there is no build id. */
+  sha1: string
+}
+
+export type ElfResult = { ok: true, info: ElfInfo } | { ok: false, reason: string }
+
+export function inspectElf (bytes: Buffer): ElfResult {
+  if (bytes.length < 52 || bytes.readUInt32BE(0) !== 0x7f454c46) return { ok: false, reason: 'not an ELF file (no \\x7fELF magic)' }
+  const bits = bytes[4] === 1 ? 32 : bytes[4] === 2 ? 64 : undefined
+  const little = bytes[5] === 1 ? true : bytes[5] === 2 ? false : undefined
+  if (bits === undefined || little === undefined) return { ok: false, reason: `unsupported ELF class ${bytes[4]} or data encoding ${bytes[5]}` }
+  if (bits === 64 && bytes.length < 64) return { ok: false, reason: 'ELF header truncated' }
+  const u16 = (at: number): number => little ? bytes.readUInt16LE(at) : bytes.readUInt16BE(at)
+  const u32 = (at: number): number => little ? bytes.readUInt32LE(at) : bytes.readUInt32BE(at)
+  const addr = (at: number): number => bits === 32 ? u32(at) : Number(little ? bytes.readBigUInt64LE(at) : bytes.readBigUInt64BE(at))
+  const machine = u16(18)
+  const shoff = addr(bits === 32 ? 32 : 40)
+  const shentsize = u16(bits === 32 ? 46 : 58)
+  const shnum = u16(bits === 32 ? 48 : 60)
+  if (shoff + shnum * shentsize > bytes.length) return { ok: false, reason: 'section header table runs past the end of the file' }
+  let buildId: string | undefined
+  for (let i = 0; i < shnum && buildId === undefined; i++) {
+    const header = shoff + i * shentsize
+    if (u32(header + 4) !== SHT_NOTE) continue
+    const offset = addr(header + (bits === 32 ? 16 : 24))
+    const size = addr(header + (bits === 32 ? 20 : 32))
+    if (offset + size > bytes.length) return { ok: false, reason: `note section ${i} runs past the end of the file` }
+    buildId = findBuildId(bytes, offset, offset + size, u32)
+  }
+  return { ok: true, info: { buildId, bits, machine, sha1: createHash('sha1').update(bytes).digest('hex') } }
+}
+
+/** The GNU build id among the notes in [start, end) of the file. */
+function findBuildId (bytes: Buffer, start: number, end: number, u32: (at: number) => number): string | undefined {
+  let at = start
+  while (at + 12 <= end) {
+    const nameSize = u32(at)
+    const descSize = u32(at + 4)
+    const type = u32(at + 8)
+    const nameStart = at + 12
+    const descStart = nameStart + align4(nameSize)
+    if (descStart + descSize > end) return undefined
+    if (type === NT_GNU_BUILD_ID && bytes.toString('latin1', nameStart, nameStart + nameSize).replace(/\0+$/, '') === 'GNU') {
+      return bytes.subarray(descStart, descStart + descSize).toString('hex')
+    }
+    at = descStart + align4(descSize)
+  }
+  return undefined
+}
+
+const align4 = (n: number): number => (n + 3) & ~3

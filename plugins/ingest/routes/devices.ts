@@ -1,0 +1,96 @@
+// Devices: list, register (with an AES-128-CCM key when asked), read, delete, and each device's
+// faults, metrics, reboots and traces by time range.
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { BadRequest, NotFound, Type, type Static } from '../../../kernel/index.js'
+import { newDevice, type TelemetryEvent } from '../apply.js'
+import { parseLimit, readSeries, type RangeQuery } from '../series-query.js'
+import type { Device } from '../store.js'
+import type { Telemetry } from '../telemetry.js'
+
+const DeviceId = Type.String({ pattern: '^[0-9a-f]{16}$', description: '8 bytes as 16 lowercase hex characters, as in the frame header.' })
+
+const Registration = Type.Object({
+  id: DeviceId,
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  group: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
+  encrypted: Type.Optional(Type.Boolean({ description: 'true issues a new key (returned once); false removes the key.' }))
+}, { additionalProperties: false })
+
+const IdParams = Type.Object({ id: DeviceId })
+
+export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
+  const device = (id: string): Device => {
+    const found = t.store.devices.get(id)
+    if (found === undefined) throw new NotFound(`device ${id} does not exist`)
+    return found
+  }
+
+  app.get<{ Querystring: { group?: string, limit?: string, cursor?: string } }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
+    const { group, cursor } = request.query
+    const limit = parseLimit(request.query.limit)
+    const devices: Device[] = []
+    for (const { value } of t.store.devices.getRange({ start: cursor ?? '' })) {
+      if (value.id === cursor || (group !== undefined && value.group !== group)) continue
+      if (devices.length === limit) return { devices, next_cursor: devices[devices.length - 1].id }
+      devices.push(value)
+    }
+    return { devices, next_cursor: null }
+  })
+
+  app.post<{ Body: Static<typeof Registration> }>('/devices/register', { config: { telemetryAccess: 'provisioner' }, schema: { body: Registration } }, async (request, reply) => {
+    const { id, name, group, encrypted } = request.body
+    if (group !== undefined && group !== null && t.store.groups.get(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
+    const now = Date.now()
+    const key = encrypted === true ? randomBytes(16) : undefined
+    const existing = t.store.devices.get(id)
+    const events: TelemetryEvent[] = []
+    const saved = await t.store.transaction(() => {
+      const current = t.store.devices.get(id)
+      const next: Device = {
+        ...(current ?? newDevice(id, now)),
+        registered: true,
+        ...(name !== undefined ? { name } : {}),
+        ...(group !== undefined ? { group } : {}),
+        ...(encrypted !== undefined ? { encrypted } : {})
+      }
+      if (key !== undefined) t.store.keys.put(id, key)
+      if (encrypted === false) t.store.keys.remove(id)
+      t.store.devices.put(id, next)
+      if (current === undefined) events.push({ kind: 'device.registered', device: id, at: now })
+      return next
+    })
+    t.publish(events)
+    return await reply.code(existing === undefined ? 201 : 200).send({ device: saved, ...(key !== undefined ? { key: key.toString('hex') } : {}) })
+  })
+
+  app.get<{ Params: Static<typeof IdParams> }>('/devices/:id', { config: { telemetryAccess: 'viewer' }, schema: { params: IdParams } }, async request => device(request.params.id))
+
+  app.delete<{ Params: Static<typeof IdParams> }>('/devices/:id', { config: { telemetryAccess: 'admin' }, schema: { params: IdParams } }, async (request, reply) => {
+    const { id } = request.params
+    device(id)
+    await t.store.transaction(() => {
+      for (const db of t.store.series) for (const key of db.getKeys({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) db.remove(key)
+      for (const key of t.store.seen.getKeys({ start: `${id}:`, end: `${id};` })) t.store.seen.remove(key)
+      t.store.keys.remove(id)
+      t.store.devices.remove(id)
+    })
+    return await reply.code(204).send()
+  })
+
+  const series = (path: string, read: (id: string, query: RangeQuery & Record<string, string | undefined>) => unknown): void => {
+    app.get<{ Params: Static<typeof IdParams>, Querystring: RangeQuery & Record<string, string | undefined> }>(`/devices/:id/${path}`, {
+      config: { telemetryAccess: 'viewer' }, schema: { params: IdParams }
+    }, async request => {
+      device(request.params.id)
+      return read(request.params.id, request.query)
+    })
+  }
+  series('faults', (id, q) => readSeries(t.store.faults, id, q))
+  series('reboots', (id, q) => readSeries(t.store.reboots, id, q))
+  series('traces', (id, q) => readSeries(t.store.traces, id, q))
+  series('metrics', (id, q) => {
+    if (q.kind !== undefined && !['gauge', 'increment', 'observe'].includes(q.kind)) throw new BadRequest(`kind must be gauge, increment or observe, got "${q.kind}"`)
+    return readSeries(t.store.metrics, id, q, m => (q.kind === undefined || m.kind === q.kind) && (q.key === undefined || m.key === q.key))
+  })
+}

@@ -1,0 +1,67 @@
+// Device groups and OTA firmware targets: read by every user, written by provisioners, deleted by admins.
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { BadRequest, Conflict, NotFound, Type, type Static } from '../../../kernel/index.js'
+import type { Group } from '../store.js'
+import type { Telemetry } from '../telemetry.js'
+
+const GroupName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' })
+const GroupBody = Type.Object({ name: GroupName, description: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: false })
+const GroupUpdate = Type.Object({ description: Type.String({ maxLength: 1024 }) }, { additionalProperties: false })
+const NameParams = Type.Object({ name: GroupName })
+const OtaBody = Type.Object({
+  software_type: Type.String({ minLength: 1, maxLength: 64 }),
+  version: Type.String({ minLength: 1, maxLength: 64 }),
+  group: Type.Optional(Type.Union([GroupName, Type.Null()])),
+  build_id: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9a-f]{8,128}$' }), Type.Null()])),
+  url: Type.Optional(Type.Union([Type.String({ format: 'uri' }), Type.Null()]))
+}, { additionalProperties: false })
+const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) })
+
+export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
+  app.get('/groups', { config: { telemetryAccess: 'viewer' } }, async () => ({ groups: [...t.store.groups.getRange().map(e => e.value)] }))
+
+  app.post<{ Body: Static<typeof GroupBody> }>('/groups', { config: { telemetryAccess: 'provisioner' }, schema: { body: GroupBody } }, async (request, reply) => {
+    const { name, description = '' } = request.body
+    const now = Date.now()
+    const group: Group = { name, description, created_at: now, updated_at: now }
+    const created = await t.store.groups.ifNoExists(name, () => { t.store.groups.put(name, group) })
+    if (!created) throw new Conflict(`group "${name}" already exists`)
+    return await reply.code(201).send(group)
+  })
+
+  app.put<{ Params: Static<typeof NameParams>, Body: Static<typeof GroupUpdate> }>('/groups/:name', {
+    config: { telemetryAccess: 'provisioner' }, schema: { params: NameParams, body: GroupUpdate }
+  }, async request => {
+    const current = t.store.groups.get(request.params.name)
+    if (current === undefined) throw new NotFound(`group "${request.params.name}" does not exist`)
+    const group = { ...current, description: request.body.description, updated_at: Date.now() }
+    await t.store.groups.put(group.name, group)
+    return group
+  })
+
+  app.delete<{ Params: Static<typeof NameParams> }>('/groups/:name', { config: { telemetryAccess: 'admin' }, schema: { params: NameParams } }, async (request, reply) => {
+    const { name } = request.params
+    if (t.store.groups.get(name) === undefined) throw new NotFound(`group "${name}" does not exist`)
+    const members = [...t.store.devices.getRange().filter(e => e.value.group === name)].length
+    if (members > 0) throw new Conflict(`group "${name}" still has ${members} device(s)`)
+    await t.store.groups.remove(name)
+    return await reply.code(204).send()
+  })
+
+  app.get('/ota/targets', { config: { telemetryAccess: 'viewer' } }, async () => ({ targets: [...t.store.ota.getRange().map(e => e.value)] }))
+
+  app.post<{ Body: Static<typeof OtaBody> }>('/ota/targets', { config: { telemetryAccess: 'provisioner' }, schema: { body: OtaBody } }, async (request, reply) => {
+    const { group = null, build_id: buildId = null, url = null, ...rest } = request.body
+    if (group !== null && t.store.groups.get(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
+    const target = { id: randomUUID(), group, build_id: buildId, url, ...rest, created_at: Date.now() }
+    await t.store.ota.put(target.id, target)
+    return await reply.code(201).send(target)
+  })
+
+  app.delete<{ Params: Static<typeof IdParams> }>('/ota/targets/:id', { config: { telemetryAccess: 'admin' }, schema: { params: IdParams } }, async (request, reply) => {
+    if (t.store.ota.get(request.params.id) === undefined) throw new NotFound(`OTA target ${request.params.id} does not exist`)
+    await t.store.ota.remove(request.params.id)
+    return await reply.code(204).send()
+  })
+}

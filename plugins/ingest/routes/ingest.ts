@@ -1,0 +1,47 @@
+// POST /ingest/chunks (device key) and POST /ingest/elf (device key or a provisioner).
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { BadRequest, UnsupportedMediaType } from '../../../kernel/index.js'
+import { inspectElf } from '../elf.js'
+import type { Telemetry } from '../telemetry.js'
+
+/** The raw body of an application/octet-stream request; anything else is refused. */
+function binaryBody (request: FastifyRequest, what: string): Buffer {
+  const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase()
+  if (type !== 'application/octet-stream') throw new UnsupportedMediaType(`unsupported content type: ${type ?? 'none'}; send ${what} as application/octet-stream`)
+  const body = request.body
+  if (!Buffer.isBuffer(body) || body.length === 0) throw new BadRequest(`empty body: expected ${what}`)
+  return body
+}
+
+export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
+  app.post('/ingest/chunks', { config: { telemetryAccess: 'device' }, bodyLimit: t.settings.max_body_bytes }, async request => {
+    const body = binaryBody(request, 'one or more frames')
+    const { summary, events } = await t.ingestor.ingest(body)
+    for (const frame of summary.frames) t.frames.labels(frame.status).inc()
+    t.publish(events)
+    return summary
+  })
+
+  app.post<{ Querystring: { software_type?: string, software_version?: string } }>('/ingest/elf', {
+    config: { telemetryAccess: 'device-or-provisioner' },
+    bodyLimit: t.settings.elf_max_bytes
+  }, async (request, reply) => {
+    const body = binaryBody(request, 'an ELF file')
+    const inspected = inspectElf(body)
+    if (!inspected.ok) throw new BadRequest(inspected.reason)
+    const { software_type: type = null, software_version: version = null } = request.query
+    const id = inspected.info.buildId ?? inspected.info.sha1
+    mkdirSync(t.elfDir, { recursive: true, mode: 0o700 })
+    const file = join(t.elfDir, `${id}.elf`)
+    writeFileSync(`${file}.partial`, body, { mode: 0o600 })
+    renameSync(`${file}.partial`, file)
+    const record = { build_id: id, software_type: type, software_version: version, size: body.length, file, uploaded_at: Date.now() }
+    await t.store.transaction(() => {
+      t.store.elves.put(id, record)
+      if (version !== null) t.store.versions.put(`${type ?? 'main'}@${version}`, id)
+    })
+    return await reply.code(201).send({ build_id: id, has_build_id: inspected.info.buildId !== undefined, size: body.length, software_type: type, software_version: version })
+  })
+}

@@ -1,0 +1,64 @@
+// Paginated time-range reads of one device's series: [device, from] .. [device, to], at most `limit`
+// items per page, an opaque cursor for the next page, and an optional filter applied while reading.
+import type { Database } from 'lmdb'
+import { BadRequest } from '../../kernel/index.js'
+import type { SeriesKey } from './store.js'
+
+export const MAX_PAGE = 1000
+export const DEFAULT_PAGE = 100
+
+export interface RangeQuery {
+  from?: string
+  to?: string
+  limit?: string
+  cursor?: string
+}
+
+export interface Page<T> {
+  items: T[]
+  /** Pass as `cursor` to get the next page; null on the last page. */
+  next_cursor: string | null
+}
+
+/** Milliseconds since the epoch from an ISO 8601 date or a number of milliseconds. */
+export function parseTime (name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value)
+  if (!Number.isFinite(ms)) throw new BadRequest(`${name} must be an ISO 8601 time or milliseconds since the epoch, got "${value}"`)
+  return ms
+}
+
+export function parseLimit (value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_PAGE
+  const limit = Number(value)
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new BadRequest(`limit must be an integer from 1 to ${MAX_PAGE}, got "${value}"`)
+  return limit
+}
+
+function decodeCursor (cursor: string, device: string): SeriesKey {
+  let key: unknown
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+  } catch {
+    key = undefined
+  }
+  if (Array.isArray(key) && key[0] === device && key.every(k => typeof k === 'string' || typeof k === 'number')) return key as SeriesKey
+  throw new BadRequest('cursor is not one this server issued for this device')
+}
+
+export function readSeries<T> (db: Database<T, SeriesKey>, device: string, query: RangeQuery, keep: (item: T) => boolean = () => true): Page<T> {
+  const from = parseTime('from', query.from, 0)
+  const to = parseTime('to', query.to, Number.MAX_SAFE_INTEGER)
+  const limit = parseLimit(query.limit)
+  const after = query.cursor !== undefined && query.cursor !== '' ? decodeCursor(query.cursor, device) : undefined
+  const items: T[] = []
+  let last: SeriesKey | undefined
+  for (const { key, value } of db.getRange({ start: after ?? [device, from], end: [device, to + 1] })) {
+    if (after !== undefined && JSON.stringify(key) === JSON.stringify(after)) continue
+    if (!keep(value)) continue
+    if (items.length === limit) return { items, next_cursor: Buffer.from(JSON.stringify(last)).toString('base64url') }
+    items.push(value)
+    last = key
+  }
+  return { items, next_cursor: null }
+}

@@ -1,0 +1,28 @@
+// What the telemetry routes share: settings, the store, the ingestor, the live event log, the auth
+// seam, and the ingest counters.
+import type { Counter } from 'prom-client'
+import type { PluginMetrics } from '../../kernel/index.js'
+import type { TelemetryEvent } from './apply.js'
+import type { Authenticator } from './auth/principal.js'
+import type { IngestSettings } from './config.js'
+import type { EventLog } from './event-log.js'
+import type { Ingestor } from './ingestor.js'
+import type { TelemetryStore } from './store.js'
+
+export interface Telemetry {
+  readonly settings: IngestSettings
+  readonly store: TelemetryStore
+  readonly ingestor: Ingestor
+  readonly events: EventLog
+  readonly authenticator: Authenticator
+  /** The key devices present (configured or generated). */
+  readonly apiKey: string
+  /** Absolute directory of uploaded ELF files. */
+  readonly elfDir: string
+  /** Scratch directory for backups. */
+  readonly stateDir: string
+  readonly frames: Counter<'status'>
+  readonly metrics: PluginMetrics
+  /** Publish events after their transaction committed. */
+  publish(events: readonly TelemetryEvent[]): void
+}

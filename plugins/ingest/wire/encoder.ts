@@ -1,0 +1,40 @@
+// The device side of the wire format, in TypeScript: serialize → RLE → AES-CCM → fragment → frames.
+// Used by the device simulator, the benchmarks, the tests, and to make the golden vectors.
+import { codecs, encodeFrame, FrameFlag } from '../../../wasm/index.js'
+import { sealChunk } from './crypto.js'
+import { encodePayload, typeCode, type ChunkPayload } from './payloads.js'
+
+export interface ChunkSpec {
+  /** 16 hex characters. */
+  device: string
+  sequence: number
+  payload: ChunkPayload
+  /** CBOR instead of Avro. */
+  cbor?: boolean
+  /** Run-length encode the serialized payload. */
+  compress?: boolean
+  /** Seal with AES-128-CCM under this 16-byte key. */
+  key?: Uint8Array
+  /** Largest payload per frame; a larger chunk is split into fragments (at most 255). */
+  mtu?: number
+}
+
+/** The frames of one chunk, concatenated. */
+export function encodeChunk (spec: ChunkSpec): Uint8Array {
+  const device = Buffer.from(spec.device, 'hex')
+  const type = typeCode(spec.payload.type)
+  const flags = (spec.key !== undefined ? FrameFlag.Encrypted : 0) |
+    (spec.compress === true ? FrameFlag.Compressed : 0) |
+    (spec.cbor === true ? FrameFlag.Cbor : 0)
+  let bytes = encodePayload(spec.payload.type, spec.payload.record, spec.cbor === true)
+  if (spec.compress === true) bytes = codecs.rleEncode(bytes)
+  if (spec.key !== undefined) bytes = sealChunk(spec.key, { type, flags, device, sequence: spec.sequence }, bytes)
+  const mtu = spec.mtu ?? 65535
+  const common = { type, flags, deviceId: device, sequence: spec.sequence }
+  if (bytes.length <= mtu) return encodeFrame({ ...common, payload: bytes })
+  const count = Math.ceil(bytes.length / mtu)
+  if (count > 255) throw new RangeError(`a ${bytes.length}-byte chunk needs ${count} fragments of ${mtu} bytes; at most 255 are allowed`)
+  const frames = Array.from({ length: count }, (_, i) =>
+    encodeFrame({ ...common, fragmentIndex: i, fragmentCount: count, payload: bytes.subarray(i * mtu, (i + 1) * mtu) }))
+  return Buffer.concat(frames)
+}

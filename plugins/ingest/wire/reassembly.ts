@@ -1,0 +1,103 @@
+// Reassembly of fragmented chunks (small-MTU transports). Pending fragments live in LMDB, so an
+// acknowledged fragment survives a restart; their number, their bytes and their age are bounded.
+import type { Database } from 'lmdb'
+import { FRAME_MAX_PAYLOAD } from '../../../wasm/index.js'
+import type { PendingChunk } from '../store.js'
+
+export interface ReassemblyLimits {
+  /** Chunks that may be incomplete at once. */
+  maxChunks: number
+  /** Fragment bytes that may be held at once. */
+  maxBytes: number
+  /** A chunk whose first fragment is older than this is dropped. */
+  ttlMs: number
+}
+
+export interface FragmentHeader {
+  type: number
+  flags: number
+  fragmentIndex: number
+  fragmentCount: number
+}
+
+export type FragmentOutcome =
+  | { status: 'partial', received: number, count: number }
+  | { status: 'complete', bytes: Uint8Array }
+  | { status: 'rejected', reason: string }
+
+export class Reassembler {
+  readonly #db: Database<PendingChunk, string>
+  readonly #limits: ReassemblyLimits
+  #chunks = 0
+  #bytes = 0
+
+  constructor (db: Database<PendingChunk, string>, limits: ReassemblyLimits) {
+    this.#db = db
+    this.#limits = limits
+    for (const { value } of db.getRange()) {
+      this.#chunks++
+      this.#bytes += value.bytes
+    }
+  }
+
+  get pending (): { chunks: number, bytes: number } {
+    return { chunks: this.#chunks, bytes: this.#bytes }
+  }
+
+  /** Add one fragment; call inside a write transaction. */
+  add (key: string, header: FragmentHeader, payload: Uint8Array, now: number): FragmentOutcome {
+    let pending = this.#db.get(key)
+    if (pending !== undefined && now - pending.first_at > this.#limits.ttlMs) {
+      this.#drop(key, pending)
+      pending = undefined
+    }
+    if (pending === undefined) {
+      if (this.#chunks >= this.#limits.maxChunks) {
+        return { status: 'rejected', reason: `${this.#chunks} chunks are already being reassembled (the limit); send again later` }
+      }
+      pending = { type: header.type, flags: header.flags, count: header.fragmentCount, parts: new Array<null>(header.fragmentCount).fill(null), bytes: 0, first_at: now }
+      this.#chunks++
+    } else if (pending.type !== header.type || pending.flags !== header.flags || pending.count !== header.fragmentCount) {
+      return { status: 'rejected', reason: 'fragment disagrees with earlier fragments of this chunk on type, flags or fragment count' }
+    }
+    const earlier = pending.parts[header.fragmentIndex]
+    if (earlier !== null) {
+      if (Buffer.compare(earlier, payload) !== 0) return { status: 'rejected', reason: `fragment ${header.fragmentIndex} differs from the copy received before` }
+      return { status: 'partial', received: pending.parts.filter(p => p !== null).length, count: pending.count }
+    }
+    if (this.#bytes + payload.length > this.#limits.maxBytes) {
+      if (pending.bytes === 0) this.#chunks--
+      return { status: 'rejected', reason: `reassembly buffer full (${this.#limits.maxBytes} bytes); send again later` }
+    }
+    pending.parts[header.fragmentIndex] = Buffer.from(payload)
+    pending.bytes += payload.length
+    this.#bytes += payload.length
+    const received = pending.parts.filter(p => p !== null).length
+    if (received < pending.count) {
+      this.#db.put(key, pending)
+      return { status: 'partial', received, count: pending.count }
+    }
+    this.#drop(key, pending)
+    const bytes = Buffer.concat(pending.parts as Uint8Array[])
+    if (bytes.length > FRAME_MAX_PAYLOAD) return { status: 'rejected', reason: `reassembled chunk is ${bytes.length} bytes; at most ${FRAME_MAX_PAYLOAD} are allowed` }
+    return { status: 'complete', bytes }
+  }
+
+  /** Drop chunks whose first fragment is older than the time limit; returns how many. */
+  expire (now: number): number {
+    let dropped = 0
+    for (const { key, value } of this.#db.getRange()) {
+      if (now - value.first_at > this.#limits.ttlMs) {
+        this.#drop(key, value)
+        dropped++
+      }
+    }
+    return dropped
+  }
+
+  #drop (key: string, pending: PendingChunk): void {
+    this.#db.remove(key)
+    this.#chunks--
+    this.#bytes -= pending.bytes
+  }
+}

@@ -1,0 +1,65 @@
+// A telemetry server for tests: the ingest plugin in a real kernel on loopback, a known device key,
+// one Basic-auth user per role, and helpers to post chunks and call the API as each role.
+import type { Test } from 'tap'
+import type { Logger } from 'pino'
+import ingest, { type IngestService } from '../../../plugins/ingest/index.js'
+import { hashPassword } from '../../../plugins/ingest/auth/passwords.js'
+import type { Kernel } from '../../../kernel/index.js'
+import { testKernel } from '../../support/kernel.js'
+
+export const API_KEY = 'test-device-key-0123456789'
+export const ROLES = ['admin', 'provisioner', 'viewer'] as const
+export type TestRole = typeof ROLES[number]
+const PASSWORD = 'correct horse battery staple'
+const USERS = ROLES.map(role => ({ name: role, role, password: hashPassword(`${PASSWORD} ${role}`) }))
+
+export interface TelemetryServer {
+  kernel: Kernel
+  base: URL
+  service: IngestService
+  /** POST a body of frames with the device key (or `key`), returning status and JSON. */
+  ingest(body: Uint8Array, key?: string | null): Promise<{ status: number, json: IngestResponse }>
+  /** Call the API as `role` (or anonymously with null). */
+  api(method: string, path: string, role: TestRole | null, body?: unknown, headers?: Record<string, string>): Promise<Response>
+}
+
+export interface IngestResponse {
+  accepted: number
+  duplicate: number
+  partial: number
+  rejected: number
+  error?: string
+  frames: Array<{ status: string, reason?: string, device?: string, sequence?: number, type?: string, fragment?: string }>
+}
+
+export function basic (role: TestRole): string {
+  return `Basic ${Buffer.from(`${role}:${PASSWORD} ${role}`).toString('base64')}`
+}
+
+export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger): Promise<TelemetryServer> {
+  const kernel = await testKernel(t, { plugins: [ingest], config: { ingest: { api_key: API_KEY, users: USERS, ...config } }, logger })
+  const base = kernel.url('telemetry')
+  const api: TelemetryServer['api'] = async (method, path, role, body, headers = {}) => await fetch(new URL(path, base), {
+    method,
+    headers: {
+      ...(role !== null ? { authorization: basic(role) } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers
+    },
+    body: body !== undefined ? JSON.stringify(body) : undefined
+  })
+  return {
+    kernel,
+    base,
+    service: kernel.service('ingest'),
+    api,
+    async ingest (body, key = API_KEY) {
+      const response = await fetch(new URL('/ingest/chunks', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', ...(key !== null ? { 'x-api-key': key } : {}) },
+        body
+      })
+      return { status: response.status, json: await response.json() as IngestResponse }
+    }
+  }
+}
