@@ -11,6 +11,8 @@ import { cronProblem } from './scheduler.js'
 
 /** `Type.String({ format: 'cron' })` accepts six-field cron expressions only. */
 FormatRegistry.Set('cron', value => cronProblem(value) === undefined)
+/** `Type.String({ format: 'uri' })` accepts absolute URLs. */
+FormatRegistry.Set('uri', value => URL.canParse(value))
 
 const DEFAULT_PORTS: Record<string, number> = { control: 6880, telemetry: 6881, app: 6882 }
 const MIB = 1024 * 1024

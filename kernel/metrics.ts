@@ -7,6 +7,11 @@ export class KernelMetrics {
 
   constructor () {
     client.collectDefaultMetrics({ register: this.registry })
+    // Gauges named like counters break Prometheus' naming rules (promtool check metrics); the same
+    // numbers stay available, by type, as nodejs_active_handles / _requests / _resources.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      this.registry.removeSingleMetric(name)
+    }
   }
 
   counter<L extends string> (config: CounterConfiguration<L>): Counter<L> {

@@ -66,7 +66,7 @@ export class ControlClient {
     } catch {
       if (text.trim() !== '') message = `${message}: ${text.trim().split('\n')[0]}`
     }
-    return status === 401 ? `${message} (token from ${this.#tokenSource})` : message
+    return status === 401 ? `${message} (credentials from ${this.#tokenSource})` : message
   }
 }
 

@@ -68,6 +68,9 @@ export function decodePayload (type: ChunkTypeName, bytes: Uint8Array, cbor: boo
     const problems: string[] = []
     const valid = schema.isValid(record, { errorHook: (path: string[], value: unknown) => { problems.push(`${path.join('.') || '(root)'} = ${JSON.stringify(value)}`) } })
     if (!valid) return { ok: false, reason: `${type} CBOR payload does not match the schema at ${problems[0] ?? '(root)'}` }
+    // The same record Avro decoding gives: map keys outside the schema are dropped, so they never reach
+    // the stored device or series records (where they could overwrite id, sequence or received_at).
+    record = schema.clone(record)
   }
   return { ok: true, payload: { type, record } as ChunkPayload }
 }

@@ -35,7 +35,7 @@ t.test('tokens create, list and revoke through the CLI', async t => {
   t.equal(revoked.stdout, `token ${id} revoked\n`)
   const afterRevoke = await cli(['tokens', 'list'], { BERTH_TOKEN: token })
   t.equal(afterRevoke.code, 1)
-  t.equal(afterRevoke.stderr, 'berth: invalid or revoked token (token from BERTH_TOKEN)\n')
+  t.equal(afterRevoke.stderr, 'berth: invalid or revoked token (credentials from BERTH_TOKEN)\n')
   const again = await cli(['tokens', 'revoke', id])
   t.equal(again.stderr, `berth: no token with id "${id}"\n`)
 })

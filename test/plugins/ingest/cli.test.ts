@@ -1,0 +1,79 @@
+// `berth telemetry …` against a real server: serve, report, faults and metrics (tables and --json),
+// hash-password, and the one-line failures.
+import t from 'tap'
+import { writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
+import { verifyPassword } from '../../../plugins/ingest/auth/passwords.js'
+import { CLI, exited, runCli, spawnCli } from '../../support/cli.js'
+import { pollUntil } from '../../support/poll.js'
+import { tempDir } from '../../support/tmp.js'
+import { API_KEY } from './harness.js'
+import { DEVICE, SAMPLES } from './samples.js'
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+t.test('serve, then report, faults and metrics through the API', async t => {
+  const dir = tempDir(t)
+  const [control, telemetry] = [await freePort(), await freePort()]
+  writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n`)
+  const env = { INGEST_API_KEY: API_KEY }
+  const server = spawnCli(['telemetry', 'serve'], { cwd: dir, env })
+  t.teardown(() => { server.kill('SIGKILL') })
+  const health = await pollUntil(async () => {
+    const response = await fetch(`http://127.0.0.1:${control}/api/v1/health`)
+    return response.ok && await response.json() as { plugins: Record<string, unknown> }
+  }, { what: 'berth telemetry serve to answer', timeout: 20_000 })
+  t.same(Object.keys(health.plugins), ['ingest'], 'only the telemetry plugins run')
+
+  const body = Buffer.concat([SAMPLES[0], SAMPLES[2], SAMPLES[3]].map((payload, sequence) => encodeChunk({ device: DEVICE, sequence, payload })))
+  const posted = await fetch(`http://127.0.0.1:${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
+  t.match(await posted.json(), { accepted: 3 })
+
+  const report = await runCli(['telemetry', 'report'], { cwd: dir })
+  t.equal(report.code, 0, report.stderr)
+  t.match(report.stdout, /^1 device\(s\): 1 online, 0 offline\nDEVICE +NAME +GROUP +SOFTWARE +LAST SEEN +STATE\n00112233aabbccdd +00112233aabbccdd +- +1\.4\.2 +\d{4}-\d\d-\d\dT[\d:]+Z +online\n$/)
+  const json = await runCli(['telemetry', 'report', '--json'], { cwd: dir })
+  t.match(JSON.parse(json.stdout), { devices: 1, online: 1, offline: 0, fleet: [{ id: DEVICE, serial: 'SN-0042' }] })
+
+  const faults = await runCli(['telemetry', 'faults', DEVICE], { cwd: dir })
+  t.match(faults.stdout, /^RECEIVED +PC +LR +CFSR +SYMBOL\n\S+ +0x0800abcd +0x08000123 +0x00008200 +-\n$/)
+  const metrics = await runCli(['telemetry', 'metrics', DEVICE, '--kind', 'gauge', '--json'], { cwd: dir })
+  t.match(JSON.parse(metrics.stdout), [{ key: 'battery_mv', kind: 'gauge', value: 3712 }])
+
+  const badId = await runCli(['telemetry', 'faults', 'not-a-device'], { cwd: dir })
+  t.same([badId.code, badId.stderr], [2, 'berth: device id must be 16 lowercase hex characters, got "not-a-device"\n'])
+  const unknown = await runCli(['telemetry', 'faults', 'ffffffffffffffff'], { cwd: dir })
+  t.same([unknown.code, unknown.stderr], [1, 'berth: device ffffffffffffffff does not exist\n'])
+  const badKind = await runCli(['telemetry', 'metrics', DEVICE, '--kind', 'nope'], { cwd: dir })
+  t.same([badKind.code, badKind.stderr], [1, 'berth: kind must be gauge, increment or observe, got "nope"\n'])
+  const wrongUser = await runCli(['telemetry', 'report'], { cwd: dir, env: { BERTH_TELEMETRY_USER: 'admin', BERTH_TELEMETRY_PASSWORD: 'wrong' } })
+  t.same([wrongUser.code, wrongUser.stderr], [1, 'berth: valid Basic credentials are required (credentials from BERTH_TELEMETRY_USER)\n'])
+
+  server.kill('SIGTERM')
+  t.equal(await exited(server), 0)
+  const down = await runCli(['telemetry', 'report'], { cwd: dir })
+  t.equal(down.code, 1)
+  t.match(down.stderr, /^berth: cannot reach the server at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/)
+})
+
+t.test('hash-password prints a hash [ingest].users accepts', async t => {
+  const child = spawn(process.execPath, [CLI, 'telemetry', 'hash-password'], { stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  child.stdin.end('s3cret pass\n')
+  t.equal(await exited(child), 0)
+  t.ok(verifyPassword('s3cret pass', out.trim()))
+  t.notOk(verifyPassword('s3cret pas', out.trim()))
+  const empty = spawn(process.execPath, [CLI, 'telemetry', 'hash-password'], { stdio: ['pipe', 'ignore', 'pipe'] })
+  empty.stdin.end('')
+  t.equal(await exited(empty), 2)
+})

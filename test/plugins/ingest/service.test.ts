@@ -1,0 +1,182 @@
+// The telemetry service around ingest: live events with resume, offline alerts to webhooks (with
+// retry), retention, backups while writing, Prometheus text checked by promtool, ELF uploads, rate
+// limits and CORS.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { statSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingMessage } from 'node:http'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { open } from 'lmdb'
+import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
+import { ensureDebianPackages, requireComponent } from '../../support/component.js'
+import { pollUntil } from '../../support/poll.js'
+import { tempDir } from '../../support/tmp.js'
+import { API_KEY, basic, telemetryServer } from './harness.js'
+import { DEVICE, SAMPLES } from './samples.js'
+
+const run = promisify(execFile)
+const heartbeat = (sequence: number, device = DEVICE): Uint8Array => encodeChunk({ device, sequence, payload: SAMPLES[5] })
+
+/** Read server-sent events from a stream until `count` arrived. */
+async function readEvents (response: Response, count: number): Promise<Array<{ id: number, event: string, data: { kind: string, sequence?: number } }>> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  const events: Array<{ id: number, event: string, data: { kind: string, sequence?: number } }> = []
+  let text = ''
+  while (events.length < count) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+    let end: number
+    while ((end = text.indexOf('\n\n')) >= 0) {
+      const block = text.slice(0, end)
+      text = text.slice(end + 2)
+      const field = (name: string): string | undefined => block.split('\n').find(l => l.startsWith(`${name}: `))?.slice(name.length + 2)
+      const data = field('data')
+      if (data !== undefined) events.push({ id: Number(field('id')), event: field('event') ?? '', data: JSON.parse(data) })
+    }
+  }
+  await reader.cancel()
+  return events
+}
+
+t.test('events stream live and resume from Last-Event-ID', async t => {
+  const server = await telemetryServer(t)
+  const url = new URL('/events/stream', server.base)
+  const live = await fetch(url, { headers: { authorization: basic('viewer') } })
+  t.equal(live.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+  await server.ingest(heartbeat(1))
+  const first = await readEvents(live, 2)
+  t.same(first.map(e => e.event), ['device.registered', 'chunk'])
+  t.ok(first[1].id > first[0].id, 'ids increase')
+  await server.ingest(Buffer.concat([heartbeat(2), heartbeat(3)]))
+  const resumed = await fetch(url, { headers: { authorization: basic('viewer'), 'last-event-id': String(first[1].id) } })
+  const missed = await readEvents(resumed, 2)
+  t.same(missed.map(e => [e.event, e.data.sequence]), [['chunk', 2], ['chunk', 3]])
+  t.equal((await fetch(url)).status, 401)
+})
+
+t.test('an offline device raises one alert, delivered to the webhook with retries', async t => {
+  const received: Array<{ alert: string, device: string }> = []
+  const hook = createServer((request: IncomingMessage, response) => {
+    let body = ''
+    request.on('data', chunk => { body += chunk })
+    request.on('end', () => {
+      received.push(JSON.parse(body))
+      response.statusCode = received.length === 1 ? 500 : 204
+      response.end()
+    })
+  })
+  await new Promise<void>(resolve => hook.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { hook.close() })
+  const port = (hook.address() as { port: number }).port
+  const server = await telemetryServer(t, { offline_after_seconds: 60, alert_webhooks: [`http://127.0.0.1:${port}/alerts`] })
+  await server.ingest(heartbeat(1))
+  t.same(await server.service.checkOffline(Date.now() + 30_000), [], 'seen recently: no alert')
+  const alerts = await server.service.checkOffline(Date.now() + 61_000)
+  t.match(alerts, [{ kind: 'device.offline', device: DEVICE }])
+  t.same(await server.service.checkOffline(Date.now() + 120_000), [], 'one alert per outage')
+  await pollUntil(() => received.length >= 2, { what: 'the retried webhook delivery', timeout: 10_000 })
+  t.match(received, [{ alert: 'device.offline', device: DEVICE }, { alert: 'device.offline', device: DEVICE }])
+  t.match(await (await server.api('GET', `/devices/${DEVICE}`, 'viewer')).json(), { offline: true })
+  await server.ingest(heartbeat(2))
+  t.match(await (await server.api('GET', `/devices/${DEVICE}`, 'viewer')).json(), { offline: false })
+  const metrics = await (await server.api('GET', '/metrics/prometheus', 'viewer')).text()
+  t.match(metrics, /^berth_ingest_alerts_total\{kind="device.offline"\} 1$/m)
+})
+
+t.test('retention deletes what is older than retention_days, and nothing newer', async t => {
+  const server = await telemetryServer(t, { retention_days: 7 })
+  await server.ingest(Buffer.concat([2, 3, 4].map(sequence => encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[2] }))))
+  t.equal(await server.service.applyRetention(Date.now() + 6 * 86_400_000), 0)
+  t.equal(await server.service.applyRetention(Date.now() + 8 * 86_400_000), 3)
+  const faults = await (await server.api('GET', `/devices/${DEVICE}/faults`, 'viewer')).json() as { items: unknown[] }
+  t.equal(faults.items.length, 0)
+})
+
+t.test('a backup taken while chunks keep arriving is a consistent LMDB environment', async t => {
+  const server = await telemetryServer(t)
+  await server.ingest(heartbeat(0))
+  let sequence = 1
+  const writer = (async () => {
+    for (let i = 0; i < 40; i++) await server.ingest(Buffer.concat([heartbeat(sequence++), heartbeat(sequence++)]))
+  })()
+  const response = await server.api('GET', '/admin/backup', 'admin')
+  t.equal(response.status, 200)
+  t.match(response.headers.get('content-disposition'), /^attachment; filename="berth-.*\.mdb"$/)
+  const file = join(tempDir(t), 'backup.mdb')
+  writeFileSync(file, Buffer.from(await response.arrayBuffer()))
+  await writer
+  const copy = open({ path: file, readOnly: true })
+  t.teardown(async () => { await copy.close() })
+  const devices = copy.openDB({ name: 'ingest/devices' })
+  t.match(devices.get(DEVICE), { id: DEVICE })
+  const seen = [...copy.openDB({ name: 'ingest/seen' }).getKeys()]
+  t.ok(seen.length >= 1 && seen.length <= 81, `a point-in-time copy (${seen.length} chunks)`)
+})
+
+t.test('Prometheus text passes promtool check metrics', async t => {
+  const promtool = await requireComponent(t, 'promtool', async () => {
+    await ensureDebianPackages(['prometheus'])
+    return 'promtool'
+  })
+  if (promtool === undefined) return
+  const server = await telemetryServer(t)
+  await server.ingest(heartbeat(1))
+  const text = await (await server.api('GET', '/metrics/prometheus', 'viewer')).text()
+  t.match(text, /^berth_ingest_chunks_total\{type="Heartbeat"\} 1$/m)
+  t.match(text, /^berth_ingest_devices\{state="online"\} 1$/m)
+  const file = join(tempDir(t), 'metrics.txt')
+  writeFileSync(file, text)
+  const checked = await run('sh', ['-c', `${promtool} check metrics < ${file}`]).then(() => 0, (err: { code?: number, stdout?: string, stderr?: string }) => `${err.code} ${err.stdout ?? ''} ${err.stderr ?? ''}`)
+  t.equal(checked, 0, 'promtool found no problem')
+})
+
+t.test('ELF uploads are validated, keyed by GNU build id, size-limited and stored 0600', async t => {
+  const dir = tempDir(t)
+  const elfDir = join(dir, 'elves')
+  const server = await telemetryServer(t, { elf_dir: elfDir, elf_max_bytes: 200_000 })
+  writeFileSync(join(dir, 'fw.c'), 'int main(void) { return 42; }\n')
+  await run('cc', ['-g', '-Wl,--build-id=sha1', '-o', join(dir, 'fw.elf'), join(dir, 'fw.c')])
+  const { stdout } = await run('readelf', ['-n', join(dir, 'fw.elf')])
+  const expected = /Build ID: ([0-9a-f]+)/.exec(stdout)?.[1]
+  t.match(expected, /^[0-9a-f]{40}$/)
+  const { readFileSync } = await import('node:fs')
+  const upload = async (body: Uint8Array, auth: Record<string, string>): Promise<Response> => await fetch(new URL('/ingest/elf?software_type=main&software_version=1.4.2', server.base), {
+    method: 'POST', headers: { 'content-type': 'application/octet-stream', ...auth }, body
+  })
+  const accepted = await upload(readFileSync(join(dir, 'fw.elf')), { authorization: basic('provisioner') })
+  t.equal(accepted.status, 201)
+  t.match(await accepted.json(), { build_id: expected, has_build_id: true, software_version: '1.4.2' })
+  t.equal(statSync(join(elfDir, `${expected}.elf`)).mode & 0o777, 0o600)
+  t.equal((await upload(readFileSync(join(dir, 'fw.elf')), { 'x-api-key': API_KEY })).status, 201, 'devices and CI may upload with the device key')
+  t.equal((await upload(readFileSync(join(dir, 'fw.elf')), { authorization: basic('viewer') })).status, 403)
+  const notElf = await upload(Buffer.alloc(100, 1), { authorization: basic('admin') })
+  t.same([notElf.status, await notElf.json()], [400, { error: 'not an ELF file (no \\x7fELF magic)' }])
+  t.equal((await upload(Buffer.alloc(300_000), { authorization: basic('admin') })).status, 413)
+})
+
+t.test('rate limit: 429 with Retry-After on /ingest once the bucket is empty; other paths untouched', async t => {
+  const server = await telemetryServer(t, { rate_limit: { enabled: true, burst: 3, per_second: 0.5 } })
+  const statuses: number[] = []
+  for (let i = 0; i < 4; i++) statuses.push((await server.ingest(heartbeat(i))).status)
+  t.same(statuses, [200, 200, 200, 429])
+  const limited = await fetch(new URL('/ingest/chunks', server.base), { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body: heartbeat(9) })
+  t.equal(limited.status, 429)
+  t.equal(limited.headers.get('retry-after'), '2')
+  t.match(await limited.json(), { error: /too many requests/ })
+  for (let i = 0; i < 5; i++) t.equal((await server.api('GET', '/devices', 'viewer')).status, 200)
+})
+
+t.test('CORS: the configured origin, preflight included; auth mode says basic', async t => {
+  const server = await telemetryServer(t, { cors_origin: 'https://dash.example' })
+  const preflight = await fetch(new URL('/devices', server.base), {
+    method: 'OPTIONS', headers: { origin: 'https://dash.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }
+  })
+  t.equal(preflight.status, 204)
+  t.equal(preflight.headers.get('access-control-allow-origin'), 'https://dash.example')
+  const simple = await server.api('GET', '/auth/mode', null, undefined, { origin: 'https://dash.example' })
+  t.equal(simple.headers.get('access-control-allow-origin'), 'https://dash.example')
+  t.same(await simple.json(), { mode: 'basic' })
+})
