@@ -16,10 +16,10 @@ async function freePort (): Promise<number> {
   return port
 }
 
-/** A working directory with a cluster.toml binding the control listener to loopback on `port`. */
-function workdir (t: Test, port: number, extra = ''): string {
+/** A working directory whose cluster.toml runs the kernel alone, its control listener on loopback `port`. */
+function workdir (t: Test, port: number, serverKeys = 'plugins = []\n'): string {
   const dir = tempDir(t)
-  writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n${extra}`)
+  writeFileSync(join(dir, 'cluster.toml'), `[server]\n${serverKeys}[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
   return dir
 }
 
@@ -54,17 +54,17 @@ t.test('help, version and usage errors', async t => {
 
 t.test('bad configuration stops start-up with exit code 1 and one line naming what is wrong', async t => {
   const port = await freePort()
-  const unknownKey = workdir(t, port, '[server]\nstat_dir = "x"\n')
+  const unknownKey = workdir(t, port, 'stat_dir = "x"\n')
   let result = await runCli(['server'], { cwd: unknownKey })
   t.equal(result.code, 1)
   t.equal(oneLine(t, result.stderr), `berth: ${join(unknownKey, 'cluster.toml')}: [server].stat_dir: unknown key`)
 
-  const wrongType = workdir(t, port, '[server]\nlog_level = 3\n')
+  const wrongType = workdir(t, port, 'log_level = 3\n')
   result = await runCli(['server'], { cwd: wrongType })
   t.equal(result.code, 1)
   t.match(oneLine(t, result.stderr), /cluster\.toml: \[server\]\.log_level: expected one of .*, got 3$/)
 
-  const ghost = workdir(t, port, '[server]\nplugins = ["ghost"]\n')
+  const ghost = workdir(t, port, 'plugins = ["ghost"]\n')
   result = await runCli(['server'], { cwd: ghost })
   t.equal(result.code, 1)
   t.match(oneLine(t, result.stderr), /^berth: \[server\] names plugin "ghost", which does not exist/)

@@ -25,7 +25,7 @@ t.test('serve, then report, faults and metrics through the API', async t => {
   const dir = tempDir(t)
   const [control, telemetry] = [await freePort(), await freePort()]
   writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n`)
-  const env = { INGEST_API_KEY: API_KEY }
+  const env = { INGEST_API_KEY: API_KEY, BERTH_TELEMETRY_PORT: String(telemetry) }
   const server = spawnCli(['telemetry', 'serve'], { cwd: dir, env })
   t.teardown(() => { server.kill('SIGKILL') })
   const health = await pollUntil(async () => {
@@ -38,29 +38,29 @@ t.test('serve, then report, faults and metrics through the API', async t => {
   const posted = await fetch(`http://127.0.0.1:${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
   t.match(await posted.json(), { accepted: 3 })
 
-  const report = await runCli(['telemetry', 'report'], { cwd: dir })
+  const report = await runCli(['telemetry', 'report'], { cwd: dir, env })
   t.equal(report.code, 0, report.stderr)
   t.match(report.stdout, /^1 device\(s\): 1 online, 0 offline\nDEVICE +NAME +GROUP +SOFTWARE +LAST SEEN +STATE\n00112233aabbccdd +00112233aabbccdd +- +1\.4\.2 +\d{4}-\d\d-\d\dT[\d:]+Z +online\n$/)
-  const json = await runCli(['telemetry', 'report', '--json'], { cwd: dir })
+  const json = await runCli(['telemetry', 'report', '--json'], { cwd: dir, env })
   t.match(JSON.parse(json.stdout), { devices: 1, online: 1, offline: 0, fleet: [{ id: DEVICE, serial: 'SN-0042' }] })
 
-  const faults = await runCli(['telemetry', 'faults', DEVICE], { cwd: dir })
+  const faults = await runCli(['telemetry', 'faults', DEVICE], { cwd: dir, env })
   t.match(faults.stdout, /^RECEIVED +PC +LR +CFSR +SYMBOL\n\S+ +0x0800abcd +0x08000123 +0x00008200 +-\n$/)
-  const metrics = await runCli(['telemetry', 'metrics', DEVICE, '--kind', 'gauge', '--json'], { cwd: dir })
+  const metrics = await runCli(['telemetry', 'metrics', DEVICE, '--kind', 'gauge', '--json'], { cwd: dir, env })
   t.match(JSON.parse(metrics.stdout), [{ key: 'battery_mv', kind: 'gauge', value: 3712 }])
 
-  const badId = await runCli(['telemetry', 'faults', 'not-a-device'], { cwd: dir })
+  const badId = await runCli(['telemetry', 'faults', 'not-a-device'], { cwd: dir, env })
   t.same([badId.code, badId.stderr], [2, 'berth: device id must be 16 lowercase hex characters, got "not-a-device"\n'])
-  const unknown = await runCli(['telemetry', 'faults', 'ffffffffffffffff'], { cwd: dir })
+  const unknown = await runCli(['telemetry', 'faults', 'ffffffffffffffff'], { cwd: dir, env })
   t.same([unknown.code, unknown.stderr], [1, 'berth: device ffffffffffffffff does not exist\n'])
-  const badKind = await runCli(['telemetry', 'metrics', DEVICE, '--kind', 'nope'], { cwd: dir })
+  const badKind = await runCli(['telemetry', 'metrics', DEVICE, '--kind', 'nope'], { cwd: dir, env })
   t.same([badKind.code, badKind.stderr], [1, 'berth: kind must be gauge, increment or observe, got "nope"\n'])
-  const wrongUser = await runCli(['telemetry', 'report'], { cwd: dir, env: { BERTH_TELEMETRY_USER: 'admin', BERTH_TELEMETRY_PASSWORD: 'wrong' } })
+  const wrongUser = await runCli(['telemetry', 'report'], { cwd: dir, env: { ...env, BERTH_TELEMETRY_USER: 'admin', BERTH_TELEMETRY_PASSWORD: 'wrong' } })
   t.same([wrongUser.code, wrongUser.stderr], [1, 'berth: valid Basic credentials are required (credentials from BERTH_TELEMETRY_USER)\n'])
 
   server.kill('SIGTERM')
   t.equal(await exited(server), 0)
-  const down = await runCli(['telemetry', 'report'], { cwd: dir })
+  const down = await runCli(['telemetry', 'report'], { cwd: dir, env })
   t.equal(down.code, 1)
   t.match(down.stderr, /^berth: cannot reach the server at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/)
 })

@@ -1,0 +1,36 @@
+// The middleware every campaign request passes: each route declares its access class; pages without
+// a session are redirected to /auth, server functions answer 404/401/403 before their body is read.
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { Forbidden, NotFound, Unauthorized } from '../../kernel/index.js'
+import type { FunctionRegistry } from './functions.js'
+import type { SessionAuth } from './session-auth.js'
+
+/** `open`: login routes and static assets; `page`: the UI (the default); `function`: POST /api/{name}. */
+export type RouteAccess = 'open' | 'page' | 'function'
+
+declare module 'fastify' {
+  interface FastifyContextConfig { access?: RouteAccess }
+}
+
+export function accessControl (auth: SessionAuth, registry: FunctionRegistry): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    const access = request.routeOptions.config.access ?? 'page'
+    if (access === 'open') return
+    const session = auth.current(request)
+    if (access === 'page') {
+      if (session === undefined) await reply.redirect(loginUrl(request), 302)
+      return
+    }
+    const { name } = request.params as { name: string }
+    const fn = registry.get(name)
+    if (fn === undefined) throw new NotFound(`no server function "${name}"`)
+    if (fn.access === 'public') return
+    if (session === undefined) throw new Unauthorized('sign in first: no valid session')
+    if (!registry.allows(session.role, fn)) throw new Forbidden(`role ${session.role} may not call ${name}`)
+  }
+}
+
+/** Where a visitor without a session goes: the login, returning to the page asked for. */
+export function loginUrl (request: FastifyRequest): string {
+  return `/auth?redirect_url=${encodeURIComponent(request.url)}`
+}

@@ -1,0 +1,73 @@
+// The login routes, open to everyone: GET /auth starts a login (PKCE + state) at the provider,
+// GET /auth/callback completes it and starts a session, GET /logout ends it at both ends.
+import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import { BerthError, messageOf } from '../../kernel/index.js'
+import { messagePage } from './html.js'
+import { localPath } from './local-path.js'
+import { newLoginSecrets } from './login-secrets.js'
+import { LoginRefused, type IdpClient } from './oidc-client.js'
+import type { PendingLogins } from './pending-logins.js'
+import type { SessionAuth } from './session-auth.js'
+import type { SessionRecord } from './sessions.js'
+
+export interface AuthRoutesOptions {
+  pending: PendingLogins
+  auth: SessionAuth
+  /** The provider client and the app's base URL, known once the plugin has started. */
+  login(): { idp: IdpClient, appUrl: URL }
+  /** Called after each successful login. */
+  onLogin(record: SessionRecord): Promise<void>
+}
+
+export function authRoutes ({ pending, auth, login, onLogin }: AuthRoutesOptions): FastifyPluginAsync {
+  const open = { config: { access: 'open' as const } }
+  return async app => {
+    app.get<{ Querystring: { redirect_url?: string } }>('/auth', open, async (request, reply) => {
+      const redirectPath = localPath(request.query.redirect_url ?? '/')
+      if (redirectPath === undefined) return await page(reply, 400, 'Sign-in refused', 'redirect_url must be a path on this application.')
+      const secrets = await newLoginSecrets()
+      const { idp } = login()
+      const target = await idp.authorizationUrl(secrets)
+      pending.add(secrets.state, { codeVerifier: secrets.codeVerifier, redirectPath })
+      return await reply.redirect(target.href, 302)
+    })
+
+    app.get<{ Querystring: Record<string, string | undefined> }>('/auth/callback', open, async (request, reply) => {
+      const { state, error } = request.query
+      if (error !== undefined) return await page(reply, 400, 'Sign-in not completed', `The identity provider answered: ${error}.`)
+      const entry = state === undefined ? undefined : pending.take(state)
+      if (state === undefined || entry === undefined) {
+        return await page(reply, 400, 'Sign-in link not valid', 'This sign-in is unknown, has expired or was already used. Please sign in again.')
+      }
+      const { idp, appUrl } = login()
+      let record: SessionRecord
+      try {
+        record = await idp.completeLogin(new URL(request.url, appUrl), state, entry.codeVerifier)
+      } catch (err) {
+        if (err instanceof LoginRefused) return await page(reply, 400, 'Sign-in refused', `The identity provider refused the sign-in (${err.message}).`)
+        request.log.warn({ err: messageOf(err) }, 'sign-in failed')
+        return await page(reply, 502, 'Sign-in failed', 'The identity provider could not complete the sign-in. Please try again.')
+      }
+      await onLogin(record)
+      return await reply.header('set-cookie', auth.start(request, record)).redirect(entry.redirectPath, 302)
+    })
+
+    app.get('/logout', open, async (request, reply) => {
+      const idToken = auth.current(request)?.id_token
+      reply.header('set-cookie', auth.end(request))
+      const { idp, appUrl } = login()
+      const target = await idp.logoutUrl(idToken).catch(() => appUrl)
+      return await reply.redirect(target.href, 302)
+    })
+
+    app.setErrorHandler(async (error, request, reply) => {
+      const status = error instanceof BerthError ? error.statusCode : 500
+      if (status >= 500) request.log.error({ err: error }, 'login route failed')
+      await page(reply, status, 'Sign-in unavailable', status === 503 ? 'The identity provider cannot be reached. Please try again later.' : 'Something went wrong.')
+    })
+  }
+}
+
+async function page (reply: FastifyReply, status: number, title: string, message: string): Promise<FastifyReply> {
+  return await reply.code(status).type('text/html; charset=utf-8').send(messagePage(title, message))
+}

@@ -1,0 +1,85 @@
+// Declarative server functions: each names itself, its module, who may call it, the schema of its
+// arguments and its handler. The registry refuses duplicate names and validates arguments.
+import type { Static, TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { Value } from '@sinclair/typebox/value'
+import { BadRequest, NotFound } from '../../kernel/index.js'
+import { mayCall, type Role } from './roles.js'
+import type { SessionRecord } from './sessions.js'
+
+/** Functions every module shares (record-feedback, check-auth) carry this module id; it is not a page. */
+export const SHARED_MODULE = 'shared'
+
+export interface Caller {
+  /** The caller's session; always present except for public functions. */
+  session?: SessionRecord
+}
+
+export interface ServerFunction<A extends TSchema = TSchema> {
+  /** The endpoint name: `POST /api/{name}`. */
+  name: string
+  /** The module the function belongs to (the UI shows a module when its role may call one of its functions). */
+  module: string
+  /** `public`, or the roles that may call it besides admin, who may call every function. */
+  access: 'public' | readonly Role[]
+  args: A
+  handler(args: Static<A>, caller: Caller): unknown
+}
+
+/** Declare a server function, keeping the argument type of the handler tied to its schema. */
+export function serverFunction<A extends TSchema> (fn: ServerFunction<A>): ServerFunction {
+  return fn as unknown as ServerFunction
+}
+
+interface Registered {
+  fn: ServerFunction
+  check: TypeCheck<TSchema>
+}
+
+export class FunctionRegistry {
+  readonly #functions = new Map<string, Registered>()
+
+  register (functions: readonly ServerFunction[]): void {
+    for (const fn of functions) {
+      if (this.#functions.has(fn.name)) throw new Error(`server function "${fn.name}" is registered twice`)
+      this.#functions.set(fn.name, { fn, check: TypeCompiler.Compile(fn.args) })
+    }
+  }
+
+  get (name: string): ServerFunction | undefined {
+    return this.#functions.get(name)?.fn
+  }
+
+  get names (): string[] {
+    return [...this.#functions.keys()]
+  }
+
+  /** Whether a signed-in user with `role` may call `fn`. */
+  allows (role: Role, fn: ServerFunction): boolean {
+    return fn.access === 'public' || mayCall(role, fn.access)
+  }
+
+  /** The modules (shared ones aside) in which `role` may call at least one function. */
+  modulesFor (role: Role): string[] {
+    const modules = new Set<string>()
+    for (const { fn } of this.#functions.values()) {
+      if (fn.module !== SHARED_MODULE && fn.access !== 'public' && mayCall(role, fn.access)) modules.add(fn.module)
+    }
+    return [...modules]
+  }
+
+  /** The functions a signed-in user with `role` may call. */
+  functionsFor (role: Role): string[] {
+    return [...this.#functions.values()].filter(({ fn }) => this.allows(role, fn)).map(({ fn }) => fn.name)
+  }
+
+  /** Validate `raw` against the function's schema (defaults filled in) and run it; BadRequest names the first problem. */
+  async call (name: string, raw: unknown, caller: Caller): Promise<unknown> {
+    const registered = this.#functions.get(name)
+    if (registered === undefined) throw new NotFound(`no server function "${name}"`)
+    const args = Value.Default(registered.fn.args, raw)
+    const problem = registered.check.Errors(args).First()
+    if (problem !== undefined) throw new BadRequest(`invalid arguments: ${problem.path === '' ? '' : `${problem.path}: `}${problem.message}`)
+    return await registered.fn.handler(args, caller)
+  }
+}

@@ -1,0 +1,58 @@
+// The admin panel's functions: the health of the campaign application and the users who signed in.
+import type { Database } from 'lmdb'
+import { Type } from '../../../kernel/index.js'
+import { serverFunction, type ServerFunction } from '../functions.js'
+import type { Role } from '../roles.js'
+
+/** Kept for every user who signed in, by subject id. */
+export interface UserRecord {
+  sub: string
+  email: string
+  name: string
+  role: Role
+  last_login_at: string
+  logins: number
+}
+
+export type UserDb = Database<UserRecord, string>
+
+export interface AdminSources {
+  users: UserDb
+  startedAt: number
+  /** Live numbers: sessions, pending logins, stored records by kind. */
+  counts(): Record<string, number>
+  /** The issuer in use, once known. */
+  issuer(): string
+}
+
+const NoArgs = Type.Object({}, { additionalProperties: false })
+
+export function adminFunctions (sources: AdminSources): ServerFunction[] {
+  return [
+    serverFunction({
+      name: 'admin-health',
+      module: 'admin',
+      access: [],
+      args: NoArgs,
+      handler: () => ({
+        status: 'ok',
+        uptime_seconds: Math.round((Date.now() - sources.startedAt) / 1000),
+        identity_provider: sources.issuer(),
+        counts: sources.counts()
+      })
+    }),
+    serverFunction({
+      name: 'admin-list-users',
+      module: 'admin',
+      access: [],
+      args: NoArgs,
+      handler: () => ({ users: [...sources.users.getRange()].map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)) })
+    })
+  ]
+}
+
+/** Record a login in the users database. */
+export async function recordLogin (users: UserDb, { sub, email, name, role }: { sub: string, email: string, name: string, role: Role }): Promise<void> {
+  const previous = users.get(sub)
+  await users.put(sub, { sub, email, name, role, last_login_at: new Date().toISOString(), logins: (previous?.logins ?? 0) + 1 })
+}

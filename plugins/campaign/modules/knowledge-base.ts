@@ -1,0 +1,126 @@
+// The knowledge base: kb-ingest splits a document into passages and stores them; kb-query ranks the
+// passages with BM25 and answers with the best ones, each cited by number, document and passage.
+import { createHash } from 'node:crypto'
+import type { Database } from 'lmdb'
+import { BadRequest, Type } from '../../../kernel/index.js'
+import { serverFunction, type ServerFunction } from '../functions.js'
+import { Bm25Index } from './bm25.js'
+
+export interface KbDocument {
+  document_id: string
+  title: string
+  source: string
+  ingested_at: string
+  passage_count: number
+}
+
+export type KbDocumentDb = Database<KbDocument, string>
+/** Passage texts by [document_id, passage index]. */
+export type KbPassageDb = Database<string, [string, number]>
+
+/** Passages are paragraphs, cut at sentence ends when longer than this many words. */
+export const MAX_PASSAGE_WORDS = 120
+
+/** Paragraphs (blank-line separated), long ones cut at sentence ends into pieces of at most MAX_PASSAGE_WORDS words. */
+export function splitPassages (text: string): string[] {
+  const passages: string[] = []
+  for (const paragraph of text.split(/\n\s*\n/).map(p => p.replace(/\s+/g, ' ').trim()).filter(p => p !== '')) {
+    let current: string[] = []
+    for (const sentence of paragraph.match(/[^.!?]+(?:[.!?]+|$)/g) ?? [paragraph]) {
+      const words = sentence.trim().split(' ').filter(w => w !== '')
+      if (current.length > 0 && current.length + words.length > MAX_PASSAGE_WORDS) {
+        passages.push(current.join(' '))
+        current = []
+      }
+      current.push(...words)
+    }
+    if (current.length > 0) passages.push(current.join(' '))
+  }
+  return passages
+}
+
+const IngestArgs = Type.Object({
+  title: Type.String({ minLength: 1, maxLength: 200 }),
+  text: Type.String({ minLength: 1, maxLength: 200_000 }),
+  source: Type.String({ maxLength: 500, default: '' })
+}, { additionalProperties: false })
+
+const QueryArgs = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: 500 }),
+  limit: Type.Integer({ minimum: 1, maximum: 20, default: 5 })
+}, { additionalProperties: false })
+
+const passageKey = (documentId: string, index: number): string => `${documentId}#${index}`
+
+export class KnowledgeBase {
+  readonly #documents: KbDocumentDb
+  readonly #passages: KbPassageDb
+  readonly #index = new Bm25Index()
+
+  constructor (documents: KbDocumentDb, passages: KbPassageDb) {
+    this.#documents = documents
+    this.#passages = passages
+    for (const { key, value } of passages.getRange()) this.#index.add(passageKey(key[0], key[1]), value)
+  }
+
+  get documentCount (): number {
+    return this.#documents.getCount()
+  }
+
+  /** Store a document (the same title and text replace the earlier copy) and index its passages. */
+  async ingest (title: string, text: string, source: string): Promise<KbDocument> {
+    const documentId = createHash('sha256').update(title).update('\0').update(text).digest('hex').slice(0, 16)
+    const passages = splitPassages(text)
+    if (passages.length === 0) throw new BadRequest('text holds no words to index')
+    const document: KbDocument = { document_id: documentId, title, source, ingested_at: new Date().toISOString(), passage_count: passages.length }
+    const previous = this.#documents.get(documentId)
+    await this.#documents.transaction(() => {
+      for (let i = 0; i < (previous?.passage_count ?? 0); i++) void this.#passages.remove([documentId, i])
+      passages.forEach((passage, i) => { void this.#passages.put([documentId, i], passage) })
+      void this.#documents.put(documentId, document)
+    })
+    for (let i = 0; i < (previous?.passage_count ?? 0); i++) this.#index.remove(passageKey(documentId, i))
+    passages.forEach((passage, i) => { this.#index.add(passageKey(documentId, i), passage) })
+    return document
+  }
+
+  query (query: string, limit: number): Array<{ cite: number, document_id: string, title: string, source: string, passage: number, text: string, score: number }> {
+    return this.#index.search(query, limit).map(({ id, score }, i) => {
+      const [documentId, index] = [id.slice(0, id.lastIndexOf('#')), Number(id.slice(id.lastIndexOf('#') + 1))]
+      const document = this.#documents.get(documentId) as KbDocument
+      return {
+        cite: i + 1,
+        document_id: documentId,
+        title: document.title,
+        source: document.source,
+        passage: index,
+        text: this.#passages.get([documentId, index]) ?? '',
+        score: Math.round(score * 1e4) / 1e4
+      }
+    })
+  }
+}
+
+export function knowledgeBaseFunctions (kb: KnowledgeBase): ServerFunction[] {
+  return [
+    serverFunction({
+      name: 'kb-ingest',
+      module: 'knowledge-base',
+      access: ['staff'],
+      args: IngestArgs,
+      handler: async ({ title, text, source }) => {
+        return await kb.ingest(title, text, source)
+      }
+    }),
+    serverFunction({
+      name: 'kb-query',
+      module: 'knowledge-base',
+      access: ['staff', 'volunteer', 'readonly'],
+      args: QueryArgs,
+      handler: ({ query, limit }) => {
+        const results = kb.query(query, limit)
+        return { query, results, citations: results.map(r => `[${r.cite}] ${r.title}, passage ${r.passage + 1}`) }
+      }
+    })
+  ]
+}

@@ -1,0 +1,65 @@
+// The [campaign] config section (with its environment variables) and the checks made at start-up:
+// production refuses the development fallback and the embedded IDP; an http IDP must be on loopback.
+import { StartupError, Type, type Static } from '../../kernel/index.js'
+
+export const CampaignSection = Type.Object({
+  idp_url: Type.String({ default: '', description: 'Base URL of the OpenID provider (Keycloak style, before /realms/...); empty starts the embedded development IDP.' }),
+  idp_realm: Type.String({ default: 'campaign', pattern: '^[A-Za-z0-9_-]+$', description: 'Realm: the issuer is {idp_url}/realms/{idp_realm}.' }),
+  idp_client_id: Type.String({ default: 'campaign-app', minLength: 1, description: 'Client id of this application at the IDP (public client with PKCE, no secret).' }),
+  app_url: Type.String({ default: '', description: 'Public base URL of the application (login callback, post-logout address); empty: the app listener\'s address.' }),
+  environment: Type.String({ default: 'development', description: 'The deployment environment (NODE_ENV); "production" refuses the development fallback and the embedded IDP.' }),
+  dev_fallback: Type.Boolean({ default: false, description: 'Development only: check-auth reports a fixed admin when nobody is signed in.' }),
+  dev_idp_port: Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: 'Port of the embedded development IDP on 127.0.0.1; 0 picks a free one.' }),
+  session_idle_hours: Type.Number({ exclusiveMinimum: 0, default: 24, description: 'A session ends after this many hours without a request.' }),
+  max_sessions: Type.Integer({ minimum: 1, default: 10000, description: 'Most sessions kept in memory; the least recently used gives way.' }),
+  login_timeout_seconds: Type.Integer({ minimum: 1, default: 600, description: 'How long a started login may take to come back from the IDP.' }),
+  max_pending_logins: Type.Integer({ minimum: 1, default: 1000, description: 'Most logins waiting for the IDP at once; the oldest gives way.' }),
+  max_request_bytes: Type.Integer({ minimum: 64, default: 262144, description: 'Largest server-function request body in bytes (413 beyond).' }),
+  contribution_limit_cents: Type.Integer({ minimum: 1, default: 350000, description: 'Most one donor may give in a calendar year, in cents.' })
+}, { additionalProperties: false })
+
+export type CampaignConfig = Static<typeof CampaignSection>
+
+export const CAMPAIGN_ENV = {
+  IDP_URL: 'idp_url',
+  IDP_REALM: 'idp_realm',
+  IDP_CLIENT_ID: 'idp_client_id',
+  APP_URL: 'app_url',
+  NODE_ENV: 'environment',
+  CAMPAIGN_DEV_FALLBACK: 'dev_fallback'
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/
+
+/** Refuse configurations that must not run; the message names the key and its variable. */
+export function checkSettings (config: CampaignConfig): void {
+  const production = config.environment === 'production'
+  if (config.app_url !== '') httpUrl(config.app_url, '[campaign].app_url (APP_URL)')
+  if (production && config.dev_fallback) {
+    throw new StartupError('[campaign].dev_fallback (CAMPAIGN_DEV_FALLBACK) is for development and is refused when NODE_ENV=production')
+  }
+  if (config.idp_url === '') {
+    if (production) throw new StartupError('[campaign].idp_url (IDP_URL) must name the identity provider when NODE_ENV=production; the development IDP does not run in production')
+    return
+  }
+  const idp = httpUrl(config.idp_url, '[campaign].idp_url (IDP_URL)')
+  if (idp.protocol === 'http:' && !LOOPBACK.test(idp.hostname)) {
+    throw new StartupError(`[campaign].idp_url (IDP_URL) must use https unless the provider is on loopback; got ${config.idp_url}`)
+  }
+}
+
+function httpUrl (text: string, key: string): URL {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new StartupError(`${key} must be an http(s) URL; got ${JSON.stringify(text)}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StartupError(`${key} must be an http(s) URL; got ${JSON.stringify(text)}`)
+  return url
+}
+
+/** Whether a host talks to this process over loopback (plain HTTP is then accepted). */
+export function isLoopback (url: URL): boolean {
+  return LOOPBACK.test(url.hostname)
+}

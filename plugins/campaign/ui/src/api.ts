@@ -1,0 +1,49 @@
+// The UI's access to the server: who is signed in (check-auth), and a hook that runs a server function
+// and keeps its result, its error and whether it is running.
+import { useCallback, useState } from 'preact/hooks'
+import { callServerFunction } from '../../client.js'
+
+export interface AuthInfo {
+  authenticated: boolean
+  email: string
+  name: string
+  role: string
+  modules: string[]
+  functions: string[]
+}
+
+export async function checkAuth (): Promise<AuthInfo> {
+  return await callServerFunction<AuthInfo>('check-auth')
+}
+
+export interface Call<T> {
+  data: T | undefined
+  error: string | undefined
+  busy: boolean
+  run: (args?: object) => Promise<T | undefined>
+}
+
+export function useCall<T> (name: string): Call<T> {
+  const [data, setData] = useState<T | undefined>(undefined)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [busy, setBusy] = useState(false)
+  const run = useCallback(async (args: object = {}) => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      const result = await callServerFunction<T>(name, args)
+      setData(result)
+      return result
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err))
+      return undefined
+    } finally {
+      setBusy(false)
+    }
+  }, [name])
+  return { data, error, busy, run }
+}
+
+export function dollars (cents: number): string {
+  return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
+}

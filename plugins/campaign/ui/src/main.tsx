@@ -1,0 +1,62 @@
+// The campaign web UI: asks check-auth who is signed in, shows the navigation of the modules the role
+// may use, and the page of the current path.
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { checkAuth, type AuthInfo } from './api.js'
+import { MODULE_PAGES } from './modules.js'
+import { AdminPage } from './pages/admin.js'
+import { HomePage } from './pages/home.js'
+import { KnowledgeBasePage } from './pages/knowledge-base.js'
+import { VolunteersPage } from './pages/volunteers.js'
+import { FundraisingPage } from './pages/fundraising.js'
+import './style.css'
+
+const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> = {
+  'knowledge-base': KnowledgeBasePage,
+  volunteers: VolunteersPage,
+  fundraising: FundraisingPage,
+  admin: AdminPage
+}
+
+function App () {
+  const [auth, setAuth] = useState<AuthInfo | undefined>(undefined)
+  const [failure, setFailure] = useState<string | undefined>(undefined)
+  useEffect(() => { checkAuth().then(setAuth, (err: Error) => { setFailure(err.message) }) }, [])
+
+  if (failure !== undefined) return <main class="center"><p class="error">{failure}</p></main>
+  if (auth === undefined) return <main class="center"><p>Loading…</p></main>
+  if (!auth.authenticated) {
+    return (
+      <main class="center signin">
+        <h1>Campaign Operations</h1>
+        <a class="button" href={`/auth?redirect_url=${encodeURIComponent(location.pathname)}`}>Sign in</a>
+      </main>
+    )
+  }
+  const path = location.pathname
+  const visible = MODULE_PAGES.filter(page => auth.modules.includes(page.id))
+  const current = MODULE_PAGES.find(page => page.path === path)
+  const Page = current === undefined ? undefined : PAGES[current.id]
+  return (
+    <div class="shell">
+      <header>
+        <a class="brand" href="/">Campaign Operations</a>
+        <span class="who"><span data-testid="user-name">{auth.name}</span> <span class="badge" data-testid="role">{auth.role}</span></span>
+        <a class="signout" href="/logout">Sign out</a>
+      </header>
+      <nav aria-label="Modules">
+        <a href="/" class={path === '/' ? 'active' : ''}>Home</a>
+        {visible.map(page => <a key={page.id} href={page.path} class={page.path === path ? 'active' : ''} data-module={page.id}>{page.title}</a>)}
+      </nav>
+      <main>
+        {current === undefined || Page === undefined
+          ? <HomePage auth={auth} pages={visible} />
+          : auth.modules.includes(current.id)
+            ? <Page auth={auth} />
+            : <p class="error" role="alert">Your role ({auth.role}) may not use {current.title}.</p>}
+      </main>
+    </div>
+  )
+}
+
+render(<App />, document.getElementById('app') as HTMLElement)

@@ -1,0 +1,37 @@
+// The admin page: admin-health and admin-list-users.
+import { Fragment } from 'preact'
+import { useEffect } from 'preact/hooks'
+import { useCall, type AuthInfo } from '../api.js'
+import { Card, ErrorLine } from '../ui.js'
+
+interface Health { status: string, uptime_seconds: number, identity_provider: string, counts: Record<string, number> }
+interface User { sub: string, email: string, name: string, role: string, last_login_at: string, logins: number }
+
+export function AdminPage (_props: { auth: AuthInfo }) {
+  const health = useCall<Health>('admin-health')
+  const users = useCall<{ users: User[] }>('admin-list-users')
+  useEffect(() => { void health.run(); void users.run() }, [])
+  return (
+    <>
+      <h1>Admin</h1>
+      <Card title="Health">
+        <ErrorLine error={health.error} />
+        {health.data !== undefined && (
+          <dl class="facts" data-testid="health">
+            <dt>Status</dt><dd>{health.data.status}</dd>
+            <dt>Uptime</dt><dd>{health.data.uptime_seconds} s</dd>
+            <dt>Identity provider</dt><dd>{health.data.identity_provider}</dd>
+            {Object.entries(health.data.counts).map(([key, value]) => <Fragment key={key}><dt>{key.replace('_', ' ')}</dt><dd>{value}</dd></Fragment>)}
+          </dl>
+        )}
+      </Card>
+      <Card title="Users who signed in">
+        <ErrorLine error={users.error} />
+        <table>
+          <thead><tr><th>Name</th><th>E-mail</th><th>Role</th><th>Last sign-in</th><th>Sign-ins</th></tr></thead>
+          <tbody>{users.data?.users.map(u => <tr key={u.sub}><td>{u.name}</td><td>{u.email}</td><td>{u.role}</td><td>{new Date(u.last_login_at).toLocaleString()}</td><td>{u.logins}</td></tr>)}</tbody>
+        </table>
+      </Card>
+    </>
+  )
+}

@@ -1,0 +1,129 @@
+// The server-function layer on its own (no IDP): CBOR in and out, the middleware's 404/401/403, argument
+// validation, body limit, content type, malformed CBOR, plain-data decoding, hidden 500 details.
+import t, { type Test } from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { encode } from 'cbor-x'
+import { Type } from '../../../kernel/index.js'
+import { accessControl } from '../../../plugins/campaign/access.js'
+import { decodeCbor, encodeCbor } from '../../../plugins/campaign/cbor.js'
+import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
+import { functionRoutes } from '../../../plugins/campaign/function-routes.js'
+import { FunctionRegistry, serverFunction } from '../../../plugins/campaign/functions.js'
+import type { Role } from '../../../plugins/campaign/roles.js'
+import { SessionAuth } from '../../../plugins/campaign/session-auth.js'
+import { SessionCookie } from '../../../plugins/campaign/session-cookie.js'
+import { SessionStore } from '../../../plugins/campaign/sessions.js'
+
+const LIMIT = 1024
+
+async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => string }> {
+  const registry = new FunctionRegistry()
+  registry.register([
+    serverFunction({ name: 'echo', module: 'test', access: ['staff', 'volunteer', 'readonly'], args: Type.Object({ text: Type.String(), times: Type.Integer({ minimum: 1, default: 1 }) }, { additionalProperties: false }), handler: ({ text, times }, { session }) => ({ text: text.repeat(times), by: session?.sub }) }),
+    serverFunction({ name: 'staff-only', module: 'test', access: ['staff'], args: Type.Object({}), handler: () => 'ok' }),
+    serverFunction({ name: 'hello', module: 'test', access: 'public', args: Type.Object({}), handler: (_a, { session }) => ({ signedIn: session !== undefined }) }),
+    serverFunction({ name: 'broken', module: 'test', access: ['staff'], args: Type.Object({}), handler: () => { throw new Error('secret detail /etc/passwd') } }),
+    serverFunction({ name: 'bytes', module: 'test', access: ['staff'], args: Type.Object({ data: Type.Uint8Array() }), handler: ({ data }) => ({ length: data.length }) })
+  ])
+  const sessions = new SessionStore({ idleMs: 60_000, maxSessions: 10 })
+  const cookie = new SessionCookie({ secure: false })
+  const app: FastifyInstance = Fastify()
+  app.register(async scope => {
+    scope.addHook('onRequest', accessControl(new SessionAuth(sessions, cookie), registry))
+    await scope.register(functionRoutes({ registry, auth: new SessionAuth(sessions, cookie), maxRequestBytes: LIMIT }))
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(async () => { await app.close() })
+  const address = app.server.address() as { port: number }
+  return {
+    url: new URL(`http://127.0.0.1:${address.port}`),
+    cookieFor: role => cookie.issue(sessions.create({ sub: `${role}-1`, email: '', name: '', role, access_token: '', refresh_token: '', id_token: '' })).split(';')[0]
+  }
+}
+
+async function post (url: URL, name: string, body: Uint8Array | string, headers: Record<string, string> = {}): Promise<{ status: number, type: string, body: unknown }> {
+  const response = await fetch(new URL(`/api/${name}`, url), { method: 'POST', headers: { 'content-type': 'application/cbor', ...headers }, body })
+  const bytes = new Uint8Array(await response.arrayBuffer())
+  return { status: response.status, type: response.headers.get('content-type') ?? '', body: bytes.length > 0 ? decodeCbor(bytes) : undefined }
+}
+
+t.test('a call: CBOR arguments with defaults filled in, CBOR result', async t => {
+  const { url, cookieFor } = await server(t)
+  const headers = { cookie: cookieFor('volunteer') }
+  t.same(await callServerFunction('echo', { text: 'ab' }, { baseUrl: url, headers }), { text: 'ab', by: 'volunteer-1' })
+  t.same(await callServerFunction('echo', { text: 'ab', times: 3 }, { baseUrl: url, headers }), { text: 'ababab', by: 'volunteer-1' })
+  const raw = await post(url, 'bytes', encodeCbor({ data: new Uint8Array([1, 2, 3]) }), { cookie: cookieFor('staff') })
+  t.same(raw, { status: 200, type: 'application/cbor', body: { length: 3 } }, 'byte strings arrive as bytes')
+})
+
+t.test('statuses: 404 unknown, 401 without session, 403 for a role not allowed, public without session', async t => {
+  const { url, cookieFor } = await server(t)
+  const call = async (name: string, args: object, cookie?: string): Promise<number> => {
+    try {
+      await callServerFunction(name, args, { baseUrl: url, headers: cookie === undefined ? {} : { cookie } })
+      return 200
+    } catch (err) {
+      t.type(err, ServerFunctionError)
+      return (err as ServerFunctionError).status
+    }
+  }
+  t.equal(await call('nope', {}, cookieFor('admin')), 404)
+  t.equal(await call('staff-only', {}), 401)
+  t.equal(await call('staff-only', {}, 'campaign_session=forged.signature'), 401, 'a forged cookie is no session')
+  t.equal(await call('staff-only', {}, cookieFor('volunteer')), 403)
+  t.equal(await call('staff-only', {}, cookieFor('readonly')), 403)
+  t.equal(await call('staff-only', {}, cookieFor('staff')), 200)
+  t.equal(await call('staff-only', {}, cookieFor('admin')), 200, 'admin passes every role check')
+  t.same(await callServerFunction('hello', {}, { baseUrl: url }), { signedIn: false })
+  const denied = await post(url, 'staff-only', encodeCbor({}))
+  t.same(denied, { status: 401, type: 'application/cbor', body: { error: 'sign in first: no valid session' } }, 'errors are CBOR {error}')
+  const forbidden = await post(url, 'staff-only', encodeCbor({}), { cookie: cookieFor('volunteer') })
+  t.same(forbidden.body, { error: 'role volunteer may not call staff-only' })
+})
+
+t.test('bad requests: arguments, malformed CBOR, unsupported values, size, content type', async t => {
+  const { url, cookieFor } = await server(t)
+  const headers = { cookie: cookieFor('staff') }
+  const invalid = await post(url, 'echo', encodeCbor({ text: 5 }), headers)
+  t.same(invalid, { status: 400, type: 'application/cbor', body: { error: 'invalid arguments: /text: Expected string' } })
+  t.equal((await post(url, 'echo', encodeCbor({ text: 'x', extra: 1 }), headers)).status, 400, 'unknown arguments refused')
+  t.equal((await post(url, 'echo', encodeCbor([1, 2]), headers)).status, 400, 'arguments must be a map')
+  const malformed = await post(url, 'echo', new Uint8Array([0xa1, 0x61]), headers)
+  t.equal(malformed.status, 400)
+  t.match(malformed.body, { error: /^malformed CBOR body: / })
+  t.equal((await post(url, 'echo', new Uint8Array([0xff]), headers)).status, 400, 'a stray break code')
+  t.equal((await post(url, 'echo', new Uint8Array(0), headers)).status, 400, 'an empty body')
+  t.equal((await post(url, 'echo', Buffer.concat([encodeCbor({ text: 'x' }), Buffer.from([0])]), headers)).status, 400, 'trailing bytes')
+  t.match((await post(url, 'echo', encode({ text: new Date() }), headers)).body, { error: /unsupported CBOR value \(Date\)/ })
+  t.match((await post(url, 'echo', new Uint8Array([0xa1, 0x01, 0x02]), headers)).body, { error: /map keys must be text strings/ })
+  const tooLarge = await post(url, 'echo', encodeCbor({ text: 'x'.repeat(LIMIT) }), headers)
+  t.same(tooLarge, { status: 413, type: 'application/cbor', body: { error: 'request body is too large' } })
+  const json = await post(url, 'echo', JSON.stringify({ text: 'x' }), { ...headers, 'content-type': 'application/json' })
+  t.same(json, { status: 415, type: 'application/cbor', body: { error: 'unsupported content type: application/json' } })
+  const none = await fetch(new URL('/api/echo', url), { method: 'POST', headers })
+  t.equal(none.status, 415, 'no content type at all')
+})
+
+t.test('unauthenticated bodies are not read: 401 comes before 413 and 400', async t => {
+  const { url } = await server(t)
+  t.equal((await post(url, 'staff-only', new Uint8Array(LIMIT * 4))).status, 401)
+  t.equal((await post(url, 'staff-only', new Uint8Array([0xff]))).status, 401)
+})
+
+t.test('a failing handler answers 500 without its details', async t => {
+  const { url, cookieFor } = await server(t)
+  t.same(await post(url, 'broken', encodeCbor({}), { cookie: cookieFor('staff') }), { status: 500, type: 'application/cbor', body: { error: 'internal server error' } })
+})
+
+t.test('decoding gives plain data: a __proto__ key is an own property, never a prototype', async t => {
+  const decoded = decodeCbor(new Uint8Array([0xa1, 0x69, ...Buffer.from('__proto__'), 0xa1, 0x61, 0x78, 0x01])) as Record<string, unknown>
+  t.equal(Object.getPrototypeOf(decoded), Object.prototype)
+  t.ok(Object.hasOwn(decoded, '__proto__'))
+  t.equal((decoded as { x?: number }).x, undefined)
+})
+
+t.test('the registry refuses a name registered twice', async t => {
+  const registry = new FunctionRegistry()
+  const fn = serverFunction({ name: 'generate-briefing', module: 'a', access: ['staff'], args: Type.Object({}), handler: () => 1 })
+  t.throws(() => { registry.register([fn, { ...fn, module: 'b' }]) }, /server function "generate-briefing" is registered twice/)
+})

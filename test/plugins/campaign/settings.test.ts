@@ -1,0 +1,41 @@
+// The [campaign] section: environment variables, and the start-up refusals (the development fallback
+// and the embedded IDP in production, plain HTTP to a remote IDP); the fallback itself when opted in.
+import t from 'tap'
+import campaign from '../../../plugins/campaign/index.js'
+import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
+import { testKernel } from '../../support/kernel.js'
+
+t.test('production refuses the development fallback and the embedded IDP, each in one clear line', async t => {
+  const cases: Array<[string, NodeJS.ProcessEnv, Record<string, unknown>, RegExp]> = [
+    ['fallback', { NODE_ENV: 'production', IDP_URL: 'https://id.example.org' }, { dev_fallback: true },
+      /plugin "campaign" failed during setup: \[campaign\]\.dev_fallback \(CAMPAIGN_DEV_FALLBACK\) is for development and is refused when NODE_ENV=production/],
+    ['fallback by env', { NODE_ENV: 'production', IDP_URL: 'https://id.example.org', CAMPAIGN_DEV_FALLBACK: 'true' }, {}, /dev_fallback .* refused when NODE_ENV=production/],
+    ['no IDP', { NODE_ENV: 'production' }, {}, /\[campaign\]\.idp_url \(IDP_URL\) must name the identity provider when NODE_ENV=production/],
+    ['plain HTTP to a remote IDP', { IDP_URL: 'http://id.example.org' }, {}, /must use https unless the provider is on loopback/],
+    ['not a URL', { APP_URL: 'app.example.org' }, {}, /\[campaign\]\.app_url \(APP_URL\) must be an http\(s\) URL/]
+  ]
+  for (const [what, env, config, message] of cases) {
+    const kernel = await testKernel(t, { plugins: [campaign], env, config: { campaign: config }, noStart: true })
+    await t.rejects(kernel.start(), message, what)
+  }
+})
+
+t.test('the environment names the IDP, realm, client and app address', async t => {
+  const kernel = await testKernel(t, {
+    plugins: [campaign],
+    env: { IDP_URL: 'http://127.0.0.1:9/', IDP_REALM: 'hq', IDP_CLIENT_ID: 'web', APP_URL: 'https://app.example.org/' }
+  })
+  const { login, devIdp } = kernel.service('campaign')
+  t.equal(devIdp, undefined, 'no embedded IDP when one is configured')
+  t.equal(login?.issuer, 'http://127.0.0.1:9/realms/hq')
+  t.equal(login?.appUrl.href, 'https://app.example.org/')
+})
+
+t.test('opted in, check-auth reports the fixed admin to nobody; other functions still need a session', async t => {
+  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { dev_fallback: true } } })
+  const baseUrl = kernel.url('app')
+  t.match(await callServerFunction('check-auth', {}, { baseUrl }), { authenticated: true, email: 'dev@localhost', name: 'Development Admin', role: 'admin' })
+  await t.rejects(callServerFunction('admin-health', {}, { baseUrl }), new ServerFunctionError(401, 'sign in first: no valid session'))
+  const off = await testKernel(t, { plugins: [campaign] })
+  t.match(await callServerFunction('check-auth', {}, { baseUrl: off.url('app') }), { authenticated: false }, 'off by default')
+})

@@ -1,0 +1,112 @@
+// Signing in to the campaign app without a browser: a cookie jar and a scripted login through the
+// development IDP's form (fetch with manual redirects), about half a second per login.
+import type { DevUser } from '../../plugins/campaign/dev-idp/users.js'
+
+interface StoredCookie { value: string, path: string }
+
+/** Cookies by host, as a browser keeps them (domain attributes aside); expired ones are dropped. */
+export class CookieJar {
+  readonly #byHost = new Map<string, Map<string, StoredCookie>>()
+
+  keep (url: URL, response: Response): void {
+    const cookies = this.#byHost.get(url.host) ?? new Map<string, StoredCookie>()
+    this.#byHost.set(url.host, cookies)
+    for (const line of response.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';').map(s => s.trim())
+      const eq = pair.indexOf('=')
+      const name = pair.slice(0, eq)
+      const value = pair.slice(eq + 1)
+      const attr = (key: string): string | undefined => attributes.find(a => a.toLowerCase().startsWith(`${key}=`))?.slice(key.length + 1)
+      const expired = attr('max-age') === '0' || (attr('expires') !== undefined && Date.parse(attr('expires') as string) < Date.now())
+      if (expired || value === '') cookies.delete(name)
+      else cookies.set(name, { value, path: attr('path') ?? '/' })
+    }
+  }
+
+  /** The Cookie header for `url`. */
+  header (url: URL): string {
+    return [...(this.#byHost.get(url.host) ?? new Map<string, StoredCookie>())]
+      .filter(([, c]) => url.pathname.startsWith(c.path))
+      .map(([name, c]) => `${name}=${c.value}`)
+      .join('; ')
+  }
+
+  /** Copy the cookies of `url`'s host from another jar (a browser's app cookies with a fresh IDP session). */
+  copyHost (from: CookieJar, url: URL): void {
+    this.#byHost.set(url.host, new Map(from.#byHost.get(url.host)))
+  }
+}
+
+/** One request with the jar's cookies and no redirect following; the jar keeps what comes back. */
+export async function send (jar: CookieJar, url: string | URL, init: RequestInit = {}): Promise<Response> {
+  const target = new URL(url)
+  const response = await fetch(target, { ...init, redirect: 'manual', headers: { ...init.headers as Record<string, string>, cookie: jar.header(target) } })
+  jar.keep(target, response)
+  return response
+}
+
+/** Follow redirects from `url` with the jar until a response that is not a redirect, or until `stop` says so. */
+export async function followRedirects (jar: CookieJar, url: string | URL, stop: (url: URL) => boolean = () => false): Promise<{ response: Response, url: URL }> {
+  let current = new URL(url)
+  for (let hops = 0; hops < 20; hops++) {
+    if (stop(current)) return { response: new Response(null, { status: 204 }), url: current }
+    const response = await send(jar, current)
+    const location = response.headers.get('location')
+    if (response.status < 300 || response.status >= 400 || location === null) return { response, url: current }
+    await response.arrayBuffer()
+    current = new URL(location, current)
+  }
+  throw new Error(`too many redirects from ${String(url)}`)
+}
+
+export interface LoginResult {
+  jar: CookieJar
+  /** The Cookie header to send to the app. */
+  cookie: string
+  /** Where the app sent the browser after the callback. */
+  landed: URL
+}
+
+/**
+ * Sign in as `user` through /auth and the development IDP's form, as a browser would. When the jar
+ * still holds a live IDP session, the IDP returns at once and no form is shown.
+ */
+export async function scriptedLogin (appUrl: URL, user: Pick<DevUser, 'username' | 'password'>, redirectPath = '/', jar = new CookieJar()): Promise<LoginResult> {
+  const backAtApp = (url: URL): boolean => url.host === appUrl.host && !url.pathname.startsWith('/auth')
+  const start = new URL(`/auth?redirect_url=${encodeURIComponent(redirectPath)}`, appUrl)
+  const form = await followRedirects(jar, start, backAtApp)
+  if (backAtApp(form.url)) return { jar, cookie: jar.header(appUrl), landed: form.url }
+  if (form.response.status !== 200 || !form.url.pathname.includes('/login/')) {
+    throw new Error(`expected the IDP's sign-in form, got ${form.response.status} at ${form.url.href}`)
+  }
+  await form.response.text()
+  const posted = await send(jar, form.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: user.username, password: user.password }).toString()
+  })
+  const location = posted.headers.get('location')
+  if (posted.status !== 303 || location === null) throw new Error(`sign-in form answered ${posted.status}`)
+  await posted.arrayBuffer()
+  // Follow the IDP back to the app; stop before loading the final page.
+  const callback = await followRedirects(jar, new URL(location, form.url), backAtApp)
+  return { jar, cookie: jar.header(appUrl), landed: callback.url }
+}
+
+/** Log out through /logout and the IDP's confirmation form, as a browser would; returns where it ended. */
+export async function scriptedLogout (jar: CookieJar, appUrl: URL): Promise<URL> {
+  const confirm = await followRedirects(jar, new URL('/logout', appUrl))
+  const html = await confirm.response.text()
+  const action = /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"|<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"/.exec(html)
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1]
+  if (action === null || xsrf === undefined) throw new Error(`expected the IDP's sign-out form at ${confirm.url.href}`)
+  const posted = await send(jar, new URL(action[1] ?? action[2], confirm.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ xsrf, logout: 'yes' }).toString()
+  })
+  const location = posted.headers.get('location')
+  await posted.arrayBuffer()
+  if (location === null) throw new Error(`sign-out form answered ${posted.status}`)
+  return new URL(location, confirm.url)
+}
