@@ -1,8 +1,9 @@
 // Background daemons for tests: started with their output in a log file, ready when a probe says so
 // (within a deadline), stopped with SIGTERM then SIGKILL. A daemon belongs to one test or to the run.
 import { spawn } from 'node:child_process'
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { withLock } from './lock.js'
 import { pollUntil } from './poll.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
@@ -72,7 +73,26 @@ export async function stopProcess (pid: number, timeout = 10_000): Promise<void>
   }
 }
 
-interface RunRecord { pid: number, start?: string }
+/** A run-scoped daemon: its process, and the tap runs (runner pids) using it. */
+interface RunRecord { pid: number, start?: string, users: number[] }
+
+/** The tap runner: the parent of every test file and of the `after` script of one run. */
+const RUNNER = process.ppid
+
+function readRecord (path: string): RunRecord {
+  const record = JSON.parse(readFileSync(path, 'utf8')) as RunRecord
+  return { ...record, users: record.users ?? [] }
+}
+
+/** Count this run as a user of the run-scoped daemon `name`, if the tests started it (else nothing). */
+export async function useRunDaemon (name: string): Promise<void> {
+  const path = join(RECORDS, `${name}.json`)
+  await withLock(`run daemon ${name}`, async () => {
+    if (!existsSync(path)) return
+    const record = readRecord(path)
+    if (!record.users.includes(RUNNER)) writeFileSync(path, JSON.stringify({ ...record, users: [...record.users, RUNNER] }))
+  })
+}
 
 function lastLogLine (logFile: string): string {
   try {
@@ -110,7 +130,7 @@ export async function startDaemon (owner: Teardown | 'run', name: string, option
   if (owner === 'run') {
     child.unref()
     mkdirSync(RECORDS, { recursive: true })
-    const entry: RunRecord = { pid, start: startTime(pid) }
+    const entry: RunRecord = { pid, start: startTime(pid), users: [RUNNER] }
     writeFileSync(record, JSON.stringify(entry))
   } else {
     owner.teardown(daemon.stop)
@@ -125,7 +145,10 @@ export async function startDaemon (owner: Teardown | 'run', name: string, option
   return daemon
 }
 
-/** Stop every run-scoped daemon recorded in RUN_DIR (up to 30 s each); returns their names. */
+/**
+ * At the end of a run: leave each run-scoped daemon this run used, and stop (up to 30 s) those no
+ * other live run still uses. Returns the names of the daemons stopped.
+ */
 export async function stopRunDaemons (): Promise<string[]> {
   let files: string[]
   try {
@@ -135,14 +158,22 @@ export async function stopRunDaemons (): Promise<string[]> {
   }
   const stopped: string[] = []
   for (const file of files) {
+    const name = file.slice(0, -'.json'.length)
     const path = join(RECORDS, file)
-    const { pid, start } = JSON.parse(readFileSync(path, 'utf8')) as RunRecord
-    // A pid whose start time differs is another process that reused the number: leave it alone.
-    if (start !== undefined && startTime(pid) === start) {
-      await stopProcess(pid, 30_000)
-      stopped.push(file.slice(0, -'.json'.length))
-    }
-    rmSync(path, { force: true })
+    await withLock(`run daemon ${name}`, async () => {
+      const record = readRecord(path)
+      const users = record.users.filter(user => user !== RUNNER && isRunning(user))
+      if (users.length > 0) {
+        writeFileSync(path, JSON.stringify({ ...record, users }))
+        return
+      }
+      // A pid whose start time differs is another process that reused the number: leave it alone.
+      if (record.start !== undefined && startTime(record.pid) === record.start) {
+        await stopProcess(record.pid, 30_000)
+        stopped.push(name)
+      }
+      rmSync(path, { force: true })
+    })
   }
   return stopped
 }

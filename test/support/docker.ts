@@ -8,7 +8,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
-import { isRunning, runFile, startDaemon } from './daemon.js'
+import { isRunning, runFile, startDaemon, useRunDaemon } from './daemon.js'
 import { withLock } from './lock.js'
 import { tempDir } from './tmp.js'
 
@@ -34,10 +34,16 @@ async function answers (docker: Docker): Promise<boolean> {
 
 async function startEngine (): Promise<Docker> {
   const docker = new Docker({ socketPath: DOCKER_SOCKET })
-  if (await answers(docker)) return docker
+  if (await answers(docker)) {
+    await useRunDaemon('dockerd')
+    return docker
+  }
   await ensureDebianPackages(['docker.io'])
   await withLock('dockerd', async () => {
-    if (await answers(docker)) return
+    if (await answers(docker)) {
+      await useRunDaemon('dockerd')
+      return
+    }
     if (!isRoot()) throw new Unavailable(`no Docker daemon answers on ${DOCKER_SOCKET} and only root can start one`)
     removeStalePidfile()
     await startDaemon('run', 'dockerd', {
