@@ -9,7 +9,7 @@ import { isTable, type Table } from './fields.js'
 import { setProblems, type Declared } from './service-set.js'
 import { NAME, parseService, type ParseContext } from './spec.js'
 
-export const SERVICE_FILE = 'service.toml'
+const SERVICE_FILE = 'service.toml'
 
 /** Declarations that cannot be used; `problems` lists each one, the message joins them. */
 export class SpecError extends BadRequest {

@@ -42,8 +42,8 @@ export interface ServiceSpec {
   placement?: { node: string }
 }
 
-export const DEFAULT_RUNTIME = 'docker'
-export const LIVENESS_DEFAULTS = { interval_secs: 10, timeout_secs: 2, failure_threshold: 3, initial_delay_secs: 0 } as const
+const DEFAULT_RUNTIME = 'docker'
+const LIVENESS_DEFAULTS = { interval_secs: 10, timeout_secs: 2, failure_threshold: 3, initial_delay_secs: 0 } as const
 
 /** DNS label: service and project names become container names and network aliases. */
 export const NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
@@ -105,6 +105,45 @@ function readLiveness (fields: Fields | undefined, health: string | undefined): 
   return { path, ...liveness }
 }
 
+const CONTAINER_PATH = { required: true, pattern: ABSOLUTE_PATH, hint: 'an absolute path in the container' }
+
+function readVolumes (fields: Fields): ServiceSpec['volumes'] {
+  return (fields.tables('volumes') ?? []).map(v => {
+    const source = v.string('source', { required: true, pattern: VOLUME_NAME, hint: 'a volume name (letters, digits, _ . -)' })
+    const target = v.string('target', CONTAINER_PATH)
+    v.finish()
+    return { source: source ?? '', target: target ?? '' }
+  })
+}
+
+function readMounts (fields: Fields, cwd: string): ServiceSpec['mounts'] {
+  return (fields.tables('mounts') ?? []).map(m => {
+    const source = m.string('source', { required: true }) ?? ''
+    const target = m.string('target', CONTAINER_PATH) ?? ''
+    const readOnly = m.boolean('read_only') ?? false
+    m.finish()
+    return { source: isAbsolute(source) ? source : resolve(cwd, source), target, read_only: readOnly }
+  })
+}
+
+function readResources (fields: Fields): ServiceSpec['resources'] {
+  const table = fields.table('resources')
+  if (table === undefined) return undefined
+  const memory = table.string('memory')
+  if (memory !== undefined && parseMemory(memory) === undefined) table.fail('memory', `must be a size with a unit such as "512m" or "1g", got ${JSON.stringify(memory)}`)
+  const cpu = table.number('cpu', { above: 0 })
+  table.finish()
+  return { ...(memory !== undefined && { memory }), ...(cpu !== undefined && { cpu }) }
+}
+
+/** A table holding one required string (`[service.backup] pre_hook`, `[service.placement] node`). */
+function readOneString (fields: Fields, table: string, key: string): string | undefined {
+  const sub = fields.table(table)
+  const value = sub?.string(key, { required: true })
+  sub?.finish()
+  return value
+}
+
 /**
  * Read one service table. Problems go to `context.problem`; the result is undefined when there were
  * any, so a caller can report every problem of every file before refusing.
@@ -128,32 +167,14 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const extraPorts = (fields.strings('extra_ports', item => portMapping(item) === undefined ? `must be "<host_port>:<container_port>" with ports from 1 to 65535, got ${JSON.stringify(item)}` : undefined) ?? [])
     .map(text => portMapping(text) as PortMapping)
   const env = readEnv(fields, fields.map('env'))
-  const volumes = (fields.tables('volumes') ?? []).map(v => {
-    const volume = { source: v.string('source', { required: true, pattern: VOLUME_NAME, hint: 'a volume name (letters, digits, _ . -)' }), target: v.string('target', { required: true, pattern: ABSOLUTE_PATH, hint: 'an absolute path in the container' }) }
-    v.finish()
-    return volume as { source: string, target: string }
-  })
-  const mounts = (fields.tables('mounts') ?? []).map(m => {
-    const source = m.string('source', { required: true })
-    const mount = { source: source === undefined ? '' : isAbsolute(source) ? source : resolve(context.cwd, source), target: m.string('target', { required: true, pattern: ABSOLUTE_PATH, hint: 'an absolute path in the container' }) as string, read_only: m.boolean('read_only') ?? false }
-    m.finish()
-    return mount
-  })
+  const volumes = readVolumes(fields)
+  const mounts = readMounts(fields, context.cwd)
   const liveness = readLiveness(fields.table('liveness'), health)
-  const backupFields = fields.table('backup')
-  const preHook = backupFields?.string('pre_hook', { required: true })
-  backupFields?.finish()
-  const resourceFields = fields.table('resources')
-  const memory = resourceFields?.string('memory')
-  if (memory !== undefined && parseMemory(memory) === undefined) resourceFields?.fail('memory', `must be a size with a unit such as "512m" or "1g", got ${JSON.stringify(memory)}`)
-  const cpu = resourceFields?.number('cpu', { above: 0 })
-  resourceFields?.finish()
+  const preHook = readOneString(fields, 'backup', 'pre_hook')
+  const resources = readResources(fields)
   const internal = fields.boolean('internal') ?? false
-  const placementFields = fields.table('placement')
-  const node = placementFields?.string('node', { required: true })
-  placementFields?.finish()
+  const node = readOneString(fields, 'placement', 'node')
   fields.finish()
-
   for (const field of ['health', 'domain', 'liveness']) {
     if (fields.has(field) && !fields.has('port')) fields.fail('port', `is required when ${field} is set`)
   }
@@ -170,7 +191,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (health !== undefined) spec.health = health
   if (liveness !== undefined) spec.liveness = liveness
   if (preHook !== undefined) spec.backup = { pre_hook: preHook }
-  if (memory !== undefined || cpu !== undefined) spec.resources = { ...(memory !== undefined && { memory }), ...(cpu !== undefined && { cpu }) }
+  if (resources !== undefined) spec.resources = resources
   if (node !== undefined) spec.placement = { node }
   return spec
 }

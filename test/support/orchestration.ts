@@ -1,7 +1,10 @@
 // Helpers for the orchestration plugins' tests: a kernel over a chosen state and working directory
 // (so a test can restart it), control API calls with a bearer token, and tokens for each role.
+import type Docker from 'dockerode'
+import type { ContainerInfo } from 'dockerode'
 import type { ChildProcess } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
@@ -115,4 +118,49 @@ export async function startServer (t: Teardown, server: ServerDir): Promise<Chil
     return (await fetch(`${server.url}/api/v1/health`)).status === 200
   }, { timeout: 20_000, what: `berth server in ${server.dir}` })
   return child
+}
+
+/** Write `services/<folder>/service.toml` files under `cwd` (replacing any already there). */
+export function writeServices (cwd: string, files: Record<string, string>): void {
+  for (const [folder, text] of Object.entries(files)) {
+    mkdirSync(join(cwd, 'services', folder), { recursive: true })
+    writeFileSync(join(cwd, 'services', folder, 'service.toml'), text)
+  }
+}
+
+/** A fresh value for `[reconciler].instance`: every container a test deploys carries it as a label. */
+export function testInstance (): string {
+  return `test-${randomBytes(5).toString('hex')}`
+}
+
+/** The `[reconciler]` section tests use: their own instance label, a shared test network, no stop grace. */
+export function reconcilerSection (instance: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { instance, network: 'berth-test', stop_timeout_secs: 0, health_timeout_secs: 20, ...extra }
+}
+
+/** Remove every container and volume labelled with `instance` when the test ends. */
+export function removeInstanceAtEnd (t: Teardown, docker: Docker, instance: string): void {
+  t.teardown(async () => {
+    const filters = { label: [`berth.instance=${instance}`] }
+    for (const c of await docker.listContainers({ all: true, filters })) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)
+    const { Volumes: volumes } = await docker.listVolumes({ filters })
+    for (const v of volumes ?? []) await docker.getVolume(v.Name).remove().catch(() => undefined)
+  })
+}
+
+/** The containers labelled with `instance`, by name. */
+export async function instanceContainers (docker: Docker, instance: string): Promise<Map<string, ContainerInfo>> {
+  const list = await docker.listContainers({ all: true, filters: { label: [`berth.instance=${instance}`] } })
+  return new Map(list.map(c => [c.Names[0].replace(/^\//, ''), c]))
+}
+
+/** Remove every local tag and digest reference of `repo` (a registry repository) when the test ends. */
+export function removeRepositoryAtEnd (t: Teardown, docker: Docker, repo: string): void {
+  t.teardown(async () => {
+    for (const image of await docker.listImages()) {
+      for (const ref of [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])]) {
+        if (ref.startsWith(`${repo}:`) || ref.startsWith(`${repo}@`)) await docker.getImage(ref).remove().catch(() => undefined)
+      }
+    }
+  })
 }

@@ -1,0 +1,108 @@
+// The orchestration commands: deploy, redeploy, restart, status, logs and reload, each a call to the
+// control API of the running server, with progress lines while it works and exit code 1 on failure.
+import { InvalidArgumentError } from 'commander'
+import type { CliRegistry } from '../../kernel/index.js'
+import { ControlClient } from '../tokens/client.js'
+import { formatTable } from '../tokens/table.js'
+import type { DeployResult } from './reconciler.js'
+import type { ServiceStatus } from './status.js'
+
+/** While a long call runs, say so every few seconds on stderr. */
+const PROGRESS_EVERY_MS = 5000
+
+async function withProgress<T> (what: string, call: () => Promise<T>): Promise<T> {
+  const started = Date.now()
+  console.error(`${what} …`)
+  const timer = setInterval(() => { console.error(`  still ${what.split(' ')[0]} (${Math.round((Date.now() - started) / 1000)} s)`) }, PROGRESS_EVERY_MS)
+  try {
+    return await call()
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+/** One line per service, a summary, and a failure (exit 1) naming the services that failed. */
+function report (result: DeployResult): void {
+  const failed = new Map(result.errors.map(e => [e.service, e.error]))
+  const rows = [
+    ...result.deployed.map(name => [name, result.changed.includes(name) ? 'updated' : 'unchanged']),
+    ...result.removed.map(name => [name, 'removed']),
+    ...result.errors.map(e => [e.service, `failed: ${e.error}`])
+  ]
+  for (const [name, outcome] of rows) console.log(`  ${name.padEnd(Math.max(...rows.map(r => r[0].length)))}  ${outcome}`)
+  console.log(`${result.deployed.length} deployed (${result.changed.length} updated), ${result.removed.length} removed, ${failed.size} failed`)
+  if (failed.size > 0) {
+    const [first, ...others] = result.errors
+    throw new Error(`${failed.size} service${failed.size === 1 ? '' : 's'} failed: ${first.service}: ${first.error}${others.length > 0 ? ` (and ${others.map(e => e.service).join(', ')})` : ''}`)
+  }
+}
+
+function tailOption (value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of lines')
+  return Number(value)
+}
+
+export function reconcilerCommands (cli: CliRegistry): void {
+  const { program } = cli
+  const path = (service: string, action = ''): string => `/api/v1/services/${encodeURIComponent(service)}${action}`
+
+  program.command('deploy [service]')
+    .description('deploy the services/*/service.toml of the server\'s working directory: all of them, or one; only changed containers are recreated')
+    .action(async (service?: string) => {
+      const client = await ControlClient.connect(cli)
+      const query = service === undefined ? '' : `?service=${encodeURIComponent(service)}`
+      report(await withProgress(`deploying ${service ?? 'all services'} on ${client.url.origin}`, async () => await client.json<DeployResult>('POST', `/api/v1/deploy${query}`)))
+    })
+
+  program.command('redeploy <service>')
+    .description('pull the image again and recreate every replica of a deployed service, even if unchanged')
+    .action(async (service: string) => {
+      const client = await ControlClient.connect(cli)
+      report(await withProgress(`redeploying ${service}`, async () => await client.json<DeployResult>('POST', path(service, '/redeploy'))))
+    })
+
+  program.command('restart <service>')
+    .description('restart the containers of a service one after the other (same containers, same environment)')
+    .action(async (service: string) => {
+      const client = await ControlClient.connect(cli)
+      const { restarted } = await withProgress(`restarting ${service}`, async () => await client.json<{ restarted: string[] }>('POST', path(service, '/restart')))
+      console.log(`restarted ${restarted.join(', ')}`)
+    })
+
+  program.command('reload')
+    .description('read the service files again and redeploy every service (images pulled, containers recreated); cluster.toml is read only when the server starts')
+    .action(async () => {
+      const client = await ControlClient.connect(cli)
+      report(await withProgress('reloading all services', async () => await client.json<DeployResult>('POST', '/api/v1/reload')))
+    })
+
+  program.command('status')
+    .description('services with their running and desired replicas')
+    .option('--json', 'print the status answer as JSON')
+    .option('-p, --project <name>', 'only the services of this project')
+    .action(async (options: { json?: boolean, project?: string }) => {
+      const client = await ControlClient.connect(cli)
+      const query = options.project === undefined ? '' : `?project=${encodeURIComponent(options.project)}`
+      const answer = await client.json<{ services: ServiceStatus[] }>('GET', `/api/v1/status${query}`)
+      if (options.json === true) {
+        console.log(JSON.stringify(answer, null, 2))
+        return
+      }
+      console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', 'RESTARTS', 'IMAGE', 'DOMAIN'], answer.services.map(s => [
+        s.name, s.project, s.status, `${s.running_replicas}/${s.replicas}`, String(s.restarts), s.image, s.domain ?? ''
+      ])))
+    })
+
+  program.command('logs <service>')
+    .description('output of a service\'s containers (stdout and stderr)')
+    .option('-n, --tail <lines>', 'lines from the end of each container\'s output (default: the server\'s [reconciler].logs_tail)', tailOption)
+    .option('-f, --follow', 'keep printing new lines until interrupted')
+    .action(async (service: string, options: { tail?: number, follow?: boolean }) => {
+      const client = await ControlClient.connect(cli)
+      const query = new URLSearchParams()
+      if (options.tail !== undefined) query.set('tail', String(options.tail))
+      if (options.follow === true) query.set('follow', 'true')
+      const stream = await client.stream(`${path(service, '/logs')}?${query.toString()}`)
+      for await (const chunk of stream) process.stdout.write(chunk as Buffer)
+    })
+}

@@ -1,0 +1,254 @@
+// The Docker engine as a runtime (dockerode over the engine's socket): one list call filtered by this
+// server's instance label, creation with ports on the publish address, volumes, mounts, limits and a
+// network alias per service, and every engine failure as a clear message.
+import Docker from 'dockerode'
+import type { ContainerCreateOptions, MountSettings } from 'dockerode'
+import { PassThrough, Readable } from 'node:stream'
+import type { ContainerState, CreateRequest, Runtime, RuntimeInfo } from './runtime.js'
+import { RuntimeUnavailable } from './runtime.js'
+import { credentialsFor, readDockerConfig } from './registry-auth.js'
+import { parseMemory } from './units.js'
+
+export interface DockerSettings {
+  socket: string
+  /** Written in the berth.instance label: this server manages only containers carrying it. */
+  instance: string
+  publish_address: string
+  network: string
+  stop_timeout_secs: number
+  /** The engine's credential file (config.json with `auths`) used for pulls from private registries. */
+  credentials_file: string
+}
+
+const LABEL = {
+  instance: 'berth.instance',
+  project: 'berth.project',
+  service: 'berth.service',
+  replica: 'berth.replica',
+  hash: 'berth.hash',
+  port: 'berth.port'
+} as const
+
+/** Networks the engine always has: used as network modes, never created, no aliases. */
+const BUILTIN_NETWORKS = new Set(['bridge', 'host', 'none'])
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'])
+
+/** The engine's own message when it gave one ("No such image: x:1"), else the error's. */
+function engineMessage (err: unknown): string {
+  const json = (err as { json?: { message?: unknown } }).json
+  if (typeof json?.message === 'string') return json.message.trim()
+  return err instanceof Error ? err.message : String(err)
+}
+
+function statusOf (err: unknown): number | undefined {
+  return (err as { statusCode?: number }).statusCode
+}
+
+/** Where a published port is reached from this host (a wildcard address means loopback). */
+function reachable (ip: string, port: number): { host: string, port: number } {
+  return { host: ip === '' || ip === '0.0.0.0' || ip === '::' ? '127.0.0.1' : ip, port }
+}
+
+export class DockerRuntime implements Runtime {
+  readonly name = 'docker'
+  readonly #docker: Docker
+  readonly #settings: DockerSettings
+  #network: Promise<void> | undefined
+
+  constructor (settings: DockerSettings) {
+    this.#settings = settings
+    this.#docker = new Docker({ socketPath: settings.socket })
+  }
+
+  /** Run an engine call; an unreachable engine becomes RuntimeUnavailable, anything else keeps the engine's message. */
+  async #call<T> (what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== undefined && UNREACHABLE.has(code)) {
+        throw new RuntimeUnavailable(`container engine unavailable at ${this.#settings.socket}: ${code}`)
+      }
+      throw new Error(`${what}: ${engineMessage(err)}`, { cause: err })
+    }
+  }
+
+  async list (): Promise<ContainerState[]> {
+    const found = await this.#call('listing containers', async () => await this.#docker.listContainers({
+      all: true, filters: { label: [`${LABEL.instance}=${this.#settings.instance}`] }
+    }))
+    return found.map(info => {
+      const labels = info.Labels
+      const port = Number(labels[LABEL.port])
+      const published = info.Ports.find(p => p.PrivatePort === port && p.Type === 'tcp' && p.PublicPort !== undefined)
+      const state: ContainerState = {
+        runtime: this.name,
+        id: info.Id,
+        name: (info.Names[0] ?? info.Id).replace(/^\//, ''),
+        service: labels[LABEL.service] ?? '',
+        project: labels[LABEL.project] ?? '',
+        replica: Number(labels[LABEL.replica]),
+        hash: labels[LABEL.hash] ?? '',
+        imageId: info.ImageID,
+        running: info.State === 'running',
+        state: info.State
+      }
+      if (published !== undefined && state.running) state.address = reachable(published.IP, published.PublicPort)
+      return state
+    })
+  }
+
+  async localImages (): Promise<Map<string, string>> {
+    const images = await this.#call('listing images', async () => await this.#docker.listImages())
+    const byName = new Map<string, string>()
+    for (const image of images) {
+      for (const name of [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])]) byName.set(name, image.Id)
+    }
+    return byName
+  }
+
+  async pull (ref: string): Promise<void> {
+    await this.#call(`pulling ${ref}`, async () => {
+      const authconfig = credentialsFor(ref, readDockerConfig(this.#settings.credentials_file))
+      const stream = await this.#docker.pull(ref, authconfig === undefined ? {} : { authconfig })
+      const entries = await new Promise<unknown[]>((resolve, reject) => {
+        this.#docker.modem.followProgress(stream, (err: Error | null, output: unknown[]) => { if (err === null) resolve(output); else reject(err) })
+      })
+      const failed = entries.find((e): e is { error: unknown } => typeof e === 'object' && e !== null && 'error' in e)
+      if (failed !== undefined) throw new Error(String(failed.error))
+    })
+  }
+
+  async #ensureNetwork (): Promise<void> {
+    const name = this.#settings.network
+    if (BUILTIN_NETWORKS.has(name)) return
+    this.#network ??= this.#call(`creating network ${name}`, async () => {
+      try {
+        await this.#docker.getNetwork(name).inspect()
+      } catch (err) {
+        if (statusOf(err) !== 404) throw err
+        await this.#docker.createNetwork({ Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: { [LABEL.instance]: this.#settings.instance } })
+          .catch((e: unknown) => { if (statusOf(e) !== 409) throw e })
+      }
+    })
+    try {
+      await this.#network
+    } catch (err) {
+      this.#network = undefined
+      throw err
+    }
+  }
+
+  #createOptions ({ spec, replica, hash, env }: CreateRequest): ContainerCreateOptions {
+    const { publish_address: address, network, instance } = this.#settings
+    const exposed: Record<string, object> = {}
+    const bindings: Record<string, Array<{ HostIp: string, HostPort: string }>> = {}
+    const publish = (container: number, host: string): void => {
+      const key = `${container}/tcp`
+      exposed[key] = {}
+      bindings[key] = [...(bindings[key] ?? []), { HostIp: address, HostPort: host }]
+    }
+    if (spec.port !== undefined) publish(spec.port, '')
+    for (const { host, container } of spec.extra_ports) publish(container, String(host))
+    const mounts: MountSettings[] = [
+      ...spec.volumes.map(v => ({
+        Type: 'volume' as const, Source: `${spec.project}_${v.source}`, Target: v.target,
+        VolumeOptions: { NoCopy: false, Labels: { [LABEL.instance]: instance, [LABEL.project]: spec.project }, DriverConfig: { Name: 'local', Options: {} } }
+      })),
+      ...spec.mounts.map(m => ({ Type: 'bind' as const, Source: m.source, Target: m.target, ReadOnly: m.read_only }))
+    ]
+    const memory = spec.resources?.memory === undefined ? undefined : parseMemory(spec.resources.memory)
+    const labels: Record<string, string> = {
+      [LABEL.instance]: instance, [LABEL.project]: spec.project, [LABEL.service]: spec.name, [LABEL.replica]: String(replica), [LABEL.hash]: hash
+    }
+    if (spec.port !== undefined) labels[LABEL.port] = String(spec.port)
+    const builtin = BUILTIN_NETWORKS.has(network)
+    return {
+      name: `${spec.project}-${spec.name}-${replica}`,
+      Image: spec.image,
+      Cmd: spec.command,
+      Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      Labels: labels,
+      ExposedPorts: exposed,
+      HostConfig: {
+        NetworkMode: network,
+        PortBindings: network === 'host' ? {} : bindings,
+        Mounts: mounts,
+        Memory: memory,
+        NanoCpus: spec.resources?.cpu === undefined ? undefined : Math.round(spec.resources.cpu * 1e9),
+        RestartPolicy: { Name: 'unless-stopped' }
+      },
+      NetworkingConfig: builtin ? undefined : { EndpointsConfig: { [network]: { Aliases: [spec.name] } } }
+    }
+  }
+
+  async create (request: CreateRequest): Promise<string> {
+    await this.#ensureNetwork()
+    const options = this.#createOptions(request)
+    const container = await this.#call(`creating ${options.name}`, async () => await this.#docker.createContainer(options))
+    try {
+      await this.#call(`starting ${options.name}`, async () => { await container.start() })
+    } catch (err) {
+      await container.remove({ force: true }).catch(() => undefined)
+      throw err
+    }
+    return container.id
+  }
+
+  async start (id: string): Promise<void> {
+    await this.#call('starting a container', async () => {
+      await this.#docker.getContainer(id).start().catch((err: unknown) => { if (statusOf(err) !== 304) throw err })
+    })
+  }
+
+  async stop (id: string): Promise<void> {
+    await this.#call('stopping a container', async () => {
+      await this.#docker.getContainer(id).stop({ t: this.#settings.stop_timeout_secs }).catch((err: unknown) => { if (statusOf(err) !== 304) throw err })
+    })
+  }
+
+  async restart (id: string): Promise<void> {
+    await this.#call('restarting a container', async () => { await this.#docker.getContainer(id).restart({ t: this.#settings.stop_timeout_secs }) })
+  }
+
+  /** Stop (within the stop timeout) and remove; a container already gone counts as removed. */
+  async remove (id: string): Promise<void> {
+    await this.stop(id).catch(() => undefined)
+    await this.#call('removing a container', async () => {
+      await this.#docker.getContainer(id).remove({ force: true }).catch((err: unknown) => { if (statusOf(err) !== 404) throw err })
+    })
+  }
+
+  async address (id: string, port: number): Promise<{ host: string, port: number } | undefined> {
+    const info = await this.#call('inspecting a container', async () => await this.#docker.getContainer(id).inspect())
+    const binding = (info.NetworkSettings.Ports[`${port}/tcp`] ?? [])[0]
+    return binding === undefined ? undefined : reachable(binding.HostIp, Number(binding.HostPort))
+  }
+
+  async logs (id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream> {
+    const container = this.#docker.getContainer(id)
+    const raw: unknown = await this.#call('reading logs', async () => options.follow
+      ? await container.logs({ stdout: true, stderr: true, tail: options.tail, follow: true })
+      : await container.logs({ stdout: true, stderr: true, tail: options.tail, follow: false }))
+    const source = Buffer.isBuffer(raw) ? Readable.from([raw]) : raw as Readable
+    const out = new PassThrough()
+    this.#docker.modem.demuxStream(source, out, out)
+    source.on('end', () => out.end())
+    source.on('error', err => out.destroy(err))
+    out.on('close', () => { source.destroy() })
+    return out
+  }
+
+  async info (): Promise<RuntimeInfo> {
+    const info = await this.#call('reading engine info', async () => await this.#docker.info() as {
+      ServerVersion?: string, ContainersRunning?: number, NCPU?: number, MemTotal?: number
+    })
+    return {
+      kind: 'docker',
+      version: info.ServerVersion ?? 'unknown',
+      containers_running: info.ContainersRunning ?? 0,
+      cpus: info.NCPU ?? 0,
+      memory_bytes: info.MemTotal ?? 0
+    }
+  }
+}

@@ -1,0 +1,95 @@
+// Carrying out a plan: orphans first, then layer after layer in boot order; within a layer services
+// run side by side with container operations under one parallelism bound. A failing service becomes
+// an error entry and holds back only the services that depend on it. Dependencies with a health path
+// are waited for before their dependants start.
+import type { Limiter } from './limit.js'
+import type { Action, Plan, ServicePlan } from './plan.js'
+import { probe } from './probe.js'
+import type { Runtime } from './runtime.js'
+import type { ServiceSpec } from './spec.js'
+
+export interface ExecutorDeps {
+  /** The runtime of that name (a spec's `runtime`, a container's `runtime`). */
+  runtime(name: string): Runtime
+  limit: Limiter
+  /** The spec's environment with secrets resolved (throws naming the service and the secret). */
+  resolveEnv(spec: ServiceSpec): Record<string, string>
+  /** How long a dependency may take to answer its health path. */
+  healthTimeoutMs: number
+  /** Time between health probes while waiting. */
+  healthIntervalMs: number
+}
+
+export interface Outcome {
+  /** Declared services whose containers were created, recreated, started or removed. */
+  changed: Set<string>
+  /** Error message per failed service. */
+  failures: Map<string, string>
+}
+
+function ofKind<K extends Action['kind']> (actions: readonly Action[], kind: K): Array<Extract<Action, { kind: K }>> {
+  return actions.filter((a): a is Extract<Action, { kind: K }> => a.kind === kind)
+}
+
+async function waitHealthy (runtime: Runtime, spec: ServiceSpec, ids: readonly string[], deps: ExecutorDeps): Promise<void> {
+  const { health, port } = spec
+  if (health === undefined || port === undefined) return
+  const deadline = Date.now() + deps.healthTimeoutMs
+  for (const id of ids) {
+    for (;;) {
+      const address = await runtime.address(id, port)
+      if (address !== undefined && await probe(address, health, Math.min(2000, deps.healthTimeoutMs))) break
+      if (Date.now() > deadline) throw new Error(`health check ${health} did not pass within ${deps.healthTimeoutMs / 1000} s`)
+      await new Promise(resolve => setTimeout(resolve, deps.healthIntervalMs))
+    }
+  }
+}
+
+/** One service's actions: removals and new replicas side by side, replacements one at a time (rolling). */
+async function runService (plan: ServicePlan, deps: ExecutorDeps, waitForHealth: boolean): Promise<void> {
+  const { actions, desired } = plan
+  await Promise.all(ofKind(actions, 'remove').map(async a => {
+    await deps.limit(async () => { await deps.runtime(a.container.runtime).remove(a.container.id) })
+  }))
+  if (desired === undefined) return
+  const { spec, hash } = desired
+  const runtime = deps.runtime(spec.runtime)
+  const env = actions.some(a => a.kind === 'create' || a.kind === 'recreate') ? deps.resolveEnv(spec) : {}
+  const create = async (replica: number): Promise<string> => await deps.limit(async () => await runtime.create({ spec, replica, hash, env }))
+  const touched: string[] = []
+  for (const a of ofKind(actions, 'recreate')) {
+    await deps.limit(async () => { await runtime.remove(a.container.id) })
+    touched.push(await create(a.replica))
+  }
+  touched.push(...await Promise.all(ofKind(actions, 'create').map(async a => await create(a.replica))))
+  touched.push(...await Promise.all(ofKind(actions, 'start').map(async a => {
+    await deps.limit(async () => { await runtime.start(a.container.id) })
+    return a.container.id
+  })))
+  if (waitForHealth) await waitHealthy(runtime, spec, touched, deps)
+}
+
+/** Run `plan`; services already in `failures` (failed pulls) are skipped, and new failures are added. */
+export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map<string, string>): Promise<Outcome> {
+  const changed = new Set<string>()
+  const run = async (service: ServicePlan, waitForHealth: boolean): Promise<void> => {
+    if (service.actions.length === 0 || failures.has(service.name)) return
+    const blocker = service.desired?.spec.depends_on.find(d => failures.has(d))
+    if (blocker !== undefined) {
+      failures.set(service.name, `not started: it depends on "${blocker}", which failed`)
+      return
+    }
+    if (service.desired !== undefined) changed.add(service.name)
+    try {
+      await runService(service, deps, waitForHealth)
+    } catch (err) {
+      failures.set(service.name, err instanceof Error ? err.message : String(err))
+    }
+  }
+  await Promise.all(plan.orphans.map(async s => { await run(s, false) }))
+  const dependedOn = new Set(plan.layers.flat().flatMap(s => s.desired?.spec.depends_on ?? []))
+  for (const layer of plan.layers) {
+    await Promise.all(layer.map(async s => { await run(s, dependedOn.has(s.name)) }))
+  }
+  return { changed, failures }
+}

@@ -1,0 +1,320 @@
+// The reconciler's operations: deploy (from the service files or a request), redeploy, scale, remove,
+// stop, restart, status and logs. Changes run one at a time; each deploy lists containers once, pulls
+// by the pull rules, plans in memory, executes, and records the desired specs and the history.
+import type { Logger } from 'pino'
+import type { Histogram } from 'prom-client'
+import { BadRequest, Conflict, NotFound, Unavailable } from '../../kernel/index.js'
+import type { SecretService } from '../secrets/index.js'
+import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
+import { executePlan } from './executor.js'
+import { specHash, type ContainerSettings } from './hash.js'
+import { imageTag, localImageName } from './image-ref.js'
+import { limiter, type Limiter } from './limit.js'
+import { mergeLogs } from './log-lines.js'
+import { planDeploy, type Desired } from './plan.js'
+import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime.js'
+import { setProblems, type Declared } from './service-set.js'
+import type { DeployError, HistoryEntry, ReconcilerState } from './state.js'
+import { serviceStatus, type ServiceStatus } from './status.js'
+
+export interface ReconcilerSettings extends ContainerSettings {
+  cwd: string
+  services_dir: string
+  parallelism: number
+  health_timeout_secs: number
+  node_name: string
+}
+
+export interface DeployResult {
+  /** Services now running as declared (unchanged ones included). */
+  deployed: string[]
+  /** One entry per service that could not be deployed. */
+  errors: DeployError[]
+  /** Services whose containers were created, recreated, started or removed. */
+  changed: string[]
+  /** Services no longer declared whose containers were removed. */
+  removed: string[]
+}
+
+/** How images are pulled: by the rules (latest always, other tags when absent), always, or only when absent. */
+export type PullPolicy = 'rules' | 'always' | 'missing'
+
+interface DeployOptions {
+  trigger: string
+  by?: string
+  removeOrphans: boolean
+  pull: PullPolicy
+  /** Recreate every replica even when nothing changed. */
+  force: boolean
+}
+
+export interface ReconcilerDeps {
+  runtimes: ReadonlyMap<string, Runtime>
+  state: ReconcilerState
+  secrets: SecretService
+  settings: ReconcilerSettings
+  log: Logger
+  deploySeconds: Histogram<'trigger'>
+  /** Called with the services whose containers changed (liveness, events). */
+  changed: (services: string[]) => void
+}
+
+export class Reconciler {
+  readonly #deps: ReconcilerDeps
+  readonly #limit: Limiter
+  #queue: Promise<unknown> = Promise.resolve()
+
+  constructor (deps: ReconcilerDeps) {
+    this.#deps = deps
+    this.#limit = limiter(deps.settings.parallelism)
+  }
+
+  /** Run changes one after the other. */
+  async #exclusive<T> (fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn)
+    this.#queue = run.catch(() => undefined)
+    return await run
+  }
+
+  #runtime (name: string): Runtime {
+    const runtime = this.#deps.runtimes.get(name)
+    if (runtime === undefined) throw new Error(`unknown runtime "${name}"`)
+    return runtime
+  }
+
+  /** Every container of this server, one list call per runtime; throws RuntimeUnavailable. */
+  async containers (): Promise<ContainerState[]> {
+    return (await Promise.all([...this.#deps.runtimes.values()].map(async r => await r.list()))).flat()
+  }
+
+  /** Containers for a read or a direct change: an unreachable engine is a 503. */
+  async #containersOr503 (): Promise<ContainerState[]> {
+    try {
+      return await this.containers()
+    } catch (err) {
+      if (err instanceof RuntimeUnavailable) throw new Unavailable(err.message)
+      throw err
+    }
+  }
+
+  #known (name: string): NonNullable<ReturnType<ReconcilerState['service']>> {
+    const stored = this.#deps.state.service(name)
+    if (stored === undefined) throw new NotFound(`no service named "${name}" is deployed`)
+    return stored
+  }
+
+  /** Deploy what the service files declare: everything (orphans removed), or the one service named. */
+  async deployFiles (options: { service?: string, by?: string, reload?: boolean }): Promise<DeployResult> {
+    return await this.#exclusive(async () => {
+      const { cwd, services_dir: servicesDir } = this.#deps.settings
+      const declared = discoverServices({ cwd, servicesDir, runtimes: [...this.#deps.runtimes.keys()] })
+      const reload = options.reload === true
+      if (options.service === undefined) {
+        return await this.#deploy(declared, { trigger: reload ? 'reload' : 'deploy', by: options.by, removeOrphans: true, pull: reload ? 'always' : 'rules', force: reload })
+      }
+      const one = declared.find(d => d.spec.name === options.service)
+      if (one === undefined) throw new NotFound(`no service named "${options.service}" in ${servicesDir}/*/service.toml`)
+      return await this.#deploy([one], { trigger: 'deploy', by: options.by, removeOrphans: false, pull: 'rules', force: false })
+    })
+  }
+
+  /** Deploy the services of a request body (added or replaced; other services stay as they are). */
+  async deployRequest (body: unknown, by?: string): Promise<DeployResult> {
+    return await this.#exclusive(async () => {
+      const declared = parseRequestServices(body, { cwd: this.#deps.settings.cwd, runtimes: [...this.#deps.runtimes.keys()] })
+      const names = new Set(declared.map(d => d.spec.name))
+      const others: Declared[] = this.#deps.state.services()
+        .filter(s => !names.has(s.spec.name))
+        .map(s => ({ spec: s.spec, source: `deployed service (${s.source})` }))
+      // Problems among the services already deployed are not this request's, except a cycle it closes.
+      const problems = setProblems([...others, ...declared]).filter(p => p.startsWith('request body') || p.includes('depends_on cycle'))
+      if (problems.length > 0) throw new SpecError(problems)
+      return await this.#deploy(declared, { trigger: 'deploy', by, removeOrphans: false, pull: 'rules', force: false })
+    })
+  }
+
+  /** Force-pull the image and recreate every replica of a deployed service, even when unchanged. */
+  async redeploy (name: string, by?: string): Promise<DeployResult> {
+    return await this.#exclusive(async () => {
+      const stored = this.#known(name)
+      return await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'redeploy', by, removeOrphans: false, pull: 'always', force: true })
+    })
+  }
+
+  async scale (name: string, replicas: unknown, by?: string): Promise<DeployResult & { replicas: number }> {
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw new BadRequest(`replicas must be an integer ≥ 0, got ${JSON.stringify(replicas)}`)
+    }
+    return await this.#exclusive(async () => {
+      const stored = this.#known(name)
+      const result = await this.#deploy([{ spec: { ...stored.spec, replicas }, source: stored.source }], { trigger: 'scale', by, removeOrphans: false, pull: 'missing', force: false })
+      return { ...result, replicas }
+    })
+  }
+
+  async #deploy (declared: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
+    const timer = this.#deps.deploySeconds.startTimer({ trigger: options.trigger })
+    const { settings, state } = this.#deps
+    const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
+    const failures = new Map<string, string>()
+    for (const { spec } of declared) {
+      if (spec.placement !== undefined && spec.placement.node !== settings.node_name) {
+        failures.set(spec.name, `placed on node "${spec.placement.node}", but this node is "${settings.node_name}"`)
+      }
+    }
+    const projects = new Map(declared.map(d => [d.spec.name, d.spec.project]))
+    const run = await this.#converge(declared, hashes, options, failures)
+    for (const orphan of run.orphans) projects.set(orphan.name, orphan.project)
+
+    const declaredNames = new Set(declared.map(d => d.spec.name))
+    const forgotten = options.removeOrphans && run.listed
+      ? state.services().map(s => s.spec.name).filter(name => !declaredNames.has(name) && !failures.has(name))
+      : []
+    const specsChanged = declared.some(({ spec }) => JSON.stringify(state.service(spec.name)?.spec) !== JSON.stringify(spec))
+    await state.save(declared, forgotten)
+    const result: DeployResult = {
+      deployed: declared.map(d => d.spec.name).filter(name => !failures.has(name)),
+      errors: [...failures].map(([service, error]) => ({ service, project: projects.get(service) ?? '', error })),
+      changed: run.changed,
+      removed: [...new Set([...run.orphans.map(o => o.name).filter(name => !failures.has(name)), ...forgotten])]
+    }
+    if (specsChanged || result.changed.length > 0 || result.removed.length > 0 || result.errors.length > 0) {
+      await state.record({
+        at: new Date().toISOString(),
+        trigger: options.trigger,
+        ...(options.by !== undefined && { by: options.by }),
+        services: declared.map(({ spec }) => ({ name: spec.name, project: spec.project, image: spec.image, hash: hashes.get(spec.name) as string })),
+        deployed: result.deployed,
+        errors: result.errors
+      })
+    }
+    timer()
+    if (result.errors.length > 0) this.#deps.log.warn({ trigger: options.trigger, errors: result.errors }, 'deploy finished with errors')
+    if (result.changed.length > 0 || result.removed.length > 0) this.#deps.changed([...result.changed, ...result.removed])
+    return result
+  }
+
+  /**
+   * List, pull, plan and execute. Failures are added to `failures`; when the engine cannot be listed
+   * (or asked for images) every service fails with that reason and `listed` is false.
+   */
+  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>): Promise<{ listed: boolean, changed: string[], orphans: Array<{ name: string, project: string }> }> {
+    const { settings } = this.#deps
+    try {
+      const actual = await this.containers()
+      const images = await this.#prepareImages(declared, options.pull, failures)
+      const desired: Desired[] = declared.map(({ spec }) => ({
+        spec, hash: hashes.get(spec.name) as string, imageId: images.get(spec.runtime)?.get(localImageName(spec.image)), force: options.force
+      }))
+      const plan = planDeploy(desired, actual, { removeOrphans: options.removeOrphans })
+      const outcome = await executePlan(plan, {
+        runtime: name => this.#runtime(name),
+        limit: this.#limit,
+        resolveEnv: spec => this.#deps.secrets.resolve(spec.env, spec.name),
+        healthTimeoutMs: settings.health_timeout_secs * 1000,
+        healthIntervalMs: 250
+      }, failures)
+      return { listed: true, changed: [...outcome.changed], orphans: plan.orphans }
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err)
+      for (const { spec } of declared) if (!failures.has(spec.name)) failures.set(spec.name, reason)
+      return { listed: false, changed: [], orphans: [] }
+    }
+  }
+
+  /**
+   * Pull what the policy asks for (each reference once, under the parallelism bound); a failed pull
+   * fails the services using that image. Returns, per runtime, the local images afterwards.
+   */
+  async #prepareImages (declared: readonly Declared[], policy: PullPolicy, failures: Map<string, string>): Promise<Map<string, Map<string, string>>> {
+    const result = new Map<string, Map<string, string>>()
+    for (const [name, runtime] of this.#deps.runtimes) {
+      const specs = declared.map(d => d.spec).filter(s => s.runtime === name && s.replicas > 0 && !failures.has(s.name))
+      if (specs.length === 0) continue
+      let local = await runtime.localImages()
+      const pulls = new Map<string, string[]>()
+      for (const spec of specs) {
+        const wanted = policy === 'always' || (policy === 'rules' && imageTag(spec.image) === 'latest') || !local.has(localImageName(spec.image))
+        if (wanted) pulls.set(spec.image, [...(pulls.get(spec.image) ?? []), spec.name])
+      }
+      await Promise.all([...pulls].map(async ([ref, services]) => {
+        try {
+          await this.#limit(async () => { await runtime.pull(ref) })
+        } catch (err) {
+          if (err instanceof RuntimeUnavailable) throw err
+          for (const service of services) failures.set(service, err instanceof Error ? err.message : String(err))
+        }
+      }))
+      if (pulls.size > 0) local = await runtime.localImages()
+      result.set(name, local)
+    }
+    return result
+  }
+
+  /** Remove a deployed service: its containers go, its spec is forgotten (its volumes stay). */
+  async removeService (name: string): Promise<{ removed: string[], containers: number }> {
+    return await this.#exclusive(async () => {
+      this.#known(name)
+      return await this.#remove([name])
+    })
+  }
+
+  /** Remove every deployed service of a project. */
+  async removeProject (project: string): Promise<{ removed: string[], containers: number }> {
+    return await this.#exclusive(async () => {
+      const names = this.#deps.state.services().filter(s => s.spec.project === project).map(s => s.spec.name).sort()
+      if (names.length === 0) throw new NotFound(`no project named "${project}" is deployed`)
+      return await this.#remove(names)
+    })
+  }
+
+  async #remove (names: readonly string[]): Promise<{ removed: string[], containers: number }> {
+    const doomed = (await this.#containersOr503()).filter(c => names.includes(c.service))
+    await Promise.all(doomed.map(async c => { await this.#limit(async () => { await this.#runtime(c.runtime).remove(c.id) }) }))
+    await this.#deps.state.save([], names)
+    this.#deps.changed([...names])
+    return { removed: [...names], containers: doomed.length }
+  }
+
+  /** Stop every running container; specs stay, and the next deploy starts them again. */
+  async stopAll (): Promise<{ stopped: string[], containers: number }> {
+    return await this.#exclusive(async () => {
+      const running = (await this.#containersOr503()).filter(c => c.running)
+      await Promise.all(running.map(async c => { await this.#limit(async () => { await this.#runtime(c.runtime).stop(c.id) }) }))
+      const stopped = [...new Set(running.map(c => c.service))].sort()
+      this.#deps.changed(stopped)
+      return { stopped, containers: running.length }
+    })
+  }
+
+  /** Restart a service's containers one after the other (same containers, same environment). */
+  async restart (name: string): Promise<{ restarted: string[] }> {
+    return await this.#exclusive(async () => {
+      this.#known(name)
+      const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
+      if (containers.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`)
+      for (const c of containers) await this.#runtime(c.runtime).restart(c.id)
+      this.#deps.changed([name])
+      return { restarted: containers.map(c => c.name) }
+    })
+  }
+
+  /** Past deploys, oldest first (at most [reconciler].history_limit). */
+  history (): HistoryEntry[] {
+    return this.#deps.state.history()
+  }
+
+  async status (project?: string): Promise<ServiceStatus[]> {
+    const stored = this.#deps.state.services().filter(s => project === undefined || s.spec.project === project)
+    const containers = await this.#containersOr503()
+    return stored.map(s => serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name)))
+  }
+
+  async logs (name: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream> {
+    this.#known(name)
+    const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
+    if (containers.length === 0) throw new Conflict(`service "${name}" has no containers`)
+    const sources = await Promise.all(containers.map(async c => ({ label: c.name, stream: await this.#runtime(c.runtime).logs(c.id, options) })))
+    return mergeLogs(sources, { interleave: options.follow })
+  }
+}

@@ -1,0 +1,82 @@
+// The orchestration endpoints of the control API under /api/v1, each behind the role it needs:
+// viewers read (status, logs, cluster info), deployers change what runs.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { BadRequest } from '../../kernel/index.js'
+import type { TokenService } from '../tokens/index.js'
+import type { Reconciler } from './reconciler.js'
+
+/** Most lines a logs request may ask for. */
+const MAX_TAIL = 100_000
+
+export interface RouteDeps {
+  reconciler: Reconciler
+  tokens: TokenService
+  /** Lines of logs when `tail` is not given. */
+  defaultTail: number
+  /** This node's record for GET /cluster/info. */
+  clusterInfo(): Promise<unknown>
+}
+
+interface NameParams { Params: { name: string } }
+
+function parseTail (text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback
+  const tail = Number(text)
+  if (!/^\d+$/.test(text) || tail > MAX_TAIL) throw new BadRequest(`tail must be an integer from 0 to ${MAX_TAIL}, got ${JSON.stringify(text)}`)
+  return tail
+}
+
+function parseFlag (name: string, text: string | undefined): boolean {
+  if (text === undefined || text === 'false' || text === '0') return false
+  if (text === 'true' || text === '1' || text === '') return true
+  throw new BadRequest(`${name} must be true or false, got ${JSON.stringify(text)}`)
+}
+
+/** A deploy body that names no services: absent, null or `{}`. */
+function isEmptyBody (body: unknown): boolean {
+  return body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)
+}
+
+export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo }: RouteDeps): FastifyPluginAsync {
+  const viewer = { onRequest: tokens.requireRole('viewer') }
+  const deployer = { onRequest: tokens.requireRole('deployer') }
+  const by = (request: FastifyRequest): string | undefined => tokens.caller(request)?.name
+
+  return async app => {
+    app.post<{ Querystring: { service?: string }, Body: unknown }>('/deploy', deployer, async request => {
+      const { service } = request.query
+      if (isEmptyBody(request.body)) return await reconciler.deployFiles({ service, by: by(request) })
+      if (service !== undefined) throw new BadRequest('give either a body with services or ?service=, not both')
+      return await reconciler.deployRequest(request.body, by(request))
+    })
+
+    app.post('/reload', deployer, async request => await reconciler.deployFiles({ reload: true, by: by(request) }))
+
+    app.get<{ Querystring: { project?: string } }>('/status', viewer, async request => ({ services: await reconciler.status(request.query.project) }))
+
+    app.post<NameParams & { Body: { replicas?: unknown } | undefined }>('/services/:name/scale', deployer, async request => {
+      return await reconciler.scale(request.params.name, request.body?.replicas, by(request))
+    })
+
+    app.post<NameParams>('/services/:name/redeploy', deployer, async request => await reconciler.redeploy(request.params.name, by(request)))
+
+    app.post<NameParams>('/services/:name/restart', deployer, async request => await reconciler.restart(request.params.name))
+
+    app.delete<NameParams>('/services/:name', deployer, async request => await reconciler.removeService(request.params.name))
+
+    app.delete<NameParams>('/projects/:name', deployer, async request => await reconciler.removeProject(request.params.name))
+
+    app.post('/stop', deployer, async () => await reconciler.stopAll())
+
+    app.get<NameParams & { Querystring: { tail?: string, follow?: string } }>('/services/:name/logs', viewer, async (request, reply) => {
+      const tail = parseTail(request.query.tail, defaultTail)
+      const follow = parseFlag('follow', request.query.follow)
+      const stream = await reconciler.logs(request.params.name, { tail, follow })
+      return await reply.type('text/plain; charset=utf-8').send(stream)
+    })
+
+    app.get('/cluster/info', viewer, async () => await clusterInfo())
+
+    app.get('/deploys', viewer, async () => ({ deploys: reconciler.history() }))
+  }
+}

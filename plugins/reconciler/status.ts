@@ -1,0 +1,42 @@
+// The status entry of a service: its desired spec next to the containers the engine reports.
+import type { ContainerState } from './runtime.js'
+import type { StoredService } from './state.js'
+
+/** running: all desired replicas run; degraded: some do; stopped: none does; idle: zero replicas desired. */
+export type ServiceStatusValue = 'running' | 'degraded' | 'stopped' | 'idle'
+
+export interface ServiceStatus {
+  name: string
+  project: string
+  status: ServiceStatusValue
+  /** Desired replicas. */
+  replicas: number
+  running_replicas: number
+  image: string
+  domain?: string
+  /** Liveness restarts since the service was first deployed. */
+  restarts: number
+  containers: Array<{ name: string, replica: number, state: string, address?: string }>
+}
+
+export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number): ServiceStatus {
+  const { spec } = stored
+  const running = containers.filter(c => c.running).length
+  const status: ServiceStatusValue = spec.replicas === 0 && running === 0
+    ? 'idle'
+    : running >= spec.replicas ? 'running' : running === 0 ? 'stopped' : 'degraded'
+  const entry: ServiceStatus = {
+    name: spec.name,
+    project: spec.project,
+    status,
+    replicas: spec.replicas,
+    running_replicas: running,
+    image: spec.image,
+    restarts,
+    containers: [...containers].sort((a, b) => a.replica - b.replica).map(c => ({
+      name: c.name, replica: c.replica, state: c.state, ...(c.address !== undefined && { address: `${c.address.host}:${c.address.port}` })
+    }))
+  }
+  if (spec.domain !== undefined) entry.domain = spec.domain
+  return entry
+}

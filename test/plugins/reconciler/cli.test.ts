@@ -1,0 +1,72 @@
+// The orchestration commands as an operator runs them, against `berth server` in a child process
+// whose working directory holds services/ and cluster.toml: progress, tables, JSON, logs, exit codes.
+import t from 'tap'
+import { runCli, spawnCli } from '../../support/cli.js'
+import { requireComponent } from '../../support/component.js'
+import { BUSYBOX_IMAGE, busyboxImage, dockerEngine, pushImage, startRegistry } from '../../support/docker.js'
+import { instanceContainers, removeInstanceAtEnd, removeRepositoryAtEnd, serverDir, startServer, testInstance, writeServices } from '../../support/orchestration.js'
+import { pollUntil } from '../../support/poll.js'
+
+const docker = await requireComponent(t, 'docker', dockerEngine)
+
+if (docker !== undefined) {
+  t.test('deploy, status, logs, restart, redeploy and reload through the CLI', async t => {
+    await busyboxImage(docker)
+    const registry = await startRegistry(t)
+    const image = `${registry.host}/berth-test/busybox:1`
+    await docker.getImage(BUSYBOX_IMAGE).tag({ repo: `${registry.host}/berth-test/busybox`, tag: '1' })
+    removeRepositoryAtEnd(t, docker, `${registry.host}/berth-test/busybox`)
+    await pushImage(docker, image)
+    const instance = testInstance()
+    removeInstanceAtEnd(t, docker, instance)
+    const server = await serverDir(t, ['tokens', 'secrets', 'reconciler'], `[reconciler]\ninstance = "${instance}"\nnetwork = "berth-test"\nstop_timeout_secs = 0\n`)
+    const project = `p${instance.slice(-6)}`
+    const talker = `[[service]]\nname = "talker"\nimage = "${image}"\nreplicas = 2\ncommand = ["/bin/busybox", "sh", "-c", "echo hello; exec /bin/busybox sleep 3600"]\n`
+    writeServices(server.dir, { [project]: talker })
+    await startServer(t, server)
+    const cli = async (...args: string[]): ReturnType<typeof runCli> => await runCli(args, { cwd: server.dir })
+
+    const deployed = await cli('deploy')
+    t.equal(deployed.code, 0, deployed.stderr)
+    t.match(deployed.stderr, /^deploying all services on http:\/\/127\.0\.0\.1:\d+ …\n/, 'progress on stderr')
+    t.equal(deployed.stdout, '  talker  updated\n1 deployed (1 updated), 0 removed, 0 failed\n')
+    t.equal((await cli('deploy', 'talker')).stdout, '  talker  unchanged\n1 deployed (0 updated), 0 removed, 0 failed\n')
+
+    const table = await cli('status')
+    t.equal(table.code, 0, table.stderr)
+    t.equal(table.stdout, `NAME    PROJECT  STATUS   REPLICAS  RESTARTS  IMAGE${' '.repeat(image.length - 3)}DOMAIN\ntalker  ${project}  running  2/2       0         ${image}\n`)
+    const json = JSON.parse((await cli('status', '--json', '--project', project)).stdout) as { services: Array<{ name: string, running_replicas: number }> }
+    t.match(json.services, [{ name: 'talker', running_replicas: 2 }])
+
+    const logs = await pollUntil(async () => { const r = await cli('logs', 'talker', '--tail', '1'); return r.stdout.includes('talker-2') && r }, { what: 'logs of both replicas' })
+    t.equal(logs.stdout, `${project}-talker-1 | hello\n${project}-talker-2 | hello\n`)
+    const follower = spawnCli(['logs', 'talker', '-f'], { cwd: server.dir })
+    t.teardown(() => { follower.kill('SIGKILL') })
+    await pollUntil(() => follower.output().includes(`${project}-talker-2 | hello`), { what: 'followed logs' })
+    t.equal(follower.exitCode, null, 'logs -f keeps running')
+    follower.kill('SIGTERM')
+
+    const restarted = await cli('restart', 'talker')
+    t.equal(restarted.stdout, `restarted ${project}-talker-1, ${project}-talker-2\n`)
+    const before = (await instanceContainers(docker, instance)).get(`${project}-talker-1`)?.Id
+    const redeployed = await cli('redeploy', 'talker')
+    t.equal(redeployed.code, 0, redeployed.stderr)
+    t.equal(redeployed.stdout, '  talker  updated\n1 deployed (1 updated), 0 removed, 0 failed\n')
+    t.not((await instanceContainers(docker, instance)).get(`${project}-talker-1`)?.Id, before, 'redeploy recreated the containers')
+
+    writeServices(server.dir, { [project]: talker + '[[service]]\nname = "ghost"\nimage = "127.0.0.1:1/none:1"\n' })
+    const reloaded = await cli('reload')
+    t.equal(reloaded.code, 1, 'a failed service makes the command fail')
+    t.match(reloaded.stdout, /^ {2}talker {2}updated\n {2}ghost {3}failed: pulling 127\.0\.0\.1:1\/none:1: .*\n1 deployed \(1 updated\), 0 removed, 1 failed\n$/)
+    t.match(reloaded.stderr, /\nberth: 1 service failed: ghost: pulling 127\.0\.0\.1:1\/none:1: .*\n$/)
+
+    for (const [args, code, message] of [
+      [['deploy', 'nope'], 1, 'berth: no service named "nope" in services/*/service.toml'],
+      [['logs', 'talker', '--tail', 'x'], 2, 'berth: option \'-n, --tail <lines>\' argument \'x\' is invalid. must be a whole number of lines']
+    ] as const) {
+      const result = await cli(...args)
+      t.equal(result.code, code, `${args.join(' ')} exits ${code}`)
+      t.equal(result.stderr.trim().split('\n').at(-1), message)
+    }
+  })
+}
