@@ -22,7 +22,6 @@ import { uiRoutes } from './ui-routes.js'
 
 export interface CampaignService {
   readonly registry: FunctionRegistry
-  readonly sessions: SessionStore
   /** The embedded development IDP, while it runs (no idp_url configured). */
   devIdp?: DevIdp
   /** The provider client and the application's base URL, set at start. */
@@ -60,7 +59,7 @@ export default definePlugin({
     }, config.contribution_limit_cents)
 
     const registry = new FunctionRegistry()
-    const service: CampaignService = { registry, sessions }
+    const service: CampaignService = { registry }
     registry.register([
       ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
       ...feedbackFunctions(feedback),

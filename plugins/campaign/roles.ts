@@ -8,10 +8,6 @@ export type Role = typeof ROLES[number]
 /** Used when the token names none of the four roles (the spec's rule). */
 export const DEFAULT_ROLE: Role = 'staff'
 
-export function isRole (value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value)
-}
-
 /** The first of admin > staff > volunteer > readonly found in `roles`, else `staff`. */
 export function roleFromClaim (roles: readonly unknown[]): Role {
   return ROLES.find(role => roles.includes(role)) ?? DEFAULT_ROLE

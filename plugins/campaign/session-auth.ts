@@ -5,12 +5,12 @@ import type { SessionCookie } from './session-cookie.js'
 import type { SessionRecord, SessionStore } from './sessions.js'
 
 export class SessionAuth {
-  readonly sessions: SessionStore
+  readonly #sessions: SessionStore
   readonly #cookie: SessionCookie
   readonly #seen = new WeakMap<FastifyRequest, { id: string, record: SessionRecord } | null>()
 
   constructor (sessions: SessionStore, cookie: SessionCookie) {
-    this.sessions = sessions
+    this.#sessions = sessions
     this.#cookie = cookie
   }
 
@@ -22,7 +22,7 @@ export class SessionAuth {
   /** Start a session for `record`, ending the one the request carried (the id changes at every login). */
   start (request: FastifyRequest, record: SessionRecord): string {
     this.#endCarried(request)
-    return this.#cookie.issue(this.sessions.create(record))
+    return this.#cookie.issue(this.#sessions.create(record))
   }
 
   /** End the request's session; returns the Set-Cookie value that clears the cookie. */
@@ -33,7 +33,7 @@ export class SessionAuth {
 
   #endCarried (request: FastifyRequest): void {
     const id = this.#cookie.read(request.headers.cookie)
-    if (id !== undefined) this.sessions.delete(id)
+    if (id !== undefined) this.#sessions.delete(id)
     this.#seen.delete(request)
   }
 
@@ -41,7 +41,7 @@ export class SessionAuth {
     let found = this.#seen.get(request)
     if (found === undefined) {
       const id = this.#cookie.read(request.headers.cookie)
-      const record = id === undefined ? undefined : this.sessions.touch(id)
+      const record = id === undefined ? undefined : this.#sessions.touch(id)
       found = id === undefined || record === undefined ? null : { id, record }
       this.#seen.set(request, found)
     }

@@ -8,8 +8,8 @@ export class SessionCookie {
   readonly #key: Buffer
   readonly #secure: boolean
 
-  constructor (options: { secure: boolean, key?: Buffer }) {
-    this.#key = options.key ?? randomBytes(32)
+  constructor (options: { secure: boolean }) {
+    this.#key = randomBytes(32)
     this.#secure = options.secure
   }
 

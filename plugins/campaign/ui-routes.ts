@@ -10,7 +10,7 @@ import { messagePage } from './html.js'
 export const UI_BUILD_DIR = join(PACKAGE_ROOT, 'dist', 'campaign-ui')
 
 /** The UI's pages: the module pages share one index.html and choose by path. */
-export const UI_PAGES = ['/', '/admin', '/knowledge-base', '/volunteers', '/fundraising']
+const UI_PAGES = ['/', '/admin', '/knowledge-base', '/volunteers', '/fundraising']
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

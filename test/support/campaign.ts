@@ -1,5 +1,6 @@
 // Signing in to the campaign app without a browser: a cookie jar and a scripted login through the
-// development IDP's form (fetch with manual redirects), about half a second per login.
+// development IDP's form (fetch with manual redirects), about half a second per login; call statuses.
+import { ServerFunctionError } from '../../plugins/campaign/client.js'
 import type { DevUser } from '../../plugins/campaign/dev-idp/users.js'
 
 interface StoredCookie { value: string, path: string }
@@ -109,4 +110,9 @@ export async function scriptedLogout (jar: CookieJar, appUrl: URL): Promise<URL>
   await posted.arrayBuffer()
   if (location === null) throw new Error(`sign-out form answered ${posted.status}`)
   return new URL(location, confirm.url)
+}
+
+/** The HTTP status a server-function call ends with: 200, or the status of its ServerFunctionError. */
+export async function statusOf (call: Promise<unknown>): Promise<number | string> {
+  return await call.then(() => 200, (err: unknown) => err instanceof ServerFunctionError ? err.status : String(err))
 }

@@ -17,7 +17,7 @@ export interface AuthInfo {
 }
 
 /** The spec's development fallback identity. */
-export const FALLBACK_ADMIN = { email: 'dev@localhost', name: 'Development Admin', role: 'admin' } as const
+const FALLBACK_ADMIN = { email: 'dev@localhost', name: 'Development Admin', role: 'admin' } as const
 
 export function authInfoFunctions (options: { devFallback: boolean, registry: Pick<FunctionRegistry, 'modulesFor' | 'functionsFor'> }): ServerFunction[] {
   const { registry } = options

@@ -1,8 +1,8 @@
 // Okapi BM25 ranking over passages, in memory: k1 = 1.2, b = 0.75, and the non-negative idf
 // ln(1 + (N − n + 0.5) / (n + 0.5)). Text is lower-cased, split on anything but letters and digits,
 // and common English stop words are dropped.
-export const K1 = 1.2
-export const B = 0.75
+const K1 = 1.2
+const B = 0.75
 
 const STOP_WORDS = new Set(('a an and are as at be but by for from has have he her his how i in is it its of on or our she ' +
   'that the their them they this to was we were what when where which who why will with you your').split(' '))

@@ -15,7 +15,7 @@ export interface FeedbackRecord {
 
 export type FeedbackDb = Database<FeedbackRecord, string[]>
 
-export const FeedbackArgs = Type.Object({
+const FeedbackArgs = Type.Object({
   module_id: Type.String({ minLength: 1, maxLength: 64 }),
   resource_id: Type.String({ minLength: 1, maxLength: 256 }),
   is_positive: Type.Boolean(),

@@ -2,7 +2,7 @@
 // skills: share of the task's skills the volunteer has (1 when the task names none); availability:
 // share of the task's time slots the volunteer is free in (1 when none); distance: 1 − d / max_km,
 // at least 0, with d the great-circle distance in km (haversine, Earth radius 6371 km).
-export const WEIGHTS = { skills: 0.5, availability: 0.3, distance: 0.2 } as const
+const WEIGHTS = { skills: 0.5, availability: 0.3, distance: 0.2 } as const
 const EARTH_RADIUS_KM = 6371
 
 export interface Place { lat: number, lon: number }

@@ -8,11 +8,8 @@ import { callServerFunction, ServerFunctionError } from '../../../plugins/campai
 import { Bm25Index, tokenize } from '../../../plugins/campaign/modules/bm25.js'
 import { MAX_PASSAGE_WORDS, splitPassages } from '../../../plugins/campaign/modules/knowledge-base.js'
 import { distanceKm, volunteerScore } from '../../../plugins/campaign/modules/volunteer-score.js'
-import { scriptedLogin } from '../../support/campaign.js'
+import { scriptedLogin, statusOf } from '../../support/campaign.js'
 import { testKernel } from '../../support/kernel.js'
-
-const statusOf = async (call: Promise<unknown>): Promise<number> =>
-  await call.then(() => 200, (err: unknown) => err instanceof ServerFunctionError ? err.status : 0)
 
 t.test('BM25: scores by the documented formula, ranks, drops stop words, replaces re-added entries', async t => {
   const index = new Bm25Index()

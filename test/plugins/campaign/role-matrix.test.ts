@@ -2,9 +2,9 @@
 // answer 200, the others 403; without a session every function but check-auth answers 401.
 import t from 'tap'
 import campaign from '../../../plugins/campaign/index.js'
-import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
+import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { ROLES, type Role } from '../../../plugins/campaign/roles.js'
-import { scriptedLogin } from '../../support/campaign.js'
+import { scriptedLogin, statusOf } from '../../support/campaign.js'
 import { testKernel } from '../../support/kernel.js'
 
 const ALL: readonly Role[] = ROLES
@@ -61,10 +61,10 @@ t.test('role × server function', async t => {
 
   for (const [name, allowed] of Object.entries(EXPECTED)) {
     for (const role of ROLES) {
-      const outcome = await call(name, args[name], role).then(() => 200, (err: unknown) => err instanceof ServerFunctionError ? err.status : String(err))
+      const outcome = await statusOf(call(name, args[name], role))
       t.equal(outcome, allowed.includes(role) ? 200 : 403, `${role} → ${name}`)
     }
-    const anonymous = await call(name, args[name]).then(() => 200, (err: unknown) => err instanceof ServerFunctionError ? err.status : String(err))
+    const anonymous = await statusOf(call(name, args[name]))
     t.equal(anonymous, name === 'check-auth' ? 200 : 401, `no session → ${name}`)
   }
 
