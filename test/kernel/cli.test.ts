@@ -7,14 +7,7 @@ import { join } from 'node:path'
 import { exited, runCli, spawnCli } from '../support/cli.js'
 import { pollUntil } from '../support/poll.js'
 import { tempDir } from '../support/tmp.js'
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
+import { freePort } from '../support/net.js'
 
 /** A working directory whose cluster.toml runs the kernel alone, its control listener on loopback `port`. */
 function workdir (t: Test, port: number, serverKeys = 'plugins = []\n'): string {

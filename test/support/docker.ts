@@ -4,13 +4,13 @@ import Docker from 'dockerode'
 import type { Container, ContainerCreateOptions } from 'dockerode'
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
 import { isRunning, runFile, startDaemon, useRunDaemon } from './daemon.js'
 import { withLock } from './lock.js'
 import { tempDir } from './tmp.js'
+import { freePort } from './net.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
@@ -178,15 +178,6 @@ export async function publishedPort (container: Container, containerPort: string
   const binding = bindings.find(b => b.HostIp === '127.0.0.1')
   if (binding === undefined) throw new Error(`${containerPort} is not published on 127.0.0.1`)
   return Number(binding.HostPort)
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise(resolve => server.close(resolve))
-  if (address === null || typeof address === 'string') throw new Error('no TCP address')
-  return address.port
 }
 
 export interface Registry {

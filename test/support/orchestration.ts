@@ -5,7 +5,6 @@ import type { ContainerInfo } from 'dockerode'
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
 import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
@@ -13,6 +12,7 @@ import { exited, spawnCli } from './cli.js'
 import { loopbackListeners } from './kernel.js'
 import { pollUntil } from './poll.js'
 import { tempDir } from './tmp.js'
+import { freePort } from './net.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
@@ -71,15 +71,6 @@ export async function tokenFor (kernel: Kernel, role: 'viewer' | 'deployer' | 'a
   const answer = await api<{ token: string }>(kernel, 'POST', '/api/v1/tokens', { token: adminToken(kernel), body: { name: `test-${role}`, role } })
   if (answer.status !== 201) throw new Error(`creating a ${role} token: ${answer.status} ${answer.text}`)
   return answer.body.token
-}
-
-/** A TCP port free on 127.0.0.1 at the time of asking. */
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise(resolve => server.close(resolve))
-  return port
 }
 
 export interface ServerDir {

@@ -1,12 +1,12 @@
 // The login against the embedded development IDP (oidc-provider on loopback): /auth with PKCE and state,
 // the callback, sessions and their cookie, the middleware, logout, and every way a login must fail cleanly.
 import t, { type Test } from 'tap'
-import { createServer } from 'node:net'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { startDevIdp } from '../../../plugins/campaign/dev-idp/provider.js'
 import { CookieJar, followRedirects, scriptedLogin, scriptedLogout, send } from '../../support/campaign.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
+import { freePort } from '../../support/net.js'
 
 async function campaignKernel (t: Test, config: Record<string, unknown> = {}, logger = capturedLogger()): Promise<{ app: URL, users: Record<string, { username: string, password: string }>, logs: () => string }> {
   const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: config }, logger: logger.logger })
@@ -16,14 +16,6 @@ async function campaignKernel (t: Test, config: Record<string, unknown> = {}, lo
 
 async function checkAuth (app: URL, cookie: string): Promise<{ authenticated: boolean, role: string, email: string, modules: string[] }> {
   return await callServerFunction('check-auth', {}, { baseUrl: app, headers: { cookie } })
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await new Promise(resolve => server.once('listening', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
 }
 
 const cookieLine = (response: Response): string => response.headers.getSetCookie().find(c => c.startsWith('campaign_session=')) ?? ''

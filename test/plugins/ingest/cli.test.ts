@@ -2,7 +2,6 @@
 // hash-password, and the one-line failures.
 import t from 'tap'
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
@@ -12,14 +11,7 @@ import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
+import { freePort } from '../../support/net.js'
 
 t.test('serve, then report, faults and metrics through the API', async t => {
   const dir = tempDir(t)

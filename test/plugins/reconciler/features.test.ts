@@ -13,9 +13,8 @@ import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import { requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine, httpdImage } from '../../support/docker.js'
 import { capturedLogger } from '../../support/kernel.js'
-import {
-  adminToken, api, freePort, instanceContainers, reconcilerSection, removeInstanceAtEnd, startKernel, testInstance, writeServices
-} from '../../support/orchestration.js'
+import { adminToken, api, instanceContainers, reconcilerSection, removeInstanceAtEnd, startKernel, testInstance, writeServices } from '../../support/orchestration.js'
+import { freePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
