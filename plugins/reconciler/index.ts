@@ -4,6 +4,7 @@
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import { definePlugin, Type } from '../../kernel/index.js'
+import { clusterInfo } from './cluster-info.js'
 import { reconcilerCommands } from './commands.js'
 import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
@@ -97,22 +98,12 @@ export default definePlugin({
       }
     })
 
-    const clusterInfo = async (): Promise<unknown> => {
-      const node: Record<string, unknown> = {
-        id: await state.nodeId(), name: nodeName, role: 'leader', address: ctx.address('control').href.replace(/\/$/, ''),
-        services: state.services().length
-      }
-      try {
-        node.runtime = await docker.info()
-        node.status = 'ready'
-      } catch (err) {
-        node.status = 'engine-unavailable'
-        node.error = err instanceof Error ? err.message : String(err)
-      }
-      return { cluster: { instance: config.instance }, nodes: [node] }
-    }
-
-    ctx.http('control', reconcilerRoutes({ reconciler, tokens: ctx.use('tokens'), defaultTail: config.logs_tail, clusterInfo }), { prefix: '/api/v1' })
+    ctx.http('control', reconcilerRoutes({
+      reconciler,
+      tokens: ctx.use('tokens'),
+      defaultTail: config.logs_tail,
+      clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, runtime: docker })
+    }), { prefix: '/api/v1' })
     ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
     const service: ReconcilerService = { reconciler, liveness, refreshLiveness }
     return service

@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { BadRequest } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
+import type { ClusterInfo } from './cluster-info.js'
 import type { Reconciler } from './reconciler.js'
 
 /** Most lines a logs request may ask for. */
@@ -13,8 +14,8 @@ export interface RouteDeps {
   tokens: TokenService
   /** Lines of logs when `tail` is not given. */
   defaultTail: number
-  /** This node's record for GET /cluster/info. */
-  clusterInfo(): Promise<unknown>
+  /** The answer of GET /cluster/info. */
+  clusterInfo(): Promise<ClusterInfo>
 }
 
 interface NameParams { Params: { name: string } }

@@ -2,6 +2,7 @@
 // validation errors naming file, service and field, and an engine that is down giving per-service
 // errors (never a crash). The socket points where no engine listens: a real fault, produced on purpose.
 import t, { type Test } from 'tap'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import reconciler from '../../../plugins/reconciler/index.js'
 import secrets from '../../../plugins/secrets/index.js'
@@ -85,13 +86,16 @@ t.test('with the engine down: per-service errors, 503 where nothing can be answe
   t.same([deployed.status, deployed.body], [200, {
     deployed: [], changed: [], removed: [], errors: [{ service: 'web', project: 'shop', error: down }, { service: 'db', project: 'shop', error: down }]
   }])
-  const viaBody = await api(kernel, 'POST', '/api/v1/deploy', { token, body: { services: [{ name: 'api', project: 'p', image: 'z:1' }] } })
-  t.same(viaBody.body, { deployed: [], changed: [], removed: [], errors: [{ service: 'api', project: 'p', error: down }] })
+  const viaBody = await api(kernel, 'POST', '/api/v1/deploy', { token, body: { services: [{ name: 'api', project: 'p', image: 'z:1' }, { name: 'far', project: 'p', image: 'z:1', placement: { node: 'elsewhere' } }] } })
+  t.same(viaBody.body, { deployed: [], changed: [], removed: [], errors: [
+    { service: 'far', project: 'p', error: `placed on node "elsewhere", but this node is "${hostname()}"` },
+    { service: 'api', project: 'p', error: down }
+  ] }, 'a service placed on another node fails with that reason')
   t.same((await api(kernel, 'GET', '/api/v1/status', { token })).body, { error: down })
   t.equal((await api(kernel, 'GET', '/api/v1/status', { token })).status, 503)
   t.equal((await api(kernel, 'POST', '/api/v1/stop', { token })).status, 503)
   const info = await api<{ nodes: Array<Record<string, unknown>> }>(kernel, 'GET', '/api/v1/cluster/info', { token })
-  t.match(info.body, { cluster: { instance: /^test-/ }, nodes: [{ id: /^[0-9a-f]{16}$/, role: 'leader', status: 'engine-unavailable', error: down, services: 3 }] })
+  t.match(info.body, { cluster: { instance: /^test-/ }, nodes: [{ id: /^[0-9a-f]{16}$/, name: hostname(), role: 'leader', status: 'engine-unavailable', error: down, services: 4 }] })
   t.equal((await api(kernel, 'GET', '/api/v1/health')).status, 200, 'the server is healthy')
   t.equal((await api(kernel, 'POST', '/api/v1/services/web/scale', { token, body: { replicas: 2 } })).status, 200, 'scaling reports errors, it does not crash')
 })

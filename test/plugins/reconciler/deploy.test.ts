@@ -60,6 +60,9 @@ if (docker !== undefined) {
       [['api', project, 'running', 1, 1], ['web', project, 'running', 1, 1], ['worker', project, 'running', 2, 2]])
     t.match(status.body.services.find(s => s.name === 'web'), { image: 'berth-test/httpd:1', restarts: 0, containers: [{ name: `${project}-web-1`, state: 'running', address: `127.0.0.1:${published?.PublicPort}` }] })
 
+    const info = await api(kernel, 'GET', '/api/v1/cluster/info', { token })
+    t.match(info.body, { cluster: { instance }, nodes: [{ role: 'leader', status: 'ready', services: 3, address: kernel.url('control').href.replace(/\/$/, ''), runtime: { kind: 'docker', version: /^\d+\./, cpus: Number } }] }, 'cluster info describes this node and its engine')
+
     const noop = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
     t.same(noop.body, { deployed: ['web', 'api', 'worker'], errors: [], changed: [], removed: [] }, 'an unchanged deploy changes nothing')
 

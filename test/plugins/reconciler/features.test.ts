@@ -126,7 +126,7 @@ PASSWORD = "\${secrets.MISSING}"
   })
 
   t.test('depends_on: dependencies boot first and are waited for; a failing one holds back its dependants', async t => {
-    const { kernel, cwd, instance, project, token } = await setup(t, docker, { health_timeout_secs: 3 })
+    const { kernel, cwd, instance, project, token } = await setup(t, docker, { health_timeout_secs: 8 })
     const httpd = (name: string, health: string, dependsOn: string[]): string =>
       `[[service]]\nname = "${name}"\nimage = "berth-test/httpd:1"\nport = 8080\nhealth = "${health}"\ndepends_on = ${JSON.stringify(dependsOn)}\n`
     writeServices(cwd, {
@@ -137,7 +137,7 @@ PASSWORD = "\${secrets.MISSING}"
     t.same(result.body.deployed, ['c', 'b', 'a'])
     t.same(result.body.errors, [
       { service: 'z', project: `${project}x`, error: result.body.errors[0]?.error },
-      { service: 'x', project: `${project}x`, error: 'health check /missing did not pass within 3 s' },
+      { service: 'x', project: `${project}x`, error: 'health check /missing did not pass within 8 s' },
       { service: 'y', project: `${project}x`, error: 'not started: it depends on "x", which failed' }
     ])
     t.match(result.body.errors[0]?.error, /^pulling 127\.0\.0\.1:1\/none:1: /, 'a missing image is an error of its service')

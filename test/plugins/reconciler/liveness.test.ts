@@ -26,7 +26,7 @@ if (docker !== undefined) {
     const project = `p${instance.slice(-6)}`
     const probed = (name: string, path: string, delay: number): string =>
       `[[service]]\nname = "${name}"\nimage = "berth-test/httpd:1"\nport = 8080\n[service.liveness]\npath = "${path}"\n` +
-      `interval_secs = 1\ntimeout_secs = 1\nfailure_threshold = 2\ninitial_delay_secs = ${delay}\n`
+      `interval_secs = 1\ntimeout_secs = 3\nfailure_threshold = 2\ninitial_delay_secs = ${delay}\n`
     writeServices(cwd, { [project]: probed('flaky', '/missing', 0) + probed('healthy', '/', 0) + probed('slow', '/missing', 60) })
     t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
     const startedAt = async (): Promise<string> => (await docker.getContainer(`${project}-flaky-1`).inspect()).State.StartedAt

@@ -1,0 +1,38 @@
+// The answer of GET /api/v1/cluster/info on a single node: the cluster's instance name and this
+// node's record (id, name, role, address, engine state, services).
+import type { Runtime, RuntimeInfo } from './runtime.js'
+import type { ReconcilerState } from './state.js'
+
+export interface NodeRecord {
+  id: string
+  name: string
+  role: 'leader'
+  address: string
+  status: 'ready' | 'engine-unavailable'
+  services: number
+  runtime?: RuntimeInfo
+  error?: string
+}
+
+export interface ClusterInfo {
+  cluster: { instance: string }
+  nodes: NodeRecord[]
+}
+
+export async function clusterInfo (state: ReconcilerState, node: { name: string, address: URL, instance: string, runtime: Runtime }): Promise<ClusterInfo> {
+  const record: NodeRecord = {
+    id: await state.nodeId(),
+    name: node.name,
+    role: 'leader',
+    address: node.address.href.replace(/\/$/, ''),
+    status: 'ready',
+    services: state.services().length
+  }
+  try {
+    record.runtime = await node.runtime.info()
+  } catch (err) {
+    record.status = 'engine-unavailable'
+    record.error = err instanceof Error ? err.message : String(err)
+  }
+  return { cluster: { instance: node.instance }, nodes: [record] }
+}
