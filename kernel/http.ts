@@ -1,7 +1,6 @@
 // Named listeners: one fastify instance per listener with the shared error format {"error": "..."},
 // a body-size limit, request counting, and clear errors when a port cannot be bound.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
-import type { Counter } from 'prom-client'
 import type { Logger } from 'pino'
 import { BerthError, StartupError, messageOf } from './errors.js'
 import type { ListenerName, RouteOptions } from './plugin.js'
@@ -18,8 +17,10 @@ export class Listener {
   readonly #config: ListenerConfig
   #mounted = false
   #url: URL | undefined
+  /** Responses sent, by status code; read when metrics are collected (cheaper than a labelled counter per request). */
+  readonly responses = new Map<number, number>()
 
-  constructor (name: ListenerName, config: ListenerConfig, log: Logger, requests: Counter<'listener' | 'status'>) {
+  constructor (name: ListenerName, config: ListenerConfig, log: Logger) {
     this.name = name
     this.#config = config
     this.app = Fastify({
@@ -31,14 +32,8 @@ export class Listener {
       forceCloseConnections: true,
       return503OnClosing: true
     })
-    const byStatus = new Map<number, { inc: () => void }>()
     this.app.addHook('onResponse', (_request, reply, done) => {
-      let counter = byStatus.get(reply.statusCode)
-      if (counter === undefined) {
-        counter = requests.labels(name, String(reply.statusCode))
-        byStatus.set(reply.statusCode, counter)
-      }
-      counter.inc()
+      this.responses.set(reply.statusCode, (this.responses.get(reply.statusCode) ?? 0) + 1)
       done()
     })
     this.app.setErrorHandler(errorReply)

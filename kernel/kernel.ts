@@ -92,6 +92,23 @@ export class Kernel {
     const failures = this.metrics.counter({ name: 'berth_schedule_failures_total', help: 'Scheduled job runs that failed.', labelNames: ['job'] })
     this.#scheduler = new Scheduler(log, job => { failures.labels(job).inc() })
     this.#pluginUp = this.metrics.gauge({ name: 'berth_plugin_up', help: '1 when the plugin is running.', labelNames: ['plugin'] })
+    const listeners = this.#listeners
+    const reported = new Map<string, number>()
+    this.metrics.counter({
+      name: 'berth_http_requests_total',
+      help: 'HTTP responses sent, by listener and status code.',
+      labelNames: ['listener', 'status'],
+      collect () {
+        for (const listener of listeners.values()) {
+          for (const [status, count] of listener.responses) {
+            const key = `${listener.name} ${status}`
+            const delta = count - (reported.get(key) ?? 0)
+            if (delta > 0) this.labels(listener.name, String(status)).inc(delta)
+            reported.set(key, count)
+          }
+        }
+      }
+    })
   }
 
   get state (): KernelState {
@@ -172,11 +189,8 @@ export class Kernel {
   }
 
   #createListeners (): void {
-    const requests = this.metrics.counter({
-      name: 'berth_http_requests_total', help: 'HTTP responses sent, by listener and status code.', labelNames: ['listener', 'status']
-    })
     for (const name of LISTENER_NAMES) {
-      this.#listeners.set(name, new Listener(name, this.config.server.listeners[name], this.log, requests))
+      this.#listeners.set(name, new Listener(name, this.config.server.listeners[name], this.log))
     }
     ;(this.#listeners.get('control') as Listener).mount('kernel', this.#kernelRoutes)
   }
