@@ -3,16 +3,18 @@
 // Run: npm run build && node dist/bench/kernel.js   (BENCH_RUNS, BENCH_SECONDS bound the work)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { envInt, markdownTable, median } from './stats.js'
+import { freePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 5)
 const SECONDS = envInt('BENCH_SECONDS', 5)
-const CONNECTIONS = 10
+const CONNECTIONS = 20
+/** Requests in flight per connection: enough that the server, not the load generator, is the limit. */
+const PIPELINING = 4
 const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
 const BARE = fileURLToPath(new URL('./fixtures/bare-fastify.js', import.meta.url))
 
@@ -20,14 +22,6 @@ interface Target {
   name: string
   /** Start the server on `port`; resolves once it answers, with the milliseconds that took. */
   start(port: number): Promise<{ child: ChildProcess, ms: number }>
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
 }
 
 async function startAndWait (args: string[], cwd: string, port: number): Promise<{ child: ChildProcess, ms: number }> {
@@ -57,7 +51,8 @@ function kernelTarget (workdir: string): Target {
   return {
     name: 'berth kernel (control listener)',
     start: async port => {
-      writeFileSync(join(workdir, 'cluster.toml'), `[server]\nlog_level = "warn"\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
+      // The kernel alone: plugins have their own benchmarks.
+      writeFileSync(join(workdir, 'cluster.toml'), `[server]\nlog_level = "warn"\nplugins = []\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
       return await startAndWait([CLI, 'server'], workdir, port)
     }
   }
@@ -66,7 +61,7 @@ function kernelTarget (workdir: string): Target {
 const bareTarget: Target = { name: 'bare fastify', start: async port => await startAndWait([BARE, String(port)], tmpdir(), port) }
 
 async function throughput (port: number): Promise<number> {
-  const result = await autocannon({ url: `http://127.0.0.1:${port}/api/v1/health`, connections: CONNECTIONS, duration: SECONDS })
+  const result = await autocannon({ url: `http://127.0.0.1:${port}/api/v1/health`, connections: CONNECTIONS, pipelining: PIPELINING, duration: SECONDS })
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`load run had ${result.errors} errors and ${result.non2xx} non-2xx answers`)
   return result.requests.average
 }
@@ -83,7 +78,7 @@ async function main (): Promise<void> {
         const { child, ms } = await target.start(port)
         try {
           starts.get(target.name)?.push(ms)
-          await autocannon({ url: `http://127.0.0.1:${port}/api/v1/health`, connections: CONNECTIONS, duration: 1 })
+          await autocannon({ url: `http://127.0.0.1:${port}/api/v1/health`, connections: CONNECTIONS, pipelining: PIPELINING, duration: 1 })
           rates.get(target.name)?.push(await throughput(port))
         } finally {
           await stop(child)
@@ -98,7 +93,7 @@ async function main (): Promise<void> {
     const m = i === 0 ? kernel : bare
     return [t.name, m.start.toFixed(0), m.rate.toFixed(0)]
   })
-  console.log(`Median of ${RUNS} runs; ${CONNECTIONS} connections, ${SECONDS} s per load run, GET /api/v1/health on 127.0.0.1.\n`)
+  console.log(`Median of ${RUNS} runs; ${CONNECTIONS} connections × ${PIPELINING} pipelined, ${SECONDS} s per load run, GET /api/v1/health on 127.0.0.1.\n`)
   console.log(markdownTable(['server', 'cold start to first answer (ms)', 'requests/s'], rows))
   console.log(`\nkernel cost over bare fastify: ${((1 - kernel.rate / bare.rate) * 100).toFixed(1)}% throughput, +${(kernel.start - bare.start).toFixed(0)} ms start`)
 }

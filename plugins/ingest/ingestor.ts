@@ -1,6 +1,6 @@
 // One request body → per-frame results. Frames are indexed by the WASM parser, fragments reassembled,
 // chunks decoded and applied in ONE LMDB transaction; the caller acknowledges after it commits.
-import { codecs } from '../../wasm/index.js'
+import { codecs, FrameFlag } from '../../wasm/index.js'
 import { applyChunk, type TelemetryEvent } from './apply.js'
 import { seenKey, type Device, type TelemetryStore } from './store.js'
 import { decodeChunk } from './wire/decoder.js'
@@ -74,6 +74,15 @@ export class Ingestor {
           result.status = 'duplicate'
           continue
         }
+        const device = devices.get(record.deviceId) ?? this.#store.devices.get(record.deviceId)
+        if (device === undefined && !this.#options.autoRegister) {
+          result.reason = `unknown device ${record.deviceId}: register it first`
+          continue
+        }
+        if (device?.encrypted === true && (record.flags & FrameFlag.Encrypted) === 0) {
+          result.reason = `device ${record.deviceId} is registered for encrypted chunks; an unencrypted one is refused`
+          continue
+        }
         let bytes = index.payload(record)
         if (record.fragmentCount > 0) {
           const outcome = this.#reassembler.add(key, record, bytes, now)
@@ -83,11 +92,6 @@ export class Ingestor {
             continue
           }
           bytes = outcome.bytes
-        }
-        const device = devices.get(record.deviceId) ?? this.#store.devices.get(record.deviceId)
-        if (device === undefined && !this.#options.autoRegister) {
-          result.reason = `unknown device ${record.deviceId}: register it first`
-          continue
         }
         const identity = { type: record.type, flags: record.flags, device: Buffer.from(record.deviceId, 'hex'), sequence: record.sequence }
         const decoded = decodeChunk(identity, bytes, this.#store.keys.get(record.deviceId))

@@ -1,6 +1,6 @@
 // AES-128-CCM parameters of the chunk format: the nonce (device id, sequence), the chunk header used as
 // associated data, and the implementation chosen by size (WASM for small payloads, OpenSSL above).
-import { codecs, nodeCcm, FRAME_HEADER_SIZE, type CcmOpenResult } from '../../../wasm/index.js'
+import { codecs, nodeCcm, FRAME_HEADER_SIZE, FRAME_MAX_PAYLOAD, type CcmOpenResult } from '../../../wasm/index.js'
 
 /** Up to this many bytes the WASM CCM is at least as fast as Node's OpenSSL (docs/benchmarks.md). */
 export const WASM_CCM_MAX_BYTES = 512
@@ -39,6 +39,7 @@ export function openChunk (key: Uint8Array, chunk: ChunkIdentity, sealed: Uint8A
 }
 
 export function sealChunk (key: Uint8Array, chunk: ChunkIdentity, plaintext: Uint8Array): Uint8Array {
+  if (plaintext.length + 8 > FRAME_MAX_PAYLOAD) throw new RangeError(`a sealed chunk carries at most ${FRAME_MAX_PAYLOAD - 8} bytes of plaintext, got ${plaintext.length}`)
   const ccm = plaintext.length <= WASM_CCM_MAX_BYTES ? codecs : nodeCcm
   return ccm.ccmSeal(key, chunkNonce(chunk), chunkAad(chunk, plaintext.length + 8), plaintext)
 }

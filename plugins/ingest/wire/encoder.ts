@@ -1,6 +1,6 @@
 // The device side of the wire format, in TypeScript: serialize → RLE → AES-CCM → fragment → frames.
 // Used by the device simulator, the benchmarks, the tests, and to make the golden vectors.
-import { codecs, encodeFrame, FrameFlag } from '../../../wasm/index.js'
+import { codecs, encodeFrame, FrameFlag, FRAME_MAX_PAYLOAD } from '../../../wasm/index.js'
 import { sealChunk } from './crypto.js'
 import { encodePayload, typeCode, type ChunkPayload } from './payloads.js'
 
@@ -29,6 +29,7 @@ export function encodeChunk (spec: ChunkSpec): Uint8Array {
   let bytes = encodePayload(spec.payload.type, spec.payload.record, spec.cbor === true)
   if (spec.compress === true) bytes = codecs.rleEncode(bytes)
   if (spec.key !== undefined) bytes = sealChunk(spec.key, { type, flags, device, sequence: spec.sequence }, bytes)
+  if (bytes.length > FRAME_MAX_PAYLOAD) throw new RangeError(`a chunk carries at most ${FRAME_MAX_PAYLOAD} bytes (tag included), this one ${bytes.length}`)
   const mtu = spec.mtu ?? 65535
   const common = { type, flags, deviceId: device, sequence: spec.sequence }
   if (bytes.length <= mtu) return encodeFrame({ ...common, payload: bytes })

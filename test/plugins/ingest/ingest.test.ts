@@ -64,6 +64,13 @@ t.test('a bad frame gets a reason and does not affect the others', async t => {
   t.same([json.accepted, json.rejected], [2, 6])
 })
 
+t.test('the encoder refuses chunks the format cannot carry', async t => {
+  const huge = { type: 'Trace' as const, record: { uptime_ms: 1, dropped: 0, data: Buffer.alloc(70_000, 7) } }
+  t.throws(() => encodeChunk({ device: DEVICE, sequence: 1, payload: huge }), { name: 'RangeError', message: /at most 65535 bytes/ })
+  const nearLimit = { type: 'Trace' as const, record: { uptime_ms: 1, dropped: 0, data: Buffer.alloc(65_525, 7) } }
+  t.throws(() => encodeChunk({ device: DEVICE, sequence: 1, payload: nearLimit, key: Buffer.alloc(16) }), { message: /at most 65527 bytes of plaintext/ })
+})
+
 t.test('request-level refusals', async t => {
   const server = await telemetryServer(t, { max_body_bytes: 4096 })
   const chunk = encodeChunk({ device: DEVICE, sequence: 1, payload: SAMPLES[5] })
@@ -82,6 +89,8 @@ t.test('unknown devices: auto-registered by default, refused when that is off un
   const chunk = encodeChunk({ device: DEVICE, sequence: 1, payload: SAMPLES[5] })
   const refused = await server.ingest(chunk)
   t.same(refused.json.frames[0], { index: 0, offset: 0, status: 'rejected', device: DEVICE, sequence: 1, type: 'Heartbeat', reason: `unknown device ${DEVICE}: register it first` })
+  const fragment = Buffer.from(encodeChunk({ device: DEVICE, sequence: 2, payload: SAMPLES[4], mtu: 16 })).subarray(0, 42)
+  t.equal((await server.ingest(fragment)).json.frames[0].reason, `unknown device ${DEVICE}: register it first`, 'fragments of unknown devices are not buffered')
   const registered = await server.api('POST', '/devices/register', 'provisioner', { id: DEVICE, name: 'lab unit' })
   t.equal(registered.status, 201)
   t.equal((await server.ingest(chunk)).json.accepted, 1)
@@ -108,6 +117,8 @@ t.test('encrypted chunks open with the key issued at registration; a wrong key o
   altered[30] ^= 0x01
   const fixedCrc = encodeFrame({ type: altered[3], flags: altered[4], deviceId: DEVICE, sequence: 5, payload: altered.subarray(22, altered.length - 4) })
   t.equal((await server.ingest(fixedCrc)).json.frames[0].reason, 'authentication failed: wrong key or altered chunk')
+  const plaintext = await server.ingest(encodeChunk({ device: DEVICE, sequence: 6, payload: SAMPLES[5] }))
+  t.equal(plaintext.json.frames[0].reason, `device ${DEVICE} is registered for encrypted chunks; an unencrypted one is refused`)
   const stranger = encodeChunk({ device: 'ffffffffffffffff', sequence: 1, payload: SAMPLES[5], key: Buffer.from(key, 'hex') })
   t.equal((await server.ingest(stranger)).json.frames[0].reason, 'encrypted chunk from a device without a registered key')
 })
