@@ -196,13 +196,17 @@ export class Kernel {
   }
 
   readonly #kernelRoutes: FastifyPluginAsync = async (app) => {
+    // Handlers return their payload rather than awaiting reply.send(): a reply is thenable, and awaiting
+    // it waits for the response to finish, which costs listeners on every request.
     app.get('/api/v1/health', async (_request, reply) => {
       const report = this.health()
-      return await reply.code(report.status === 'ok' ? 200 : 503).send(report)
+      reply.code(report.status === 'ok' ? 200 : 503)
+      return report
     })
     app.get('/metrics', async (_request, reply) => {
       const { contentType, body } = await this.metrics.expose()
-      return await reply.type(contentType).send(body)
+      reply.type(contentType)
+      return body
     })
   }
 
