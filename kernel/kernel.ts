@@ -77,6 +77,7 @@ export class Kernel {
   #state: KernelState = 'created'
   #startedAt = 0
   #stopping: Promise<void> | undefined
+  #healthCache: HealthReport | undefined
   readonly #slots: PluginSlot[]
   readonly #scheduler: Scheduler
   readonly #listeners = new Map<ListenerName, Listener>()
@@ -123,7 +124,7 @@ export class Kernel {
   /** Set up every plugin, open the listeners, start every plugin, then the scheduler. */
   async start (): Promise<void> {
     if (this.#state !== 'created') throw new StartupError(`kernel cannot start from state "${this.#state}"`)
-    this.#state = 'starting'
+    this.#setKernelState('starting')
     this.#startedAt = Date.now()
     try {
       this.#store = Store.open(this.config.stateDir)
@@ -141,10 +142,10 @@ export class Kernel {
         this.#setState(slot, 'running')
       }
       this.#scheduler.start()
-      this.#state = 'running'
+      this.#setKernelState('running')
       this.events.emit('kernel.started', { listeners: urls })
     } catch (err) {
-      this.#state = 'failed'
+      this.#setKernelState('failed')
       await this.#shutdown()
       throw err instanceof StartupError || err instanceof PluginLoadError ? err : new StartupError(messageOf(err), { cause: err })
     }
@@ -153,14 +154,14 @@ export class Kernel {
   /** Stop everything in reverse order. Safe to call any number of times, from any state. */
   async stop (): Promise<void> {
     if (this.#state === 'created') {
-      this.#state = 'stopped'
+      this.#setKernelState('stopped')
       return
     }
     this.#stopping ??= (async () => {
       if (this.#state === 'running') this.events.emit('kernel.stopping', {})
-      this.#state = 'stopping'
+      this.#setKernelState('stopping')
       await this.#shutdown()
-      this.#state = 'stopped'
+      this.#setKernelState('stopped')
     })()
     await this.#stopping
   }
@@ -179,13 +180,22 @@ export class Kernel {
     return slot.service as Services[K]
   }
 
+  /** The health report; rebuilt only when a state or the uptime second changed (it is polled often). */
   health (): HealthReport {
+    const uptime = Math.round((Date.now() - this.#startedAt) / 1000)
+    if (this.#healthCache?.uptime_seconds === uptime) return this.#healthCache
     const plugins: HealthReport['plugins'] = {}
     for (const slot of this.#slots) plugins[slot.plugin.name] = { version: slot.plugin.version, state: slot.state }
     const status = this.#state === 'running'
       ? (this.#slots.every(s => s.state === 'running') ? 'ok' : 'degraded')
       : this.#state === 'starting' || this.#state === 'created' ? 'starting' : 'stopping'
-    return { status, version: VERSION, uptime_seconds: Math.round((Date.now() - this.#startedAt) / 1000), plugins }
+    this.#healthCache = { status, version: VERSION, uptime_seconds: uptime, plugins }
+    return this.#healthCache
+  }
+
+  #setKernelState (state: KernelState): void {
+    this.#state = state
+    this.#healthCache = undefined
   }
 
   #createListeners (): void {
@@ -266,6 +276,7 @@ export class Kernel {
 
   #setState (slot: PluginSlot, state: PluginState): void {
     slot.state = state
+    this.#healthCache = undefined
     this.#pluginUp.labels(slot.plugin.name).set(state === 'running' ? 1 : 0)
     this.events.emit('plugin.state', { plugin: slot.plugin.name, state })
   }
