@@ -13,6 +13,9 @@ import { loopbackListeners } from './kernel.js'
 import { pollUntil } from './poll.js'
 import { tempDir } from './tmp.js'
 import { freePort } from './net.js'
+import reconciler from '../../plugins/reconciler/index.js'
+import secrets from '../../plugins/secrets/index.js'
+import tokens from '../../plugins/tokens/index.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
@@ -137,6 +140,33 @@ export function removeInstanceAtEnd (t: Teardown, docker: Docker, instance: stri
     const { Volumes: volumes } = await docker.listVolumes({ filters })
     for (const v of volumes ?? []) await docker.getVolume(v.Name).remove().catch(() => undefined)
   })
+}
+
+export interface ReconcilerInstance {
+  kernel: Kernel
+  /** Working directory: write services/ here. */
+  cwd: string
+  /** The `[reconciler].instance` label of every container this kernel creates. */
+  instance: string
+  /** A project name unique to this instance. */
+  project: string
+  /** The admin token. */
+  token: string
+}
+
+/**
+ * A kernel running tokens, secrets and the reconciler on its own instance label and working directory;
+ * its containers and volumes are removed and the kernel stopped when the test ends.
+ */
+export async function reconcilerKernel (t: Teardown, docker: Docker, options: { stateDir?: string, logger?: Logger, extra?: Record<string, unknown> } = {}): Promise<ReconcilerInstance> {
+  const cwd = tempDir(t)
+  const instance = testInstance()
+  removeInstanceAtEnd(t, docker, instance)
+  const kernel = await startKernel(t, {
+    plugins: [tokens, secrets, reconciler], cwd, stateDir: options.stateDir, logger: options.logger,
+    config: { reconciler: reconcilerSection(instance, options.extra) }
+  })
+  return { kernel, cwd, instance, project: `p${instance.slice(-6)}`, token: adminToken(kernel) }
 }
 
 /** The containers labelled with `instance`, by name. */

@@ -2,15 +2,9 @@
 // replicas scale up and down, ports are published on 127.0.0.1, and the status reports it all.
 import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
-import reconciler from '../../../plugins/reconciler/index.js'
-import secrets from '../../../plugins/secrets/index.js'
-import tokens from '../../../plugins/tokens/index.js'
 import { requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
-import {
-  adminToken, api, instanceContainers, reconcilerSection, removeInstanceAtEnd, startKernel, testInstance, writeServices
-} from '../../support/orchestration.js'
-import { tempDir } from '../../support/tmp.js'
+import { api, instanceContainers, reconcilerKernel, writeServices } from '../../support/orchestration.js'
 import type { Kernel } from '../../../kernel/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
@@ -21,11 +15,8 @@ interface Setup { kernel: Kernel, cwd: string, instance: string, token: string }
 
 async function setup (t: Test, engine: Docker): Promise<Setup> {
   await Promise.all([busyboxImage(engine), httpdImage(engine)])
-  const cwd = tempDir(t)
-  const instance = testInstance()
-  removeInstanceAtEnd(t, engine, instance)
-  const kernel = await startKernel(t, { plugins: [tokens, secrets, reconciler], cwd, config: { reconciler: reconcilerSection(instance) } })
-  return { kernel, cwd, instance, token: adminToken(kernel) }
+  const { kernel, cwd, instance, token } = await reconcilerKernel(t, engine)
+  return { kernel, cwd, instance, token }
 }
 
 const sleeper = (name: string, extra = ''): string =>

@@ -5,15 +5,12 @@ import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import reconciler from '../../../plugins/reconciler/index.js'
-import secrets from '../../../plugins/secrets/index.js'
-import tokens from '../../../plugins/tokens/index.js'
 import type { Kernel } from '../../../kernel/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import { requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine, httpdImage } from '../../support/docker.js'
 import { capturedLogger } from '../../support/kernel.js'
-import { adminToken, api, instanceContainers, reconcilerSection, removeInstanceAtEnd, startKernel, testInstance, writeServices } from '../../support/orchestration.js'
+import { api, instanceContainers, reconcilerKernel, writeServices } from '../../support/orchestration.js'
 import { freePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
@@ -24,13 +21,9 @@ interface Setup { kernel: Kernel, cwd: string, stateDir: string, instance: strin
 
 async function setup (t: Test, engine: Docker, extra: Record<string, unknown> = {}): Promise<Setup> {
   await Promise.all([busyboxImage(engine), httpdImage(engine)])
-  const cwd = tempDir(t)
   const stateDir = tempDir(t)
-  const instance = testInstance()
-  removeInstanceAtEnd(t, engine, instance)
   const { logger, lines } = capturedLogger('trace')
-  const kernel = await startKernel(t, { plugins: [tokens, secrets, reconciler], cwd, stateDir, logger, config: { reconciler: reconcilerSection(instance, extra) } })
-  return { kernel, cwd, stateDir, instance, project: `p${instance.slice(-6)}`, token: adminToken(kernel), lines }
+  return { ...await reconcilerKernel(t, engine, { stateDir, logger, extra }), stateDir, lines }
 }
 
 const SECRET = 'v3ry-s3cret-7f2a'

@@ -2,28 +2,19 @@
 // failure_threshold probes and the restart is counted in status and metrics; a passing probe, and a
 // failing one still inside initial_delay_secs, restart nothing.
 import t from 'tap'
-import reconciler from '../../../plugins/reconciler/index.js'
-import secrets from '../../../plugins/secrets/index.js'
-import tokens from '../../../plugins/tokens/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
 import { requireComponent } from '../../support/component.js'
 import { dockerEngine, httpdImage } from '../../support/docker.js'
-import { adminToken, api, reconcilerSection, removeInstanceAtEnd, startKernel, testInstance, writeServices } from '../../support/orchestration.js'
+import { api, reconcilerKernel, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
-import { tempDir } from '../../support/tmp.js'
 
 const docker = await requireComponent(t, 'docker', dockerEngine)
 
 if (docker !== undefined) {
   t.test('failing probes restart the container after failure_threshold; restarts are counted', async t => {
     await httpdImage(docker)
-    const cwd = tempDir(t)
-    const instance = testInstance()
-    removeInstanceAtEnd(t, docker, instance)
-    const kernel = await startKernel(t, { plugins: [tokens, secrets, reconciler], cwd, config: { reconciler: reconcilerSection(instance) } })
-    const token = adminToken(kernel)
-    const project = `p${instance.slice(-6)}`
+    const { kernel, cwd, token, project } = await reconcilerKernel(t, docker)
     const probed = (name: string, path: string, delay: number): string =>
       `[[service]]\nname = "${name}"\nimage = "berth-test/httpd:1"\nport = 8080\n[service.liveness]\npath = "${path}"\n` +
       `interval_secs = 1\ntimeout_secs = 3\nfailure_threshold = 2\ninitial_delay_secs = ${delay}\n`

@@ -1,14 +1,10 @@
 // Pull rules against a local registry with an image pushed twice: `latest` is pulled on every deploy
 // (and a new image recreates the containers), other tags only when absent, and redeploy always pulls.
 import t from 'tap'
-import reconciler from '../../../plugins/reconciler/index.js'
-import secrets from '../../../plugins/secrets/index.js'
-import tokens from '../../../plugins/tokens/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import { requireComponent } from '../../support/component.js'
 import { BUSYBOX_IMAGE, busyboxImage, dockerEngine, pushImage, startRegistry } from '../../support/docker.js'
-import { adminToken, api, instanceContainers, reconcilerSection, removeInstanceAtEnd, removeRepositoryAtEnd, startKernel, testInstance, writeServices } from '../../support/orchestration.js'
-import { tempDir } from '../../support/tmp.js'
+import { api, instanceContainers, reconcilerKernel, removeRepositoryAtEnd, writeServices } from '../../support/orchestration.js'
 
 const docker = await requireComponent(t, 'docker', dockerEngine)
 
@@ -36,12 +32,7 @@ if (docker !== undefined) {
     }
     await untag()
 
-    const cwd = tempDir(t)
-    const instance = testInstance()
-    removeInstanceAtEnd(t, docker, instance)
-    const kernel = await startKernel(t, { plugins: [tokens, secrets, reconciler], cwd, config: { reconciler: reconcilerSection(instance) } })
-    const token = adminToken(kernel)
-    const project = `p${instance.slice(-6)}`
+    const { kernel, cwd, instance, token, project } = await reconcilerKernel(t, docker)
     const service = (name: string, tag: string): string => `[[service]]\nname = "${name}"\nimage = "${repo}:${tag}"\ncommand = ["/bin/busybox", "sleep", "3600"]\n`
     writeServices(cwd, { [project]: service('rolling', 'latest') + service('pinned', '1') })
     const imageOf = async (name: string): Promise<string | undefined> => (await instanceContainers(docker, instance)).get(`${project}-${name}-1`)?.ImageID
