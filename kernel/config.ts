@@ -28,6 +28,7 @@ function listenerSchema (port: number): TObject {
 export const ServerSection = Type.Object({
   state_dir: Type.String({ default: '.berth', description: 'State directory (LMDB, pid, logs, keys), relative to the working directory.' }),
   log_level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }),
+  access_log: Type.Boolean({ default: false, description: 'Log every HTTP request at info (off by default, as it costs throughput).' }),
   plugins: Type.Optional(Type.Array(Type.String(), { description: 'Plugins to run; absent means every plugin found.' })),
   disable: Type.Array(Type.String(), { default: [], description: 'Plugins not to run.' }),
   listeners: Type.Object(
@@ -43,6 +44,7 @@ export type ServerConfig = Static<typeof ServerSection> & {
 export const SERVER_ENV: Readonly<Record<string, string>> = {
   BERTH_STATE_DIR: 'state_dir',
   BERTH_LOG_LEVEL: 'log_level',
+  BERTH_ACCESS_LOG: 'access_log',
   BERTH_PLUGINS: 'plugins',
   BERTH_CONTROL_PORT: 'listeners.control.port',
   BERTH_TELEMETRY_PORT: 'listeners.telemetry.port',

@@ -1,6 +1,8 @@
 // Named listeners: one fastify instance per listener with the shared error format {"error": "..."},
 // a body-size limit, request counting, and clear errors when a port cannot be bound.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
+import diagnostics from 'node:diagnostics_channel'
+import type { ServerResponse } from 'node:http'
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { BerthError, StartupError, messageOf } from './errors.js'
 import type { ListenerName, RouteOptions } from './plugin.js'
@@ -11,34 +13,53 @@ export interface ListenerConfig {
   body_limit: number
 }
 
+/** What the access log records of a request and a reply: never headers, never the query string. */
+const ACCESS_LOG_SERIALIZERS = {
+  req: (request: FastifyRequest) => ({ method: request.method, path: request.url.split('?')[0], remoteAddress: request.ip }),
+  res: (reply: FastifyReply) => ({ statusCode: reply.statusCode })
+}
+
+/** Node publishes every finished response here; listeners count theirs by status without per-request hooks. */
+const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
+
 export class Listener {
   readonly name: ListenerName
   readonly app: FastifyInstance
   readonly #config: ListenerConfig
+  readonly #log: Logger
   #mounted = false
   #url: URL | undefined
   /** Responses sent, by status code; read when metrics are collected (cheaper than a labelled counter per request). */
   readonly responses = new Map<number, number>()
+  readonly #count = (message: unknown): void => {
+    const { server, response } = message as { server: unknown, response: ServerResponse }
+    if (server === this.app.server) this.responses.set(response.statusCode, (this.responses.get(response.statusCode) ?? 0) + 1)
+  }
 
-  constructor (name: ListenerName, config: ListenerConfig, log: Logger) {
+  /**
+   * With `accessLog` off, fastify runs without a logger, which spares it a child logger and two
+   * response listeners per request: `request.log` is then silent, and plugins log through `ctx.log`.
+   * With it on, every request is logged at info with its own request id.
+   */
+  constructor (name: ListenerName, config: ListenerConfig, log: Logger, options: { accessLog: boolean }) {
     this.name = name
     this.#config = config
+    this.#log = log.child({ listener: name }, { serializers: ACCESS_LOG_SERIALIZERS })
     this.app = Fastify({
-      loggerInstance: log.child({ listener: name }) as FastifyBaseLogger,
-      logController: new LogController({ disableRequestLogging: true }),
-      // Requests are not logged one by one, so a per-request child logger would only cost time.
-      childLoggerFactory: logger => logger,
+      ...(options.accessLog ? { loggerInstance: this.#log as FastifyBaseLogger } : {}),
       bodyLimit: config.body_limit,
       forceCloseConnections: true,
       return503OnClosing: true
     })
-    this.app.addHook('onResponse', (_request, reply, done) => {
-      this.responses.set(reply.statusCode, (this.responses.get(reply.statusCode) ?? 0) + 1)
-      done()
+    this.app.setErrorHandler(async (error: FastifyError, request, reply) => {
+      const { status, message } = describeHttpError(error, request)
+      if (status >= 500) this.#log.error({ err: error, reqId: request.id, method: request.method, path: request.url.split('?')[0] }, 'request failed')
+      reply.code(status)
+      return { error: message }
     })
-    this.app.setErrorHandler(errorReply)
     this.app.setNotFoundHandler(async (request, reply) => {
-      await reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}` })
+      reply.code(404)
+      return { error: `no route for ${request.method} ${request.url.split('?')[0]}` }
     })
   }
 
@@ -69,6 +90,7 @@ export class Listener {
         : code === 'EACCES' ? 'needs privileges this process lacks' : `cannot be bound: ${messageOf(err)}`
       throw new StartupError(`${this.name} listener: port ${port} on ${host} ${reason} (set [server.listeners.${this.name}].port)`)
     }
+    RESPONSE_FINISHED.subscribe(this.#count)
     const address = this.app.server.address()
     const bound = typeof address === 'object' && address !== null ? address.port : port
     const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
@@ -82,6 +104,7 @@ export class Listener {
 
   async close (): Promise<void> {
     await this.app.close()
+    RESPONSE_FINISHED.unsubscribe(this.#count)
     this.#url = undefined
   }
 }
@@ -92,12 +115,6 @@ export function describeHttpError (error: FastifyError, request?: FastifyRequest
   if (status === 500) return { status, message: 'internal server error' }
   if (status === 415 && !(error instanceof BerthError)) return { status, message: `unsupported content type: ${request?.headers['content-type'] ?? 'none'}` }
   return { status, message: clientMessage(error) }
-}
-
-async function errorReply (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const { status, message } = describeHttpError(error, request)
-  if (status >= 500) request.log.error({ err: error }, 'request failed')
-  await reply.code(status).send({ error: message })
 }
 
 function statusOf (error: FastifyError): number {

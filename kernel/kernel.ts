@@ -200,7 +200,7 @@ export class Kernel {
 
   #createListeners (): void {
     for (const name of LISTENER_NAMES) {
-      this.#listeners.set(name, new Listener(name, this.config.server.listeners[name], this.log))
+      this.#listeners.set(name, new Listener(name, this.config.server.listeners[name], this.log, { accessLog: this.config.server.access_log }))
     }
     ;(this.#listeners.get('control') as Listener).mount('kernel', this.#kernelRoutes)
   }

@@ -1,6 +1,7 @@
 // The login routes, open to everyone: GET /auth starts a login (PKCE + state) at the provider,
 // GET /auth/callback completes it and starts a session, GET /logout ends it at both ends.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { Logger } from 'pino'
 import { BerthError, messageOf } from '../../kernel/index.js'
 import { messagePage } from './html.js'
 import { localPath } from './local-path.js'
@@ -13,13 +14,14 @@ import type { SessionRecord } from './sessions.js'
 export interface AuthRoutesOptions {
   pending: PendingLogins
   auth: SessionAuth
+  log: Logger
   /** The provider client and the app's base URL, known once the plugin has started. */
   login(): { idp: IdpClient, appUrl: URL }
   /** Called after each successful login. */
   onLogin(record: SessionRecord): Promise<void>
 }
 
-export function authRoutes ({ pending, auth, login, onLogin }: AuthRoutesOptions): FastifyPluginAsync {
+export function authRoutes ({ pending, auth, log, login, onLogin }: AuthRoutesOptions): FastifyPluginAsync {
   const open = { config: { access: 'open' as const } }
   return async app => {
     app.get<{ Querystring: { redirect_url?: string } }>('/auth', open, async (request, reply) => {
@@ -45,7 +47,7 @@ export function authRoutes ({ pending, auth, login, onLogin }: AuthRoutesOptions
         record = await idp.completeLogin(new URL(request.url, appUrl), state, entry.codeVerifier)
       } catch (err) {
         if (err instanceof LoginRefused) return await page(reply, 400, 'Sign-in refused', `The identity provider refused the sign-in (${err.message}).`)
-        request.log.warn({ err: messageOf(err) }, 'sign-in failed')
+        log.warn({ err: messageOf(err) }, 'sign-in failed')
         return await page(reply, 502, 'Sign-in failed', 'The identity provider could not complete the sign-in. Please try again.')
       }
       await onLogin(record)
@@ -62,7 +64,7 @@ export function authRoutes ({ pending, auth, login, onLogin }: AuthRoutesOptions
 
     app.setErrorHandler(async (error, request, reply) => {
       const status = error instanceof BerthError ? error.statusCode : 500
-      if (status >= 500) request.log.error({ err: error }, 'login route failed')
+      if (status >= 500) log.error({ err: error, path: request.url.split('?')[0] }, 'login route failed')
       await page(reply, status, 'Sign-in unavailable', status === 503 ? 'The identity provider cannot be reached. Please try again later.' : 'Something went wrong.')
     })
   }

@@ -1,6 +1,7 @@
 // POST /api/{name}: CBOR arguments in, CBOR result out, errors as CBOR {error} with the kernel's
 // status mapping (400 bad CBOR or arguments, 401, 403, 404, 413 over the size limit, 415 not CBOR, 500).
 import type { FastifyError, FastifyPluginAsync } from 'fastify'
+import type { Logger } from 'pino'
 import { BadRequest, describeHttpError, messageOf } from '../../kernel/index.js'
 import { CBOR_TYPE, decodeCbor, encodeCbor } from './cbor.js'
 import type { FunctionRegistry } from './functions.js'
@@ -9,11 +10,12 @@ import type { SessionAuth } from './session-auth.js'
 export interface FunctionRoutesOptions {
   registry: FunctionRegistry
   auth: SessionAuth
+  log: Logger
   /** Largest request body in bytes. */
   maxRequestBytes: number
 }
 
-export function functionRoutes ({ registry, auth, maxRequestBytes }: FunctionRoutesOptions): FastifyPluginAsync {
+export function functionRoutes ({ registry, auth, log, maxRequestBytes }: FunctionRoutesOptions): FastifyPluginAsync {
   return async app => {
     app.removeAllContentTypeParsers()
     app.addContentTypeParser(CBOR_TYPE, { parseAs: 'buffer', bodyLimit: maxRequestBytes }, (_request, body, done) => {
@@ -25,7 +27,7 @@ export function functionRoutes ({ registry, auth, maxRequestBytes }: FunctionRou
     })
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
       const { status, message } = describeHttpError(error, request)
-      if (status >= 500) request.log.error({ err: error }, 'server function failed')
+      if (status >= 500) log.error({ err: error, function: (request.params as { name?: string }).name }, 'server function failed')
       await reply.code(status).type(CBOR_TYPE).send(encodeCbor({ error: message }))
     })
 

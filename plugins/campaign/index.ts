@@ -86,13 +86,14 @@ export default definePlugin({
       await app.register(authRoutes({
         pending,
         auth,
+        log: ctx.log,
         login: () => {
           if (service.login === undefined) throw new Error('the campaign plugin has not started')
           return service.login
         },
         onLogin: async record => { await recordLogin(users, record) }
       }))
-      await app.register(functionRoutes({ registry, auth, maxRequestBytes: config.max_request_bytes }))
+      await app.register(functionRoutes({ registry, auth, log: ctx.log, maxRequestBytes: config.max_request_bytes }))
       await app.register(uiRoutes())
     })
     ctx.schedule.every('sweep-sessions', SWEEP_MS, () => {

@@ -48,8 +48,9 @@ schedule = "0 */5 * * * *"
 [[backup.targets]]
 type = "local"
 path = "/var/backups"
-`, { BERTH_CONTROL_PORT: '7100', BACKUP_RETENTION_DAYS: '30', BACKUP_TAGS: 'a, b', BERTH_PLUGINS: 'backup' })
+`, { BERTH_CONTROL_PORT: '7100', BACKUP_RETENTION_DAYS: '30', BACKUP_TAGS: 'a, b', BERTH_PLUGINS: 'backup', BERTH_ACCESS_LOG: 'true' })
   t.match(config.stateDir, /\/state$/)
+  t.equal(config.server.access_log, true)
   t.equal(config.server.listeners.control.port, 7100)
   t.same(config.server.plugins, ['backup'])
   t.match(config.sections.get('backup'), { enabled: true, retention_days: 30, tags: ['a', 'b'], targets: [{ type: 'local', path: '/var/backups' }] })
@@ -67,6 +68,7 @@ t.test('refusals name the file or variable, the key path and the reason', async 
     ['[[backup.targets]]\ntype = "local"\npath = "/x"\ncolour = "red"\n', {}, /\[backup\]\.targets\[0\]\.colour: unknown key$/],
     ['[[backup.targets]]\ntype = "local"\n', {}, /\[backup\]\.targets\[0\]\.path: is required$/],
     ['[backup]\nretention_days = 0\n', {}, /\[backup\]\.retention_days: expected integer to be greater or equal to 1, got 0$/],
+    ['', { BERTH_ACCESS_LOG: 'sometimes' }, /^environment BERTH_ACCESS_LOG: \[server\]\.access_log: expected boolean, got "sometimes"$/],
     ['', { BERTH_CONTROL_PORT: 'abc' }, /^environment BERTH_CONTROL_PORT: \[server\]\.listeners\.control\.port: expected integer, got "abc"$/],
     ['[server\n', {}, /cluster\.toml: invalid TOML at line 1, column \d+: /]
   ]

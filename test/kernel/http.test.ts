@@ -42,6 +42,30 @@ t.test('errors are {"error": "..."} with the right status', async t => {
   t.same(await get('/v1/echo', { method: 'POST', headers: { 'content-type': 'application/x-nope' }, body: 'x' }), [415, { error: 'unsupported content type: application/x-nope' }])
 })
 
+t.test('access_log: off, no line per request; on, two lines with request id and path, never the query or headers', async t => {
+  for (const accessLog of [false, true]) {
+    const { logger, lines } = capturedLogger()
+    const kernel = await testKernel(t, { plugins: [demo], logger, config: { server: { access_log: accessLog } } })
+    const base = kernel.url('telemetry')
+    const forbidden = await fetch(new URL('/v1/forbidden?token=abc123', base), { headers: { authorization: 'Bearer hunter2' } })
+    t.equal(forbidden.status, 403)
+    t.equal((await fetch(new URL('/v1/crash?code=xyz789', base))).status, 500)
+    await kernel.stop()
+    const entries = lines().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>)
+    const failure = entries.find(e => e.msg === 'request failed')
+    t.match(failure, { listener: 'telemetry', method: 'GET', path: '/v1/crash', reqId: String, err: { message: /hunter2 leaked/ } }, 'a 5xx is logged either way')
+    const perRequest = entries.filter(e => e.msg === 'incoming request' || e.msg === 'request completed')
+    if (!accessLog) {
+      t.equal(perRequest.length, 0, 'off: no per-request lines')
+      continue
+    }
+    t.equal(perRequest.length, 4, 'on: two lines per request')
+    t.match(perRequest[0], { listener: 'telemetry', reqId: String, req: { method: 'GET', path: '/v1/forbidden', remoteAddress: '127.0.0.1' } })
+    t.match(perRequest[1], { reqId: perRequest[0].reqId, res: { statusCode: 403 }, responseTime: Number })
+    t.notMatch(lines(), /abc123|xyz789|Bearer|authorization/, 'neither query strings nor headers are logged')
+  }
+})
+
 t.test('health reports each plugin; metrics are exposition text with kernel and process metrics', async t => {
   const kernel = await testKernel(t, { plugins: [demo] })
   const control = kernel.url('control')
@@ -57,6 +81,7 @@ t.test('health reports each plugin; metrics are exposition text with kernel and 
   }, { what: 'the telemetry response to be counted' })
   t.match(text, /^berth_plugin_up\{plugin="demo"\} 1$/m)
   t.match(text, /^berth_http_requests_total\{listener="telemetry",status="404"\} 1$/m)
+  t.match(text, /^berth_http_requests_total\{listener="control",status="200"\} [1-9]\d*$/m, 'the health answer and earlier scrapes are counted')
   t.match(text, /^process_cpu_seconds_total \d/m)
   t.match(text, /^nodejs_heap_size_used_bytes \d/m)
 })

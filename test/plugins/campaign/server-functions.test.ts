@@ -13,10 +13,12 @@ import type { Role } from '../../../plugins/campaign/roles.js'
 import { SessionAuth } from '../../../plugins/campaign/session-auth.js'
 import { SessionCookie } from '../../../plugins/campaign/session-cookie.js'
 import { SessionStore } from '../../../plugins/campaign/sessions.js'
+import { capturedLogger } from '../../support/kernel.js'
 
 const LIMIT = 1024
 
-async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => string }> {
+async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => string, logs: () => string }> {
+  const { logger, lines } = capturedLogger()
   const registry = new FunctionRegistry()
   registry.register([
     serverFunction({ name: 'echo', module: 'test', access: ['staff', 'volunteer', 'readonly'], args: Type.Object({ text: Type.String(), times: Type.Integer({ minimum: 1, default: 1 }) }, { additionalProperties: false }), handler: ({ text, times }, { session }) => ({ text: text.repeat(times), by: session?.sub }) }),
@@ -30,12 +32,13 @@ async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => 
   const app: FastifyInstance = Fastify()
   app.register(async scope => {
     scope.addHook('onRequest', accessControl(new SessionAuth(sessions, cookie), registry))
-    await scope.register(functionRoutes({ registry, auth: new SessionAuth(sessions, cookie), maxRequestBytes: LIMIT }))
+    await scope.register(functionRoutes({ registry, auth: new SessionAuth(sessions, cookie), log: logger, maxRequestBytes: LIMIT }))
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(async () => { await app.close() })
   const address = app.server.address() as { port: number }
   return {
+    logs: lines,
     url: new URL(`http://127.0.0.1:${address.port}`),
     cookieFor: role => cookie.issue(sessions.create({ sub: `${role}-1`, email: '', name: '', role, access_token: '', refresh_token: '', id_token: '' })).split(';')[0]
   }
@@ -110,9 +113,10 @@ t.test('unauthenticated bodies are not read: 401 comes before 413 and 400', asyn
   t.equal((await post(url, 'staff-only', new Uint8Array([0xff]))).status, 401)
 })
 
-t.test('a failing handler answers 500 without its details', async t => {
-  const { url, cookieFor } = await server(t)
+t.test('a failing handler answers 500 without its details, which go to the plugin log', async t => {
+  const { url, cookieFor, logs } = await server(t)
   t.same(await post(url, 'broken', encodeCbor({}), { cookie: cookieFor('staff') }), { status: 500, type: 'application/cbor', body: { error: 'internal server error' } })
+  t.match(JSON.parse(logs()), { function: 'broken', err: { message: 'secret detail /etc/passwd' }, msg: 'server function failed' })
 })
 
 t.test('decoding gives plain data: a __proto__ key is an own property, never a prototype', async t => {
