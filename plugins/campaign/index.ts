@@ -1,24 +1,10 @@
 // campaign: the campaign operations web app on the app listener: OIDC login with PKCE, sessions in
 // memory, four roles, CBOR server functions of the modules, the web UI, and a development IDP.
 import { definePlugin } from '../../kernel/index.js'
-import { accessControl } from './access.js'
-import { authRoutes } from './auth-routes.js'
 import type { DevIdp } from './dev-idp/provider.js'
-import { functionRoutes } from './function-routes.js'
-import { FunctionRegistry } from './functions.js'
-import { adminFunctions, recordLogin, type UserRecord } from './modules/admin.js'
-import { authInfoFunctions } from './modules/auth-info.js'
-import { feedbackFunctions, type FeedbackRecord } from './modules/feedback.js'
-import { Fundraising, fundraisingFunctions, type Donation, type Donor } from './modules/fundraising.js'
-import { KnowledgeBase, knowledgeBaseFunctions, type KbDocument } from './modules/knowledge-base.js'
-import { volunteerFunctions, type Volunteer } from './modules/volunteers.js'
-import { IdpClient } from './oidc-client.js'
-import { PendingLogins } from './pending-logins.js'
-import { SessionAuth } from './session-auth.js'
-import { SessionCookie } from './session-cookie.js'
-import { SessionStore } from './sessions.js'
-import { CAMPAIGN_ENV, CampaignSection, checkSettings } from './settings.js'
-import { uiRoutes } from './ui-routes.js'
+import type { FunctionRegistry } from './functions.js'
+import type { IdpClient } from './oidc-client.js'
+import { CAMPAIGN_ENV, CampaignSection } from './settings.js'
 
 export interface CampaignService {
   readonly registry: FunctionRegistry
@@ -32,8 +18,6 @@ declare module '../../kernel/index.js' {
   interface Services { campaign: CampaignService }
 }
 
-const SWEEP_MS = 60_000
-
 export default definePlugin({
   name: 'campaign',
   version: '0.1.0',
@@ -41,96 +25,16 @@ export default definePlugin({
   config: CampaignSection,
   env: CAMPAIGN_ENV,
 
-  setup (ctx) {
-    const config = ctx.config
-    checkSettings(config)
-    const startedAt = Date.now()
-    const sessions = new SessionStore({ idleMs: config.session_idle_hours * 3_600_000, maxSessions: config.max_sessions })
-    const pending = new PendingLogins({ ttlMs: config.login_timeout_seconds * 1000, maxEntries: config.max_pending_logins })
-    const auth = new SessionAuth(sessions, new SessionCookie({ secure: config.app_url.startsWith('https:') }))
-    const users = ctx.store.db<UserRecord, string>('users')
-    const feedback = ctx.store.db<FeedbackRecord, string[]>('feedback')
-    const volunteers = ctx.store.db<Volunteer, string>('volunteers')
-    const kb = new KnowledgeBase(ctx.store.db<KbDocument, string>('kb-documents'), ctx.store.db<string, [string, number]>('kb-passages'))
-    const fundraising = new Fundraising({
-      donors: ctx.store.db<Donor, string>('donors'),
-      donations: ctx.store.db<Donation, [string, string, string]>('donations'),
-      transaction: async fn => await ctx.store.transaction(fn)
-    }, config.contribution_limit_cents)
-
-    const registry = new FunctionRegistry()
-    const service: CampaignService = { registry }
-    registry.register([
-      ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
-      ...feedbackFunctions(feedback),
-      ...adminFunctions({
-        users,
-        startedAt,
-        issuer: () => service.login?.issuer ?? '',
-        counts: () => ({
-          sessions: sessions.size,
-          pending_logins: pending.size,
-          users: users.getCount(),
-          documents: kb.documentCount,
-          volunteers: volunteers.getCount(),
-          donors: fundraising.donorCount
-        })
-      }),
-      ...knowledgeBaseFunctions(kb),
-      ...volunteerFunctions(volunteers),
-      ...fundraisingFunctions(fundraising)
-    ])
-
-    ctx.http('app', async app => {
-      app.addHook('onRequest', accessControl(auth, registry))
-      await app.register(authRoutes({
-        pending,
-        auth,
-        log: ctx.log,
-        login: () => {
-          if (service.login === undefined) throw new Error('the campaign plugin has not started')
-          return service.login
-        },
-        onLogin: async record => { await recordLogin(users, record) }
-      }))
-      await app.register(functionRoutes({ registry, auth, log: ctx.log, maxRequestBytes: config.max_request_bytes }))
-      await app.register(uiRoutes())
-    })
-    ctx.schedule.every('sweep-sessions', SWEEP_MS, () => {
-      sessions.sweep()
-      pending.sweep()
-    })
-    if (config.dev_fallback) ctx.log.warn('development fallback on: check-auth reports an admin when nobody is signed in')
-    return service
+  async setup (ctx) {
+    // Imported here rather than above: the CLI reads every plugin's definition for its commands and
+    // config schema, and should not load the campaign runtime to do so.
+    const { setupCampaign } = await import('./runtime.js')
+    return setupCampaign(ctx)
   },
 
   async start (ctx, service) {
-    const config = ctx.config
-    const appUrl = config.app_url !== '' ? config.app_url : ctx.address('app').href
-    const redirectUri = new URL('/auth/callback', appUrl).href
-    let idpUrl = config.idp_url.replace(/\/+$/, '')
-    if (idpUrl === '') {
-      // Loaded only when used: oidc-provider is a development aid here, and it warns on import.
-      const { startDevIdp } = await import('./dev-idp/provider.js')
-      service.devIdp = await startDevIdp({
-        realm: config.idp_realm,
-        clientId: config.idp_client_id,
-        redirectUris: [redirectUri],
-        postLogoutRedirectUris: [appUrl],
-        port: config.dev_idp_port
-      })
-      idpUrl = service.devIdp.url
-      ctx.log.warn({ idp_url: idpUrl }, 'no IDP_URL configured: the development identity provider runs on loopback')
-      for (const user of service.devIdp.users) {
-        ctx.log.info(`development IDP user "${user.username}" (role ${user.role}), password: ${user.password}`)
-      }
-    }
-    const issuer = `${idpUrl}/realms/${config.idp_realm}`
-    service.login = {
-      issuer,
-      appUrl: new URL(appUrl),
-      idp: new IdpClient({ issuer: new URL(issuer), clientId: config.idp_client_id, redirectUri, postLogoutRedirectUri: appUrl })
-    }
+    const { startCampaign } = await import('./runtime.js')
+    await startCampaign(ctx, service)
   },
 
   async stop (_ctx, service) {
