@@ -18,7 +18,10 @@ export interface DatabaseOptions {
 export interface PluginStore {
   /** Open (creating if needed) the plugin's database `name`. */
   db<V = unknown, K extends Key = Key>(name: string, options?: DatabaseOptions): Database<V, K>
-  /** Run `fn` in one write transaction across databases; resolves after the commit. */
+  /**
+   * Run `fn` in one write transaction across databases; resolves with its result after the commit.
+   * If `fn` throws, none of its writes are committed and the promise rejects with that error.
+   */
   transaction<T>(fn: () => T): Promise<T>
   /** Copy a consistent snapshot of the whole environment to `path` while writes continue. */
   backup(path: string): Promise<void>
@@ -67,7 +70,9 @@ export class Store {
     return {
       db: <V, K extends Key>(name: string, options: DatabaseOptions = {}) =>
         this.#root.openDB<V, K>({ name: `${plugin}/${name}`, ...options }),
-      transaction: async <T>(fn: () => T) => await this.#root.transaction(fn),
+      // A child transaction: lmdb's plain transaction() commits the writes a callback made before
+      // it threw, together with the rest of the batch; a child transaction is aborted instead.
+      transaction: async <T>(fn: () => T) => await this.#root.childTransaction(fn),
       backup: async (path: string) => { await this.#root.backup(path, false) }
     }
   }

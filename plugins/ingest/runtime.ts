@@ -105,7 +105,7 @@ export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService 
       return offline
     },
     applyRetention: async (now = Date.now()) => await deleteExpired(store, settings.retention_days, now),
-    expireFragments: async (now = Date.now()) => await store.transaction(() => reassembler.expire(now))
+    expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
   ctx.schedule.every('offline-check', 60_000, async () => { await service.checkOffline() })
   ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })

@@ -31,6 +31,25 @@ t.test('each plugin sees only its own databases; files are owner-only', async t 
   t.ok(statSync(copy).size > 0, 'a snapshot can be copied while open')
 })
 
+t.test('a transaction is all or nothing: when its function throws, none of its writes land', async t => {
+  const store = Store.open(join(tempDir(t), 'state'))
+  t.teardown(async () => { await store.close() })
+  const plugin = store.forPlugin('alpha')
+  const items = plugin.db<number>('items')
+  // Started in the same turn, so lmdb would batch all three into one commit.
+  const before = plugin.transaction(() => { items.put('before', 1); return 'ok' })
+  const failing = plugin.transaction(() => {
+    items.put('half', 1)
+    items.remove('before')
+    throw new Error('disk on fire')
+  })
+  const after = plugin.transaction(() => { items.put('after', 1) })
+  t.equal(await before, 'ok')
+  await t.rejects(failing, { message: 'disk on fire' })
+  await after
+  t.same([...items.getKeys()], ['after', 'before'], 'the failed function wrote nothing; its neighbours committed')
+})
+
 t.test('a state directory that is a file is refused with its path', async t => {
   const dir = tempDir(t)
   const file = join(dir, 'not-a-dir')

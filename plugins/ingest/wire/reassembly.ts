@@ -34,7 +34,27 @@ export class Reassembler {
   constructor (db: Database<PendingChunk, string>, limits: ReassemblyLimits) {
     this.#db = db
     this.#limits = limits
-    for (const { value } of db.getRange()) {
+    this.#recount()
+  }
+
+  /**
+   * Await the transaction in which add() or expire() ran. The counts kept in memory follow their
+   * writes; if the transaction failed it rolled back, so they are counted again from the database.
+   */
+  async settle<T> (transaction: Promise<T>): Promise<T> {
+    try {
+      return await transaction
+    } catch (err) {
+      this.#recount()
+      throw err
+    }
+  }
+
+  /** Count pending chunks and bytes from the database. */
+  #recount (): void {
+    this.#chunks = 0
+    this.#bytes = 0
+    for (const { value } of this.#db.getRange()) {
       this.#chunks++
       this.#bytes += value.bytes
     }
@@ -44,7 +64,7 @@ export class Reassembler {
     return { chunks: this.#chunks, bytes: this.#bytes }
   }
 
-  /** Add one fragment; call inside a write transaction. */
+  /** Add one fragment; call inside a write transaction passed to settle(). */
   add (key: string, header: FragmentHeader, payload: Uint8Array, now: number): FragmentOutcome {
     let pending = this.#db.get(key)
     if (pending !== undefined && now - pending.first_at > this.#limits.ttlMs) {
@@ -83,7 +103,7 @@ export class Reassembler {
     return { status: 'complete', bytes }
   }
 
-  /** Drop chunks whose first fragment is older than the time limit; returns how many. */
+  /** Drop chunks whose first fragment is older than the time limit; returns how many. Same rule as add(). */
   expire (now: number): number {
     let dropped = 0
     for (const { key, value } of this.#db.getRange()) {
