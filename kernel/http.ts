@@ -13,9 +13,12 @@ export interface ListenerConfig {
   body_limit: number
 }
 
+/** A request URL without its query string, which may carry credentials and is never logged. */
+const pathOf = (url: string): string => url.split('?')[0]
+
 /** What the access log records of a request and a reply: never headers, never the query string. */
 const ACCESS_LOG_SERIALIZERS = {
-  req: (request: FastifyRequest) => ({ method: request.method, path: request.url.split('?')[0], remoteAddress: request.ip }),
+  req: (request: FastifyRequest) => ({ method: request.method, path: pathOf(request.url), remoteAddress: request.ip }),
   res: (reply: FastifyReply) => ({ statusCode: reply.statusCode })
 }
 
@@ -53,13 +56,13 @@ export class Listener {
     })
     this.app.setErrorHandler(async (error: FastifyError, request, reply) => {
       const { status, message } = describeHttpError(error, request)
-      if (status >= 500) this.#log.error({ err: error, reqId: request.id, method: request.method, path: request.url.split('?')[0] }, 'request failed')
+      if (status >= 500) this.#log.error({ err: error, reqId: request.id, method: request.method, path: pathOf(request.url) }, 'request failed')
       reply.code(status)
       return { error: message }
     })
     this.app.setNotFoundHandler(async (request, reply) => {
       reply.code(404)
-      return { error: `no route for ${request.method} ${request.url.split('?')[0]}` }
+      return { error: `no route for ${request.method} ${pathOf(request.url)}` }
     })
   }
 
