@@ -2,7 +2,7 @@
 // keys obtained through the API, and a load run bounded in chunks and time (device-sim, ingest bench).
 import { performance } from 'node:perf_hooks'
 import { Agent, request } from 'undici'
-import { ControlClient } from '../plugins/tokens/client.js'
+import { ApiClient } from '../kernel/cli-client.js'
 import { encodeChunk } from '../plugins/ingest/wire/encoder.js'
 import { CHUNK_TYPES, type ChunkPayload } from '../plugins/ingest/wire/payloads.js'
 import { codecs } from '../wasm/index.js'
@@ -50,7 +50,7 @@ export function simulatedPayload (index: number, sequence: number): ChunkPayload
 
 /** Register every device with a new key through the telemetry API (a provisioner's Basic credentials). */
 export async function registerEncrypted (url: URL, user: string, password: string, ids: readonly string[]): Promise<SimDevice[]> {
-  const client = new ControlClient(url, `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`, `user ${user}`)
+  const client = new ApiClient(url, `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`, `user ${user}`)
   const devices: SimDevice[] = []
   for (const id of ids) {
     const { key } = await client.json<{ key: string }>('POST', '/devices/register', { id, encrypted: true })

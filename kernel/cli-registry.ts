@@ -1,14 +1,13 @@
 // What a plugin's commands() receives: the commander program and helpers to reach a running server.
 import type { Command } from 'commander'
-import type { ListenerName } from './plugin.js'
 
 export interface CliSettings {
   /** Absolute state directory: pid file, log file, tokens. */
   readonly stateDir: string
   /** Base URL of the control listener, e.g. http://127.0.0.1:6880 (env BERTH_URL overrides). */
   readonly controlUrl: URL
-  /** Base URL of each listener as configured (env BERTH_<NAME>_URL overrides), e.g. telemetry → http://127.0.0.1:6881. */
-  readonly urls: Readonly<Record<ListenerName, URL>>
+  /** Base URL of each declared listener (env BERTH_<NAME>_URL overrides), e.g. telemetry → http://127.0.0.1:6881. */
+  readonly urls: Readonly<Record<string, URL>>
   /** The cluster.toml in use, if any. */
   readonly configFile?: string
 }

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// The `berth` command: global options, the server commands, and every plugin's commands.
+// The `berth` command: global options, the server and state commands, and every plugin's commands.
+// It loads only plugin definitions and their commands: a client command never loads the server.
 // Exit codes: 0 ok, 1 runtime failure, 2 usage error — each failure as one line on stderr.
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { Command, CommanderError } from 'commander'
-import { loadConfig } from './config.js'
 import { messageOf } from './errors.js'
 import { discoverPlugins } from './loader.js'
 import { VERSION } from './paths.js'
 import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.js'
+import { resolveCliSettings } from './cli-settings.js'
 import { addServerCommands } from './server-command.js'
-import { LISTENER_NAMES, type AnyPlugin, type ListenerName } from './plugin.js'
+import { addStateCommands } from './state-command.js'
+import type { AnyPlugin } from './plugin.js'
 
 interface GlobalOptions {
   config?: string
@@ -49,16 +51,8 @@ async function main (argv: string[]): Promise<void> {
     return stateDir === undefined ? process.env : { ...process.env, BERTH_STATE_DIR: resolve(stateDir) }
   }
   const settings = async (): Promise<CliSettings> => {
-    const file = configFile()
-    const config = loadConfig({ file, env: env(), cwd: process.cwd() }, plugins)
-    const urls = Object.fromEntries(LISTENER_NAMES.map(name => {
-      const { host, port } = config.server.listeners[name]
-      const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
-      const fallback = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
-      return [name, new URL(process.env[`BERTH_${name.toUpperCase()}_URL`] ?? fallback)]
-    })) as Record<ListenerName, URL>
-    const controlUrl = process.env.BERTH_URL !== undefined ? new URL(process.env.BERTH_URL) : urls.control
-    return { stateDir: config.stateDir, controlUrl, urls: { ...urls, control: controlUrl }, configFile: file }
+    const stateDir = globals().stateDir
+    return await resolveCliSettings({ configFile: configFile(), stateDir: stateDir === undefined ? undefined : resolve(stateDir), env: process.env, cwd: process.cwd(), plugins })
   }
   const globalArgs = async (): Promise<string[]> => {
     const { stateDir, configFile: file } = await settings()
@@ -66,6 +60,7 @@ async function main (argv: string[]): Promise<void> {
   }
 
   addServerCommands(program, { settings, env, globalArgs })
+  addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
   plugins = await discoverPlugins()
   const registry: CliRegistry = { program, settings }
   for (const plugin of plugins) plugin.commands?.(registry)

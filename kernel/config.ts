@@ -1,55 +1,70 @@
 // Configuration: cluster.toml (TOML 1.0, smol-toml) plus environment overrides, validated section by
-// section with TypeBox. Every refusal names the file or variable and the key path, in one line.
-import { readFileSync } from 'node:fs'
+// section with TypeBox. Each section and each variable has one owner: the kernel ([server]) or the
+// plugin that declares it. Every refusal names the file or variable and the key path, in one line.
 import { resolve } from 'node:path'
-import { FormatRegistry, Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import { Value, type ValueError } from '@sinclair/typebox/value'
-import { parse as parseToml, TomlError } from 'smol-toml'
-import { ConfigError, messageOf } from './errors.js'
-import { LISTENER_NAMES, type AnyPlugin } from './plugin.js'
+import { ConfigError, PluginLoadError } from './errors.js'
+import { declaredListeners, DEFAULT_HOST, DEFAULT_STATE_DIR, KERNEL_OWNER, portVariable, type OwnedListener } from './listeners.js'
+import type { AnyPlugin } from './plugin.js'
 import { cronProblem } from './scheduler.js'
+import { Type, type TObject, type TProperties, type TSchema } from './schema.js'
+import { readToml } from './toml.js'
 
-/** `Type.String({ format: 'cron' })` accepts six-field cron expressions only. */
-FormatRegistry.Set('cron', value => cronProblem(value) === undefined)
-/** `Type.String({ format: 'uri' })` accepts absolute URLs. */
-FormatRegistry.Set('uri', value => URL.canParse(value))
-
-const DEFAULT_PORTS: Record<string, number> = { control: 6880, telemetry: 6881, app: 6882 }
 const MIB = 1024 * 1024
+export const DEFAULT_PLUGIN_TIMEOUT_MS = 30_000
 
-function listenerSchema (port: number): TObject {
+export interface ListenerConfig {
+  host: string
+  port: number
+  body_limit: number
+}
+
+function listenerSchema (listener: OwnedListener): TObject {
+  const host = Type.String({ default: DEFAULT_HOST, description: 'Address to bind.' })
+  const port = Type.Integer({ minimum: 0, maximum: 65535, default: listener.port, description: 'TCP port; 0 picks a free one.' })
+  const bodyLimit = Type.Integer({ minimum: 1, default: MIB, description: 'Largest request body in bytes (413 beyond).' })
+  const keys: TProperties = { host }
+  if (listener.portKey === undefined) keys.port = port
+  if (listener.kind === 'fastify') keys.body_limit = bodyLimit
+  return Type.Object(keys, { additionalProperties: false, default: {} })
+}
+
+function serverSection (listeners: ReadonlyMap<string, OwnedListener>): TObject {
   return Type.Object({
-    host: Type.String({ default: '0.0.0.0', description: 'Address to bind.' }),
-    port: Type.Integer({ minimum: 0, maximum: 65535, default: port, description: 'TCP port; 0 picks a free one.' }),
-    body_limit: Type.Integer({ minimum: 1, default: MIB, description: 'Largest request body in bytes (413 beyond).' })
+    state_dir: Type.String({ default: DEFAULT_STATE_DIR, description: 'State directory (LMDB, pid, logs, keys), relative to the working directory.' }),
+    log_level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }),
+    access_log: Type.Boolean({ default: false, description: 'Log every HTTP request at info (off by default, as it costs throughput).' }),
+    plugins: Type.Optional(Type.Array(Type.String(), { description: 'Plugins to run; absent means every plugin found.' })),
+    disable: Type.Array(Type.String(), { default: [], description: 'Plugins not to run.' }),
+    plugin_timeout_ms: Type.Integer({ minimum: 1, default: DEFAULT_PLUGIN_TIMEOUT_MS, description: 'Deadline of each plugin\'s setup, start and stop (and of draining its work at stop).' }),
+    listeners: Type.Object(
+      Object.fromEntries([...listeners.values()].map(listener => [listener.name, listenerSchema(listener)])),
+      { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} })
 }
 
-export const ServerSection = Type.Object({
-  state_dir: Type.String({ default: '.berth', description: 'State directory (LMDB, pid, logs, keys), relative to the working directory.' }),
-  log_level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }),
-  access_log: Type.Boolean({ default: false, description: 'Log every HTTP request at info (off by default, as it costs throughput).' }),
-  plugins: Type.Optional(Type.Array(Type.String(), { description: 'Plugins to run; absent means every plugin found.' })),
-  disable: Type.Array(Type.String(), { default: [], description: 'Plugins not to run.' }),
-  listeners: Type.Object(
-    Object.fromEntries(LISTENER_NAMES.map(name => [name, listenerSchema(DEFAULT_PORTS[name])])),
-    { additionalProperties: false, default: {} })
-}, { additionalProperties: false, default: {} })
-
-export type ServerConfig = Static<typeof ServerSection> & {
-  listeners: Record<string, { host: string, port: number, body_limit: number }>
+export interface ServerConfig {
+  state_dir: string
+  log_level: string
+  access_log: boolean
+  plugins?: string[]
+  disable: string[]
+  plugin_timeout_ms: number
+  /** Every declared listener's effective settings (a port kept in its owner's section is filled in). */
+  listeners: Record<string, ListenerConfig>
 }
 
 /** Environment variables the kernel itself reads, and the `[server]` key each overrides. */
-export const SERVER_ENV: Readonly<Record<string, string>> = {
+const SERVER_ENV: Readonly<Record<string, string>> = {
   BERTH_STATE_DIR: 'state_dir',
   BERTH_LOG_LEVEL: 'log_level',
   BERTH_ACCESS_LOG: 'access_log',
   BERTH_PLUGINS: 'plugins',
-  BERTH_CONTROL_PORT: 'listeners.control.port',
-  BERTH_TELEMETRY_PORT: 'listeners.telemetry.port',
-  BERTH_APP_PORT: 'listeners.app.port'
+  BERTH_PLUGIN_TIMEOUT_MS: 'plugin_timeout_ms'
 }
+
+/** Variables read by the CLI only: no plugin may claim them. */
+const CLI_VARIABLES = ['BERTH_CONFIG', 'BERTH_URL', 'BERTH_TOKEN']
 
 export interface ConfigSource {
   /** Path of cluster.toml; undefined means no file (defaults and environment only). */
@@ -66,70 +81,113 @@ export interface LoadedConfig {
   readonly server: ServerConfig
   /** Absolute state directory. */
   readonly stateDir: string
-  /** Validated section of each known plugin, by plugin name. */
+  /** Every declared listener with its owner. */
+  readonly listeners: ReadonlyMap<string, OwnedListener>
+  /** Validated sections other than [server], by section name. */
   readonly sections: ReadonlyMap<string, unknown>
+  /** The plugin that owns each section other than [server]. */
+  readonly owners: ReadonlyMap<string, string>
+}
+
+interface Claims {
+  schemas: Map<string, TObject>
+  owners: Map<string, string>
+  planned: Set<string>
+  env: Map<string, { section: string, keyPath: string }>
+}
+
+/** Who owns which section and variable; refuses a section or variable claimed twice. */
+function collectClaims (plugins: readonly AnyPlugin[], listeners: ReadonlyMap<string, OwnedListener>): Claims {
+  const schemas = new Map<string, TObject>([['server', serverSection(listeners)]])
+  const owners = new Map<string, string>([['server', KERNEL_OWNER]])
+  const claim = (section: string, owner: string, schema: TObject): void => {
+    const taken = owners.get(section)
+    if (taken !== undefined) {
+      const other = taken === KERNEL_OWNER ? 'the kernel' : `plugin "${taken}"`
+      throw new PluginLoadError(`plugin "${owner}" declares section [${section}], which ${other} already owns`)
+    }
+    owners.set(section, owner)
+    schemas.set(section, schema)
+  }
+  for (const plugin of plugins) claim(plugin.name, plugin.name, plugin.config?.(Type) ?? Type.Object({}, { additionalProperties: false }))
+  for (const plugin of plugins) {
+    for (const [section, schema] of Object.entries(plugin.sections ?? {})) claim(section, plugin.name, (schema as (type: typeof Type) => TObject)(Type))
+  }
+  const env = new Map<string, { section: string, keyPath: string }>()
+  const variableOwner = new Map<string, string>()
+  const claimVariable = (variable: string, owner: string, section: string, keyPath: string): void => {
+    const taken = variableOwner.get(variable) ?? (CLI_VARIABLES.includes(variable) ? KERNEL_OWNER : undefined)
+    if (taken !== undefined) {
+      const other = taken === KERNEL_OWNER ? 'the kernel' : `plugin "${taken}"`
+      throw new PluginLoadError(`environment variable ${variable} is claimed by ${other} and by plugin "${owner}"; each variable belongs to one plugin`)
+    }
+    if (schemaAt(schemas.get(section) as TObject, keyPath.split('.')) === undefined) {
+      throw new PluginLoadError(`plugin "${owner}" maps environment variable ${variable} to [${section}].${keyPath}, which its schema does not have`)
+    }
+    variableOwner.set(variable, owner)
+    env.set(variable, { section, keyPath })
+  }
+  for (const [variable, keyPath] of Object.entries(SERVER_ENV)) claimVariable(variable, KERNEL_OWNER, 'server', keyPath)
+  for (const listener of listeners.values()) {
+    const variable = portVariable(listener)
+    if (variable !== undefined) claimVariable(variable, KERNEL_OWNER, 'server', `listeners.${listener.name}.port`)
+  }
+  for (const plugin of plugins) {
+    for (const [variable, keyPath] of Object.entries(plugin.env ?? {})) claimVariable(variable, plugin.name, plugin.name, keyPath)
+  }
+  for (const listener of listeners.values()) {
+    if (listener.portKey === undefined) continue
+    const target = schemaAt(schemas.get(listener.owner) as TObject, listener.portKey.split('.'))
+    if (target?.type !== 'integer') {
+      throw new PluginLoadError(`plugin "${listener.owner}" keeps the port of listener "${listener.name}" in [${listener.owner}].${listener.portKey}, which its schema does not define as an integer`)
+    }
+  }
+  const planned = new Set(plugins.flatMap(plugin => plugin.plannedSections ?? []).filter(section => !owners.has(section)))
+  return { schemas, owners, planned, env }
 }
 
 /** Read, override from the environment, and validate the whole configuration. */
 export function loadConfig (source: ConfigSource, plugins: readonly AnyPlugin[]): LoadedConfig {
   const origin = source.file ?? (source.raw !== undefined ? 'config' : 'defaults')
   const raw = structuredClone(source.raw ?? (source.file !== undefined ? readToml(source.file) : {}))
-  const schemas = new Map<string, TObject>([['server', ServerSection]])
-  const envMaps = new Map<string, Readonly<Record<string, string>>>([['server', SERVER_ENV]])
-  for (const plugin of plugins) {
-    schemas.set(plugin.name, plugin.config ?? Type.Object({}, { additionalProperties: false }))
-    if (plugin.env !== undefined) envMaps.set(plugin.name, plugin.env)
-  }
+  const listeners = declaredListeners(plugins)
+  const claims = collectClaims(plugins, listeners)
   for (const section of Object.keys(raw)) {
-    if (!schemas.has(section)) {
-      throw new ConfigError(`${origin}: unknown section [${section}] (known: ${[...schemas.keys()].join(', ')})`)
+    if (claims.planned.has(section)) throw new ConfigError(`${origin}: section [${section}] is not supported yet`)
+    if (!claims.schemas.has(section)) {
+      throw new ConfigError(`${origin}: unknown section [${section}] (known: ${[...claims.schemas.keys()].join(', ')})`)
     }
     if (!isTable(raw[section])) throw new ConfigError(`${origin}: [${section}] must be a table`)
   }
-  const fromEnv = new Map<string, string>()
-  for (const [section, map] of envMaps) {
-    applyEnv(raw, section, schemas.get(section) as TObject, map, source.env ?? {}, fromEnv)
-  }
+  const fromEnv = applyEnv(raw, claims, source.env ?? {})
   const sections = new Map<string, unknown>()
-  for (const [section, schema] of schemas) {
+  for (const [section, schema] of claims.schemas) {
     sections.set(section, validateSection(section, schema, raw[section] ?? {}, origin, fromEnv))
   }
-  const server = sections.get('server') as ServerConfig
+  const server = sections.get('server') as Omit<ServerConfig, 'listeners'> & { listeners: Record<string, Partial<ListenerConfig>> }
   sections.delete('server')
-  return { origin, server, stateDir: resolve(source.cwd, server.state_dir), sections }
-}
-
-function readToml (file: string): Record<string, unknown> {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (err) {
-    throw new ConfigError(`${file}: cannot read: ${messageOf(err)}`)
+  for (const listener of listeners.values()) {
+    const entry = server.listeners[listener.name]
+    if (listener.portKey !== undefined) entry.port = valueAt(sections.get(listener.owner), listener.portKey) as number
+    entry.body_limit ??= MIB
   }
-  try {
-    return parseToml(text) as Record<string, unknown>
-  } catch (err) {
-    const where = err instanceof TomlError ? ` at line ${err.line}, column ${err.column}` : ''
-    const reason = messageOf(err).split('\n')[0]
-    throw new ConfigError(`${file}: invalid TOML${where}: ${reason}`)
-  }
+  const owners = new Map(claims.owners)
+  owners.delete('server')
+  return { origin, server: server as ServerConfig, stateDir: resolve(source.cwd, server.state_dir), listeners, sections, owners }
 }
 
 function isTable (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** Copy each set variable of `map` into its key, converted to the type the schema wants there. */
-function applyEnv (
-  raw: Record<string, unknown>, section: string, schema: TObject, map: Readonly<Record<string, string>>,
-  env: NodeJS.ProcessEnv, fromEnv: Map<string, string>
-): void {
-  for (const [variable, keyPath] of Object.entries(map)) {
+/** Copy each set variable into its key, converted to the type the schema wants; returns key path → variable. */
+function applyEnv (raw: Record<string, unknown>, claims: Claims, env: NodeJS.ProcessEnv): Map<string, string> {
+  const fromEnv = new Map<string, string>()
+  for (const [variable, { section, keyPath }] of claims.env) {
     const text = env[variable]
     if (text === undefined || text === '') continue
     const keys = keyPath.split('.')
-    const target = schemaAt(schema, keys)
-    if (target === undefined) throw new ConfigError(`environment ${variable}: maps to unknown key [${section}].${keyPath}`)
+    const target = schemaAt(claims.schemas.get(section) as TObject, keys) as TSchema
     const value = target.type === 'array'
       ? text.split(',').map(s => s.trim()).filter(s => s !== '')
       : Value.Convert(target, text)
@@ -138,12 +196,17 @@ function applyEnv (
     table[keys[keys.length - 1]] = value
     fromEnv.set(`/${section}/${keys.join('/')}`, variable)
   }
+  return fromEnv
 }
 
 function schemaAt (schema: TSchema, keys: string[]): TSchema | undefined {
   let current: TSchema | undefined = schema
   for (const key of keys) current = (current?.properties as Record<string, TSchema> | undefined)?.[key]
   return current
+}
+
+function valueAt (value: unknown, keyPath: string): unknown {
+  return keyPath.split('.').reduce<unknown>((current, key) => (current as Record<string, unknown> | undefined)?.[key], value)
 }
 
 function validateSection (section: string, schema: TObject, value: unknown, origin: string, fromEnv: Map<string, string>): unknown {
@@ -172,3 +235,4 @@ function describeError (error: ValueError): string {
   if (error.value === undefined) return 'is required'
   return `${error.message.replace(/^Expected/, 'expected')}, got ${JSON.stringify(error.value)}`
 }
+

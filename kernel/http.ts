@@ -1,20 +1,21 @@
-// Named listeners: one fastify instance per listener with the shared error format {"error": "..."},
-// a body-size limit, request counting, and clear errors when a port cannot be bound.
+// Listeners: a fastify instance per fastify listener (the shared {"error": "..."} format, a body-size
+// limit), or a raw server a plugin drives itself. Both are bound with clear errors when a port cannot
+// be, count their responses, and close by draining in-flight requests up to a deadline.
 import diagnostics from 'node:diagnostics_channel'
 import type { ServerResponse } from 'node:http'
+import type { Server, Socket } from 'node:net'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
-import { BerthError, StartupError, messageOf } from './errors.js'
-import type { ListenerName, RouteOptions } from './plugin.js'
+import { StartupError, messageOf } from './errors.js'
+import { describeHttpError, pathOf } from './http-errors.js'
+import { reachableUrl, type OwnedListener } from './listeners.js'
+import type { RouteOptions } from './plugin.js'
 
-export interface ListenerConfig {
+export interface ListenerSettings {
   host: string
   port: number
   body_limit: number
 }
-
-/** A request URL without its query string, which may carry credentials and is never logged. */
-const pathOf = (url: string): string => url.split('?')[0]
 
 /** What the access log records of a request and a reply: never headers, never the query string. */
 const ACCESS_LOG_SERIALIZERS = {
@@ -26,17 +27,26 @@ const ACCESS_LOG_SERIALIZERS = {
 const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
 
 export class Listener {
-  readonly name: ListenerName
-  readonly app: FastifyInstance
-  readonly #config: ListenerConfig
+  readonly name: string
+  readonly declaration: OwnedListener
+  /** The fastify instance of a fastify listener. */
+  readonly app: FastifyInstance | undefined
+  readonly #settings: ListenerSettings
   readonly #log: Logger
-  #mounted = false
+  #server: Server | undefined
   #url: URL | undefined
+  readonly #sockets = new Set<Socket>()
+  /** Plugins that mounted routes here or serve it. */
+  readonly users = new Set<string>()
   /** Responses sent, by status code; read when metrics are collected (cheaper than a labelled counter per request). */
   readonly responses = new Map<number, number>()
+  #closing = false
   readonly #count = (message: unknown): void => {
     const { server, response } = message as { server: unknown, response: ServerResponse }
-    if (server === this.app.server) this.responses.set(response.statusCode, (this.responses.get(response.statusCode) ?? 0) + 1)
+    if (server !== this.#server) return
+    this.responses.set(response.statusCode, (this.responses.get(response.statusCode) ?? 0) + 1)
+    // A keep-alive connection whose last request finished while closing is idle now: let it go.
+    if (this.#closing) setImmediate(() => { this.#closeIdle() })
   }
 
   /**
@@ -44,35 +54,40 @@ export class Listener {
    * response listeners per request: `request.log` is then silent, and plugins log through `ctx.log`.
    * With it on, every request is logged at info with its own request id.
    */
-  constructor (name: ListenerName, config: ListenerConfig, log: Logger, options: { accessLog: boolean }) {
-    this.name = name
-    this.#config = config
-    this.#log = log.child({ listener: name }, { serializers: ACCESS_LOG_SERIALIZERS })
-    this.app = Fastify({
+  constructor (declaration: OwnedListener, settings: ListenerSettings, log: Logger, options: { accessLog: boolean }) {
+    this.name = declaration.name
+    this.declaration = declaration
+    this.#settings = settings
+    this.#log = log.child({ listener: declaration.name }, { serializers: ACCESS_LOG_SERIALIZERS })
+    if (declaration.kind === 'raw') return
+    const app = Fastify({
       ...(options.accessLog ? { loggerInstance: this.#log as FastifyBaseLogger } : {}),
-      bodyLimit: config.body_limit,
-      forceCloseConnections: true,
+      bodyLimit: settings.body_limit,
+      forceCloseConnections: 'idle',
       return503OnClosing: true
     })
-    this.app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    app.setErrorHandler(async (error: FastifyError, request, reply) => {
       const { status, message } = describeHttpError(error, request)
       if (status >= 500) this.#log.error({ err: error, reqId: request.id, method: request.method, path: pathOf(request.url) }, 'request failed')
       reply.code(status)
       return { error: message }
     })
-    this.app.setNotFoundHandler(async (request, reply) => {
+    app.setNotFoundHandler(async (request, reply) => {
       reply.code(404)
       return { error: `no route for ${request.method} ${pathOf(request.url)}` }
     })
+    this.app = app
+    this.#server = app.server
   }
 
-  /** Whether any plugin mounted routes here; unmounted listeners are not opened. */
-  get mounted (): boolean {
-    return this.#mounted
+  /** Whether it will be opened: a fastify listener once routes are mounted, a raw one once served. */
+  get used (): boolean {
+    return this.users.size > 0
   }
 
   mount (plugin: string, routes: FastifyPluginAsync, options: RouteOptions = {}): void {
-    this.#mounted = true
+    if (this.app === undefined) throw new StartupError(`plugin "${plugin}": the ${this.name} listener is raw; hand it a server with ctx.serve()`)
+    this.users.add(plugin)
     this.app.register(async (scope, opts) => {
       try {
         await routes(scope, opts)
@@ -82,22 +97,39 @@ export class Listener {
     }, { prefix: options.prefix })
   }
 
+  serve (plugin: string, server: Server): void {
+    if (this.app !== undefined) throw new StartupError(`plugin "${plugin}": the ${this.name} listener is a fastify listener; mount routes with ctx.http()`)
+    if (this.#server !== undefined) throw new StartupError(`plugin "${plugin}": the ${this.name} listener already has a server`)
+    this.users.add(plugin)
+    this.#server = server
+  }
+
   async listen (): Promise<URL> {
-    const { host, port } = this.#config
+    const server = this.#server as Server
+    const { host, port } = this.#settings
+    server.on('connection', this.#track)
     try {
-      await this.app.listen({ host, port })
+      if (this.app !== undefined) {
+        await this.app.listen({ host, port })
+      } else {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject)
+          server.listen({ host, port }, () => { server.off('error', reject); resolve() })
+        })
+      }
     } catch (err) {
+      server.off('connection', this.#track)
       const code = (err as NodeJS.ErrnoException).code
       const reason = code === 'EADDRINUSE'
         ? 'is already in use'
         : code === 'EACCES' ? 'needs privileges this process lacks' : `cannot be bound: ${messageOf(err)}`
-      throw new StartupError(`${this.name} listener: port ${port} on ${host} ${reason} (set [server.listeners.${this.name}].port)`)
+      const key = this.declaration.portKey === undefined ? `[server.listeners.${this.name}].port` : `[${this.declaration.owner}].${this.declaration.portKey}`
+      throw new StartupError(`${this.name} listener: port ${port} on ${host} ${reason} (set ${key})`)
     }
     RESPONSE_FINISHED.subscribe(this.#count)
-    const address = this.app.server.address()
+    const address = server.address()
     const bound = typeof address === 'object' && address !== null ? address.port : port
-    const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
-    this.#url = new URL(`http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${bound}`)
+    this.#url = reachableUrl(host, bound, 'setSecureContext' in server ? 'https' : 'http')
     return this.#url
   }
 
@@ -105,32 +137,43 @@ export class Listener {
     return this.#url
   }
 
-  async close (): Promise<void> {
-    await this.app.close()
+  /** Stop accepting; let requests in flight finish for up to `graceMs`, then cut every connection. */
+  async close (graceMs: number): Promise<void> {
+    const server = this.#server
+    if (server === undefined || !server.listening) {
+      await this.app?.close()
+      return
+    }
+    this.#closing = true
+    const closed = this.app !== undefined
+      ? this.app.close()
+      : new Promise<void>(resolve => {
+        server.close(() => { resolve() })
+        this.#closeIdle()
+      })
+    let timer: NodeJS.Timeout | undefined
+    const drained = await Promise.race([
+      closed.then(() => true),
+      new Promise<boolean>(resolve => { timer = setTimeout(() => { resolve(false) }, graceMs) })
+    ])
+    clearTimeout(timer)
+    if (!drained) {
+      this.#log.warn({ connections: this.#sockets.size }, `requests still in flight after ${graceMs / 1000} s; closing their connections`)
+      for (const socket of this.#sockets) socket.destroy()
+      await closed
+    }
+    server.off('connection', this.#track)
     RESPONSE_FINISHED.unsubscribe(this.#count)
+    this.#closing = false
     this.#url = undefined
   }
-}
 
-/** Status and client-facing message of any error; 5xx details are for the log only. */
-export function describeHttpError (error: FastifyError, request?: FastifyRequest): { status: number, message: string } {
-  const status = statusOf(error)
-  if (status === 500) return { status, message: 'internal server error' }
-  if (status === 415 && !(error instanceof BerthError)) return { status, message: `unsupported content type: ${request?.headers['content-type'] ?? 'none'}` }
-  return { status, message: clientMessage(error) }
-}
-
-function statusOf (error: FastifyError): number {
-  if (error instanceof BerthError) return error.statusCode
-  if (error.validation !== undefined) return 400
-  const status = error.statusCode
-  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500
-}
-
-function clientMessage (error: FastifyError): string {
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'request body is too large'
-  if (error.validation !== undefined) {
-    return `invalid ${error.validationContext ?? 'body'}: ${error.message.replace(/^(body|querystring|params|headers)\/? ?/, '')}`
+  #closeIdle (): void {
+    (this.#server as Server & { closeIdleConnections?: () => void }).closeIdleConnections?.()
   }
-  return error.message
+
+  readonly #track = (socket: Socket): void => {
+    this.#sockets.add(socket)
+    socket.once('close', () => { this.#sockets.delete(socket) })
+  }
 }

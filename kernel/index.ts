@@ -1,12 +1,23 @@
-// The kernel's public surface for plugin authors and embedders.
-export { Type, type Static, type TObject } from '@sinclair/typebox'
-export { definePlugin, LISTENER_NAMES, type AnyPlugin, type ListenerName, type PluginContext, type PluginDefinition, type PluginState, type Services } from './plugin.js'
+// The kernel's public surface for plugin authors and embedders. It loads nothing heavy (no fastify,
+// LMDB or TypeBox), so that every `berth` command can read every plugin definition quickly; the
+// kernel itself is imported when a kernel is created, and TypeBox for runtimes from './schema.js'.
+import type { Kernel, KernelOptions } from './kernel.js'
+
+export { definePlugin, type AnyPlugin, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
+export type { ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName } from './events.js'
-export type { PluginStore, DatabaseOptions } from './store.js'
-export type { PluginMetrics } from './metrics.js'
+export type { BackupSummary, PluginStore, DatabaseOptions } from './store.js'
+export type { Exposition, PluginMetrics } from './metrics.js'
 export type { CliRegistry, CliSettings } from './cli-registry.js'
 export { UsageError } from './cli-registry.js'
-export { createKernel, Kernel, type KernelOptions, type HealthReport } from './kernel.js'
-export { describeHttpError } from './http.js'
-export { cronProblem } from './scheduler.js'
+export { ApiClient } from './cli-client.js'
+export { formatTable } from './cli-table.js'
+export type { Kernel, KernelOptions, HealthReport } from './kernel.js'
+export { describeHttpError } from './http-errors.js'
 export * from './errors.js'
+
+/** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
+export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {
+  const kernel = await import('./kernel.js')
+  return await kernel.createKernel(options)
+}

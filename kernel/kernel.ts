@@ -1,5 +1,6 @@
-// The kernel: load plugins in dependency order, then setup → listen → start; stop in reverse,
-// idempotently, leaving no handle open. It also serves /api/v1/health and /metrics on the control listener.
+// The kernel: load plugins in dependency order, then setup → listen → start, each phase of each plugin
+// under a deadline; stop in reverse, once, after any start in progress, draining requests and tracked
+// work before the store closes. It serves /api/v1/health and /metrics on its own control listener.
 import type { Static, TObject } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Logger } from 'pino'
@@ -9,11 +10,12 @@ import { loadConfig, type LoadedConfig } from './config.js'
 import { PluginLoadError, StartupError, messageOf } from './errors.js'
 import { EventBus, ScopedEvents } from './events.js'
 import { Listener } from './http.js'
+import { KERNEL_OWNER } from './listeners.js'
 import { discoverPlugins, orderPlugins } from './loader.js'
 import { createLogger } from './log.js'
-import { KernelMetrics, type PluginMetrics } from './metrics.js'
+import { exposeAll, MetricSet, processMetrics, type Exposition, type PluginMetrics } from './metrics.js'
 import { VERSION } from './paths.js'
-import { LISTENER_NAMES, type AnyPlugin, type ListenerName, type PluginContext, type PluginState, type Services } from './plugin.js'
+import type { AnyPlugin, HealthDetails, PluginContext, PluginState, Services } from './plugin.js'
 import { Scheduler, ScopedScheduler } from './scheduler.js'
 import { Store } from './store.js'
 
@@ -38,11 +40,12 @@ export interface HealthReport {
   status: 'ok' | 'starting' | 'degraded' | 'stopping'
   version: string
   uptime_seconds: number
-  plugins: Record<string, { version: string, state: PluginState }>
+  plugins: Record<string, { version: string, state: PluginState, details?: HealthDetails }>
 }
 
 /** The context of a plugin whose config type has been erased. */
-type AnyContext = PluginContext<Static<TObject>>
+type AnyContext = PluginContext<Static<TObject>, Record<string, unknown>>
+type Phase = 'setup' | 'start' | 'stop'
 
 interface PluginSlot {
   readonly plugin: AnyPlugin
@@ -53,6 +56,10 @@ interface PluginSlot {
   schedule?: ScopedScheduler
   closers: Array<() => void | Promise<void>>
   startAttempted: boolean
+  readonly metrics: MetricSet
+  /** Promises handed to ctx.track (and scheduled runs) not yet settled. */
+  readonly work: Set<Promise<unknown>>
+  details?: HealthDetails
 }
 
 /** Read plugins and config, and return a kernel ready to start. Config errors are thrown here. */
@@ -68,48 +75,36 @@ export async function createKernel (options: KernelOptions = {}): Promise<Kernel
   return new Kernel(config, plugins, log, cwd)
 }
 
+const seconds = (ms: number): string => `${ms / 1000} s`
+
 export class Kernel {
   readonly config: LoadedConfig
   readonly log: Logger
   readonly cwd: string
-  readonly metrics = new KernelMetrics()
   readonly events: EventBus
   #state: KernelState = 'created'
   #startedAt = 0
+  #starting: Promise<void> | undefined
   #stopping: Promise<void> | undefined
+  #shutdownDone: Promise<void> | undefined
+  readonly #abort = new AbortController()
   #healthCache: HealthReport | undefined
   readonly #slots: PluginSlot[]
   readonly #scheduler: Scheduler
-  readonly #listeners = new Map<ListenerName, Listener>()
+  readonly #listeners = new Map<string, Listener>()
+  readonly #process = processMetrics()
+  readonly #listenerMetrics = new Map<string, MetricSet>()
+  /** Failed scheduled runs by job (`<plugin>.<job>`). */
+  readonly #jobFailures = new Map<string, number>()
   #store: Store | undefined
-  readonly #pluginUp
 
   constructor (config: LoadedConfig, plugins: readonly AnyPlugin[], log: Logger, cwd: string) {
     this.config = config
     this.log = log
     this.cwd = cwd
     this.events = new EventBus(log)
-    this.#slots = plugins.map(plugin => ({ plugin, state: 'loaded', closers: [], startAttempted: false }))
-    const failures = this.metrics.counter({ name: 'berth_schedule_failures_total', help: 'Scheduled job runs that failed.', labelNames: ['job'] })
-    this.#scheduler = new Scheduler(log, job => { failures.labels(job).inc() })
-    this.#pluginUp = this.metrics.gauge({ name: 'berth_plugin_up', help: '1 when the plugin is running.', labelNames: ['plugin'] })
-    const listeners = this.#listeners
-    const reported = new Map<string, number>()
-    this.metrics.counter({
-      name: 'berth_http_requests_total',
-      help: 'HTTP responses sent, by listener and status code.',
-      labelNames: ['listener', 'status'],
-      collect () {
-        for (const listener of listeners.values()) {
-          for (const [status, count] of listener.responses) {
-            const key = `${listener.name} ${status}`
-            const delta = count - (reported.get(key) ?? 0)
-            if (delta > 0) this.labels(listener.name, String(status)).inc(delta)
-            reported.set(key, count)
-          }
-        }
-      }
-    })
+    this.#slots = plugins.map(plugin => ({ plugin, state: 'loaded', closers: [], startAttempted: false, metrics: new MetricSet(), work: new Set() }))
+    this.#scheduler = new Scheduler(log, job => { this.#jobFailures.set(job, (this.#jobFailures.get(job) ?? 0) + 1) })
   }
 
   get state (): KernelState {
@@ -121,26 +116,46 @@ export class Kernel {
     return this.#slots.map(slot => slot.plugin.name)
   }
 
+  get #timeoutMs (): number {
+    return this.config.server.plugin_timeout_ms
+  }
+
   /** Set up every plugin, open the listeners, start every plugin, then the scheduler. */
   async start (): Promise<void> {
     if (this.#state !== 'created') throw new StartupError(`kernel cannot start from state "${this.#state}"`)
     this.#setKernelState('starting')
     this.#startedAt = Date.now()
+    this.#starting = this.#startAll()
+    try {
+      await this.#starting
+    } finally {
+      this.#starting = undefined
+    }
+  }
+
+  async #startAll (): Promise<void> {
     try {
       this.#store = Store.open(this.config.stateDir)
       this.#createListeners()
-      for (const slot of this.#slots) await this.#setup(slot)
-      for (const listener of this.#listeners.values()) await listener.app.ready()
+      for (const slot of this.#slots) {
+        this.#refuseIfStopping()
+        await this.#setup(slot)
+      }
+      for (const listener of this.#listeners.values()) {
+        if (listener.app !== undefined) await this.#withinDeadline(listener.app.ready(), `the ${listener.name} listener's routes did not finish registering`)
+      }
       const urls: Record<string, string> = {}
       for (const listener of this.#listeners.values()) {
-        if (listener.mounted) urls[listener.name] = (await listener.listen()).href
+        if (listener.used) urls[listener.name] = (await listener.listen()).href
       }
       for (const slot of this.#slots) {
+        this.#refuseIfStopping()
         slot.startAttempted = true
         this.#setState(slot, 'starting')
         await this.#phase(slot, 'start', async () => { await slot.plugin.start?.(slot.ctx as AnyContext, slot.service) })
         this.#setState(slot, 'running')
       }
+      this.#refuseIfStopping()
       this.#scheduler.start()
       this.#setKernelState('running')
       this.events.emit('kernel.started', { listeners: urls })
@@ -151,7 +166,11 @@ export class Kernel {
     }
   }
 
-  /** Stop everything in reverse order. Safe to call any number of times, from any state. */
+  #refuseIfStopping (): void {
+    if (this.#abort.signal.aborted) throw new StartupError('the kernel was stopped while starting')
+  }
+
+  /** Stop everything in reverse order, after any start in progress. Safe to call any number of times, from any state. */
   async stop (): Promise<void> {
     if (this.#state === 'created') {
       this.#setKernelState('stopped')
@@ -159,6 +178,8 @@ export class Kernel {
     }
     this.#stopping ??= (async () => {
       if (this.#state === 'running') this.events.emit('kernel.stopping', {})
+      this.#abort.abort()
+      await this.#starting?.catch(() => {})
       this.#setKernelState('stopping')
       await this.#shutdown()
       this.#setKernelState('stopped')
@@ -167,7 +188,7 @@ export class Kernel {
   }
 
   /** The URL a listener is bound to (only while running). */
-  url (listener: ListenerName): URL {
+  url (listener: string): URL {
     const url = this.#listeners.get(listener)?.url
     if (url === undefined) throw new Error(`the ${listener} listener is not open`)
     return url
@@ -185,7 +206,9 @@ export class Kernel {
     const uptime = Math.round((Date.now() - this.#startedAt) / 1000)
     if (this.#healthCache?.uptime_seconds === uptime) return this.#healthCache
     const plugins: HealthReport['plugins'] = {}
-    for (const slot of this.#slots) plugins[slot.plugin.name] = { version: slot.plugin.version, state: slot.state }
+    for (const slot of this.#slots) {
+      plugins[slot.plugin.name] = { version: slot.plugin.version, state: slot.state, ...(slot.details !== undefined ? { details: slot.details } : {}) }
+    }
     const status = this.#state === 'running'
       ? (this.#slots.every(s => s.state === 'running') ? 'ok' : 'degraded')
       : this.#state === 'starting' || this.#state === 'created' ? 'starting' : 'stopping'
@@ -193,16 +216,72 @@ export class Kernel {
     return this.#healthCache
   }
 
+  /** The metrics a listener exposes: process metrics, its kernel metrics, and those of the plugins it serves. */
+  async exposition (listener: string): Promise<Exposition> {
+    const own = this.#listenerMetrics.get(listener)
+    if (own === undefined) throw new Error(`no listener named "${listener}"`)
+    const served = this.#slots.filter(slot => this.#homeOf(slot.plugin.name) === listener || this.#listeners.get(listener)?.users.has(slot.plugin.name) === true)
+    return await exposeAll([this.#process.registry, own.registry, ...served.map(slot => slot.metrics.registry)])
+  }
+
+  /** The listener whose exposition shows a plugin's metrics: one it declares, else the first it uses, else control. */
+  #homeOf (plugin: string): string {
+    const owned = [...this.#listeners.values()].find(l => l.declaration.owner === plugin)
+    const used = [...this.#listeners.values()].find(l => l.users.has(plugin))
+    return owned?.name ?? used?.name ?? 'control'
+  }
+
   #setKernelState (state: KernelState): void {
     this.#state = state
     this.#healthCache = undefined
   }
 
+  /** Listeners of the kernel and of the plugins that run, each with its kernel metrics. */
   #createListeners (): void {
-    for (const name of LISTENER_NAMES) {
-      this.#listeners.set(name, new Listener(name, this.config.server.listeners[name], this.log, { accessLog: this.config.server.access_log }))
+    const running = new Set(this.pluginNames)
+    for (const declaration of this.config.listeners.values()) {
+      if (declaration.owner !== KERNEL_OWNER && !running.has(declaration.owner)) continue
+      const listener = new Listener(declaration, this.config.server.listeners[declaration.name], this.log, { accessLog: this.config.server.access_log })
+      this.#listeners.set(declaration.name, listener)
+      this.#listenerMetrics.set(declaration.name, this.#kernelMetricsOf(listener))
     }
-    ;(this.#listeners.get('control') as Listener).mount('kernel', this.#kernelRoutes)
+    const control = this.#listeners.get('control') as Listener
+    control.mount(KERNEL_OWNER, this.#kernelRoutes)
+  }
+
+  #kernelMetricsOf (listener: Listener): MetricSet {
+    const set = new MetricSet()
+    const slots = this.#slots
+    const shown = (plugin: string): boolean => this.#homeOf(plugin) === listener.name || listener.users.has(plugin)
+    const failures = this.#jobFailures
+    set.counter({
+      name: 'berth_http_requests_total',
+      help: 'HTTP responses sent, by listener and status code.',
+      labelNames: ['listener', 'status'],
+      collect () {
+        this.reset()
+        for (const [status, count] of listener.responses) this.labels(listener.name, String(status)).inc(count)
+      }
+    })
+    set.gauge({
+      name: 'berth_plugin_up',
+      help: '1 when the plugin is running.',
+      labelNames: ['plugin'],
+      collect () {
+        this.reset()
+        for (const slot of slots) if (shown(slot.plugin.name)) this.labels(slot.plugin.name).set(slot.state === 'running' ? 1 : 0)
+      }
+    })
+    set.counter({
+      name: 'berth_schedule_failures_total',
+      help: 'Scheduled job runs that failed.',
+      labelNames: ['job'],
+      collect () {
+        this.reset()
+        for (const [job, count] of failures) if (shown(job.split('.')[0])) this.labels(job).inc(count)
+      }
+    })
+    return set
   }
 
   readonly #kernelRoutes: FastifyPluginAsync = async (app) => {
@@ -214,7 +293,7 @@ export class Kernel {
       return report
     })
     app.get('/metrics', async (_request, reply) => {
-      const { contentType, body } = await this.metrics.expose()
+      const { contentType, body } = await this.exposition('control')
       reply.type(contentType)
       return body
     })
@@ -223,33 +302,60 @@ export class Kernel {
   async #setup (slot: PluginSlot): Promise<void> {
     const { plugin } = slot
     slot.events = new ScopedEvents(this.events)
-    slot.schedule = new ScopedScheduler(this.#scheduler, plugin.name)
+    slot.schedule = new ScopedScheduler(this.#scheduler, plugin.name, async run => { await this.#track(slot, run) })
     slot.ctx = this.#context(slot)
     this.#setState(slot, 'setting-up')
     slot.service = await this.#phase(slot, 'setup', async () => await plugin.setup?.(slot.ctx as AnyContext))
     this.#setState(slot, 'ready')
   }
 
-  async #phase<T> (slot: PluginSlot, phase: 'setup' | 'start', run: () => Promise<T>): Promise<T> {
+  /** Run a phase of a plugin under the deadline; a failure or a timeout names the plugin and the phase. */
+  async #phase<T> (slot: PluginSlot, phase: Phase, run: () => Promise<T>): Promise<T> {
     try {
-      return await run()
+      return await this.#withinDeadline(run(), `plugin "${slot.plugin.name}" did not finish ${phase}`)
     } catch (err) {
       this.#setState(slot, 'failed')
+      if (err instanceof DeadlineExceeded) throw new StartupError(err.message)
       throw new StartupError(`plugin "${slot.plugin.name}" failed during ${phase}: ${messageOf(err)}`, { cause: err })
+    }
+  }
+
+  async #withinDeadline<T> (work: PromiseLike<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(new DeadlineExceeded(`${what} within ${seconds(this.#timeoutMs)} (set [server].plugin_timeout_ms)`)) }, this.#timeoutMs)
+    })
+    try {
+      return await Promise.race([work, deadline])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async #track<T> (slot: PluginSlot, work: Promise<T>): Promise<T> {
+    slot.work.add(work)
+    try {
+      return await work
+    } finally {
+      slot.work.delete(work)
     }
   }
 
   #context (slot: PluginSlot): AnyContext {
     const { plugin } = slot
     const metrics: PluginMetrics = {
-      counter: c => this.metrics.counter(c),
-      gauge: c => this.metrics.gauge(c),
-      histogram: c => this.metrics.histogram(c),
-      expose: async () => await this.metrics.expose()
+      counter: c => slot.metrics.counter(c),
+      gauge: c => slot.metrics.gauge(c),
+      histogram: c => slot.metrics.histogram(c),
+      expose: async () => await this.exposition(this.#homeOf(plugin.name))
+    }
+    const duringSetup = (what: string): void => {
+      if (slot.state !== 'setting-up') throw new Error(`plugin "${plugin.name}": ${what} only during setup`)
     }
     return {
       name: plugin.name,
       config: this.config.sections.get(plugin.name) as Static<TObject>,
+      sections: Object.fromEntries(Object.keys(plugin.sections ?? {}).map(section => [section, this.config.sections.get(section)])),
       log: this.log.child({ plugin: plugin.name }),
       store: (this.#store as Store).forPlugin(plugin.name),
       events: slot.events as ScopedEvents,
@@ -257,11 +363,16 @@ export class Kernel {
       metrics,
       stateDir: this.config.stateDir,
       cwd: this.cwd,
+      stopping: this.#abort.signal,
       http: (listener, routes, options) => {
-        if (slot.state !== 'setting-up') throw new Error(`plugin "${plugin.name}": routes can only be mounted during setup`)
-        const target = this.#listeners.get(listener)
-        if (target === undefined) throw new Error(`plugin "${plugin.name}": unknown listener "${String(listener)}"`)
-        target.mount(plugin.name, routes, options)
+        duringSetup('routes can be mounted')
+        this.#listenerFor(plugin, listener).mount(plugin.name, routes, options)
+      },
+      serve: (listener, server) => {
+        duringSetup('a server can be handed to a listener')
+        const target = this.#listenerFor(plugin, listener)
+        if (target.declaration.owner !== plugin.name) throw new Error(`plugin "${plugin.name}": only the owner of the ${listener} listener may serve it`)
+        target.serve(plugin.name, server)
       },
       address: listener => this.url(listener),
       use: name => {
@@ -270,51 +381,76 @@ export class Kernel {
         }
         return this.service(name)
       },
+      track: async work => await this.#track(slot, work),
+      report: details => {
+        slot.details = { ...details }
+        this.#healthCache = undefined
+      },
       onClose: fn => { slot.closers.push(fn) }
     }
+  }
+
+  /** A listener the plugin may use: the kernel's, its own, or one of a plugin it depends on. */
+  #listenerFor (plugin: AnyPlugin, name: string): Listener {
+    const target = this.#listeners.get(name)
+    const declared = this.config.listeners.get(name)
+    if (target === undefined || declared === undefined) throw new Error(`plugin "${plugin.name}": unknown listener "${name}"`)
+    const owner = declared.owner
+    if (owner !== KERNEL_OWNER && owner !== plugin.name && !(plugin.dependsOn ?? []).includes(owner)) {
+      throw new Error(`plugin "${plugin.name}": the ${name} listener belongs to plugin "${owner}", which "${plugin.name}" does not depend on`)
+    }
+    return target
   }
 
   #setState (slot: PluginSlot, state: PluginState): void {
     slot.state = state
     this.#healthCache = undefined
-    this.#pluginUp.labels(slot.plugin.name).set(state === 'running' ? 1 : 0)
     this.events.emit('plugin.state', { plugin: slot.plugin.name, state })
   }
 
-  /** Close listeners, stop jobs, stop plugins in reverse, close the store; log what fails and go on. */
+  /** Once: stop jobs, drain and close listeners, stop plugins in reverse, close the store; log what fails and go on. */
   async #shutdown (): Promise<void> {
-    this.#scheduler.stop()
-    for (const listener of this.#listeners.values()) {
-      await listener.close().catch((err: unknown) => { this.log.error({ err, listener: listener.name }, 'closing listener failed') })
-    }
-    this.#listeners.clear()
-    for (const slot of [...this.#slots].reverse()) await this.#teardown(slot)
-    await this.#store?.close()
-    this.#store = undefined
+    this.#shutdownDone ??= (async () => {
+      this.#abort.abort()
+      this.#scheduler.stop()
+      await Promise.all([...this.#listeners.values()].map(async listener => {
+        await listener.close(this.#timeoutMs).catch((err: unknown) => { this.log.error({ err, listener: listener.name }, 'closing listener failed') })
+      }))
+      this.#listeners.clear()
+      for (const slot of [...this.#slots].reverse()) await this.#teardown(slot)
+      await this.#store?.close()
+      this.#store = undefined
+    })()
+    await this.#shutdownDone
   }
 
   async #teardown (slot: PluginSlot): Promise<void> {
-    if (slot.ctx === undefined) return
-    const log = slot.ctx.log
-    if (slot.startAttempted) {
-      this.#setState(slot, 'stopping')
+    const ctx = slot.ctx
+    if (ctx === undefined) return
+    const log = ctx.log
+    const name = slot.plugin.name
+    /** Wait for `work` up to the deadline; a failure or a timeout is logged and the teardown goes on. */
+    const bounded = async (work: () => unknown, late: string, failed: string): Promise<void> => {
       try {
-        await slot.plugin.stop?.(slot.ctx, slot.service)
+        await this.#withinDeadline(Promise.resolve().then(work), `plugin "${name}" did not finish ${late}`)
       } catch (err) {
-        log.error({ err }, 'plugin stop failed')
+        if (err instanceof DeadlineExceeded) log.error(err.message)
+        else log.error({ err }, failed)
       }
+    }
+    if (slot.work.size > 0) await bounded(async () => await Promise.allSettled([...slot.work]), 'its work in flight', 'work in flight failed')
+    if (slot.startAttempted) {
+      if (slot.state !== 'failed') this.#setState(slot, 'stopping')
+      await bounded(async () => { await slot.plugin.stop?.(ctx, slot.service) }, 'stop', 'plugin stop failed')
     }
     slot.schedule?.close()
     slot.events?.close()
-    for (const close of slot.closers.splice(0).reverse()) {
-      try {
-        await close()
-      } catch (err) {
-        log.error({ err }, 'plugin cleanup failed')
-      }
-    }
+    for (const close of slot.closers.splice(0).reverse()) await bounded(close, 'cleanup', 'plugin cleanup failed')
     if (slot.state !== 'failed') this.#setState(slot, 'stopped')
     slot.ctx = undefined
     slot.startAttempted = false
   }
 }
+
+/** A phase that ran past `[server].plugin_timeout_ms`. */
+class DeadlineExceeded extends Error {}

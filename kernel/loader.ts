@@ -11,7 +11,7 @@ export const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL('../plugins/', import.me
 
 /** Import `<dir>/<name>/index.{js,ts}` for each folder; the folder name must be the plugin's name. */
 export async function discoverPlugins (dirs: readonly string[] = [BUILTIN_PLUGIN_DIR]): Promise<AnyPlugin[]> {
-  const found: AnyPlugin[] = []
+  const files: Array<[string, string]> = []
   for (const dir of dirs) {
     if (!existsSync(dir)) continue
     const folders = readdirSync(dir, { withFileTypes: true })
@@ -20,11 +20,10 @@ export async function discoverPlugins (dirs: readonly string[] = [BUILTIN_PLUGIN
       .sort()
     for (const folder of folders) {
       const file = ['index.js', 'index.ts'].map(f => join(dir, folder, f)).find(f => existsSync(f))
-      if (file === undefined) continue
-      found.push(await importDefinition(file, folder))
+      if (file !== undefined) files.push([file, folder])
     }
   }
-  return found
+  return await Promise.all(files.map(async ([file, folder]) => await importDefinition(file, folder)))
 }
 
 async function importDefinition (file: string, folder: string): Promise<AnyPlugin> {

@@ -1,18 +1,26 @@
-// One metrics registry per kernel (prom-client), exposed in the text exposition format. Plugins
-// create their metrics through the helpers so they land in this registry and nowhere else.
-import client, { type Counter, type CounterConfiguration, type Gauge, type GaugeConfiguration, type Histogram, type HistogramConfiguration } from 'prom-client'
+// Metrics (prom-client), kept apart by product: process metrics in one registry, each plugin's metrics
+// in a registry of its own, and each listener's kernel metrics in another. A listener's exposition is
+// the process metrics, its own kernel metrics and the metrics of the plugins it serves: never another
+// product's.
+import client, { type Counter, type CounterConfiguration, type Gauge, type GaugeConfiguration, type Histogram, type HistogramConfiguration, type Registry } from 'prom-client'
 
-export class KernelMetrics {
-  readonly registry = new client.Registry()
+/** What a plugin sees: metric constructors bound to its own registry, and the exposition of its listener. */
+export interface PluginMetrics {
+  counter<L extends string>(config: CounterConfiguration<L>): Counter<L>
+  gauge<L extends string>(config: GaugeConfiguration<L>): Gauge<L>
+  histogram<L extends string>(config: HistogramConfiguration<L>): Histogram<L>
+  /** The exposition text (and its content type) of the listener this plugin serves, as its own scrape route shows it. */
+  expose(): Promise<Exposition>
+}
 
-  constructor () {
-    client.collectDefaultMetrics({ register: this.registry })
-    // Gauges named like counters break Prometheus' naming rules (promtool check metrics); the same
-    // numbers stay available, by type, as nodejs_active_handles / _requests / _resources.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
-      this.registry.removeSingleMetric(name)
-    }
-  }
+export interface Exposition {
+  contentType: string
+  body: string
+}
+
+/** A registry with the given metric constructors bound to it. */
+export class MetricSet {
+  readonly registry: Registry = new client.Registry()
 
   counter<L extends string> (config: CounterConfiguration<L>): Counter<L> {
     return new client.Counter({ ...config, registers: [this.registry] })
@@ -25,12 +33,22 @@ export class KernelMetrics {
   histogram<L extends string> (config: HistogramConfiguration<L>): Histogram<L> {
     return new client.Histogram({ ...config, registers: [this.registry] })
   }
-
-  /** The exposition text and its content type. */
-  async expose (): Promise<{ contentType: string, body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() }
-  }
 }
 
-/** What a plugin sees: metric constructors bound to the kernel's registry, and its exposition. */
-export type PluginMetrics = Pick<KernelMetrics, 'counter' | 'gauge' | 'histogram' | 'expose'>
+/** Process and Node.js metrics, shared by every listener's exposition. */
+export function processMetrics (): MetricSet {
+  const set = new MetricSet()
+  client.collectDefaultMetrics({ register: set.registry })
+  // Gauges named like counters break Prometheus' naming rules (promtool check metrics); the same
+  // numbers stay available, by type, as nodejs_active_handles / _requests / _resources.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    set.registry.removeSingleMetric(name)
+  }
+  return set
+}
+
+/** The text of several registries as one exposition (their metric names never overlap). */
+export async function exposeAll (registries: readonly Registry[]): Promise<Exposition> {
+  const parts = await Promise.all(registries.map(async registry => await registry.metrics()))
+  return { contentType: client.register.contentType, body: parts.filter(part => part !== '').join('\n') }
+}

@@ -1,10 +1,13 @@
 // The plugin contract: definePlugin() and the types of a plugin definition and of the context the
-// kernel hands it. A definition is a plain value; the kernel reads it before running any of it.
-import type { Static, TObject } from '@sinclair/typebox'
+// kernel hands it. A definition is a plain value the kernel reads before running any of it; reading
+// it loads nothing heavy (schemas are built on demand), so every `berth` command can read them all.
+import type { Server } from 'node:net'
+import type { Static, TObject, Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Logger } from 'pino'
 import type { CliRegistry } from './cli-registry.js'
 import type { ScopedEvents } from './events.js'
+import type { ListenerDeclaration } from './listeners.js'
 import type { PluginMetrics } from './metrics.js'
 import type { ScopedScheduler } from './scheduler.js'
 import type { PluginStore } from './store.js'
@@ -17,22 +20,32 @@ import type { PluginStore } from './store.js'
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Services {}
 
-/** The listeners plugins mount routes on; ports come from `[server.listeners.<name>]`. */
-export const LISTENER_NAMES = ['control', 'telemetry', 'app'] as const
-export type ListenerName = typeof LISTENER_NAMES[number]
-
 export type PluginState = 'loaded' | 'setting-up' | 'ready' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed'
+
+/** TypeBox's builder: a schema function receives it, so a definition never imports TypeBox itself. */
+export type TypeBuilder = typeof Type
+
+/** A config section's schema, built when the server validates its configuration (never by CLI commands). */
+export type SectionSchema<S extends TObject = TObject> = (type: TypeBuilder) => S
+
+/** The values of the extra sections a plugin reads, by section name. */
+export type SectionValues<X extends Record<string, TObject>> = { readonly [K in keyof X]: Static<X[K]> }
+
+/** Short facts a plugin reports in `GET /api/v1/health` (which implementation runs, and the like). */
+export type HealthDetails = Readonly<Record<string, string | number | boolean>>
 
 export interface RouteOptions {
   /** Path prefix for every route the function registers, e.g. `/api/v1`. */
   prefix?: string
 }
 
-export interface PluginContext<C = unknown> {
+export interface PluginContext<C = unknown, X extends Record<string, unknown> = Record<string, unknown>> {
   /** The plugin's name, as in its definition. */
   readonly name: string
-  /** The plugin's config section, validated against its schema with defaults filled in. */
+  /** The plugin's config section `[name]`, validated against its schema with defaults filled in. */
   readonly config: C
+  /** The other sections the plugin declared in `sections`, validated the same way. */
+  readonly sections: X
   /** A pino logger bound to `{ plugin: name }`. */
   readonly log: Logger
   /** Named LMDB databases private to this plugin, in the kernel's one environment. */
@@ -41,54 +54,82 @@ export interface PluginContext<C = unknown> {
   readonly events: ScopedEvents
   /** Cron (six fields) and interval jobs; they run only while the kernel runs. */
   readonly schedule: ScopedScheduler
-  /** Counters, gauges and histograms registered in the kernel's one registry. */
+  /** Counters, gauges and histograms of this plugin, exposed on the listeners it serves. */
   readonly metrics: PluginMetrics
   /** The server's state directory (absolute). Files a plugin creates there must be 0600. */
   readonly stateDir: string
   /** The server's working directory (absolute): relative paths in config resolve against it. */
   readonly cwd: string
+  /** Aborted when the kernel begins to stop: end long-lived answers (streams) and cancel long work. */
+  readonly stopping: AbortSignal
   /**
-   * Mount routes on a listener. The function runs as an encapsulated fastify plugin: its hooks,
-   * parsers and decorators stay inside it. Call this during setup only.
+   * Mount routes on a fastify listener this plugin, a plugin it depends on, or the kernel (`control`)
+   * declares. The function runs as an encapsulated fastify plugin: its hooks, parsers and decorators
+   * stay inside it. Call this during setup only.
    */
-  http(listener: ListenerName, routes: FastifyPluginAsync, options?: RouteOptions): void
+  http(listener: string, routes: FastifyPluginAsync, options?: RouteOptions): void
+  /**
+   * Hand the server of a raw listener this plugin declares (node:http, node:https, node:tls or
+   * node:net). The kernel binds it on the configured address after setup and closes it at stop.
+   */
+  serve(listener: string, server: Server): void
   /** The base URL a listener is bound to; available once the kernel has started listening. */
-  address(listener: ListenerName): URL
+  address(listener: string): URL
   /** The service of a plugin named in `dependsOn`. */
   use<K extends keyof Services>(name: K): Services[K]
+  /**
+   * Work that must finish before the plugin stops and the store closes (a deploy, a commit started
+   * outside a request). Returns the same promise. The kernel waits for it up to the lifecycle deadline.
+   */
+  track<T>(work: Promise<T>): Promise<T>
+  /** Replace the details this plugin shows in the health report. */
+  report(details: HealthDetails): void
   /** Register cleanup that runs when the plugin stops, even if setup failed half-way. */
   onClose(fn: () => void | Promise<void>): void
 }
 
-export interface PluginDefinition<S extends TObject = TObject, Svc = unknown> {
+export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X extends Record<string, TObject> = Record<string, never>> {
   /** Unique name: also the config section `[name]` and the folder `plugins/<name>/`. */
   readonly name: string
   readonly version: string
   readonly description?: string
   /** Plugins that must be set up and started before this one (and stopped after it). */
   readonly dependsOn?: readonly string[]
-  /** TypeBox schema of the `[name]` section. Unknown keys are refused. */
-  readonly config?: S
-  /** Environment variables that override keys of the section: `{ INGEST_API_KEY: 'api_key' }`. */
+  /** Schema of the `[name]` section, as a function of TypeBox's builder. Unknown keys are refused. */
+  readonly config?: SectionSchema<S>
+  /** Other top-level sections this plugin reads (`{ acme: type => type.Object(...) }`); one owner per section. */
+  readonly sections?: { readonly [K in keyof X]: SectionSchema<X[K]> }
+  /**
+   * Sections this plugin's product documents but nothing reads yet: refused with "section [x] is not
+   * supported yet" rather than as unknown, until the plugin that owns them exists.
+   */
+  readonly plannedSections?: readonly string[]
+  /** Environment variables that override keys of the section: `{ INGEST_API_KEY: 'api_key' }`. One owner per variable. */
   readonly env?: Readonly<Record<string, string>>
+  /** Listeners this plugin owns: name, default port, fastify or raw. */
+  readonly listeners?: readonly ListenerDeclaration[]
   /** Provision: open stores, mount routes, subscribe to events. Returns the plugin's service. */
-  setup?(ctx: PluginContext<Static<S>>): Svc | Promise<Svc>
+  setup?(ctx: PluginContext<Static<S>, SectionValues<X>>): Svc | Promise<Svc>
   /** Begin background work. */
-  start?(ctx: PluginContext<Static<S>>, service: Svc): void | Promise<void>
+  start?(ctx: PluginContext<Static<S>, SectionValues<X>>, service: Svc): void | Promise<void>
   /** End background work. Called once per start, in reverse dependency order; must leave no handle open. */
-  stop?(ctx: PluginContext<Static<S>>, service: Svc): void | Promise<void>
-  /** Add subcommands to the `berth` command. */
+  stop?(ctx: PluginContext<Static<S>, SectionValues<X>>, service: Svc): void | Promise<void>
+  /** Add subcommands to the `berth` command. Keep their imports light: every command reads every definition. */
   commands?(cli: CliRegistry): void
 }
 
 const PLUGIN_BRAND = Symbol.for('berth.plugin')
+export const NAME_PATTERN = /^[a-z][a-z0-9-]*$/
 
 /** Declare a plugin. Types of the config and of the service flow from the schema and setup(). */
-export function definePlugin<S extends TObject, Svc = void> (definition: PluginDefinition<S, Svc>): PluginDefinition<S, Svc> {
-  if (!/^[a-z][a-z0-9-]*$/.test(definition.name)) {
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export function definePlugin<S extends TObject = TObject, Svc = void, X extends Record<string, TObject> = {}> (
+  definition: PluginDefinition<S, Svc, X>
+): PluginDefinition<S, Svc, X> {
+  if (!NAME_PATTERN.test(definition.name)) {
     throw new TypeError(`plugin name "${definition.name}" must be lowercase letters, digits and dashes`)
   }
-  return Object.freeze(Object.assign(Object.create(null) as object, definition, { [PLUGIN_BRAND]: true })) as PluginDefinition<S, Svc>
+  return Object.freeze(Object.assign(Object.create(null) as object, definition, { [PLUGIN_BRAND]: true })) as PluginDefinition<S, Svc, X>
 }
 
 export function isPluginDefinition (value: unknown): value is PluginDefinition {
@@ -97,4 +138,4 @@ export function isPluginDefinition (value: unknown): value is PluginDefinition {
 
 /** A definition whose config and service types have been erased, as the loader holds them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyPlugin = PluginDefinition<TObject, any>
+export type AnyPlugin = PluginDefinition<TObject, any, any>

@@ -101,26 +101,32 @@ export class Scheduler {
   }
 }
 
-/** The scheduler as one plugin sees it: its jobs stop when it stops. */
+/** The scheduler as one plugin sees it: its jobs stop when it stops, and each run is tracked as work in flight. */
 export class ScopedScheduler {
   readonly #scheduler: Scheduler
   readonly #owner: string
   readonly #jobs: Job[] = []
+  readonly #track: (run: Promise<void>) => Promise<void>
 
-  constructor (scheduler: Scheduler, owner: string) {
+  constructor (scheduler: Scheduler, owner: string, track: (run: Promise<void>) => Promise<void> = async run => { await run }) {
     this.#scheduler = scheduler
     this.#owner = owner
+    this.#track = track
   }
 
   cron (name: string, expression: string, fn: JobFunction): void {
-    this.#jobs.push(this.#scheduler.cron(`${this.#owner}.${name}`, expression, fn))
+    this.#jobs.push(this.#scheduler.cron(`${this.#owner}.${name}`, expression, this.#tracked(fn)))
   }
 
   every (name: string, ms: number, fn: JobFunction): void {
-    this.#jobs.push(this.#scheduler.every(`${this.#owner}.${name}`, ms, fn))
+    this.#jobs.push(this.#scheduler.every(`${this.#owner}.${name}`, ms, this.#tracked(fn)))
   }
 
   close (): void {
     for (const job of this.#jobs.splice(0)) this.#scheduler.remove(job)
+  }
+
+  #tracked (fn: JobFunction): JobFunction {
+    return async () => { await this.#track((async () => { await fn() })()) }
   }
 }

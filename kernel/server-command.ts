@@ -6,9 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { StartupError } from './errors.js'
-import { createKernel } from './kernel.js'
 import { isAlive, LOG_FILE, pidFilePath, readPid, removePid, writePid } from './pidfile.js'
-import { prepareStateDir } from './store.js'
 import type { CliSettings } from './cli-registry.js'
 
 const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url))
@@ -45,7 +43,8 @@ export function addServerCommands (program: Command, deps: ServerCommandDeps): v
     })
 }
 
-function refuseSecondServer (stateDir: string): void {
+/** Refuse when a live server runs from `stateDir`. */
+export function refuseSecondServer (stateDir: string): void {
   const pid = readPid(stateDir)
   if (pid !== undefined && pid !== process.pid && isAlive(pid)) {
     throw new StartupError(`a server is already running from ${stateDir} (pid ${pid})`)
@@ -53,6 +52,7 @@ function refuseSecondServer (stateDir: string): void {
 }
 
 async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Promise<void> {
+  const { createKernel } = await import('./kernel.js')
   const kernel = await createKernel({ configFile: settings.configFile, env })
   await kernel.start()
   writePid(kernel.config.stateDir, process.pid)
@@ -72,6 +72,7 @@ async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Pr
 }
 
 async function startDetached (stateDir: string, globalArgs: string[]): Promise<void> {
+  const { prepareStateDir } = await import('./store.js')
   prepareStateDir(stateDir)
   const logFile = join(stateDir, LOG_FILE)
   const fd = openSync(logFile, 'a', 0o600)

@@ -1,31 +1,55 @@
-// State: one LMDB environment in the state directory; each plugin opens its own named databases.
-// A write whose promise has resolved is committed and survives `kill -9` of the process.
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
+// State: one LMDB environment in the state directory; each plugin opens its own named databases and
+// reaches no others. A write whose promise has resolved is committed and survives `kill -9`. A plugin's
+// backup is an LMDB file holding only that plugin's databases, restored in one transaction.
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type Key, type RootDatabase } from 'lmdb'
-import { StartupError, messageOf } from './errors.js'
+import { BadRequest, StartupError, messageOf } from './errors.js'
 
 export const STORE_FILE = 'berth.mdb'
+
+export type Encoding = 'msgpack' | 'json' | 'string' | 'binary' | 'ordered-binary'
 
 export interface DatabaseOptions {
   /** Several values per key, kept sorted (lmdb dupSort). */
   dupSort?: boolean
   /** Value encoding; msgpack (the default) keeps structure, 'binary' stores Buffers as they are. */
-  encoding?: 'msgpack' | 'json' | 'string' | 'binary' | 'ordered-binary'
+  encoding?: Encoding
+}
+
+/** What a backup holds: whose data, when, and each database with its entry count. */
+export interface BackupSummary {
+  plugin: string
+  created_at: string
+  databases: Array<{ name: string, entries: number }>
 }
 
 /** The store as one plugin sees it. */
 export interface PluginStore {
-  /** Open (creating if needed) the plugin's database `name`. */
+  /** Open (creating if needed) the plugin's database `name`. The handle cannot open or copy other databases. */
   db<V = unknown, K extends Key = Key>(name: string, options?: DatabaseOptions): Database<V, K>
   /**
    * Run `fn` in one write transaction across databases; resolves with its result after the commit.
    * If `fn` throws, none of its writes are committed and the promise rejects with that error.
    */
   transaction<T>(fn: () => T): Promise<T>
-  /** Copy a consistent snapshot of the whole environment to `path` while writes continue. */
-  backup(path: string): Promise<void>
+  /** Copy a consistent snapshot of this plugin's databases, and nothing else, to the file `path` (0600). */
+  backup(path: string): Promise<BackupSummary>
 }
+
+interface DatabaseRecord {
+  dupSort: boolean
+  encoding: Encoding
+}
+
+/** Kernel-owned databases; a plugin name cannot start with `~`. */
+const REGISTRY_DB = '~kernel/databases'
+const BACKUP_META_DB = '~backup'
+const BACKUP_META_KEY = 'meta'
+const BACKUP_FORMAT = 1
+const COPY_BATCH = 10_000
+/** Handle members that reach beyond one database: refused on plugin handles. */
+const ENVIRONMENT_MEMBERS = ['openDB', 'open', 'backup', 'close', 'env'] as const
 
 /** Create the state directory (0700) or explain in one line why it cannot be used. */
 export function prepareStateDir (dir: string): void {
@@ -40,40 +64,175 @@ export function prepareStateDir (dir: string): void {
   }
 }
 
+function openEnvironment (path: string): RootDatabase {
+  const root = open({ path, maxDbs: 512, compression: false })
+  for (const file of [path, `${path}-lock`]) {
+    if (existsSync(file)) chmodSync(file, 0o600)
+  }
+  return root
+}
+
+/**
+ * Values as raw bytes, so a copy keeps every value exactly as its plugin encoded it. Keys keep the
+ * plugin's own (ordered-binary) encoding: lmdb sets a database's key comparison from the key encoding
+ * of its first handle in a process, so every handle on a database must agree on it.
+ */
+const rawOptions = (record: DatabaseRecord): { dupSort: boolean, encoding: 'binary' } =>
+  ({ dupSort: record.dupSort, encoding: 'binary' })
+
+/** LMDB's magic number in the first meta page: opening anything else could crash the process. */
+const LMDB_MAGIC = 0xBEEFC0DE
+const MAGIC_OFFSET = 24
+
+function hasLmdbMagic (path: string): boolean {
+  const header = Buffer.alloc(MAGIC_OFFSET + 4)
+  const fd = openSync(path, 'r')
+  try {
+    return readSync(fd, header, 0, header.length, 0) === header.length && header.readUInt32LE(MAGIC_OFFSET) === LMDB_MAGIC
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Copies of the entries of a range: lmdb may reuse a binary value's buffer for the next entry. */
+function copyEntries (range: Iterable<{ key: Key, value: Buffer }>): Array<readonly [Key, Buffer]> {
+  const entries: Array<readonly [Key, Buffer]> = []
+  for (const { key, value } of range) entries.push([key, Buffer.from(value)])
+  return entries
+}
+
 export class Store {
   readonly #root: RootDatabase
+  readonly #registry: Database<DatabaseRecord, string>
   readonly path: string
 
   private constructor (root: RootDatabase, path: string) {
     this.#root = root
     this.path = path
+    this.#registry = root.openDB<DatabaseRecord, string>({ name: REGISTRY_DB })
   }
 
   /** Open the environment in `stateDir`; its files are readable by the owner only. */
   static open (stateDir: string): Store {
     prepareStateDir(stateDir)
     const path = join(stateDir, STORE_FILE)
-    let root: RootDatabase
     try {
-      root = open({ path, maxDbs: 512, compression: false })
+      return new Store(openEnvironment(path), path)
     } catch (err) {
       throw new StartupError(`state directory ${stateDir} cannot be used: ${messageOf(err)}`)
     }
-    for (const file of [path, `${path}-lock`]) {
-      if (existsSync(file)) chmodSync(file, 0o600)
-    }
-    return new Store(root, path)
   }
 
   /** The view of one plugin: database names are prefixed with the plugin's name. */
   forPlugin (plugin: string): PluginStore {
     return {
-      db: <V, K extends Key>(name: string, options: DatabaseOptions = {}) =>
-        this.#root.openDB<V, K>({ name: `${plugin}/${name}`, ...options }),
+      db: <V, K extends Key>(name: string, options: DatabaseOptions = {}) => this.#openPluginDb<V, K>(plugin, name, options),
       // A child transaction: lmdb's plain transaction() commits the writes a callback made before
       // it threw, together with the rest of the batch; a child transaction is aborted instead.
       transaction: async <T>(fn: () => T) => await this.#root.childTransaction(fn),
-      backup: async (path: string) => { await this.#root.backup(path, false) }
+      backup: async (path: string) => await this.backupPlugin(plugin, path)
+    }
+  }
+
+  #openPluginDb<V, K extends Key> (plugin: string, name: string, options: DatabaseOptions): Database<V, K> {
+    const fullName = `${plugin}/${name}`
+    const record: DatabaseRecord = { dupSort: options.dupSort === true, encoding: options.encoding ?? 'msgpack' }
+    const known = this.#registry.get(fullName)
+    if (known?.dupSort !== record.dupSort || known.encoding !== record.encoding) void this.#registry.put(fullName, record)
+    const db = this.#root.openDB<V, K>({ name: fullName, ...options })
+    for (const member of ENVIRONMENT_MEMBERS) {
+      Object.defineProperty(db, member, {
+        get () { throw new Error(`plugin "${plugin}": a database handle cannot use ${member}; the store reaches only the plugin's own databases`) }
+      })
+    }
+    return db
+  }
+
+  /** The plugin's databases (short names) as recorded when it opened them. */
+  #databasesOf (plugin: string): Array<[string, DatabaseRecord]> {
+    const prefix = `${plugin}/`
+    return [...this.#registry.getRange({ start: prefix, end: `${plugin}0` })]
+      .filter(({ key }) => key.startsWith(prefix))
+      .map(({ key, value }) => [key.slice(prefix.length), value])
+  }
+
+  /** Write the plugin's databases, as one read snapshot, to a new LMDB file at `path`. */
+  async backupPlugin (plugin: string, path: string): Promise<BackupSummary> {
+    rmSync(path, { force: true })
+    const target = openEnvironment(path)
+    const snapshot = this.#root.useReadTransaction()
+    const summary: BackupSummary = { plugin, created_at: new Date().toISOString(), databases: [] }
+    try {
+      const records = this.#databasesOf(plugin)
+      for (const [name, record] of records) {
+        const source = this.#root.openDB<Buffer, Key>({ name: `${plugin}/${name}`, ...rawOptions(record) })
+        const copy = target.openDB<Buffer, Key>({ name, ...rawOptions(record) })
+        let batch: Array<readonly [Key, Buffer]> = []
+        let entries = 0
+        const flush = async (): Promise<void> => {
+          const pending = batch
+          batch = []
+          await target.transaction(() => { for (const [key, value] of pending) void copy.put(key, value) })
+        }
+        for (const { key, value } of source.getRange({ transaction: snapshot })) {
+          batch.push([key, Buffer.from(value)])
+          entries++
+          if (batch.length >= COPY_BATCH) await flush()
+        }
+        await flush()
+        summary.databases.push({ name, entries })
+      }
+      const meta = target.openDB<unknown, string>({ name: BACKUP_META_DB })
+      await meta.put(BACKUP_META_KEY, { format: BACKUP_FORMAT, ...summary, records: Object.fromEntries(records) })
+    } finally {
+      snapshot.done()
+      await target.close()
+    }
+    rmSync(`${path}-lock`, { force: true })
+    chmodSync(path, 0o600)
+    return summary
+  }
+
+  /**
+   * Replace every database of `plugin` with the contents of a backup of the same plugin, in one
+   * transaction: databases the backup lacks are emptied. Run it while that plugin is not running.
+   */
+  async restorePlugin (plugin: string, path: string): Promise<BackupSummary> {
+    if (!existsSync(path)) throw new BadRequest(`${path} does not exist`)
+    if (!hasLmdbMagic(path)) throw new BadRequest(`${path} is not a Berth backup: not an LMDB file`)
+    let source: RootDatabase
+    try {
+      source = open({ path, maxDbs: 512, compression: false, readOnly: true })
+    } catch (err) {
+      throw new BadRequest(`${path} is not a Berth backup: ${messageOf(err)}`)
+    }
+    try {
+      const meta = source.openDB<{ format?: number, plugin?: string, created_at?: string, records?: Record<string, DatabaseRecord> } | undefined, string>({ name: BACKUP_META_DB })?.get(BACKUP_META_KEY)
+      if (meta?.format !== BACKUP_FORMAT || meta.records === undefined) throw new BadRequest(`${path} is not a Berth backup`)
+      if (meta.plugin !== plugin) throw new BadRequest(`${path} holds the data of plugin "${meta.plugin ?? '?'}", not "${plugin}"`)
+      // Read first, then write in one transaction: an iterator of one environment must not run
+      // inside a write transaction of another.
+      const contents = Object.entries(meta.records).map(([name, record]) => ({
+        name,
+        record,
+        entries: copyEntries(source.openDB<Buffer, Key>({ name, ...rawOptions(record) }).getRange())
+      }))
+      this.#root.transactionSync(() => {
+        for (const [name, record] of this.#databasesOf(plugin)) {
+          if (!(name in (meta.records ?? {}))) this.#root.openDB({ name: `${plugin}/${name}`, ...rawOptions(record) }).clearSync()
+        }
+        for (const { name, record, entries } of contents) {
+          this.#registry.putSync(`${plugin}/${name}`, record)
+          const target = this.#root.openDB<Buffer, Key>({ name: `${plugin}/${name}`, ...rawOptions(record) })
+          target.clearSync()
+          for (const [key, value] of entries) target.putSync(key, value)
+        }
+      })
+      const databases = contents.map(({ name, entries }) => ({ name, entries: entries.length }))
+      return { plugin, created_at: meta.created_at ?? '', databases }
+    } finally {
+      await source.close()
+      rmSync(`${path}-lock`, { force: true })
     }
   }
 

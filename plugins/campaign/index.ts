@@ -4,7 +4,7 @@ import { definePlugin } from '../../kernel/index.js'
 import type { DevIdp } from './dev-idp/provider.js'
 import type { FunctionRegistry } from './functions.js'
 import type { IdpClient } from './oidc-client.js'
-import { CAMPAIGN_ENV, CampaignSection } from './settings.js'
+import { CAMPAIGN_ENV, campaignSection } from './settings.js'
 
 export interface CampaignService {
   readonly registry: FunctionRegistry
@@ -22,8 +22,9 @@ export default definePlugin({
   name: 'campaign',
   version: '0.1.0',
   description: 'Campaign operations app: OIDC + PKCE login, sessions, roles, CBOR server functions, web UI.',
-  config: CampaignSection,
+  config: campaignSection,
   env: CAMPAIGN_ENV,
+  listeners: [{ name: 'app', port: 6882, description: 'the campaign web application' }],
 
   async setup (ctx) {
     // Imported here rather than above: the CLI reads every plugin's definition for its commands and

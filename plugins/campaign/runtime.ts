@@ -101,7 +101,7 @@ export async function startCampaign (ctx: PluginContext<CampaignConfig>, service
       port: config.dev_idp_port
     })
     idpUrl = service.devIdp.url
-    ctx.log.warn({ idp_url: idpUrl }, 'no IDP_URL configured: the development identity provider runs on loopback')
+    ctx.log.warn({ idp_url: idpUrl }, 'no CAMPAIGN_IDP_URL configured: the development identity provider runs on loopback')
     for (const user of service.devIdp.users) {
       ctx.log.info(`development IDP user "${user.username}" (role ${user.role}), password: ${user.password}`)
     }

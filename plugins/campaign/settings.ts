@@ -1,8 +1,9 @@
 // The [campaign] config section (with its environment variables) and the checks made at start-up:
 // production refuses the development fallback and the embedded IDP; an http IDP must be on loopback.
-import { StartupError, Type, type Static } from '../../kernel/index.js'
+import type { Static } from '@sinclair/typebox'
+import { StartupError, type SectionSchema } from '../../kernel/index.js'
 
-export const CampaignSection = Type.Object({
+export const campaignSection = ((Type) => Type.Object({
   idp_url: Type.String({ default: '', description: 'Base URL of the OpenID provider (Keycloak style, before /realms/...); empty starts the embedded development IDP.' }),
   idp_realm: Type.String({ default: 'campaign', pattern: '^[A-Za-z0-9_-]+$', description: 'Realm: the issuer is {idp_url}/realms/{idp_realm}.' }),
   idp_client_id: Type.String({ default: 'campaign-app', minLength: 1, description: 'Client id of this application at the IDP (public client with PKCE, no secret).' }),
@@ -16,14 +17,15 @@ export const CampaignSection = Type.Object({
   max_pending_logins: Type.Integer({ minimum: 1, default: 1000, description: 'Most logins waiting for the IDP at once; the oldest gives way.' }),
   max_request_bytes: Type.Integer({ minimum: 64, default: 262144, description: 'Largest server-function request body in bytes (413 beyond).' }),
   contribution_limit_cents: Type.Integer({ minimum: 1, default: 350000, description: 'Most one donor may give in a calendar year, in cents.' })
-}, { additionalProperties: false })
+}, { additionalProperties: false })) satisfies SectionSchema
 
-export type CampaignConfig = Static<typeof CampaignSection>
+export type CampaignConfig = Static<ReturnType<typeof campaignSection>>
 
+/** The campaign's own names: the telemetry server reads IDP_URL, IDP_REALM and IDP_CLIENT_ID. */
 export const CAMPAIGN_ENV = {
-  IDP_URL: 'idp_url',
-  IDP_REALM: 'idp_realm',
-  IDP_CLIENT_ID: 'idp_client_id',
+  CAMPAIGN_IDP_URL: 'idp_url',
+  CAMPAIGN_IDP_REALM: 'idp_realm',
+  CAMPAIGN_IDP_CLIENT_ID: 'idp_client_id',
   APP_URL: 'app_url',
   NODE_ENV: 'environment',
   CAMPAIGN_DEV_FALLBACK: 'dev_fallback'
@@ -39,12 +41,12 @@ export function checkSettings (config: CampaignConfig): void {
     throw new StartupError('[campaign].dev_fallback (CAMPAIGN_DEV_FALLBACK) is for development and is refused when NODE_ENV=production')
   }
   if (config.idp_url === '') {
-    if (production) throw new StartupError('[campaign].idp_url (IDP_URL) must name the identity provider when NODE_ENV=production; the development IDP does not run in production')
+    if (production) throw new StartupError('[campaign].idp_url (CAMPAIGN_IDP_URL) must name the identity provider when NODE_ENV=production; the development IDP does not run in production')
     return
   }
-  const idp = httpUrl(config.idp_url, '[campaign].idp_url (IDP_URL)')
+  const idp = httpUrl(config.idp_url, '[campaign].idp_url (CAMPAIGN_IDP_URL)')
   if (idp.protocol === 'http:' && !LOOPBACK.test(idp.hostname)) {
-    throw new StartupError(`[campaign].idp_url (IDP_URL) must use https unless the provider is on loopback; got ${config.idp_url}`)
+    throw new StartupError(`[campaign].idp_url (CAMPAIGN_IDP_URL) must use https unless the provider is on loopback; got ${config.idp_url}`)
   }
 }
 

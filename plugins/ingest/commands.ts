@@ -2,10 +2,7 @@
 // faults and metrics of one device (tables, or --json), and hash-password for [ingest].users.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { CliRegistry } from '../../kernel/index.js'
-import { UsageError } from '../../kernel/index.js'
-import { ControlClient } from '../tokens/client.js'
-import { formatTable } from '../tokens/table.js'
+import { ApiClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { hashPassword } from './auth/passwords.js'
 import type { Device, StoredFault, StoredMetric } from './store.js'
 
@@ -17,19 +14,19 @@ const when = (ms: number | null): string => ms === null ? '-' : new Date(ms).toI
 const hex = (n: number): string => `0x${n.toString(16).padStart(8, '0')}`
 
 /** A client for the telemetry API: BERTH_TELEMETRY_USER/PASSWORD, or the generated admin password. */
-async function telemetryClient (cli: CliRegistry): Promise<ControlClient> {
+async function telemetryClient (cli: CliRegistry): Promise<ApiClient> {
   const { urls, stateDir } = await cli.settings()
   const user = process.env.BERTH_TELEMETRY_USER
   const password = process.env.BERTH_TELEMETRY_PASSWORD
   if (user !== undefined && password !== undefined) {
-    return new ControlClient(urls.telemetry, `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`, 'BERTH_TELEMETRY_USER')
+    return new ApiClient(urls.telemetry, `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`, 'BERTH_TELEMETRY_USER')
   }
   const file = join(stateDir, ADMIN_PASSWORD_FILE)
   if (!existsSync(file)) throw new Error(`no credentials: set BERTH_TELEMETRY_USER and BERTH_TELEMETRY_PASSWORD, or run on the server host (${file} does not exist)`)
-  return new ControlClient(urls.telemetry, `Basic ${Buffer.from(`admin:${readFileSync(file, 'utf8').trim()}`).toString('base64')}`, file)
+  return new ApiClient(urls.telemetry, `Basic ${Buffer.from(`admin:${readFileSync(file, 'utf8').trim()}`).toString('base64')}`, file)
 }
 
-async function allPages<T> (client: ControlClient, path: string, field: 'devices' | 'items'): Promise<T[]> {
+async function allPages<T> (client: ApiClient, path: string, field: 'devices' | 'items'): Promise<T[]> {
   const items: T[] = []
   let cursor: string | null = null
   do {

@@ -1,12 +1,13 @@
 // The [ingest] section: device key, storage limits, retention, alerting, CORS, rate limits, users, SSO.
-import { Type, type Static } from '../../kernel/index.js'
+import type { Static } from '@sinclair/typebox'
+import type { SectionSchema } from '../../kernel/index.js'
 
 const MIB = 1024 * 1024
 
 export const ROLES = ['admin', 'provisioner', 'viewer'] as const
 export type Role = typeof ROLES[number]
 
-export const IngestConfig = Type.Object({
+export const ingestSection = ((Type) => Type.Object({
   api_key: Type.String({ default: '', description: 'Key devices send as X-API-Key. Empty: one is generated on first start into <state_dir>/ingest-api-key (0600).' }),
   auto_register: Type.Boolean({ default: true, description: 'Create unknown devices from their first chunk; when false such chunks are rejected until the device is registered.' }),
   max_body_bytes: Type.Integer({ minimum: 26, default: MIB, description: 'Largest POST /ingest/chunks body (413 beyond).' }),
@@ -21,6 +22,10 @@ export const IngestConfig = Type.Object({
     enabled: Type.Boolean({ default: false, description: 'Per-IP token bucket on /ingest and /auth paths.' }),
     burst: Type.Integer({ minimum: 1, default: 60, description: 'Bucket size: requests allowed at once.' }),
     per_second: Type.Number({ exclusiveMinimum: 0, default: 10, description: 'Tokens added per second.' })
+  }, { additionalProperties: false, default: {} }),
+  auth_failures: Type.Object({
+    burst: Type.Integer({ minimum: 1, default: 10, description: 'Basic password checks a client IP may make at once; each success gives its check back.' }),
+    per_second: Type.Number({ exclusiveMinimum: 0, default: 0.2, description: 'Checks given back to a client IP per second (one every 5 s).' })
   }, { additionalProperties: false, default: {} }),
   fragments: Type.Object({
     max_chunks: Type.Integer({ minimum: 1, default: 1024, description: 'Chunks that may be incomplete at once.' }),
@@ -37,9 +42,9 @@ export const IngestConfig = Type.Object({
     realm: Type.String({ default: '', description: 'Realm (IDP_REALM).' }),
     client_id: Type.String({ default: '', description: 'Public client id of the dashboard (IDP_CLIENT_ID).' })
   }, { additionalProperties: false, default: {} })
-}, { additionalProperties: false })
+}, { additionalProperties: false })) satisfies SectionSchema
 
-export type IngestSettings = Static<typeof IngestConfig>
+export type IngestSettings = Static<ReturnType<typeof ingestSection>>
 
 export const INGEST_ENV = {
   INGEST_API_KEY: 'api_key',

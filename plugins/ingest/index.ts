@@ -3,7 +3,7 @@
 import { definePlugin } from '../../kernel/index.js'
 import type { TelemetryEvent } from './apply.js'
 import { telemetryCommands } from './commands.js'
-import { IngestConfig, INGEST_ENV } from './config.js'
+import { ingestSection, INGEST_ENV } from './config.js'
 import type { Telemetry } from './telemetry.js'
 
 /** What other plugins (and tests) may use. */
@@ -26,8 +26,9 @@ export default definePlugin({
   name: 'ingest',
   version: '0.1.0',
   description: 'Device telemetry ingest: chunks, devices, faults, metrics, alerts.',
-  config: IngestConfig,
+  config: ingestSection,
   env: INGEST_ENV,
+  listeners: [{ name: 'telemetry', port: 6881, description: 'device ingest and the telemetry API' }],
 
   async setup (ctx) {
     // Imported here rather than above: the CLI reads every plugin's definition for its commands and

@@ -1,5 +1,5 @@
-// Optional per-IP token buckets on /ingest and /auth paths: 429 with Retry-After when a bucket is
-// empty; buckets that have been full and idle are removed every 60 s.
+// Per-IP token buckets: optional on /ingest and /auth paths, and always for Basic password checks.
+// An empty bucket is a 429 with Retry-After; buckets that have been full and idle are removed every 60 s.
 import type { FastifyInstance } from 'fastify'
 import { BerthError } from '../../kernel/index.js'
 
@@ -17,8 +17,8 @@ interface Bucket {
 
 export class TooManyRequests extends BerthError {
   readonly retryAfterSeconds: number
-  constructor (retryAfterSeconds: number) {
-    super(`too many requests; retry in ${retryAfterSeconds} s`, 429, 'BERTH_TOO_MANY_REQUESTS')
+  constructor (retryAfterSeconds: number, message = `too many requests; retry in ${retryAfterSeconds} s`) {
+    super(message, 429, 'BERTH_TOO_MANY_REQUESTS')
     this.retryAfterSeconds = retryAfterSeconds
   }
 }
@@ -49,6 +49,12 @@ export class RateLimiter {
     return Math.ceil((1 - bucket.tokens) / rate)
   }
 
+  /** Return a token taken for `ip` (a check that turned out well), up to the bucket size. */
+  giveBack (ip: string): void {
+    const bucket = this.#buckets.get(ip)
+    if (bucket !== undefined) bucket.tokens = Math.min(this.#settings.burst, bucket.tokens + 1)
+  }
+
   /** Remove buckets that would be full again by now; returns how many. */
   sweep (now = Date.now()): number {
     const refillMs = this.#settings.burst / this.#settings.per_second * 1000
@@ -63,13 +69,17 @@ export class RateLimiter {
   }
 
   install (app: FastifyInstance, prefixes: readonly string[]): void {
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', async request => {
       if (!prefixes.some(p => request.url === p || request.url.startsWith(`${p}/`) || request.url.startsWith(`${p}?`))) return
       const wait = this.take(request.ip)
-      if (wait > 0) {
-        reply.header('retry-after', String(wait))
-        throw new TooManyRequests(wait)
-      }
+      if (wait > 0) throw new TooManyRequests(wait)
     })
   }
+}
+
+/** Every 429 of a scope tells the client when to retry. */
+export function sendRetryAfter (app: FastifyInstance): void {
+  app.addHook('onError', async (_request, reply, error) => {
+    if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds))
+  })
 }

@@ -12,7 +12,7 @@ import { ADMIN_PASSWORD_FILE } from './commands.js'
 import { ssoEnabled, type IngestSettings } from './config.js'
 import { EventLog } from './event-log.js'
 import { Ingestor } from './ingestor.js'
-import { RateLimiter } from './rate-limit.js'
+import { RateLimiter, sendRetryAfter } from './rate-limit.js'
 import { deleteExpired } from './retention.js'
 import { deviceRoutes } from './routes/devices.js'
 import { fleetRoutes } from './routes/fleet.js'
@@ -23,16 +23,20 @@ import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
 import { resolve } from 'node:path'
 import type { PluginContext } from '../../kernel/index.js'
+import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
 
 export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService {
   const settings = ctx.config
+  reportCodecs(ctx)
   const store = new TelemetryStore(ctx.store)
   const apiKey = settings.api_key !== '' ? settings.api_key : generatedSecret(ctx.stateDir, 'ingest-api-key')
   const users = settings.users.length > 0
     ? settings.users
     : [{ name: 'admin', role: 'admin' as const, password: hashPassword(generatedSecret(ctx.stateDir, ADMIN_PASSWORD_FILE)) }]
-  const authenticator = ssoEnabled(settings) ? new JwtAuthenticator(settings.sso) : new BasicAuthenticator(users)
+  const passwordChecks = ctx.metrics.counter({ name: 'berth_ingest_password_checks_total', help: 'Basic-auth password checks, by outcome (refused: the client IP had no checks left).', labelNames: ['outcome'] })
+  const basic = ssoEnabled(settings) ? undefined : new BasicAuthenticator(users, settings.auth_failures, outcome => { passwordChecks.labels(outcome).inc() })
+  const authenticator = basic ?? new JwtAuthenticator(settings.sso)
   const reassembler = new Reassembler(store.fragments, {
     maxChunks: settings.fragments.max_chunks, maxBytes: settings.fragments.max_bytes, ttlMs: settings.fragments.ttl_seconds * 1000
   })
@@ -82,6 +86,7 @@ export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService 
     stateDir: ctx.stateDir,
     frames: ctx.metrics.counter({ name: 'berth_ingest_frames_total', help: 'Frames received, by outcome.', labelNames: ['status'] }),
     metrics: ctx.metrics,
+    stopping: ctx.stopping,
     publish
   }
 
@@ -89,6 +94,7 @@ export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService 
   ctx.http('telemetry', async app => {
     await app.register(cors, { origin: settings.cors_origin === '*' ? '*' : settings.cors_origin.split(',').map(o => o.trim()) })
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
+    sendRetryAfter(app)
     installGuard(app, authenticator, apiKey)
     limiter?.install(app, ['/ingest', '/auth'])
     ingestRoutes(app, telemetry)
@@ -110,6 +116,19 @@ export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService 
   ctx.schedule.every('offline-check', 60_000, async () => { await service.checkOffline() })
   ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })
-  if (limiter !== undefined) ctx.schedule.every('rate-limit-sweep', 60_000, () => { limiter.sweep() })
+  ctx.schedule.every('rate-limit-sweep', 60_000, () => {
+    limiter?.sweep()
+    basic?.sweep()
+  })
   return service
+}
+
+/** Which codec implementation decodes chunks, in the health report and the metrics; loudly when it is the slow fallback. */
+function reportCodecs (ctx: PluginContext<IngestSettings>): void {
+  if (codecs.fallbackReason !== undefined) {
+    ctx.log.warn({ reason: codecs.fallbackReason }, 'the WASM codecs could not load: chunks are decoded by the TypeScript reference implementation, several times slower')
+  }
+  ctx.report({ codecs: codecs.backend })
+  ctx.metrics.gauge({ name: 'berth_ingest_codecs_info', help: 'The codec implementation decoding chunks: 1 for the active one (wasm, or reference when WASM could not load).', labelNames: ['implementation'] })
+    .set({ implementation: codecs.backend }, 1)
 }

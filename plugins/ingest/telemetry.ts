@@ -23,6 +23,8 @@ export interface Telemetry {
   readonly stateDir: string
   readonly frames: Counter<'status'>
   readonly metrics: PluginMetrics
+  /** Aborted when the server begins to stop: live event streams end then. */
+  readonly stopping: AbortSignal
   /** Publish events after their transaction committed. */
   publish(events: readonly TelemetryEvent[]): void
 }

@@ -1,9 +1,8 @@
 // The orchestration commands: deploy, redeploy, restart, status, logs and reload, each a call to the
 // control API of the running server, with progress lines while it works and exit code 1 on failure.
 import { InvalidArgumentError } from 'commander'
-import type { CliRegistry } from '../../kernel/index.js'
-import { ControlClient } from '../tokens/client.js'
-import { formatTable } from '../tokens/table.js'
+import { formatTable, type CliRegistry } from '../../kernel/index.js'
+import { controlClient } from '../tokens/control-client.js'
 import type { DeployResult } from './reconciler.js'
 import type { ServiceStatus } from './status.js'
 
@@ -49,7 +48,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
   program.command('deploy [service]')
     .description('deploy the services/*/service.toml of the server\'s working directory: all of them, or one; only changed containers are recreated')
     .action(async (service?: string) => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       const query = service === undefined ? '' : `?service=${encodeURIComponent(service)}`
       report(await withProgress(`deploying ${service ?? 'all services'} on ${client.url.origin}`, async () => await client.json<DeployResult>('POST', `/api/v1/deploy${query}`)))
     })
@@ -57,14 +56,14 @@ export function reconcilerCommands (cli: CliRegistry): void {
   program.command('redeploy <service>')
     .description('pull the image again and recreate every replica of a deployed service, even if unchanged')
     .action(async (service: string) => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       report(await withProgress(`redeploying ${service}`, async () => await client.json<DeployResult>('POST', path(service, '/redeploy'))))
     })
 
   program.command('restart <service>')
     .description('restart the containers of a service one after the other (same containers, same environment)')
     .action(async (service: string) => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       const { restarted } = await withProgress(`restarting ${service}`, async () => await client.json<{ restarted: string[] }>('POST', path(service, '/restart')))
       console.log(`restarted ${restarted.join(', ')}`)
     })
@@ -72,7 +71,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
   program.command('reload')
     .description('read the service files again and redeploy every service (images pulled, containers recreated); cluster.toml is read only when the server starts')
     .action(async () => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       report(await withProgress('reloading all services', async () => await client.json<DeployResult>('POST', '/api/v1/reload')))
     })
 
@@ -81,7 +80,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
     .option('--json', 'print the status answer as JSON')
     .option('-p, --project <name>', 'only the services of this project')
     .action(async (options: { json?: boolean, project?: string }) => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       const query = options.project === undefined ? '' : `?project=${encodeURIComponent(options.project)}`
       const answer = await client.json<{ services: ServiceStatus[] }>('GET', `/api/v1/status${query}`)
       if (options.json === true) {
@@ -98,7 +97,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
     .option('-n, --tail <lines>', 'lines from the end of each container\'s output (default: the server\'s [reconciler].logs_tail)', tailOption)
     .option('-f, --follow', 'keep printing new lines until interrupted')
     .action(async (service: string, options: { tail?: number, follow?: boolean }) => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       const query = new URLSearchParams()
       if (options.tail !== undefined) query.set('tail', String(options.tail))
       if (options.follow === true) query.set('follow', 'true')

@@ -8,7 +8,7 @@ export interface LogSource {
   stream: NodeJS.ReadableStream
 }
 
-export function mergeLogs (sources: readonly LogSource[], options: { interleave: boolean }): Readable {
+export function mergeLogs (sources: readonly LogSource[], options: { interleave: boolean }): PassThrough {
   const out = new PassThrough()
   const prefix = sources.length > 1
   const relay = ({ label, stream }: LogSource, ended: () => void): void => {

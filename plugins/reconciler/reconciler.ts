@@ -1,6 +1,7 @@
 // The reconciler's operations: deploy (from the service files or a request), redeploy, scale, remove,
 // stop, restart, status and logs. Changes run one at a time; each deploy lists containers once, pulls
 // by the pull rules, plans in memory, executes, and records the desired specs and the history.
+import type { PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Histogram } from 'prom-client'
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../kernel/index.js'
@@ -310,7 +311,7 @@ export class Reconciler {
     return stored.map(s => serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name)))
   }
 
-  async logs (name: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream> {
+  async logs (name: string, options: { tail: number, follow: boolean }): Promise<PassThrough> {
     this.#known(name)
     const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
     if (containers.length === 0) throw new Conflict(`service "${name}" has no containers`)

@@ -16,6 +16,8 @@ export interface RouteDeps {
   defaultTail: number
   /** The answer of GET /cluster/info. */
   clusterInfo(): Promise<ClusterInfo>
+  /** Aborted when the server stops: followed logs end then. */
+  stopping: AbortSignal
 }
 
 interface NameParams { Params: { name: string } }
@@ -38,7 +40,7 @@ function isEmptyBody (body: unknown): boolean {
   return body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)
 }
 
-export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo }: RouteDeps): FastifyPluginAsync {
+export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo, stopping }: RouteDeps): FastifyPluginAsync {
   const viewer = { onRequest: tokens.requireRole('viewer') }
   const deployer = { onRequest: tokens.requireRole('deployer') }
   const by = (request: FastifyRequest): string | undefined => tokens.caller(request)?.name
@@ -73,6 +75,11 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
       const tail = parseTail(request.query.tail, defaultTail)
       const follow = parseFlag('follow', request.query.follow)
       const stream = await reconciler.logs(request.params.name, { tail, follow })
+      if (follow) {
+        const end = (): void => { stream.end() }
+        stopping.addEventListener('abort', end, { once: true })
+        stream.once('close', () => { stopping.removeEventListener('abort', end) })
+      }
       return await reply.type('text/plain; charset=utf-8').send(stream)
     })
 

@@ -1,7 +1,6 @@
 // `berth secrets set|list|rm`: the secret store through the control API, so it works from any directory.
-import { UsageError, type CliRegistry } from '../../kernel/index.js'
-import { ControlClient } from '../tokens/client.js'
-import { formatTable } from '../tokens/table.js'
+import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
+import { controlClient } from '../tokens/control-client.js'
 import { SECRET_NAME } from './references.js'
 import type { SecretInfo } from './secret-store.js'
 
@@ -16,7 +15,7 @@ export function secretCommands (cli: CliRegistry): void {
     .description('store (or replace) a secret')
     .action(async (name: string, value: string) => {
       checkName(name)
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       await client.json('PUT', `/api/v1/secrets/${name}`, { value })
       console.log(`secret ${name} stored; redeploy the services that use it to apply it`)
     })
@@ -24,7 +23,7 @@ export function secretCommands (cli: CliRegistry): void {
   secrets.command('list')
     .description('list secret names and when each was set (never the values)')
     .action(async () => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       const { secrets: list } = await client.json<{ secrets: SecretInfo[] }>('GET', '/api/v1/secrets')
       console.log(formatTable(['NAME', 'UPDATED'], list.map(s => [s.name, s.updated_at])))
     })
@@ -33,7 +32,7 @@ export function secretCommands (cli: CliRegistry): void {
     .description('delete a secret')
     .action(async (name: string) => {
       checkName(name)
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       await client.json('DELETE', `/api/v1/secrets/${name}`)
       console.log(`secret ${name} deleted`)
     })

@@ -1,12 +1,8 @@
 // secrets: an encrypted secret store (AES-256-GCM at rest, key file created 0600 on first boot)
 // managed through the control API, resolving `${secrets.NAME}` in service environments.
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { definePlugin, Type } from '../../kernel/index.js'
-import { loadKey } from './cipher.js'
+import { definePlugin, type SectionSchema } from '../../kernel/index.js'
+import type { Static } from '@sinclair/typebox'
 import { secretCommands } from './commands.js'
-import { secretRoutes } from './routes.js'
-import { SecretStore, type SecretRecord } from './secret-store.js'
 
 export interface SecretService {
   /**
@@ -20,27 +16,22 @@ declare module '../../kernel/index.js' {
   interface Services { secrets: SecretService }
 }
 
+const secretsSection = ((Type) => Type.Object({
+  key_file: Type.String({ default: 'secrets.key', description: 'AES-256 key file (base64), relative to the state directory; created 0600 on first boot.' })
+}, { additionalProperties: false })) satisfies SectionSchema
+
+export type SecretsConfig = Static<ReturnType<typeof secretsSection>>
+
 export default definePlugin({
   name: 'secrets',
   version: '0.1.0',
   description: 'Encrypted secret store; values reach containers only through their environment.',
   dependsOn: ['tokens'],
-  config: Type.Object({
-    key_file: Type.String({ default: 'secrets.key', description: 'AES-256 key file (base64), relative to the state directory; created 0600 on first boot.' })
-  }, { additionalProperties: false }),
+  config: secretsSection,
 
-  setup (ctx) {
-    const db = ctx.store.db<SecretRecord, string>('values')
-    const keyFile = resolve(ctx.stateDir, ctx.config.key_file)
-    const stored = db.getKeysCount()
-    if (stored > 0 && !existsSync(keyFile)) {
-      throw new Error(`the key file ${keyFile} is missing but ${stored} secrets are stored; restore it (a new key could not decrypt them)`)
-    }
-    const key = loadKey(keyFile)
-    const store = new SecretStore(db, key)
-    ctx.http('control', secretRoutes(store, ctx.use('tokens')), { prefix: '/api/v1/secrets' })
-    const service: SecretService = { resolve: (env, name) => store.resolve(env, name) }
-    return service
+  async setup (ctx) {
+    const { setupSecrets } = await import('./runtime.js')
+    return setupSecrets(ctx, ctx.use('tokens'))
   },
 
   commands: secretCommands

@@ -1,6 +1,7 @@
 // Control API routes of the secret store (admin only), under /api/v1/secrets: set, list names, delete.
 import type { FastifyPluginAsync } from 'fastify'
-import { BadRequest, NotFound, Type } from '../../kernel/index.js'
+import { BadRequest, NotFound } from '../../kernel/index.js'
+import { Type } from '../../kernel/schema.js'
 import type { TokenService } from '../tokens/index.js'
 import { SECRET_NAME } from './references.js'
 import type { SecretStore } from './secret-store.js'

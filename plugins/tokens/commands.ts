@@ -1,8 +1,7 @@
 // `berth tokens create|list|revoke`: manage control API tokens through the running server.
-import { UsageError, type CliRegistry } from '../../kernel/index.js'
-import { ControlClient } from './client.js'
+import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
+import { controlClient } from './control-client.js'
 import { isRole, ROLES } from './roles.js'
-import { formatTable } from './table.js'
 import type { TokenInfo } from './token-store.js'
 
 export function tokenCommands (cli: CliRegistry): void {
@@ -13,7 +12,7 @@ export function tokenCommands (cli: CliRegistry): void {
     .requiredOption('-r, --role <role>', `the token's role: ${ROLES.join(', ')}`)
     .action(async (name: string, options: { role: string }) => {
       if (!isRole(options.role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}; got "${options.role}"`)
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       const created = await client.json<TokenInfo & { token: string }>('POST', '/api/v1/tokens', { name, role: options.role })
       console.log(created.token)
       console.error(`token "${created.name}" (id ${created.id}, role ${created.role}) created; it is not shown again`)
@@ -22,7 +21,7 @@ export function tokenCommands (cli: CliRegistry): void {
   tokens.command('list')
     .description('list tokens: id, name, role, creation time (never the secrets)')
     .action(async () => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       const { tokens: list } = await client.json<{ tokens: TokenInfo[] }>('GET', '/api/v1/tokens')
       console.log(formatTable(['ID', 'NAME', 'ROLE', 'CREATED'], list.map(t => [t.id, t.name, t.role, t.created_at])))
     })
@@ -30,7 +29,7 @@ export function tokenCommands (cli: CliRegistry): void {
   tokens.command('revoke <id>')
     .description('revoke a token by id')
     .action(async (id: string) => {
-      const client = await ControlClient.connect(cli)
+      const client = await controlClient(cli)
       await client.json('DELETE', `/api/v1/tokens/${encodeURIComponent(id)}`)
       console.log(`token ${id} revoked`)
     })

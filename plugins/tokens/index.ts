@@ -3,10 +3,8 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { definePlugin } from '../../kernel/index.js'
 import { tokenCommands } from './commands.js'
-import { Guard } from './guard.js'
 import type { Role } from './roles.js'
-import { tokenRoutes } from './routes.js'
-import { TokenStore, type TokenInfo, type TokenRecord } from './token-store.js'
+import type { TokenInfo } from './token-store.js'
 
 export interface TokenService {
   /** An onRequest hook for a route or a route scope: 401 without a valid token, 403 below `role`. */
@@ -25,16 +23,8 @@ export default definePlugin({
   description: 'Bearer tokens with roles for the control API; the admin token is created on first boot.',
 
   async setup (ctx) {
-    const store = new TokenStore(ctx.store.db<TokenRecord, string>('tokens'))
-    const file = await store.ensureAdminToken(ctx.stateDir)
-    ctx.log.info({ file }, 'admin token ready')
-    const guard = new Guard(store)
-    ctx.http('control', tokenRoutes(store, guard), { prefix: '/api/v1/tokens' })
-    const service: TokenService = {
-      requireRole: role => guard.requireRole(role),
-      caller: request => guard.caller(request)
-    }
-    return service
+    const { setupTokens } = await import('./runtime.js')
+    return await setupTokens(ctx)
   },
 
   commands: tokenCommands

@@ -1,6 +1,7 @@
 // Control API routes to create, list and revoke tokens (admin only), under /api/v1/tokens.
 import type { FastifyPluginAsync } from 'fastify'
-import { BadRequest, Conflict, NotFound, Type } from '../../kernel/index.js'
+import { BadRequest, Conflict, NotFound } from '../../kernel/index.js'
+import { Type } from '../../kernel/schema.js'
 import type { Guard } from './guard.js'
 import { isRole, ROLES } from './roles.js'
 import { validTokenName, type TokenStore } from './token-store.js'

@@ -1,14 +1,16 @@
 // Listeners: the {"error"} format for every failure, body limits, health and metrics on control.
 import t from 'tap'
-import { definePlugin, NotFound, Forbidden, Type } from '../../kernel/index.js'
+import { definePlugin, NotFound, Forbidden } from '../../kernel/index.js'
+import { Type } from '../../kernel/schema.js'
 import { capturedLogger, testKernel } from '../support/kernel.js'
 import { pollUntil } from '../support/poll.js'
 
 const demo = definePlugin({
   name: 'demo',
   version: '2.0.0',
+  listeners: [{ name: 'public', port: 6890 }],
   setup (ctx) {
-    ctx.http('telemetry', async app => {
+    ctx.http('public', async app => {
       app.get('/missing', async () => { throw new NotFound('device 42 not found') })
       app.get('/forbidden', async () => { throw new Forbidden('viewer may not delete') })
       app.get('/crash', async () => { throw new Error('database password=hunter2 leaked') })
@@ -21,8 +23,8 @@ const demo = definePlugin({
 
 t.test('errors are {"error": "..."} with the right status', async t => {
   const { logger, lines } = capturedLogger()
-  const kernel = await testKernel(t, { plugins: [demo], logger, config: { server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port: 0, body_limit: 64 } } } } })
-  const base = kernel.url('telemetry')
+  const kernel = await testKernel(t, { plugins: [demo], logger, config: { server: { listeners: { control: { host: '127.0.0.1', port: 0 }, public: { host: '127.0.0.1', port: 0, body_limit: 64 } } } } })
+  const base = kernel.url('public')
   const get = async (path: string, init?: RequestInit): Promise<[number, unknown]> => {
     const response = await fetch(new URL(path, base), init)
     return [response.status, await response.json()]
@@ -46,49 +48,85 @@ t.test('access_log: off, no line per request; on, two lines with request id and 
   for (const accessLog of [false, true]) {
     const { logger, lines } = capturedLogger()
     const kernel = await testKernel(t, { plugins: [demo], logger, config: { server: { access_log: accessLog } } })
-    const base = kernel.url('telemetry')
+    const base = kernel.url('public')
     const forbidden = await fetch(new URL('/v1/forbidden?token=abc123', base), { headers: { authorization: 'Bearer hunter2' } })
     t.equal(forbidden.status, 403)
     t.equal((await fetch(new URL('/v1/crash?code=xyz789', base))).status, 500)
     await kernel.stop()
     const entries = lines().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>)
     const failure = entries.find(e => e.msg === 'request failed')
-    t.match(failure, { listener: 'telemetry', method: 'GET', path: '/v1/crash', reqId: String, err: { message: /hunter2 leaked/ } }, 'a 5xx is logged either way')
+    t.match(failure, { listener: 'public', method: 'GET', path: '/v1/crash', reqId: String, err: { message: /hunter2 leaked/ } }, 'a 5xx is logged either way')
     const perRequest = entries.filter(e => e.msg === 'incoming request' || e.msg === 'request completed')
     if (!accessLog) {
       t.equal(perRequest.length, 0, 'off: no per-request lines')
       continue
     }
     t.equal(perRequest.length, 4, 'on: two lines per request')
-    t.match(perRequest[0], { listener: 'telemetry', reqId: String, req: { method: 'GET', path: '/v1/forbidden', remoteAddress: '127.0.0.1' } })
+    t.match(perRequest[0], { listener: 'public', reqId: String, req: { method: 'GET', path: '/v1/forbidden', remoteAddress: '127.0.0.1' } })
     t.match(perRequest[1], { reqId: perRequest[0].reqId, res: { statusCode: 403 }, responseTime: Number })
     t.notMatch(lines(), /abc123|xyz789|Bearer|authorization/, 'neither query strings nor headers are logged')
   }
 })
 
-t.test('health reports each plugin; metrics are exposition text with kernel and process metrics', async t => {
-  const kernel = await testKernel(t, { plugins: [demo] })
+t.test('health reports each plugin; each listener exposes its own product\'s metrics and process metrics, nothing else', async t => {
+  const scraped = definePlugin({
+    name: 'scraped',
+    version: '1.0.0',
+    listeners: [{ name: 'product', port: 6891 }],
+    setup (ctx) {
+      const hits = ctx.metrics.counter({ name: 'berth_scraped_hits_total', help: 'Hits.' })
+      ctx.http('product', async app => {
+        app.get('/hit', async () => { hits.inc(); return { ok: true } })
+        app.get('/scrape', async (_request, reply) => {
+          const { contentType, body } = await ctx.metrics.expose()
+          reply.type(contentType)
+          return body
+        })
+      })
+      ctx.schedule.every('fails', 5, () => { throw new Error('scheduled failure') })
+    }
+  })
+  const operations = definePlugin({
+    name: 'operations',
+    version: '1.0.0',
+    setup (ctx) {
+      ctx.metrics.gauge({ name: 'berth_operations_queue', help: 'Queue.' }).set(3)
+      ctx.http('control', async app => { app.get('/ops', async () => ({ ok: true })) })
+    }
+  })
+  const kernel = await testKernel(t, { plugins: [demo, scraped, operations] })
   const control = kernel.url('control')
   const health = await fetch(new URL('/api/v1/health', control))
   t.equal(health.status, 200)
   t.match(await health.json(), { status: 'ok', version: /^\d+\.\d+\.\d+/, plugins: { demo: { version: '2.0.0', state: 'running' } } })
-  await fetch(new URL('/v1/missing', kernel.url('telemetry')))
+  t.equal((await fetch(new URL('/hit', kernel.url('product')))).status, 200)
+  t.equal((await fetch(new URL('/nothing', kernel.url('product')))).status, 404)
   const metrics = await fetch(new URL('/metrics', control))
   t.match(metrics.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
-  const text = await pollUntil(async () => {
-    const body = await (await fetch(new URL('/metrics', control))).text()
-    return body.includes('listener="telemetry"') && body
-  }, { what: 'the telemetry response to be counted' })
-  t.match(text, /^berth_plugin_up\{plugin="demo"\} 1$/m)
-  t.match(text, /^berth_http_requests_total\{listener="telemetry",status="404"\} 1$/m)
-  t.match(text, /^berth_http_requests_total\{listener="control",status="200"\} [1-9]\d*$/m, 'the health answer and earlier scrapes are counted')
+  const product = await pollUntil(async () => {
+    const body = await (await fetch(new URL('/scrape', kernel.url('product')))).text()
+    return /^berth_schedule_failures_total\{job="scraped.fails"\} [1-9]/m.test(body) && body.includes('status="404"') && body
+  }, { what: 'the product listener to count its 404 and the failing job' })
+  const text = await (await fetch(new URL('/metrics', control))).text()
+
+  t.match(text, /^berth_plugin_up\{plugin="operations"\} 1$/m, 'control: plugins of the control plane')
+  t.match(text, /^berth_operations_queue 3$/m)
+  t.match(text, /^berth_http_requests_total\{listener="control",status="200"\} [1-9]\d*$/m, 'the health answer is counted')
   t.match(text, /^process_cpu_seconds_total \d/m)
   t.match(text, /^nodejs_heap_size_used_bytes \d/m)
+  t.notMatch(text, /berth_scraped_|plugin="scraped"|plugin="demo"|listener="product"|listener="public"|job="scraped/, 'control shows nothing of the other products')
+
+  t.match(product, /^berth_scraped_hits_total 1$/m, 'the product listener: its plugin\'s metrics')
+  t.match(product, /^berth_plugin_up\{plugin="scraped"\} 1$/m)
+  t.match(product, /^berth_http_requests_total\{listener="product",status="404"\} 1$/m)
+  t.match(product, /^process_cpu_seconds_total \d/m)
+  t.notMatch(product, /berth_operations_|plugin="operations"|plugin="demo"|listener="control"|listener="public"/, 'and nothing of the control plane or another product')
 })
 
 t.test('a listener without routes is not opened', async t => {
-  const kernel = await testKernel(t)
-  t.throws(() => kernel.url('app'), { message: 'the app listener is not open' })
+  const quiet = definePlugin({ name: 'quiet', version: '1', listeners: [{ name: 'quiet', port: 6892 }] })
+  const kernel = await testKernel(t, { plugins: [quiet] })
+  t.throws(() => kernel.url('quiet'), { message: 'the quiet listener is not open' })
   t.ok(kernel.url('control'))
 })
 

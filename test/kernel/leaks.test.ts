@@ -7,12 +7,13 @@ import { pollUntil } from '../support/poll.js'
 const busy = definePlugin({
   name: 'busy',
   version: '1',
+  listeners: [{ name: 'busy', port: 6897 }],
   setup (ctx) {
     const db = ctx.store.db<number>('counts')
     ctx.schedule.every('tick', 5, async () => { await db.put('ticks', (db.get('ticks') ?? 0) + 1) })
     ctx.schedule.cron('nightly', '0 0 3 * * *', () => {})
     ctx.events.on('plugin.state', () => {})
-    ctx.http('telemetry', async app => { app.get('/ping', async () => ({ pong: true })) })
+    ctx.http('busy', async app => { app.get('/ping', async () => ({ pong: true })) })
   }
 })
 
@@ -25,7 +26,7 @@ function openResources (): Record<string, number> {
 t.test('50 start/stop cycles leave nothing open', async t => {
   const cycle = async (): Promise<void> => {
     const kernel = await testKernel(t, { plugins: [busy] })
-    const response = await fetch(new URL('/ping', kernel.url('telemetry')), { headers: { connection: 'keep-alive' } })
+    const response = await fetch(new URL('/ping', kernel.url('busy')), { headers: { connection: 'keep-alive' } })
     t.equal(response.status, 200)
     await response.arrayBuffer()
     await kernel.stop()

@@ -1,7 +1,10 @@
-// Lifecycle: setup → start → stop in dependency order, reverse on stop, idempotent, clean after failures.
+// Lifecycle: setup → start → stop in dependency order, reverse on stop, idempotent, clean after failures,
+// each phase under a deadline, stop serialized after a start in progress, work in flight drained first.
 import t from 'tap'
 import { definePlugin, type AnyPlugin } from '../../kernel/index.js'
-import { testKernel } from '../support/kernel.js'
+import { capturedLogger, testKernel } from '../support/kernel.js'
+import { pollUntil } from '../support/poll.js'
+import { tempDir } from '../support/tmp.js'
 
 declare module '../../kernel/index.js' {
   interface Services { counter: { value: () => number } }
@@ -76,16 +79,15 @@ t.test('routes can be mounted during setup only', async t => {
     start (ctx) { ctx.http('control', async () => {}) }
   })
   const kernel = await testKernel(t, { noStart: true, plugins: [late] })
-  await t.rejects(kernel.start(), { message: /routes can only be mounted during setup/ })
+  await t.rejects(kernel.start(), { message: /routes can be mounted only during setup/ })
 })
 
 t.test('plugins get their validated config section', async t => {
   let port = 0
-  const { Type } = await import('../../kernel/index.js')
   const withConfig = definePlugin({
     name: 'withconfig',
     version: '1',
-    config: Type.Object({ port: Type.Integer({ default: 9 }) }, { additionalProperties: false }),
+    config: Type => Type.Object({ port: Type.Integer({ default: 9 }) }, { additionalProperties: false }),
     setup (ctx) { port = ctx.config.port }
   })
   await testKernel(t, { plugins: [withConfig], config: { withconfig: { port: 1234 } } })
@@ -107,4 +109,110 @@ t.test('events reach subscribers; a throwing handler does not stop delivery; sub
   t.equal(kernel.events.listenerCount('plugin.state'), 2)
   await kernel.stop()
   t.equal(kernel.events.listenerCount('plugin.state'), 0)
+})
+
+/** A promise with its resolve function, to hold a phase open until the test lets it go. */
+function gate (): { promise: Promise<void>, open: () => void } {
+  let open = (): void => {}
+  const promise = new Promise<void>(resolve => { open = resolve })
+  return { promise, open }
+}
+
+const never = new Promise<never>(() => {})
+
+t.test('a plugin that hangs in setup or start is named in one line; the others are still stopped', async t => {
+  for (const phase of ['setup', 'start'] as const) {
+    const log: string[] = []
+    const stuck = definePlugin({
+      name: 'stuck',
+      version: '1',
+      dependsOn: ['steady'],
+      async setup (ctx) { ctx.onClose(() => { log.push('close stuck') }); if (phase === 'setup') await never },
+      async start () { if (phase === 'start') await never },
+      stop () { log.push('stop stuck') }
+    })
+    const kernel = await testKernel(t, { noStart: true, plugins: [recorder(log, 'steady'), stuck], config: { server: { plugin_timeout_ms: 150 } } })
+    await t.rejects(kernel.start(), { name: 'StartupError', message: `plugin "stuck" did not finish ${phase} within 0.15 s (set [server].plugin_timeout_ms)` })
+    t.same(log.filter(line => !line.startsWith('setup') && !line.startsWith('start')),
+      phase === 'setup' ? ['close stuck', 'close steady'] : ['stop stuck', 'close stuck', 'stop steady', 'close steady'], `after a hanging ${phase}`)
+    t.equal(kernel.health().plugins.stuck.state, 'failed')
+  }
+})
+
+t.test('a plugin that hangs in stop is named in the log; the kernel stops the others and closes', async t => {
+  const log: string[] = []
+  const { logger, lines } = capturedLogger()
+  const hanging = definePlugin({ name: 'hanging', version: '1', dependsOn: ['steady'], async stop () { await never } })
+  const kernel = await testKernel(t, { plugins: [recorder(log, 'steady'), hanging], logger, config: { server: { plugin_timeout_ms: 150 } } })
+  await kernel.stop()
+  t.equal(kernel.state, 'stopped')
+  t.same(log.slice(-2), ['stop steady', 'close steady'], 'its dependency was stopped all the same')
+  t.match(lines(), /"plugin":"hanging".*"msg":"plugin \\"hanging\\" did not finish stop within 0\.15 s/)
+})
+
+t.test('stop() during start() waits for the start in progress, then stops what started; nothing starts after', async t => {
+  const log: string[] = []
+  const held = gate()
+  const slow = definePlugin({
+    name: 'slow',
+    version: '1',
+    setup (ctx) { ctx.onClose(() => { log.push('close slow') }) },
+    async start () { log.push('start slow begins'); await held.promise; log.push('start slow ends') },
+    stop () { log.push('stop slow') }
+  })
+  const kernel = await testKernel(t, { noStart: true, plugins: [slow, recorder(log, 'later', ['slow'])] })
+  const starting = kernel.start()
+  await pollUntil(() => log.includes('start slow begins'), { what: 'the slow start to begin' })
+  const stopping = kernel.stop()
+  held.open()
+  await t.rejects(starting, { message: 'the kernel was stopped while starting' })
+  await stopping
+  t.same(log, ['setup later', 'start slow begins', 'start slow ends', 'close later', 'stop slow', 'close slow'])
+  t.equal(kernel.state, 'stopped')
+})
+
+t.test('requests and tracked work in flight finish before the plugin stops and the store closes', async t => {
+  const stateDir = tempDir(t)
+  const requestHeld = gate()
+  const workHeld = gate()
+  const log: string[] = []
+  const writer = definePlugin({
+    name: 'writer',
+    version: '1',
+    listeners: [{ name: 'writer', port: 6898 }],
+    setup (ctx) {
+      const db = ctx.store.db<string>('items')
+      ctx.stopping.addEventListener('abort', () => { log.push('stopping'); requestHeld.open(); workHeld.open() })
+      ctx.http('writer', async app => {
+        app.post('/slow', async () => {
+          log.push('request begins')
+          await requestHeld.promise
+          await db.put('from-request', 'committed')
+          log.push('request committed')
+          return { ok: true }
+        })
+        app.post('/background', async () => {
+          void ctx.track(workHeld.promise.then(async () => { await db.put('from-work', 'committed'); log.push('work committed') }))
+          return { accepted: true }
+        })
+      })
+    },
+    stop () { log.push('stop writer') }
+  })
+  const kernel = await testKernel(t, { plugins: [writer], config: { server: { state_dir: stateDir } } })
+  const url = kernel.url('writer')
+  t.same(await (await fetch(new URL('/background', url), { method: 'POST' })).json(), { accepted: true })
+  const answer = fetch(new URL('/slow', url), { method: 'POST' })
+  await pollUntil(() => log.includes('request begins'), { what: 'the slow request to arrive' })
+  await kernel.stop()
+  const response = await answer
+  t.equal(response.status, 200, 'the request in flight was answered')
+  t.same(await response.json(), { ok: true })
+  t.ok(log.indexOf('request committed') < log.indexOf('stop writer') && log.indexOf('work committed') < log.indexOf('stop writer'), log.join(', '))
+  const { Store } = await import('../../kernel/store.js')
+  const store = Store.open(stateDir)
+  t.teardown(async () => { await store.close() })
+  const items = store.forPlugin('writer').db<string>('items')
+  t.equal(items.get('from-request'), 'committed')
+  t.equal(items.get('from-work'), 'committed')
 })

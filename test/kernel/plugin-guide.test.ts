@@ -40,7 +40,7 @@ t.test('the example type-checks and serves, counts, persists, emits, and adds a 
     plugins: [hello, definePlugin({ ...watcher, setup (ctx) { ctx.events.on('hello.greeted', e => { greeted.push(e) }) } })],
     env: { HELLO_GREETING: 'Ahoy' }
   })
-  const base = kernel.url('control')
+  const base = kernel.url('hello')
   const post = async (name: string): Promise<unknown> => await (await fetch(new URL(`/hello/${name}`, base), { method: 'POST' })).json()
   t.same(await post('ada'), { message: 'Ahoy, ada!', visits: 1 })
   t.same(await post('ada'), { message: 'Ahoy, ada!', visits: 2 })
@@ -49,10 +49,13 @@ t.test('the example type-checks and serves, counts, persists, emits, and adds a 
   t.same(await missing.json(), { error: 'bob has never visited' })
   t.same(greeted, [{ name: 'ada', visits: 1 }, { name: 'ada', visits: 2 }])
   t.equal(kernel.service('hello').visits('ada'), 2)
-  t.match(await (await fetch(new URL('/metrics', base))).text(), /^berth_hello_greetings_total 2$/m)
+  const own = await (await fetch(new URL('/hello/metrics', base))).text()
+  t.match(own, /^berth_hello_greetings_total 2$/m, 'its own listener shows its metrics')
+  t.match(own, /^berth_http_requests_total\{listener="hello",status="200"\} \d+$/m)
+  t.notMatch(await (await fetch(new URL('/metrics', kernel.url('control')))).text(), /berth_hello_/, 'the control listener does not')
 
   const cli = new Command('berth').exitOverride()
-  hello.commands?.({ program: cli, settings: async () => ({ stateDir: kernel.config.stateDir, controlUrl: base, urls: { control: base, telemetry: base, app: base } }) })
+  hello.commands?.({ program: cli, settings: async () => ({ stateDir: kernel.config.stateDir, controlUrl: kernel.url('control'), urls: { control: kernel.url('control'), hello: base } }) })
   const printed: string[] = []
   const original = console.log
   console.log = (line: string) => { printed.push(line) }

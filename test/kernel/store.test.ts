@@ -1,7 +1,8 @@
-// The LMDB store: databases private to each plugin, 0600 files, and no acknowledged write lost to kill -9.
+// The LMDB store: databases private to each plugin, per-plugin backups and restores, 0600 files, and
+// no acknowledged write lost to kill -9.
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
@@ -26,9 +27,56 @@ t.test('each plugin sees only its own databases; files are owner-only', async t 
   t.same([...a.getKeys()], ['k', 'x', 'y'])
   t.equal(statSync(join(dir, 'state')).mode & 0o777, 0o700)
   t.equal(statSync(join(dir, 'state', STORE_FILE)).mode & 0o777, 0o600)
-  const copy = join(dir, 'snapshot.mdb')
-  await store.forPlugin('alpha').backup(copy)
-  t.ok(statSync(copy).size > 0, 'a snapshot can be copied while open')
+  for (const member of ['openDB', 'open', 'backup', 'close', 'env'] as const) {
+    t.throws(() => (a as unknown as Record<string, () => unknown>)[member](), { message: `plugin "alpha": a database handle cannot use ${member}; the store reaches only the plugin's own databases` })
+  }
+})
+
+t.test('a plugin\'s backup holds its own databases and nothing else, and restores in one piece', async t => {
+  const dir = tempDir(t)
+  const store = Store.open(join(dir, 'state'))
+  t.teardown(async () => { await store.close() })
+  const alpha = store.forPlugin('alpha')
+  const items = alpha.db<{ n: number }>('items')
+  const tags = alpha.db<string, string>('tags', { dupSort: true, encoding: 'string' })
+  const blobs = alpha.db<Buffer, number>('blobs', { encoding: 'binary' })
+  const secret = store.forPlugin('beta').db<string>('secrets')
+  await secret.put('token', 'beta-only-value')
+  await alpha.transaction(() => {
+    for (let i = 0; i < 2500; i++) void items.put(`k${i}`, { n: i })
+    void tags.put('colour', 'red')
+    void tags.put('colour', 'blue')
+    void blobs.put(7, Buffer.from([0, 1, 2, 255]))
+  })
+  const file = join(dir, 'alpha.backup')
+  const summary = await alpha.backup(file)
+  t.match(summary, { plugin: 'alpha', databases: [{ name: 'blobs', entries: 1 }, { name: 'items', entries: 2500 }, { name: 'tags', entries: 2 }] })
+  t.equal(statSync(file).mode & 0o777, 0o600)
+  t.notOk(readFileSync(file).includes('beta-only-value'), 'not a byte of another plugin\'s data')
+
+  await alpha.transaction(() => {
+    void items.remove('k1')
+    void items.put('k9999', { n: -1 })
+    void tags.put('colour', 'green')
+    void blobs.remove(7)
+  })
+  const restored = await store.restorePlugin('alpha', file)
+  t.same(restored.databases.map(d => d.entries), [1, 2500, 2])
+  t.same(items.get('k1'), { n: 1 })
+  t.equal(items.get('k9999'), undefined)
+  t.same([...tags.getValues('colour')], ['blue', 'red'])
+  t.same(blobs.get(7), Buffer.from([0, 1, 2, 255]))
+  t.equal(secret.get('token'), 'beta-only-value', 'other plugins are untouched')
+  await t.rejects(store.restorePlugin('beta', file), { message: `${file} holds the data of plugin "alpha", not "beta"` })
+  await t.rejects(store.restorePlugin('alpha', join(dir, 'nothing')), { message: `${join(dir, 'nothing')} does not exist` })
+  const notBackup = join(dir, 'plain.mdb')
+  writeFileSync(notBackup, 'not lmdb at all')
+  await t.rejects(store.restorePlugin('alpha', notBackup), { message: `${notBackup} is not a Berth backup: not an LMDB file` })
+  const otherLmdb = join(dir, 'other.mdb')
+  const other = Store.open(join(dir, 'elsewhere'))
+  await other.close()
+  copyFileSync(join(dir, 'elsewhere', STORE_FILE), otherLmdb)
+  await t.rejects(store.restorePlugin('alpha', otherLmdb), { message: `${otherLmdb} is not a Berth backup` }, 'an LMDB file without backup metadata')
 })
 
 t.test('a transaction is all or nothing: when its function throws, none of its writes land', async t => {

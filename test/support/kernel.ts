@@ -17,9 +17,11 @@ export interface TestKernelOptions {
   noStart?: boolean
 }
 
-/** Listeners on loopback with free ports. */
-export function loopbackListeners (): Record<string, { host: string, port: number }> {
-  return Object.fromEntries(['control', 'telemetry', 'app'].map(name => [name, { host: '127.0.0.1', port: 0 }]))
+/** The kernel's listener and those the plugins declare, on loopback with free ports. */
+export function loopbackListeners (plugins: readonly AnyPlugin[] = []): Record<string, { host: string, port?: number }> {
+  const declared = plugins.flatMap(plugin => plugin.listeners ?? [])
+  return Object.fromEntries([{ name: 'control' }, ...declared].map(listener =>
+    [listener.name, { host: '127.0.0.1', ...('portKey' in listener && listener.portKey !== undefined ? {} : { port: 0 }) }]))
 }
 
 export async function testKernel (t: Teardown, options: TestKernelOptions = {}): Promise<Kernel> {
@@ -27,7 +29,7 @@ export async function testKernel (t: Teardown, options: TestKernelOptions = {}):
   const { server = {}, ...sections } = options.config ?? {}
   const kernel = await createKernel({
     cwd: stateDir,
-    config: { server: { state_dir: stateDir, listeners: loopbackListeners(), ...server }, ...sections },
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), ...server }, ...sections },
     env: options.env ?? {},
     plugins: options.plugins ?? [],
     logger: options.logger ?? pino({ level: 'silent' })

@@ -35,7 +35,7 @@ export async function startKernel (t: Teardown, options: OrchestrationKernelOpti
   const stateDir = options.stateDir ?? tempDir(t)
   const kernel = await createKernel({
     cwd: options.cwd ?? stateDir,
-    config: { server: { state_dir: stateDir, listeners: loopbackListeners() }, ...options.config },
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins) }, ...options.config },
     env: {},
     plugins: options.plugins,
     logger: options.logger ?? pino({ level: 'silent' })

@@ -20,7 +20,7 @@ export interface DevIdpOptions {
 }
 
 export interface DevIdp {
-  /** `http://127.0.0.1:PORT`: the value of IDP_URL. */
+  /** `http://127.0.0.1:PORT`: the value of CAMPAIGN_IDP_URL. */
   url: string
   /** `{url}/realms/{realm}`. */
   issuer: string

@@ -1,6 +1,6 @@
 // The admin panel's functions: the health of the campaign application and the users who signed in.
 import type { Database } from 'lmdb'
-import { Type } from '../../../kernel/index.js'
+import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import type { Role } from '../roles.js'
 

@@ -1,7 +1,7 @@
 // record-feedback, shared by every module: a user's thumbs up or down on one resource of one module,
 // kept per user (a later call replaces the earlier one; is_active false withdraws it).
 import type { Database } from 'lmdb'
-import { Type } from '../../../kernel/index.js'
+import { Type } from '../../../kernel/schema.js'
 import { SHARED_MODULE, serverFunction, type ServerFunction } from '../functions.js'
 
 export interface FeedbackRecord {

@@ -3,7 +3,8 @@
 // writes an ask that never exceeds what the donor may still give this year.
 import { createHash, randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
-import { Conflict, NotFound, Type } from '../../../kernel/index.js'
+import { Conflict, NotFound } from '../../../kernel/index.js'
+import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 
 export interface Donor {

@@ -2,7 +2,8 @@
 // passages with BM25 and answers with the best ones, each cited by number, document and passage.
 import { createHash } from 'node:crypto'
 import type { Database } from 'lmdb'
-import { BadRequest, Type } from '../../../kernel/index.js'
+import { BadRequest } from '../../../kernel/index.js'
+import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import { Bm25Index } from './bm25.js'
 

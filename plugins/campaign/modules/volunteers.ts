@@ -2,7 +2,8 @@
 // which ranks volunteers for a task by the score of volunteer-score.ts.
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
-import { NotFound, Type } from '../../../kernel/index.js'
+import { NotFound } from '../../../kernel/index.js'
+import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import { volunteerScore } from './volunteer-score.js'
 

@@ -1,8 +1,11 @@
 // Basic authentication against the users of [ingest].users (or the generated admin password).
-// scrypt is slow on purpose, so a verified header is remembered (by its SHA-256) for a minute.
+// scrypt is slow on purpose: each check runs off the event loop, a verified header is remembered (by
+// its SHA-256) for a minute, and each client IP has a budget of checks that only successes give back,
+// so a flood of wrong passwords is answered 429 before any scrypt runs.
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import type { Role } from '../config.js'
+import { RateLimiter, TooManyRequests, type BucketSettings } from '../rate-limit.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import type { Authenticator, Principal } from './principal.js'
 
@@ -12,6 +15,8 @@ export interface BasicUser {
   password: string
   role: Role
 }
+
+export type CheckOutcome = 'valid' | 'invalid' | 'refused'
 
 const CACHE_MS = 60_000
 const CACHE_ENTRIES = 1024
@@ -23,9 +28,19 @@ export class BasicAuthenticator implements Authenticator {
   /** Checked for unknown names too, so timing does not tell which names exist. */
   readonly #decoy = hashPassword(randomBytes(16).toString('hex'))
   readonly #verified = new Map<string, { principal: Principal, until: number }>()
+  /** Password checks left per client IP; a successful check is given back. */
+  readonly #budget: RateLimiter
+  readonly #counted: (outcome: CheckOutcome) => void
 
-  constructor (users: readonly BasicUser[]) {
+  constructor (users: readonly BasicUser[], budget: BucketSettings, counted: (outcome: CheckOutcome) => void = () => {}) {
     this.#users = new Map(users.map(u => [u.name, u]))
+    this.#budget = new RateLimiter(budget)
+    this.#counted = counted
+  }
+
+  /** Forget idle budgets (called every minute). */
+  sweep (): void {
+    this.#budget.sweep()
   }
 
   async authenticate (request: FastifyRequest): Promise<Principal | undefined> {
@@ -37,9 +52,19 @@ export class BasicAuthenticator implements Authenticator {
     const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     if (colon < 0) return undefined
+    const wait = this.#budget.take(request.ip)
+    if (wait > 0) {
+      this.#counted('refused')
+      throw new TooManyRequests(wait, `too many failed sign-ins from ${request.ip}; retry in ${wait} s`)
+    }
     const user = this.#users.get(decoded.slice(0, colon))
-    const valid = verifyPassword(decoded.slice(colon + 1), user?.password ?? this.#decoy)
-    if (user === undefined || !valid) return undefined
+    const valid = await verifyPassword(decoded.slice(colon + 1), user?.password ?? this.#decoy)
+    if (user === undefined || !valid) {
+      this.#counted('invalid')
+      return undefined
+    }
+    this.#counted('valid')
+    this.#budget.giveBack(request.ip)
     const principal = { name: user.name, role: user.role }
     if (this.#verified.size >= CACHE_ENTRIES) this.#verified.clear()
     this.#verified.set(digest, { principal, until: Date.now() + CACHE_MS })

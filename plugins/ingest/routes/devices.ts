@@ -2,7 +2,8 @@
 // faults, metrics, reboots and traces by time range.
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { BadRequest, NotFound, Type, type Static } from '../../../kernel/index.js'
+import { BadRequest, NotFound } from '../../../kernel/index.js'
+import { Type, type Static } from '../../../kernel/schema.js'
 import { newDevice, type TelemetryEvent } from '../apply.js'
 import { parseLimit, readSeries, type RangeQuery } from '../series-query.js'
 import type { Device } from '../store.js'

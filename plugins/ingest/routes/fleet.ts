@@ -1,7 +1,8 @@
 // Device groups and OTA firmware targets: read by every user, written by provisioners, deleted by admins.
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { BadRequest, Conflict, NotFound, Type, type Static } from '../../../kernel/index.js'
+import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
+import { Type, type Static } from '../../../kernel/schema.js'
 import type { Group } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 

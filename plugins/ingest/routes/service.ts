@@ -1,5 +1,6 @@
 // The sign-in mode, the live event stream (server-sent events with ids and Last-Event-ID resume), the
-// Prometheus metrics, and a consistent LMDB backup streamed while writes continue.
+// Prometheus metrics, and a consistent backup of the telemetry data (and nothing else) streamed while
+// writes continue.
 import { createReadStream } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -36,9 +37,12 @@ export function serviceRoutes (app: FastifyInstance, t: Telemetry): void {
     }
     const unsubscribe = t.events.subscribe(entry => { out.write(sse(entry)) })
     const keepalive = setInterval(() => { out.write(': keep-alive\n\n') }, KEEPALIVE_MS)
+    const end = (): void => { out.end() }
+    t.stopping.addEventListener('abort', end, { once: true })
     request.raw.once('close', () => {
       clearInterval(keepalive)
       unsubscribe()
+      t.stopping.removeEventListener('abort', end)
     })
   })
 
@@ -56,7 +60,7 @@ export function serviceRoutes (app: FastifyInstance, t: Telemetry): void {
     const stamp = new Date().toISOString().replace(/[:.]/g, '-')
     return await reply
       .type('application/octet-stream')
-      .header('content-disposition', `attachment; filename="berth-${stamp}.mdb"`)
+      .header('content-disposition', `attachment; filename="berth-ingest-${stamp}.mdb"`)
       .send(stream)
   })
 }

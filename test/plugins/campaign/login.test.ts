@@ -198,7 +198,7 @@ t.test('an IDP configured by URL is used instead of the embedded one', async t =
   const kernel = await testKernel(t, {
     plugins: [campaign],
     config: {
-      server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port: 0 }, app: { host: '127.0.0.1', port } } },
+      server: { listeners: { control: { host: '127.0.0.1', port: 0 }, app: { host: '127.0.0.1', port } } },
       campaign: { idp_url: idp.url, idp_realm: 'hq', idp_client_id: 'web', app_url: appUrl }
     }
   })

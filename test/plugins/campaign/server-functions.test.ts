@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { encode } from 'cbor-x'
-import { Type } from '../../../kernel/index.js'
+import { Type } from '../../../kernel/schema.js'
 import { accessControl } from '../../../plugins/campaign/access.js'
 import { decodeCbor, encodeCbor } from '../../../plugins/campaign/cbor.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'

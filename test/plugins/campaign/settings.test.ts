@@ -7,11 +7,11 @@ import { testKernel } from '../../support/kernel.js'
 
 t.test('production refuses the development fallback and the embedded IDP, each in one clear line', async t => {
   const cases: Array<[string, NodeJS.ProcessEnv, Record<string, unknown>, RegExp]> = [
-    ['fallback', { NODE_ENV: 'production', IDP_URL: 'https://id.example.org' }, { dev_fallback: true },
+    ['fallback', { NODE_ENV: 'production', CAMPAIGN_IDP_URL: 'https://id.example.org' }, { dev_fallback: true },
       /plugin "campaign" failed during setup: \[campaign\]\.dev_fallback \(CAMPAIGN_DEV_FALLBACK\) is for development and is refused when NODE_ENV=production/],
-    ['fallback by env', { NODE_ENV: 'production', IDP_URL: 'https://id.example.org', CAMPAIGN_DEV_FALLBACK: 'true' }, {}, /dev_fallback .* refused when NODE_ENV=production/],
-    ['no IDP', { NODE_ENV: 'production' }, {}, /\[campaign\]\.idp_url \(IDP_URL\) must name the identity provider when NODE_ENV=production/],
-    ['plain HTTP to a remote IDP', { IDP_URL: 'http://id.example.org' }, {}, /must use https unless the provider is on loopback/],
+    ['fallback by env', { NODE_ENV: 'production', CAMPAIGN_IDP_URL: 'https://id.example.org', CAMPAIGN_DEV_FALLBACK: 'true' }, {}, /dev_fallback .* refused when NODE_ENV=production/],
+    ['no IDP', { NODE_ENV: 'production' }, {}, /\[campaign\]\.idp_url \(CAMPAIGN_IDP_URL\) must name the identity provider when NODE_ENV=production/],
+    ['plain HTTP to a remote IDP', { CAMPAIGN_IDP_URL: 'http://id.example.org' }, {}, /must use https unless the provider is on loopback/],
     ['not a URL', { APP_URL: 'app.example.org' }, {}, /\[campaign\]\.app_url \(APP_URL\) must be an http\(s\) URL/]
   ]
   for (const [what, env, config, message] of cases) {
@@ -23,7 +23,7 @@ t.test('production refuses the development fallback and the embedded IDP, each i
 t.test('the environment names the IDP, realm, client and app address', async t => {
   const kernel = await testKernel(t, {
     plugins: [campaign],
-    env: { IDP_URL: 'http://127.0.0.1:9/', IDP_REALM: 'hq', IDP_CLIENT_ID: 'web', APP_URL: 'https://app.example.org/' }
+    env: { CAMPAIGN_IDP_URL: 'http://127.0.0.1:9/', CAMPAIGN_IDP_REALM: 'hq', CAMPAIGN_IDP_CLIENT_ID: 'web', APP_URL: 'https://app.example.org/' }
   })
   const { login, devIdp } = kernel.service('campaign')
   t.equal(devIdp, undefined, 'no embedded IDP when one is configured')

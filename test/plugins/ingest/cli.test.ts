@@ -25,6 +25,7 @@ t.test('serve, then report, faults and metrics through the API', async t => {
     return response.ok && await response.json() as { plugins: Record<string, unknown> }
   }, { what: 'berth telemetry serve to answer', timeout: 20_000 })
   t.same(Object.keys(health.plugins), ['ingest'], 'only the telemetry plugins run')
+  t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'wasm' } }, 'health says the WASM codecs decode')
 
   const body = Buffer.concat([SAMPLES[0], SAMPLES[2], SAMPLES[3]].map((payload, sequence) => encodeChunk({ device: DEVICE, sequence, payload })))
   const posted = await fetch(`http://127.0.0.1:${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
@@ -57,14 +58,35 @@ t.test('serve, then report, faults and metrics through the API', async t => {
   t.match(down.stderr, /^berth: cannot reach the server at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/)
 })
 
+t.test('when the WASM codecs cannot load, the fallback is loud: a warning, health and metrics say so', async t => {
+  const dir = tempDir(t)
+  const [control, telemetry] = [await freePort(), await freePort()]
+  writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n[ingest]\nmetrics_public = true\n`)
+  const server = spawnCli(['telemetry', 'serve'], { cwd: dir, env: { INGEST_API_KEY: API_KEY, BERTH_TELEMETRY_PORT: String(telemetry), BERTH_WASM_DIR: join(dir, 'no-wasm-here') } })
+  t.teardown(() => { server.kill('SIGKILL') })
+  const health = await pollUntil(async () => {
+    const response = await fetch(`http://127.0.0.1:${control}/api/v1/health`)
+    return response.ok && await response.json() as { plugins: Record<string, unknown> }
+  }, { what: 'the server to answer', timeout: 20_000 })
+  t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'reference' } })
+  t.match(server.output(), /"level":40,.*"msg":"the WASM codecs could not load: chunks are decoded by the TypeScript reference implementation/)
+  const metrics = await (await fetch(`http://127.0.0.1:${telemetry}/metrics/prometheus`)).text()
+  t.match(metrics, /^berth_ingest_codecs_info\{implementation="reference"\} 1$/m)
+  const body = encodeChunk({ device: DEVICE, sequence: 0, payload: SAMPLES[0] })
+  const posted = await fetch(`http://127.0.0.1:${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
+  t.match(await posted.json(), { accepted: 1 }, 'and chunks are still decoded')
+  server.kill('SIGTERM')
+  t.equal(await exited(server), 0)
+})
+
 t.test('hash-password prints a hash [ingest].users accepts', async t => {
   const child = spawn(process.execPath, [CLI, 'telemetry', 'hash-password'], { stdio: ['pipe', 'pipe', 'pipe'] })
   let out = ''
   child.stdout.on('data', (d: Buffer) => { out += d.toString() })
   child.stdin.end('s3cret pass\n')
   t.equal(await exited(child), 0)
-  t.ok(verifyPassword('s3cret pass', out.trim()))
-  t.notOk(verifyPassword('s3cret pas', out.trim()))
+  t.ok(await verifyPassword('s3cret pass', out.trim()))
+  t.notOk(await verifyPassword('s3cret pas', out.trim()))
   const empty = spawn(process.execPath, [CLI, 'telemetry', 'hash-password'], { stdio: ['pipe', 'ignore', 'pipe'] })
   empty.stdin.end('')
   t.equal(await exited(empty), 2)

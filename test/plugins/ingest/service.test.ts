@@ -8,8 +8,12 @@ import { createServer, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { open } from 'lmdb'
+import type { AnyPlugin } from '../../../kernel/index.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
+import ingest from '../../../plugins/ingest/index.js'
+import { runCli } from '../../support/cli.js'
 import { ensureDebianPackages, requireComponent } from '../../support/component.js'
+import { testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, basic, telemetryServer } from './harness.js'
@@ -95,7 +99,7 @@ t.test('retention deletes what is older than retention_days, and nothing newer',
   t.equal(faults.items.length, 0)
 })
 
-t.test('a backup taken while chunks keep arriving is a consistent LMDB environment', async t => {
+t.test('a backup taken while chunks keep arriving holds the telemetry data alone, and restores', async t => {
   const server = await telemetryServer(t)
   await server.ingest(heartbeat(0))
   let sequence = 1
@@ -104,16 +108,26 @@ t.test('a backup taken while chunks keep arriving is a consistent LMDB environme
   })()
   const response = await server.api('GET', '/admin/backup', 'admin')
   t.equal(response.status, 200)
-  t.match(response.headers.get('content-disposition'), /^attachment; filename="berth-.*\.mdb"$/)
+  t.match(response.headers.get('content-disposition'), /^attachment; filename="berth-ingest-.*\.mdb"$/)
   const file = join(tempDir(t), 'backup.mdb')
   writeFileSync(file, Buffer.from(await response.arrayBuffer()))
   await writer
   const copy = open({ path: file, readOnly: true })
-  t.teardown(async () => { await copy.close() })
-  const devices = copy.openDB({ name: 'ingest/devices' })
-  t.match(devices.get(DEVICE), { id: DEVICE })
-  const seen = [...copy.openDB({ name: 'ingest/seen' }).getKeys()]
-  t.ok(seen.length >= 1 && seen.length <= 81, `a point-in-time copy (${seen.length} chunks)`)
+  const names = [...copy.getKeys()].map(String).filter(name => !name.startsWith('~'))
+  t.same(names, [...names].filter(name => !name.includes('/')), `only the ingest plugin's databases, by their own names: ${names.join(', ')}`)
+  t.match(copy.openDB({ name: 'devices' }).get(DEVICE), { id: DEVICE })
+  const seen = [...copy.openDB({ name: 'seen' }).getKeys()].length
+  t.ok(seen >= 1 && seen <= 81, `a point-in-time copy (${seen} chunks)`)
+  await copy.close()
+
+  // Restore into the stopped server's state directory: the data is the backup's again.
+  const stateDir = server.kernel.config.stateDir
+  await server.kernel.stop()
+  const restored = await runCli(['--state-dir', stateDir, 'state', 'restore', 'ingest', file])
+  t.equal(restored.code, 0, restored.stderr)
+  t.match(restored.stdout, new RegExp(`ingest/seen: ${seen} entries`))
+  const again = await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY } } })
+  t.equal(again.service('ingest').telemetry.store.seen.getKeysCount(), seen, 'the chunks seen are those of the backup')
 })
 
 t.test('Prometheus text passes promtool check metrics', async t => {
@@ -179,4 +193,24 @@ t.test('CORS: the configured origin, preflight included; auth mode says basic', 
   const simple = await server.api('GET', '/auth/mode', null, undefined, { origin: 'https://dash.example' })
   t.equal(simple.headers.get('access-control-allow-origin'), 'https://dash.example')
   t.same(await simple.json(), { mode: 'basic' })
+})
+
+t.test('the telemetry listener exposes telemetry and process metrics, never the control plane\'s, and the other way round', async t => {
+  const [tokens, secrets, reconciler] = await Promise.all(['tokens', 'secrets', 'reconciler'].map(async name => (await import(`../../../plugins/${name}/index.js`) as { default: AnyPlugin }).default))
+  const kernel = await testKernel(t, {
+    plugins: [tokens, secrets, reconciler, ingest],
+    config: { ingest: { api_key: API_KEY, metrics_public: true }, reconciler: { docker_socket: join(tempDir(t), 'no-engine.sock') } }
+  })
+  const response = await fetch(new URL('/ingest/chunks', kernel.url('telemetry')), { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': API_KEY }, body: heartbeat(1) })
+  t.equal(response.status, 200)
+  const telemetry = await (await fetch(new URL('/metrics/prometheus', kernel.url('telemetry')))).text()
+  const control = await (await fetch(new URL('/metrics', kernel.url('control')))).text()
+  t.match(telemetry, /^berth_ingest_chunks_total\{type="Heartbeat"\} 1$/m)
+  t.match(telemetry, /^berth_plugin_up\{plugin="ingest"\} 1$/m)
+  t.match(telemetry, /^process_resident_memory_bytes \d/m)
+  t.notMatch(telemetry, /berth_reconciler_|plugin="(tokens|secrets|reconciler)"|listener="control"/, 'nothing of the control plane')
+  t.match(control, /^# HELP berth_reconciler_deploy_seconds /m)
+  t.match(control, /^berth_plugin_up\{plugin="reconciler"\} 1$/m)
+  t.match(control, /^process_resident_memory_bytes \d/m)
+  t.notMatch(control, /berth_ingest_|plugin="ingest"|listener="telemetry"/, 'nothing of telemetry')
 })

@@ -1,35 +1,19 @@
-// The control API as `berth` commands reach it: the base URL and token from the CLI settings (or
-// BERTH_URL / BERTH_TOKEN), JSON in and out, and every failure turned into one readable line.
-// node:http rather than fetch: no client-side timeouts cut off long deploys or followed logs.
-import { existsSync, readFileSync } from 'node:fs'
+// The HTTP client of `berth` commands: a base URL and an Authorization header, JSON in and out, and
+// every failure turned into one readable line. node:http rather than fetch: it loads faster, and no
+// client-side timeout cuts off a long deploy or followed logs.
 import { request, type IncomingMessage } from 'node:http'
-import { join } from 'node:path'
-import type { CliRegistry } from '../../kernel/index.js'
-import { ADMIN_TOKEN_FILE } from './token-store.js'
 
-export class ControlClient {
+export class ApiClient {
   readonly url: URL
-  /** The Authorization header value (Bearer for the control API, Basic for the telemetry API). */
-  readonly #authorization: string
+  /** The Authorization header value (Bearer for the control API, Basic for the telemetry API), if any. */
+  readonly #authorization: string | undefined
   /** Where the credentials came from, named in authentication failures. */
-  readonly #tokenSource: string
+  readonly #credentialSource: string
 
-  constructor (url: URL, authorization: string, tokenSource: string) {
+  constructor (url: URL, authorization?: string, credentialSource = 'no credentials') {
     this.url = url
     this.#authorization = authorization
-    this.#tokenSource = tokenSource
-  }
-
-  /** A client for the server the CLI settings point at, with BERTH_TOKEN or the state directory's admin token. */
-  static async connect (cli: CliRegistry): Promise<ControlClient> {
-    const { controlUrl, stateDir } = await cli.settings()
-    const fromEnv = process.env.BERTH_TOKEN
-    if (fromEnv !== undefined && fromEnv !== '') return new ControlClient(controlUrl, `Bearer ${fromEnv.trim()}`, 'BERTH_TOKEN')
-    const file = join(stateDir, ADMIN_TOKEN_FILE)
-    if (!existsSync(file)) {
-      throw new Error(`no token: ${file} does not exist (start the server with this state directory first, pass --state-dir, or set BERTH_TOKEN)`)
-    }
-    return new ControlClient(controlUrl, `Bearer ${readFileSync(file, 'utf8').trim()}`, file)
+    this.#credentialSource = credentialSource
   }
 
   /** Send a request and return the parsed JSON answer. */
@@ -44,7 +28,7 @@ export class ControlClient {
 
   async #send (method: string, path: string, body?: unknown): Promise<IncomingMessage> {
     const payload = body === undefined ? undefined : JSON.stringify(body)
-    const headers: Record<string, string> = { authorization: this.#authorization }
+    const headers: Record<string, string> = this.#authorization === undefined ? {} : { authorization: this.#authorization }
     if (payload !== undefined) headers['content-type'] = 'application/json'
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = request(new URL(path, this.url), { method, headers }, resolve)
@@ -66,7 +50,7 @@ export class ControlClient {
     } catch {
       if (text.trim() !== '') message = `${message}: ${text.trim().split('\n')[0]}`
     }
-    return status === 401 ? `${message} (credentials from ${this.#tokenSource})` : message
+    return status === 401 ? `${message} (credentials from ${this.#credentialSource})` : message
   }
 }
 

@@ -1,0 +1,30 @@
+// How a failure becomes an answer: the status code and the client-facing message of any error a route
+// throws (5xx details go to the log only). Type-only imports: plugins use it without loading fastify.
+import type { FastifyError, FastifyRequest } from 'fastify'
+import { BerthError } from './errors.js'
+
+/** A request URL without its query string, which may carry credentials and is never logged. */
+export const pathOf = (url: string): string => url.split('?')[0]
+
+/** Status and client-facing message of any error; 5xx details are for the log only. */
+export function describeHttpError (error: FastifyError, request?: FastifyRequest): { status: number, message: string } {
+  const status = statusOf(error)
+  if (status === 500) return { status, message: 'internal server error' }
+  if (status === 415 && !(error instanceof BerthError)) return { status, message: `unsupported content type: ${request?.headers['content-type'] ?? 'none'}` }
+  return { status, message: clientMessage(error) }
+}
+
+function statusOf (error: FastifyError): number {
+  if (error instanceof BerthError) return error.statusCode
+  if (error.validation !== undefined) return 400
+  const status = error.statusCode
+  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500
+}
+
+function clientMessage (error: FastifyError): string {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'request body is too large'
+  if (error.validation !== undefined) {
+    return `invalid ${error.validationContext ?? 'body'}: ${error.message.replace(/^(body|querystring|params|headers)\/? ?/, '')}`
+  }
+  return error.message
+}

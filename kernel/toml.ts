@@ -1,0 +1,20 @@
+// Reading cluster.toml: TOML 1.0 (smol-toml), with a one-line refusal naming the file, line and column.
+import { readFileSync } from 'node:fs'
+import { parse as parseToml, TomlError } from 'smol-toml'
+import { ConfigError, messageOf } from './errors.js'
+
+export function readToml (file: string): Record<string, unknown> {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new ConfigError(`${file}: cannot read: ${messageOf(err)}`)
+  }
+  try {
+    return parseToml(text) as Record<string, unknown>
+  } catch (err) {
+    const where = err instanceof TomlError ? ` at line ${err.line}, column ${err.column}` : ''
+    const reason = messageOf(err).split('\n')[0]
+    throw new ConfigError(`${file}: invalid TOML${where}: ${reason}`)
+  }
+}

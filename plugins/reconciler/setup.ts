@@ -1,0 +1,73 @@
+// The reconciler plugin at work: the engine runtime, the reconciler, liveness probing, the control API
+// routes and the refresh job. Imported by setup only, so `berth` commands never load the engine client.
+import { hostname } from 'node:os'
+import { resolve } from 'node:path'
+import type { PluginContext } from '../../kernel/index.js'
+import { clusterInfo } from './cluster-info.js'
+import { DockerRuntime } from './docker-runtime.js'
+import type { ReconcilerConfig, ReconcilerService } from './index.js'
+import { Liveness } from './liveness.js'
+import { Reconciler } from './reconciler.js'
+import { dockerConfigFile } from './registry-auth.js'
+import { reconcilerRoutes } from './routes.js'
+import { RuntimeUnavailable, type Runtime } from './runtime.js'
+import { ReconcilerState } from './state.js'
+
+/** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
+const LIVENESS_REFRESH_MS = 15_000
+
+export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): ReconcilerService {
+  const config = ctx.config
+  const nodeName = config.node_name === '' ? hostname() : config.node_name
+  const state = new ReconcilerState(ctx.store, config.history_limit)
+  const docker = new DockerRuntime({
+    socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
+    network: config.network, stop_timeout_secs: config.stop_timeout_secs,
+    credentials_file: config.registry_credentials === '' ? dockerConfigFile() : resolve(ctx.cwd, config.registry_credentials)
+  })
+  const runtimes = new Map<string, Runtime>([[docker.name, docker]])
+  const restarts = ctx.metrics.counter({ name: 'berth_reconciler_liveness_restarts_total', help: 'Containers restarted after failing liveness probes.', labelNames: ['service'] })
+  const deploySeconds = ctx.metrics.histogram({ name: 'berth_reconciler_deploy_seconds', help: 'Duration of deploys, by trigger.', labelNames: ['trigger'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] })
+
+  const liveness = new Liveness({
+    runtime: name => runtimes.get(name) as Runtime,
+    containers: async () => await reconciler.containers(),
+    spec: service => state.service(service)?.spec,
+    restarted: async service => {
+      await state.countRestart(service)
+      restarts.labels(service).inc()
+      ctx.events.emit('reconciler.changed', { services: [service] })
+    },
+    log: ctx.log
+  })
+  const refreshLiveness = async (): Promise<void> => {
+    try {
+      await liveness.refresh()
+    } catch (err) {
+      if (!(err instanceof RuntimeUnavailable)) throw err
+      ctx.log.debug({ err: err.message }, 'liveness not refreshed')
+    }
+  }
+  const reconciler = new Reconciler({
+    runtimes,
+    state,
+    secrets: ctx.use('secrets'),
+    settings: { ...config, cwd: ctx.cwd, node_name: nodeName },
+    log: ctx.log,
+    deploySeconds,
+    changed: services => {
+      ctx.events.emit('reconciler.changed', { services })
+      void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
+    }
+  })
+
+  ctx.http('control', reconcilerRoutes({
+    reconciler,
+    tokens: ctx.use('tokens'),
+    defaultTail: config.logs_tail,
+    stopping: ctx.stopping,
+    clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, runtime: docker })
+  }), { prefix: '/api/v1' })
+  ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
+  return { reconciler, liveness, refreshLiveness }
+}

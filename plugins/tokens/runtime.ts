@@ -1,0 +1,19 @@
+// The tokens plugin at work: the token store, the bootstrap admin token, the guard and the routes.
+// Imported by setup only, so `berth` commands never load it.
+import type { PluginContext } from '../../kernel/index.js'
+import { Guard } from './guard.js'
+import type { TokenService } from './index.js'
+import { tokenRoutes } from './routes.js'
+import { TokenStore, type TokenRecord } from './token-store.js'
+
+export async function setupTokens (ctx: PluginContext): Promise<TokenService> {
+  const store = new TokenStore(ctx.store.db<TokenRecord, string>('tokens'))
+  const file = await store.ensureAdminToken(ctx.stateDir)
+  ctx.log.info({ file }, 'admin token ready')
+  const guard = new Guard(store)
+  ctx.http('control', tokenRoutes(store, guard), { prefix: '/api/v1/tokens' })
+  return {
+    requireRole: role => guard.requireRole(role),
+    caller: request => guard.caller(request)
+  }
+}
