@@ -214,3 +214,24 @@ t.test('the telemetry listener exposes telemetry and process metrics, never the 
   t.match(control, /^process_resident_memory_bytes \d/m)
   t.notMatch(control, /berth_ingest_|plugin="ingest"|listener="telemetry"/, 'nothing of telemetry')
 })
+
+t.test('a stop during ingest loses no chunk that was acknowledged: commits in flight finish before the store closes', async t => {
+  const server = await telemetryServer(t)
+  const stateDir = server.kernel.config.stateDir
+  const sent = Array.from({ length: 40 }, async (_, sequence) => {
+    try {
+      return { sequence, ...(await server.ingest(heartbeat(sequence))) }
+    } catch {
+      return { sequence, status: 0 } // the connection was refused or cut: not acknowledged
+    }
+  })
+  await pollUntil(() => server.service.telemetry.store.seen.getKeysCount() > 0, { what: 'the first commit', interval: 1 })
+  await server.kernel.stop()
+  const answers = await Promise.all(sent)
+  const acknowledged = answers.filter(a => a.status === 200 && a.json.accepted === 1).map(a => a.sequence)
+  t.ok(acknowledged.length > 0, `${acknowledged.length} of 40 acknowledged before the stop`)
+  t.ok(answers.every(a => a.status === 200 || a.status === 503 || a.status === 0), 'the rest were turned away, not failed')
+  const again = await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY } } })
+  const seen = again.service('ingest').telemetry.store.seen
+  t.same(acknowledged.filter(sequence => seen.get(`${DEVICE}:${sequence}`) === undefined), [], 'every acknowledged chunk is stored')
+})
