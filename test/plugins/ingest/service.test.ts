@@ -228,7 +228,7 @@ t.test('a stop during ingest loses no chunk that was acknowledged: commits in fl
   await pollUntil(() => server.service.telemetry.store.seen.getKeysCount() > 0, { what: 'the first commit', interval: 1 })
   await server.kernel.stop()
   const answers = await Promise.all(sent)
-  const acknowledged = answers.filter(a => a.status === 200 && a.json.accepted === 1).map(a => a.sequence)
+  const acknowledged = answers.filter(a => 'json' in a && a.status === 200 && a.json.accepted === 1).map(a => a.sequence)
   t.ok(acknowledged.length > 0, `${acknowledged.length} of 40 acknowledged before the stop`)
   t.ok(answers.every(a => a.status === 200 || a.status === 503 || a.status === 0), 'the rest were turned away, not failed')
   const again = await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY } } })
