@@ -15,11 +15,12 @@ export interface NodeRecord {
 }
 
 export interface ClusterInfo {
-  cluster: { instance: string }
+  /** `name` is [cluster].name, when set. */
+  cluster: { instance: string, name?: string }
   nodes: NodeRecord[]
 }
 
-export async function clusterInfo (state: ReconcilerState, node: { name: string, address: URL, instance: string, runtime: Runtime }): Promise<ClusterInfo> {
+export async function clusterInfo (state: ReconcilerState, node: { name: string, address: URL, instance: string, cluster: string, runtime: Runtime }): Promise<ClusterInfo> {
   const record: NodeRecord = {
     id: await state.nodeId(),
     name: node.name,
@@ -34,5 +35,5 @@ export async function clusterInfo (state: ReconcilerState, node: { name: string,
     record.status = 'engine-unavailable'
     record.error = err instanceof Error ? err.message : String(err)
   }
-  return { cluster: { instance: node.instance }, nodes: [record] }
+  return { cluster: { instance: node.instance, ...(node.cluster !== '' ? { name: node.cluster } : {}) }, nodes: [record] }
 }

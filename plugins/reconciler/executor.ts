@@ -7,6 +7,7 @@ import type { Action, Plan, ServicePlan } from './plan.js'
 import { probe } from './probe.js'
 import type { Runtime } from './runtime.js'
 import type { ServiceSpec } from './spec.js'
+import type { TrafficHooks } from './traffic.js'
 
 export interface ExecutorDeps {
   /** The runtime of that name (a spec's `runtime`, a container's `runtime`). */
@@ -18,6 +19,8 @@ export interface ExecutorDeps {
   healthTimeoutMs: number
   /** Time between health probes while waiting. */
   healthIntervalMs: number
+  /** Drain a container before it goes; wait for a new one to serve before going on. */
+  traffic: TrafficHooks
 }
 
 export interface Outcome {
@@ -45,26 +48,36 @@ async function waitHealthy (runtime: Runtime, spec: ServiceSpec, ids: readonly s
   }
 }
 
-/** One service's actions: removals and new replicas side by side, replacements one at a time (rolling). */
+/**
+ * One service's actions: removals and new replicas side by side, replacements one at a time (rolling):
+ * each old replica is drained and removed, its successor created, and the next one waits until the
+ * successor serves, so a service of two or more replicas always has one serving.
+ */
 async function runService (plan: ServicePlan, deps: ExecutorDeps, waitForHealth: boolean): Promise<void> {
   const { actions, desired } = plan
   await Promise.all(ofKind(actions, 'remove').map(async a => {
+    await deps.traffic.drain(a.container)
     await deps.limit(async () => { await deps.runtime(a.container.runtime).remove(a.container.id) })
   }))
   if (desired === undefined) return
   const { spec, hash } = desired
   const runtime = deps.runtime(spec.runtime)
   const env = actions.some(a => a.kind === 'create' || a.kind === 'recreate') ? deps.resolveEnv(spec) : {}
-  const create = async (replica: number): Promise<string> => await deps.limit(async () => await runtime.create({ spec, replica, hash, env }))
+  const serving = async (id: string): Promise<string> => {
+    await deps.traffic.ready(spec, id)
+    return id
+  }
+  const create = async (replica: number): Promise<string> => await serving(await deps.limit(async () => await runtime.create({ spec, replica, hash, env })))
   const touched: string[] = []
   for (const a of ofKind(actions, 'recreate')) {
+    await deps.traffic.drain(a.container)
     await deps.limit(async () => { await runtime.remove(a.container.id) })
     touched.push(await create(a.replica))
   }
   touched.push(...await Promise.all(ofKind(actions, 'create').map(async a => await create(a.replica))))
   touched.push(...await Promise.all(ofKind(actions, 'start').map(async a => {
     await deps.limit(async () => { await runtime.start(a.container.id) })
-    return a.container.id
+    return await serving(a.container.id)
   })))
   if (waitForHealth) await waitHealthy(runtime, spec, touched, deps)
 }

@@ -6,12 +6,17 @@ import { definePlugin, type SectionSchema } from '../../kernel/index.js'
 import { reconcilerCommands } from './commands.js'
 import type { Liveness } from './liveness.js'
 import type { Reconciler } from './reconciler.js'
+import type { Traffic } from './traffic.js'
 
 export interface ReconcilerService {
   reconciler: Reconciler
   liveness: Liveness
   /** Re-read liveness targets; an unreachable engine is logged, not thrown. */
   refreshLiveness(): Promise<void>
+  /** Where a router (the proxy) registers to drain containers before they go and to say when new ones serve. */
+  traffic: Traffic
+  /** The [cluster] section: the cluster's name, its default domain, the ACME contact. */
+  cluster: ReconcilerSections['cluster']
 }
 
 declare module '../../kernel/index.js' {
@@ -36,14 +41,23 @@ const reconcilerSection = ((Type) => Type.Object({
 
 export type ReconcilerConfig = Static<ReturnType<typeof reconcilerSection>>
 
+const clusterSection = ((Type) => Type.Object({
+  name: Type.String({ default: '', description: 'Name of the cluster, shown in cluster info.' }),
+  domain: Type.String({ default: '', description: 'Default domain: a routed service without a domain of its own is served at <service>.<domain>.' }),
+  acme_email: Type.String({ default: '', description: 'ACME contact when [acme].email is not set.' })
+}, { additionalProperties: false })) satisfies SectionSchema
+
+export type ReconcilerSections = { readonly cluster: Static<ReturnType<typeof clusterSection>> }
+
 export default definePlugin({
   name: 'reconciler',
   version: '0.1.0',
   description: 'Deploys services/*/service.toml to the container engine and keeps them running.',
   dependsOn: ['tokens', 'secrets'],
   config: reconcilerSection,
+  sections: { cluster: clusterSection },
   // Sections of cluster.toml the orchestration documents whose plugins do not exist yet.
-  plannedSections: ['cluster', 'acme', 'proxy', 'backup'],
+  plannedSections: ['acme', 'backup'],
   env: { BERTH_DOCKER_SOCKET: 'docker_socket', BERTH_PUBLISH_ADDRESS: 'publish_address' },
 
   async setup (ctx) {

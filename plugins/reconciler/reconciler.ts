@@ -16,6 +16,8 @@ import { planDeploy, type Desired } from './plan.js'
 import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime.js'
 import { setProblems, type Declared } from './service-set.js'
 import type { DeployError, HistoryEntry, ReconcilerState } from './state.js'
+import type { Traffic } from './traffic.js'
+import type { ServiceSpec } from './spec.js'
 import { serviceStatus, type ServiceStatus } from './status.js'
 
 export interface ReconcilerSettings extends ContainerSettings {
@@ -58,6 +60,8 @@ export interface ReconcilerDeps {
   deploySeconds: Histogram<'trigger'>
   /** Called with the services whose containers changed (liveness, events). */
   changed: (services: string[]) => void
+  /** Routers that drain containers before they go and say when new ones serve. */
+  traffic: Traffic
 }
 
 export class Reconciler {
@@ -213,7 +217,8 @@ export class Reconciler {
         limit: this.#limit,
         resolveEnv: spec => this.#deps.secrets.resolve(spec.env, spec.name),
         healthTimeoutMs: settings.health_timeout_secs * 1000,
-        healthIntervalMs: 250
+        healthIntervalMs: 250,
+        traffic: this.#deps.traffic
       }, failures)
       return { listed: true, changed: [...outcome.changed], orphans: plan.orphans }
     } catch (err) {
@@ -271,7 +276,10 @@ export class Reconciler {
 
   async #remove (names: readonly string[]): Promise<{ removed: string[], containers: number }> {
     const doomed = (await this.#containersOr503()).filter(c => names.includes(c.service))
-    await Promise.all(doomed.map(async c => { await this.#limit(async () => { await this.#runtime(c.runtime).remove(c.id) }) }))
+    await Promise.all(doomed.map(async c => {
+      await this.#deps.traffic.drain(c)
+      await this.#limit(async () => { await this.#runtime(c.runtime).remove(c.id) })
+    }))
     await this.#deps.state.save([], names)
     this.#deps.changed([...names])
     return { removed: [...names], containers: doomed.length }
@@ -281,7 +289,10 @@ export class Reconciler {
   async stopAll (): Promise<{ stopped: string[], containers: number }> {
     return await this.#exclusive(async () => {
       const running = (await this.#containersOr503()).filter(c => c.running)
-      await Promise.all(running.map(async c => { await this.#limit(async () => { await this.#runtime(c.runtime).stop(c.id) }) }))
+      await Promise.all(running.map(async c => {
+        await this.#deps.traffic.drain(c)
+        await this.#limit(async () => { await this.#runtime(c.runtime).stop(c.id) })
+      }))
       const stopped = [...new Set(running.map(c => c.service))].sort()
       this.#deps.changed(stopped)
       return { stopped, containers: running.length }
@@ -291,13 +302,22 @@ export class Reconciler {
   /** Restart a service's containers one after the other (same containers, same environment). */
   async restart (name: string): Promise<{ restarted: string[] }> {
     return await this.#exclusive(async () => {
-      this.#known(name)
+      const { spec } = this.#known(name)
       const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
       if (containers.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`)
-      for (const c of containers) await this.#runtime(c.runtime).restart(c.id)
+      for (const c of containers) {
+        await this.#deps.traffic.drain(c)
+        await this.#runtime(c.runtime).restart(c.id)
+        await this.#deps.traffic.ready(spec, c.id)
+      }
       this.#deps.changed([name])
       return { restarted: containers.map(c => c.name) }
     })
+  }
+
+  /** The desired spec of every deployed service. */
+  specs (): ServiceSpec[] {
+    return this.#deps.state.services().map(s => s.spec)
   }
 
   /** Past deploys, oldest first (at most [reconciler].history_limit). */

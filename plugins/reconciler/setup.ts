@@ -5,18 +5,19 @@ import { resolve } from 'node:path'
 import type { PluginContext } from '../../kernel/index.js'
 import { clusterInfo } from './cluster-info.js'
 import { DockerRuntime } from './docker-runtime.js'
-import type { ReconcilerConfig, ReconcilerService } from './index.js'
+import type { ReconcilerConfig, ReconcilerSections, ReconcilerService } from './index.js'
 import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
 import { dockerConfigFile } from './registry-auth.js'
 import { reconcilerRoutes } from './routes.js'
 import { RuntimeUnavailable, type Runtime } from './runtime.js'
 import { ReconcilerState } from './state.js'
+import { Traffic } from './traffic.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
 
-export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): ReconcilerService {
+export function setupReconciler (ctx: PluginContext<ReconcilerConfig, ReconcilerSections>): ReconcilerService {
   const config = ctx.config
   const nodeName = config.node_name === '' ? hostname() : config.node_name
   const state = new ReconcilerState(ctx.store, config.history_limit)
@@ -48,8 +49,10 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
       ctx.log.debug({ err: err.message }, 'liveness not refreshed')
     }
   }
+  const traffic = new Traffic()
   const reconciler = new Reconciler({
     runtimes,
+    traffic,
     state,
     secrets: ctx.use('secrets'),
     settings: { ...config, cwd: ctx.cwd, node_name: nodeName },
@@ -66,8 +69,8 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     tokens: ctx.use('tokens'),
     defaultTail: config.logs_tail,
     stopping: ctx.stopping,
-    clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, runtime: docker })
+    clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: ctx.sections.cluster.name, runtime: docker })
   }), { prefix: '/api/v1' })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
-  return { reconciler, liveness, refreshLiveness }
+  return { reconciler, liveness, refreshLiveness, traffic, cluster: ctx.sections.cluster }
 }

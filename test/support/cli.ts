@@ -5,12 +5,12 @@ import { fileURLToPath } from 'node:url'
 export const CLI = fileURLToPath(new URL('../../dist/kernel/cli.js', import.meta.url))
 
 /**
- * The child runs compiled JavaScript: tap's loaders (NODE_OPTIONS) would only slow it down. The telemetry
- * and app listeners take free ports unless a test says otherwise, so parallel servers never collide.
+ * The child runs compiled JavaScript: tap's loaders (NODE_OPTIONS) would only slow it down. The telemetry,
+ * app and proxy listeners take free ports unless a test says otherwise, so parallel servers never collide.
  */
 function childEnv (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const { NODE_OPTIONS: _loaders, ...env } = process.env
-  return { BERTH_TELEMETRY_PORT: '0', BERTH_APP_PORT: '0', ...env, ...extra }
+  return { BERTH_TELEMETRY_PORT: '0', BERTH_APP_PORT: '0', PROXY_HTTP_PORT: '0', PROXY_HTTPS_PORT: '0', ...env, ...extra }
 }
 
 export interface CliResult {

@@ -1,0 +1,23 @@
+// `berth proxy routes`: the routing table of the running server, a line per replica.
+import { formatTable, type CliRegistry } from '../../kernel/index.js'
+import { controlClient } from '../tokens/control-client.js'
+import type { RouteView } from './control-routes.js'
+
+export function proxyCommands (cli: CliRegistry): void {
+  const proxy = cli.program.command('proxy').description('the built-in reverse proxy')
+  proxy.command('routes')
+    .description('the routing table: each domain, its service and replicas, and whether each serves')
+    .option('--json', 'print the answer as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const client = await controlClient(cli)
+      const { routes } = await client.json<{ routes: RouteView[] }>('GET', '/api/v1/proxy/routes')
+      if (options.json === true) {
+        console.log(JSON.stringify({ routes }, null, 2))
+        return
+      }
+      const rows = routes.flatMap(route => route.upstreams.length === 0
+        ? [[route.domain, route.service, '-', 'no replica running']]
+        : route.upstreams.map(u => [route.domain, route.service, u.address, u.draining ? 'draining' : u.healthy ? 'serving' : 'failing health check']))
+      console.log(formatTable(['DOMAIN', 'SERVICE', 'REPLICA', 'STATE'], rows))
+    })
+}

@@ -1,0 +1,30 @@
+// The proxy on the control API: GET /api/v1/proxy/routes, the routing table with each replica's state.
+import type { FastifyPluginAsync } from 'fastify'
+import type { TokenService } from '../tokens/index.js'
+import type { RouteTable } from './route-table.js'
+
+export interface RouteView {
+  domain: string
+  service: string
+  project: string
+  port: number
+  health?: string
+  upstreams: Array<{ container: string, replica: number, address: string, healthy: boolean, draining: boolean, inflight: number }>
+}
+
+export function routeViews (table: RouteTable): RouteView[] {
+  return table.routes.map(route => ({
+    domain: route.domain,
+    service: route.service,
+    project: route.project,
+    port: route.port,
+    ...(route.health !== undefined && { health: route.health }),
+    upstreams: route.upstreams.map(u => ({ container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight }))
+  }))
+}
+
+export function proxyRoutes (table: RouteTable, tokens: TokenService): FastifyPluginAsync {
+  return async app => {
+    app.get('/routes', { onRequest: tokens.requireRole('viewer') }, async () => ({ routes: routeViews(table) }))
+  }
+}

@@ -1,0 +1,140 @@
+// The proxy's request path: find the route by Host, pick a replica, and stream the request to it and
+// its answer back through undici's dispatcher (no buffering either way). Idempotent requests without a
+// body are retried once on another replica when a connection fails; a dead or slow upstream is
+// answered 502, 503 or 504 with a small page (JSON for JSON clients), never a hang.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Dispatcher } from 'undici'
+import { forwardedHeaders, requestHeaders, responseHeaders } from './headers.js'
+import type { RouteMetrics } from './metrics.js'
+import type { Pools } from './pools.js'
+import { begin, type Route, type RouteTable, type Upstream } from './route-table.js'
+import { sendError } from './error-page.js'
+
+export interface ForwardOptions {
+  table: RouteTable
+  pools: Pools
+  metrics: RouteMetrics
+  scheme: 'http' | 'https'
+  maxUrlBytes: number
+  /** A replica whose connection failed is checked again soon. */
+  connectionFailed(upstream: Upstream): void
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
+/** Errors that mean the request never reached the replica: safe to send to another one. */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'])
+
+/** The request handler of the proxy's listeners. */
+export function forwarder (options: ForwardOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const url = req.url ?? '/'
+    if (url.length > options.maxUrlBytes) {
+      sendError(req, res, 414, `the URL is longer than ${options.maxUrlBytes} bytes`)
+      return
+    }
+    const route = options.table.route(req.headers.host)
+    if (route === undefined) {
+      options.metrics.unrouted()
+      sendError(req, res, 404, `no service is served at ${req.headers.host ?? 'this address'}`)
+      return
+    }
+    const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined
+    const request: Dispatcher.DispatchOptions = {
+      method: req.method ?? 'GET',
+      path: url,
+      headers: [...requestHeaders(req.rawHeaders), ...forwardedHeaders(req, options.scheme)],
+      body: hasBody ? req : null,
+      idempotent: false,
+      blocking: true
+    }
+    const retryable = !hasBody && IDEMPOTENT.has(request.method)
+    dispatch(options, route, request, req, res, retryable ? 1 : 0, undefined)
+  }
+}
+
+function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.DispatchOptions, req: IncomingMessage, res: ServerResponse, retries: number, failed: Upstream | undefined): void {
+  const upstream = options.table.pick(route, failed)
+  if (upstream === undefined) {
+    options.metrics.answered(route, 503)
+    sendError(req, res, 503, `no replica of ${route.service} is ready to serve`)
+    return
+  }
+  const end = begin(upstream)
+  const started = performance.now()
+  const handler = new ResponseRelay(res, {
+    responded: status => { options.metrics.answered(route, status, (performance.now() - started) / 1000) },
+    failed: err => {
+      end()
+      const code = (err as NodeJS.ErrnoException).code ?? ''
+      if (CONNECT_FAILURES.has(code)) options.connectionFailed(upstream)
+      if (res.headersSent || res.destroyed) return
+      if (retries > 0 && CONNECT_FAILURES.has(code) && options.table.pick(route, upstream) !== undefined) {
+        dispatch(options, route, request, req, res, retries - 1, upstream)
+        return
+      }
+      const [status, message] = failureAnswer(code, route)
+      options.metrics.answered(route, status)
+      sendError(req, res, status, message)
+    },
+    finished: end
+  })
+  options.pools.get(upstream.origin).dispatch(request, handler)
+}
+
+function failureAnswer (code: string, route: Route): [number, string] {
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return [504, `${route.service} did not answer in time`]
+  return [502, `${route.service} could not be reached`]
+}
+
+interface RelayEvents {
+  responded(status: number): void
+  failed(err: Error): void
+  finished(): void
+}
+
+/** Streams an upstream answer to the client: headers, then chunks with back-pressure both ways. */
+class ResponseRelay implements Dispatcher.DispatchHandler {
+  readonly #res: ServerResponse
+  readonly #events: RelayEvents
+  #controller: Dispatcher.DispatchController | undefined
+  #done = false
+
+  constructor (res: ServerResponse, events: RelayEvents) {
+    this.#res = res
+    this.#events = events
+    // The client went away: stop reading the upstream answer.
+    res.once('close', () => {
+      if (!this.#done) this.#controller?.abort(new Error('client closed the connection'))
+    })
+  }
+
+  onRequestStart (controller: Dispatcher.DispatchController): void {
+    this.#controller = controller
+  }
+
+  onResponseStart (_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>, statusMessage?: string): void {
+    if (statusCode < 200) return
+    this.#res.writeHead(statusCode, statusMessage, responseHeaders(headers))
+    this.#events.responded(statusCode)
+  }
+
+  onResponseData (controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.#res.write(chunk)) {
+      controller.pause()
+      this.#res.once('drain', () => { controller.resume() })
+    }
+  }
+
+  onResponseEnd (): void {
+    this.#done = true
+    this.#res.end()
+    this.#events.finished()
+  }
+
+  onResponseError (_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.#done) return
+    this.#done = true
+    if (this.#res.headersSent) this.#res.destroy(err)
+    this.#events.failed(err)
+  }
+}

@@ -1,0 +1,60 @@
+// Headers across the proxy: hop-by-hop headers (RFC 9110 §7.6.1, and any a Connection header names)
+// never cross it; the proxy is the edge, so forwarding headers a client sent are dropped and set anew:
+// X-Forwarded-For/-Proto/-Host and Forwarded.
+import type { IncomingMessage } from 'node:http'
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
+const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded'])
+
+/** Header names a Connection header lists as hop-by-hop for this message. */
+function connectionTokens (value: string | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined
+  const tokens = value.toLowerCase().split(',').map(t => t.trim()).filter(t => t !== '' && t !== 'close' && t !== 'keep-alive')
+  return tokens.length === 0 ? undefined : new Set(tokens)
+}
+
+/** The end-to-end headers of a request, as a flat name/value list (the form undici takes). */
+export function requestHeaders (raw: readonly string[], keep: ReadonlySet<string> = NONE): string[] {
+  let named: Set<string> | undefined
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 10 && raw[i].toLowerCase() === 'connection') named = connectionTokens(raw[i + 1])
+  }
+  const out: string[] = []
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase()
+    if (keep.has(name) || !(HOP_BY_HOP.has(name) || FORWARDING.has(name) || named?.has(name) === true)) out.push(raw[i], raw[i + 1])
+  }
+  return out
+}
+
+const NONE: ReadonlySet<string> = new Set()
+
+/** The client's address as the proxy saw it, and how and where it asked. */
+export function forwardedHeaders (req: IncomingMessage, scheme: 'http' | 'https'): string[] {
+  const address = req.socket.remoteAddress ?? 'unknown'
+  const host = req.headers.host ?? ''
+  const node = address.includes(':') ? `"[${address}]"` : address
+  return [
+    'x-forwarded-for', address,
+    'x-forwarded-proto', scheme,
+    'x-forwarded-host', host,
+    'forwarded', `for=${node};host="${host.replace(/["\\]/g, '')}";proto=${scheme}`
+  ]
+}
+
+/** An upstream answer's headers without the hop-by-hop ones. */
+export function responseHeaders (headers: Record<string, string | string[]>): Record<string, string | string[]> {
+  const connection = headers.connection
+  const named = connectionTokens(Array.isArray(connection) ? connection.join(',') : connection)
+  let out: Record<string, string | string[]> | undefined
+  for (const name of Object.keys(headers)) {
+    if (HOP_BY_HOP.has(name) || named?.has(name) === true) {
+      out ??= { ...headers }
+      delete out[name]
+    }
+  }
+  return out ?? headers
+}
+
+/** The headers a WebSocket handshake keeps: Connection and Upgrade must reach the replica. */
+export const UPGRADE_HEADERS: ReadonlySet<string> = new Set(['connection', 'upgrade'])

@@ -1,0 +1,61 @@
+// proxy: the built-in reverse proxy. Routes requests by Host to the running replicas of the service
+// with that domain (as the reconciler reports them), balances across healthy replicas, drains a
+// replica before the reconciler stops it, and serves WebSocket upgrades and streamed bodies.
+import type { Static } from '@sinclair/typebox'
+import { definePlugin, type SectionSchema } from '../../kernel/index.js'
+import { proxyCommands } from './commands.js'
+import type { RouteTable } from './route-table.js'
+import type { Router } from './router.js'
+
+export interface ProxyService {
+  readonly table: RouteTable
+  readonly router: Router
+  /** Rebuild the routing table now (it also follows every reconciler change). */
+  refresh(): Promise<void>
+}
+
+declare module '../../kernel/index.js' {
+  interface Services { proxy: ProxyService }
+}
+
+const proxySection = ((Type) => Type.Object({
+  http_port: Type.Integer({ minimum: 0, maximum: 65535, default: 80, description: 'Port of the HTTP listener (PROXY_HTTP_PORT).' }),
+  https_port: Type.Integer({ minimum: 0, maximum: 65535, default: 443, description: 'Port of the HTTPS listener (PROXY_HTTPS_PORT).' }),
+  connect_timeout_ms: Type.Integer({ minimum: 1, default: 3000, description: 'Longest wait for a connection to a replica; past it the answer is 504.' }),
+  upstream_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Longest wait for a replica\'s response headers; past it the answer is 504.' }),
+  upstream_idle_timeout_secs: Type.Integer({ minimum: 0, default: 0, description: 'Longest silence inside a replica\'s response body; 0: none (server-sent events may idle).' }),
+  client_headers_timeout_secs: Type.Integer({ minimum: 1, default: 10, description: 'Time a client has to send its request headers (slow clients are cut off with 408).' }),
+  client_idle_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'A client connection silent this long is closed.' }),
+  max_header_bytes: Type.Integer({ minimum: 1024, default: 16384, description: 'Largest request header block (431 beyond).' }),
+  max_url_bytes: Type.Integer({ minimum: 64, default: 8192, description: 'Longest request URL (414 beyond).' }),
+  health_interval_secs: Type.Integer({ minimum: 1, default: 5, description: 'How often each replica is probed (its service\'s health path, else a connection).' }),
+  drain_timeout_secs: Type.Integer({ minimum: 0, default: 30, description: 'Longest wait for a replica\'s requests in flight before its container is stopped.' }),
+  ready_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Longest wait for a new replica to serve during a rollout before the rollout stops.' })
+}, { additionalProperties: false })) satisfies SectionSchema
+
+export type ProxyConfig = Static<ReturnType<typeof proxySection>>
+
+export default definePlugin({
+  name: 'proxy',
+  version: '0.1.0',
+  description: 'Reverse proxy: routes by domain to the replicas of services, zero-downtime deploys.',
+  dependsOn: ['reconciler', 'tokens'],
+  config: proxySection,
+  env: { PROXY_HTTP_PORT: 'http_port', PROXY_HTTPS_PORT: 'https_port' },
+  listeners: [
+    { name: 'proxy-http', port: 80, kind: 'raw', portKey: 'http_port', description: 'the reverse proxy, plain HTTP' },
+    { name: 'proxy-https', port: 443, kind: 'raw', portKey: 'https_port', description: 'the reverse proxy, HTTPS' }
+  ],
+
+  async setup (ctx) {
+    const { setupProxy } = await import('./runtime.js')
+    return setupProxy(ctx)
+  },
+
+  async start (_ctx, service) {
+    await service.refresh().catch(() => {})
+    await service.router.checkHealth()
+  },
+
+  commands: proxyCommands
+})
