@@ -29,6 +29,8 @@ export class Router implements TrafficHooks {
   readonly #deps: RouterDeps
   #refreshing: Promise<void> | undefined
   #again = false
+  /** Specs of services being rolled out: the reconciler records a spec only once its deploy ends. */
+  readonly #rolling = new Map<string, ServiceSpec>()
 
   constructor (deps: RouterDeps) {
     this.#deps = deps
@@ -52,7 +54,9 @@ export class Router implements TrafficHooks {
 
   async #rebuild (): Promise<void> {
     const { table, pools } = this.#deps
-    const gone = table.replace(this.#deps.specs(), await this.#deps.containers(), this.#deps.defaultDomain)
+    const specs = new Map(this.#deps.specs().map(spec => [spec.name, spec]))
+    for (const [name, spec] of this.#rolling) specs.set(name, spec)
+    const gone = table.replace([...specs.values()], await this.#deps.containers(), this.#deps.defaultDomain)
     await Promise.all(gone.map(async upstream => { await pools.close(upstream.origin) }))
     this.#deps.changed()
   }
@@ -75,6 +79,7 @@ export class Router implements TrafficHooks {
   /** Resolve once the new replica `id` of a routed service is in the table and serves. */
   async ready (spec: ServiceSpec, id: string): Promise<void> {
     if (routedDomain(spec, this.#deps.defaultDomain) === undefined) return
+    this.#rolling.set(spec.name, spec)
     const deadline = Date.now() + this.#deps.readyTimeoutMs
     for (;;) {
       await this.refresh()
@@ -87,6 +92,11 @@ export class Router implements TrafficHooks {
       if (Date.now() > deadline) throw new Error(`the new replica did not serve ${route?.health ?? 'connections'} within ${this.#deps.readyTimeoutMs / 1000} s, so the rollout stopped`)
       await new Promise(resolve => setTimeout(resolve, READY_POLL_MS))
     }
+  }
+
+  /** The reconciler has recorded these services' specs: its view replaces the one of their rollout. */
+  settled (services: readonly string[]): void {
+    for (const name of services) this.#rolling.delete(name)
   }
 
   /** Probe every replica; log the ones whose health changed. */

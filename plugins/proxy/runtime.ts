@@ -50,7 +50,10 @@ export function setupProxy (ctx: PluginContext<ProxyConfig>): ProxyService {
       ctx.log.warn({ err: (err as Error).message }, 'routing table not refreshed: the engine did not answer')
     }
   }
-  ctx.events.on('reconciler.changed', () => { void ctx.track(refresh()) })
+  ctx.events.on('reconciler.changed', ({ services }) => {
+    router.settled(services)
+    void ctx.track(refresh())
+  })
   ctx.schedule.every('refresh', REFRESH_MS, refresh)
   ctx.schedule.every('health', config.health_interval_secs * 1000, async () => { await router.checkHealth() })
   ctx.http('control', proxyRoutes(table, ctx.use('tokens')), { prefix: '/api/v1/proxy' })

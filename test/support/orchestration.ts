@@ -158,13 +158,20 @@ export interface ReconcilerInstance {
  * A kernel running tokens, secrets and the reconciler on its own instance label and working directory;
  * its containers and volumes are removed and the kernel stopped when the test ends.
  */
-export async function reconcilerKernel (t: Teardown, docker: Docker, options: { stateDir?: string, logger?: Logger, extra?: Record<string, unknown> } = {}): Promise<ReconcilerInstance> {
+export async function reconcilerKernel (t: Teardown, docker: Docker, options: {
+  stateDir?: string
+  logger?: Logger
+  extra?: Record<string, unknown>
+  /** Plugins besides tokens, secrets and the reconciler (the proxy), and their sections. */
+  plugins?: readonly AnyPlugin[]
+  sections?: Record<string, Record<string, unknown>>
+} = {}): Promise<ReconcilerInstance> {
   const cwd = tempDir(t)
   const instance = testInstance()
   removeInstanceAtEnd(t, docker, instance)
   const kernel = await startKernel(t, {
-    plugins: [tokens, secrets, reconciler], cwd, stateDir: options.stateDir, logger: options.logger,
-    config: { reconciler: reconcilerSection(instance, options.extra) }
+    plugins: [tokens, secrets, reconciler, ...(options.plugins ?? [])], cwd, stateDir: options.stateDir, logger: options.logger,
+    config: { reconciler: reconcilerSection(instance, options.extra), ...options.sections }
   })
   return { kernel, cwd, instance, project: `p${instance.slice(-6)}`, token: adminToken(kernel) }
 }

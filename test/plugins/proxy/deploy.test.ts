@@ -1,0 +1,90 @@
+// The proxy in front of real containers: services routed by their domain (or <name>.<cluster domain>),
+// internal ones never; the table follows deploys; a rolling redeploy under a bounded load loop fails
+// no request; a replica stopped behind the proxy's back is skipped.
+import t from 'tap'
+import { request } from 'node:http'
+import proxy from '../../../plugins/proxy/index.js'
+import type { RouteView } from '../../../plugins/proxy/control-routes.js'
+import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
+import { runCli } from '../../support/cli.js'
+import { requireComponent } from '../../support/component.js'
+import { dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
+import { api, instanceContainers, reconcilerKernel } from '../../support/orchestration.js'
+import { pollUntil } from '../../support/poll.js'
+
+const docker = await requireComponent(t, 'docker', dockerEngine)
+
+/** GET through the proxy with a Host header; resolves with the status and body (status 0 when the connection failed). */
+async function through (base: URL, host: string, path = '/'): Promise<{ status: number, body: string }> {
+  return await new Promise(resolve => {
+    request(new URL(path, base), { headers: { host }, agent: false }, response => {
+      let body = ''
+      response.on('data', (chunk: Buffer) => { body += chunk.toString() })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, body }) })
+    }).on('error', () => { resolve({ status: 0, body: '' }) }).end()
+  })
+}
+
+if (docker !== undefined) {
+  t.test('routes services by domain, follows deploys, and rolls a redeploy out with no failed request', async t => {
+    await httpdImage(docker)
+    const { kernel, token, project, instance } = await reconcilerKernel(t, docker, {
+      plugins: [proxy],
+      sections: { proxy: { http_port: 0, https_port: 0, health_interval_secs: 1, connect_timeout_ms: 1000 }, cluster: { domain: 'apps.test' } }
+    })
+    const base = kernel.url('proxy-http')
+    const web = (version: string): Record<string, unknown> => ({ name: 'web', project, image: 'berth-test/httpd:1', port: 8080, health: '/', domain: 'web.test', replicas: 2, env: { VERSION: version } })
+    const deploy = async (services: Array<Record<string, unknown>>): Promise<DeployResult> => {
+      const answer = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token, body: { services } })
+      t.equal(answer.status, 200, answer.text)
+      return answer.body
+    }
+    const first = await deploy([
+      web('1'),
+      { name: 'api', project, image: 'berth-test/httpd:1', port: 8080 },
+      { name: 'vault', project, image: 'berth-test/httpd:1', port: 8080, internal: true }
+    ])
+    t.same(first.errors, [])
+
+    t.same(await through(base, 'web.test'), { status: 200, body: HTTPD_INDEX }, 'a service by its domain')
+    t.same(await through(base, 'API.apps.test:80'), { status: 200, body: HTTPD_INDEX }, 'a service without one at <name>.<cluster domain>')
+    t.equal((await through(base, 'vault.apps.test')).status, 404, 'an internal service is never routed')
+    const routes = await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })
+    t.match(routes.body.routes, [
+      { domain: 'api.apps.test', service: 'api', upstreams: [{ replica: 1, healthy: true, draining: false }] },
+      { domain: 'web.test', service: 'web', health: '/', upstreams: [{ replica: 1, healthy: true }, { replica: 2, healthy: true }] }
+    ])
+    const listed = await runCli(['proxy', 'routes'], { env: { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token } })
+    t.equal(listed.code, 0, listed.stderr)
+    t.match(listed.stdout, /^DOMAIN +SERVICE +REPLICA +STATE\napi\.apps\.test +api +127\.0\.0\.1:\d+ +serving\nweb\.test +web +127\.0\.0\.1:\d+ +serving\nweb\.test +web +127\.0\.0\.1:\d+ +serving\n$/)
+
+    // A spec change recreates both replicas one at a time while four clients keep asking.
+    const before = await instanceContainers(docker, instance)
+    let running = true
+    const deadline = Date.now() + 120_000
+    const statuses: number[] = []
+    const clients = Array.from({ length: 4 }, async () => {
+      while (running && Date.now() < deadline && statuses.length < 20_000) statuses.push((await through(base, 'web.test')).status)
+    })
+    await pollUntil(() => statuses.length >= 20, { what: 'the load to begin' })
+    const second = await deploy([web('2')])
+    t.same([second.errors, second.changed], [[], ['web']])
+    running = false
+    await Promise.all(clients)
+    const failed = statuses.filter(s => s !== 200)
+    t.same(failed, [], `no failed request among ${statuses.length} during the rollout`)
+    const after = await instanceContainers(docker, instance)
+    for (const name of [`${project}-web-1`, `${project}-web-2`]) t.not(after.get(name)?.Id, before.get(name)?.Id, `${name} was recreated`)
+    t.match((await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })).body.routes.find(r => r.service === 'web'),
+      { upstreams: [{ replica: 1, healthy: true, draining: false }, { replica: 2, healthy: true, draining: false }] }, 'the new replicas serve')
+
+    // A replica stopped behind the proxy's back: requests go on to the other one.
+    await docker.getContainer(after.get(`${project}-web-1`)?.Id ?? '').stop({ t: 0 })
+    for (let i = 0; i < 10; i++) t.equal((await through(base, 'web.test')).status, 200)
+    await pollUntil(async () => (await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })).body.routes.find(r => r.service === 'web')?.upstreams.length === 1,
+      { what: 'the stopped replica to leave the table' })
+    await docker.getContainer(after.get(`${project}-web-2`)?.Id ?? '').stop({ t: 0 })
+    const none = await through(base, 'web.test')
+    t.ok(none.status === 502 || none.status === 503, `with no replica left: ${none.status}, at once`)
+  })
+}
