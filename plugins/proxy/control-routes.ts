@@ -1,6 +1,7 @@
 // The proxy on the control API: GET /api/v1/proxy/routes, the routing table with each replica's state.
 import type { FastifyPluginAsync } from 'fastify'
 import type { TokenService } from '../tokens/index.js'
+import type { CertificateManager, CertificateState } from './certificate-manager.js'
 import type { RouteTable } from './route-table.js'
 
 export interface RouteView {
@@ -10,21 +11,23 @@ export interface RouteView {
   port: number
   health?: string
   upstreams: Array<{ container: string, replica: number, address: string, healthy: boolean, draining: boolean, inflight: number }>
+  certificate: CertificateState
 }
 
-export function routeViews (table: RouteTable): RouteView[] {
+export function routeViews (table: RouteTable, certificates: CertificateManager): RouteView[] {
   return table.routes.map(route => ({
     domain: route.domain,
     service: route.service,
     project: route.project,
     port: route.port,
     ...(route.health !== undefined && { health: route.health }),
-    upstreams: route.upstreams.map(u => ({ container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight }))
+    upstreams: route.upstreams.map(u => ({ container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight })),
+    certificate: certificates.state(route.domain)
   }))
 }
 
-export function proxyRoutes (table: RouteTable, tokens: TokenService): FastifyPluginAsync {
+export function proxyRoutes (table: RouteTable, certificates: CertificateManager, tokens: TokenService): FastifyPluginAsync {
   return async app => {
-    app.get('/routes', { onRequest: tokens.requireRole('viewer') }, async () => ({ routes: routeViews(table) }))
+    app.get('/routes', { onRequest: tokens.requireRole('viewer') }, async () => ({ routes: routeViews(table, certificates) }))
   }
 }

@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici'
 import { forwardedHeaders, requestHeaders, responseHeaders } from './headers.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
-import { begin, type Route, type RouteTable, type Upstream } from './route-table.js'
+import { begin, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
 import { sendError } from './error-page.js'
 
 export interface ForwardOptions {
@@ -18,7 +18,15 @@ export interface ForwardOptions {
   maxUrlBytes: number
   /** A replica whose connection failed is checked again soon. */
   connectionFailed(upstream: Upstream): void
+  /** HTTP only: the key authorization of an ACME HTTP-01 token being validated. */
+  challenge?(token: string): string | undefined
+  /** HTTP only: whether a domain has a certificate, so that its requests are redirected to HTTPS. */
+  secure?(domain: string): boolean
+  /** HTTP only: the port HTTPS is served on, for the redirects' locations. */
+  httpsPort?: number
 }
+
+const CHALLENGE_PREFIX = '/.well-known/acme-challenge/'
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 /** Errors that mean the request never reached the replica: safe to send to another one. */
@@ -32,12 +40,30 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
       sendError(req, res, 414, `the URL is longer than ${options.maxUrlBytes} bytes`)
       return
     }
+    if (options.challenge !== undefined && url.startsWith(CHALLENGE_PREFIX)) {
+      const answer = options.challenge(url.slice(CHALLENGE_PREFIX.length))
+      if (answer === undefined) sendError(req, res, 404, 'no such ACME challenge')
+      else res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(answer) }).end(answer)
+      return
+    }
+    const servername = (req.socket as { servername?: string | false }).servername
+    if (typeof servername === 'string' && hostname(req.headers.host) !== servername.toLowerCase()) {
+      sendError(req, res, 421, `this connection was made for ${servername}, not ${req.headers.host ?? 'no host'}`)
+      return
+    }
     const route = options.table.route(req.headers.host)
     if (route === undefined) {
       options.metrics.unrouted()
       sendError(req, res, 404, `no service is served at ${req.headers.host ?? 'this address'}`)
       return
     }
+    if (options.secure?.(route.domain) === true) {
+      const port = options.httpsPort === undefined || options.httpsPort === 443 ? '' : `:${options.httpsPort}`
+      res.writeHead(308, { location: `https://${route.domain}${port}${url}`, 'content-length': 0 }).end()
+      options.metrics.answered(route, 308)
+      return
+    }
+
     const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined
     const request: Dispatcher.DispatchOptions = {
       method: req.method ?? 'GET',

@@ -4,12 +4,14 @@
 import type { Static } from '@sinclair/typebox'
 import { definePlugin, type SectionSchema } from '../../kernel/index.js'
 import { proxyCommands } from './commands.js'
+import type { CertificateManager } from './certificate-manager.js'
 import type { RouteTable } from './route-table.js'
 import type { Router } from './router.js'
 
 export interface ProxyService {
   readonly table: RouteTable
   readonly router: Router
+  readonly certificates: CertificateManager
   /** Rebuild the routing table now (it also follows every reconciler change). */
   refresh(): Promise<void>
 }
@@ -35,12 +37,24 @@ const proxySection = ((Type) => Type.Object({
 
 export type ProxyConfig = Static<ReturnType<typeof proxySection>>
 
+const acmeSection = ((Type) => Type.Object({
+  email: Type.String({ default: '', description: 'ACME account contact; empty: [cluster].acme_email, or none.' }),
+  directory: Type.String({ default: 'https://acme-v02.api.letsencrypt.org/directory', description: 'ACME directory URL; empty: no ACME, every domain is served with a self-signed certificate.' }),
+  ca_file: Type.String({ default: '', description: 'PEM file of CAs to trust for the ACME directory (a private ACME server), relative to the working directory.' }),
+  renew_before_days: Type.Integer({ minimum: 0, default: 0, description: 'Renew this many days before expiry; 0: when a third of the lifetime is left.' }),
+  retry_base_secs: Type.Integer({ minimum: 1, default: 60, description: 'First retry of a failed order; doubled after each failure, at most six hours.' }),
+  check_interval_secs: Type.Integer({ minimum: 1, default: 60, description: 'How often certificates are checked for renewal and failed orders for retry.' })
+}, { additionalProperties: false })) satisfies SectionSchema
+
+export type ProxySections = { readonly acme: Static<ReturnType<typeof acmeSection>> }
+
 export default definePlugin({
   name: 'proxy',
   version: '0.1.0',
   description: 'Reverse proxy: routes by domain to the replicas of services, zero-downtime deploys.',
   dependsOn: ['reconciler', 'tokens'],
   config: proxySection,
+  sections: { acme: acmeSection },
   env: { PROXY_HTTP_PORT: 'http_port', PROXY_HTTPS_PORT: 'https_port' },
   listeners: [
     { name: 'proxy-http', port: 80, kind: 'raw', portKey: 'http_port', description: 'the reverse proxy, plain HTTP' },

@@ -49,9 +49,7 @@ export class RouteTable {
 
   /** The route of a Host header value (port and letter case ignored). */
   route (host: string | undefined): Route | undefined {
-    if (host === undefined) return undefined
-    const colon = host.lastIndexOf(':')
-    const name = (colon > host.lastIndexOf(']') ? host.slice(0, colon) : host).toLowerCase()
+    const name = hostname(host)
     return this.#routes.get(name.endsWith('.') ? name.slice(0, -1) : name)
   }
 
@@ -112,6 +110,13 @@ export class RouteTable {
     }
     return best
   }
+}
+
+/** A Host header's name, lower case, without its port. */
+export function hostname (host: string | undefined): string {
+  if (host === undefined) return ''
+  const colon = host.lastIndexOf(':')
+  return (colon > host.lastIndexOf(']') ? host.slice(0, colon) : host).toLowerCase()
 }
 
 export function originOf (host: string, port: number): string {

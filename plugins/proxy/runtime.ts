@@ -1,14 +1,20 @@
 // The proxy plugin at work: the routing table fed by the reconciler, the HTTP listener's server with
 // its limits and timeouts, health checks, the traffic hooks of zero-downtime deploys, and the routes
 // on the control API. Imported by setup only.
-import { createServer, type Server } from 'node:http'
+import { createServer, type Server, type ServerOptions } from 'node:http'
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
+import { createSecureContext, type SecureContext } from 'node:tls'
+import { resolve } from 'node:path'
 import type { PluginContext } from '../../kernel/index.js'
+import { AcmeIssuer } from './acme.js'
+import { CertificateManager } from './certificate-manager.js'
+import { Certificates, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
 import { forwarder, type ForwardOptions } from './forward.js'
-import type { ProxyConfig, ProxyService } from './index.js'
+import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { RouteMetrics } from './metrics.js'
 import { Pools } from './pools.js'
-import { RouteTable } from './route-table.js'
+import { RouteTable, type Upstream } from './route-table.js'
 import { Router } from './router.js'
 import { upgrader } from './upgrade.js'
 
@@ -17,8 +23,9 @@ const REFRESH_MS = 10_000
 /** The server checks its connections' header and request timeouts this often. */
 const CONNECTION_CHECK_MS = 1_000
 
-export function setupProxy (ctx: PluginContext<ProxyConfig>): ProxyService {
+export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): ProxyService {
   const config = ctx.config
+  const acmeSection = ctx.sections.acme
   const orchestration = ctx.use('reconciler')
   const table = new RouteTable()
   const pools = new Pools({
@@ -27,6 +34,20 @@ export function setupProxy (ctx: PluginContext<ProxyConfig>): ProxyService {
     bodyTimeoutMs: config.upstream_idle_timeout_secs * 1000
   })
   ctx.onClose(async () => { await pools.closeAll() })
+
+  const certificates = new Certificates(ctx.store.db<StoredCertificate, string>('certificates'))
+  const issuer = acmeSection.directory === ''
+    ? undefined
+    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : orchestration.cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'))
+  const manager = new CertificateManager({
+    certificates,
+    issuer,
+    settings: { renewBeforeDays: acmeSection.renew_before_days, retryBaseMs: acmeSection.retry_base_secs * 1000 },
+    log: ctx.log,
+    outcomes: ctx.metrics.counter({ name: 'berth_proxy_certificate_orders_total', help: 'ACME orders by outcome: issued, renewed, failed.', labelNames: ['outcome'] }),
+    track: work => { void ctx.track(work) }
+  })
+
   const router = new Router({
     table,
     pools,
@@ -37,11 +58,24 @@ export function setupProxy (ctx: PluginContext<ProxyConfig>): ProxyService {
     readyTimeoutMs: config.ready_timeout_secs * 1000,
     probeTimeoutMs: Math.min(config.connect_timeout_ms * 2, 5000),
     log: ctx.log,
-    changed: () => {}
+    changed: () => { manager.follow(table.routes.map(route => route.domain)) }
   })
   ctx.onClose(orchestration.traffic.add(router))
   const metrics = new RouteMetrics(ctx.metrics)
-  ctx.serve('proxy-http', proxyServer(config, { table, pools, metrics, connectionFailed: upstream => { router.connectionFailed(upstream) } }))
+  const forwarding = { table, pools, metrics, connectionFailed: (upstream: Upstream) => { router.connectionFailed(upstream) } }
+  ctx.serve('proxy-http', proxyServer(config, {
+    ...forwarding,
+    challenge: token => issuer?.challenges.get(token),
+    secure: domain => manager.hasCertificate(domain),
+    httpsPort: config.https_port
+  }))
+  let unknownHost: SecureContext | undefined
+  ctx.serve('proxy-https', proxyTlsServer(config, forwarding, servername => {
+    const route = table.route(servername)
+    if (route !== undefined) return certificates.contextFor(route.domain)
+    unknownHost ??= createSecureContext(selfSigned('unknown.berth.invalid'))
+    return unknownHost
+  }))
 
   const refresh = async (): Promise<void> => {
     try {
@@ -56,25 +90,50 @@ export function setupProxy (ctx: PluginContext<ProxyConfig>): ProxyService {
   })
   ctx.schedule.every('refresh', REFRESH_MS, refresh)
   ctx.schedule.every('health', config.health_interval_secs * 1000, async () => { await router.checkHealth() })
-  ctx.http('control', proxyRoutes(table, ctx.use('tokens')), { prefix: '/api/v1/proxy' })
-  return { table, router, refresh }
+  ctx.schedule.every('certificates', acmeSection.check_interval_secs * 1000, () => { manager.check() })
+  ctx.http('control', proxyRoutes(table, manager, ctx.use('tokens')), { prefix: '/api/v1/proxy' })
+  return { table, router, certificates: manager, refresh }
 }
 
 export type ServerSettings = Pick<ProxyConfig, 'max_header_bytes' | 'max_url_bytes' | 'client_headers_timeout_secs' | 'client_idle_timeout_secs' | 'connect_timeout_ms'>
 
-/**
- * The HTTP server of the proxy: header size, header and idle timeouts (a client that sends its headers
- * too slowly gets 408, a silent connection is closed), requests forwarded, upgrades tunnelled.
- */
-export function proxyServer (settings: ServerSettings, deps: Omit<ForwardOptions, 'scheme' | 'maxUrlBytes'>): Server {
-  const server = createServer({
+type ServerDeps = Omit<ForwardOptions, 'scheme' | 'maxUrlBytes'>
+
+/** Header size, header and idle timeouts: a client slow to send its headers gets 408, a silent connection is closed. */
+function serverOptions (settings: ServerSettings): ServerOptions {
+  return {
     maxHeaderSize: settings.max_header_bytes,
     headersTimeout: settings.client_headers_timeout_secs * 1000,
     requestTimeout: 0,
     keepAliveTimeout: settings.client_idle_timeout_secs * 1000,
     connectionsCheckingInterval: CONNECTION_CHECK_MS
-  }, forwarder({ ...deps, scheme: 'http', maxUrlBytes: settings.max_url_bytes }))
+  }
+}
+
+function serveProxy<S extends Server> (server: S, settings: ServerSettings, scheme: 'http' | 'https', table: RouteTable): S {
   server.setTimeout(settings.client_idle_timeout_secs * 1000, socket => { socket.destroy() })
-  server.on('upgrade', upgrader({ table: deps.table, scheme: 'http', connectTimeoutMs: settings.connect_timeout_ms }))
+  server.on('upgrade', upgrader({ table, scheme, connectTimeoutMs: settings.connect_timeout_ms }))
   return server
+}
+
+/** The HTTP server of the proxy: requests forwarded (or redirected to HTTPS, or ACME challenges answered), upgrades tunnelled. */
+export function proxyServer (settings: ServerSettings, deps: ServerDeps): Server {
+  const server = createServer(serverOptions(settings), forwarder({ ...deps, scheme: 'http', maxUrlBytes: settings.max_url_bytes }))
+  return serveProxy(server, settings, 'http', deps.table)
+}
+
+/** The HTTPS server: the certificate of each routed domain by SNI (self-signed until one is issued). */
+export function proxyTlsServer (settings: ServerSettings, deps: Omit<ServerDeps, 'challenge' | 'secure' | 'httpsPort'>, context: (servername: string) => SecureContext): HttpsServer {
+  const server = createHttpsServer({
+    ...serverOptions(settings),
+    minVersion: 'TLSv1.2',
+    SNICallback: (servername, done) => {
+      try {
+        done(null, context(servername))
+      } catch (err) {
+        done(err as Error)
+      }
+    }
+  }, forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes }))
+  return serveProxy(server, settings, 'https', deps.table)
 }

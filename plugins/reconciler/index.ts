@@ -57,7 +57,7 @@ export default definePlugin({
   config: reconcilerSection,
   sections: { cluster: clusterSection },
   // Sections of cluster.toml the orchestration documents whose plugins do not exist yet.
-  plannedSections: ['acme', 'backup'],
+  plannedSections: ['backup'],
   env: { BERTH_DOCKER_SOCKET: 'docker_socket', BERTH_PUBLISH_ADDRESS: 'publish_address' },
 
   async setup (ctx) {

@@ -30,7 +30,7 @@ if (docker !== undefined) {
     await httpdImage(docker)
     const { kernel, token, project, instance } = await reconcilerKernel(t, docker, {
       plugins: [proxy],
-      sections: { proxy: { http_port: 0, https_port: 0, health_interval_secs: 1, connect_timeout_ms: 1000 }, cluster: { domain: 'apps.test' } }
+      sections: { proxy: { http_port: 0, https_port: 0, health_interval_secs: 1, connect_timeout_ms: 1000 }, acme: { directory: '' }, cluster: { domain: 'apps.test' } }
     })
     const base = kernel.url('proxy-http')
     const web = (version: string): Record<string, unknown> => ({ name: 'web', project, image: 'berth-test/httpd:1', port: 8080, health: '/', domain: 'web.test', replicas: 2, env: { VERSION: version } })
@@ -56,7 +56,7 @@ if (docker !== undefined) {
     ])
     const listed = await runCli(['proxy', 'routes'], { env: { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token } })
     t.equal(listed.code, 0, listed.stderr)
-    t.match(listed.stdout, /^DOMAIN +SERVICE +REPLICA +STATE\napi\.apps\.test +api +127\.0\.0\.1:\d+ +serving\nweb\.test +web +127\.0\.0\.1:\d+ +serving\nweb\.test +web +127\.0\.0\.1:\d+ +serving\n$/)
+    t.match(listed.stdout, /^DOMAIN +SERVICE +REPLICA +STATE +CERTIFICATE\napi\.apps\.test +api +127\.0\.0\.1:\d+ +serving +self-signed\nweb\.test +web +127\.0\.0\.1:\d+ +serving +self-signed\nweb\.test +web +127\.0\.0\.1:\d+ +serving +self-signed\n$/)
 
     // A spec change recreates both replicas one at a time while four clients keep asking.
     const before = await instanceContainers(docker, instance)

@@ -1,0 +1,87 @@
+// Certificates of routed domains: issued ones kept in the proxy's own LMDB database, self-signed
+// fallbacks made in memory (node-forge signs them; the RSA key comes from Node's crypto) for a domain
+// that has no issued certificate yet, and TLS secure contexts cached per domain for SNI.
+import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto'
+import { createSecureContext, type SecureContext } from 'node:tls'
+import type { Database } from 'lmdb'
+import forge from 'node-forge'
+
+export interface StoredCertificate {
+  domain: string
+  /** PEM chain, leaf first. */
+  cert: string
+  /** PEM private key. */
+  key: string
+  issuer: string
+  not_before: number
+  not_after: number
+  obtained_at: number
+}
+
+const SELF_SIGNED_DAYS = 90
+
+/** A self-signed certificate for `domain`, valid from yesterday for 90 days. */
+export function selfSigned (domain: string): { cert: string, key: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } })
+  const cert = forge.pki.createCertificate()
+  cert.publicKey = forge.pki.publicKeyFromPem(publicKey)
+  cert.serialNumber = `01${randomBytes(15).toString('hex')}`
+  cert.validity.notBefore = new Date(Date.now() - 86_400_000)
+  cert.validity.notAfter = new Date(Date.now() + SELF_SIGNED_DAYS * 86_400_000)
+  const name = [{ name: 'commonName', value: domain }, { name: 'organizationName', value: 'Berth self-signed' }]
+  cert.setSubject(name)
+  cert.setIssuer(name)
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectAltName', altNames: [{ type: 2, value: domain }] }
+  ])
+  cert.sign(forge.pki.privateKeyFromPem(privateKey), forge.md.sha256.create())
+  return { cert: forge.pki.certificateToPem(cert), key: privateKey }
+}
+
+/** Issuer, validity of a PEM chain's leaf. */
+export function describe (chain: string): { issuer: string, not_before: number, not_after: number, serial: string } {
+  const leaf = new X509Certificate(chain)
+  const issuer = /CN=([^\n,]+)/.exec(leaf.issuer)?.[1] ?? leaf.issuer
+  return { issuer, not_before: Date.parse(leaf.validFrom), not_after: Date.parse(leaf.validTo), serial: leaf.serialNumber }
+}
+
+export class Certificates {
+  readonly #db: Database<StoredCertificate, string>
+  readonly #contexts = new Map<string, SecureContext>()
+  readonly #fallbacks = new Map<string, SecureContext>()
+
+  constructor (db: Database<StoredCertificate, string>) {
+    this.#db = db
+  }
+
+  get (domain: string): StoredCertificate | undefined {
+    return this.#db.get(domain)
+  }
+
+  /** Keep a newly issued certificate; TLS serves it from the next handshake. */
+  async put (record: StoredCertificate): Promise<void> {
+    await this.#db.put(record.domain, record)
+    this.#contexts.delete(record.domain)
+  }
+
+  /** The secure context for a server name: its issued certificate, else a self-signed one. */
+  contextFor (domain: string): SecureContext {
+    const cached = this.#contexts.get(domain)
+    if (cached !== undefined) return cached
+    const stored = this.#db.get(domain)
+    if (stored !== undefined) {
+      const context = createSecureContext({ cert: stored.cert, key: stored.key })
+      this.#contexts.set(domain, context)
+      return context
+    }
+    let fallback = this.#fallbacks.get(domain)
+    if (fallback === undefined) {
+      fallback = createSecureContext(selfSigned(domain))
+      this.#fallbacks.set(domain, fallback)
+    }
+    return fallback
+  }
+}

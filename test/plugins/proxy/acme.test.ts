@@ -1,0 +1,107 @@
+// Automatic HTTPS against a real ACME server (Debian's pebble) on loopback: a failed order is retried
+// with backoff until the directory answers; a deployed domain gets a certificate pebble issued and is
+// served by SNI; HTTP is redirected to HTTPS but for ACME challenge paths; a domain deployed later
+// gets its own; certificates are renewed on schedule; a mismatched SNI is 421.
+import t from 'tap'
+import { copyFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { request, type RequestOptions } from 'node:https'
+import { join } from 'node:path'
+import type { TLSSocket } from 'node:tls'
+import proxy from '../../../plugins/proxy/index.js'
+import type { RouteView } from '../../../plugins/proxy/control-routes.js'
+import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
+import { requireComponent } from '../../support/component.js'
+import { dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
+import { freePort } from '../../support/net.js'
+import { api, reconcilerKernel } from '../../support/orchestration.js'
+import { pebbleDirectory, startPebble } from '../../support/pebble.js'
+import { pollUntil } from '../../support/poll.js'
+import { tempDir } from '../../support/tmp.js'
+
+const docker = await requireComponent(t, 'docker', dockerEngine)
+
+interface Answer { status: number, headers: Record<string, unknown>, body: string, serial?: string }
+
+async function https (port: number, servername: string, host: string, ca?: string): Promise<Answer> {
+  const options: RequestOptions = { host: '127.0.0.1', port, servername, headers: { host }, agent: false, ...(ca === undefined ? { rejectUnauthorized: false } : { ca }) }
+  return await new Promise((resolve, reject) => {
+    request(options, response => {
+      const serial = (response.socket as TLSSocket).getPeerCertificate().serialNumber
+      let body = ''
+      response.on('data', (chunk: Buffer) => { body += chunk.toString() })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, headers: response.headers, body, serial }) })
+    }).on('error', reject).end()
+  })
+}
+
+async function http (port: number, host: string, path = '/'): Promise<Answer> {
+  return await new Promise((resolve, reject) => {
+    httpRequest({ host: '127.0.0.1', port, path, headers: { host }, agent: false }, response => {
+      let body = ''
+      response.on('data', (chunk: Buffer) => { body += chunk.toString() })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, headers: response.headers, body }) })
+    }).on('error', reject).end()
+  })
+}
+
+if (docker !== undefined) {
+  t.test('certificates from pebble: retried until it answers, served by SNI, a later domain, renewal', async t => {
+    await httpdImage(docker)
+    const [httpPort, httpsPort, acmePort] = await Promise.all([freePort(), freePort(), freePort()])
+    // pebble is not running yet: the first order fails and is retried with backoff.
+    const pebbleCa = join(tempDir(t), 'pebble-ca.pem')
+    const sections = (renewBeforeDays: number): Record<string, Record<string, unknown>> => ({
+      proxy: { http_port: httpPort, https_port: httpsPort, health_interval_secs: 1 },
+      acme: { directory: pebbleDirectory(acmePort), email: 'ops@example.org', ca_file: pebbleCa, retry_base_secs: 1, check_interval_secs: 1, renew_before_days: renewBeforeDays }
+    })
+    const { kernel, token, project, instance } = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(0) })
+    const routes = async (): Promise<RouteView[]> => (await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })).body.routes
+    const deploy = async (services: Array<Record<string, unknown>>): Promise<void> => {
+      const answer = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token, body: { services } })
+      t.same(answer.body.errors, [], answer.text)
+    }
+    const service = (name: string): Record<string, unknown> => ({ name, project, image: 'berth-test/httpd:1', port: 8080, domain: `${name}.test` })
+    await deploy([service('web')])
+
+    const failed = await pollUntil(async () => (await routes()).find(r => r.domain === 'web.test' && r.certificate.status === 'failed'), { what: 'the first order to fail' })
+    t.match(failed.certificate, { status: 'failed', attempts: Number, next_attempt_at: String, error: String })
+    const selfSigned = await https(httpsPort, 'web.test', 'web.test')
+    t.same([selfSigned.status, selfSigned.body], [200, HTTPD_INDEX], 'meanwhile served with a self-signed certificate')
+    t.equal((await http(httpPort, 'web.test')).status, 200, 'and no redirect while it has no certificate')
+
+    const pebble = await startPebble(t, httpPort, acmePort)
+    copyFileSync(pebble.caFile, pebbleCa)
+    const valid = await pollUntil(async () => (await routes()).find(r => r.domain === 'web.test' && r.certificate.status === 'valid'), { what: 'a certificate from pebble', timeout: 60_000 })
+    t.match(valid.certificate, { issuer: /^Pebble Intermediate CA/, not_after: String })
+    const root = await pebble.issuingRoot()
+    const secure = await https(httpsPort, 'web.test', 'web.test', root)
+    t.same([secure.status, secure.body], [200, HTTPD_INDEX], 'HTTPS verified against pebble\'s root')
+    const redirect = await http(httpPort, 'web.test', '/page?q=1')
+    t.same([redirect.status, redirect.headers.location], [308, `https://web.test:${httpsPort}/page?q=1`])
+    t.equal((await http(httpPort, 'web.test', '/.well-known/acme-challenge/unknown')).status, 404, 'challenge paths are not redirected')
+    t.equal((await https(httpsPort, 'web.test', 'other.test')).status, 421, 'a request for another host on this connection')
+
+    await deploy([service('web'), service('api')])
+    await pollUntil(async () => (await routes()).find(r => r.domain === 'api.test' && r.certificate.status === 'valid'), { what: 'a certificate for the later domain', timeout: 60_000 })
+    t.same((await https(httpsPort, 'api.test', 'api.test', root)).status, 200, 'the later domain is served with its own certificate')
+
+    const unknown = await https(httpsPort, 'nobody.test', 'nobody.test')
+    t.equal(unknown.status, 404, 'an unknown name gets a handshake and a 404')
+    const { body: metrics } = await kernel.exposition('control')
+    t.match(metrics, /^berth_proxy_certificate_orders_total\{outcome="issued"\} 2$/m)
+    t.match(metrics, /^berth_proxy_certificate_orders_total\{outcome="failed"\} [1-9]\d*$/m)
+
+    // The same server restarted with a renewal window wider than the certificates' lifetime: the stored
+    // certificate is served at once, and renewed on the next check.
+    await kernel.stop()
+    const again = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(36_500), stateDir: kernel.config.stateDir, extra: { instance } })
+    t.equal((await https(httpsPort, 'web.test', 'web.test', root)).serial, secure.serial, 'after a restart the stored certificate is served')
+    const renewed = await pollUntil(async () => {
+      const answer = await https(httpsPort, 'web.test', 'web.test', root)
+      return answer.serial !== secure.serial && answer
+    }, { what: 'a renewed certificate', timeout: 60_000 })
+    t.equal(renewed.status, 200, 'served with the renewed certificate')
+    t.match((await again.kernel.exposition('control')).body, /^berth_proxy_certificate_orders_total\{outcome="renewed"\} [1-9]\d*$/m)
+  })
+}
