@@ -1,17 +1,8 @@
 // `berth proxy routes`: the routing table of the running server, a line per replica.
 import { formatTable, type CliRegistry } from '../../kernel/index.js'
 import { controlClient } from '../tokens/control-client.js'
-import type { CertificateState } from './certificate-manager.js'
+import { describeCertificate } from '../reconciler/status.js'
 import type { RouteView } from './control-routes.js'
-
-/** `valid (issuer, until date)`, `self-signed`, `pending`, or `failed (n attempts, next at time): reason`. */
-export function certificateText (state: CertificateState): string {
-  const until = state.not_after === undefined ? '' : `${state.issuer ?? '?'}, until ${state.not_after.slice(0, 10)}`
-  if (state.status === 'valid') return `valid (${until})`
-  if (state.status === 'renewing') return `renewing (${until})`
-  if (state.status === 'failed') return `failed (${state.attempts ?? 0} attempts, next ${state.next_attempt_at ?? '?'}): ${state.error ?? ''}`
-  return state.status
-}
 
 export function proxyCommands (cli: CliRegistry): void {
   const proxy = cli.program.command('proxy').description('the built-in reverse proxy')
@@ -26,8 +17,8 @@ export function proxyCommands (cli: CliRegistry): void {
         return
       }
       const rows = routes.flatMap(route => route.upstreams.length === 0
-        ? [[route.domain, route.service, '-', 'no replica running', certificateText(route.certificate)]]
-        : route.upstreams.map(u => [route.domain, route.service, u.address, u.draining ? 'draining' : u.healthy ? 'serving' : 'failing health check', certificateText(route.certificate)]))
+        ? [[route.domain, route.service, '-', 'no replica running', describeCertificate(route.certificate)]]
+        : route.upstreams.map(u => [route.domain, route.service, u.address, u.draining ? 'draining' : u.healthy ? 'serving' : 'failing health check', describeCertificate(route.certificate)]))
       console.log(formatTable(['DOMAIN', 'SERVICE', 'REPLICA', 'STATE', 'CERTIFICATE'], rows))
     })
 }

@@ -92,6 +92,12 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   ctx.schedule.every('health', config.health_interval_secs * 1000, async () => { await router.checkHealth() })
   ctx.schedule.every('certificates', acmeSection.check_interval_secs * 1000, () => { manager.check() })
   ctx.http('control', proxyRoutes(table, manager, ctx.use('tokens')), { prefix: '/api/v1/proxy' })
+  orchestration.reconciler.routes = service => {
+    const route = table.routes.find(r => r.service === service)
+    if (route === undefined) return undefined
+    return { domain: route.domain, serving: route.upstreams.filter(u => u.healthy && !u.draining).length, certificate: manager.state(route.domain) }
+  }
+  ctx.onClose(() => { orchestration.reconciler.routes = undefined })
   return { table, router, certificates: manager, refresh }
 }
 

@@ -4,7 +4,12 @@ import { InvalidArgumentError } from 'commander'
 import { formatTable, type CliRegistry } from '../../kernel/index.js'
 import { controlClient } from '../tokens/control-client.js'
 import type { DeployResult } from './reconciler.js'
-import type { ServiceStatus } from './status.js'
+import { describeCertificate, type RouteStatus, type ServiceStatus } from './status.js'
+
+/** The proxy's view of a service: replicas in rotation, and its certificate. */
+function routeColumns (route: RouteStatus | undefined): string[] {
+  return route === undefined ? ['-', '-'] : [`${route.serving} serving`, describeCertificate(route.certificate)]
+}
 
 /** While a long call runs, say so every few seconds on stderr. */
 const PROGRESS_EVERY_MS = 5000
@@ -87,8 +92,10 @@ export function reconcilerCommands (cli: CliRegistry): void {
         console.log(JSON.stringify(answer, null, 2))
         return
       }
-      console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', 'RESTARTS', 'IMAGE', 'DOMAIN'], answer.services.map(s => [
-        s.name, s.project, s.status, `${s.running_replicas}/${s.replicas}`, String(s.restarts), s.image, s.domain ?? ''
+      const routed = answer.services.some(s => s.route !== undefined)
+      console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', 'RESTARTS', 'IMAGE', 'DOMAIN', ...(routed ? ['ROUTE', 'CERTIFICATE'] : [])], answer.services.map(s => [
+        s.name, s.project, s.status, `${s.running_replicas}/${s.replicas}`, String(s.restarts), s.image, s.route?.domain ?? s.domain ?? '',
+        ...(routed ? routeColumns(s.route) : [])
       ])))
     })
 

@@ -18,7 +18,7 @@ import { setProblems, type Declared } from './service-set.js'
 import type { DeployError, HistoryEntry, ReconcilerState } from './state.js'
 import type { Traffic } from './traffic.js'
 import type { ServiceSpec } from './spec.js'
-import { serviceStatus, type ServiceStatus } from './status.js'
+import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 
 export interface ReconcilerSettings extends ContainerSettings {
   cwd: string
@@ -328,8 +328,15 @@ export class Reconciler {
   async status (project?: string): Promise<ServiceStatus[]> {
     const stored = this.#deps.state.services().filter(s => project === undefined || s.spec.project === project)
     const containers = await this.#containersOr503()
-    return stored.map(s => serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name)))
+    return stored.map(s => {
+      const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name))
+      const route = this.routes?.(s.spec.name)
+      return route === undefined ? entry : { ...entry, route }
+    })
   }
+
+  /** The router that runs (the proxy) reports each service's route here, for the status. */
+  routes: RouteReporter | undefined
 
   async logs (name: string, options: { tail: number, follow: boolean }): Promise<PassThrough> {
     this.#known(name)

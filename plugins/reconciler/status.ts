@@ -17,7 +17,20 @@ export interface ServiceStatus {
   /** Liveness restarts since the service was first deployed. */
   restarts: number
   containers: Array<{ name: string, replica: number, state: string, address?: string }>
+  /** How the proxy routes it, when a proxy runs and the service is routed. */
+  route?: RouteStatus
 }
+
+/** What a router (the proxy) says of a routed service in its status. */
+export interface RouteStatus {
+  domain: string
+  /** Replicas in rotation now. */
+  serving: number
+  certificate: { status: string, issuer?: string, not_after?: string, error?: string }
+}
+
+/** Gives the route of a service, if it is routed; set by the router that runs. */
+export type RouteReporter = (service: string) => RouteStatus | undefined
 
 export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number): ServiceStatus {
   const { spec } = stored
@@ -39,4 +52,11 @@ export function serviceStatus (stored: StoredService, containers: readonly Conta
   }
   if (spec.domain !== undefined) entry.domain = spec.domain
   return entry
+}
+
+/** One line for a certificate state: `valid (issuer, until date)`, `pending`, `failed (2 attempts, next …): reason`. */
+export function describeCertificate (c: RouteStatus['certificate'] & { attempts?: number, next_attempt_at?: string }): string {
+  const until = c.not_after === undefined ? '' : ` (${c.issuer ?? '?'}, until ${c.not_after.slice(0, 10)})`
+  if (c.status === 'failed') return `failed (${c.attempts ?? 0} attempts, next ${c.next_attempt_at ?? '?'}): ${c.error ?? ''}`
+  return `${c.status}${until}`
 }

@@ -11,6 +11,8 @@ import type { TLSSocket } from 'node:tls'
 import proxy from '../../../plugins/proxy/index.js'
 import type { RouteView } from '../../../plugins/proxy/control-routes.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
+import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
+import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
 import { dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
 import { freePort } from '../../support/net.js'
@@ -74,6 +76,10 @@ if (docker !== undefined) {
     copyFileSync(pebble.caFile, pebbleCa)
     const valid = await pollUntil(async () => (await routes()).find(r => r.domain === 'web.test' && r.certificate.status === 'valid'), { what: 'a certificate from pebble', timeout: 60_000 })
     t.match(valid.certificate, { issuer: /^Pebble Intermediate CA/, not_after: String })
+    const status = await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })
+    t.match(status.body.services, [{ name: 'web', route: { domain: 'web.test', serving: 1, certificate: { status: 'valid', issuer: /^Pebble/ } } }], 'the status shows the route and its certificate')
+    const printed = await runCli(['status'], { env: { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token } })
+    t.match(printed.stdout, /ROUTE +CERTIFICATE\nweb .* web\.test +1 serving +valid \(Pebble Intermediate CA [0-9a-f]+, until \d{4}-\d\d-\d\d\)\n$/)
     const root = await pebble.issuingRoot()
     const secure = await https(httpsPort, 'web.test', 'web.test', root)
     t.same([secure.status, secure.body], [200, HTTPD_INDEX], 'HTTPS verified against pebble\'s root')
