@@ -1,7 +1,8 @@
 // Certificates of routed domains: issued ones kept in the proxy's own LMDB database, self-signed
 // fallbacks made in memory (node-forge signs them; the RSA key comes from Node's crypto) for a domain
 // that has no issued certificate yet, and TLS secure contexts cached per domain for SNI.
-import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto'
+import { generateKeyPair, randomBytes, X509Certificate } from 'node:crypto'
+import { promisify } from 'node:util'
 import { createSecureContext, type SecureContext } from 'node:tls'
 import type { Database } from 'lmdb'
 import forge from 'node-forge'
@@ -20,9 +21,11 @@ export interface StoredCertificate {
 
 const SELF_SIGNED_DAYS = 90
 
-/** A self-signed certificate for `domain`, valid from yesterday for 90 days. */
-export function selfSigned (domain: string): { cert: string, key: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } })
+const rsaKeyPair = promisify(generateKeyPair)
+
+/** A self-signed certificate for `domain`, valid from yesterday for 90 days (its key made off the event loop). */
+export async function selfSigned (domain: string): Promise<{ cert: string, key: string }> {
+  const { privateKey, publicKey } = await rsaKeyPair('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } })
   const cert = forge.pki.createCertificate()
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey)
   cert.serialNumber = `01${randomBytes(15).toString('hex')}`
@@ -51,7 +54,7 @@ export function describe (chain: string): { issuer: string, not_before: number, 
 export class Certificates {
   readonly #db: Database<StoredCertificate, string>
   readonly #contexts = new Map<string, SecureContext>()
-  readonly #fallbacks = new Map<string, SecureContext>()
+  readonly #fallbacks = new Map<string, Promise<SecureContext>>()
 
   constructor (db: Database<StoredCertificate, string>) {
     this.#db = db
@@ -67,8 +70,8 @@ export class Certificates {
     this.#contexts.delete(record.domain)
   }
 
-  /** The secure context for a server name: its issued certificate, else a self-signed one. */
-  contextFor (domain: string): SecureContext {
+  /** The secure context for a routed domain: its issued certificate, else a self-signed one. */
+  async contextFor (domain: string): Promise<SecureContext> {
     const cached = this.#contexts.get(domain)
     if (cached !== undefined) return cached
     const stored = this.#db.get(domain)
@@ -77,11 +80,16 @@ export class Certificates {
       this.#contexts.set(domain, context)
       return context
     }
-    let fallback = this.#fallbacks.get(domain)
-    if (fallback === undefined) {
-      fallback = createSecureContext(selfSigned(domain))
-      this.#fallbacks.set(domain, fallback)
-    }
-    return fallback
+    return await fallbackContext(this.#fallbacks, domain)
   }
+}
+
+/** A self-signed context per name, made once (concurrent handshakes share the making). */
+export async function fallbackContext (cache: Map<string, Promise<SecureContext>>, name: string): Promise<SecureContext> {
+  let context = cache.get(name)
+  if (context === undefined) {
+    context = selfSigned(name).then(pair => createSecureContext(pair))
+    cache.set(name, context)
+  }
+  return await context
 }

@@ -3,12 +3,12 @@
 // on the control API. Imported by setup only.
 import { createServer, type Server, type ServerOptions } from 'node:http'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
-import { createSecureContext, type SecureContext } from 'node:tls'
+import type { SecureContext } from 'node:tls'
 import { resolve } from 'node:path'
 import type { PluginContext } from '../../kernel/index.js'
 import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
-import { Certificates, selfSigned, type StoredCertificate } from './certificates.js'
+import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
 import { forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
@@ -18,6 +18,8 @@ import { RouteTable, type Upstream } from './route-table.js'
 import { Router } from './router.js'
 import { upgrader } from './upgrade.js'
 
+/** The name on the certificate of connections for no routed name. */
+const UNKNOWN_HOST = 'unknown.berth.invalid'
 /** How often the table is rebuilt even without a change (containers restarted outside a deploy). */
 const REFRESH_MS = 10_000
 /** The server checks its connections' header and request timeouts this often. */
@@ -69,13 +71,14 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     secure: domain => manager.hasCertificate(domain),
     httpsPort: config.https_port
   }))
-  let unknownHost: SecureContext | undefined
-  ctx.serve('proxy-https', proxyTlsServer(config, forwarding, servername => {
+  // Names nobody routes, and clients that send no name, share one self-signed certificate.
+  const unknownHost = new Map<string, Promise<SecureContext>>()
+  const tls = proxyTlsServer(config, forwarding, async servername => {
     const route = table.route(servername)
-    if (route !== undefined) return certificates.contextFor(route.domain)
-    unknownHost ??= createSecureContext(selfSigned('unknown.berth.invalid'))
-    return unknownHost
-  }))
+    return route !== undefined ? await certificates.contextFor(route.domain) : await fallbackContext(unknownHost, UNKNOWN_HOST)
+  })
+  void ctx.track(selfSigned(UNKNOWN_HOST).then(pair => { tls.setSecureContext(pair) }))
+  ctx.serve('proxy-https', tls)
 
   const refresh = async (): Promise<void> => {
     try {
@@ -129,16 +132,12 @@ export function proxyServer (settings: ServerSettings, deps: ServerDeps): Server
 }
 
 /** The HTTPS server: the certificate of each routed domain by SNI (self-signed until one is issued). */
-export function proxyTlsServer (settings: ServerSettings, deps: Omit<ServerDeps, 'challenge' | 'secure' | 'httpsPort'>, context: (servername: string) => SecureContext): HttpsServer {
+export function proxyTlsServer (settings: ServerSettings, deps: Omit<ServerDeps, 'challenge' | 'secure' | 'httpsPort'>, context: (servername: string) => Promise<SecureContext>): HttpsServer {
   const server = createHttpsServer({
     ...serverOptions(settings),
     minVersion: 'TLSv1.2',
     SNICallback: (servername, done) => {
-      try {
-        done(null, context(servername))
-      } catch (err) {
-        done(err as Error)
-      }
+      context(servername).then(secure => { done(null, secure) }, (err: Error) => { done(err) })
     }
   }, forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes }))
   return serveProxy(server, settings, 'https', deps.table)

@@ -1,0 +1,155 @@
+// Proxy benchmark: one backend (nginx returning a fixed answer) reached directly and through Berth's
+// proxy, nginx, HAProxy and Caddy (Debian's), each proxy with one worker pinned to CPU 0 while the
+// backend and wrk share CPU 1, on loopback: 12-byte answers over keep-alive, 64 KiB answers, and
+// 12-byte answers over TLS. Rounds rotate the order; each figure is the median of the rounds.
+// Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run)
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { envInt, markdownTable, median } from './stats.js'
+import { ensureDebianPackages } from '../test/support/component.js'
+import { freePort } from '../test/support/net.js'
+
+const RUNS = envInt('BENCH_RUNS', 3)
+const SECONDS = envInt('BENCH_SECONDS', 5)
+const CONNECTIONS = 32
+const run = promisify(execFile)
+const BERTH_PROXY = fileURLToPath(new URL('./fixtures/proxy-server.js', import.meta.url))
+
+interface Ports { http: number, https: number }
+interface Proxy { name: string, start(dir: string, ports: Ports, backend: number): ChildProcess }
+
+/** Run a command pinned to one CPU. */
+function pinned (cpu: number, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  return spawn('taskset', ['-c', String(cpu), command, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env })
+}
+
+const PROXIES: Proxy[] = [
+  {
+    name: 'berth',
+    start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend)])
+  },
+  {
+    name: 'nginx',
+    start: (dir, ports, backend) => {
+      writeFileSync(join(dir, 'nginx-proxy.conf'), `worker_processes 1; daemon off; pid ${dir}/nginx-proxy.pid; error_log stderr error;
+events { worker_connections 4096; }
+http { access_log off; upstream backend { server 127.0.0.1:${backend}; keepalive 64; }
+  server { listen 127.0.0.1:${ports.http}; listen 127.0.0.1:${ports.https} ssl; ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/key.pem;
+    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_set_header X-Forwarded-For $remote_addr; } } }\n`)
+      return pinned(0, 'nginx', ['-c', join(dir, 'nginx-proxy.conf'), '-p', dir])
+    }
+  },
+  {
+    name: 'haproxy',
+    start: (dir, ports, backend) => {
+      writeFileSync(join(dir, 'haproxy.cfg'), `global\n  nbthread 1\n  maxconn 4096\ndefaults\n  mode http\n  timeout connect 3s\n  timeout client 60s\n  timeout server 60s\n  option forwardfor\n  http-reuse always\nfrontend web\n  bind 127.0.0.1:${ports.http}\n  bind 127.0.0.1:${ports.https} ssl crt ${dir}/bundle.pem\n  default_backend app\nbackend app\n  server s1 127.0.0.1:${backend}\n`)
+      return pinned(0, 'haproxy', ['-f', join(dir, 'haproxy.cfg')])
+    }
+  },
+  {
+    name: 'caddy',
+    start: (dir, ports, backend) => {
+      writeFileSync(join(dir, 'Caddyfile'), `{\n  admin off\n  auto_https off\n  http_port ${ports.http}\n  https_port ${ports.https}\n}\nhttp://:${ports.http} {\n  bind 127.0.0.1\n  reverse_proxy 127.0.0.1:${backend}\n}\nhttps://:${ports.https} {\n  bind 127.0.0.1\n  tls ${dir}/cert.pem ${dir}/key.pem\n  reverse_proxy 127.0.0.1:${backend}\n}\n`)
+      return pinned(0, 'caddy', ['run', '--config', join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], { ...process.env, GOMAXPROCS: '1', HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir })
+    }
+  }
+]
+
+interface Scenario { name: string, scheme: 'http' | 'https', path: string }
+const SCENARIOS: Scenario[] = [
+  { name: '12 B, keep-alive', scheme: 'http', path: '/small' },
+  { name: '64 KiB, keep-alive', scheme: 'http', path: '/large' },
+  { name: '12 B, TLS', scheme: 'https', path: '/small' }
+]
+
+async function listening (port: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const open = await new Promise<boolean>(resolve => {
+      const socket = connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true) })
+      socket.on('error', () => { resolve(false) })
+    })
+    if (open) return
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`nothing listens on ${port} (exit ${child.exitCode ?? 'none'})`)
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
+
+async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  child.kill('SIGTERM')
+  await new Promise(resolve => child.once('exit', resolve))
+}
+
+/** wrk on CPU 1 for SECONDS: requests per second and the 99th percentile latency in ms. */
+async function load (url: string): Promise<{ rps: number, p99: number, errors: boolean }> {
+  const { stdout } = await run('taskset', ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', 'Host: bench.test', url], { maxBuffer: 1 << 20 })
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1])
+  const [, value, unit] = /\s99%\s+([\d.]+)(us|ms|s)/.exec(stdout) ?? []
+  const p99 = Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
+  return { rps, p99, errors: /Non-2xx|Socket errors/.test(stdout) }
+}
+
+async function main (): Promise<void> {
+  await ensureDebianPackages(['nginx', 'haproxy', 'caddy', 'wrk', 'openssl'])
+  const dir = mkdtempSync(join(tmpdir(), 'berth-bench-proxy-'))
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=bench.test'])
+  await run('sh', ['-c', `cat ${dir}/cert.pem ${dir}/key.pem > ${dir}/bundle.pem`])
+  writeFileSync(join(dir, 'large.bin'), Buffer.alloc(65536, 120))
+  const backendPort = await freePort()
+  writeFileSync(join(dir, 'backend.conf'), `worker_processes 1; daemon off; pid ${dir}/backend.pid; error_log stderr error;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 1000000;
+  server { listen 127.0.0.1:${backendPort}; location = /small { default_type text/plain; return 200 "hello world\\n"; } location = /large { default_type application/octet-stream; alias ${dir}/large.bin; } } }\n`)
+  const backend = pinned(1, 'nginx', ['-c', join(dir, 'backend.conf'), '-p', dir])
+  const results = new Map<string, Array<{ rps: number, p99: number }>>()
+  const record = (key: string, figure: { rps: number, p99: number }): void => { results.set(key, [...(results.get(key) ?? []), figure]) }
+  try {
+    await listening(backendPort, backend)
+    for (let round = 0; round < RUNS; round++) {
+      for (const scenario of SCENARIOS.filter(s => s.scheme === 'http')) record(`direct|${scenario.name}`, await load(`http://127.0.0.1:${backendPort}${scenario.path}`))
+      for (let i = 0; i < PROXIES.length; i++) {
+        const proxy = PROXIES[(round + i) % PROXIES.length]
+        const ports = { http: await freePort(), https: await freePort() }
+        const child = proxy.start(dir, ports, backendPort)
+        try {
+          await listening(ports.http, child)
+          await listening(ports.https, child)
+          await load(`http://127.0.0.1:${ports.http}/small`) // warm-up
+          for (const scenario of SCENARIOS) {
+            const figure = await load(`${scenario.scheme}://127.0.0.1:${scenario.scheme === 'http' ? ports.http : ports.https}${scenario.path}`)
+            if (figure.errors) console.error(`${proxy.name}, ${scenario.name}: wrk saw errors`)
+            record(`${proxy.name}|${scenario.name}`, figure)
+          }
+        } finally {
+          await stop(child)
+        }
+      }
+    }
+  } finally {
+    await stop(backend)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const figure = (name: string, scenario: string): { rps: number, p99: number } | undefined => {
+    const runs = results.get(`${name}|${scenario}`)
+    return runs === undefined ? undefined : { rps: median(runs.map(r => r.rps)), p99: median(runs.map(r => r.p99)) }
+  }
+  const rows: string[][] = []
+  for (const scenario of SCENARIOS) {
+    const berth = figure('berth', scenario.name)
+    for (const name of ['direct', ...PROXIES.map(p => p.name)]) {
+      const f = figure(name, scenario.name)
+      if (f === undefined || berth === undefined) continue
+      rows.push([scenario.name, name, f.rps.toFixed(0), f.p99.toFixed(2), name === 'berth' ? '' : (berth.rps / f.rps).toFixed(2), name === 'berth' ? '' : (berth.p99 / f.p99).toFixed(2)])
+    }
+  }
+  console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure; wrk -t1 -c${CONNECTIONS}; proxies on CPU 0, backend and wrk on CPU 1\n`)
+  console.log(markdownTable(['scenario', 'server', 'requests/s (median)', 'p99 ms (median)', 'berth ÷ this (req/s)', 'berth ÷ this (p99)'], rows))
+}
+
+await main()
