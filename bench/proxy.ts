@@ -4,7 +4,7 @@
 // 12-byte answers over TLS. Rounds rotate the order; each figure is the median of the rounds.
 // Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run)
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -88,7 +88,7 @@ async function stop (child: ChildProcess): Promise<void> {
 
 /** wrk on CPU 1 for SECONDS: requests per second and the 99th percentile latency in ms. */
 async function load (url: string): Promise<{ rps: number, p99: number, errors: boolean }> {
-  const { stdout } = await run('taskset', ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', 'Host: bench.test', url], { maxBuffer: 1 << 20 })
+  const { stdout } = await run('taskset', ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', url], { maxBuffer: 1 << 20 })
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1])
   const [, value, unit] = /\s99%\s+([\d.]+)(us|ms|s)/.exec(stdout) ?? []
   const p99 = Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
@@ -100,7 +100,8 @@ async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-proxy-'))
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=bench.test'])
   await run('sh', ['-c', `cat ${dir}/cert.pem ${dir}/key.pem > ${dir}/bundle.pem`])
-  writeFileSync(join(dir, 'large.bin'), Buffer.alloc(65536, 120))
+  writeFileSync(join(dir, 'large.bin'), Buffer.alloc(65536, 120), { mode: 0o644 })
+  chmodSync(dir, 0o755) // nginx's workers run as www-data
   const backendPort = await freePort()
   writeFileSync(join(dir, 'backend.conf'), `worker_processes 1; daemon off; pid ${dir}/backend.pid; error_log stderr error;
 events { worker_connections 4096; }

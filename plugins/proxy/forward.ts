@@ -112,6 +112,10 @@ function failureAnswer (code: string, route: Route): [number, string] {
   return [502, `${route.service} could not be reached`]
 }
 
+function uncork (res: ServerResponse): void {
+  res.uncork()
+}
+
 interface RelayEvents {
   responded(status: number): void
   failed(err: Error): void
@@ -140,6 +144,9 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseStart (_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>, statusMessage?: string): void {
     if (statusCode < 200) return
+    // Headers, the chunks that arrive in this turn and the end go out in one write.
+    this.#res.cork()
+    process.nextTick(uncork, this.#res)
     this.#res.writeHead(statusCode, statusMessage, responseHeaders(headers))
     this.#events.responded(statusCode)
   }
