@@ -1,0 +1,35 @@
+//! @file reboot.h
+//! What survives a reset, in the port's retained RAM: the boot count, the reason of the next reboot,
+//! the fault record a hard fault left, and the next chunk sequence number, under a validity marker and
+//! a CRC. Call berth_boot() first thing after reset: it reads (and then renews) the record.
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/records.h"
+
+//! Bytes of retained RAM the SDK needs.
+size_t berth_retained_size(void);
+
+//! Read the retained record: a valid one gives this boot's reason and a pending fault; an invalid one
+//! (power-on, or corrupted) starts over with power_on, boot count 1 and `sequence_seed`, which should
+//! differ at every power-on (an RTC, a counter in flash, a hardware random number): the server drops a
+//! chunk whose device id and sequence number it has stored before.
+void berth_boot(uint32_t sequence_seed);
+
+berth_reboot_reason_t berth_reboot_reason(void);
+uint32_t berth_boot_count(void);
+
+//! The fault a hard fault left before this boot, if it has not been uploaded yet.
+bool berth_fault_pending(berth_fault_t *fault);
+void berth_fault_clear(void);
+
+//! The next chunk sequence number (kept across resets).
+uint32_t berth_next_sequence(void);
+
+//! Record `reason` for the next boot and reset.
+void berth_reboot(berth_reboot_reason_t reason);
+
+//! Record a fault for the next boot (the port's hard-fault handler calls it, then resets).
+void berth_fault_record(const berth_fault_t *fault);

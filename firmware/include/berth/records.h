@@ -1,0 +1,64 @@
+//! @file records.h
+//! The six chunk payloads of docs/chunk-format.md and their serialization: Avro binary, or CBOR maps
+//! when BERTH_SERIALIZATION_CBOR is set. Strings are NUL-terminated; longs are int64_t.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/buffer.h"
+#include "berth/config.h"
+
+typedef enum {
+  BERTH_CHUNK_DEVICE_INFO = 1,
+  BERTH_CHUNK_REBOOT_REASON = 2,
+  BERTH_CHUNK_FAULT_RECORD = 3,
+  BERTH_CHUNK_METRICS = 4,
+  BERTH_CHUNK_TRACE = 5,
+  BERTH_CHUNK_HEARTBEAT = 6
+} berth_chunk_type_t;
+
+typedef enum {
+  BERTH_REBOOT_UNKNOWN = 0,
+  BERTH_REBOOT_POWER_ON = 1,
+  BERTH_REBOOT_PIN_RESET = 2,
+  BERTH_REBOOT_SOFTWARE_RESET = 3,
+  BERTH_REBOOT_WATCHDOG = 4,
+  BERTH_REBOOT_HARD_FAULT = 5,
+  BERTH_REBOOT_BROWN_OUT = 6,
+  BERTH_REBOOT_ASSERT = 7,
+  BERTH_REBOOT_FIRMWARE_UPDATE = 8,
+  BERTH_REBOOT_LOW_POWER = 9
+} berth_reboot_reason_t;
+
+typedef enum { BERTH_METRIC_GAUGE = 0, BERTH_METRIC_INCREMENT = 1, BERTH_METRIC_OBSERVE = 2 } berth_metric_kind_t;
+
+typedef struct {
+  const char *serial;
+  const char *hardware_version;
+  const char *software_type;
+  const char *software_version;
+  //! GNU build id in lowercase hex, "" when unknown.
+  const char *build_id;
+} berth_device_info_t;
+
+typedef struct {
+  uint32_t pc, lr, sp, psr, cfsr, hfsr, mmfar, bfar;
+  int64_t uptime_ms;
+} berth_fault_t;
+
+typedef struct {
+  char key[BERTH_METRIC_KEY_MAX];
+  berth_metric_kind_t kind;
+  int64_t value;
+  int64_t uptime_ms;
+} berth_metric_t;
+
+void berth_encode_device_info(berth_buf_t *out, const berth_device_info_t *info);
+void berth_encode_reboot_reason(berth_buf_t *out, berth_reboot_reason_t reason, int64_t boot_count, uint32_t pc, uint32_t lr);
+void berth_encode_fault_record(berth_buf_t *out, const berth_fault_t *fault);
+void berth_encode_metrics(berth_buf_t *out, int64_t uptime_ms, const berth_metric_t *entries, size_t count);
+void berth_encode_trace(berth_buf_t *out, int64_t uptime_ms, int64_t dropped, const uint8_t *data, size_t length);
+void berth_encode_heartbeat(berth_buf_t *out, int64_t uptime_ms, int64_t boot_count);
+
+//! The flags bit the serialization sets (4 for CBOR, 0 for Avro).
+#define BERTH_SERIALIZATION_FLAG (BERTH_SERIALIZATION_CBOR ? 0x04 : 0x00)

@@ -1,0 +1,30 @@
+//! @file berth_posix.h
+//! The POSIX port, for host tests and Linux devices: uptime from CLOCK_MONOTONIC, retained RAM in a
+//! static array (a "reset" longjmps back to the test's boot point), a device id set at start, and the
+//! HTTP transport over POSIX sockets.
+#pragma once
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/transport.h"
+
+//! Set the id berth_platform_device_id() returns.
+void berth_posix_set_device_id(const uint8_t id[8]);
+//! Where berth_platform_reset() jumps to (0 = exit the process instead).
+void berth_posix_on_reset(jmp_buf *target);
+
+typedef struct {
+  const char *host;   // an IPv4 address, e.g. "127.0.0.1"
+  uint16_t port;
+  const char *api_key;
+  uint8_t *buffer;    // frames gathered for one request
+  size_t capacity;
+  size_t length;
+  //! The last answer's status code and body (0 when the server could not be reached).
+  int status;
+  char response[2048];
+} berth_http_t;
+
+//! Frames gathered in `http->buffer`, posted to /ingest/chunks with X-API-Key when the session ends.
+berth_transport_t berth_http_transport(berth_http_t *http);

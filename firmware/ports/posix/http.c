@@ -1,0 +1,64 @@
+//! @file http.c
+//! The HTTP transport over POSIX sockets: one POST /ingest/chunks per upload session with every frame
+//! of it as the body; the session succeeds on a 200 answer.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "berth_posix.h"
+
+static int gather(berth_transport_t *t, const uint8_t *bytes, size_t length, bool end_of_frame) {
+  (void)end_of_frame;
+  berth_http_t *http = (berth_http_t *)t->context;
+  if (length > http->capacity - http->length) return -1;
+  memcpy(http->buffer + http->length, bytes, length);
+  http->length += length;
+  return 0;
+}
+
+static int send_all(int fd, const void *data, size_t length) {
+  const char *at = (const char *)data;
+  while (length > 0) {
+    const ssize_t n = send(fd, at, length, 0);
+    if (n <= 0) return -1;
+    at += n;
+    length -= (size_t)n;
+  }
+  return 0;
+}
+
+static int post(berth_transport_t *t) {
+  berth_http_t *http = (berth_http_t *)t->context;
+  http->status = 0;
+  http->response[0] = '\0';
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_in address = { 0 };
+  address.sin_family = AF_INET;
+  address.sin_port = htons(http->port);
+  inet_pton(AF_INET, http->host, &address.sin_addr);
+  char head[512];
+  const int n = snprintf(head, sizeof head,
+    "POST /ingest/chunks HTTP/1.1\r\nHost: %s:%u\r\nContent-Type: application/octet-stream\r\nX-API-Key: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+    http->host, (unsigned)http->port, http->api_key, http->length);
+  int status = -1;
+  if (connect(fd, (struct sockaddr *)&address, sizeof address) == 0 && send_all(fd, head, (size_t)n) == 0 && send_all(fd, http->buffer, http->length) == 0) {
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof http->response - 1 && (r = recv(fd, http->response + got, sizeof http->response - 1 - got, 0)) > 0) got += (size_t)r;
+    http->response[got] = '\0';
+    if (sscanf(http->response, "HTTP/1.1 %d", &http->status) == 1 && http->status == 200) status = 0;
+  }
+  close(fd);
+  http->length = 0; // delivered, or not: a failed session is built again from the start
+  return status;
+}
+
+berth_transport_t berth_http_transport(berth_http_t *http) {
+  http->length = 0;
+  berth_transport_t t = { 0, gather, post, http };
+  return t;
+}

@@ -1,0 +1,32 @@
+//! @file platform.c
+//! The POSIX port of the platform interface.
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "berth/platform.h"
+#include "berth_posix.h"
+
+static uint64_t s_retained[64];
+static uint8_t s_device_id[8];
+static jmp_buf *s_reset;
+static struct timespec s_start;
+
+uint32_t berth_platform_uptime_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (s_start.tv_sec == 0 && s_start.tv_nsec == 0) s_start = now;
+  return (uint32_t)((now.tv_sec - s_start.tv_sec) * 1000 + (now.tv_nsec - s_start.tv_nsec) / 1000000);
+}
+
+void *berth_platform_retained(void) { return s_retained; }
+
+void berth_platform_reset(void) {
+  if (s_reset != NULL) longjmp(*s_reset, 1);
+  exit(0);
+}
+
+void berth_platform_device_id(uint8_t id[8]) { memcpy(id, s_device_id, 8); }
+void berth_posix_set_device_id(const uint8_t id[8]) { memcpy(s_device_id, id, 8); }
+void berth_posix_on_reset(jmp_buf *target) { s_reset = target; }

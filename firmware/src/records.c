@@ -1,0 +1,142 @@
+//! @file records.c
+//! Serializing the payloads. Avro: field values in schema order (zigzag longs, length-prefixed strings
+//! and bytes, one array block). CBOR: a map of field names to values, shortest forms throughout.
+#include "berth/records.h"
+
+#include <string.h>
+
+static const char *const REBOOT_SYMBOLS[] = { "unknown", "power_on", "pin_reset", "software_reset", "watchdog", "hard_fault", "brown_out", "assert", "firmware_update", "low_power" };
+static const char *const METRIC_SYMBOLS[] = { "gauge", "increment", "observe" };
+
+#if BERTH_SERIALIZATION_CBOR
+
+static void cbor_head(berth_buf_t *out, uint8_t major, uint64_t value) {
+  const uint8_t type = (uint8_t)(major << 5);
+  if (value < 24) {
+    berth_buf_byte(out, (uint8_t)(type | value));
+  } else if (value <= 0xff) {
+    berth_buf_byte(out, (uint8_t)(type | 24));
+    berth_buf_byte(out, (uint8_t)value);
+  } else if (value <= 0xffff) {
+    berth_buf_byte(out, (uint8_t)(type | 25));
+    berth_buf_byte(out, (uint8_t)(value >> 8));
+    berth_buf_byte(out, (uint8_t)value);
+  } else if (value <= 0xffffffffu) {
+    berth_buf_byte(out, (uint8_t)(type | 26));
+    for (int shift = 24; shift >= 0; shift -= 8) berth_buf_byte(out, (uint8_t)(value >> shift));
+  } else {
+    berth_buf_byte(out, (uint8_t)(type | 27));
+    for (int shift = 56; shift >= 0; shift -= 8) berth_buf_byte(out, (uint8_t)(value >> shift));
+  }
+}
+
+static void text(berth_buf_t *out, const char *s) {
+  const size_t n = strlen(s);
+  cbor_head(out, 3, n);
+  berth_buf_put(out, s, n);
+}
+
+static void field_long(berth_buf_t *out, const char *name, int64_t v) {
+  text(out, name);
+  if (v >= 0) cbor_head(out, 0, (uint64_t)v);
+  else cbor_head(out, 1, (uint64_t)(-(v + 1)));
+}
+
+static void field_text(berth_buf_t *out, const char *name, const char *value) {
+  text(out, name);
+  text(out, value);
+}
+
+#define RECORD(out, fields) cbor_head(out, 5, fields)
+#define LONG(out, name, v) field_long(out, name, v)
+#define STRING(out, name, s) field_text(out, name, s)
+#define ENUM(out, name, symbols, i) field_text(out, name, symbols[i])
+
+#else
+
+static void avro_long(berth_buf_t *out, int64_t v) {
+  berth_buf_varint(out, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void avro_string(berth_buf_t *out, const char *s) {
+  const size_t n = strlen(s);
+  avro_long(out, (int64_t)n);
+  berth_buf_put(out, s, n);
+}
+
+#define RECORD(out, fields) ((void)(out), (void)(fields))
+#define LONG(out, name, v) avro_long(out, v)
+#define STRING(out, name, s) avro_string(out, s)
+#define ENUM(out, name, symbols, i) ((void)(symbols), avro_long(out, (int64_t)(i)))
+
+#endif
+
+void berth_encode_device_info(berth_buf_t *out, const berth_device_info_t *info) {
+  RECORD(out, 5);
+  STRING(out, "serial", info->serial);
+  STRING(out, "hardware_version", info->hardware_version);
+  STRING(out, "software_type", info->software_type);
+  STRING(out, "software_version", info->software_version);
+  STRING(out, "build_id", info->build_id);
+}
+
+void berth_encode_reboot_reason(berth_buf_t *out, berth_reboot_reason_t reason, int64_t boot_count, uint32_t pc, uint32_t lr) {
+  RECORD(out, 4);
+  ENUM(out, "reason", REBOOT_SYMBOLS, reason);
+  LONG(out, "boot_count", boot_count);
+  LONG(out, "pc", pc);
+  LONG(out, "lr", lr);
+}
+
+void berth_encode_fault_record(berth_buf_t *out, const berth_fault_t *f) {
+  RECORD(out, 9);
+  LONG(out, "pc", f->pc);
+  LONG(out, "lr", f->lr);
+  LONG(out, "sp", f->sp);
+  LONG(out, "psr", f->psr);
+  LONG(out, "cfsr", f->cfsr);
+  LONG(out, "hfsr", f->hfsr);
+  LONG(out, "mmfar", f->mmfar);
+  LONG(out, "bfar", f->bfar);
+  LONG(out, "uptime_ms", f->uptime_ms);
+}
+
+void berth_encode_metrics(berth_buf_t *out, int64_t uptime_ms, const berth_metric_t *entries, size_t count) {
+  RECORD(out, 2);
+  LONG(out, "uptime_ms", uptime_ms);
+#if BERTH_SERIALIZATION_CBOR
+  text(out, "entries");
+  cbor_head(out, 4, count);
+#else
+  if (count > 0) avro_long(out, (int64_t)count);
+#endif
+  for (size_t i = 0; i < count; i++) {
+    RECORD(out, 4);
+    STRING(out, "key", entries[i].key);
+    ENUM(out, "kind", METRIC_SYMBOLS, entries[i].kind);
+    LONG(out, "value", entries[i].value);
+    LONG(out, "uptime_ms", entries[i].uptime_ms);
+  }
+#if !BERTH_SERIALIZATION_CBOR
+  avro_long(out, 0);
+#endif
+}
+
+void berth_encode_trace(berth_buf_t *out, int64_t uptime_ms, int64_t dropped, const uint8_t *data, size_t length) {
+  RECORD(out, 3);
+  LONG(out, "uptime_ms", uptime_ms);
+  LONG(out, "dropped", dropped);
+#if BERTH_SERIALIZATION_CBOR
+  text(out, "data");
+  cbor_head(out, 2, length);
+#else
+  avro_long(out, (int64_t)length);
+#endif
+  berth_buf_put(out, data, length);
+}
+
+void berth_encode_heartbeat(berth_buf_t *out, int64_t uptime_ms, int64_t boot_count) {
+  RECORD(out, 2);
+  LONG(out, "uptime_ms", uptime_ms);
+  LONG(out, "boot_count", boot_count);
+}

@@ -1,0 +1,171 @@
+//! @file unit.c
+//! Host unit tests of the SDK (POSIX port): CRC, RLE, AES-CCM, metrics, trace, the retained record
+//! across a "reset", and fragmentation. Prints TAP-like lines `ok N - name` / `not ok N - name`.
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "berth/ccm.h"
+#include "berth/chunk.h"
+#include "berth/crc32.h"
+#include "berth/metrics.h"
+#include "berth/platform.h"
+#include "berth/reboot.h"
+#include "berth/rle.h"
+#include "berth/trace.h"
+#include "berth/transports.h"
+#include "berth_posix.h"
+
+static int s_test;
+static int s_failed;
+
+static void check(int ok, const char *name) {
+  printf("%sok %d - %s\n", ok ? "" : "not ", ++s_test, name);
+  if (!ok) s_failed++;
+}
+
+static size_t unhex(const char *hex, uint8_t *out) {
+  size_t n = 0;
+  for (; hex[0] && hex[1]; hex += 2) {
+    unsigned byte;
+    sscanf(hex, "%2x", &byte);
+    out[n++] = (uint8_t)byte;
+  }
+  return n;
+}
+
+static void test_crc(void) {
+  check(berth_crc32(0, (const uint8_t *)"123456789", 9) == 0xCBF43926u, "CRC-32 check value");
+  check(berth_crc32(berth_crc32(0, (const uint8_t *)"1234", 4), (const uint8_t *)"56789", 5) == 0xCBF43926u, "CRC-32 continues");
+}
+
+static void test_rle(void) {
+  const uint8_t in[] = { 0, 0, 0, 0, 0, 1, 2, 3, 4, 4, 4, 4, 5 };
+  const uint8_t expected[] = { 0x0A, 0x00, 0x05, 0x01, 0x02, 0x03, 0x08, 0x04, 0x01, 0x05 };
+  uint8_t out[64], back[64];
+  const size_t n = berth_rle_encode(in, sizeof in, out, sizeof out);
+  check(n == sizeof expected && memcmp(out, expected, n) == 0, "RLE encodes the example of docs/rle.md");
+  check(berth_rle_decode(out, n, back, sizeof back) == (long)sizeof in && memcmp(back, in, sizeof in) == 0, "RLE decodes it back");
+  uint8_t big[3000], packed[BERTH_RLE_MAX(3000)], unpacked[3000];
+  uint32_t x = 7;
+  for (size_t i = 0; i < sizeof big; i++) {
+    x = x * 1103515245u + 12345u;
+    big[i] = (uint8_t)((x >> 16) % 7 < 3 ? 0 : x >> 24); // runs and literals
+  }
+  const size_t m = berth_rle_encode(big, sizeof big, packed, sizeof packed);
+  check(m > 0 && m <= BERTH_RLE_MAX(sizeof big), "RLE stays within its bound");
+  check(berth_rle_decode(packed, m, unpacked, sizeof unpacked) == (long)sizeof big && memcmp(unpacked, big, sizeof big) == 0, "RLE round trip of 3000 mixed bytes");
+  const uint8_t bad[] = { 0x00 };
+  check(berth_rle_decode(bad, 1, back, sizeof back) == -1, "RLE refuses a zero header");
+}
+
+static void test_ccm(void) {
+  // Vector heartbeat-avro-ccm of docs/chunk-format.md.
+  uint8_t key[16], nonce[13], aad[22], plain[4], sealed[12], expected[12], opened[4];
+  for (int i = 0; i < 16; i++) key[i] = (uint8_t)i;
+  unhex("00112233aabbccdd1c0c0b0a00", nonce);
+  unhex("42540106010000000011223" "3aabbccdd1c0c0b0a0c00", aad);
+  unhex("e0c80722", plain);
+  unhex("858c2a7f99c8639ad5744b6d", expected);
+  berth_ccm_seal(key, nonce, aad, sizeof aad, plain, sizeof plain, sealed);
+  check(memcmp(sealed, expected, sizeof sealed) == 0, "AES-128-CCM seals the vector of the chunk format");
+  check(berth_ccm_open(key, nonce, aad, sizeof aad, sealed, sizeof sealed, opened) && memcmp(opened, plain, 4) == 0, "and opens it");
+  sealed[3] ^= 1;
+  check(!berth_ccm_open(key, nonce, aad, sizeof aad, sealed, sizeof sealed, opened), "an altered byte fails the tag");
+}
+
+static void test_metrics_and_trace(void) {
+  berth_metrics_clear();
+  berth_metrics_gauge("battery_mv", 3700);
+  berth_metrics_gauge("battery_mv", 3712);
+  berth_metrics_increment("tx_packets", 2);
+  berth_metrics_increment("tx_packets", 3);
+  berth_metrics_observe("loop_us", 880);
+  berth_metrics_observe("loop_us", 910);
+  const berth_metric_t *e = berth_metrics_entries();
+  check(berth_metrics_count() == 4 && e[0].value == 3712 && e[1].value == 5 && e[2].value == 880 && e[3].value == 910,
+        "a gauge keeps its last value, an increment adds up, each observation is an entry");
+  for (int i = 0; i < 40; i++) berth_metrics_observe("sample", i);
+  check(berth_metrics_count() == BERTH_METRICS_CAPACITY && berth_metrics_dropped() == 40 - (BERTH_METRICS_CAPACITY - 4),
+        "a full buffer drops new entries and counts them");
+  berth_trace_clear();
+  char line[100];
+  memset(line, 'x', sizeof line);
+  for (int i = 0; i < 6; i++) berth_trace_write(line, sizeof line);
+  check(berth_trace_length() == BERTH_TRACE_CAPACITY && berth_trace_dropped() == 600 - BERTH_TRACE_CAPACITY,
+        "the trace keeps 512 bytes and counts what it dropped");
+}
+
+static void test_retained(void) {
+  static jmp_buf reset;
+  static volatile int boots;
+  boots = 0;
+  berth_posix_on_reset(&reset);
+  setjmp(reset);
+  boots++;
+  berth_boot(1000);
+  if (boots == 1) {
+    check(berth_reboot_reason() == BERTH_REBOOT_POWER_ON && berth_boot_count() == 1 && !berth_fault_pending(NULL), "a cold boot is power_on, boot 1");
+    check(berth_next_sequence() == 1000 && berth_next_sequence() == 1001, "sequence numbers start from the seed");
+    const berth_fault_t fault = { 0x08000123, 0x08000457, 0x20001f00, 0x61000000, 0x8200, 0x40000000, 0, 0xe000ed38, 4242 };
+    berth_fault_record(&fault);
+    berth_platform_reset();
+  }
+  if (boots == 2) {
+    berth_fault_t fault;
+    check(berth_reboot_reason() == BERTH_REBOOT_HARD_FAULT && berth_boot_count() == 2, "after a fault: hard_fault, boot 2");
+    check(berth_fault_pending(&fault) && fault.pc == 0x08000123 && fault.uptime_ms == 4242, "the fault record survived the reset");
+    check(berth_next_sequence() == 1002, "and so did the sequence number");
+    berth_fault_clear();
+    berth_reboot(BERTH_REBOOT_SOFTWARE_RESET);
+  }
+  if (boots == 3) {
+    check(berth_reboot_reason() == BERTH_REBOOT_SOFTWARE_RESET && !berth_fault_pending(NULL), "a requested reboot is software_reset, no fault");
+    ((uint8_t *)berth_platform_retained())[8] ^= 0xff; // corrupt the record
+    berth_platform_reset();
+  }
+  if (boots == 4) {
+    check(berth_reboot_reason() == BERTH_REBOOT_POWER_ON && berth_boot_count() == 1, "a record failing its CRC starts over");
+  }
+  berth_posix_on_reset(NULL);
+}
+
+static uint8_t s_captured[4096];
+static size_t s_captured_length;
+static int capture(void *context, const uint8_t *bytes, size_t length) {
+  (void)context;
+  memcpy(s_captured + s_captured_length, bytes, length);
+  s_captured_length += length;
+  return 0;
+}
+
+static void encode_blob(berth_buf_t *out, const void *record) {
+  berth_buf_put(out, record, 100);
+}
+
+static void test_fragments(void) {
+  berth_packet_link_t link = { .send_packet = capture };
+  berth_transport_t lora = berth_lora_transport(&link);
+  uint8_t blob[100];
+  for (int i = 0; i < 100; i++) blob[i] = (uint8_t)i;
+  const uint8_t id[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+  const berth_chunk_options_t plain = { false, NULL };
+  s_captured_length = 0;
+  check(berth_chunk_send(&lora, &plain, BERTH_CHUNK_TRACE, id, 9, encode_blob, blob) == 0, "a 100-byte chunk over LoRa");
+  // Two frames: 51 + 49 payload bytes, fragment 0/2 and 1/2.
+  check(s_captured_length == 26 * 2 + 100 && s_captured[5] == 0 && s_captured[6] == 2 && s_captured[20] == 51 &&
+        s_captured[77 + 5] == 1 && s_captured[77 + 6] == 2 && s_captured[77 + 20] == 49, "is two fragments of 51 and 49 bytes");
+  check(berth_crc32(0, s_captured, 73) == (uint32_t)(s_captured[73] | s_captured[74] << 8 | s_captured[75] << 16 | (uint32_t)s_captured[76] << 24),
+        "each with its CRC");
+}
+
+int main(void) {
+  test_crc();
+  test_rle();
+  test_ccm();
+  test_metrics_and_trace();
+  test_retained();
+  test_fragments();
+  printf("1..%d\n", s_test);
+  return s_failed == 0 ? 0 : 1;
+}
