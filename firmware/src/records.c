@@ -71,7 +71,8 @@ static void avro_string(berth_buf_t *out, const char *s) {
 
 #endif
 
-void berth_encode_device_info(berth_buf_t *out, const berth_device_info_t *info) {
+void berth_encode_device_info(berth_buf_t *out, const void *record) {
+  const berth_device_info_t *info = (const berth_device_info_t *)record;
   RECORD(out, 5);
   STRING(out, "serial", info->serial);
   STRING(out, "hardware_version", info->hardware_version);
@@ -80,15 +81,17 @@ void berth_encode_device_info(berth_buf_t *out, const berth_device_info_t *info)
   STRING(out, "build_id", info->build_id);
 }
 
-void berth_encode_reboot_reason(berth_buf_t *out, berth_reboot_reason_t reason, int64_t boot_count, uint32_t pc, uint32_t lr) {
+void berth_encode_reboot_reason(berth_buf_t *out, const void *record) {
+  const berth_reboot_t *r = (const berth_reboot_t *)record;
   RECORD(out, 4);
-  ENUM(out, "reason", REBOOT_SYMBOLS, reason);
-  LONG(out, "boot_count", boot_count);
-  LONG(out, "pc", pc);
-  LONG(out, "lr", lr);
+  ENUM(out, "reason", REBOOT_SYMBOLS, r->reason);
+  LONG(out, "boot_count", r->boot_count);
+  LONG(out, "pc", r->pc);
+  LONG(out, "lr", r->lr);
 }
 
-void berth_encode_fault_record(berth_buf_t *out, const berth_fault_t *f) {
+void berth_encode_fault_record(berth_buf_t *out, const void *record) {
+  const berth_fault_t *f = (const berth_fault_t *)record;
   RECORD(out, 9);
   LONG(out, "pc", f->pc);
   LONG(out, "lr", f->lr);
@@ -101,42 +104,46 @@ void berth_encode_fault_record(berth_buf_t *out, const berth_fault_t *f) {
   LONG(out, "uptime_ms", f->uptime_ms);
 }
 
-void berth_encode_metrics(berth_buf_t *out, int64_t uptime_ms, const berth_metric_t *entries, size_t count) {
+void berth_encode_metrics(berth_buf_t *out, const void *record) {
+  const berth_metrics_t *m = (const berth_metrics_t *)record;
   RECORD(out, 2);
-  LONG(out, "uptime_ms", uptime_ms);
+  LONG(out, "uptime_ms", m->uptime_ms);
 #if BERTH_SERIALIZATION_CBOR
   text(out, "entries");
-  cbor_head(out, 4, count);
+  cbor_head(out, 4, m->count);
 #else
-  if (count > 0) avro_long(out, (int64_t)count);
+  if (m->count > 0) avro_long(out, (int64_t)m->count);
 #endif
-  for (size_t i = 0; i < count; i++) {
+  for (size_t i = 0; i < m->count; i++) {
+    const berth_metric_t *e = &m->entries[i];
     RECORD(out, 4);
-    STRING(out, "key", entries[i].key);
-    ENUM(out, "kind", METRIC_SYMBOLS, entries[i].kind);
-    LONG(out, "value", entries[i].value);
-    LONG(out, "uptime_ms", entries[i].uptime_ms);
+    STRING(out, "key", e->key);
+    ENUM(out, "kind", METRIC_SYMBOLS, e->kind);
+    LONG(out, "value", e->value);
+    LONG(out, "uptime_ms", e->uptime_ms);
   }
 #if !BERTH_SERIALIZATION_CBOR
   avro_long(out, 0);
 #endif
 }
 
-void berth_encode_trace(berth_buf_t *out, int64_t uptime_ms, int64_t dropped, const uint8_t *data, size_t length) {
+void berth_encode_trace(berth_buf_t *out, const void *record) {
+  const berth_trace_t *t = (const berth_trace_t *)record;
   RECORD(out, 3);
-  LONG(out, "uptime_ms", uptime_ms);
-  LONG(out, "dropped", dropped);
+  LONG(out, "uptime_ms", t->uptime_ms);
+  LONG(out, "dropped", t->dropped);
 #if BERTH_SERIALIZATION_CBOR
   text(out, "data");
-  cbor_head(out, 2, length);
+  cbor_head(out, 2, t->length);
 #else
-  avro_long(out, (int64_t)length);
+  avro_long(out, (int64_t)t->length);
 #endif
-  berth_buf_put(out, data, length);
+  berth_buf_put(out, t->data, t->length);
 }
 
-void berth_encode_heartbeat(berth_buf_t *out, int64_t uptime_ms, int64_t boot_count) {
+void berth_encode_heartbeat(berth_buf_t *out, const void *record) {
+  const berth_heartbeat_t *h = (const berth_heartbeat_t *)record;
   RECORD(out, 2);
-  LONG(out, "uptime_ms", uptime_ms);
-  LONG(out, "boot_count", boot_count);
+  LONG(out, "uptime_ms", h->uptime_ms);
+  LONG(out, "boot_count", h->boot_count);
 }

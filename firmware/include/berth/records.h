@@ -53,12 +53,40 @@ typedef struct {
   int64_t uptime_ms;
 } berth_metric_t;
 
-void berth_encode_device_info(berth_buf_t *out, const berth_device_info_t *info);
-void berth_encode_reboot_reason(berth_buf_t *out, berth_reboot_reason_t reason, int64_t boot_count, uint32_t pc, uint32_t lr);
-void berth_encode_fault_record(berth_buf_t *out, const berth_fault_t *fault);
-void berth_encode_metrics(berth_buf_t *out, int64_t uptime_ms, const berth_metric_t *entries, size_t count);
-void berth_encode_trace(berth_buf_t *out, int64_t uptime_ms, int64_t dropped, const uint8_t *data, size_t length);
-void berth_encode_heartbeat(berth_buf_t *out, int64_t uptime_ms, int64_t boot_count);
+typedef struct {
+  berth_reboot_reason_t reason;
+  int64_t boot_count;
+  //! Of the fault that caused the reboot, 0 otherwise.
+  uint32_t pc, lr;
+} berth_reboot_t;
+
+typedef struct {
+  int64_t uptime_ms;
+  const berth_metric_t *entries;
+  size_t count;
+} berth_metrics_t;
+
+typedef struct {
+  int64_t uptime_ms;
+  //! Bytes the trace buffer dropped.
+  int64_t dropped;
+  const uint8_t *data;
+  size_t length;
+} berth_trace_t;
+
+typedef struct {
+  int64_t uptime_ms;
+  int64_t boot_count;
+} berth_heartbeat_t;
+
+//! Serializers of the records, one per chunk type; `record` points to the type named. They have the
+//! signature of berth_encoder_t (chunk.h), so a chunk can serialize its record twice (count, then send).
+void berth_encode_device_info(berth_buf_t *out, const void *record);   // berth_device_info_t
+void berth_encode_reboot_reason(berth_buf_t *out, const void *record); // berth_reboot_t
+void berth_encode_fault_record(berth_buf_t *out, const void *record);  // berth_fault_t
+void berth_encode_metrics(berth_buf_t *out, const void *record);       // berth_metrics_t
+void berth_encode_trace(berth_buf_t *out, const void *record);         // berth_trace_t
+void berth_encode_heartbeat(berth_buf_t *out, const void *record);     // berth_heartbeat_t
 
 //! The flags bit the serialization sets (4 for CBOR, 0 for Avro).
 #define BERTH_SERIALIZATION_FLAG (BERTH_SERIALIZATION_CBOR ? 0x04 : 0x00)
