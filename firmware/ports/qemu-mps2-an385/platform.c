@@ -1,0 +1,94 @@
+//! @file platform.c
+//! The platform interface on mps2-an385, the UART transport, the fault recorder and semihosting exit.
+#include <string.h>
+
+#include "berth/platform.h"
+#include "berth/reboot.h"
+#include "berth_qemu.h"
+
+#define REG(address) (*(volatile uint32_t *)(address))
+#define UART0 0x40004000u
+#define UART_DATA REG(UART0 + 0x00)
+#define UART_STATE REG(UART0 + 0x04)
+#define UART_CTRL REG(UART0 + 0x08)
+#define UART_BAUDDIV REG(UART0 + 0x10)
+#define SYST_CSR REG(0xE000E010u)
+#define SYST_RVR REG(0xE000E014u)
+#define SCB_AIRCR REG(0xE000ED0Cu)
+#define SCB_CFSR REG(0xE000ED28u)
+#define SCB_HFSR REG(0xE000ED2Cu)
+#define SCB_MMFAR REG(0xE000ED34u)
+#define SCB_BFAR REG(0xE000ED38u)
+#define CORE_CLOCK_HZ 25000000u
+
+static volatile uint32_t s_ticks;
+__attribute__((section(".retained"))) static uint32_t s_retained[64];
+
+void SysTick_Handler(void) { s_ticks++; }
+
+void berth_qemu_init(void) {
+  UART_BAUDDIV = 16;
+  UART_CTRL = 1; // TX enable
+  SYST_RVR = CORE_CLOCK_HZ / 1000 - 1;
+  SYST_CSR = 7; // core clock, interrupt, enable
+}
+
+uint32_t berth_platform_uptime_ms(void) { return s_ticks; }
+void *berth_platform_retained(void) { return s_retained; }
+
+void berth_platform_reset(void) {
+  __asm volatile("dsb");
+  SCB_AIRCR = 0x05FA0004u; // VECTKEY | SYSRESETREQ
+  for (;;) {}
+}
+
+void berth_platform_device_id(uint8_t id[8]) {
+  static const uint8_t ID[8] = { 0xb0, 0xa7, 0x10, 0xc0, 0xde, 0x00, 0x00, 0x01 };
+  memcpy(id, ID, 8);
+}
+
+static int uart_write(void *context, const uint8_t *bytes, size_t length) {
+  (void)context;
+  for (size_t i = 0; i < length; i++) {
+    while (UART_STATE & 1u) {} // TX buffer full
+    UART_DATA = bytes[i];
+  }
+  return 0;
+}
+
+berth_transport_t berth_qemu_uart(void) {
+  static berth_stream_t uart = { uart_write, NULL };
+  return berth_uart_transport(&uart);
+}
+
+const char *berth_qemu_build_id(void) {
+  extern const uint32_t __build_id_note[];
+  static char hex[41];
+  const uint32_t name_size = __build_id_note[0], desc_size = __build_id_note[1];
+  if (desc_size == 0 || desc_size > 20) return "";
+  const uint8_t *desc = (const uint8_t *)&__build_id_note[3] + ((name_size + 3u) & ~3u);
+  for (uint32_t i = 0; i < desc_size; i++) {
+    hex[2 * i] = "0123456789abcdef"[desc[i] >> 4];
+    hex[2 * i + 1] = "0123456789abcdef"[desc[i] & 15];
+  }
+  hex[2 * desc_size] = '\0';
+  return hex;
+}
+
+void berth_qemu_fault(const uint32_t *stacked) {
+  // Stacked frame: r0 r1 r2 r3 r12 lr pc xpsr; the stack pointer before the exception is just above it.
+  const berth_fault_t fault = {
+    stacked[6], stacked[5], (uint32_t)(uintptr_t)(stacked + 8), stacked[7],
+    SCB_CFSR, SCB_HFSR, SCB_MMFAR, SCB_BFAR, s_ticks
+  };
+  berth_fault_record(&fault);
+  berth_platform_reset();
+}
+
+void berth_qemu_exit(int code) {
+  // SYS_EXIT: ADP_Stopped_ApplicationExit ends QEMU with status 0, RunTimeErrorUnknown with 1.
+  register uint32_t r0 __asm("r0") = 0x18;
+  register uint32_t r1 __asm("r1") = code == 0 ? 0x20026u : 0x20023u;
+  __asm volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
+  for (;;) {}
+}
