@@ -70,7 +70,7 @@ export class WebhookNotifier {
     }
     if (failure === undefined || this.#stopped) return
     if (attempt >= this.#policy.attempts) {
-      this.#log.error({ url, alert: alert.kind, device: alert.device, attempts: attempt, failure }, 'alert webhook gave up')
+      this.#log.error({ url, alert: alert.kind, ...('device' in alert ? { device: alert.device } : {}), attempts: attempt, failure }, 'alert webhook gave up')
       return
     }
     const delay = this.#policy.firstDelayMs * 2 ** (attempt - 1)

@@ -7,6 +7,7 @@ export type TelemetryEvent =
   | { kind: 'chunk', device: string, sequence: number, type: ChunkPayload['type'], at: number }
   | { kind: 'fault', device: string, sequence: number, pc: number, lr: number, at: number }
   | { kind: 'reboot', device: string, reason: string, at: number }
+  | { kind: 'elf', build_id: string, at: number }
   | { kind: 'device.registered', device: string, at: number }
   | { kind: 'device.online', device: string, at: number }
   | { kind: 'device.offline', device: string, last_seen: number | null, at: number }

@@ -1,14 +1,14 @@
 // `berth telemetry …`: serve (the server with only the telemetry plugins), report (fleet summary),
 // faults and metrics of one device (tables, or --json), and hash-password for [ingest].users.
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { ApiClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { hashPassword } from './auth/passwords.js'
 import type { Device, StoredFault, StoredMetric } from './store.js'
 
 export const ADMIN_PASSWORD_FILE = 'telemetry-admin-password'
 /** Plugins `telemetry serve` runs. */
-const TELEMETRY_PLUGINS = ['ingest']
+const TELEMETRY_PLUGINS = ['ingest', 'symbolication']
 
 const when = (ms: number | null): string => ms === null ? '-' : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z')
 const hex = (n: number): string => `0x${n.toString(16).padStart(8, '0')}`
@@ -44,6 +44,7 @@ function checkDevice (id: string): string {
 
 export function telemetryCommands (cli: CliRegistry): void {
   const telemetry = cli.program.command('telemetry').description('device telemetry: the ingest server and its data')
+  gatewayCommand(cli)
 
   telemetry.command('serve')
     .description('run the server with only the telemetry plugins (same as BERTH_PLUGINS=ingest berth server)')
@@ -112,3 +113,34 @@ export function telemetryCommands (cli: CliRegistry): void {
     })
 }
 
+
+/** `berth gateway`: the bridge from devices on serial lines to the telemetry server (gateway/). */
+function gatewayCommand (cli: CliRegistry): void {
+  cli.program.command('gateway')
+    .description('bridge devices on serial lines (and BLE where the host has an adapter) to the telemetry server, spooling to disk while it is unreachable')
+    .option('--serial <line>', 'a serial line: tcp:HOST:PORT, or a tty path with an optional @baud (/dev/ttyUSB0@115200); repeatable', (value: string, all: string[]) => [...all, value], [])
+    .option('--url <url>', 'the telemetry server (default: the telemetry listener of the settings, or BERTH_TELEMETRY_URL)')
+    .option('--api-key <key>', 'the device key (default: INGEST_API_KEY, or <state_dir>/ingest-api-key)')
+    .option('--spool <dir>', 'where frames wait for the server (default: <state_dir>/gateway-spool)')
+    .option('--no-ble', 'do not look for BLE adapters')
+    .action(async (options: { serial: string[], url?: string, apiKey?: string, spool?: string, ble: boolean }) => {
+      const { parseSerial } = await import('./gateway/sources.js')
+      const serials = options.serial.map(parseSerial)
+      if (serials.length === 0) throw new UsageError('give at least one --serial line')
+      const { urls, stateDir } = await cli.settings()
+      const keyFile = join(stateDir, 'ingest-api-key')
+      const apiKey = options.apiKey ?? process.env.INGEST_API_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined)
+      if (apiKey === undefined || apiKey === '') throw new UsageError(`no device key: pass --api-key, set INGEST_API_KEY, or run on the server host (${keyFile} does not exist)`)
+      if (options.url !== undefined && !URL.canParse(options.url)) throw new UsageError(`--url ${options.url} is not a URL`)
+      const { runGateway } = await import('./gateway/gateway.js')
+      const stopped = new Promise<void>(resolve => { process.once('SIGINT', () => { resolve() }); process.once('SIGTERM', () => { resolve() }) })
+      await runGateway({
+        serials,
+        url: options.url !== undefined ? new URL(options.url) : urls.telemetry,
+        apiKey,
+        spoolDir: resolve(options.spool ?? join(stateDir, 'gateway-spool')),
+        ble: options.ble,
+        log: line => { console.log(`gateway: ${line}`) }
+      }, stopped)
+    })
+}

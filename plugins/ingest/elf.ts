@@ -3,6 +3,8 @@
 import { createHash } from 'node:crypto'
 
 const SHT_NOTE = 7
+/** e_machine of 32-bit ARM images. */
+export const ELF_MACHINE_ARM = 40
 const NT_GNU_BUILD_ID = 3
 
 export interface ElfInfo {

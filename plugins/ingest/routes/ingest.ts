@@ -3,7 +3,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BadRequest, UnsupportedMediaType } from '../../../kernel/index.js'
-import { inspectElf } from '../elf.js'
+import { ELF_MACHINE_ARM, inspectElf } from '../elf.js'
 import type { Telemetry } from '../telemetry.js'
 
 /** The raw body of an application/octet-stream request; anything else is refused. */
@@ -31,6 +31,7 @@ export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
     const body = binaryBody(request, 'an ELF file')
     const inspected = inspectElf(body)
     if (!inspected.ok) throw new BadRequest(inspected.reason)
+    if (inspected.info.machine !== ELF_MACHINE_ARM) throw new BadRequest(`not an ARM image (ELF machine ${inspected.info.machine}; ARM is 40): faults are resolved with arm-none-eabi-addr2line`)
     const { software_type: type = null, software_version: version = null } = request.query
     const id = inspected.info.buildId ?? inspected.info.sha1
     mkdirSync(t.elfDir, { recursive: true, mode: 0o700 })
@@ -42,6 +43,7 @@ export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
       t.store.elves.put(id, record)
       if (version !== null) t.store.versions.put(`${type ?? 'main'}@${version}`, id)
     })
+    t.publish([{ kind: 'elf', build_id: id, at: record.uploaded_at }])
     return await reply.code(201).send({ build_id: id, has_build_id: inspected.info.buildId !== undefined, size: body.length, software_type: type, software_version: version })
   })
 }

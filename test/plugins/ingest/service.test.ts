@@ -13,6 +13,7 @@ import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import ingest from '../../../plugins/ingest/index.js'
 import { runCli } from '../../support/cli.js'
 import { ensureDebianPackages, requireComponent } from '../../support/component.js'
+import { armToolchain } from '../../support/firmware.js'
 import { testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
@@ -147,12 +148,15 @@ t.test('Prometheus text passes promtool check metrics', async t => {
   t.equal(checked, 0, 'promtool found no problem')
 })
 
-t.test('ELF uploads are validated, keyed by GNU build id, size-limited and stored 0600', async t => {
+t.test('ELF uploads are validated (ARM images only), keyed by GNU build id, size-limited and stored 0600', async t => {
+  const compiler = await requireComponent(t, 'arm-none-eabi-gcc', armToolchain)
+  if (compiler === undefined) return
   const dir = tempDir(t)
   const elfDir = join(dir, 'elves')
   const server = await telemetryServer(t, { elf_dir: elfDir, elf_max_bytes: 200_000 })
   writeFileSync(join(dir, 'fw.c'), 'int main(void) { return 42; }\n')
-  await run('cc', ['-g', '-Wl,--build-id=sha1', '-o', join(dir, 'fw.elf'), join(dir, 'fw.c')])
+  await run(compiler, ['-g', '-Wl,--build-id=sha1', '--specs=nosys.specs', '-o', join(dir, 'fw.elf'), join(dir, 'fw.c')])
+  await run('cc', ['-o', join(dir, 'host.elf'), join(dir, 'fw.c')])
   const { stdout } = await run('readelf', ['-n', join(dir, 'fw.elf')])
   const expected = /Build ID: ([0-9a-f]+)/.exec(stdout)?.[1]
   t.match(expected, /^[0-9a-f]{40}$/)
@@ -168,6 +172,8 @@ t.test('ELF uploads are validated, keyed by GNU build id, size-limited and store
   t.equal((await upload(readFileSync(join(dir, 'fw.elf')), { authorization: basic('viewer') })).status, 403)
   const notElf = await upload(Buffer.alloc(100, 1), { authorization: basic('admin') })
   t.same([notElf.status, await notElf.json()], [400, { error: 'not an ELF file (no \\x7fELF magic)' }])
+  const notArm = await upload(readFileSync(join(dir, 'host.elf')), { authorization: basic('admin') })
+  t.same([notArm.status, await notArm.json()], [400, { error: 'not an ARM image (ELF machine 62; ARM is 40): faults are resolved with arm-none-eabi-addr2line' }])
   t.equal((await upload(Buffer.alloc(300_000), { authorization: basic('admin') })).status, 413)
 })
 

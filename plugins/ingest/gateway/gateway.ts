@@ -1,0 +1,69 @@
+// `berth gateway`: bridges devices on serial lines (and, where an adapter exists, BLE) to the
+// telemetry server. Each line's bytes are split into frames, appended to the spool, and forwarded
+// in order; a line that closes is opened again. It runs until SIGINT or SIGTERM.
+import { bleAdapters, openSerial, type SerialSpec } from './sources.js'
+import { FrameSplitter } from './frames.js'
+import { Forwarder } from './forwarder.js'
+import { Spool } from './spool.js'
+
+export interface GatewayOptions {
+  serials: SerialSpec[]
+  url: URL
+  apiKey: string
+  spoolDir: string
+  ble: boolean
+  log(line: string): void
+}
+
+const REOPEN_MS = 1000
+
+export async function runGateway (options: GatewayOptions, stopped: Promise<void>): Promise<void> {
+  const { log } = options
+  const spool = new Spool(options.spoolDir)
+  const forwarder = new Forwarder(options.url, options.apiKey, spool, {
+    delivered: (counts, rejected) => {
+      log(`forwarded ${Object.values(counts).reduce((a, b) => a + b, 0)} frames: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}`)
+      for (const frame of rejected) log(`a frame was rejected: ${frame.reason ?? 'no reason given'}`)
+    },
+    waiting: (reason, retryMs, pending) => { log(`${reason}; ${pending} bytes of frames spooled, retrying in ${retryMs / 1000} s`) }
+  })
+  if (spool.pending > 0) log(`${spool.pending} bytes of frames were waiting in ${options.spoolDir}`)
+  forwarder.start()
+  if (options.ble) {
+    const adapters = bleAdapters()
+    log(adapters.length === 0
+      ? 'BLE: no adapter on this host (/sys/class/bluetooth is empty); serial lines only'
+      : `BLE: adapter ${adapters.join(', ')} found, but BLE bridging needs a BlueZ backend this build does not have; serial lines only`)
+  }
+  let running = true
+  const lines = options.serials.map(async spec => { await readLine(spec, spool, forwarder, log, () => running) })
+  await stopped
+  running = false
+  await forwarder.stop()
+  spool.close()
+  void Promise.allSettled(lines)
+}
+
+/** Read one serial line until the gateway stops, opening it again whenever it closes or fails. */
+async function readLine (spec: SerialSpec, spool: Spool, forwarder: Forwarder, log: (line: string) => void, running: () => boolean): Promise<void> {
+  let announced = false
+  while (running()) {
+    const splitter = new FrameSplitter()
+    try {
+      const stream = await openSerial(spec)
+      log(`serial ${spec.label}: open`)
+      announced = false
+      stream.on('data', (bytes: Buffer) => {
+        const frames = splitter.push(bytes)
+        spool.append(frames)
+        if (frames.length > 0) forwarder.notify()
+      })
+      await new Promise<void>(resolve => { stream.once('close', resolve); stream.once('error', () => { resolve() }) })
+      log(`serial ${spec.label}: closed${splitter.skipped > 0 ? ` (${splitter.skipped} bytes that were not frames skipped)` : ''}`)
+    } catch (err) {
+      if (!announced) log(`serial ${spec.label}: cannot open (${(err as Error).message}); trying again every ${REOPEN_MS / 1000} s`)
+      announced = true
+    }
+    if (running()) await new Promise(resolve => setTimeout(resolve, REOPEN_MS))
+  }
+}

@@ -1,0 +1,47 @@
+// Where the gateway reads devices from: a serial line (a tty or pty path with its baud rate, or the
+// TCP endpoint an emulator or a serial server offers), reconnected when it goes away; and BLE, whose
+// absence is reported in one line.
+import { execFile } from 'node:child_process'
+import { createReadStream, existsSync, readdirSync } from 'node:fs'
+import { connect } from 'node:net'
+import type { Readable } from 'node:stream'
+import { promisify } from 'node:util'
+import { UsageError } from '../../../kernel/index.js'
+
+const run = promisify(execFile)
+
+export type SerialSpec = { kind: 'tcp', host: string, port: number, label: string } | { kind: 'tty', path: string, baud: number, label: string }
+
+/** `tcp:HOST:PORT` or `PATH[@BAUD]` (115200 by default). */
+export function parseSerial (text: string): SerialSpec {
+  const tcp = /^tcp:(.+):(\d+)$/.exec(text)
+  if (tcp !== null) {
+    const port = Number(tcp[2])
+    if (port < 1 || port > 65535) throw new UsageError(`--serial ${text}: the port must be 1-65535`)
+    return { kind: 'tcp', host: tcp[1], port, label: text }
+  }
+  const [path, baudText = '115200'] = text.split('@')
+  const baud = Number(baudText)
+  if (!path.startsWith('/') || !Number.isInteger(baud) || baud <= 0) {
+    throw new UsageError(`--serial ${text}: give tcp:HOST:PORT or a device path with an optional @baud (/dev/ttyUSB0@115200)`)
+  }
+  return { kind: 'tty', path, baud, label: text }
+}
+
+/** Open the serial line; resolves with its byte stream. */
+export async function openSerial (spec: SerialSpec): Promise<Readable> {
+  if (spec.kind === 'tcp') {
+    return await new Promise((resolve, reject) => {
+      const socket = connect({ host: spec.host, port: spec.port }, () => { socket.off('error', reject); resolve(socket) })
+      socket.once('error', reject)
+    })
+  }
+  if (!existsSync(spec.path)) throw new Error(`${spec.path} does not exist`)
+  await run('stty', ['-F', spec.path, String(spec.baud), 'raw', '-echo'])
+  return createReadStream(spec.path)
+}
+
+/** The host's BLE adapters (hci0, ...), from sysfs. */
+export function bleAdapters (sysfs = '/sys/class/bluetooth'): string[] {
+  return existsSync(sysfs) ? readdirSync(sysfs).filter(name => name.startsWith('hci')) : []
+}

@@ -1,0 +1,87 @@
+// A real device, end to end: the firmware example built with Debian's arm-none-eabi-gcc boots in
+// qemu-system-arm (Cortex-M3), records metrics and a log line, uploads over its UART, crashes on a
+// call through a null function pointer, resets, and uploads the hard-fault reboot and the fault.
+// `berth gateway` reads the UART while the server is down, spools every frame, and forwards them once
+// it is up: every chunk arrives exactly once. The ELF uploaded afterwards resolves the earlier fault
+// to the named function and its line.
+import t from 'tap'
+import { execFile, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import ingest from '../../plugins/ingest/index.js'
+import symbolication from '../../plugins/symbolication/index.js'
+import { hashPassword } from '../../plugins/ingest/auth/passwords.js'
+import { exited, spawnCli } from '../support/cli.js'
+import { requireComponent } from '../support/component.js'
+import { armToolchain, FIRMWARE_DIR, make } from '../support/firmware.js'
+import { testKernel } from '../support/kernel.js'
+import { freePort } from '../support/net.js'
+import { pollUntil } from '../support/poll.js'
+import { tempDir } from '../support/tmp.js'
+
+const compiler = await requireComponent(t, 'arm-none-eabi-gcc and qemu-system-arm', armToolchain)
+const run = promisify(execFile)
+const DEVICE = 'b0a710c0de000001'
+const KEY = 'e2e-device-key-0123456789abcdef'
+const auth = { authorization: `Basic ${Buffer.from('admin:e2e admin password').toString('base64')}` }
+
+if (compiler !== undefined) {
+  t.test('firmware in QEMU → UART → berth gateway (through a server outage) → ingest → symbolication', async t => {
+    const out = tempDir(t, 'berth-e2e-')
+    await make('qemu-demo', out)
+    const elf = join(out, 'qemu-demo.elf')
+    const [telemetryPort, uartPort] = await Promise.all([freePort(), freePort()])
+    const server = await testKernel(t, {
+      noStart: true,
+      plugins: [ingest, symbolication],
+      config: {
+        server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port: telemetryPort } } },
+        ingest: { api_key: KEY, users: [{ name: 'admin', role: 'admin', password: hashPassword('e2e admin password') }] }
+      }
+    })
+
+    // The device boots and talks to its UART, which QEMU serves on TCP; the gateway connects to it.
+    const qemu = spawn('qemu-system-arm', ['-M', 'mps2-an385', '-nographic', '-monitor', 'none', '-semihosting-config', 'enable=on,target=native',
+      '-kernel', elf, '-serial', `tcp:127.0.0.1:${uartPort},server=on,wait=on`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    t.teardown(() => { qemu.kill('SIGKILL') })
+    const gateway = spawnCli(['gateway', '--serial', `tcp:127.0.0.1:${uartPort}`, '--url', `http://127.0.0.1:${telemetryPort}`, '--api-key', KEY, '--spool', join(out, 'spool')])
+    t.teardown(() => { gateway.kill('SIGKILL') })
+    t.equal(await exited(qemu), 0, 'the device ran both sessions and ended the emulation')
+    const spooled = await pollUntil(() => /retrying in/.test(gateway.output()) && gateway.output(), { what: 'the gateway to find the server down', timeout: 20_000 })
+    t.match(spooled, /BLE: no adapter on this host/, 'no BLE adapter here: said in one line')
+
+    await server.start()
+    const base = server.url('telemetry')
+    const json = async (path: string): Promise<Record<string, unknown>> => await (await fetch(new URL(path, base), { headers: auth })).json() as Record<string, unknown>
+    await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as unknown[] | undefined)?.length === 1, { what: 'the fault to arrive', timeout: 30_000 })
+    await pollUntil(() => /forwarded/.test(gateway.output()) && server.service('ingest').telemetry.store.seen.getKeysCount() === 10, { what: 'all ten chunks' })
+    const forwarded = [...gateway.output().matchAll(/forwarded \d+ frames: (\d+) accepted, (\d+) duplicate/g)]
+    t.same([forwarded.reduce((n, m) => n + Number(m[1]), 0), forwarded.reduce((n, m) => n + Number(m[2]), 0)], [10, 0], 'ten chunks forwarded, each exactly once')
+
+    const { stdout: notes } = await run('arm-none-eabi-readelf', ['-n', elf])
+    const buildId = /Build ID: ([0-9a-f]{40})/.exec(notes)?.[1]
+    t.match(await json(`/devices/${DEVICE}`), { serial: 'QEMU-0001', hardware_version: 'mps2-an385', software_type: 'qemu-demo', build_id: buildId, boot_count: 2 }, 'the device reports the build id of its image')
+    t.match(await json(`/devices/${DEVICE}/reboots`), { items: [{ reason: 'power_on', boot_count: 1 }, { reason: 'hard_fault', boot_count: 2 }] })
+    const metrics = (await json(`/devices/${DEVICE}/metrics`)).items as Array<{ key: string, value: number }>
+    t.same(metrics.map(m => [m.key, m.value]), [['battery_mv', 3700], ['boots', 1], ['loop_us', 420], ['recoveries', 1]])
+    t.match(await json(`/devices/${DEVICE}/traces`), { items: [{ text: 'sensor ready\n' }] })
+    const [fault] = (await json(`/devices/${DEVICE}/faults`)).items as Array<{ pc: number, lr: number, cfsr: number, symbol: string }>
+    t.match(fault, { symbol: `unsymbolicated: no ELF uploaded for build ${buildId ?? ''}` }, 'no ELF yet: the fault is kept, and says why it is not resolved')
+    t.ok((fault.cfsr & 0x20000) !== 0, 'CFSR says INVSTATE: the core tried to run from an even address (the null pointer)')
+
+    // The build's ELF arrives: the earlier fault is resolved to the function and line of the call.
+    const upload = await fetch(new URL('/ingest/elf', base), { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: readFileSync(elf) })
+    t.equal(upload.status, 201)
+    const source = readFileSync(join(FIRMWARE_DIR, 'examples/qemu-demo/main.c'), 'utf8').split('\n')
+    const line = source.findIndex(l => l.includes('// the fault')) + 1
+    const resolved = await pollUntil(async () => {
+      const [now] = (await json(`/devices/${DEVICE}/faults`)).items as Array<{ symbol: string }>
+      return !now.symbol.startsWith('unsymbolicated') && now.symbol
+    }, { what: 'the fault to be symbolicated' })
+    t.equal(resolved, `sensor_poll at ${join(FIRMWARE_DIR, 'examples/qemu-demo/main.c')}:${line}`)
+
+    gateway.kill('SIGTERM')
+    t.equal(await exited(gateway), 0, 'the gateway stops cleanly')
+  })
+}
