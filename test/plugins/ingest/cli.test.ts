@@ -24,7 +24,7 @@ t.test('serve, then report, faults and metrics through the API', async t => {
     const response = await fetch(`http://127.0.0.1:${control}/api/v1/health`)
     return response.ok && await response.json() as { plugins: Record<string, unknown> }
   }, { what: 'berth telemetry serve to answer', timeout: 20_000 })
-  t.same(Object.keys(health.plugins), ['ingest'], 'only the telemetry plugins run')
+  t.same(Object.keys(health.plugins), ['ingest', 'symbolication'], 'only the telemetry plugins run')
   t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'wasm' } }, 'health says the WASM codecs decode')
 
   const body = Buffer.concat([SAMPLES[0], SAMPLES[2], SAMPLES[3]].map((payload, sequence) => encodeChunk({ device: DEVICE, sequence, payload })))
@@ -37,8 +37,11 @@ t.test('serve, then report, faults and metrics through the API', async t => {
   const json = await runCli(['telemetry', 'report', '--json'], { cwd: dir, env })
   t.match(JSON.parse(json.stdout), { devices: 1, online: 1, offline: 0, fleet: [{ id: DEVICE, serial: 'SN-0042' }] })
 
-  const faults = await runCli(['telemetry', 'faults', DEVICE], { cwd: dir, env })
-  t.match(faults.stdout, /^RECEIVED +PC +LR +CFSR +SYMBOL\n\S+ +0x0800abcd +0x08000123 +0x00008200 +-\n$/)
+  const faults = await pollUntil(async () => {
+    const listed = await runCli(['telemetry', 'faults', DEVICE], { cwd: dir, env })
+    return listed.stdout.includes('unsymbolicated') && listed
+  }, { what: 'the fault to be looked at by symbolication' })
+  t.match(faults.stdout, /^RECEIVED +PC +LR +CFSR +SYMBOL\n\S+ +0x0800abcd +0x08000123 +0x00008200 +unsymbolicated: no ELF uploaded for build a1b2c3d4e5f60718\n$/)
   const metrics = await runCli(['telemetry', 'metrics', DEVICE, '--kind', 'gauge', '--json'], { cwd: dir, env })
   t.match(JSON.parse(metrics.stdout), [{ key: 'battery_mv', kind: 'gauge', value: 3712 }])
 
