@@ -1,6 +1,7 @@
 // `berth gateway`: bridges devices on serial lines (and, where an adapter exists, BLE) to the
 // telemetry server. Each line's bytes are split into frames, appended to the spool, and forwarded
 // in order; a line that closes is opened again. It runs until SIGINT or SIGTERM.
+import type { Readable } from 'node:stream'
 import { bleAdapters, openSerial, type SerialSpec } from './sources.js'
 import { FrameSplitter } from './frames.js'
 import { Forwarder } from './forwarder.js'
@@ -36,21 +37,24 @@ export async function runGateway (options: GatewayOptions, stopped: Promise<void
       : `BLE: adapter ${adapters.join(', ')} found, but BLE bridging needs a BlueZ backend this build does not have; serial lines only`)
   }
   let running = true
-  const lines = options.serials.map(async spec => { await readLine(spec, spool, forwarder, log, () => running) })
+  const open = new Set<Readable>()
+  const lines = options.serials.map(async spec => { await readLine(spec, spool, forwarder, log, () => running, open) })
   await stopped
   running = false
+  for (const stream of open) stream.destroy()
   await forwarder.stop()
   spool.close()
   void Promise.allSettled(lines)
 }
 
 /** Read one serial line until the gateway stops, opening it again whenever it closes or fails. */
-async function readLine (spec: SerialSpec, spool: Spool, forwarder: Forwarder, log: (line: string) => void, running: () => boolean): Promise<void> {
+async function readLine (spec: SerialSpec, spool: Spool, forwarder: Forwarder, log: (line: string) => void, running: () => boolean, open: Set<Readable>): Promise<void> {
   let announced = false
   while (running()) {
     const splitter = new FrameSplitter()
     try {
       const stream = await openSerial(spec)
+      open.add(stream)
       log(`serial ${spec.label}: open`)
       announced = false
       stream.on('data', (bytes: Buffer) => {
@@ -59,6 +63,8 @@ async function readLine (spec: SerialSpec, spool: Spool, forwarder: Forwarder, l
         if (frames.length > 0) forwarder.notify()
       })
       await new Promise<void>(resolve => { stream.once('close', resolve); stream.once('error', () => { resolve() }) })
+      open.delete(stream)
+      if (!running()) return
       log(`serial ${spec.label}: closed${splitter.skipped > 0 ? ` (${splitter.skipped} bytes that were not frames skipped)` : ''}`)
     } catch (err) {
       if (!announced) log(`serial ${spec.label}: cannot open (${(err as Error).message}); trying again every ${REOPEN_MS / 1000} s`)

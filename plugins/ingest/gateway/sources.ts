@@ -2,9 +2,10 @@
 // TCP endpoint an emulator or a serial server offers), reconnected when it goes away; and BLE, whose
 // absence is reported in one line.
 import { execFile } from 'node:child_process'
-import { createReadStream, existsSync, readdirSync } from 'node:fs'
+import { constants, createReadStream, existsSync, openSync, readdirSync } from 'node:fs'
 import { connect } from 'node:net'
 import type { Readable } from 'node:stream'
+import { isatty, ReadStream } from 'node:tty'
 import { promisify } from 'node:util'
 import { UsageError } from '../../../kernel/index.js'
 
@@ -38,7 +39,10 @@ export async function openSerial (spec: SerialSpec): Promise<Readable> {
   }
   if (!existsSync(spec.path)) throw new Error(`${spec.path} does not exist`)
   await run('stty', ['-F', spec.path, String(spec.baud), 'raw', '-echo'])
-  return createReadStream(spec.path)
+  // A terminal is read through libuv's non-blocking tty handle, which can be closed while a read is
+  // waiting; a plain file read would hold a thread-pool thread until the device sends something.
+  const fd = openSync(spec.path, constants.O_RDONLY | constants.O_NOCTTY | constants.O_NONBLOCK)
+  return isatty(fd) ? new ReadStream(fd) : createReadStream('', { fd })
 }
 
 /** The host's BLE adapters (hci0, ...), from sysfs. */

@@ -1,13 +1,17 @@
 // The gateway's parts: frames split out of a noisy byte stream in any pieces (bad CRCs skipped), a
 // spool that survives a restart and forwards from where the server last acknowledged, and the
-// one-line refusals of its command. (The whole bridge runs in test/e2e/device.test.ts.)
+// one-line refusals of its command, and a real pseudo-terminal as a tty line. (The whole bridge, over
+// QEMU's UART, runs in test/e2e/device.test.ts.)
 import t from 'tap'
+import { spawn } from 'node:child_process'
 import { FrameSplitter } from '../../../plugins/ingest/gateway/frames.js'
 import { Spool } from '../../../plugins/ingest/gateway/spool.js'
 import { parseSerial } from '../../../plugins/ingest/gateway/sources.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
-import { runCli } from '../../support/cli.js'
+import { exited, runCli, spawnCli } from '../../support/cli.js'
+import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
+import { API_KEY, telemetryServer } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
 
 const frame = (sequence: number): Buffer => Buffer.from(encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[5] }))
@@ -54,4 +58,28 @@ t.test('serial lines are checked, and the command refuses what it cannot use in 
   const noKey = await runCli(['gateway', '--serial', 'tcp:127.0.0.1:1'], { cwd: tempDir(t), env: { INGEST_API_KEY: '' } })
   t.equal(noKey.code, 2)
   t.match(noKey.stderr, /^berth: no device key: pass --api-key, set INGEST_API_KEY, or run on the server host \(.*ingest-api-key does not exist\)\n$/)
+})
+
+t.test('a tty line: frames written to a pseudo-terminal reach the server through the gateway', async t => {
+  const server = await telemetryServer(t)
+  // A real pseudo-terminal (python's os.openpty): the device side writes frames to the master, the
+  // gateway reads the slave path as it would read /dev/ttyUSB0.
+  const pty = spawn('python3', ['-c', [
+    'import os, sys',
+    'master, slave = os.openpty()',
+    'print(os.ttyname(slave), flush=True)',
+    'for line in sys.stdin:',
+    '    os.write(master, bytes.fromhex(line.strip()))',
+    'os.close(master)'
+  ].join('\n')], { stdio: ['pipe', 'pipe', 'inherit'] })
+  t.teardown(() => { pty.kill('SIGKILL') })
+  const path = await new Promise<string>(resolve => { pty.stdout.once('data', (chunk: Buffer) => { resolve(chunk.toString().trim()) }) })
+  const gateway = spawnCli(['gateway', '--serial', `${path}@57600`, '--url', server.base.href, '--api-key', API_KEY, '--spool', tempDir(t), '--no-ble'])
+  t.teardown(() => { gateway.kill('SIGKILL') })
+  await pollUntil(() => gateway.output().includes(`serial ${path}@57600: open`), { what: 'the gateway to open the tty' })
+  pty.stdin.write(`${Buffer.concat([Buffer.from('noise'), frame(11), frame(12)]).toString('hex')}\n`)
+  await pollUntil(() => server.service.telemetry.store.seen.getKeysCount() === 2, { what: 'both frames stored' })
+  t.match(gateway.output(), /forwarded 2 frames: 2 accepted, 0 duplicate/)
+  gateway.kill('SIGTERM')
+  t.equal(await exited(gateway), 0)
 })
