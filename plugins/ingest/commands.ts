@@ -114,7 +114,7 @@ export function telemetryCommands (cli: CliRegistry): void {
 }
 
 
-/** `berth gateway`: the bridge from devices on serial lines to the telemetry server (gateway/). */
+/** `berth gateway`: the bridge from devices on serial lines and BLE to the telemetry server (gateway/). */
 function gatewayCommand (cli: CliRegistry): void {
   cli.program.command('gateway')
     .description('bridge devices on serial lines (and BLE where the host has an adapter) to the telemetry server, spooling to disk while it is unreachable')
@@ -122,11 +122,11 @@ function gatewayCommand (cli: CliRegistry): void {
     .option('--url <url>', 'the telemetry server (default: the telemetry listener of the settings, or BERTH_TELEMETRY_URL)')
     .option('--api-key <key>', 'the device key (default: INGEST_API_KEY, or <state_dir>/ingest-api-key)')
     .option('--spool <dir>', 'where frames wait for the server (default: <state_dir>/gateway-spool)')
-    .option('--no-ble', 'do not look for BLE adapters')
+    .option('--no-ble', 'do not bridge BLE devices (by default, devices offering the Berth GATT service are found through BlueZ)')
     .action(async (options: { serial: string[], url?: string, apiKey?: string, spool?: string, ble: boolean }) => {
       const { parseSerial } = await import('./gateway/sources.js')
       const serials = options.serial.map(parseSerial)
-      if (serials.length === 0) throw new UsageError('give at least one --serial line')
+      if (serials.length === 0 && !options.ble) throw new UsageError('give at least one --serial line, or leave BLE on')
       const { urls, stateDir } = await cli.settings()
       const keyFile = join(stateDir, 'ingest-api-key')
       const apiKey = options.apiKey ?? process.env.INGEST_API_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined)

@@ -32,5 +32,9 @@ berth_transport_t berth_usb_cdc_transport(berth_stream_t *cdc);
 berth_transport_t berth_lora_transport(berth_packet_link_t *radio);
 #endif
 #if BERTH_TRANSPORT_BLE
+//! The GATT service a device advertises for `berth gateway`, and its characteristic whose
+//! notifications carry the packets (one frame each) of the BLE transport.
+#define BERTH_BLE_SERVICE_UUID "b3a70001-2d6c-4c1e-9a51-7f0e5b1e7a00"
+#define BERTH_BLE_CHUNKS_UUID "b3a70002-2d6c-4c1e-9a51-7f0e5b1e7a00"
 berth_transport_t berth_ble_transport(berth_packet_link_t *link);
 #endif

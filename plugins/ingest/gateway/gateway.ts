@@ -1,8 +1,11 @@
-// `berth gateway`: bridges devices on serial lines (and, where an adapter exists, BLE) to the
-// telemetry server. Each line's bytes are split into frames, appended to the spool, and forwarded
-// in order; a line that closes is opened again. It runs until SIGINT or SIGTERM.
+// `berth gateway`: bridges devices on serial lines and BLE (through BlueZ, where the host has an
+// adapter) to the telemetry server. Each line's bytes and each BLE device's notifications are split
+// into frames, appended to the spool, and forwarded in order; a line that closes is opened again.
+// It runs until SIGINT or SIGTERM.
 import type { Readable } from 'node:stream'
-import { bleAdapters, openSerial, type SerialSpec } from './sources.js'
+import { UsageError } from '../../../kernel/index.js'
+import { startBle, type BleBridge } from './ble.js'
+import { openSerial, type SerialSpec } from './sources.js'
 import { FrameSplitter } from './frames.js'
 import { Forwarder } from './forwarder.js'
 import { Spool } from './spool.js'
@@ -30,11 +33,24 @@ export async function runGateway (options: GatewayOptions, stopped: Promise<void
   })
   if (spool.pending > 0) log(`${spool.pending} bytes of frames were waiting in ${options.spoolDir}`)
   forwarder.start()
+  let ble: BleBridge | undefined
   if (options.ble) {
-    const adapters = bleAdapters()
-    log(adapters.length === 0
-      ? 'BLE: no adapter on this host (/sys/class/bluetooth is empty); serial lines only'
-      : `BLE: adapter ${adapters.join(', ')} found, but BLE bridging needs a BlueZ backend this build does not have; serial lines only`)
+    const splitters = new Map<string, FrameSplitter>()
+    ble = await startBle({
+      log,
+      packet: (address, bytes) => {
+        const splitter = splitters.get(address) ?? new FrameSplitter()
+        splitters.set(address, splitter)
+        const frames = splitter.push(bytes)
+        spool.append(frames)
+        if (frames.length > 0) forwarder.notify()
+      }
+    })
+  }
+  if (ble === undefined && options.serials.length === 0) {
+    await forwarder.stop()
+    spool.close()
+    throw new UsageError('nothing to bridge: BLE cannot be used here and no --serial line was given')
   }
   let running = true
   const open = new Set<Readable>()
@@ -42,6 +58,7 @@ export async function runGateway (options: GatewayOptions, stopped: Promise<void
   await stopped
   running = false
   for (const stream of open) stream.destroy()
+  await ble?.stop()
   await forwarder.stop()
   spool.close()
   void Promise.allSettled(lines)

@@ -1,8 +1,7 @@
-// Where the gateway reads devices from: a serial line (a tty or pty path with its baud rate, or the
-// TCP endpoint an emulator or a serial server offers), reconnected when it goes away; and BLE, whose
-// absence is reported in one line.
+// The serial lines the gateway reads devices from: a tty or pty path with its baud rate, or the TCP
+// endpoint an emulator or a serial server offers. (BLE devices come through ble.ts.)
 import { execFile } from 'node:child_process'
-import { constants, createReadStream, existsSync, openSync, readdirSync } from 'node:fs'
+import { constants, createReadStream, existsSync, openSync } from 'node:fs'
 import { connect } from 'node:net'
 import type { Readable } from 'node:stream'
 import { isatty, ReadStream } from 'node:tty'
@@ -43,9 +42,4 @@ export async function openSerial (spec: SerialSpec): Promise<Readable> {
   // waiting; a plain file read would hold a thread-pool thread until the device sends something.
   const fd = openSync(spec.path, constants.O_RDONLY | constants.O_NOCTTY | constants.O_NONBLOCK)
   return isatty(fd) ? new ReadStream(fd) : createReadStream('', { fd })
-}
-
-/** The host's BLE adapters (hci0, ...), from sysfs. */
-export function bleAdapters (sysfs = '/sys/class/bluetooth'): string[] {
-  return existsSync(sysfs) ? readdirSync(sysfs).filter(name => name.startsWith('hci')) : []
 }
