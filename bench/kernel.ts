@@ -1,5 +1,6 @@
-// Kernel benchmark: cold start of `berth server` until it answers, and the control listener's
-// throughput on an empty request, side by side with a bare fastify app in the same run.
+// Kernel benchmark: cold start of `berth server` until it answers (the kernel alone, all plugins, the
+// ingest plugin alone), and the control listener's throughput on an empty request, side by side with
+// a bare fastify app in the same run.
 // Run: npm run build && node dist/bench/kernel.js   (BENCH_RUNS, BENCH_SECONDS bound the work)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -58,6 +59,23 @@ function kernelTarget (workdir: string): Target {
   }
 }
 
+/**
+ * `berth server` with its plugins (all, or those named), every listener on 127.0.0.1 with a free port.
+ * Its state directory is kept between rounds: a start after the first, as a restart of a server is.
+ */
+function serverTarget (workdir: string, plugins: string | undefined): Target {
+  const dir = mkdtempSync(join(workdir, 'server-'))
+  return {
+    name: plugins === undefined ? 'berth server, all plugins' : `berth server, ${plugins} alone`,
+    start: async port => {
+      writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "error"', ...(plugins === undefined ? [] : [`plugins = ["${plugins}"]`]),
+        ...['control', 'telemetry', 'app'].flatMap(name => [`[server.listeners.${name}]`, 'host = "127.0.0.1"', `port = ${name === 'control' ? port : 0}`]),
+        ...(plugins === undefined ? ['[proxy]', 'http_port = 0', 'https_port = 0'] : [])].join('\n'))
+      return await startAndWait([CLI, 'server'], dir, port)
+    }
+  }
+}
+
 const bareTarget: Target = { name: 'bare fastify', start: async port => await startAndWait([BARE, String(port)], tmpdir(), port) }
 
 /** The control experiment: bare fastify again, in a process that has also imported what `berth` imports. */
@@ -74,7 +92,7 @@ async function throughput (port: number): Promise<number> {
 
 async function main (): Promise<void> {
   const workdir = mkdtempSync(join(tmpdir(), 'berth-bench-kernel-'))
-  const targets = [kernelTarget(workdir), bareTarget, loadedBareTarget]
+  const targets = [kernelTarget(workdir), bareTarget, loadedBareTarget, serverTarget(workdir, undefined), serverTarget(workdir, 'ingest')]
   const starts = targets.map((): number[] => [])
   const rates = targets.map((): number[] => [])
   try {

@@ -7,7 +7,7 @@ import { BasicAuthenticator } from './auth/basic.js'
 import { installGuard } from './auth/guard.js'
 import { JwtAuthenticator } from './auth/jwt.js'
 import { hashPassword } from './auth/passwords.js'
-import { generatedSecret } from './auth/secret-file.js'
+import { generatedSecret, hashedSecret } from './auth/secret-file.js'
 import { ADMIN_PASSWORD_FILE } from './commands.js'
 import { ssoEnabled, type IngestSettings } from './config.js'
 import { EventLog } from './event-log.js'
@@ -33,7 +33,7 @@ export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService 
   const apiKey = settings.api_key !== '' ? settings.api_key : generatedSecret(ctx.stateDir, 'ingest-api-key')
   const users = settings.users.length > 0
     ? settings.users
-    : [{ name: 'admin', role: 'admin' as const, password: hashPassword(generatedSecret(ctx.stateDir, ADMIN_PASSWORD_FILE)) }]
+    : [{ name: 'admin', role: 'admin' as const, password: hashedSecret(ctx.stateDir, ADMIN_PASSWORD_FILE, hashPassword) }]
   const passwordChecks = ctx.metrics.counter({ name: 'berth_ingest_password_checks_total', help: 'Basic-auth password checks, by outcome (refused: the client IP had no checks left).', labelNames: ['outcome'] })
   const basic = ssoEnabled(settings) ? undefined : new BasicAuthenticator(users, settings.auth_failures, outcome => { passwordChecks.labels(outcome).inc() })
   const authenticator = basic ?? new JwtAuthenticator(settings.sso)

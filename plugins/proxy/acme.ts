@@ -1,10 +1,18 @@
 // Ordering certificates over ACME with acme-client (RFC 8555, JWS and retries of bad nonces done by a
 // maintained library): one account per server, kept in LMDB; HTTP-01 challenges answered by the
-// proxy's HTTP listener from the tokens held here while an order runs.
+// proxy's HTTP listener from the tokens held here while an order runs. acme-client is loaded with
+// the first order, not when the server starts.
 import { readFileSync } from 'node:fs'
 import { Agent } from 'node:https'
-import acme from 'acme-client'
+import type acme from 'acme-client'
 import type { Database } from 'lmdb'
+
+type Acme = typeof acme
+let loaded: Promise<Acme> | undefined
+async function acmeClient (): Promise<Acme> {
+  loaded ??= import('acme-client').then(module => module.default)
+  return await loaded
+}
 
 export interface AcmeSettings {
   directory: string
@@ -38,6 +46,7 @@ export class AcmeIssuer {
 
   async #account (): Promise<acme.Client> {
     if (this.#client !== undefined) return this.#client
+    const acme = await acmeClient()
     const { directory, caFile } = this.#settings
     // Read when first needed: a missing file fails this order, which is retried, not the server's start.
     if (caFile !== '') acme.axios.defaults.httpsAgent = new Agent({ ca: readFileSync(caFile, 'utf8') })
@@ -53,6 +62,7 @@ export class AcmeIssuer {
   /** Order a certificate for `domain`; resolves with the PEM chain and its private key. */
   async order (domain: string): Promise<{ cert: string, key: string }> {
     const client = await this.#account()
+    const acme = await acmeClient()
     const [key, csr] = await acme.crypto.createCsr({ commonName: domain, altNames: [domain] }, await acme.crypto.createPrivateEcdsaKey('P-256'))
     const cert = await client.auto({
       csr,

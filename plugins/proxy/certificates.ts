@@ -5,7 +5,6 @@ import { generateKeyPair, randomBytes, X509Certificate } from 'node:crypto'
 import { promisify } from 'node:util'
 import { createSecureContext, type SecureContext } from 'node:tls'
 import type { Database } from 'lmdb'
-import forge from 'node-forge'
 
 export interface StoredCertificate {
   domain: string
@@ -25,6 +24,7 @@ const rsaKeyPair = promisify(generateKeyPair)
 
 /** A self-signed certificate for `domain`, valid from yesterday for 90 days (its key made off the event loop). */
 export async function selfSigned (domain: string): Promise<{ cert: string, key: string }> {
+  const { default: forge } = await import('node-forge') // loaded with the first self-signed certificate
   const { privateKey, publicKey } = await rsaKeyPair('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } })
   const cert = forge.pki.createCertificate()
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey)

@@ -1,7 +1,7 @@
 // The Docker engine as a runtime (dockerode over the engine's socket): one list call filtered by this
 // server's instance label, creation with ports on the publish address, volumes, mounts, limits and a
 // network alias per service, and every engine failure as a clear message.
-import Docker from 'dockerode'
+import type Docker from 'dockerode'
 import type { ContainerCreateOptions, MountSettings } from 'dockerode'
 import { PassThrough, Readable } from 'node:stream'
 import type { ContainerState, CreateRequest, Runtime, RuntimeInfo } from './runtime.js'
@@ -51,13 +51,18 @@ function reachable (ip: string, port: number): { host: string, port: number } {
 
 export class DockerRuntime implements Runtime {
   readonly name = 'docker'
-  readonly #docker: Docker
+  #docker: Promise<Docker> | undefined
   readonly #settings: DockerSettings
   #network: Promise<void> | undefined
 
   constructor (settings: DockerSettings) {
     this.#settings = settings
-    this.#docker = new Docker({ socketPath: settings.socket })
+  }
+
+  /** The engine client; dockerode is loaded with the first engine call, not when the server starts. */
+  async #engine (): Promise<Docker> {
+    this.#docker ??= import('dockerode').then(({ default: Dockerode }) => new Dockerode({ socketPath: this.#settings.socket }))
+    return await this.#docker
   }
 
   /** Run an engine call; an unreachable engine becomes RuntimeUnavailable, anything else keeps the engine's message. */
@@ -74,7 +79,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async list (): Promise<ContainerState[]> {
-    const found = await this.#call('listing containers', async () => await this.#docker.listContainers({
+    const found = await this.#call('listing containers', async () => await (await this.#engine()).listContainers({
       all: true, filters: { label: [`${LABEL.instance}=${this.#settings.instance}`] }
     }))
     return found.map(info => {
@@ -99,7 +104,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async localImages (): Promise<Map<string, string>> {
-    const images = await this.#call('listing images', async () => await this.#docker.listImages())
+    const images = await this.#call('listing images', async () => await (await this.#engine()).listImages())
     const byName = new Map<string, string>()
     for (const image of images) {
       for (const name of [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])]) byName.set(name, image.Id)
@@ -110,9 +115,10 @@ export class DockerRuntime implements Runtime {
   async pull (ref: string): Promise<void> {
     await this.#call(`pulling ${ref}`, async () => {
       const authconfig = credentialsFor(ref, readDockerConfig(this.#settings.credentials_file))
-      const stream = await this.#docker.pull(ref, authconfig === undefined ? {} : { authconfig })
+      const docker = await this.#engine()
+      const stream = await docker.pull(ref, authconfig === undefined ? {} : { authconfig })
       const entries = await new Promise<unknown[]>((resolve, reject) => {
-        this.#docker.modem.followProgress(stream, (err: Error | null, output: unknown[]) => { if (err === null) resolve(output); else reject(err) })
+        docker.modem.followProgress(stream, (err: Error | null, output: unknown[]) => { if (err === null) resolve(output); else reject(err) })
       })
       const failed = entries.find((e): e is { error: unknown } => typeof e === 'object' && e !== null && 'error' in e)
       if (failed !== undefined) throw new Error(String(failed.error))
@@ -124,10 +130,10 @@ export class DockerRuntime implements Runtime {
     if (BUILTIN_NETWORKS.has(name)) return
     this.#network ??= this.#call(`creating network ${name}`, async () => {
       try {
-        await this.#docker.getNetwork(name).inspect()
+        await (await this.#engine()).getNetwork(name).inspect()
       } catch (err) {
         if (statusOf(err) !== 404) throw err
-        await this.#docker.createNetwork({ Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: { [LABEL.instance]: this.#settings.instance } })
+        await (await this.#engine()).createNetwork({ Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: { [LABEL.instance]: this.#settings.instance } })
           .catch((e: unknown) => { if (statusOf(e) !== 409) throw e })
       }
     })
@@ -185,7 +191,7 @@ export class DockerRuntime implements Runtime {
   async create (request: CreateRequest): Promise<string> {
     await this.#ensureNetwork()
     const options = this.#createOptions(request)
-    const container = await this.#call(`creating ${options.name}`, async () => await this.#docker.createContainer(options))
+    const container = await this.#call(`creating ${options.name}`, async () => await (await this.#engine()).createContainer(options))
     try {
       await this.#call(`starting ${options.name}`, async () => { await container.start() })
     } catch (err) {
@@ -197,42 +203,43 @@ export class DockerRuntime implements Runtime {
 
   async start (id: string): Promise<void> {
     await this.#call('starting a container', async () => {
-      await this.#docker.getContainer(id).start().catch((err: unknown) => { if (statusOf(err) !== 304) throw err })
+      await (await this.#engine()).getContainer(id).start().catch((err: unknown) => { if (statusOf(err) !== 304) throw err })
     })
   }
 
   async stop (id: string): Promise<void> {
     await this.#call('stopping a container', async () => {
-      await this.#docker.getContainer(id).stop({ t: this.#settings.stop_timeout_secs }).catch((err: unknown) => { if (statusOf(err) !== 304) throw err })
+      await (await this.#engine()).getContainer(id).stop({ t: this.#settings.stop_timeout_secs }).catch((err: unknown) => { if (statusOf(err) !== 304) throw err })
     })
   }
 
   async restart (id: string): Promise<void> {
-    await this.#call('restarting a container', async () => { await this.#docker.getContainer(id).restart({ t: this.#settings.stop_timeout_secs }) })
+    await this.#call('restarting a container', async () => { await (await this.#engine()).getContainer(id).restart({ t: this.#settings.stop_timeout_secs }) })
   }
 
   /** Stop (within the stop timeout) and remove; a container already gone counts as removed. */
   async remove (id: string): Promise<void> {
     await this.stop(id).catch(() => undefined)
     await this.#call('removing a container', async () => {
-      await this.#docker.getContainer(id).remove({ force: true }).catch((err: unknown) => { if (statusOf(err) !== 404) throw err })
+      await (await this.#engine()).getContainer(id).remove({ force: true }).catch((err: unknown) => { if (statusOf(err) !== 404) throw err })
     })
   }
 
   async address (id: string, port: number): Promise<{ host: string, port: number } | undefined> {
-    const info = await this.#call('inspecting a container', async () => await this.#docker.getContainer(id).inspect())
+    const info = await this.#call('inspecting a container', async () => await (await this.#engine()).getContainer(id).inspect())
     const binding = (info.NetworkSettings.Ports[`${port}/tcp`] ?? [])[0]
     return binding === undefined ? undefined : reachable(binding.HostIp, Number(binding.HostPort))
   }
 
   async logs (id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream> {
-    const container = this.#docker.getContainer(id)
+    const docker = await this.#engine()
+    const container = docker.getContainer(id)
     const raw: unknown = await this.#call('reading logs', async () => options.follow
       ? await container.logs({ stdout: true, stderr: true, tail: options.tail, follow: true })
       : await container.logs({ stdout: true, stderr: true, tail: options.tail, follow: false }))
     const source = Buffer.isBuffer(raw) ? Readable.from([raw]) : raw as Readable
     const out = new PassThrough()
-    this.#docker.modem.demuxStream(source, out, out)
+    docker.modem.demuxStream(source, out, out)
     source.on('end', () => out.end())
     source.on('error', err => out.destroy(err))
     out.on('close', () => { source.destroy() })
@@ -240,7 +247,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async info (): Promise<RuntimeInfo> {
-    const info = await this.#call('reading engine info', async () => await this.#docker.info() as {
+    const info = await this.#call('reading engine info', async () => await (await this.#engine()).info() as {
       ServerVersion?: string, ContainersRunning?: number, NCPU?: number, MemTotal?: number
     })
     return {

@@ -1,11 +1,13 @@
 // An OpenID provider for development and tests (oidc-provider) on loopback with Keycloak-style paths
 // under /realms/{realm}: sign-in form, JWT access tokens carrying realm_access.roles, refresh tokens,
 // userinfo, and RP-initiated logout. A small node:http front serves the realm prefix and the form.
+// The provider (oidc-provider and its signing key) is made on the first request, not at start.
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { exportJWK, generateKeyPair, jwtVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose'
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import { exportJWK, generateKeyPair, jwtVerify, createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose'
+import type Provider from 'oidc-provider'
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider'
 import { loginPage, logoutPage } from './pages.js'
 import { checkCredentials, seedUsers, type DevUser } from './users.js'
 
@@ -28,6 +30,13 @@ export interface DevIdp {
   close(): Promise<void>
 }
 
+/** What the first request makes. */
+interface Made {
+  provider: Provider
+  callback: ReturnType<Provider['callback']>
+  verifyKeys: JWTVerifyGetKey
+}
+
 const OIDC_PATH = '/protocol/openid-connect'
 const RESOURCE = 'urn:berth:campaign'
 const SCOPES = 'openid email profile'
@@ -44,16 +53,22 @@ export async function startDevIdp (options: DevIdpOptions): Promise<DevIdp> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const prefix = `/realms/${options.realm}`
   const issuer = `${url}${prefix}`
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true })
-  const signingKey = { ...await exportJWK(privateKey), kid: 'dev-idp', alg: 'RS256', use: 'sig' }
-  const provider = new Provider(issuer, providerConfiguration(options, users, signingKey, prefix))
-  const providerCallback = provider.callback()
-  const { d: _private, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicKey } = signingKey
-  const verifyKeys = createLocalJWKSet({ keys: [publicKey] } as JSONWebKeySet)
+  let made: Promise<Made> | undefined
+  const ready = async (): Promise<Made> => {
+    made ??= (async () => {
+      const { default: OidcProvider } = await import('oidc-provider')
+      const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+      const signingKey = { ...await exportJWK(privateKey), kid: 'dev-idp', alg: 'RS256', use: 'sig' }
+      const provider = new OidcProvider(issuer, providerConfiguration(options, users, signingKey, prefix))
+      const { d: _private, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicKey } = signingKey
+      return { provider, callback: provider.callback(), verifyKeys: createLocalJWKSet({ keys: [publicKey] } as JSONWebKeySet) }
+    })()
+    return await made
+  }
 
   const userinfo = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1]
-    const { payload } = await jwtVerify(token ?? '', verifyKeys, { issuer, audience: RESOURCE })
+    const { payload } = await jwtVerify(token ?? '', (await ready()).verifyKeys, { issuer, audience: RESOURCE })
       .catch(() => ({ payload: undefined }))
     const user = users.find(u => u.sub === payload?.sub)
     if (user === undefined) {
@@ -65,6 +80,7 @@ export async function startDevIdp (options: DevIdpOptions): Promise<DevIdp> {
   }
 
   const login = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const { provider } = await ready()
     await provider.interactionDetails(req, res)
     if (req.method !== 'POST') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(loginPage(options.realm))
@@ -95,7 +111,7 @@ export async function startDevIdp (options: DevIdpOptions): Promise<DevIdp> {
     // oidc-provider reads the mount path from the part of originalUrl that url no longer has.
     Object.assign(req, { originalUrl: req.url })
     req.url = (req.url ?? '').slice(prefix.length) || '/'
-    void providerCallback(req, res)
+    ready().then(async ({ callback }) => { await callback(req, res) }, () => { res.writeHead(500).end() })
   })
 
   return {

@@ -2,11 +2,11 @@
 // scrypt is slow on purpose: each check runs off the event loop, a verified header is remembered (by
 // its SHA-256) for a minute, and each client IP has a budget of checks that only successes give back,
 // so a flood of wrong passwords is answered 429 before any scrypt runs.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import type { Role } from '../config.js'
 import { RateLimiter, TooManyRequests, type BucketSettings } from '../rate-limit.js'
-import { hashPassword, verifyPassword } from './passwords.js'
+import { verifyPassword } from './passwords.js'
 import type { Authenticator, Principal } from './principal.js'
 
 export interface BasicUser {
@@ -25,8 +25,11 @@ export class BasicAuthenticator implements Authenticator {
   readonly mode = 'basic'
   readonly challenge = 'Basic realm="berth telemetry", charset="UTF-8"'
   readonly #users: Map<string, BasicUser>
-  /** Checked for unknown names too, so timing does not tell which names exist. */
-  readonly #decoy = hashPassword(randomBytes(16).toString('hex'))
+  /**
+   * Checked for unknown names too, so timing does not tell which names exist: a configured user's
+   * hash (same cost parameters as every hash here), so no scrypt runs at start.
+   */
+  readonly #decoy: string
   readonly #verified = new Map<string, { principal: Principal, until: number }>()
   /** Password checks left per client IP; a successful check is given back. */
   readonly #budget: RateLimiter
@@ -34,6 +37,7 @@ export class BasicAuthenticator implements Authenticator {
 
   constructor (users: readonly BasicUser[], budget: BucketSettings, counted: (outcome: CheckOutcome) => void = () => {}) {
     this.#users = new Map(users.map(u => [u.name, u]))
+    this.#decoy = users[0]?.password ?? ''
     this.#budget = new RateLimiter(budget)
     this.#counted = counted
   }
