@@ -1,5 +1,7 @@
-// Ingest benchmark: chunks/s end to end over HTTP (1, 10, 100 frames per request, with and without AES-CCM)
-// against `berth server` in a child, beside the decode-only and LMDB-only ceilings of the same chunks.
+// Ingest benchmark: chunks/s end to end over HTTP (1, 10, 100 frames per request, with and without
+// AES-CCM, 8 and 64 requests in flight) against `berth server` in a child, beside the ceilings of the
+// same chunks: decode only; the server's writes (one device per transaction, as a request carries
+// one device, issued as the server issues them); and plain async puts (2 of ~100 bytes per chunk).
 // Run: npm run build && node dist/bench/ingest.js   (BENCH_RUNS, BENCH_SECONDS bound the work)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -9,9 +11,9 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Store } from '../kernel/store.js'
-import { applyChunk } from '../plugins/ingest/apply.js'
+import { applyChunk, WriteBatch } from '../plugins/ingest/apply.js'
 import { ADMIN_PASSWORD_FILE } from '../plugins/ingest/commands.js'
-import { seenKey, TelemetryStore, type Device } from '../plugins/ingest/store.js'
+import { seenKey, TelemetryStore } from '../plugins/ingest/store.js'
 import { decodeChunk } from '../plugins/ingest/wire/decoder.js'
 import { encodeChunk } from '../plugins/ingest/wire/encoder.js'
 import { codecs } from '../wasm/index.js'
@@ -24,11 +26,13 @@ const SECONDS = envInt('BENCH_SECONDS', 3)
 const WARMUP_SECONDS = 1
 const BATCHES = [1, 10, 100]
 const DEVICES = 64
-const CONCURRENCY = 8
+/** Requests in flight (HTTP), or transactions in flight (the ceilings: the larger one). */
+const CONCURRENCIES = [8, 64]
+const CEILING_CONCURRENCY = 64
 /** Distinct chunks the in-process ceilings cycle through. */
 const POOL = 600
-/** Chunks/s the measured window has chunks for (encoded beforehand); a faster server ends the window early. */
-const BUDGET_RATE = 40_000
+/** Chunks/s the measured window has chunks for (encoded beforehand), by frames per request; a faster server ends the window early. */
+const BUDGET_RATE: Record<number, number> = { 1: 20_000, 10: 60_000, 100: 150_000 }
 /** Sequence of the first measured chunk (the warm-up sends from 0). */
 const MEASURED_FROM = 1_000_000_000
 const ID_PREFIX = 'be000000'
@@ -76,15 +80,15 @@ async function stopServer (server: Server): Promise<void> {
 }
 
 /** Accepted chunks/s through POST /ingest/chunks, after a warm-up. */
-async function httpRate (batch: number, ccm: boolean): Promise<number> {
+async function httpRate (batch: number, ccm: boolean, concurrency: number): Promise<number> {
   const server = await startServer()
   try {
     const devices: SimDevice[] = ccm
       ? await registerEncrypted(server.url, 'admin', readFileSync(join(server.dir, '.berth', ADMIN_PASSWORD_FILE), 'utf8').trim(), ids)
       : ids.map(id => ({ id }))
-    const load = { url: server.url, apiKey: API_KEY, devices, framesPerRequest: batch, concurrency: CONCURRENCY }
+    const load = { url: server.url, apiKey: API_KEY, devices, framesPerRequest: batch, concurrency }
     await runLoad({ ...load, chunksPerDevice: Number.MAX_SAFE_INTEGER, seconds: WARMUP_SECONDS, firstSequence: 0 })
-    const chunksPerDevice = Math.ceil(BUDGET_RATE * SECONDS / DEVICES)
+    const chunksPerDevice = Math.ceil(BUDGET_RATE[batch] * SECONDS / DEVICES)
     const totals = await runLoad({ ...load, chunksPerDevice, seconds: SECONDS, firstSequence: MEASURED_FROM, preEncode: true })
     if (totals.accepted !== totals.frames) throw new Error(`${totals.frames - totals.accepted} frame(s) not accepted: ${totals.reasons.join('; ')}`)
     return totals.accepted / totals.seconds
@@ -123,42 +127,70 @@ function decodeRate (batch: number, ccm: boolean): number {
   return timed(step)
 }
 
-/** The stores' writes of decoded chunks (idempotency check and mark, device, series), `batch` per transaction. */
-async function lmdbRate (batch: number): Promise<number> {
+/** Transactions of `batch` chunks, CEILING_CONCURRENCY in flight, until SECONDS have passed; chunks/s. */
+async function writeRate (batch: number, write: (first: number) => Promise<unknown>): Promise<number> {
+  let next = 0
+  let chunks = 0
+  const started = performance.now()
+  const deadline = started + SECONDS * 1000
+  const writer = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      const first = next
+      next += batch
+      await write(first)
+      chunks += batch
+    }
+  }
+  await Promise.all(Array.from({ length: CEILING_CONCURRENCY }, writer))
+  return chunks / ((performance.now() - started) / 1000)
+}
+
+/** A fresh store in a temporary directory for `fn`. */
+async function withStore (fn: (store: TelemetryStore) => Promise<number>): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-lmdb-'))
   const root = Store.open(dir)
   try {
-    const store = new TelemetryStore(root.forPlugin('ingest'))
-    let next = 0
-    let chunks = 0
-    const started = performance.now()
-    const deadline = started + SECONDS * 1000
-    const writer = async (): Promise<void> => {
-      while (performance.now() < deadline) {
-        const first = next
-        next += batch
-        await store.transaction(() => {
-          const at = Date.now()
-          const devices = new Map<string, Device>()
-          for (let sequence = first; sequence < first + batch; sequence++) {
-            const id = ids[sequence % DEVICES]
-            const key = seenKey(id, sequence)
-            if (store.seen.get(key) !== undefined) throw new Error(`${key} written twice`)
-            const applied = applyChunk(store, devices.get(id) ?? store.devices.get(id), { device: id, sequence, at }, payloads[sequence % POOL])
-            devices.set(id, applied.device)
-            store.seen.put(key, at)
-          }
-          for (const device of devices.values()) store.devices.put(device.id, device)
-        })
-        chunks += batch
-      }
-    }
-    await Promise.all(Array.from({ length: CONCURRENCY }, writer))
-    return chunks / ((performance.now() - started) / 1000)
+    return await fn(new TelemetryStore(root.forPlugin('ingest')))
   } finally {
     await root.close()
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/**
+ * The server's writes of decoded chunks, as it issues them: `batch` chunks of ONE device per
+ * transaction (a request carries one device), its idempotency check and mark, the device record
+ * and the series, built into a batch and issued as puts of one event turn.
+ */
+async function lmdbRate (batch: number): Promise<number> {
+  return await withStore(async store => await writeRate(batch, async first => {
+    const id = ids[(first / batch) % DEVICES]
+    const at = Date.now()
+    const writes = new WriteBatch()
+    let device = store.devices.get(id)
+    for (let sequence = first; sequence < first + batch; sequence++) {
+      const key = seenKey(id, sequence)
+      if (store.seen.get(key) !== undefined) throw new Error(`${key} written twice`)
+      const applied = applyChunk(store, writes, device, { device: id, sequence, at }, payloads[sequence % POOL])
+      device = applied.device
+      writes.put(store.seen, key, at)
+    }
+    if (device !== undefined) writes.put(store.devices, id, device)
+    await writes.issue()
+  }))
+}
+
+/** What the storage allows: two async puts of ~100 bytes per chunk, acknowledged after their commit. */
+async function asyncPutRate (batch: number): Promise<number> {
+  const value = randomBytes(100)
+  return await withStore(async store => await writeRate(batch, async first => {
+    let last: Promise<boolean> | undefined
+    for (let sequence = first; sequence < first + batch; sequence++) {
+      void store.seen.put(`plain:${sequence}`, sequence)
+      last = store.keys.put(`plain:${sequence}`, value)
+    }
+    await last
+  }))
 }
 
 async function main (): Promise<void> {
@@ -167,22 +199,24 @@ async function main (): Promise<void> {
   for (let run = 0; run < RUNS; run++) {
     for (const batch of BATCHES) {
       record(`lmdb ${batch}`, await lmdbRate(batch))
+      record(`puts ${batch}`, await asyncPutRate(batch))
       for (const ccm of [false, true]) {
         record(`decode ${batch} ${ccm}`, decodeRate(batch, ccm))
-        record(`http ${batch} ${ccm}`, await httpRate(batch, ccm))
+        for (const concurrency of CONCURRENCIES) record(`http ${batch} ${ccm} ${concurrency}`, await httpRate(batch, ccm, concurrency))
       }
     }
     console.error(`run ${run + 1}/${RUNS} done`)
   }
   const rate = (name: string): number => median(samples.get(name) ?? [])
   const range = (name: string): string => { const all = samples.get(name) ?? []; return `${Math.min(...all).toFixed(0)}–${Math.max(...all).toFixed(0)}` }
-  const rows = BATCHES.flatMap(batch => [false, true].map(ccm => {
-    const [http, decode, lmdb] = [rate(`http ${batch} ${ccm}`), rate(`decode ${batch} ${ccm}`), rate(`lmdb ${batch}`)]
-    return [String(batch), ccm ? 'yes' : 'no', http.toFixed(0), range(`http ${batch} ${ccm}`), decode.toFixed(0), lmdb.toFixed(0), `${(100 * http / Math.min(decode, lmdb)).toFixed(0)}%`]
-  }))
-  console.log(`Median of ${RUNS} runs of ${SECONDS} s; ${DEVICES} devices, ${CONCURRENCY} requests (or transactions) in flight; ` +
+  const rows = BATCHES.flatMap(batch => [false, true].flatMap(ccm => CONCURRENCIES.map(concurrency => {
+    const name = `http ${batch} ${ccm} ${concurrency}`
+    const [http, decode, lmdb] = [rate(name), rate(`decode ${batch} ${ccm}`), rate(`lmdb ${batch}`)]
+    return [String(batch), ccm ? 'yes' : 'no', String(concurrency), http.toFixed(0), range(name), decode.toFixed(0), lmdb.toFixed(0), rate(`puts ${batch}`).toFixed(0), `${(100 * http / Math.min(decode, lmdb)).toFixed(0)}%`]
+  })))
+  console.log(`Median of ${RUNS} runs of ${SECONDS} s; ${DEVICES} devices; the write ceilings run ${CEILING_CONCURRENCY} transactions in flight; ` +
     `codecs: ${codecs.backend}; Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}.\n`)
-  console.log(markdownTable(['frames/request', 'AES-CCM', 'HTTP end to end (chunks/s)', 'HTTP min–max', 'decode-only ceiling (chunks/s)', 'LMDB-only ceiling (chunks/s)', 'end to end / lower ceiling'], rows))
+  console.log(markdownTable(['frames/request', 'AES-CCM', 'requests in flight', 'HTTP end to end (chunks/s)', 'HTTP min–max', 'decode-only ceiling', 'server-writes ceiling', 'async-put ceiling', 'end to end / lower of decode and server-writes'], rows))
 }
 
 await main()

@@ -2,7 +2,7 @@
 // alert is POSTed as JSON to every configured webhook, retried with exponential backoff.
 import type { Logger } from 'pino'
 import type { TelemetryEvent } from './apply.js'
-import type { TelemetryStore } from './store.js'
+import type { Device, TelemetryStore } from './store.js'
 
 export interface DeliveryPolicy {
   attempts: number
@@ -15,15 +15,20 @@ export const DEFAULT_DELIVERY: DeliveryPolicy = { attempts: 5, firstDelayMs: 100
 
 /** Mark newly offline devices (in one transaction) and return their alerts. */
 export async function findOfflineDevices (store: TelemetryStore, offlineAfterMs: number, now = Date.now()): Promise<TelemetryEvent[]> {
-  return await store.transaction(() => {
+  const silent = (device: Device): boolean => !device.offline && device.last_seen !== null && now - device.last_seen > offlineAfterMs
+  const candidates = [...store.devices.getRange()].filter(({ value }) => silent(value)).map(({ key }) => key)
+  if (candidates.length === 0) return []
+  // Checked again holding the devices' turns: a chunk may have arrived since.
+  return await store.locks.run(candidates, async () => await store.transaction(() => {
     const events: TelemetryEvent[] = []
-    for (const { value: device } of store.devices.getRange()) {
-      if (device.offline || device.last_seen === null || now - device.last_seen <= offlineAfterMs) continue
+    for (const id of candidates) {
+      const device = store.devices.get(id)
+      if (device === undefined || !silent(device) || device.last_seen === null) continue
       store.devices.put(device.id, { ...device, offline: true })
       events.push({ kind: 'device.offline', device: device.id, last_seen: device.last_seen, at: now })
     }
     return events
-  })
+  }))
 }
 
 /** Posts alerts to webhooks; retries run on timers that stop() cancels. */

@@ -1,7 +1,33 @@
-// What an accepted chunk changes: the device record, and one of the time series. Runs inside the
-// ingest transaction; returns the events to publish after the commit.
+// What an accepted chunk changes: the device record, and one of the time series. It only computes:
+// the writes go into a batch the ingestor commits (see ingestor.ts), and the events it returns are
+// published after that commit.
+import type { Database, Key } from 'lmdb'
 import type { Device, TelemetryStore } from './store.js'
 import type { ChunkPayload } from './wire/payloads.js'
+
+/** Writes gathered to be committed together: in a transaction, or as puts of one event turn. */
+export class WriteBatch {
+  readonly #entries: Array<{ db: Database<unknown, Key>, key: Key, value: unknown }> = []
+
+  put<V, K extends Key> (db: Database<V, K>, key: K, value: V): void {
+    this.#entries.push({ db: db as Database<unknown, Key>, key, value })
+  }
+
+  get size (): number {
+    return this.#entries.length
+  }
+
+  /**
+   * Issue every put. Inside a transaction callback they are part of that transaction; outside one,
+   * lmdb-js puts issued in one event turn go into one transaction (its B-tree work on lmdb-js's
+   * write thread), and the promise returned resolves once that transaction has committed.
+   */
+  issue (): Promise<boolean> | undefined {
+    let last: Promise<boolean> | undefined
+    for (const { db, key, value } of this.#entries) last = db.put(key, value)
+    return last
+  }
+}
 
 export type TelemetryEvent =
   | { kind: 'chunk', device: string, sequence: number, type: ChunkPayload['type'], at: number }
@@ -27,7 +53,7 @@ export function newDevice (id: string, at: number, fields: Partial<Device> = {})
   }
 }
 
-export function applyChunk (store: TelemetryStore, known: Device | undefined, meta: ChunkMeta, payload: ChunkPayload): { device: Device, events: TelemetryEvent[] } {
+export function applyChunk (store: TelemetryStore, writes: WriteBatch, known: Device | undefined, meta: ChunkMeta, payload: ChunkPayload): { device: Device, events: TelemetryEvent[] } {
   const events: TelemetryEvent[] = []
   const device = { ...(known ?? newDevice(meta.device, meta.at)) }
   if (known === undefined) events.push({ kind: 'device.registered', device: meta.device, at: meta.at })
@@ -41,20 +67,20 @@ export function applyChunk (store: TelemetryStore, known: Device | undefined, me
       break
     case 'RebootReason':
       device.boot_count = payload.record.boot_count
-      store.reboots.put([meta.device, meta.at, meta.sequence], { ...base, ...payload.record })
+      writes.put(store.reboots, [meta.device, meta.at, meta.sequence], { ...base, ...payload.record })
       events.push({ kind: 'reboot', device: meta.device, reason: payload.record.reason, at: meta.at })
       break
     case 'FaultRecord':
-      store.faults.put([meta.device, meta.at, meta.sequence], {
+      writes.put(store.faults, [meta.device, meta.at, meta.sequence], {
         ...base, ...payload.record, software_version: device.software_version, build_id: device.build_id, symbol: null
       })
       events.push({ kind: 'fault', device: meta.device, sequence: meta.sequence, pc: payload.record.pc, lr: payload.record.lr, at: meta.at })
       break
     case 'Metrics':
-      payload.record.entries.forEach((entry, i) => { store.metrics.put([meta.device, meta.at, meta.sequence, i], { ...base, ...entry }) })
+      payload.record.entries.forEach((entry, i) => { writes.put(store.metrics, [meta.device, meta.at, meta.sequence, i], { ...base, ...entry }) })
       break
     case 'Trace':
-      store.traces.put([meta.device, meta.at, meta.sequence], {
+      writes.put(store.traces, [meta.device, meta.at, meta.sequence], {
         ...base, uptime_ms: payload.record.uptime_ms, dropped: payload.record.dropped, text: Buffer.from(payload.record.data).toString('utf8')
       })
       break

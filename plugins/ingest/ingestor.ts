@@ -1,7 +1,13 @@
 // One request body → per-frame results. Frames are indexed by the WASM parser, fragments reassembled,
-// chunks decoded and applied in ONE LMDB transaction; the caller acknowledges after it commits.
+// chunks decoded, and everything they change written in ONE LMDB transaction; the caller
+// acknowledges after it commits. The request holds its devices' turns (device-locks.ts) from its
+// reads to its commit, so what it reads (chunks already seen, the device record) is what the
+// previous request of those devices committed. A request without fragments decodes and builds its
+// writes first and then issues them as puts in one event turn: one transaction, whose B-tree work
+// runs on lmdb-js's write thread, not the event loop. A request with fragments runs in a transaction
+// callback, since the reassembler reads and writes pending fragments as it goes.
 import { codecs, FrameFlag, type FrameIndex } from '../../wasm/index.js'
-import { applyChunk, type TelemetryEvent } from './apply.js'
+import { applyChunk, WriteBatch, type TelemetryEvent } from './apply.js'
 import { seenKey, type Device, type TelemetryStore } from './store.js'
 import { decodeChunk } from './wire/decoder.js'
 import { typeName, type ChunkTypeName } from './wire/payloads.js'
@@ -55,13 +61,34 @@ export class Ingestor {
 
   async ingest (body: Uint8Array, now = Date.now()): Promise<IngestOutcome> {
     const index = codecs.parseFrames(body)
-    return await this.#reassembler.settle(this.#store.transaction(() => this.#apply(index, now)))
+    const ids = new Set<string>()
+    let fragmented = false
+    for (const record of index) {
+      if (record.status !== 'ok') continue
+      ids.add(record.deviceId)
+      if (record.fragmentCount > 0) fragmented = true
+    }
+    return await this.#store.locks.run(ids, async () => {
+      if (fragmented) {
+        return await this.#reassembler.settle(this.#store.transaction(() => {
+          const { outcome, writes } = this.#apply(index, now)
+          writes.issue()
+          return outcome
+        }))
+      }
+      const { outcome, writes } = this.#apply(index, now)
+      await writes.issue()
+      return outcome
+    })
   }
 
-  #apply (index: FrameIndex, now: number): IngestOutcome {
+  #apply (index: FrameIndex, now: number): { outcome: IngestOutcome, writes: WriteBatch } {
+    const writes = new WriteBatch()
     const events: TelemetryEvent[] = []
     const frames: FrameResult[] = []
     const devices = new Map<string, Device>()
+    /** Chunks accepted earlier in this request (not yet committed, so not in `seen`). */
+    const accepted = new Set<string>()
     let i = 0
     for (const record of index) {
       const result: FrameResult = { index: i++, offset: record.start, status: 'rejected' }
@@ -73,7 +100,7 @@ export class Ingestor {
       Object.assign(result, { device: record.deviceId, sequence: record.sequence, type: typeName(record.type) })
       if (record.fragmentCount > 0) result.fragment = `${record.fragmentIndex + 1}/${record.fragmentCount}`
       const key = seenKey(record.deviceId, record.sequence)
-      if (this.#store.seen.get(key) !== undefined) {
+      if (accepted.has(key) || this.#store.seen.get(key) !== undefined) {
         result.status = 'duplicate'
         continue
       }
@@ -102,14 +129,15 @@ export class Ingestor {
         result.reason = decoded.reason
         continue
       }
-      const applied = applyChunk(this.#store, device, { device: record.deviceId, sequence: record.sequence, at: now }, decoded.payload)
+      const applied = applyChunk(this.#store, writes, device, { device: record.deviceId, sequence: record.sequence, at: now }, decoded.payload)
       devices.set(record.deviceId, applied.device)
       events.push(...applied.events)
-      this.#store.seen.put(key, now)
+      writes.put(this.#store.seen, key, now)
+      accepted.add(key)
       result.status = 'accepted'
     }
-    for (const device of devices.values()) this.#store.devices.put(device.id, device)
-    return { summary: summarize(frames), events }
+    for (const device of devices.values()) writes.put(this.#store.devices, device.id, device)
+    return { outcome: { summary: summarize(frames), events }, writes }
   }
 }
 

@@ -3,6 +3,7 @@
 // device's time range is one ordered range read.
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
+import { DeviceLocks } from './device-locks.js'
 import type { FaultRecord, MetricEntry, RebootReason } from './wire/payloads.js'
 
 export interface Device {
@@ -106,6 +107,8 @@ export class TelemetryStore {
   readonly elves: Database<ElfFile, string>
   readonly versions: Database<string, string>
   readonly fragments: Database<PendingChunk, string>
+  /** Held by every read-modify-write of a device's records. */
+  readonly locks = new DeviceLocks()
   readonly #store: PluginStore
 
   constructor (store: PluginStore) {

@@ -46,7 +46,7 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
     const key = encrypted === true ? randomBytes(16) : undefined
     const existing = t.store.devices.get(id)
     const events: TelemetryEvent[] = []
-    const saved = await t.store.transaction(() => {
+    const saved = await t.store.locks.run([id], async () => await t.store.transaction(() => {
       const current = t.store.devices.get(id)
       const next: Device = {
         ...(current ?? newDevice(id, now)),
@@ -60,7 +60,7 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
       t.store.devices.put(id, next)
       if (current === undefined) events.push({ kind: 'device.registered', device: id, at: now })
       return next
-    })
+    }))
     t.publish(events)
     return await reply.code(existing === undefined ? 201 : 200).send({ device: saved, ...(key !== undefined ? { key: key.toString('hex') } : {}) })
   })
@@ -70,12 +70,12 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
   app.delete<{ Params: Static<typeof IdParams> }>('/devices/:id', { config: { telemetryAccess: 'admin' }, schema: { params: IdParams } }, async (request, reply) => {
     const { id } = request.params
     device(id)
-    await t.store.transaction(() => {
+    await t.store.locks.run([id], async () => { await t.store.transaction(() => {
       for (const db of t.store.series) for (const key of db.getKeys({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) db.remove(key)
       for (const key of t.store.seen.getKeys({ start: `${id}:`, end: `${id};` })) t.store.seen.remove(key)
       t.store.keys.remove(id)
       t.store.devices.remove(id)
-    })
+    }) })
     return await reply.code(204).send()
   })
 

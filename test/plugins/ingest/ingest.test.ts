@@ -47,6 +47,21 @@ t.test('a retransmitted chunk is acknowledged as a duplicate and stored once', a
   t.equal(faults.items.length, 1)
 })
 
+t.test('concurrent retries of the same chunks: each is accepted exactly once, the others are duplicates', async t => {
+  const server = await telemetryServer(t)
+  const body = Buffer.concat(Array.from({ length: 10 }, (_, i) => encodeChunk({ device: DEVICE, sequence: 100 + i, payload: SAMPLES[2] })))
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => (await server.ingest(body)).json))
+  t.equal(answers.reduce((sum, a) => sum + a.accepted, 0), 10, 'ten chunks accepted in all')
+  t.equal(answers.reduce((sum, a) => sum + a.duplicate, 0), 190, 'every other copy a duplicate')
+  t.ok(answers.every(a => a.accepted === 0 || a.accepted === 10), 'a request is all or nothing')
+  // The same chunks in two requests arriving together, one of which also carries a new chunk.
+  const extra = Buffer.concat([body.subarray(0, body.length / 10), encodeChunk({ device: DEVICE, sequence: 200, payload: SAMPLES[2] })])
+  const [a, b] = await Promise.all([server.ingest(extra), server.ingest(extra)])
+  t.same([a.json.accepted + b.json.accepted, a.json.duplicate + b.json.duplicate], [1, 3])
+  const faults = await (await server.api('GET', `/devices/${DEVICE}/faults?limit=100`, 'viewer')).json() as { items: unknown[] }
+  t.equal(faults.items.length, 11, 'stored once each')
+})
+
 t.test('a bad frame gets a reason and does not affect the others', async t => {
   const server = await telemetryServer(t)
   const good = (sequence: number): Buffer => Buffer.from(encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[5] }))
