@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Store } from '../kernel/store.js'
-import { applyChunk, WriteBatch } from '../plugins/ingest/apply.js'
+import { applyChunk, newDevice, WriteBatch, type TelemetryEvent } from '../plugins/ingest/apply.js'
 import { ADMIN_PASSWORD_FILE } from '../plugins/ingest/commands.js'
 import { seenKey, TelemetryStore } from '../plugins/ingest/store.js'
 import { decodeChunk } from '../plugins/ingest/wire/decoder.js'
@@ -167,15 +167,16 @@ async function lmdbRate (batch: number): Promise<number> {
     const id = ids[(first / batch) % DEVICES]
     const at = Date.now()
     const writes = new WriteBatch()
-    let device = store.devices.get(id)
+    const stored = store.devices.get(id)
+    const device = stored !== undefined ? { ...stored } : newDevice(id, at)
+    const events: TelemetryEvent[] = []
     for (let sequence = first; sequence < first + batch; sequence++) {
       const key = seenKey(id, sequence)
       if (store.seen.get(key) !== undefined) throw new Error(`${key} written twice`)
-      const applied = applyChunk(store, writes, device, { device: id, sequence, at }, payloads[sequence % POOL])
-      device = applied.device
+      applyChunk(store, writes, events, device, stored === undefined && sequence === first, { device: id, sequence, at }, payloads[sequence % POOL])
       writes.put(store.seen, key, at)
     }
-    if (device !== undefined) writes.put(store.devices, id, device)
+    writes.put(store.devices, id, device)
     await writes.issue()
   }))
 }

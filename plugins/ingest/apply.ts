@@ -53,41 +53,53 @@ export function newDevice (id: string, at: number, fields: Partial<Device> = {})
   }
 }
 
-export function applyChunk (store: TelemetryStore, writes: WriteBatch, known: Device | undefined, meta: ChunkMeta, payload: ChunkPayload): { device: Device, events: TelemetryEvent[] } {
-  const events: TelemetryEvent[] = []
-  const device = { ...(known ?? newDevice(meta.device, meta.at)) }
-  if (known === undefined) events.push({ kind: 'device.registered', device: meta.device, at: meta.at })
+/**
+ * Apply one accepted chunk to `device` (the caller's own copy of the record, changed in place; `isNew`
+ * when the chunk registers it), add its series writes to `writes` and its events to `events`.
+ */
+export function applyChunk (store: TelemetryStore, writes: WriteBatch, events: TelemetryEvent[], device: Device, isNew: boolean, meta: ChunkMeta, payload: ChunkPayload): void {
+  if (isNew) events.push({ kind: 'device.registered', device: meta.device, at: meta.at })
   if (device.offline) events.push({ kind: 'device.online', device: meta.device, at: meta.at })
   device.offline = false
   device.last_seen = meta.at
-  const base = { device: meta.device, sequence: meta.sequence, received_at: meta.at }
+  // Records are built field by field (one shape each, no spreads): this runs for every chunk.
+  const { device: id, sequence, at } = meta
   switch (payload.type) {
     case 'DeviceInfo':
       Object.assign(device, payload.record, { build_id: payload.record.build_id === '' ? null : payload.record.build_id })
       break
-    case 'RebootReason':
-      device.boot_count = payload.record.boot_count
-      writes.put(store.reboots, [meta.device, meta.at, meta.sequence], { ...base, ...payload.record })
-      events.push({ kind: 'reboot', device: meta.device, reason: payload.record.reason, at: meta.at })
+    case 'RebootReason': {
+      const r = payload.record
+      device.boot_count = r.boot_count
+      writes.put(store.reboots, [id, at, sequence], { device: id, sequence, received_at: at, reason: r.reason, boot_count: r.boot_count, pc: r.pc, lr: r.lr })
+      events.push({ kind: 'reboot', device: id, reason: r.reason, at })
       break
-    case 'FaultRecord':
-      writes.put(store.faults, [meta.device, meta.at, meta.sequence], {
-        ...base, ...payload.record, software_version: device.software_version, build_id: device.build_id, symbol: null
+    }
+    case 'FaultRecord': {
+      const r = payload.record
+      writes.put(store.faults, [id, at, sequence], {
+        device: id, sequence, received_at: at, pc: r.pc, lr: r.lr, sp: r.sp, psr: r.psr, cfsr: r.cfsr, hfsr: r.hfsr, mmfar: r.mmfar, bfar: r.bfar,
+        uptime_ms: r.uptime_ms, software_version: device.software_version, build_id: device.build_id, symbol: null
       })
-      events.push({ kind: 'fault', device: meta.device, sequence: meta.sequence, pc: payload.record.pc, lr: payload.record.lr, at: meta.at })
+      events.push({ kind: 'fault', device: id, sequence, pc: r.pc, lr: r.lr, at })
       break
-    case 'Metrics':
-      payload.record.entries.forEach((entry, i) => { writes.put(store.metrics, [meta.device, meta.at, meta.sequence, i], { ...base, ...entry }) })
+    }
+    case 'Metrics': {
+      const entries = payload.record.entries
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]
+        writes.put(store.metrics, [id, at, sequence, i], { device: id, sequence, received_at: at, key: e.key, kind: e.kind, value: e.value, uptime_ms: e.uptime_ms })
+      }
       break
+    }
     case 'Trace':
-      writes.put(store.traces, [meta.device, meta.at, meta.sequence], {
-        ...base, uptime_ms: payload.record.uptime_ms, dropped: payload.record.dropped, text: Buffer.from(payload.record.data).toString('utf8')
+      writes.put(store.traces, [id, at, sequence], {
+        device: id, sequence, received_at: at, uptime_ms: payload.record.uptime_ms, dropped: payload.record.dropped, text: Buffer.from(payload.record.data).toString('utf8')
       })
       break
     case 'Heartbeat':
       device.boot_count = payload.record.boot_count
       break
   }
-  events.push({ kind: 'chunk', device: meta.device, sequence: meta.sequence, type: payload.type, at: meta.at })
-  return { device, events }
+  events.push({ kind: 'chunk', device: id, sequence, type: payload.type, at })
 }

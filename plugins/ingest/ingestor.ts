@@ -7,7 +7,7 @@
 // runs on lmdb-js's write thread, not the event loop. A request with fragments runs in a transaction
 // callback, since the reassembler reads and writes pending fragments as it goes.
 import { codecs, FrameFlag, type FrameIndex } from '../../wasm/index.js'
-import { applyChunk, WriteBatch, type TelemetryEvent } from './apply.js'
+import { applyChunk, newDevice, WriteBatch, type TelemetryEvent } from './apply.js'
 import { seenKey, type Device, type TelemetryStore } from './store.js'
 import { decodeChunk } from './wire/decoder.js'
 import { typeName, type ChunkTypeName } from './wire/payloads.js'
@@ -86,7 +86,10 @@ export class Ingestor {
     const writes = new WriteBatch()
     const events: TelemetryEvent[] = []
     const frames: FrameResult[] = []
-    const devices = new Map<string, Device>()
+    /** This request's copies of its device records (stored: undefined for a device it registers). */
+    const devices = new Map<string, { device: Device, isNew: boolean }>()
+    /** Devices' AES keys, read once per request. */
+    const keys = new Map<string, Uint8Array | undefined>()
     /** Chunks accepted earlier in this request (not yet committed, so not in `seen`). */
     const accepted = new Set<string>()
     let i = 0
@@ -97,14 +100,17 @@ export class Ingestor {
         result.reason = record.reason
         continue
       }
-      Object.assign(result, { device: record.deviceId, sequence: record.sequence, type: typeName(record.type) })
+      result.device = record.deviceId
+      result.sequence = record.sequence
+      result.type = typeName(record.type)
       if (record.fragmentCount > 0) result.fragment = `${record.fragmentIndex + 1}/${record.fragmentCount}`
-      const key = seenKey(record.deviceId, record.sequence)
-      if (accepted.has(key) || this.#store.seen.get(key) !== undefined) {
+      const seen = seenKey(record.deviceId, record.sequence)
+      if (accepted.has(seen) || this.#store.seen.get(seen) !== undefined) {
         result.status = 'duplicate'
         continue
       }
-      const device = devices.get(record.deviceId) ?? this.#store.devices.get(record.deviceId)
+      const copy = devices.get(record.deviceId)
+      const device = copy?.device ?? this.#store.devices.get(record.deviceId)
       if (device === undefined && !this.#options.autoRegister) {
         result.reason = `unknown device ${record.deviceId}: register it first`
         continue
@@ -115,7 +121,7 @@ export class Ingestor {
       }
       let bytes = index.payload(record)
       if (record.fragmentCount > 0) {
-        const outcome = this.#reassembler.add(key, record, bytes, now)
+        const outcome = this.#reassembler.add(seen, record, bytes, now)
         if (outcome.status !== 'complete') {
           result.status = outcome.status
           if (outcome.status === 'rejected') result.reason = outcome.reason
@@ -124,19 +130,25 @@ export class Ingestor {
         bytes = outcome.bytes
       }
       const identity = { type: record.type, flags: record.flags, device: Buffer.from(record.deviceId, 'hex'), sequence: record.sequence }
-      const decoded = decodeChunk(identity, bytes, this.#store.keys.get(record.deviceId))
+      let key: Uint8Array | undefined
+      if ((record.flags & FrameFlag.Encrypted) !== 0) {
+        if (!keys.has(record.deviceId)) keys.set(record.deviceId, this.#store.keys.get(record.deviceId))
+        key = keys.get(record.deviceId)
+      }
+      const decoded = decodeChunk(identity, bytes, key)
       if (!decoded.ok) {
         result.reason = decoded.reason
         continue
       }
-      const applied = applyChunk(this.#store, writes, device, { device: record.deviceId, sequence: record.sequence, at: now }, decoded.payload)
-      devices.set(record.deviceId, applied.device)
-      events.push(...applied.events)
-      writes.put(this.#store.seen, key, now)
-      accepted.add(key)
+      const own = copy ?? { device: device !== undefined ? { ...device } : newDevice(record.deviceId, now), isNew: device === undefined }
+      devices.set(record.deviceId, own)
+      applyChunk(this.#store, writes, events, own.device, own.isNew, { device: record.deviceId, sequence: record.sequence, at: now }, decoded.payload)
+      own.isNew = false
+      writes.put(this.#store.seen, seen, now)
+      accepted.add(seen)
       result.status = 'accepted'
     }
-    for (const device of devices.values()) writes.put(this.#store.devices, device.id, device)
+    for (const { device } of devices.values()) writes.put(this.#store.devices, device.id, device)
     return { outcome: { summary: summarize(frames), events }, writes }
   }
 }

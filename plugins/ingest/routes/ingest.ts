@@ -19,7 +19,7 @@ export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
   app.post('/ingest/chunks', { config: { telemetryAccess: 'device' }, bodyLimit: t.settings.max_body_bytes }, async request => {
     const body = binaryBody(request, 'one or more frames')
     const { summary, events } = await t.ingestor.ingest(body)
-    for (const frame of summary.frames) t.frames.labels(frame.status).inc()
+    for (const status of ['accepted', 'duplicate', 'partial', 'rejected'] as const) if (summary[status] > 0) t.frames.labels(status).inc(summary[status])
     t.publish(events)
     return summary
   })
