@@ -1,0 +1,72 @@
+// Control API routes under /api/v1/webhooks: register, list, remove and read the history (bearer
+// token), and the receivers POST /api/v1/webhooks/{git|github|gitea|gitlab}, authenticated by the
+// signature over the raw body instead (so they read the body as bytes, up to MAX_PUSH_BYTES).
+import type { FastifyPluginAsync } from 'fastify'
+import { BadRequest, NotFound, Unauthorized } from '../../kernel/index.js'
+import type { TokenService } from '../tokens/index.js'
+import { PROVIDERS, readPush, signatureValid, type Provider } from './push.js'
+import { checkRegistration, publicView, type Registrations } from './registrations.js'
+import type { Runner } from './runner.js'
+
+/** Largest push body accepted (GitHub caps its payloads at 25 MB; pushes are far smaller). */
+export const MAX_PUSH_BYTES = 5 * 1024 * 1024
+
+const ID = /^[0-9a-f]{12}$/
+
+export function webhookRoutes (registrations: Registrations, runner: Runner, tokens: TokenService): FastifyPluginAsync {
+  const viewer = { onRequest: tokens.requireRole('viewer') }
+  const deployer = { onRequest: tokens.requireRole('deployer') }
+  const known = (id: string): string => {
+    if (!ID.test(id)) throw new NotFound(`no webhook with id ${id}`)
+    return registrations.get(id).id
+  }
+
+  return async app => {
+    app.post('/', deployer, async (request, reply) => {
+      const registration = await registrations.add(checkRegistration(request.body))
+      return await reply.code(201).send(publicView(registration))
+    })
+
+    app.get('/', viewer, async () => ({ webhooks: registrations.list().map(publicView) }))
+
+    app.delete<{ Params: { id: string } }>('/:id', deployer, async request => {
+      const id = known(request.params.id)
+      await registrations.remove(id)
+      runner.forget(id)
+      return { deleted: id }
+    })
+
+    app.get<{ Params: { id: string } }>('/:id/history', viewer, async request => {
+      const id = known(request.params.id)
+      return { webhook: id, invocations: runner.history(id) }
+    })
+
+    await app.register(async receivers => {
+      receivers.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_PUSH_BYTES }, (_request, body, done) => { done(null, body) })
+      receivers.post<{ Params: { provider: string } }>('/:provider', { bodyLimit: MAX_PUSH_BYTES }, async (request, reply) => {
+        const provider = request.params.provider as Provider
+        if (!PROVIDERS.includes(provider)) throw new NotFound(`no webhook receiver for "${request.params.provider}": use one of ${PROVIDERS.join(', ')}`)
+        if (!Buffer.isBuffer(request.body)) throw new BadRequest('send the push as application/json')
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(request.body.toString('utf8'))
+        } catch {
+          throw new BadRequest('the body is not valid JSON')
+        }
+        const push = readPush(provider, parsed)
+        if (typeof push === 'string') throw new BadRequest(push)
+        const candidates = registrations.list().filter(r => r.repo === push.repo)
+        if (candidates.length === 0) throw new NotFound(`no webhook is registered for ${push.repo}`)
+        const body = request.body
+        const signed = candidates.filter(r => signatureValid(provider, request.headers, body, r.secret))
+        if (signed.length === 0) {
+          throw new Unauthorized(provider === 'gitlab' ? 'missing or wrong X-Gitlab-Token' : 'missing or bad signature: expected X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>')
+        }
+        const matched = signed.filter(r => r.branch === push.branch)
+        if (matched.length === 0) throw new NotFound(`no webhook of ${push.repo} is registered for branch ${push.branch}`)
+        for (const registration of matched) runner.submit({ registration, push })
+        return await reply.code(202).send({ accepted: matched.map(r => ({ id: r.id, service_name: r.service_name })), sha: push.sha })
+      })
+    })
+  }
+}
