@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
 import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
 import { exited, spawnCli } from './cli.js'
+import { BUSYBOX_IMAGE, busyboxImage, pushImage, startRegistry } from './docker.js'
 import { loopbackListeners } from './kernel.js'
 import { pollUntil } from './poll.js'
 import { tempDir } from './tmp.js'
@@ -191,4 +192,15 @@ export function removeRepositoryAtEnd (t: Teardown, docker: Docker, repo: string
       }
     }
   })
+}
+
+/** BUSYBOX_IMAGE pushed to a fresh local registry (so a deploy can force-pull it); its reference. */
+export async function busyboxInRegistry (t: Teardown, docker: Docker): Promise<string> {
+  await busyboxImage(docker)
+  const registry = await startRegistry(t)
+  const repo = `${registry.host}/berth-test/busybox`
+  await docker.getImage(BUSYBOX_IMAGE).tag({ repo, tag: '1' })
+  removeRepositoryAtEnd(t, docker, repo)
+  await pushImage(docker, `${repo}:1`)
+  return `${repo}:1`
 }

@@ -3,20 +3,15 @@
 import t from 'tap'
 import { runCli, spawnCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
-import { BUSYBOX_IMAGE, busyboxImage, dockerEngine, pushImage, startRegistry } from '../../support/docker.js'
-import { instanceContainers, removeInstanceAtEnd, removeRepositoryAtEnd, serverDir, startServer, testInstance, writeServices } from '../../support/orchestration.js'
+import { dockerEngine } from '../../support/docker.js'
+import { busyboxInRegistry, instanceContainers, removeInstanceAtEnd, serverDir, startServer, testInstance, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
 const docker = await requireComponent(t, 'docker', dockerEngine)
 
 if (docker !== undefined) {
   t.test('deploy, status, logs, restart, redeploy and reload through the CLI', async t => {
-    await busyboxImage(docker)
-    const registry = await startRegistry(t)
-    const image = `${registry.host}/berth-test/busybox:1`
-    await docker.getImage(BUSYBOX_IMAGE).tag({ repo: `${registry.host}/berth-test/busybox`, tag: '1' })
-    removeRepositoryAtEnd(t, docker, `${registry.host}/berth-test/busybox`)
-    await pushImage(docker, image)
+    const image = await busyboxInRegistry(t, docker)
     const instance = testInstance()
     removeInstanceAtEnd(t, docker, instance)
     const server = await serverDir(t, ['tokens', 'secrets', 'reconciler'], `[reconciler]\ninstance = "${instance}"\nnetwork = "berth-test"\nstop_timeout_secs = 0\n`)

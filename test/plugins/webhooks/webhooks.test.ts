@@ -18,8 +18,8 @@ import { Registrations } from '../../../plugins/webhooks/registrations.js'
 import type { Invocation } from '../../../plugins/webhooks/runner.js'
 import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
-import { BUSYBOX_IMAGE, busyboxImage, dockerEngine, pushImage, startRegistry } from '../../support/docker.js'
-import { adminToken, api, instanceContainers, reconcilerSection, removeInstanceAtEnd, removeRepositoryAtEnd, startKernel, testInstance, tokenFor } from '../../support/orchestration.js'
+import { dockerEngine } from '../../support/docker.js'
+import { adminToken, api, busyboxInRegistry, instanceContainers, reconcilerSection, removeInstanceAtEnd, startKernel, testInstance, tokenFor } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
@@ -42,12 +42,7 @@ t.test('a damaged registration store fails the start loudly, never an empty list
 
 if (docker !== undefined) {
   t.test('pushes redeploy what they name: __infra__ deploys the changed service only, a named service is force-pulled', async t => {
-    await busyboxImage(docker)
-    const registry = await startRegistry(t)
-    const image = `${registry.host}/berth-test/busybox:1`
-    await docker.getImage(BUSYBOX_IMAGE).tag({ repo: `${registry.host}/berth-test/busybox`, tag: '1' })
-    removeRepositoryAtEnd(t, docker, `${registry.host}/berth-test/busybox`)
-    await pushImage(docker, image)
+    const image = await busyboxInRegistry(t, docker)
     const instance = testInstance()
     removeInstanceAtEnd(t, docker, instance)
     const project = `p${instance.slice(-6)}`
