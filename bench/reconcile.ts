@@ -3,7 +3,7 @@
 // `docker-compose up -d` of the same busybox services on host networking, in the same run, and the
 // engine's own floor for creating 20 containers.
 // Run: npm run build && node dist/bench/reconcile.js   (needs a Docker engine, docker-compose and the
-// image berth-test/busybox:1; BENCH_RUNS bounds the work)
+// image berth-test/busybox:2; BENCH_RUNS bounds the work)
 import Docker from 'dockerode'
 import { execFile, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -19,7 +19,7 @@ import tokens from '../plugins/tokens/index.js'
 import { envInt, markdownTable, median } from './stats.js'
 
 const RUNS = envInt('BENCH_RUNS', 3)
-const IMAGE = 'berth-test/busybox:1'
+const IMAGE = 'berth-test/busybox:2'
 const SOCKET = '/var/run/docker.sock'
 const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
 const run = promisify(execFile)

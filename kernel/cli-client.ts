@@ -21,9 +21,9 @@ export class ApiClient {
     return JSON.parse(await readAll(await this.#send(method, path, body))) as T
   }
 
-  /** GET an answer as a stream of bytes (plain-text logs). */
-  async stream (path: string): Promise<IncomingMessage> {
-    return await this.#send('GET', path)
+  /** An answer as a stream of bytes (plain-text logs, line-delimited progress). */
+  async stream (path: string, method = 'GET', body?: unknown): Promise<IncomingMessage> {
+    return await this.#send(method, path, body)
   }
 
   async #send (method: string, path: string, body?: unknown): Promise<IncomingMessage> {

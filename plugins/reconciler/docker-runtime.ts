@@ -40,6 +40,9 @@ function engineMessage (err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
+/** Output kept of a command run in a container (the end of it). */
+const EXEC_OUTPUT_BYTES = 4096
+
 function statusOf (err: unknown): number | undefined {
   return (err as { statusCode?: number }).statusCode
 }
@@ -244,6 +247,40 @@ export class DockerRuntime implements Runtime {
     source.on('error', err => out.destroy(err))
     out.on('close', () => { source.destroy() })
     return out
+  }
+
+  async exec (id: string, command: string): Promise<{ exitCode: number, output: string }> {
+    const docker = await this.#engine()
+    return await this.#call('running a command in a container', async () => {
+      const exec = await docker.getContainer(id).exec({ Cmd: ['/bin/sh', '-c', command], AttachStdout: true, AttachStderr: true })
+      const stream = await exec.start({ hijack: true, stdin: false })
+      const out = new PassThrough()
+      let output = ''
+      out.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-EXEC_OUTPUT_BYTES) })
+      docker.modem.demuxStream(stream, out, out)
+      await new Promise<void>((resolve, reject) => { stream.on('end', resolve); stream.on('close', resolve); stream.on('error', reject) })
+      const { ExitCode: exitCode } = await exec.inspect()
+      return { exitCode: exitCode ?? -1, output }
+    })
+  }
+
+  async hasVolume (name: string): Promise<boolean> {
+    const docker = await this.#engine()
+    return await this.#call('inspecting a volume', async () => await docker.getVolume(name).inspect().then(() => true, (err: unknown) => {
+      if (statusOf(err) === 404) return false
+      throw err
+    }))
+  }
+
+  async volumeDir (name: string, project: string): Promise<string> {
+    const docker = await this.#engine()
+    return await this.#call(`preparing volume ${name}`, async () => {
+      if (!await this.hasVolume(name)) {
+        await docker.createVolume({ Name: name, Driver: 'local', Labels: { [LABEL.instance]: this.#settings.instance, [LABEL.project]: project } })
+      }
+      const info = await docker.getVolume(name).inspect() as { Mountpoint: string }
+      return info.Mountpoint
+    })
   }
 
   async info (): Promise<RuntimeInfo> {

@@ -56,8 +56,6 @@ export default definePlugin({
   dependsOn: ['tokens', 'secrets'],
   config: reconcilerSection,
   sections: { cluster: clusterSection },
-  // Sections of cluster.toml the orchestration documents whose plugins do not exist yet.
-  plannedSections: ['backup'],
   env: { BERTH_DOCKER_SOCKET: 'docker_socket', BERTH_PUBLISH_ADDRESS: 'publish_address' },
 
   async setup (ctx) {

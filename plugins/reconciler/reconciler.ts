@@ -315,6 +315,47 @@ export class Reconciler {
     })
   }
 
+  /** Run a shell command in the first running replica of a service (a backup's pre_hook). */
+  async exec (name: string, command: string): Promise<{ exitCode: number, output: string }> {
+    const { spec } = this.#known(name)
+    const running = (await this.#containersOr503()).filter(c => c.service === name && c.running).sort((a, b) => a.replica - b.replica)[0]
+    if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`)
+    return await this.#runtime(spec.runtime).exec(running.id, command)
+  }
+
+  /** The engine volume of a service's volume `source` (`<project>_<source>`), its host directory (created if missing). */
+  async volumeDir (spec: ServiceSpec, volume: string): Promise<string> {
+    return await this.#runtime(spec.runtime).volumeDir(volume, spec.project)
+  }
+
+  async hasVolume (spec: ServiceSpec, volume: string): Promise<boolean> {
+    return await this.#runtime(spec.runtime).hasVolume(volume)
+  }
+
+  /**
+   * Run `fn` with a service's containers stopped (a restore into its volumes), starting them again
+   * afterwards whatever `fn` did. Holds the deploy lock meanwhile.
+   */
+  async whileStopped<T> (name: string, fn: () => Promise<T>): Promise<T> {
+    return await this.#exclusive(async () => {
+      const { spec } = this.#known(name)
+      const containers = (await this.#containersOr503()).filter(c => c.service === name)
+      for (const c of containers) {
+        await this.#deps.traffic.drain(c)
+        await this.#runtime(c.runtime).stop(c.id)
+      }
+      try {
+        return await fn()
+      } finally {
+        for (const c of containers) {
+          await this.#runtime(c.runtime).start(c.id)
+          await this.#deps.traffic.ready(spec, c.id)
+        }
+        this.#deps.changed([name])
+      }
+    })
+  }
+
   /** The desired spec of every deployed service. */
   specs (): ServiceSpec[] {
     return this.#deps.state.services().map(s => s.spec)

@@ -57,6 +57,12 @@ export interface Runtime {
   /** Output of a container: the last `tail` lines, then new lines while `follow`; stdout and stderr merged. */
   logs(id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream>
   info(): Promise<RuntimeInfo>
+  /** Run `/bin/sh -c <command>` in a running container; its exit code and output (stdout and stderr, the last 4 KiB). */
+  exec(id: string, command: string): Promise<{ exitCode: number, output: string }>
+  /** Where a named volume's files are on this host, creating the volume (with this server's labels) if it does not exist. */
+  volumeDir(name: string, project: string): Promise<string>
+  /** Whether a named volume exists. */
+  hasVolume(name: string): Promise<boolean>
 }
 
 /** The engine cannot be reached: every service of a deploy fails with this, none crashes the server. */

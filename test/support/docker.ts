@@ -3,7 +3,7 @@
 import Docker from 'dockerode'
 import type { Container, ContainerCreateOptions } from 'dockerode'
 import { spawn } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
@@ -17,7 +17,7 @@ interface Teardown { teardown(fn: () => void | Promise<void>): void }
 export const DOCKER_SOCKET = '/var/run/docker.sock'
 const DOCKER_PIDFILE = '/var/run/docker.pid'
 /** busybox-static's /bin/busybox alone; CMD is `busybox sh`. */
-export const BUSYBOX_IMAGE = 'berth-test/busybox:1'
+export const BUSYBOX_IMAGE = 'berth-test/busybox:2'
 /** busybox httpd in the foreground serving /www (HTTPD_INDEX at `/`) on HTTPD_PORT. */
 export const HTTPD_IMAGE = 'berth-test/httpd:1'
 export const HTTPD_PORT = '8080/tcp'
@@ -139,6 +139,8 @@ async function ensureImage (docker: Docker, ref: string, fill: (root: string) =>
 function placeBusybox (root: string): void {
   mkdirSync(join(root, 'bin'))
   copyFileSync('/bin/busybox', join(root, 'bin', 'busybox'))
+  // /bin/sh, as images have it: commands run in containers (backup hooks) go through `/bin/sh -c`.
+  symlinkSync('busybox', join(root, 'bin', 'sh'))
 }
 
 /** BUSYBOX_IMAGE, built if missing (installs busybox-static). */

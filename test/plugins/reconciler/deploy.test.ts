@@ -20,7 +20,7 @@ async function setup (t: Test, engine: Docker): Promise<Setup> {
 }
 
 const sleeper = (name: string, extra = ''): string =>
-  `[[service]]\nname = "${name}"\nimage = "berth-test/busybox:1"\ncommand = ["/bin/busybox", "sleep", "3600"]\n${extra}\n`
+  `[[service]]\nname = "${name}"\nimage = "berth-test/busybox:2"\ncommand = ["/bin/busybox", "sleep", "3600"]\n${extra}\n`
 
 if (docker !== undefined) {
   t.test('deploy, change one field of one service, redeploy: exactly that service changes', async t => {

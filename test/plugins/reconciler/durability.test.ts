@@ -21,7 +21,7 @@ if (docker !== undefined) {
     const project = `p${instance.slice(-6)}`
     writeServices(server.dir, {
       [project]: '[[service]]\nname = "web"\nimage = "berth-test/httpd:1"\nport = 8080\nhealth = "/"\n' +
-        '[[service]]\nname = "worker"\nimage = "berth-test/busybox:1"\nreplicas = 2\ncommand = ["/bin/busybox", "sleep", "3600"]\ndepends_on = ["web"]\n'
+        '[[service]]\nname = "worker"\nimage = "berth-test/busybox:2"\nreplicas = 2\ncommand = ["/bin/busybox", "sleep", "3600"]\ndepends_on = ["web"]\n'
     })
     const call = async <T>(method: string, path: string): Promise<T> => {
       const token = readFileSync(join(server.stateDir, 'admin.token'), 'utf8').trim()

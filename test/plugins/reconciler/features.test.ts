@@ -57,7 +57,7 @@ AUTH = "Bearer \${secrets.API_TOKEN}"
 
 [[service]]
 name = "broken"
-image = "berth-test/busybox:1"
+image = "berth-test/busybox:2"
 [service.env]
 PASSWORD = "\${secrets.MISSING}"
 `
@@ -96,7 +96,7 @@ PASSWORD = "\${secrets.MISSING}"
   t.test('logs: tail (with the configured default), stderr included, several replicas, follow', async t => {
     const { kernel, cwd, project, token } = await setup(t, docker, { logs_tail: 1 })
     writeServices(cwd, {
-      [project]: '[[service]]\nname = "talker"\nimage = "berth-test/busybox:1"\nreplicas = 2\n' +
+      [project]: '[[service]]\nname = "talker"\nimage = "berth-test/busybox:2"\nreplicas = 2\n' +
         'command = ["/bin/busybox", "sh", "-c", "echo one >&2; echo two >&2; echo three >&2; exec /bin/busybox sleep 3600"]\n'
     })
     t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
