@@ -352,6 +352,9 @@ export class Kernel {
     const duringSetup = (what: string): void => {
       if (slot.state !== 'setting-up') throw new Error(`plugin "${plugin.name}": ${what} only during setup`)
     }
+    const granted = (): void => {
+      if (plugin.copiesAllState !== true) throw new Error(`plugin "${plugin.name}" reads every plugin's state without declaring copiesAllState`)
+    }
     return {
       name: plugin.name,
       config: this.config.sections.get(plugin.name) as Static<TObject>,
@@ -386,7 +389,11 @@ export class Kernel {
         slot.details = { ...details }
         this.#healthCache = undefined
       },
-      onClose: fn => { slot.closers.push(fn) }
+      onClose: fn => { slot.closers.push(fn) },
+      allState: {
+        plugins: () => { granted(); return (this.#store as Store).pluginsWithData() },
+        backup: async (name, path) => { granted(); return await (this.#store as Store).backupPlugin(name, path) }
+      }
     }
   }
 

@@ -10,7 +10,7 @@ import type { ScopedEvents } from './events.js'
 import type { ListenerDeclaration } from './listeners.js'
 import type { PluginMetrics } from './metrics.js'
 import type { ScopedScheduler } from './scheduler.js'
-import type { PluginStore } from './store.js'
+import type { BackupSummary, PluginStore } from './store.js'
 
 /**
  * The services plugins offer each other, by plugin name. A plugin that exports a service adds itself
@@ -86,6 +86,15 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   report(details: HealthDetails): void
   /** Register cleanup that runs when the plugin stops, even if setup failed half-way. */
   onClose(fn: () => void | Promise<void>): void
+  /**
+   * Every plugin's state, for a plugin that declares `copiesAllState` (the backup plugin): the names
+   * of the plugins that have databases, and a copy of one plugin's databases to a file, as
+   * `berth state backup` makes it. Any other plugin calling these gets an error.
+   */
+  readonly allState: {
+    plugins(): string[]
+    backup(plugin: string, path: string): Promise<BackupSummary>
+  }
 }
 
 export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X extends Record<string, TObject> = Record<string, never>> {
@@ -104,6 +113,11 @@ export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X 
    * supported yet" rather than as unknown, until the plugin that owns them exists.
    */
   readonly plannedSections?: readonly string[]
+  /**
+   * This plugin may copy every plugin's databases (`ctx.allState`): it crosses the products'
+   * isolation, so it is granted only to a plugin that asks, and shown in its definition.
+   */
+  readonly copiesAllState?: boolean
   /** Environment variables that override keys of the section: `{ INGEST_API_KEY: 'api_key' }`. One owner per variable. */
   readonly env?: Readonly<Record<string, string>>
   /** Listeners this plugin owns: name, default port, fastify or raw. */

@@ -156,6 +156,13 @@ export class Store {
       .map(({ key, value }) => [key.slice(prefix.length), value])
   }
 
+  /** Plugins that have opened databases, by name. */
+  pluginsWithData (): string[] {
+    const names = new Set<string>()
+    for (const key of this.#registry.getKeys()) if (!key.startsWith('~')) names.add(key.slice(0, key.indexOf('/')))
+    return [...names].sort()
+  }
+
   /** Write the plugin's databases, as one read snapshot, to a new LMDB file at `path`. */
   async backupPlugin (plugin: string, path: string): Promise<BackupSummary> {
     rmSync(path, { force: true })

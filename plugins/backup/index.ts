@@ -40,6 +40,8 @@ export default definePlugin({
   version: '0.1.0',
   description: 'Volume snapshots to local directories and S3 (rclone), on a schedule or on demand, and restores.',
   dependsOn: ['tokens', 'secrets', 'reconciler'],
+  // Snapshots hold every plugin's databases beside the volumes.
+  copiesAllState: true,
   config: backupSection,
 
   async setup (ctx) {

@@ -59,7 +59,7 @@ export function setupBackups (ctx: PluginContext<BackupConfig>): Backups {
   const backups: Backups = {
     run: async progress => await exclusive(async () => {
       if (config.targets.length === 0) throw new NotFound('no [[backup.targets]] are configured')
-      const result = await takeSnapshot(reconciler, targets(), { staging, retentionDays: config.retention_days, progress })
+      const result = await takeSnapshot(reconciler, targets(), { staging, retentionDays: config.retention_days, progress, state: ctx.allState })
       ctx.log.info({ snapshot: result.snapshot, volumes: result.volumes, bytes: result.bytes, skipped: result.skipped, targets: result.targets }, 'backup finished')
       return result
     }),

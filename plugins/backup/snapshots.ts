@@ -1,11 +1,12 @@
 // Taking a snapshot and restoring from one. A run: each service with volumes has its pre_hook run in
 // its container first (a failing hook skips that service's volumes and is reported: a live database
 // is never archived without its dump), then each of its volumes is packed; the manifest lists every
-// archive with its size and SHA-256 (SHA256SUMS beside it, for `sha256sum -c`); the folder is copied
+// archive with its size and SHA-256 (SHA256SUMS beside it, for `sha256sum -c`); every plugin's
+// databases are copied too (the kernel's per-plugin backup, `state/<plugin>.lmdb`); the folder is copied
 // to every target, and snapshots older than the retention are pruned there. A restore fetches one
 // archive, checks its SHA-256 against the manifest, and unpacks it into the volume with the
 // service's containers stopped.
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { BadRequest, NotFound } from '../../kernel/index.js'
@@ -24,12 +25,22 @@ export interface ArchiveEntry {
   sha256: string
 }
 
+/** A plugin's databases, as `berth state backup` writes them. */
+export interface StateEntry {
+  plugin: string
+  file: string
+  bytes: number
+  sha256: string
+  databases: Array<{ name: string, entries: number }>
+}
+
 export interface Manifest {
   format: 1
   snapshot: string
   created_at: string
   host: string
   volumes: ArchiveEntry[]
+  state: StateEntry[]
   /** Services whose volumes were not archived, and why (a failed hook, a volume that does not exist). */
   skipped: Array<{ service: string, reason: string }>
 }
@@ -44,15 +55,22 @@ export interface RunResult {
 
 export type Progress = (event: { step: string, detail: string }) => void
 
+/** Every plugin's state (the kernel's per-plugin backup). */
+export interface AllState {
+  plugins(): string[]
+  backup(plugin: string, path: string): Promise<{ databases: Array<{ name: string, entries: number }> }>
+}
+
 const engineVolume = (spec: ServiceSpec, source: string): string => `${spec.project}_${source}`
 
-export async function takeSnapshot (reconciler: Reconciler, targets: readonly Target[], options: { staging: string, retentionDays: number, progress: Progress, now?: Date }): Promise<RunResult> {
+export async function takeSnapshot (reconciler: Reconciler, targets: readonly Target[], options: { staging: string, retentionDays: number, progress: Progress, state: AllState, now?: Date }): Promise<RunResult> {
   const at = options.now ?? new Date()
   const snapshot = snapshotId(at)
   const dir = join(options.staging, snapshot)
   await mkdir(join(dir, 'volumes'), { recursive: true, mode: 0o700 })
+  await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 })
   try {
-    const manifest: Manifest = { format: 1, snapshot, created_at: at.toISOString(), host: hostname(), volumes: [], skipped: [] }
+    const manifest: Manifest = { format: 1, snapshot, created_at: at.toISOString(), host: hostname(), volumes: [], state: [], skipped: [] }
     for (const spec of reconciler.specs().filter(s => s.volumes.length > 0).sort((a, b) => a.name.localeCompare(b.name))) {
       if (spec.backup !== undefined) {
         options.progress({ step: 'hook', detail: `${spec.name}: ${spec.backup.pre_hook}` })
@@ -77,8 +95,14 @@ export async function takeSnapshot (reconciler: Reconciler, targets: readonly Ta
         manifest.volumes.push({ service: spec.name, project: spec.project, volume, file, ...packed })
       }
     }
+    for (const plugin of options.state.plugins()) {
+      options.progress({ step: 'state', detail: plugin })
+      const file = `state/${plugin}.lmdb`
+      const { databases } = await options.state.backup(plugin, join(dir, file))
+      manifest.state.push({ plugin, file, bytes: (await stat(join(dir, file))).size, sha256: await sha256Of(join(dir, file)), databases })
+    }
     await writeFile(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 })
-    await writeFile(join(dir, 'SHA256SUMS'), manifest.volumes.map(v => `${v.sha256}  ${v.file}\n`).join(''), { mode: 0o600 })
+    await writeFile(join(dir, 'SHA256SUMS'), [...manifest.volumes, ...manifest.state].map(v => `${v.sha256}  ${v.file}\n`).join(''), { mode: 0o600 })
     const result: RunResult = { snapshot, volumes: manifest.volumes.length, bytes: manifest.volumes.reduce((n, v) => n + v.bytes, 0), skipped: manifest.skipped, targets: [] }
     for (const target of targets) {
       options.progress({ step: 'upload', detail: target.name })

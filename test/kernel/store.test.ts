@@ -6,7 +6,9 @@ import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
+import { definePlugin, type PluginContext } from '../../kernel/index.js'
 import { Store, STORE_FILE } from '../../kernel/store.js'
+import { testKernel } from '../support/kernel.js'
 import { tempDir } from '../support/tmp.js'
 import { exited } from '../support/cli.js'
 
@@ -135,4 +137,27 @@ for (let batch = 0; ; batch++) {
   const missing = [...acked].filter(k => db.get(k)?.k !== k)
   t.same(missing, [], `all ${acked.size} acknowledged writes survived`)
   t.ok(acked.size >= 3000)
+})
+
+t.test('every plugin\'s state is copied only by a plugin that declares copiesAllState', async t => {
+  const contexts = new Map<string, PluginContext>()
+  const plugin = (name: string, copiesAllState: boolean): ReturnType<typeof definePlugin> => definePlugin({
+    name,
+    version: '1',
+    copiesAllState,
+    async setup (ctx) {
+      contexts.set(name, ctx)
+      await ctx.store.db<string>('items').put('k', `from ${name}`)
+    }
+  })
+  await testKernel(t, { plugins: [plugin('alpha', false), plugin('keeper', true)] })
+  const alpha = contexts.get('alpha')
+  const keeper = contexts.get('keeper')
+  if (alpha === undefined || keeper === undefined) throw new Error('setup did not run')
+  t.throws(() => alpha.allState.plugins(), { message: 'plugin "alpha" reads every plugin\'s state without declaring copiesAllState' })
+  await t.rejects(alpha.allState.backup('keeper', join(tempDir(t), 'x.lmdb')), { message: /without declaring copiesAllState/ })
+  t.same(keeper.allState.plugins(), ['alpha', 'keeper'])
+  const file = join(tempDir(t), 'alpha.lmdb')
+  t.match(await keeper.allState.backup('alpha', file), { plugin: 'alpha', databases: [{ name: 'items', entries: 1 }] })
+  t.equal(statSync(file).mode & 0o777, 0o600)
 })

@@ -76,9 +76,12 @@ if (docker !== undefined && s3 !== undefined) {
     const snapshot = /^snapshot (\d{8}T\d{9}Z): 1 volumes, \d+ bytes, 2\/2 targets$/m.exec(all.stdout)?.[1] ?? ''
     t.ok(snapshot !== '', all.stdout + all.stderr)
     t.same(readdirSync(local), [snapshot])
-    const manifest = JSON.parse(readFileSync(join(local, snapshot, 'manifest.json'), 'utf8')) as { volumes: Array<{ volume: string, sha256: string }> }
+    const manifest = JSON.parse(readFileSync(join(local, snapshot, 'manifest.json'), 'utf8')) as { volumes: Array<{ volume: string, sha256: string }>, state: Array<{ plugin: string, file: string, sha256: string }> }
     t.match(manifest.volumes, [{ volume, service: 'db' }])
-    t.equal(readFileSync(join(local, snapshot, 'SHA256SUMS'), 'utf8'), `${manifest.volumes[0].sha256}  volumes/${volume}.tar.gz\n`)
+    t.same(manifest.state.map(s => s.plugin), ['reconciler', 'secrets', 'tokens'], 'every plugin with databases has its state in the snapshot')
+    t.match(all.stdout, /^ {2}state {2}reconciler$/m)
+    t.equal(readFileSync(join(local, snapshot, 'SHA256SUMS'), 'utf8'),
+      [`${manifest.volumes[0].sha256}  volumes/${volume}.tar.gz`, ...manifest.state.map(s => `${s.sha256}  ${s.file}`)].join('\n') + '\n')
     t.ok(existsSync(join(s3.directory, s3.bucket)), 'objects were written to the S3 server')
 
     const list = await runCli(['backup', 'list'], { env })
