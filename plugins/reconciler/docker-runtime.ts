@@ -102,6 +102,8 @@ export class DockerRuntime implements Runtime {
         state: info.State
       }
       if (published !== undefined && state.running) state.address = reachable(published.IP, published.PublicPort)
+      const health = /\((healthy|unhealthy|health: starting)\)/.exec(info.Status)?.[1]
+      if (health !== undefined) state.health = health === 'health: starting' ? 'starting' : health as 'healthy' | 'unhealthy'
       return state
     })
   }
@@ -179,11 +181,21 @@ export class DockerRuntime implements Runtime {
       Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
       Labels: labels,
       ExposedPorts: exposed,
+      ...(spec.healthcheck !== undefined && {
+        Healthcheck: {
+          Test: ['CMD-SHELL', spec.healthcheck.command],
+          Interval: spec.healthcheck.interval_secs * 1e9,
+          Timeout: spec.healthcheck.timeout_secs * 1e9,
+          Retries: spec.healthcheck.retries,
+          StartPeriod: spec.healthcheck.start_period_secs * 1e9
+        }
+      }),
       HostConfig: {
         NetworkMode: network,
         PortBindings: network === 'host' ? {} : bindings,
         Mounts: mounts,
         Memory: memory,
+
         NanoCpus: spec.resources?.cpu === undefined ? undefined : Math.round(spec.resources.cpu * 1e9),
         RestartPolicy: { Name: 'unless-stopped' }
       },

@@ -21,7 +21,7 @@ function canonical (value: unknown): string {
 }
 
 export function specHash (spec: ServiceSpec, settings: ContainerSettings): string {
-  const { name, project, image, runtime, command, port, env, volumes, mounts, extra_ports: extraPorts, resources } = spec
-  const container = { name, project, image, runtime, command, port, env, volumes, mounts, extra_ports: extraPorts, resources }
+  const { name, project, image, runtime, command, port, env, volumes, mounts, extra_ports: extraPorts, resources, healthcheck } = spec
+  const container = { name, project, image, runtime, command, port, env, volumes, mounts, extra_ports: extraPorts, resources, healthcheck }
   return createHash('sha256').update(canonical({ v: 1, container, settings })).digest('hex')
 }

@@ -17,6 +17,8 @@ export interface ReconcilerService {
   traffic: Traffic
   /** The [cluster] section: the cluster's name, its default domain, the ACME contact. */
   cluster: ReconcilerSections['cluster']
+  /** The folder service files are read from (absolute), one sub-folder per project holding service.toml. */
+  servicesDir: string
 }
 
 declare module '../../kernel/index.js' {

@@ -19,6 +19,8 @@ export interface ContainerState {
   state: string
   /** Where its primary port is published, when it has one and runs. */
   address?: { host: string, port: number }
+  /** What the engine's health check says, for a service with a `healthcheck`. */
+  health?: 'starting' | 'healthy' | 'unhealthy'
 }
 
 /** Everything needed to create one replica. */

@@ -72,5 +72,5 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig, Reconciler
     clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: ctx.sections.cluster.name, runtime: docker })
   }), { prefix: '/api/v1' })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
-  return { reconciler, liveness, refreshLiveness, traffic, cluster: ctx.sections.cluster }
+  return { reconciler, liveness, refreshLiveness, traffic, cluster: ctx.sections.cluster, servicesDir: resolve(ctx.cwd, config.services_dir) }
 }

@@ -18,6 +18,15 @@ export interface LivenessSpec {
   initial_delay_secs: number
 }
 
+export interface HealthcheckSpec {
+  /** Run with `/bin/sh -c`; exit 0 means healthy. */
+  command: string
+  interval_secs: number
+  timeout_secs: number
+  retries: number
+  start_period_secs: number
+}
+
 export interface ServiceSpec {
   name: string
   project: string
@@ -36,6 +45,8 @@ export interface ServiceSpec {
   /** Bind mounts; `source` is absolute (relative paths were resolved against the server's working directory). */
   mounts: Array<{ source: string, target: string, read_only: boolean }>
   liveness?: LivenessSpec
+  /** A command the engine runs in the container to tell its health (Docker's HEALTHCHECK). */
+  healthcheck?: HealthcheckSpec
   backup?: { pre_hook: string }
   resources?: { memory?: string, cpu?: number }
   internal: boolean
@@ -105,6 +116,19 @@ function readLiveness (fields: Fields | undefined, health: string | undefined): 
   return { path, ...liveness }
 }
 
+function readHealthcheck (fields: Fields | undefined): HealthcheckSpec | undefined {
+  if (fields === undefined) return undefined
+  const command = fields.string('command', { required: true })
+  const healthcheck = {
+    interval_secs: fields.integer('interval_secs', { min: 1 }) ?? 10,
+    timeout_secs: fields.integer('timeout_secs', { min: 1 }) ?? 5,
+    retries: fields.integer('retries', { min: 1 }) ?? 3,
+    start_period_secs: fields.integer('start_period_secs', { min: 0 }) ?? 0
+  }
+  fields.finish()
+  return command === undefined ? undefined : { command, ...healthcheck }
+}
+
 const CONTAINER_PATH = { required: true, pattern: ABSOLUTE_PATH, hint: 'an absolute path in the container' }
 
 function readVolumes (fields: Fields): ServiceSpec['volumes'] {
@@ -170,6 +194,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const volumes = readVolumes(fields)
   const mounts = readMounts(fields, context.cwd)
   const liveness = readLiveness(fields.table('liveness'), health)
+  const healthcheck = readHealthcheck(fields.table('healthcheck'))
   const preHook = readOneString(fields, 'backup', 'pre_hook')
   const resources = readResources(fields)
   const internal = fields.boolean('internal') ?? false
@@ -190,6 +215,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (port !== undefined) spec.port = port
   if (health !== undefined) spec.health = health
   if (liveness !== undefined) spec.liveness = liveness
+  if (healthcheck !== undefined) spec.healthcheck = healthcheck
   if (preHook !== undefined) spec.backup = { pre_hook: preHook }
   if (resources !== undefined) spec.resources = resources
   if (node !== undefined) spec.placement = { node }

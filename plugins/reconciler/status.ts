@@ -16,7 +16,7 @@ export interface ServiceStatus {
   domain?: string
   /** Liveness restarts since the service was first deployed. */
   restarts: number
-  containers: Array<{ name: string, replica: number, state: string, address?: string }>
+  containers: Array<{ name: string, replica: number, state: string, address?: string, health?: string }>
   /** How the proxy routes it, when a proxy runs and the service is routed. */
   route?: RouteStatus
 }
@@ -47,7 +47,8 @@ export function serviceStatus (stored: StoredService, containers: readonly Conta
     image: spec.image,
     restarts,
     containers: [...containers].sort((a, b) => a.replica - b.replica).map(c => ({
-      name: c.name, replica: c.replica, state: c.state, ...(c.address !== undefined && { address: `${c.address.host}:${c.address.port}` })
+      name: c.name, replica: c.replica, state: c.state, ...(c.address !== undefined && { address: `${c.address.host}:${c.address.port}` }),
+      ...(c.health !== undefined && { health: c.health })
     }))
   }
   if (spec.domain !== undefined) entry.domain = spec.domain

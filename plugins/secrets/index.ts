@@ -10,6 +10,8 @@ export interface SecretService {
    * service, the variable and the secret. The result goes into a container's environment only.
    */
   resolve(env: Readonly<Record<string, string>>, service: string): Record<string, string>
+  /** Store (or replace) a secret, as `PUT /api/v1/secrets/{name}` does. */
+  set(name: string, value: string): Promise<void>
 }
 
 declare module '../../kernel/index.js' {

@@ -17,5 +17,5 @@ export function setupSecrets (ctx: PluginContext<SecretsConfig>, tokens: TokenSe
   }
   const store = new SecretStore(db, loadKey(keyFile))
   ctx.http('control', secretRoutes(store, tokens), { prefix: '/api/v1/secrets' })
-  return { resolve: (env, name) => store.resolve(env, name) }
+  return { resolve: (env, name) => store.resolve(env, name), set: async (name, value) => { await store.set(name, value) } }
 }

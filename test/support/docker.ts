@@ -120,15 +120,15 @@ async function importRoot (docker: Docker, ref: string, root: string, changes: s
   if (code !== 0) throw new Error(`tar of ${root} exited ${code}: ${tarErrors.trim()}`)
 }
 
-/** Create `ref` once (across all processes of the run) from the root `fill` lays out. */
-async function ensureImage (docker: Docker, ref: string, fill: (root: string) => string[]): Promise<string> {
+/** Create `ref` once (across all processes of the run) from the root `fill` lays out; it returns the Dockerfile-style changes. */
+export async function ensureImage (docker: Docker, ref: string, fill: (root: string) => string[] | Promise<string[]>): Promise<string> {
   await ensureDebianPackages(['busybox-static'])
   if (await hasImage(docker, ref)) return ref
   await withLock(`image ${ref}`, async () => {
     if (await hasImage(docker, ref)) return
     const root = mkdtempSync(join(tmpdir(), 'berth-image-'))
     try {
-      await importRoot(docker, ref, root, fill(root))
+      await importRoot(docker, ref, root, await fill(root))
     } finally {
       rmSync(root, { recursive: true, force: true })
     }
