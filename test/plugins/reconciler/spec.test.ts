@@ -189,6 +189,14 @@ t.test('deploy request entries are read with the same rules', async t => {
     'request body: service "x": liveness.path is required (or set the service\'s health path)',
     'request body: service "x": port is required when liveness is set'
   ])
+  const [checked] = parseRequestServices({ services: [{ name: 'db', project: 'p', image: 'postgres:16', healthcheck: { command: 'pg_isready', retries: 5 } }] }, { cwd, runtimes })
+  t.same(checked.spec.healthcheck, { command: 'pg_isready', interval_secs: 10, timeout_secs: 5, retries: 5, start_period_secs: 0 }, 'a healthcheck with its defaults')
+  const otherCheck = parseRequestServices({ services: [{ name: 'db', project: 'p', image: 'postgres:16', healthcheck: { command: 'true' } }] }, { cwd, runtimes })[0]
+  t.not(specHash(checked.spec, { publish_address: '127.0.0.1', network: 'n' }), specHash(otherCheck.spec, { publish_address: '127.0.0.1', network: 'n' }), 'a changed healthcheck recreates the containers')
+  t.same(problems(() => parseRequestServices({ services: [{ name: 'x', project: 'p', image: 'i:1', healthcheck: { interval_secs: 0 } }] }, { cwd, runtimes })), [
+    'request body: service "x": healthcheck.command is required',
+    'request body: service "x": healthcheck.interval_secs must be an integer ≥ 1, got 0'
+  ])
   t.same(problems(() => parseRequestServices({ services: [] }, { cwd, runtimes })), ['request body: services must be a non-empty array of service entries'])
   t.same(problems(() => parseRequestServices({ services: [{}], extra: 1 }, { cwd, runtimes })), ['request body: extra is not a known field'])
 })
