@@ -85,7 +85,10 @@ export function setupBackups (ctx: PluginContext<BackupConfig>): Backups {
   const off = scheduleOff(config)
   if (off === undefined) {
     ctx.schedule.cron('run', config.schedule, async () => {
-      await backups.run(() => {}).catch((err: Error) => { ctx.log.error({ err }, 'scheduled backup failed') })
+      await backups.run(() => {}).catch((err: Error) => {
+        if (err instanceof Conflict) ctx.log.info('scheduled backup skipped: another backup or restore is running')
+        else ctx.log.error({ err }, 'scheduled backup failed')
+      })
     })
     ctx.report({ schedule: config.schedule, targets: config.targets.length })
   } else {

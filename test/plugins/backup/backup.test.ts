@@ -120,4 +120,17 @@ if (docker !== undefined && s3 !== undefined) {
     const badId = await runCli(['backup', 'restore', 'db', 'yesterday'], { env })
     t.same([badId.code, badId.stderr], [2, 'berth: snapshot yesterday: expected an id like 20261123T030000000Z (see berth backup list)\n'])
   })
+
+  t.test('on a valid schedule, snapshots are taken by themselves', async t => {
+    const local = tempDir(t)
+    const { kernel } = await reconcilerKernel(t, docker, {
+      plugins: [backup],
+      sections: { backup: { enabled: true, schedule: '* * * * * *', targets: [{ type: 'local', path: local }] } }
+    })
+    const health = await api<{ plugins: Record<string, { details?: Record<string, unknown> }> }>(kernel, 'GET', '/api/v1/health')
+    t.same(health.body.plugins.backup.details, { schedule: '* * * * * *', targets: 1 })
+    const taken = await pollUntil(() => { const ids = readdirSync(local).filter(id => /^\d{8}T\d{9}Z$/.test(id)); return ids.length > 0 && ids }, { timeout: 15_000, what: 'a scheduled snapshot' })
+    const manifest = JSON.parse(readFileSync(join(local, taken[0], 'manifest.json'), 'utf8')) as { state: Array<{ plugin: string }> }
+    t.ok(manifest.state.some(s => s.plugin === 'tokens'), 'with the plugins\' state')
+  })
 }
