@@ -2,7 +2,7 @@
 // items per page, an opaque cursor for the next page, and an optional filter applied while reading.
 import type { Database } from 'lmdb'
 import { BadRequest } from '../../kernel/index.js'
-import type { SeriesKey } from './store.js'
+import type { SeriesKey, StoredMetric } from './store.js'
 
 export const MAX_PAGE = 1000
 export const DEFAULT_PAGE = 100
@@ -61,4 +61,47 @@ export function readSeries<T> (db: Database<T, SeriesKey>, device: string, query
     last = key
   }
   return { items, next_cursor: null }
+}
+
+export const MAX_POINTS = 1000
+
+export interface MetricPoint {
+  /** Start of the bucket, ms since the epoch. */
+  t: number
+  min: number
+  max: number
+  avg: number
+  count: number
+}
+
+/**
+ * One metric key of a device over [from, to], in at most `points` buckets of equal width (the range
+ * downsampled for a chart): each bucket's min, max, average and count of samples. Empty buckets are
+ * left out. Without `to` the range ends now; without `from`, at the first sample.
+ */
+export function metricPoints (db: Database<StoredMetric, SeriesKey>, device: string, query: Record<string, string | undefined>): { key: string, from: number, to: number, bucket_ms: number, points: MetricPoint[] } {
+  const key = query.key
+  if (key === undefined || key === '') throw new BadRequest('key is required (the metric\'s name)')
+  const to = parseTime('to', query.to, Date.now())
+  let first: number | undefined
+  for (const { value } of db.getRange({ start: [device, 0], end: [device, to + 1], limit: 1 })) first = value.received_at
+  const from = parseTime('from', query.from, first ?? to)
+  if (from > to) throw new BadRequest('from must not be after to')
+  const wanted = query.points === undefined || query.points === '' ? 200 : Number(query.points)
+  if (!Number.isInteger(wanted) || wanted < 1 || wanted > MAX_POINTS) throw new BadRequest(`points must be an integer from 1 to ${MAX_POINTS}, got "${query.points ?? ''}"`)
+  const bucketMs = Math.max(1, Math.ceil((to - from + 1) / wanted))
+  const buckets = new Map<number, MetricPoint>()
+  for (const { value } of db.getRange({ start: [device, from], end: [device, to + 1] })) {
+    if (value.key !== key) continue
+    const start = from + Math.floor((value.received_at - from) / bucketMs) * bucketMs
+    const bucket = buckets.get(start)
+    if (bucket === undefined) {
+      buckets.set(start, { t: start, min: value.value, max: value.value, avg: value.value, count: 1 })
+    } else {
+      bucket.min = Math.min(bucket.min, value.value)
+      bucket.max = Math.max(bucket.max, value.value)
+      bucket.avg += (value.value - bucket.avg) / ++bucket.count
+    }
+  }
+  return { key, from, to, bucket_ms: bucketMs, points: [...buckets.values()] }
 }

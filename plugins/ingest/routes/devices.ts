@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { newDevice, type TelemetryEvent } from '../apply.js'
-import { parseLimit, readSeries, type RangeQuery } from '../series-query.js'
+import { metricPoints, parseLimit, readSeries, type RangeQuery } from '../series-query.js'
 import type { Device } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 
@@ -19,6 +19,33 @@ const Registration = Type.Object({
 }, { additionalProperties: false })
 
 const IdParams = Type.Object({ id: DeviceId })
+const DEVICE_ID = /^[0-9a-f]{16}$/
+
+export interface DeviceFilters {
+  group?: string
+  software_version?: string
+  state?: string
+  q?: string
+}
+
+const DEVICE_STATES = ['online', 'offline', 'never_seen']
+
+/** As the fleet overview counts them: never seen (registered, no chunk yet), offline, or online. */
+function stateOf (device: Device): string {
+  return device.last_seen === null ? 'never_seen' : device.offline ? 'offline' : 'online'
+}
+
+/** The devices list's filters: group, firmware version, online/offline, and a search in id, name and serial. */
+function deviceFilter (query: DeviceFilters): (device: Device) => boolean {
+  const { group, software_version: version, state, q } = query
+  if (state !== undefined && !DEVICE_STATES.includes(state)) throw new BadRequest(`state must be online, offline or never_seen, got "${state}"`)
+  if (q !== undefined && q.length > 128) throw new BadRequest('q must be at most 128 characters')
+  const needle = q?.toLowerCase()
+  return device => (group === undefined || device.group === group) &&
+    (version === undefined || device.software_version === version) &&
+    (state === undefined || stateOf(device) === state) &&
+    (needle === undefined || device.id.includes(needle) || device.name.toLowerCase().includes(needle) || (device.serial?.toLowerCase().includes(needle) ?? false))
+}
 
 export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
   const device = (id: string): Device => {
@@ -27,12 +54,14 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
     return found
   }
 
-  app.get<{ Querystring: { group?: string, limit?: string, cursor?: string } }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
-    const { group, cursor } = request.query
+  app.get<{ Querystring: DeviceFilters & { limit?: string, cursor?: string } }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
+    const { cursor } = request.query
     const limit = parseLimit(request.query.limit)
+    if (cursor !== undefined && !DEVICE_ID.test(cursor)) throw new BadRequest('cursor is not one this server issued (a device id from next_cursor)')
+    const keep = deviceFilter(request.query)
     const devices: Device[] = []
     for (const { value } of t.store.devices.getRange({ start: cursor ?? '' })) {
-      if (value.id === cursor || (group !== undefined && value.group !== group)) continue
+      if (value.id === cursor || !keep(value)) continue
       if (devices.length === limit) return { devices, next_cursor: devices[devices.length - 1].id }
       devices.push(value)
     }
@@ -90,6 +119,7 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
   series('faults', (id, q) => readSeries(t.store.faults, id, q))
   series('reboots', (id, q) => readSeries(t.store.reboots, id, q))
   series('traces', (id, q) => readSeries(t.store.traces, id, q))
+  series('metrics/points', (id, q) => metricPoints(t.store.metrics, id, q))
   series('metrics', (id, q) => {
     if (q.kind !== undefined && !['gauge', 'increment', 'observe'].includes(q.kind)) throw new BadRequest(`kind must be gauge, increment or observe, got "${q.kind}"`)
     return readSeries(t.store.metrics, id, q, m => (q.kind === undefined || m.kind === q.kind) && (q.key === undefined || m.key === q.key))

@@ -1,8 +1,10 @@
-// Device groups and OTA firmware targets: read by every user, written by provisioners, deleted by admins.
+// The fleet overview, device groups and OTA firmware targets: read by every user, written by
+// provisioners, deleted by admins.
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
+import { cachedOverview } from '../overview.js'
 import type { Group } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 
@@ -20,6 +22,9 @@ const OtaBody = Type.Object({
 const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) })
 
 export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
+  const overview = cachedOverview(t.store)
+  app.get('/fleet/overview', { config: { telemetryAccess: 'viewer' } }, async () => overview())
+
   app.get('/groups', { config: { telemetryAccess: 'viewer' } }, async () => ({ groups: [...t.store.groups.getRange().map(e => e.value)] }))
 
   app.post<{ Body: Static<typeof GroupBody> }>('/groups', { config: { telemetryAccess: 'provisioner' }, schema: { body: GroupBody } }, async (request, reply) => {

@@ -1,0 +1,62 @@
+// The fleet at a glance, for the dashboard's first view: devices online and offline, faults of the
+// last 24 hours and the functions they happened in, and the firmware versions running. Computed by
+// reading the devices and faults, and kept for OVERVIEW_MS so a page refresh storm reads them once.
+import type { TelemetryStore } from './store.js'
+
+const DAY_MS = 86_400_000
+export const OVERVIEW_MS = 5000
+const TOP = 10
+
+export interface FleetOverview {
+  at: string
+  devices: { total: number, online: number, offline: number, never_seen: number }
+  faults_24h: number
+  /** Where the last day's faults happened: the symbol's function, or `unsymbolicated` with the PC. */
+  top_functions: Array<{ function: string, faults: number }>
+  software_versions: Array<{ software_type: string | null, software_version: string | null, devices: number }>
+}
+
+function functionOf (symbol: string | null, pc: number): string {
+  if (symbol === null || symbol.startsWith('unsymbolicated')) return `unsymbolicated 0x${pc.toString(16).padStart(8, '0')}`
+  return symbol.split(' at ')[0]
+}
+
+export function fleetOverview (store: TelemetryStore, now = Date.now()): FleetOverview {
+  const devices = { total: 0, online: 0, offline: 0, never_seen: 0 }
+  const versions = new Map<string, { software_type: string | null, software_version: string | null, devices: number }>()
+  for (const { value: d } of store.devices.getRange()) {
+    devices.total++
+    if (d.last_seen === null) devices.never_seen++
+    else if (d.offline) devices.offline++
+    else devices.online++
+    const key = `${d.software_type ?? ''}\0${d.software_version ?? ''}`
+    const entry = versions.get(key) ?? { software_type: d.software_type, software_version: d.software_version, devices: 0 }
+    entry.devices++
+    versions.set(key, entry)
+  }
+  let faults = 0
+  const functions = new Map<string, number>()
+  for (const { value: f } of store.faults.getRange()) {
+    if (f.received_at < now - DAY_MS) continue
+    faults++
+    const name = functionOf(f.symbol, f.pc)
+    functions.set(name, (functions.get(name) ?? 0) + 1)
+  }
+  return {
+    at: new Date(now).toISOString(),
+    devices,
+    faults_24h: faults,
+    top_functions: [...functions].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, TOP).map(([fn, count]) => ({ function: fn, faults: count })),
+    software_versions: [...versions.values()].sort((a, b) => b.devices - a.devices)
+  }
+}
+
+/** fleetOverview, computed at most once per OVERVIEW_MS. */
+export function cachedOverview (store: TelemetryStore): () => FleetOverview {
+  let kept: { value: FleetOverview, until: number } | undefined
+  return () => {
+    const now = Date.now()
+    if (kept === undefined || kept.until <= now) kept = { value: fleetOverview(store, now), until: now + OVERVIEW_MS }
+    return kept.value
+  }
+}

@@ -1,0 +1,99 @@
+// What the dashboard reads: the devices list's filters (group, firmware, state, search) with cursor
+// pagination and its refusals, a metric downsampled into buckets for a chart, and the fleet overview.
+import t from 'tap'
+import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
+import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
+import { telemetryServer } from './harness.js'
+
+const id = (n: number): string => `d${n.toString(16).padStart(15, '0')}`
+const info = (n: number, version: string): ChunkPayload => ({ type: 'DeviceInfo', record: { serial: `SN-${n}`, hardware_version: 'evt-2', software_type: 'main', software_version: version, build_id: '' } })
+
+t.test('the devices list filters and pages; bad cursors and filters are 400s', async t => {
+  const server = await telemetryServer(t)
+  const body = Buffer.concat(Array.from({ length: 12 }, (_, n) => encodeChunk({ device: id(n), sequence: 1, payload: info(n, n < 4 ? '2.0.0' : '1.9.0') })))
+  t.equal((await server.ingest(body)).json.accepted, 12)
+  t.equal((await server.api('POST', '/devices/register', 'provisioner', { id: id(20), name: 'Pump house' })).status, 201)
+  t.equal((await server.api('POST', '/groups', 'provisioner', { name: 'north' })).status, 201)
+  for (const n of [1, 2, 5]) t.equal((await server.api('POST', '/devices/register', 'provisioner', { id: id(n), group: 'north' })).status, 200)
+  const list = async (query: string): Promise<{ devices: Array<{ id: string }>, next_cursor: string | null }> => {
+    const response = await server.api('GET', `/devices?${query}`, 'viewer')
+    t.equal(response.status, 200, query)
+    return await response.json() as { devices: Array<{ id: string }>, next_cursor: string | null }
+  }
+  t.same((await list('software_version=2.0.0')).devices.map(d => d.id), [0, 1, 2, 3].map(id), 'by firmware version')
+  t.same((await list('group=north&software_version=1.9.0')).devices.map(d => d.id), [id(5)], 'filters combine')
+  t.same((await list('state=online')).devices.length, 12, 'online: seen and not marked offline')
+  t.same((await list('state=offline')).devices.length, 0)
+  t.same((await list('state=never_seen')).devices.map(d => d.id), [id(20)], 'registered, no chunk yet')
+  t.same((await list('q=PUMP')).devices.map(d => d.id), [id(20)], 'search by name, any case')
+  t.same((await list('q=sn-11')).devices.map(d => d.id), [id(11)], 'search by serial')
+  const pages: string[][] = []
+  let cursor = ''
+  for (;;) {
+    const page = await list(`software_version=1.9.0&limit=3${cursor === '' ? '' : `&cursor=${cursor}`}`)
+    pages.push(page.devices.map(d => d.id))
+    if (page.next_cursor === null) break
+    cursor = page.next_cursor
+  }
+  t.same(pages, [[4, 5, 6], [7, 8, 9], [10, 11]].map(p => p.map(id)), 'cursor pages over a filter, none lost or repeated')
+  for (const [query, error] of [
+    ['cursor=not-a-device', 'cursor is not one this server issued (a device id from next_cursor)'],
+    ['state=sleeping', 'state must be online, offline or never_seen, got "sleeping"'],
+    ['limit=0', 'limit must be an integer from 1 to 1000, got "0"']
+  ]) {
+    const response = await server.api('GET', `/devices?${query}`, 'viewer')
+    t.same([response.status, await response.json()], [400, { error }], query)
+  }
+})
+
+t.test('a metric over a time range, downsampled into buckets for a chart', async t => {
+  const server = await telemetryServer(t)
+  const device = id(1)
+  const start = Date.UTC(2026, 0, 1)
+  // 100 chunks, one per minute, each with battery_mv = 3000 + minute and a second key.
+  for (let minute = 0; minute < 100; minute++) {
+    const payload: ChunkPayload = { type: 'Metrics', record: { uptime_ms: minute, entries: [{ key: 'battery_mv', kind: 'gauge', value: 3000 + minute, uptime_ms: minute }, { key: 'rssi', kind: 'gauge', value: -60, uptime_ms: minute }] } }
+    const outcome = await server.service.telemetry.ingestor.ingest(encodeChunk({ device, sequence: minute, payload }), start + minute * 60_000)
+    t.equal(outcome.summary.accepted, 1)
+  }
+  const points = async (query: string): Promise<{ status: number, body: { bucket_ms: number, points: Array<{ t: number, min: number, max: number, avg: number, count: number }>, error?: string } }> => {
+    const response = await server.api('GET', `/devices/${device}/metrics/points?${query}`, 'viewer')
+    return { status: response.status, body: await response.json() as never }
+  }
+  const ten = await points(`key=battery_mv&from=${start}&to=${start + 100 * 60_000 - 1}&points=10`)
+  t.equal(ten.status, 200)
+  t.equal(ten.body.bucket_ms, 600_000, 'ten buckets of ten minutes')
+  t.same(ten.body.points.map(p => [p.min, p.max, p.avg, p.count]), Array.from({ length: 10 }, (_, b) => [3000 + 10 * b, 3009 + 10 * b, 3004.5 + 10 * b, 10]))
+  const all = await points(`key=battery_mv&to=${start + 100 * 60_000}&points=1000`)
+  t.equal(all.body.points.length, 100, 'more buckets than samples: one point per sample, from the first sample on')
+  t.same((await points(`key=rssi&from=${start + 50 * 60_000}&to=${start + 60 * 60_000 - 1}&points=1`)).body.points, [{ t: start + 50 * 60_000, min: -60, max: -60, avg: -60, count: 10 }], 'a range is a range')
+  for (const [query, error] of [
+    ['points=5', 'key is required (the metric\'s name)'],
+    ['key=battery_mv&points=5000', 'points must be an integer from 1 to 1000, got "5000"'],
+    [`key=battery_mv&from=${start + 1}&to=${start}`, 'from must not be after to']
+  ]) t.same(await points(query), { status: 400, body: { error } }, query)
+})
+
+t.test('the fleet overview counts devices, the last day\'s faults by function, and firmware versions', async t => {
+  const server = await telemetryServer(t)
+  const fault = (pc: number): ChunkPayload => ({ type: 'FaultRecord', record: { pc, lr: 0, sp: 0, psr: 0, cfsr: 0, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 1 } })
+  const body = Buffer.concat([
+    encodeChunk({ device: id(1), sequence: 1, payload: info(1, '2.0.0') }),
+    encodeChunk({ device: id(2), sequence: 1, payload: info(2, '2.0.0') }),
+    encodeChunk({ device: id(3), sequence: 1, payload: info(3, '1.9.0') }),
+    encodeChunk({ device: id(1), sequence: 2, payload: fault(0x0800abcd) }),
+    encodeChunk({ device: id(2), sequence: 2, payload: fault(0x0800abcd) }),
+    encodeChunk({ device: id(3), sequence: 2, payload: fault(0x08001000) })
+  ])
+  t.equal((await server.ingest(body)).json.accepted, 6)
+  t.equal((await server.api('POST', '/devices/register', 'provisioner', { id: id(9) })).status, 201)
+  const response = await server.api('GET', '/fleet/overview', 'viewer')
+  t.equal(response.status, 200)
+  t.match(await response.json(), {
+    devices: { total: 4, online: 3, offline: 0, never_seen: 1 },
+    faults_24h: 3,
+    top_functions: [{ function: 'unsymbolicated 0x0800abcd', faults: 2 }, { function: 'unsymbolicated 0x08001000', faults: 1 }],
+    software_versions: [{ software_type: 'main', software_version: '2.0.0', devices: 2 }, { software_version: '1.9.0', devices: 1 }, { software_version: null, devices: 1 }]
+  })
+  t.equal((await server.api('GET', '/fleet/overview', null)).status, 401, 'not without signing in')
+})
