@@ -1,9 +1,9 @@
 // The web UI: the pages (behind the login) answer with the built index.html, and the built assets
 // (open to all) are served from memory with their content types. Built by `npm run build:ui`.
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { extname, join } from 'node:path'
+import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 import { PACKAGE_ROOT } from '../../kernel/paths.js'
+import { loadBuiltUi } from '../../kernel/ui-assets.js'
 import { messagePage } from './html.js'
 
 /** Where `npm run build:ui` writes the UI. */
@@ -12,31 +12,8 @@ export const UI_BUILD_DIR = join(PACKAGE_ROOT, 'dist', 'campaign-ui')
 /** The UI's pages: the module pages share one index.html and choose by path. */
 const UI_PAGES = ['/', '/admin', '/knowledge-base', '/volunteers', '/fundraising']
 
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2'
-}
-
-interface Asset { body: Buffer, type: string }
-
-function loadAssets (dir: string): Map<string, Asset> {
-  const assets = new Map<string, Asset>()
-  const assetDir = join(dir, 'assets')
-  if (!existsSync(assetDir)) return assets
-  for (const name of readdirSync(assetDir)) {
-    assets.set(name, { body: readFileSync(join(assetDir, name)), type: TYPES[extname(name)] ?? 'application/octet-stream' })
-  }
-  return assets
-}
-
 export function uiRoutes (dir = UI_BUILD_DIR): FastifyPluginAsync {
-  const indexFile = join(dir, 'index.html')
-  const index = existsSync(indexFile) ? readFileSync(indexFile) : undefined
-  const assets = loadAssets(dir)
+  const { index, assets } = loadBuiltUi(dir)
   return async app => {
     app.get<{ Params: { name: string } }>('/assets/:name', { config: { access: 'open' } }, async (request, reply) => {
       const asset = assets.get(request.params.name)

@@ -14,6 +14,7 @@ import { EventLog } from './event-log.js'
 import { Ingestor } from './ingestor.js'
 import { RateLimiter, sendRetryAfter } from './rate-limit.js'
 import { deleteExpired } from './retention.js'
+import { dashboardRoutes } from './routes/dashboard.js'
 import { deviceRoutes } from './routes/devices.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { ingestRoutes } from './routes/ingest.js'
@@ -101,6 +102,7 @@ export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService 
     deviceRoutes(app, telemetry)
     fleetRoutes(app, telemetry)
     serviceRoutes(app, telemetry)
+    dashboardRoutes(app)
   })
 
   const service: IngestService = {

@@ -35,7 +35,9 @@ export function installGuard (app: FastifyInstance, authenticator: Authenticator
     }
     const principal = await authenticator.authenticate(request)
     if (principal === undefined) {
-      reply.header('www-authenticate', authenticator.challenge)
+      // A script that says so (the dashboard) signs in with its own form: a challenge would make the
+      // browser open its credentials dialog over the page instead.
+      if (request.headers['x-requested-with'] !== 'XMLHttpRequest') reply.header('www-authenticate', authenticator.challenge)
       throw new Unauthorized(authenticator.mode === 'sso' ? 'a valid bearer token is required' : 'valid Basic credentials are required')
     }
     const required = access === 'device-or-provisioner' ? 'provisioner' : access

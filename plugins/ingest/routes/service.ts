@@ -1,4 +1,4 @@
-// The sign-in mode, the live event stream (server-sent events with ids and Last-Event-ID resume), the
+// The sign-in mode and who is signed in, the live event stream (server-sent events with ids and Last-Event-ID resume), the
 // Prometheus metrics, and a consistent backup of the telemetry data (and nothing else) streamed while
 // writes continue.
 import { createReadStream } from 'node:fs'
@@ -22,6 +22,8 @@ export function serviceRoutes (app: FastifyInstance, t: Telemetry): void {
     const endpoints = realmEndpoints(t.settings.sso)
     return { mode: 'sso', client_id: t.settings.sso.client_id, realm: t.settings.sso.realm, ...endpoints }
   })
+
+  app.get('/auth/me', { config: { telemetryAccess: 'viewer' } }, async request => ({ name: request.principal?.name, role: request.principal?.role }))
 
   app.get<{ Querystring: { last_event_id?: string } }>('/events/stream', { config: { telemetryAccess: 'viewer' } }, async (request, reply) => {
     const header = request.headers['last-event-id'] ?? request.query.last_event_id

@@ -11,7 +11,12 @@ export const API_KEY = 'test-device-key-0123456789'
 export const ROLES = ['admin', 'provisioner', 'viewer'] as const
 export type TestRole = typeof ROLES[number]
 const PASSWORD = 'correct horse battery staple'
-const USERS = ROLES.map(role => ({ name: role, role, password: hashPassword(`${PASSWORD} ${role}`) }))
+
+/** The password of the test user of `role`. */
+export function passwordOf (role: TestRole): string {
+  return `${PASSWORD} ${role}`
+}
+const USERS = ROLES.map(role => ({ name: role, role, password: hashPassword(passwordOf(role)) }))
 
 export interface TelemetryServer {
   kernel: Kernel
@@ -33,7 +38,7 @@ export interface IngestResponse {
 }
 
 export function basic (role: TestRole): string {
-  return `Basic ${Buffer.from(`${role}:${PASSWORD} ${role}`).toString('base64')}`
+  return `Basic ${Buffer.from(`${role}:${passwordOf(role)}`).toString('base64')}`
 }
 
 export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger): Promise<TelemetryServer> {

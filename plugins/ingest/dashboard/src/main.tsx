@@ -1,0 +1,77 @@
+// The telemetry dashboard: Basic sign-in (the API's mode from /auth/mode), then the navigation and
+// the view of the current #/path, refreshed by the live event stream.
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { api, followEvents, signedIn, signIn, signOut, type LiveEvent, type Me } from './api.js'
+import { DevicesView, DeviceView, GroupsView, OverviewView } from './views.js'
+import './style.css'
+
+function SignIn ({ done }: { done: (me: Me) => void }) {
+  const [mode, setMode] = useState<string | undefined>(undefined)
+  const [user, setUser] = useState('')
+  const [password, setPassword] = useState('')
+  const [failure, setFailure] = useState<string | undefined>(undefined)
+  useEffect(() => { api<{ mode: string }>('GET', '/auth/mode').then(m => { setMode(m.mode) }, (err: Error) => { setFailure(err.message) }) }, [])
+  if (mode === 'sso') return <main class="center"><p>This server signs in through its identity provider; single sign-on in the dashboard is not available yet.</p></main>
+  return (
+    <main class="center">
+      <h1>Berth telemetry</h1>
+      <form class="signin" onSubmit={e => { e.preventDefault(); signIn(user, password).then(done, (err: Error) => { setFailure(err.message) }) }}>
+        <input name="user" placeholder="User" value={user} onInput={e => { setUser(e.currentTarget.value) }} />
+        <input name="password" type="password" placeholder="Password" value={password} onInput={e => { setPassword(e.currentTarget.value) }} />
+        <button type="submit">Sign in</button>
+      </form>
+      {failure !== undefined && <p class="error">{failure}</p>}
+    </main>
+  )
+}
+
+function useHash (): string {
+  const [hash, setHash] = useState(location.hash)
+  useEffect(() => {
+    const changed = (): void => { setHash(location.hash) }
+    addEventListener('hashchange', changed)
+    return () => { removeEventListener('hashchange', changed) }
+  }, [])
+  return hash
+}
+
+function App () {
+  const [me, setMe] = useState<Me | undefined>(undefined)
+  const [version, setVersion] = useState(0)
+  const [live, setLive] = useState(false)
+  const [recent, setRecent] = useState<LiveEvent[]>([])
+  const hash = useHash()
+  useEffect(() => { if (signedIn()) api<Me>('GET', '/auth/me').then(setMe, () => { signOut() }) }, [])
+  useEffect(() => {
+    if (me === undefined) return
+    const stop = new AbortController()
+    let timer: ReturnType<typeof setTimeout> | undefined
+    void followEvents(event => {
+      setRecent(list => [event, ...list].slice(0, 8))
+      timer ??= setTimeout(() => { timer = undefined; setVersion(v => v + 1) }, 300)
+    }, setLive, stop.signal)
+    return () => { stop.abort() }
+  }, [me])
+  if (me === undefined) return <SignIn done={setMe} />
+  const device = /^#\/devices\/([0-9a-f]{16})$/.exec(hash)?.[1]
+  const view = device !== undefined
+    ? <DeviceView id={device} version={version} />
+    : hash === '#/devices' ? <DevicesView version={version} /> : hash === '#/groups' ? <GroupsView me={me} version={version} /> : <OverviewView version={version} />
+  return (
+    <div class="layout">
+      <nav>
+        <b>Berth telemetry</b>
+        <a href="#/">Overview</a><a href="#/devices">Devices</a><a href="#/groups">Groups</a>
+        <span class={live ? 'live on' : 'live'}>{live ? 'live' : 'offline'}</span>
+        <span class="me">{me.name} ({me.role})</span>
+        <button onClick={() => { signOut(); setMe(undefined) }}>Sign out</button>
+      </nav>
+      <main>{view}</main>
+      <aside><h3>Live events</h3><ul class="events">{recent.map((e, i) => <li key={i}>{e.kind} {e.device ?? ''}</li>)}</ul></aside>
+    </div>
+  )
+}
+
+const root = document.getElementById('app')
+if (root !== null) render(<App />, root)

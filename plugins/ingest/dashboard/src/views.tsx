@@ -1,0 +1,161 @@
+// The dashboard's views: the fleet overview, the devices list (search, filters, pages), one device
+// (a metric chart, reboots, faults with their symbols, trace lines) and the groups (created by
+// provisioners and admins only: the form is not shown to viewers, and the API refuses them too).
+import { useEffect, useRef, useState } from 'preact/hooks'
+import uPlot from 'uplot'
+import 'uplot/dist/uPlot.min.css'
+import { api, type Me } from './api.js'
+
+interface Device {
+  id: string
+  name: string
+  group: string | null
+  serial: string | null
+  software_type: string | null
+  software_version: string | null
+  last_seen: number | null
+  offline: boolean
+  boot_count: number | null
+}
+interface Overview {
+  devices: { total: number, online: number, offline: number, never_seen: number }
+  faults_24h: number
+  top_functions: Array<{ function: string, faults: number }>
+  software_versions: Array<{ software_type: string | null, software_version: string | null, devices: number }>
+}
+interface Page<T> { items: T[], next_cursor: string | null }
+interface Fault { sequence: number, received_at: number, pc: number, symbol: string | null }
+interface Reboot { sequence: number, received_at: number, reason: string, boot_count: number }
+interface Trace { sequence: number, received_at: number, text: string }
+interface Metric { key: string }
+interface Points { points: Array<{ t: number, min: number, max: number, avg: number }> }
+interface Group { name: string, description: string }
+
+/** Re-read whenever `version` changes (live events bump it). */
+function useData<T> (load: () => Promise<T>, deps: unknown[]): { data?: T, error?: string } {
+  const [state, setState] = useState<{ data?: T, error?: string }>({})
+  useEffect(() => { load().then(data => { setState({ data }) }, (err: Error) => { setState({ error: err.message }) }) }, deps)
+  return state
+}
+
+const when = (ms: number | null): string => ms === null ? 'never' : new Date(ms).toLocaleString()
+const stateOf = (d: Device): string => d.last_seen === null ? 'never seen' : d.offline ? 'offline' : 'online'
+
+export function OverviewView ({ version }: { version: number }) {
+  const { data, error } = useData(async () => await api<Overview>('GET', '/fleet/overview'), [version])
+  if (error !== undefined) return <p class="error">{error}</p>
+  if (data === undefined) return <p>Loading…</p>
+  return (
+    <section>
+      <div class="cards">
+        <div class="card" data-testid="online"><b>{data.devices.online}</b> online</div>
+        <div class="card"><b>{data.devices.offline}</b> offline</div>
+        <div class="card"><b>{data.devices.never_seen}</b> never seen</div>
+        <div class="card"><b>{data.faults_24h}</b> faults in 24 h</div>
+      </div>
+      <h2>Top crashing functions (24 h)</h2>
+      <table><tbody>{data.top_functions.map(f => <tr key={f.function}><td>{f.function}</td><td>{f.faults}</td></tr>)}</tbody></table>
+      <h2>Firmware versions</h2>
+      <table><tbody>{data.software_versions.map(v => <tr key={`${v.software_type ?? ''}@${v.software_version ?? ''}`}><td>{v.software_type ?? '—'} {v.software_version ?? 'unknown'}</td><td>{v.devices}</td></tr>)}</tbody></table>
+    </section>
+  )
+}
+
+export function DevicesView ({ version }: { version: number }) {
+  const [q, setQ] = useState('')
+  const [state, setState] = useState('')
+  const [cursors, setCursors] = useState<string[]>([''])
+  const cursor = cursors[cursors.length - 1]
+  const query = new URLSearchParams({ limit: '50', ...(q !== '' && { q }), ...(state !== '' && { state }), ...(cursor !== '' && { cursor }) })
+  const { data, error } = useData(async () => await api<{ devices: Device[], next_cursor: string | null }>('GET', `/devices?${query.toString()}`), [version, query.toString()])
+  return (
+    <section>
+      <div class="filters">
+        <input placeholder="Search id, name, serial" value={q} onInput={e => { setQ(e.currentTarget.value); setCursors(['']) }} />
+        <select value={state} onChange={e => { setState(e.currentTarget.value); setCursors(['']) }}>
+          <option value="">any state</option><option value="online">online</option><option value="offline">offline</option><option value="never_seen">never seen</option>
+        </select>
+      </div>
+      {error !== undefined && <p class="error">{error}</p>}
+      <table class="devices">
+        <thead><tr><th>Device</th><th>Name</th><th>Group</th><th>Firmware</th><th>State</th><th>Last seen</th></tr></thead>
+        <tbody>{(data?.devices ?? []).map(d => (
+          <tr key={d.id}><td><a href={`#/devices/${d.id}`}>{d.id}</a></td><td>{d.name}</td><td>{d.group ?? ''}</td><td>{d.software_version ?? ''}</td><td>{stateOf(d)}</td><td>{when(d.last_seen)}</td></tr>
+        ))}</tbody>
+      </table>
+      <div class="pages">
+        <button disabled={cursors.length === 1} onClick={() => { setCursors(cursors.slice(0, -1)) }}>Previous</button>
+        <button disabled={data?.next_cursor === null || data === undefined} onClick={() => { if (data !== undefined && data.next_cursor !== null) setCursors([...cursors, data.next_cursor]) }}>Next</button>
+      </div>
+    </section>
+  )
+}
+
+function Chart ({ points }: { points: Points['points'] }) {
+  const box = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    if (box.current === null || points.length === 0) return
+    const plot = new uPlot({ width: 720, height: 220, series: [{}, { label: 'avg', stroke: '#2563eb' }, { label: 'min', stroke: '#94a3b8' }, { label: 'max', stroke: '#94a3b8' }] },
+      [points.map(p => p.t / 1000), points.map(p => p.avg), points.map(p => p.min), points.map(p => p.max)], box.current)
+    return () => { plot.destroy() }
+  }, [points])
+  return <div ref={box} class="chart" />
+}
+
+export function DeviceView ({ id, version }: { id: string, version: number }) {
+  const device = useData(async () => await api<Device>('GET', `/devices/${id}`), [id, version])
+  const faults = useData(async () => await api<Page<Fault>>('GET', `/devices/${id}/faults?limit=20`), [id, version])
+  const reboots = useData(async () => await api<Page<Reboot>>('GET', `/devices/${id}/reboots?limit=20`), [id, version])
+  const traces = useData(async () => await api<Page<Trace>>('GET', `/devices/${id}/traces?limit=20`), [id, version])
+  const keys = useData(async () => [...new Set((await api<Page<Metric>>('GET', `/devices/${id}/metrics?limit=1000`)).items.map(m => m.key))], [id, version])
+  const [key, setKey] = useState<string | undefined>(undefined)
+  const shown = key ?? keys.data?.[0]
+  const points = useData(async () => shown === undefined ? { points: [] } : await api<Points>('GET', `/devices/${id}/metrics/points?key=${encodeURIComponent(shown)}&points=200`), [id, shown, version])
+  if (device.error !== undefined) return <p class="error">{device.error}</p>
+  const d = device.data
+  if (d === undefined) return <p>Loading…</p>
+  return (
+    <section>
+      <h2>{d.name} <small>{d.id}</small></h2>
+      <p>{stateOf(d)} · last seen {when(d.last_seen)} · firmware {d.software_type ?? ''} {d.software_version ?? 'unknown'} · group {d.group ?? 'none'} · boots {d.boot_count ?? '?'}</p>
+      <h3>Metrics</h3>
+      <select value={shown} onChange={e => { setKey(e.currentTarget.value) }}>{(keys.data ?? []).map(k => <option key={k}>{k}</option>)}</select>
+      <Chart points={points.data?.points ?? []} />
+      <h3>Faults</h3>
+      <table class="faults"><tbody>{(faults.data?.items ?? []).map(f => <tr key={f.sequence}><td>{when(f.received_at)}</td><td>0x{f.pc.toString(16)}</td><td>{f.symbol ?? 'not symbolicated yet'}</td></tr>)}</tbody></table>
+      <h3>Reboots</h3>
+      <table><tbody>{(reboots.data?.items ?? []).map(r => <tr key={r.sequence}><td>{when(r.received_at)}</td><td>{r.reason}</td><td>boot {r.boot_count}</td></tr>)}</tbody></table>
+      <h3>Trace and log lines</h3>
+      <pre class="traces">{(traces.data?.items ?? []).map(t => t.text).join('')}</pre>
+    </section>
+  )
+}
+
+export function GroupsView ({ me, version }: { me: Me, version: number }) {
+  const [changed, setChanged] = useState(0)
+  const [name, setName] = useState('')
+  const [failure, setFailure] = useState<string | undefined>(undefined)
+  const { data } = useData(async () => await api<{ groups: Group[] }>('GET', '/groups'), [version, changed])
+  const create = async (): Promise<void> => {
+    try {
+      await api('POST', '/groups', { name })
+      setName('')
+      setFailure(undefined)
+      setChanged(changed + 1)
+    } catch (err) {
+      setFailure((err as Error).message)
+    }
+  }
+  return (
+    <section>
+      <table class="groups"><tbody>{(data?.groups ?? []).map(g => <tr key={g.name}><td>{g.name}</td><td>{g.description}</td></tr>)}</tbody></table>
+      {me.role !== 'viewer' && (
+        <form class="new-group" onSubmit={e => { e.preventDefault(); void create() }}>
+          <input placeholder="group name" value={name} onInput={e => { setName(e.currentTarget.value) }} />
+          <button type="submit">New group</button>
+        </form>
+      )}
+      {failure !== undefined && <p class="error">{failure}</p>}
+    </section>
+  )
+}

@@ -1,0 +1,99 @@
+// The telemetry dashboard in headless Chromium against a real server: Basic sign-in (a wrong password
+// refused), the overview, a device that starts sending appears in the list without a reload, a
+// device's page with its metric chart and its fault's symbol, and the groups form shown to a
+// provisioner but not to a viewer (whom the API refuses as well). Screenshots of the main views go to
+// BERTH_SCREENSHOTS (docs/screenshots holds the ones published).
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import type { Page } from 'playwright-core'
+import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js'
+import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
+import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
+import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { requireComponent } from '../../support/component.js'
+import { tempDir } from '../../support/tmp.js'
+import { passwordOf, telemetryServer, type TestRole } from './harness.js'
+
+/** The dashboard is built by `npm run build`; a single test file run after a fresh clone builds it here. */
+async function builtDashboard (): Promise<void> {
+  if (existsSync(join(DASHBOARD_BUILD_DIR, 'index.html'))) return
+  await promisify(execFile)('npm', ['run', 'build:ui'], { cwd: join(DASHBOARD_BUILD_DIR, '..', '..'), timeout: 180_000 })
+}
+
+const SENSOR = 'a1b2c3d4e5f60001'
+const info: ChunkPayload = { type: 'DeviceInfo', record: { serial: 'SN-1', hardware_version: 'evt-2', software_type: 'main', software_version: '2.1.0', build_id: '' } }
+const metrics = (n: number): ChunkPayload => ({ type: 'Metrics', record: { uptime_ms: n, entries: [{ key: 'battery_mv', kind: 'gauge', value: 3600 + n * 10, uptime_ms: n }] } })
+const fault: ChunkPayload = { type: 'FaultRecord', record: { pc: 0x0800abcd, lr: 0x08000123, sp: 0, psr: 0, cfsr: 0x8200, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 9 } }
+const trace: ChunkPayload = { type: 'Trace', record: { uptime_ms: 10, dropped: 0, data: Buffer.from('radio up\n') } }
+
+async function signIn (page: Page, base: URL, role: TestRole, password: string): Promise<void> {
+  await page.goto(new URL('/dashboard/', base).href)
+  await page.fill('input[name="user"]', role)
+  await page.fill('input[name="password"]', password)
+  await page.click('button[type="submit"]')
+}
+
+const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
+if (executablePath !== undefined) {
+  t.test('sign in, the overview, a device appearing live, its page, and the groups by role', async t => {
+    await builtDashboard()
+    const server = await telemetryServer(t)
+    const shots = process.env.BERTH_SCREENSHOTS ?? tempDir(t, 'berth-dashboard-shots-')
+    mkdirSync(shots, { recursive: true })
+    const chunks = [info, metrics(1), metrics(2), metrics(3), fault, trace]
+    t.equal((await server.ingest(Buffer.concat(chunks.map((payload, sequence) => encodeChunk({ device: SENSOR, sequence, payload }))))).json.accepted, 6)
+    // What the symbolication plugin writes once the ELF is there (it runs in test/e2e/device.test.ts).
+    const faults = server.service.telemetry.store.faults
+    for (const { key, value } of faults.getRange()) await faults.put(key, { ...value, symbol: 'sensor_poll at /src/main.c:42' })
+
+    const context = await headlessBrowser(t, executablePath)
+    const page = await context.newPage()
+    const problems: string[] = []
+    page.on('pageerror', err => { problems.push(err.message) })
+    page.on('console', message => { if (message.type() === 'error') problems.push(message.text()) })
+    t.teardown(() => { if (problems.length > 0) t.comment(`browser errors: ${problems.join(' | ')}`) })
+    await signIn(page, server.base, 'viewer', 'wrong')
+    await page.waitForSelector('.error')
+    t.match(await page.textContent('.error'), /authentication|credentials|401|sign/i, 'a wrong password is refused')
+    await signIn(page, server.base, 'viewer', passwordOf('viewer'))
+    await page.waitForSelector('.me')
+    t.equal(await page.textContent('.me'), 'viewer (viewer)')
+    await page.waitForSelector('[data-testid="online"] b')
+    t.equal(await page.textContent('[data-testid="online"] b'), '1', 'the overview counts the online device')
+    await page.waitForSelector('.live.on')
+    await page.screenshot({ path: join(shots, 'overview.png'), fullPage: true })
+
+    await page.goto(new URL('/dashboard/#/devices', server.base).href)
+    await page.waitForSelector(`a[href="#/devices/${SENSOR}"]`)
+    await page.waitForSelector('.live.on')
+    const newcomer = 'a1b2c3d4e5f60002'
+    t.equal((await server.ingest(encodeChunk({ device: newcomer, sequence: 1, payload: info }))).json.accepted, 1)
+    await page.waitForSelector(`a[href="#/devices/${newcomer}"]`, { timeout: 10_000 })
+    t.pass('a device that starts sending appears in the list without a reload')
+    await page.screenshot({ path: join(shots, 'devices.png'), fullPage: true })
+
+    await page.click(`a[href="#/devices/${SENSOR}"]`)
+    await page.waitForSelector('.faults td')
+    t.match(await page.textContent('.faults'), /sensor_poll at \/src\/main\.c:42/, 'the fault shows its symbol')
+    t.match(await page.textContent('.traces'), /radio up/)
+    await page.waitForSelector('.chart canvas')
+    t.pass('the metric is drawn')
+    await page.screenshot({ path: join(shots, 'device.png'), fullPage: true })
+
+    await page.goto(new URL('/dashboard/#/groups', server.base).href)
+    await page.waitForSelector('.groups', { state: 'attached' })
+    t.equal(await page.locator('form.new-group').count(), 0, 'a viewer sees no form to create a group')
+    t.equal((await server.api('POST', '/groups', 'viewer', { name: 'north' })).status, 403, 'and the API refuses a viewer')
+    await page.click('nav button')
+    await signIn(page, server.base, 'provisioner', passwordOf('provisioner'))
+    await page.goto(new URL('/dashboard/#/groups', server.base).href)
+    await page.waitForSelector('form.new-group')
+    await page.fill('form.new-group input', 'north')
+    await page.click('form.new-group button')
+    await page.waitForSelector('.groups td:text("north")')
+    t.pass('a provisioner creates a group')
+  })
+}
