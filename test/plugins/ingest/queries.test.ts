@@ -97,3 +97,12 @@ t.test('the fleet overview counts devices, the last day\'s faults by function, a
   })
   t.equal((await server.api('GET', '/fleet/overview', null)).status, 401, 'not without signing in')
 })
+
+t.test('who is signed in, and no browser credentials dialog for scripts that ask', async t => {
+  const server = await telemetryServer(t)
+  t.same(await (await server.api('GET', '/auth/me', 'provisioner')).json(), { name: 'provisioner', role: 'provisioner' })
+  const plain = await server.api('GET', '/auth/me', null)
+  t.same([plain.status, plain.headers.get('www-authenticate')], [401, 'Basic realm="berth telemetry", charset="UTF-8"'])
+  const scripted = await server.api('GET', '/auth/me', null, undefined, { 'x-requested-with': 'XMLHttpRequest' })
+  t.same([scripted.status, scripted.headers.get('www-authenticate')], [401, null], 'X-Requested-With: the 401 carries no challenge')
+})
