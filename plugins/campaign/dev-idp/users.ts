@@ -1,7 +1,8 @@
-// The accounts of the development identity provider: one per campaign role, each with a random
-// password drawn at start, checked in constant time.
+// The accounts of the development identity provider: one per role (the campaign's by default, or
+// any realm roles, such as the telemetry fleet's), each with a random password drawn at start,
+// checked in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { ROLES, type Role } from '../roles.js'
+import { ROLES } from '../roles.js'
 
 export interface DevUser {
   /** Subject id (also the login name). */
@@ -10,19 +11,26 @@ export interface DevUser {
   password: string
   email: string
   name: string
-  role: Role
+  /** The realm role in the access token's realm_access.roles. */
+  role: string
 }
 
-/** One user per role: login `<role>`, e-mail `<role>@campaign.test`, a fresh random password. */
-export function seedUsers (): DevUser[] {
-  return ROLES.map(role => ({
-    sub: `dev-${role}`,
-    username: role,
-    password: randomBytes(12).toString('base64url'),
-    email: `${role}@campaign.test`,
-    name: `${role[0].toUpperCase()}${role.slice(1)} User`,
-    role
-  }))
+/**
+ * One user per role: login `<role>` (without a `fleet-` prefix), e-mail `<login>@<domain>`, a fresh
+ * random password.
+ */
+export function seedUsers (roles: readonly string[] = ROLES, domain = 'campaign.test'): DevUser[] {
+  return roles.map(role => {
+    const login = role.replace(/^fleet-/, '')
+    return {
+      sub: `dev-${role}`,
+      username: login,
+      password: randomBytes(12).toString('base64url'),
+      email: `${login}@${domain}`,
+      name: `${login[0].toUpperCase()}${login.slice(1)} User`,
+      role
+    }
+  })
 }
 
 /** The user with these credentials, or undefined; the password comparison takes constant time. */

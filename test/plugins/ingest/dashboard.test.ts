@@ -12,10 +12,15 @@ import type { Page } from 'playwright-core'
 import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
+import ingest from '../../../plugins/ingest/index.js'
+import { startDevIdp } from '../../../plugins/campaign/dev-idp/provider.js'
+import { seedUsers } from '../../../plugins/campaign/dev-idp/users.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
+import { testKernel } from '../../support/kernel.js'
+import { freePort } from '../../support/net.js'
 import { tempDir } from '../../support/tmp.js'
-import { passwordOf, telemetryServer, type TestRole } from './harness.js'
+import { API_KEY, passwordOf, telemetryServer, type TestRole } from './harness.js'
 
 /** The dashboard is built by `npm run build`; a single test file run after a fresh clone builds it here. */
 async function builtDashboard (): Promise<void> {
@@ -95,5 +100,40 @@ if (executablePath !== undefined) {
     await page.click('form.new-group button')
     await page.waitForSelector('.groups td:text("north")')
     t.pass('a provisioner creates a group')
+  })
+
+  t.test('single sign-on: authorization code with PKCE at the realm endpoints, as each fleet role', async t => {
+    await builtDashboard()
+    const port = await freePort()
+    const dashboard = `http://127.0.0.1:${port}/dashboard/`
+    const users = seedUsers(['fleet-admin', 'fleet-provisioner', 'fleet-viewer'], 'fleet.test')
+    // The campaign's development provider (oidc-provider with Keycloak-style realm paths), here with the fleet's roles.
+    const idp = await startDevIdp({ realm: 'fleet', clientId: 'dashboard', redirectUris: [dashboard], postLogoutRedirectUris: [dashboard], users })
+    t.teardown(async () => { await idp.close() })
+    await testKernel(t, {
+      plugins: [ingest],
+      config: {
+        server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port } } },
+        ingest: { api_key: API_KEY, sso: { idp_url: idp.url, realm: 'fleet', client_id: 'dashboard' } }
+      }
+    })
+    for (const user of users) {
+      const context = await headlessBrowser(t, executablePath)
+      const page = await context.newPage()
+      await page.goto(dashboard)
+      await page.click('button.sso')
+      await page.waitForSelector('input[name="username"]')
+      t.match(page.url(), `${idp.issuer}/`, 'at the provider\'s sign-in page')
+      await page.fill('input[name="username"]', user.username)
+      await page.fill('input[name="password"]', user.password)
+      await page.click('button[type="submit"]')
+      await page.waitForSelector('.me')
+      const role = user.username
+      t.match(await page.textContent('.me'), `(${role})`, `signed in through PKCE as ${role}`)
+      t.equal(page.url(), dashboard, 'the code is gone from the address')
+      await page.goto(`${dashboard}#/groups`)
+      await page.waitForSelector('.groups', { state: 'attached' })
+      t.equal(await page.locator('form.new-group').count(), role === 'viewer' ? 0 : 1, `${role}: the group form ${role === 'viewer' ? 'hidden' : 'shown'}`)
+    }
   })
 }

@@ -10,6 +10,10 @@ export function signedIn (): boolean {
   return sessionStorage.getItem(CREDENTIALS) !== null
 }
 
+export function keepCredentials (authorization: string): void {
+  sessionStorage.setItem(CREDENTIALS, authorization)
+}
+
 export function signOut (): void {
   sessionStorage.removeItem(CREDENTIALS)
 }
@@ -30,7 +34,7 @@ export async function api<T> (method: string, path: string, body?: unknown): Pro
 
 /** Basic sign-in: the credentials are checked with /auth/me before they are kept. */
 export async function signIn (user: string, password: string): Promise<Me> {
-  sessionStorage.setItem(CREDENTIALS, `Basic ${btoa(unescape(encodeURIComponent(`${user}:${password}`)))}`)
+  keepCredentials(`Basic ${btoa(unescape(encodeURIComponent(`${user}:${password}`)))}`)
   try {
     return await api<Me>('GET', '/auth/me')
   } catch (err) {

@@ -1,18 +1,32 @@
-// The telemetry dashboard: Basic sign-in (the API's mode from /auth/mode), then the navigation and
-// the view of the current #/path, refreshed by the live event stream.
+// The telemetry dashboard: sign-in as the API's mode says (/auth/mode: a Basic form, or single sign-on
+// with PKCE), then the navigation and the view of the current #/path, refreshed by the live events.
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, followEvents, signedIn, signIn, signOut, type LiveEvent, type Me } from './api.js'
+import { finishSignIn, startSignIn, type SsoMode } from './sso.js'
 import { DevicesView, DeviceView, GroupsView, OverviewView } from './views.js'
 import './style.css'
 
 function SignIn ({ done }: { done: (me: Me) => void }) {
-  const [mode, setMode] = useState<string | undefined>(undefined)
+  const [mode, setMode] = useState<{ mode: 'basic' } | SsoMode | undefined>(undefined)
   const [user, setUser] = useState('')
   const [password, setPassword] = useState('')
   const [failure, setFailure] = useState<string | undefined>(undefined)
-  useEffect(() => { api<{ mode: string }>('GET', '/auth/mode').then(m => { setMode(m.mode) }, (err: Error) => { setFailure(err.message) }) }, [])
-  if (mode === 'sso') return <main class="center"><p>This server signs in through its identity provider; single sign-on in the dashboard is not available yet.</p></main>
+  useEffect(() => {
+    finishSignIn().then(async returned => {
+      if (returned) done(await api<Me>('GET', '/auth/me'))
+      else setMode(await api<{ mode: 'basic' } | SsoMode>('GET', '/auth/mode'))
+    }).catch((err: Error) => { setFailure(err.message); api<{ mode: 'basic' } | SsoMode>('GET', '/auth/mode').then(setMode, () => {}) })
+  }, [])
+  if (mode?.mode === 'sso') {
+    return (
+      <main class="center">
+        <h1>Berth telemetry</h1>
+        <button class="sso" onClick={() => { void startSignIn(mode) }}>Sign in with single sign-on</button>
+        {failure !== undefined && <p class="error">{failure}</p>}
+      </main>
+    )
+  }
   return (
     <main class="center">
       <h1>Berth telemetry</h1>
