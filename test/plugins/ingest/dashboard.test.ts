@@ -19,6 +19,7 @@ import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { testKernel } from '../../support/kernel.js'
 import { freePort } from '../../support/net.js'
+import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, passwordOf, telemetryServer, type TestRole } from './harness.js'
 
@@ -92,6 +93,18 @@ if (executablePath !== undefined) {
     await page.waitForSelector('.groups', { state: 'attached' })
     t.equal(await page.locator('form.new-group').count(), 0, 'a viewer sees no form to create a group')
     t.equal((await server.api('POST', '/groups', 'viewer', { name: 'north' })).status, 403, 'and the API refuses a viewer')
+    await page.goto(new URL('/dashboard/#/ota', server.base).href)
+    await page.waitForSelector('table.ota')
+    t.equal(await page.locator('form.new-ota').count(), 0, 'nor one for OTA targets')
+    await page.goto(new URL('/dashboard/#/firmware', server.base).href)
+    t.match(await page.textContent('main section'), /needs the provisioner role/)
+    // The offline check marks a silent device; the alerts view lists it.
+    const devices = server.service.telemetry.store.devices
+    const quiet = devices.get(newcomer)
+    if (quiet !== undefined) await devices.put(newcomer, { ...quiet, offline: true })
+    await page.goto(new URL('/dashboard/#/alerts', server.base).href)
+    await page.waitForSelector(`table.alerts a[href="#/devices/${newcomer}"]`)
+    t.equal(await page.locator('table.alerts tr').count(), 1, 'the offline device is listed')
     await page.click('nav button')
     await signIn(page, server.base, 'provisioner', passwordOf('provisioner'))
     await page.goto(new URL('/dashboard/#/groups', server.base).href)
@@ -100,6 +113,41 @@ if (executablePath !== undefined) {
     await page.click('form.new-group button')
     await page.waitForSelector('.groups td:text("north")')
     t.pass('a provisioner creates a group')
+
+    t.equal((await server.api('POST', '/devices/register', 'provisioner', { id: SENSOR, group: 'north' })).status, 200)
+    await page.goto(new URL('/dashboard/#/devices', server.base).href)
+    await page.waitForSelector(`a[href="#/devices/${newcomer}"]`)
+    await page.selectOption('select[name="group"]', 'north')
+    await pollUntil(async () => await page.locator('table.devices tbody tr').count() === 1, { what: 'the group filter' })
+    t.match(await page.textContent('table.devices tbody'), SENSOR, 'filtered by group')
+    await page.selectOption('select[name="group"]', '')
+    await page.fill('input[name="firmware"]', '9.9.9')
+    await pollUntil(async () => await page.locator('table.devices tbody tr').count() === 0, { what: 'the firmware filter' })
+    t.pass('filtered by firmware version')
+
+    await page.goto(new URL('/dashboard/#/ota', server.base).href)
+    await page.fill('form.new-ota input[name="version"]', '2.2.0')
+    await page.fill('form.new-ota input[name="group"]', 'north')
+    await page.click('form.new-ota button')
+    await page.waitForSelector('table.ota td:text("2.2.0")')
+    t.equal(await page.locator('table.ota button').count(), 0, 'a provisioner creates OTA targets, and deletes none')
+
+    await page.goto(new URL('/dashboard/#/firmware', server.base).href)
+    await page.setInputFiles('form.elf input[type="file"]', '/bin/true')
+    await page.click('form.elf button')
+    await page.waitForSelector('form.elf ~ .error')
+    t.match(await page.textContent('form.elf ~ .error'), /not an ARM image/, 'a host binary is refused with the reason')
+    // The smallest ARM image: an ELF32 little-endian header, machine 40, no sections.
+    const arm = Buffer.alloc(52)
+    arm.set([0x7f, 0x45, 0x4c, 0x46, 1, 1, 1])
+    arm.writeUInt16LE(2, 16)
+    arm.writeUInt16LE(40, 18)
+    arm.writeUInt32LE(1, 20)
+    await page.setInputFiles('form.elf input[type="file"]', { name: 'fw.elf', mimeType: 'application/octet-stream', buffer: arm })
+    await page.fill('form.elf input[name="software_version"]', '2.2.0')
+    await page.click('form.elf button')
+    await page.waitForSelector('form.elf ~ .result')
+    t.match(await page.textContent('form.elf ~ .result'), /^uploaded: build [0-9a-f]+, 52 bytes/, 'an ARM image is uploaded')
   })
 
   t.test('single sign-on: authorization code with PKCE at the realm endpoints, as each fleet role', async t => {

@@ -18,13 +18,19 @@ export function signOut (): void {
   sessionStorage.removeItem(CREDENTIALS)
 }
 
+/** Call the API; a Uint8Array body goes as application/octet-stream, anything else as JSON. */
 export async function api<T> (method: string, path: string, body?: unknown): Promise<T> {
   const authorization = sessionStorage.getItem(CREDENTIALS)
+  const bytes = body instanceof Uint8Array
   const response = await fetch(path, {
     method,
     // X-Requested-With: no WWW-Authenticate challenge on a 401, so the browser shows no dialog.
-    headers: { 'x-requested-with': 'XMLHttpRequest', ...(authorization !== null && { authorization }), ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
+    headers: {
+      'x-requested-with': 'XMLHttpRequest',
+      ...(authorization !== null && { authorization }),
+      ...(body !== undefined && { 'content-type': bytes ? 'application/octet-stream' : 'application/json' })
+    },
+    body: body === undefined ? undefined : bytes ? new Blob([body as Uint8Array<ArrayBuffer>]) : JSON.stringify(body)
   })
   const text = await response.text()
   const json = text === '' ? undefined : JSON.parse(text) as unknown

@@ -4,7 +4,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, followEvents, signedIn, signIn, signOut, type LiveEvent, type Me } from './api.js'
 import { finishSignIn, startSignIn, type SsoMode } from './sso.js'
-import { DevicesView, DeviceView, GroupsView, OverviewView } from './views.js'
+import { AlertsView, DevicesView, DeviceView, FirmwareView, GroupsView, OtaView, OverviewView } from './views.js'
 import './style.css'
 
 function SignIn ({ done }: { done: (me: Me) => void }) {
@@ -71,12 +71,18 @@ function App () {
   const device = /^#\/devices\/([0-9a-f]{16})$/.exec(hash)?.[1]
   const view = device !== undefined
     ? <DeviceView id={device} version={version} />
-    : hash === '#/devices' ? <DevicesView version={version} /> : hash === '#/groups' ? <GroupsView me={me} version={version} /> : <OverviewView version={version} />
+    : hash === '#/devices'
+      ? <DevicesView version={version} />
+      : hash === '#/groups'
+        ? <GroupsView me={me} version={version} />
+        : hash === '#/ota'
+          ? <OtaView me={me} version={version} />
+          : hash === '#/firmware' ? <FirmwareView me={me} /> : hash === '#/alerts' ? <AlertsView version={version} /> : <OverviewView version={version} />
   return (
     <div class="layout">
       <nav>
         <b>Berth telemetry</b>
-        <a href="#/">Overview</a><a href="#/devices">Devices</a><a href="#/groups">Groups</a>
+        <a href="#/">Overview</a><a href="#/devices">Devices</a><a href="#/groups">Groups</a><a href="#/ota">OTA</a><a href="#/firmware">Firmware</a><a href="#/alerts">Alerts</a>
         <span class={live ? 'live on' : 'live'}>{live ? 'live' : 'offline'}</span>
         <span class="me">{me.name} ({me.role})</span>
         <button onClick={() => { signOut(); setMe(undefined) }}>Sign out</button>

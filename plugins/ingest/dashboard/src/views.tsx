@@ -64,9 +64,14 @@ export function OverviewView ({ version }: { version: number }) {
 export function DevicesView ({ version }: { version: number }) {
   const [q, setQ] = useState('')
   const [state, setState] = useState('')
+  const [group, setGroup] = useState('')
+  const [firmware, setFirmware] = useState('')
+  const groups = useData(async () => await api<{ groups: Group[] }>('GET', '/groups'), [])
   const [cursors, setCursors] = useState<string[]>([''])
   const cursor = cursors[cursors.length - 1]
-  const query = new URLSearchParams({ limit: '50', ...(q !== '' && { q }), ...(state !== '' && { state }), ...(cursor !== '' && { cursor }) })
+  const query = new URLSearchParams({
+    limit: '50', ...(q !== '' && { q }), ...(state !== '' && { state }), ...(group !== '' && { group }), ...(firmware !== '' && { software_version: firmware }), ...(cursor !== '' && { cursor })
+  })
   const { data, error } = useData(async () => await api<{ devices: Device[], next_cursor: string | null }>('GET', `/devices?${query.toString()}`), [version, query.toString()])
   return (
     <section>
@@ -75,6 +80,10 @@ export function DevicesView ({ version }: { version: number }) {
         <select value={state} onChange={e => { setState(e.currentTarget.value); setCursors(['']) }}>
           <option value="">any state</option><option value="online">online</option><option value="offline">offline</option><option value="never_seen">never seen</option>
         </select>
+        <select name="group" value={group} onChange={e => { setGroup(e.currentTarget.value); setCursors(['']) }}>
+          <option value="">any group</option>{(groups.data?.groups ?? []).map(g => <option key={g.name} value={g.name}>{g.name}</option>)}
+        </select>
+        <input name="firmware" placeholder="Firmware version" value={firmware} onInput={e => { setFirmware(e.currentTarget.value); setCursors(['']) }} />
       </div>
       {error !== undefined && <p class="error">{error}</p>}
       <table class="devices">
@@ -156,6 +165,84 @@ export function GroupsView ({ me, version }: { me: Me, version: number }) {
         </form>
       )}
       {failure !== undefined && <p class="error">{failure}</p>}
+    </section>
+  )
+}
+
+interface OtaTarget { id: string, software_type: string, version: string, group: string | null, url: string | null }
+
+/** A form's submit: calls `send`, shows its failure, and bumps `changed` when it worked. */
+function useSubmit (send: () => Promise<unknown>, changed: () => void): { submit: (e: Event) => void, failure?: string } {
+  const [failure, setFailure] = useState<string | undefined>(undefined)
+  return {
+    failure,
+    submit: e => {
+      e.preventDefault()
+      send().then(() => { setFailure(undefined); changed() }, (err: Error) => { setFailure(err.message) })
+    }
+  }
+}
+
+export function OtaView ({ me, version }: { me: Me, version: number }) {
+  const [changed, setChanged] = useState(0)
+  const [type, setType] = useState('main')
+  const [release, setRelease] = useState('')
+  const [group, setGroup] = useState('')
+  const { data } = useData(async () => await api<{ targets: OtaTarget[] }>('GET', '/ota/targets'), [version, changed])
+  const form = useSubmit(async () => await api('POST', '/ota/targets', { software_type: type, version: release, group: group === '' ? null : group }), () => { setRelease(''); setChanged(changed + 1) })
+  return (
+    <section>
+      <table class="ota"><thead><tr><th>Software</th><th>Version</th><th>Group</th><th /></tr></thead><tbody>{(data?.targets ?? []).map(o => (
+        <tr key={o.id}><td>{o.software_type}</td><td>{o.version}</td><td>{o.group ?? 'all'}</td>
+          <td>{me.role === 'admin' && <button onClick={() => { api('DELETE', `/ota/targets/${encodeURIComponent(o.id)}`).then(() => { setChanged(changed + 1) }, () => {}) }}>Delete</button>}</td></tr>
+      ))}</tbody></table>
+      {me.role !== 'viewer' && (
+        <form class="new-ota" onSubmit={form.submit}>
+          <input name="software_type" placeholder="software type" value={type} onInput={e => { setType(e.currentTarget.value) }} />
+          <input name="version" placeholder="version" value={release} onInput={e => { setRelease(e.currentTarget.value) }} />
+          <input name="group" placeholder="group (empty: all)" value={group} onInput={e => { setGroup(e.currentTarget.value) }} />
+          <button type="submit">New OTA target</button>
+        </form>
+      )}
+      {form.failure !== undefined && <p class="error">{form.failure}</p>}
+    </section>
+  )
+}
+
+export function FirmwareView ({ me }: { me: Me }) {
+  const [result, setResult] = useState<string | undefined>(undefined)
+  const [type, setType] = useState('main')
+  const [release, setRelease] = useState('')
+  const upload = useSubmit(async () => {
+    const input = document.querySelector<HTMLInputElement>('input[type="file"]')
+    const file = input?.files?.[0]
+    if (file === undefined) throw new Error('choose an ELF file first')
+    const query = new URLSearchParams({ software_type: type, ...(release !== '' && { software_version: release }) })
+    const answer = await api<{ build_id: string, size: number }>('POST', `/ingest/elf?${query.toString()}`, new Uint8Array(await file.arrayBuffer()))
+    setResult(`uploaded: build ${answer.build_id}, ${answer.size} bytes; faults of this build are resolved with it`)
+  }, () => {})
+  if (me.role === 'viewer') return <section><p>Uploading firmware images (ELF files, for fault symbolication) needs the provisioner role.</p></section>
+  return (
+    <section>
+      <form class="elf" onSubmit={upload.submit}>
+        <input type="file" accept=".elf,application/octet-stream" />
+        <input name="software_type" placeholder="software type" value={type} onInput={e => { setType(e.currentTarget.value) }} />
+        <input name="software_version" placeholder="version" value={release} onInput={e => { setRelease(e.currentTarget.value) }} />
+        <button type="submit">Upload ELF</button>
+      </form>
+      {result !== undefined && upload.failure === undefined && <p class="result">{result}</p>}
+      {upload.failure !== undefined && <p class="error">{upload.failure}</p>}
+    </section>
+  )
+}
+
+export function AlertsView ({ version }: { version: number }) {
+  const { data } = useData(async () => await api<{ devices: Device[] }>('GET', '/devices?state=offline&limit=100'), [version])
+  return (
+    <section>
+      <h2>Offline devices</h2>
+      <p>A device is marked offline, and an alert raised, when it has sent nothing for [ingest].offline_after_seconds; it is online again with its next chunk.</p>
+      <table class="alerts"><tbody>{(data?.devices ?? []).map(d => <tr key={d.id}><td><a href={`#/devices/${d.id}`}>{d.id}</a></td><td>{d.name}</td><td>last seen {when(d.last_seen)}</td></tr>)}</tbody></table>
     </section>
   )
 }
