@@ -7,6 +7,7 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { Page } from 'playwright-core'
 import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js'
@@ -30,6 +31,7 @@ async function builtDashboard (): Promise<void> {
 }
 
 const SENSOR = 'a1b2c3d4e5f60001'
+const SIMULATOR = fileURLToPath(new URL('../../../dist/bench/device-sim.js', import.meta.url))
 const info: ChunkPayload = { type: 'DeviceInfo', record: { serial: 'SN-1', hardware_version: 'evt-2', software_type: 'main', software_version: '2.1.0', build_id: '' } }
 const metrics = (n: number): ChunkPayload => ({ type: 'Metrics', record: { uptime_ms: n, entries: [{ key: 'battery_mv', kind: 'gauge', value: 3600 + n * 10, uptime_ms: n }] } })
 const fault: ChunkPayload = { type: 'FaultRecord', record: { pc: 0x0800abcd, lr: 0x08000123, sp: 0, psr: 0, cfsr: 0x8200, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 9 } }
@@ -79,6 +81,11 @@ if (executablePath !== undefined) {
     t.equal((await server.ingest(encodeChunk({ device: newcomer, sequence: 1, payload: info }))).json.accepted, 1)
     await page.waitForSelector(`a[href="#/devices/${newcomer}"]`, { timeout: 10_000 })
     t.pass('a device that starts sending appears in the list without a reload')
+    // The device simulator, as an operator runs it, streaming chunks over HTTP.
+    const sim = await promisify(execFile)(process.execPath, [SIMULATOR, '--url', server.base.href, '--api-key', API_KEY, '--devices', '1', '--chunks', '12', '--id-prefix', '5e5e5e5e'], { timeout: 60_000 })
+    t.match(sim.stdout + sim.stderr, /12/, 'the simulator sent its chunks')
+    await page.waitForSelector('a[href="#/devices/5e5e5e5e00000000"]', { timeout: 10_000 })
+    t.pass('a simulated device appears live')
     await page.screenshot({ path: join(shots, 'devices.png'), fullPage: true })
 
     await page.click(`a[href="#/devices/${SENSOR}"]`)
@@ -148,6 +155,22 @@ if (executablePath !== undefined) {
     await page.click('form.elf button')
     await page.waitForSelector('form.elf ~ .result')
     t.match(await page.textContent('form.elf ~ .result'), /^uploaded: build [0-9a-f]+, 52 bytes/, 'an ARM image is uploaded')
+
+    // A fleet of 10,000: the list shows its first page and pages on (the time is reported, and
+    // measured for the API in bench/telemetry-api.ts).
+    const at = Date.now()
+    for (let n = 0; n < 10_000; n++) {
+      const fleetId = `f${n.toString(16).padStart(15, '0')}`
+      void devices.put(fleetId, { ...(devices.get(SENSOR) ?? {} as never), id: fleetId, name: `fleet ${n}`, group: null, last_seen: at })
+    }
+    await devices.put(SENSOR, devices.get(SENSOR) as never)
+    const began = Date.now()
+    await page.goto(new URL('/dashboard/#/devices', server.base).href)
+    await pollUntil(async () => await page.locator('table.devices tbody tr').count() === 50, { what: 'the first page of 10,000 devices' })
+    t.comment(`10,000 devices: the first page shown ${Date.now() - began} ms after navigation`)
+    await page.click('.pages button:text("Next")')
+    await page.waitForSelector('table.devices a[href="#/devices/f000000000000031"]')
+    t.pass('the next page follows the cursor')
   })
 
   t.test('single sign-on: authorization code with PKCE at the realm endpoints, as each fleet role', async t => {
