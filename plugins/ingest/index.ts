@@ -34,7 +34,7 @@ export default definePlugin({
     // Imported here rather than above: the CLI reads every plugin's definition for its commands and
     // config schema, and should not load the ingest runtime to do so.
     const { setupIngest } = await import('./runtime.js')
-    return setupIngest(ctx)
+    return await setupIngest(ctx)
   },
 
   commands: telemetryCommands

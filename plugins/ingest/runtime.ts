@@ -23,12 +23,35 @@ import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
 import { resolve } from 'node:path'
-import type { PluginContext } from '../../kernel/index.js'
+import { StartupError, type PluginContext } from '../../kernel/index.js'
 import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
 
-export function setupIngest (ctx: PluginContext<IngestSettings>): IngestService {
+/** The fleet's roles, as realm roles, for the development identity provider's users. */
+const FLEET_REALM_ROLES = ['fleet-admin', 'fleet-provisioner', 'fleet-viewer']
+
+/**
+ * With [ingest].sso.dev_idp: the campaign's development identity provider (oidc-provider, Keycloak
+ * paths) on loopback with one user per fleet role, and the settings that point SSO at it.
+ */
+async function withDevIdp (ctx: PluginContext<IngestSettings>): Promise<IngestSettings> {
   const settings = ctx.config
+  if (!settings.sso.dev_idp) return settings
+  if (settings.sso.idp_url !== '') throw new StartupError('[ingest].sso.dev_idp runs its own identity provider; leave sso.idp_url (IDP_URL) empty, or turn dev_idp off')
+  const { startDevIdp } = await import('../campaign/dev-idp/provider.js')
+  const { seedUsers } = await import('../campaign/dev-idp/users.js')
+  const realm = settings.sso.realm === '' ? 'fleet' : settings.sso.realm
+  const clientId = settings.sso.client_id === '' ? 'dashboard' : settings.sso.client_id
+  const dashboard = (): string[] => [new URL('/dashboard/', ctx.address('telemetry')).href]
+  const idp = await startDevIdp({ realm, clientId, redirectUris: dashboard, postLogoutRedirectUris: dashboard, port: settings.sso.dev_idp_port, users: seedUsers(FLEET_REALM_ROLES, 'fleet.test') })
+  ctx.onClose(async () => { await idp.close() })
+  ctx.log.warn({ idp_url: idp.url }, 'sso.dev_idp: the development identity provider runs on loopback; never use it in production')
+  for (const user of idp.users) ctx.log.info(`development IDP user "${user.username}" (realm role ${user.role}), password: ${user.password}`)
+  return { ...settings, sso: { ...settings.sso, idp_url: idp.url, realm, client_id: clientId } }
+}
+
+export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<IngestService> {
+  const settings = await withDevIdp(ctx)
   reportCodecs(ctx)
   const store = new TelemetryStore(ctx.store)
   const apiKey = settings.api_key !== '' ? settings.api_key : generatedSecret(ctx.stateDir, 'ingest-api-key')

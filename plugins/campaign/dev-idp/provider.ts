@@ -14,8 +14,9 @@ import { checkCredentials, seedUsers, type DevUser } from './users.js'
 export interface DevIdpOptions {
   realm: string
   clientId: string
-  redirectUris: string[]
-  postLogoutRedirectUris: string[]
+  /** A function is called when the provider is made (its first request): for addresses known only after start. */
+  redirectUris: string[] | (() => string[])
+  postLogoutRedirectUris: string[] | (() => string[])
   /** Port on 127.0.0.1; 0 picks a free one. */
   port?: number
   users?: DevUser[]
@@ -133,8 +134,8 @@ function providerConfiguration (options: DevIdpOptions, users: DevUser[], signin
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-      redirect_uris: options.redirectUris,
-      post_logout_redirect_uris: options.postLogoutRedirectUris
+      redirect_uris: typeof options.redirectUris === 'function' ? options.redirectUris() : options.redirectUris,
+      post_logout_redirect_uris: typeof options.postLogoutRedirectUris === 'function' ? options.postLogoutRedirectUris() : options.postLogoutRedirectUris
     }],
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },

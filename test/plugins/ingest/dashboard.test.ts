@@ -14,12 +14,9 @@ import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
 import ingest from '../../../plugins/ingest/index.js'
-import { startDevIdp } from '../../../plugins/campaign/dev-idp/provider.js'
-import { seedUsers } from '../../../plugins/campaign/dev-idp/users.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
-import { testKernel } from '../../support/kernel.js'
-import { freePort } from '../../support/net.js'
+import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, passwordOf, telemetryServer, type TestRole } from './harness.js'
@@ -173,38 +170,31 @@ if (executablePath !== undefined) {
     t.pass('the next page follows the cursor')
   })
 
-  t.test('single sign-on: authorization code with PKCE at the realm endpoints, as each fleet role', async t => {
+  t.test('single sign-on: authorization code with PKCE against the embedded development provider, as each fleet role', async t => {
     await builtDashboard()
-    const port = await freePort()
-    const dashboard = `http://127.0.0.1:${port}/dashboard/`
-    const users = seedUsers(['fleet-admin', 'fleet-provisioner', 'fleet-viewer'], 'fleet.test')
-    // The campaign's development provider (oidc-provider with Keycloak-style realm paths), here with the fleet's roles.
-    const idp = await startDevIdp({ realm: 'fleet', clientId: 'dashboard', redirectUris: [dashboard], postLogoutRedirectUris: [dashboard], users })
-    t.teardown(async () => { await idp.close() })
-    await testKernel(t, {
-      plugins: [ingest],
-      config: {
-        server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port } } },
-        ingest: { api_key: API_KEY, sso: { idp_url: idp.url, realm: 'fleet', client_id: 'dashboard' } }
-      }
-    })
+    const { logger, lines } = capturedLogger('info')
+    const kernel = await testKernel(t, { plugins: [ingest], logger, config: { ingest: { api_key: API_KEY, sso: { dev_idp: true } } } })
+    const dashboard = new URL('/dashboard/', kernel.url('telemetry')).href
+    const mode = await (await fetch(new URL('/auth/mode', dashboard))).json() as { mode: string, issuer: string }
+    t.match(mode, { mode: 'sso', realm: 'fleet', client_id: 'dashboard', issuer: /^http:\/\/127\.0\.0\.1:\d+\/realms\/fleet$/ }, 'sso.dev_idp: SSO mode at the embedded provider')
+    const users = [...lines().matchAll(/development IDP user \\"(\w+)\\" \(realm role (fleet-\w+)\), password: ([\w-]+)/g)].map(m => ({ username: m[1], role: m[2], password: m[3] }))
+    t.same(users.map(u => u.role), ['fleet-admin', 'fleet-provisioner', 'fleet-viewer'], 'one user per fleet role, its password logged')
     for (const user of users) {
       const context = await headlessBrowser(t, executablePath)
       const page = await context.newPage()
       await page.goto(dashboard)
       await page.click('button.sso')
       await page.waitForSelector('input[name="username"]')
-      t.match(page.url(), `${idp.issuer}/`, 'at the provider\'s sign-in page')
+      t.match(page.url(), `${mode.issuer}/`, 'at the provider\'s sign-in page')
       await page.fill('input[name="username"]', user.username)
       await page.fill('input[name="password"]', user.password)
       await page.click('button[type="submit"]')
       await page.waitForSelector('.me')
-      const role = user.username
-      t.match(await page.textContent('.me'), `(${role})`, `signed in through PKCE as ${role}`)
+      t.match(await page.textContent('.me'), `(${user.username})`, `signed in through PKCE as ${user.username}`)
       t.equal(page.url(), dashboard, 'the code is gone from the address')
       await page.goto(`${dashboard}#/groups`)
       await page.waitForSelector('.groups', { state: 'attached' })
-      t.equal(await page.locator('form.new-group').count(), role === 'viewer' ? 0 : 1, `${role}: the group form ${role === 'viewer' ? 'hidden' : 'shown'}`)
+      t.equal(await page.locator('form.new-group').count(), user.username === 'viewer' ? 0 : 1, `${user.username}: the group form ${user.username === 'viewer' ? 'hidden' : 'shown'}`)
     }
   })
 }

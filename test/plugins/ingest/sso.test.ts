@@ -54,3 +54,8 @@ t.test('bearer tokens decide the role; unverifiable tokens go to userinfo', asyn
   t.equal(basic.headers.get('www-authenticate'), 'Bearer realm="berth telemetry"')
   t.equal(jwksFetches, 1, 'signing keys are cached')
 })
+
+t.test('the development provider is refused beside a real one', async t => {
+  await t.rejects(telemetryServer(t, { sso: { dev_idp: true, idp_url: 'https://id.example.org', realm: 'fleet', client_id: 'dashboard' } }),
+    { message: /\[ingest\]\.sso\.dev_idp runs its own identity provider; leave sso\.idp_url \(IDP_URL\) empty/ })
+})
