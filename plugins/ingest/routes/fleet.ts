@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { cachedOverview } from '../overview.js'
-import type { Group } from '../store.js'
+import type { Group, OtaTarget } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 
 const GroupName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' })
@@ -22,6 +22,11 @@ const OtaBody = Type.Object({
 const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) })
 
 export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
+  /** An OTA body with its absent fields as null; its group must exist. */
+  const otaFields = ({ group = null, build_id: buildId = null, url = null, ...rest }: Static<typeof OtaBody>): Omit<OtaTarget, 'id' | 'created_at'> => {
+    if (group !== null && t.store.groups.get(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
+    return { group, build_id: buildId, url, ...rest }
+  }
   const overview = cachedOverview(t.store)
   app.get('/fleet/overview', { config: { telemetryAccess: 'viewer' } }, async () => overview())
 
@@ -58,11 +63,19 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   app.get('/ota/targets', { config: { telemetryAccess: 'viewer' } }, async () => ({ targets: [...t.store.ota.getRange().map(e => e.value)] }))
 
   app.post<{ Body: Static<typeof OtaBody> }>('/ota/targets', { config: { telemetryAccess: 'provisioner' }, schema: { body: OtaBody } }, async (request, reply) => {
-    const { group = null, build_id: buildId = null, url = null, ...rest } = request.body
-    if (group !== null && t.store.groups.get(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
-    const target = { id: randomUUID(), group, build_id: buildId, url, ...rest, created_at: Date.now() }
+    const target = { id: randomUUID(), ...otaFields(request.body), created_at: Date.now() }
     await t.store.ota.put(target.id, target)
     return await reply.code(201).send(target)
+  })
+
+  app.put<{ Params: Static<typeof IdParams>, Body: Static<typeof OtaBody> }>('/ota/targets/:id', {
+    config: { telemetryAccess: 'provisioner' }, schema: { params: IdParams, body: OtaBody }
+  }, async request => {
+    const current = t.store.ota.get(request.params.id)
+    if (current === undefined) throw new NotFound(`OTA target ${request.params.id} does not exist`)
+    const target = { ...current, ...otaFields(request.body) }
+    await t.store.ota.put(target.id, target)
+    return target
   })
 
   app.delete<{ Params: Static<typeof IdParams> }>('/ota/targets/:id', { config: { telemetryAccess: 'admin' }, schema: { params: IdParams } }, async (request, reply) => {

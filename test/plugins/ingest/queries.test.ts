@@ -106,3 +106,14 @@ t.test('who is signed in, and no browser credentials dialog for scripts that ask
   const scripted = await server.api('GET', '/auth/me', null, undefined, { 'x-requested-with': 'XMLHttpRequest' })
   t.same([scripted.status, scripted.headers.get('www-authenticate')], [401, null], 'X-Requested-With: the 401 carries no challenge')
 })
+
+t.test('an OTA target is replaced whole by a provisioner; unknown ids and groups are refused', async t => {
+  const server = await telemetryServer(t)
+  const created = await (await server.api('POST', '/ota/targets', 'provisioner', { software_type: 'main', version: '1.0.0', url: 'https://fw.example/1.0.0.bin' })).json() as { id: string }
+  const put = await server.api('PUT', `/ota/targets/${created.id}`, 'provisioner', { software_type: 'main', version: '1.0.1' })
+  t.match([put.status, await put.json()], [200, { id: created.id, version: '1.0.1', url: null }])
+  t.equal((await server.api('PUT', `/ota/targets/${created.id}`, 'viewer', { software_type: 'main', version: '9' })).status, 403)
+  t.same(await (await server.api('PUT', '/ota/targets/nope', 'provisioner', { software_type: 'main', version: '9' })).json(), { error: 'OTA target nope does not exist' })
+  const badGroup = await server.api('PUT', `/ota/targets/${created.id}`, 'provisioner', { software_type: 'main', version: '9', group: 'ghost' })
+  t.same([badGroup.status, await badGroup.json()], [400, { error: 'group "ghost" does not exist' }])
+})

@@ -157,7 +157,12 @@ export function GroupsView ({ me, version }: { me: Me, version: number }) {
   }
   return (
     <section>
-      <table class="groups"><tbody>{(data?.groups ?? []).map(g => <tr key={g.name}><td>{g.name}</td><td>{g.description}</td></tr>)}</tbody></table>
+      <table class="groups"><tbody>{(data?.groups ?? []).map(g => (
+        <tr key={g.name}><td>{g.name}</td>
+          <td>{me.role === 'viewer'
+            ? g.description
+            : <EditField label="description" value={g.description} save={async description => { await api('PUT', `/groups/${encodeURIComponent(g.name)}`, { description }); setChanged(changed + 1) }} />}</td></tr>
+      ))}</tbody></table>
       {me.role !== 'viewer' && (
         <form class="new-group" onSubmit={e => { e.preventDefault(); void create() }}>
           <input placeholder="group name" value={name} onInput={e => { setName(e.currentTarget.value) }} />
@@ -166,6 +171,20 @@ export function GroupsView ({ me, version }: { me: Me, version: number }) {
       )}
       {failure !== undefined && <p class="error">{failure}</p>}
     </section>
+  )
+}
+
+/** A value edited in place: an input and a Save button; the server's refusal is shown beside it. */
+function EditField ({ label, value, save }: { label: string, value: string, save: (value: string) => Promise<void> }) {
+  const [text, setText] = useState(value)
+  const [failure, setFailure] = useState<string | undefined>(undefined)
+  useEffect(() => { setText(value) }, [value])
+  return (
+    <form class="edit" onSubmit={e => { e.preventDefault(); save(text).then(() => { setFailure(undefined) }, (err: Error) => { setFailure(err.message) }) }}>
+      <input name={label} value={text} onInput={e => { setText(e.currentTarget.value) }} />
+      <button type="submit" disabled={text === value}>Save</button>
+      {failure !== undefined && <span class="error">{failure}</span>}
+    </form>
   )
 }
 
@@ -193,7 +212,14 @@ export function OtaView ({ me, version }: { me: Me, version: number }) {
   return (
     <section>
       <table class="ota"><thead><tr><th>Software</th><th>Version</th><th>Group</th><th /></tr></thead><tbody>{(data?.targets ?? []).map(o => (
-        <tr key={o.id}><td>{o.software_type}</td><td>{o.version}</td><td>{o.group ?? 'all'}</td>
+        <tr key={o.id}><td>{o.software_type}</td>
+          <td>{me.role === 'viewer'
+            ? o.version
+            : <EditField label="version" value={o.version} save={async version => {
+              await api('PUT', `/ota/targets/${encodeURIComponent(o.id)}`, { software_type: o.software_type, version, group: o.group, ...(o.url !== null && { url: o.url }) })
+              setChanged(changed + 1)
+            }} />}</td>
+          <td>{o.group ?? 'all'}</td>
           <td>{me.role === 'admin' && <button onClick={() => { api('DELETE', `/ota/targets/${encodeURIComponent(o.id)}`).then(() => { setChanged(changed + 1) }, () => {}) }}>Delete</button>}</td></tr>
       ))}</tbody></table>
       {me.role !== 'viewer' && (
