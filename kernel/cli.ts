@@ -10,6 +10,7 @@ import { discoverPlugins } from './loader.js'
 import { VERSION } from './paths.js'
 import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.js'
 import { resolveCliSettings } from './cli-settings.js'
+import { addInstallServiceCommand } from './install-service.js'
 import { addServerCommands } from './server-command.js'
 import { addStateCommands } from './state-command.js'
 import type { AnyPlugin } from './plugin.js'
@@ -61,6 +62,7 @@ async function main (argv: string[]): Promise<void> {
 
   addServerCommands(program, { settings, env, globalArgs })
   addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
+  addInstallServiceCommand(program, { globalArgs })
   plugins = await discoverPlugins()
   const registry: CliRegistry = { program, settings }
   for (const plugin of plugins) plugin.commands?.(registry)
