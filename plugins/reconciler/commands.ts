@@ -1,7 +1,7 @@
 // The orchestration commands: deploy, redeploy, restart, status, logs and reload, each a call to the
 // control API of the running server, with progress lines while it works and exit code 1 on failure.
 import { InvalidArgumentError } from 'commander'
-import { formatTable, type CliRegistry } from '../../kernel/index.js'
+import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { controlClient } from '../tokens/control-client.js'
 import type { DeployResult } from './reconciler.js'
 import { describeCertificate, type RouteStatus, type ServiceStatus } from './status.js'
@@ -71,6 +71,15 @@ export function reconcilerCommands (cli: CliRegistry): void {
       const client = await controlClient(cli)
       const { restarted } = await withProgress(`restarting ${service}`, async () => await client.json<{ restarted: string[] }>('POST', path(service, '/restart')))
       console.log(`restarted ${restarted.join(', ')}`)
+    })
+
+  program.command('tui')
+    .description('a live terminal dashboard: services and replicas, routes and certificates, nodes, recent deploys, webhook invocations; keys to scale, restart and read logs')
+    .action(async () => {
+      if (process.stdin.isTTY !== true) throw new UsageError('berth tui needs a terminal (stdin is not a TTY)')
+      const client = await controlClient(cli)
+      const { runTui } = await import('./tui.js')
+      await runTui(client)
     })
 
   program.command('reload')

@@ -1,0 +1,56 @@
+// `berth tui` in a real terminal (tmux, driven with send-keys and read with capture-pane) against a
+// running server with a real Docker engine: the service and its replicas, the node, the deploys and
+// the webhooks are drawn; + scales the service, l shows its log lines, q quits.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import webhooks from '../../../plugins/webhooks/index.js'
+import { CLI, runCli } from '../../support/cli.js'
+import { ensureDebianPackages, requireComponent } from '../../support/component.js'
+import { busyboxImage, dockerEngine } from '../../support/docker.js'
+import { api, reconcilerKernel, writeServices } from '../../support/orchestration.js'
+import { pollUntil } from '../../support/poll.js'
+
+const run = promisify(execFile)
+const docker = await requireComponent(t, 'docker', dockerEngine)
+const tmux = docker === undefined ? undefined : await requireComponent(t, 'tmux', async () => { await ensureDebianPackages(['tmux']); return 'tmux' })
+
+if (docker !== undefined && tmux !== undefined) {
+  t.test('the terminal dashboard draws the cluster and acts on keys', async t => {
+    const image = await busyboxImage(docker)
+    const { kernel, cwd, project, token } = await reconcilerKernel(t, docker, { plugins: [webhooks] })
+    writeServices(cwd, { [project]: `[[service]]\nname = "talker"\nimage = "${image}"\ncommand = ["/bin/busybox", "sh", "-c", "echo hello from talker; exec /bin/busybox sleep 3600"]\n` })
+    t.equal((await api(kernel, 'POST', '/api/v1/deploy', { token })).status, 200)
+    t.equal((await api(kernel, 'POST', '/api/v1/webhooks', { token, body: { repo: 'ops/infra', service_name: 'talker', branch: 'main', secret: 'a-secret-of-16-chars' } })).status, 201)
+
+    const socket = `berth-tui-${process.pid}`
+    const tm = async (...args: string[]): Promise<string> => (await run(tmux, ['-L', socket, ...args])).stdout
+    t.teardown(async () => { await tm('kill-server').catch(() => '') })
+    await tm('new-session', '-d', '-s', 'tui', '-x', '160', '-y', '50',
+      '-e', `BERTH_URL=${kernel.url('control').href}`, '-e', `BERTH_TOKEN=${token}`, '-e', 'NODE_OPTIONS=',
+      `${process.execPath} ${CLI} tui; echo tui-exited=$?; sleep 30`)
+    const screen = async (): Promise<string> => await tm('capture-pane', '-p', '-t', 'tui')
+    const drawn = await pollUntil(async () => { const s = await screen(); return /talker\s+1\/1\s+running/.test(s) && s }, { timeout: 20_000, what: 'the service drawn' })
+    t.match(drawn, /\(leader, ready\)/, 'the node')
+    t.match(drawn, /deploy\s+talker/, 'the deploy')
+    t.match(drawn, /ops\/infra → talker: no invocations yet/, 'the webhook')
+
+    await tm('send-keys', '-t', 'tui', '+')
+    await pollUntil(async () => /talker\s+2\/2\s+running/.test(await screen()), { timeout: 30_000, what: '+ to scale to 2' })
+    const status = await api<{ services: Array<{ name: string, replicas: number }> }>(kernel, 'GET', '/api/v1/status', { token })
+    t.equal(status.body.services.find(s => s.name === 'talker')?.replicas, 2, '+ scaled the service')
+
+    await tm('send-keys', '-t', 'tui', 'l')
+    await pollUntil(async () => (await screen()).includes('hello from talker'), { timeout: 10_000, what: 'l to show the logs' })
+    t.pass('l shows the log lines')
+
+    await tm('send-keys', '-t', 'tui', 'q')
+    await pollUntil(async () => (await screen()).includes('tui-exited=0'), { timeout: 10_000, what: 'q to quit' })
+    t.pass('q quits, with exit code 0')
+  })
+}
+
+t.test('without a terminal, tui refuses in one line', async t => {
+  const answer = await runCli(['tui'], { env: { BERTH_URL: 'http://127.0.0.1:1', BERTH_TOKEN: 'x' } })
+  t.same([answer.code, answer.stderr], [2, 'berth: berth tui needs a terminal (stdin is not a TTY)\n'])
+})
