@@ -78,6 +78,9 @@ export function reconcilerCommands (cli: CliRegistry): void {
     .action(async () => {
       if (process.stdin.isTTY !== true) throw new UsageError('berth tui needs a terminal (stdin is not a TTY)')
       const client = await controlClient(cli)
+      // ink draws only a final frame when the environment looks like CI (is-in-ci reads CI when ink
+      // loads); this is a terminal, checked above, so it is told the view is interactive.
+      process.env.CI = 'false'
       const { runTui } = await import('./tui.js')
       await runTui(client)
     })
