@@ -18,17 +18,10 @@
 #include "berth/transports.h"
 #include "berth/upload.h"
 #include "berth_posix.h"
+#include "hex.h"
 
 static uint8_t s_body[16384];
 static berth_http_t s_http;
-
-static void unhex(const char *hex, uint8_t *out, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    unsigned byte = 0;
-    sscanf(hex + 2 * i, "%2x", &byte);
-    out[i] = (uint8_t)byte;
-  }
-}
 
 /** A radio link whose packets (one frame each) go into the HTTP request of the session. */
 static int into_http(void *context, const uint8_t *packet, size_t length) {
@@ -56,9 +49,13 @@ int main(int argc, char **argv) {
   s_http = (berth_http_t){ .host = argv[1], .api_key = argv[3], .buffer = s_body, .capacity = sizeof s_body };
   sscanf(argv[2], "%hu", &s_http.port);
   uint8_t device[8], ccm_device[8], key[16];
-  unhex(argv[4], device, 8);
-  unhex(argv[5], ccm_device, 8);
-  unhex(argv[6], key, 16);
+  if (strlen(argv[4]) != 16 || strlen(argv[5]) != 16 || strlen(argv[6]) != 32) {
+    fprintf(stderr, "device ids are 16 hex digits, the key 32\n");
+    return 2;
+  }
+  unhex(argv[4], device);
+  unhex(argv[5], ccm_device);
+  unhex(argv[6], key);
   const berth_device_info_t info = { "SN-C-0001", "evt-2", "c-sdk-test", "0.1.0", "" };
   berth_transport_t http = berth_http_transport(&s_http);
   berth_posix_set_device_id(device);

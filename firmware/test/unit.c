@@ -15,6 +15,7 @@
 #include "berth/trace.h"
 #include "berth/transports.h"
 #include "berth_posix.h"
+#include "hex.h"
 
 static int s_test;
 static int s_failed;
@@ -22,16 +23,6 @@ static int s_failed;
 static void check(int ok, const char *name) {
   printf("%sok %d - %s\n", ok ? "" : "not ", ++s_test, name);
   if (!ok) s_failed++;
-}
-
-static size_t unhex(const char *hex, uint8_t *out) {
-  size_t n = 0;
-  for (; hex[0] && hex[1]; hex += 2) {
-    unsigned byte;
-    sscanf(hex, "%2x", &byte);
-    out[n++] = (uint8_t)byte;
-  }
-  return n;
 }
 
 static void test_crc(void) {

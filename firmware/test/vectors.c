@@ -11,6 +11,7 @@
 #include "berth/chunk.h"
 #include "berth/rle.h"
 #include "vectors.h"
+#include "hex.h"
 
 static uint8_t s_out[8192];
 static size_t s_length;
@@ -22,16 +23,6 @@ static int capture(berth_transport_t *t, const uint8_t *bytes, size_t length, bo
   memcpy(s_out + s_length, bytes, length);
   s_length += length;
   return 0;
-}
-
-static size_t unhex(const char *hex, uint8_t *out) {
-  size_t n = 0;
-  for (; hex[0] && hex[1]; hex += 2) {
-    unsigned byte;
-    sscanf(hex, "%2x", &byte);
-    out[n++] = (uint8_t)byte;
-  }
-  return n;
 }
 
 static const uint8_t DEVICE[8] = { 0x00, 0x11, 0x22, 0x33, 0xaa, 0xbb, 0xcc, 0xdd };
