@@ -21,6 +21,11 @@ export class ApiClient {
     return JSON.parse(await readAll(await this.#send(method, path, body))) as T
   }
 
+  /** GET a plain-text answer whole (a service's last log lines). */
+  async text (path: string): Promise<string> {
+    return await readAll(await this.#send('GET', path))
+  }
+
   /** An answer as a stream of bytes (plain-text logs, line-delimited progress). */
   async stream (path: string, method = 'GET', body?: unknown): Promise<IncomingMessage> {
     return await this.#send(method, path, body)

@@ -35,12 +35,6 @@ async function snapshot (client: ApiClient): Promise<Snapshot> {
   return { services, nodes, deploys, webhooks }
 }
 
-async function readText (client: ApiClient, path: string): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of await client.stream(path)) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
-}
-
 function Dashboard ({ client }: { client: ApiClient }): ReactElement {
   const { exit } = useApp()
   const [data, setData] = useState<Snapshot | undefined>(undefined)
@@ -75,7 +69,7 @@ function Dashboard ({ client }: { client: ApiClient }): ReactElement {
       act(`scaling ${service.name} to ${replicas}`, async () => await client.json('POST', `/api/v1/services/${service.name}/scale`, { replicas }))
     } else if (input === 'r') act(`restarting ${service.name}`, async () => await client.json('POST', `/api/v1/services/${service.name}/restart`))
     else if (input === 'l') {
-      readText(client, `/api/v1/services/${service.name}/logs?tail=${LOG_LINES}`).then(setLogs, (err: Error) => { setLogs(`no logs: ${err.message}`) })
+      client.text(`/api/v1/services/${service.name}/logs?tail=${LOG_LINES}`).then(setLogs, (err: Error) => { setLogs(`no logs: ${err.message}`) })
     }
   })
 

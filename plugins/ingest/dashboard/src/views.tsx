@@ -116,7 +116,8 @@ export function DeviceView ({ id, version }: { id: string, version: number }) {
   const faults = useData(async () => await api<Page<Fault>>('GET', `/devices/${id}/faults?limit=20`), [id, version])
   const reboots = useData(async () => await api<Page<Reboot>>('GET', `/devices/${id}/reboots?limit=20`), [id, version])
   const traces = useData(async () => await api<Page<Trace>>('GET', `/devices/${id}/traces?limit=20`), [id, version])
-  const keys = useData(async () => [...new Set((await api<Page<Metric>>('GET', `/devices/${id}/metrics?limit=1000`)).items.map(m => m.key))], [id, version])
+  // The metric names are read once per device, not on every live event.
+  const keys = useData(async () => [...new Set((await api<Page<Metric>>('GET', `/devices/${id}/metrics?limit=1000`)).items.map(m => m.key))], [id])
   const [key, setKey] = useState<string | undefined>(undefined)
   const shown = key ?? keys.data?.[0]
   const points = useData(async () => shown === undefined ? { points: [] } : await api<Points>('GET', `/devices/${id}/metrics/points?key=${encodeURIComponent(shown)}&points=200`), [id, shown, version])
