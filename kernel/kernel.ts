@@ -384,6 +384,12 @@ export class Kernel {
         }
         return this.service(name)
       },
+      useOptional: name => {
+        if (!(plugin.optionalDependsOn ?? []).includes(name)) {
+          throw new PluginLoadError(`plugin "${plugin.name}" uses "${name}" without naming it in optionalDependsOn`)
+        }
+        return this.#slots.find(s => s.plugin.name === name)?.service as Services[typeof name] | undefined
+      },
       track: async work => await this.#track(slot, work),
       report: details => {
         slot.details = { ...details }

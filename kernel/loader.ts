@@ -78,6 +78,7 @@ export function orderPlugins (available: readonly AnyPlugin[], selection: Select
     state.set(name, 'visiting')
     const plugin = byName.get(name) as AnyPlugin
     for (const dependency of plugin.dependsOn ?? []) visit(dependency, [...path, name])
+    for (const dependency of plugin.optionalDependsOn ?? []) if (enabled.has(dependency)) visit(dependency, [...path, name])
     state.set(name, 'done')
     ordered.push(plugin)
   }

@@ -77,6 +77,8 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   address(listener: string): URL
   /** The service of a plugin named in `dependsOn`. */
   use<K extends keyof Services>(name: K): Services[K]
+  /** The service of a plugin named in `optionalDependsOn`, or undefined when that plugin is not enabled. */
+  useOptional<K extends keyof Services>(name: K): Services[K] | undefined
   /**
    * Work that must finish before the plugin stops and the store closes (a deploy, a commit started
    * outside a request). Returns the same promise. The kernel waits for it up to the lifecycle deadline.
@@ -104,6 +106,8 @@ export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X 
   readonly description?: string
   /** Plugins that must be set up and started before this one (and stopped after it). */
   readonly dependsOn?: readonly string[]
+  /** Plugins this one uses when they are enabled (set up and started first then), and does without otherwise. */
+  readonly optionalDependsOn?: readonly string[]
   /** Schema of the `[name]` section, as a function of TypeBox's builder. Unknown keys are refused. */
   readonly config?: SectionSchema<S>
   /** Other top-level sections this plugin reads (`{ acme: type => type.Object(...) }`); one owner per section. */

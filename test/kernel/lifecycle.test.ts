@@ -72,6 +72,18 @@ t.test('use() reaches a declared dependency and refuses an undeclared one', asyn
   await t.rejects(bad.start(), { message: 'plugin "sneaky" failed during setup: plugin "sneaky" uses "counter" without naming it in dependsOn' })
 })
 
+t.test('useOptional() reaches an optional dependency when it is enabled, and gives undefined otherwise', async t => {
+  const counter = definePlugin({ name: 'counter', version: '1', setup: () => ({ value: () => 42 }) })
+  const seen: Array<number | undefined> = []
+  const user = definePlugin({ name: 'user', version: '1', optionalDependsOn: ['counter'], setup (ctx) { seen.push(ctx.useOptional('counter')?.value()) } })
+  await testKernel(t, { plugins: [user, counter] })
+  await testKernel(t, { plugins: [user] })
+  t.same(seen, [42, undefined])
+  const sneaky = definePlugin({ name: 'sneaky', version: '1', setup (ctx) { ctx.useOptional('counter') } })
+  const bad = await testKernel(t, { noStart: true, plugins: [counter, sneaky] })
+  await t.rejects(bad.start(), { message: 'plugin "sneaky" failed during setup: plugin "sneaky" uses "counter" without naming it in optionalDependsOn' })
+})
+
 t.test('routes can be mounted during setup only', async t => {
   const late = definePlugin({
     name: 'late',

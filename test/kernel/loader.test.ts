@@ -21,6 +21,13 @@ t.test('enabled list and disabled list select plugins', async t => {
   t.same(orderPlugins(all, { disabled: ['c'] }).map(x => x.name), ['a', 'b'])
 })
 
+t.test('an optional dependency comes first when enabled and is left out otherwise', async t => {
+  const app = definePlugin({ name: 'app', version: '1.0.0', optionalDependsOn: ['secrets'] })
+  t.same(orderPlugins([app, p('secrets')]).map(x => x.name), ['secrets', 'app'])
+  t.same(orderPlugins([app, p('secrets')], { disabled: ['secrets'] }).map(x => x.name), ['app'])
+  t.same(orderPlugins([app]).map(x => x.name), ['app'], 'absent altogether')
+})
+
 t.test('refusals name the plugins involved', async t => {
   t.throws(() => orderPlugins([p('a')], { enabled: ['nope'] }),
     new PluginLoadError('[server] names plugin "nope", which does not exist (known: a)'))
