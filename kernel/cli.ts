@@ -13,6 +13,7 @@ import { resolveCliSettings } from './cli-settings.js'
 import { addInstallServiceCommand } from './install-service.js'
 import { addServerCommands } from './server-command.js'
 import { addStateCommands } from './state-command.js'
+import { addUpdateCommand } from './update.js'
 import type { AnyPlugin } from './plugin.js'
 
 interface GlobalOptions {
@@ -63,6 +64,7 @@ async function main (argv: string[]): Promise<void> {
   addServerCommands(program, { settings, env, globalArgs })
   addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
   addInstallServiceCommand(program, { globalArgs })
+  addUpdateCommand(program)
   plugins = await discoverPlugins()
   const registry: CliRegistry = { program, settings }
   for (const plugin of plugins) plugin.commands?.(registry)
