@@ -54,6 +54,11 @@ export class FunctionRegistry {
     return [...this.#functions.keys()]
   }
 
+  /** Every module with functions, shared ones aside, in registration order. */
+  get modules (): string[] {
+    return [...new Set([...this.#functions.values()].map(({ fn }) => fn.module).filter(module => module !== SHARED_MODULE))]
+  }
+
   /** Whether a signed-in user with `role` may call `fn`. */
   allows (role: Role, fn: ServerFunction): boolean {
     return fn.access === 'public' || mayCall(role, fn.access)

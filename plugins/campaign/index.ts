@@ -3,11 +3,14 @@
 import { definePlugin } from '../../kernel/index.js'
 import type { DevIdp } from './dev-idp/provider.js'
 import type { FunctionRegistry } from './functions.js'
+import type { PostStore } from './modules/posts.js'
 import type { IdpClient } from './oidc-client.js'
 import { CAMPAIGN_ENV, campaignSection } from './settings.js'
 
 export interface CampaignService {
   readonly registry: FunctionRegistry
+  /** The sentiment monitor's post stream. */
+  readonly posts: PostStore
   /** The embedded development IDP, while it runs (no idp_url configured). */
   devIdp?: DevIdp
   /** The provider client and the application's base URL, set at start. */
@@ -22,6 +25,8 @@ export default definePlugin({
   name: 'campaign',
   version: '0.1.0',
   description: 'Campaign operations app: OIDC + PKCE login, sessions, roles, CBOR server functions, web UI.',
+  // The generative provider's key may be kept in the secret store.
+  optionalDependsOn: ['secrets'],
   config: campaignSection,
   env: CAMPAIGN_ENV,
   listeners: [{ name: 'app', port: 6882, description: 'the campaign web application' }],

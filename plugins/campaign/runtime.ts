@@ -4,7 +4,12 @@ import { accessControl } from './access.js'
 import { authRoutes } from './auth-routes.js'
 import { functionRoutes } from './function-routes.js'
 import { FunctionRegistry } from './functions.js'
+import { localEngine } from './language/local-engine.js'
+import { generatorFrom } from './language/generator-settings.js'
 import { adminFunctions, recordLogin, type UserRecord } from './modules/admin.js'
+import { analysisFunctions } from './modules/analysis.js'
+import { RecordStore } from './modules/kit.js'
+import { PostStore, type Post } from './modules/posts.js'
 import { authInfoFunctions } from './modules/auth-info.js'
 import { feedbackFunctions, type FeedbackRecord } from './modules/feedback.js'
 import { Fundraising, fundraisingFunctions, type Donation, type Donor } from './modules/fundraising.js'
@@ -40,7 +45,8 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
   }, config.contribution_limit_cents)
 
   const registry = new FunctionRegistry()
-  const service: CampaignService = { registry }
+  const posts = new PostStore(new RecordStore(ctx.store.db<Post, string>('posts'), config.max_posts))
+  const service: CampaignService = { registry, posts }
   registry.register([
     ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
     ...feedbackFunctions(feedback),
@@ -59,7 +65,15 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
     }),
     ...knowledgeBaseFunctions(kb),
     ...volunteerFunctions(volunteers),
-    ...fundraisingFunctions(fundraising)
+    ...fundraisingFunctions(fundraising),
+    ...analysisFunctions({
+      language: localEngine,
+      generator: generatorFrom(config, ctx.useOptional('secrets')),
+      kb,
+      posts,
+      db: name => ctx.store.db(name),
+      maxRecords: config.max_records
+    })
   ])
 
   ctx.http('app', async app => {
@@ -75,7 +89,7 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
       onLogin: async record => { await recordLogin(users, record) }
     }))
     await app.register(functionRoutes({ registry, auth, log: ctx.log, maxRequestBytes: config.max_request_bytes }))
-    await app.register(uiRoutes())
+    await app.register(uiRoutes(registry.modules))
   })
   ctx.schedule.every('sweep-sessions', SWEEP_MS, () => {
     sessions.sweep()

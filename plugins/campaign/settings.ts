@@ -16,7 +16,14 @@ export const campaignSection = ((Type) => Type.Object({
   login_timeout_seconds: Type.Integer({ minimum: 1, default: 600, description: 'How long a started login may take to come back from the IDP.' }),
   max_pending_logins: Type.Integer({ minimum: 1, default: 1000, description: 'Most logins waiting for the IDP at once; the oldest gives way.' }),
   max_request_bytes: Type.Integer({ minimum: 64, default: 262144, description: 'Largest server-function request body in bytes (413 beyond).' }),
-  contribution_limit_cents: Type.Integer({ minimum: 1, default: 350000, description: 'Most one donor may give in a calendar year, in cents.' })
+  contribution_limit_cents: Type.Integer({ minimum: 1, default: 350000, description: 'Most one donor may give in a calendar year, in cents.' }),
+  generator_url: Type.String({ default: '', description: 'Base URL of an OpenAI-compatible chat API up to /v1 (Ollama: http://127.0.0.1:11434/v1); empty: the local engine only.' }),
+  generator_model: Type.String({ default: '', description: 'Model name sent to the generative provider (required with generator_url).' }),
+  generator_api_key: Type.String({ default: '', description: 'Bearer key of the provider, normally ${secrets.NAME} (needs the secrets plugin); empty sends none.' }),
+  generator_timeout_seconds: Type.Number({ exclusiveMinimum: 0, default: 60, description: 'Longest wait for one answer of the generative provider.' }),
+  generator_concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Most requests to the generative provider at once; a short queue waits behind them.' }),
+  max_posts: Type.Integer({ minimum: 100, default: 200000, description: 'Most social posts kept by the sentiment monitor; the oldest give way.' }),
+  max_records: Type.Integer({ minimum: 100, default: 50000, description: 'Most records each analysis module keeps (articles, calls, commitments…); the oldest give way.' })
 }, { additionalProperties: false })) satisfies SectionSchema
 
 export type CampaignConfig = Static<ReturnType<typeof campaignSection>>
@@ -28,7 +35,10 @@ export const CAMPAIGN_ENV = {
   CAMPAIGN_IDP_CLIENT_ID: 'idp_client_id',
   APP_URL: 'app_url',
   NODE_ENV: 'environment',
-  CAMPAIGN_DEV_FALLBACK: 'dev_fallback'
+  CAMPAIGN_DEV_FALLBACK: 'dev_fallback',
+  CAMPAIGN_GENERATOR_URL: 'generator_url',
+  CAMPAIGN_GENERATOR_MODEL: 'generator_model',
+  CAMPAIGN_GENERATOR_API_KEY: 'generator_api_key'
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/
@@ -39,6 +49,10 @@ export function checkSettings (config: CampaignConfig): void {
   if (config.app_url !== '') httpUrl(config.app_url, '[campaign].app_url (APP_URL)')
   if (production && config.dev_fallback) {
     throw new StartupError('[campaign].dev_fallback (CAMPAIGN_DEV_FALLBACK) is for development and is refused when NODE_ENV=production')
+  }
+  if (config.generator_url !== '') {
+    httpUrl(config.generator_url, '[campaign].generator_url (CAMPAIGN_GENERATOR_URL)')
+    if (config.generator_model === '') throw new StartupError('[campaign].generator_model (CAMPAIGN_GENERATOR_MODEL) must name a model when generator_url is set')
   }
   if (config.idp_url === '') {
     if (production) throw new StartupError('[campaign].idp_url (CAMPAIGN_IDP_URL) must name the identity provider when NODE_ENV=production; the development IDP does not run in production')

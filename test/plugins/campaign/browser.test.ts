@@ -17,10 +17,10 @@ import { requireComponent } from '../../support/component.js'
 import { testKernel } from '../../support/kernel.js'
 
 const NAVIGATION: Record<string, string[]> = {
-  admin: ['knowledge-base', 'volunteers', 'fundraising', 'admin'],
-  staff: ['knowledge-base', 'volunteers', 'fundraising'],
+  admin: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'admin'],
+  staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion'],
   volunteer: ['knowledge-base', 'volunteers'],
-  readonly: ['knowledge-base', 'volunteers', 'fundraising']
+  readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion']
 }
 
 /** The UI is built by `npm run build`; a single test file run after a fresh clone builds it here. */

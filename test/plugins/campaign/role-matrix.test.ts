@@ -10,6 +10,7 @@ import { testKernel } from '../../support/kernel.js'
 const ALL: readonly Role[] = ROLES
 const STAFF: readonly Role[] = ['admin', 'staff']
 const VIEWERS: readonly Role[] = ['admin', 'staff', 'volunteer', 'readonly']
+const READERS: readonly Role[] = ['admin', 'staff', 'readonly']
 
 /** Who may call what: written out here, independently of the plugin's declarations. */
 const EXPECTED: Record<string, readonly Role[]> = {
@@ -25,7 +26,12 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'match-volunteer': VIEWERS,
   'list-donors': ['admin', 'staff', 'readonly'],
   'record-donation': STAFF,
-  'draft-solicitation': STAFF
+  'draft-solicitation': STAFF,
+  'ingest-posts': STAFF,
+  'sentiment-summary': READERS,
+  'detect-spikes': READERS,
+  'extract-narratives': READERS,
+  'predict-virality': READERS
 }
 
 const place = { lat: 52.52, lon: 13.4 }
@@ -56,7 +62,12 @@ t.test('role × server function', async t => {
     'match-volunteer': { skills: ['canvassing'], location: place },
     'list-donors': {},
     'record-donation': { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 100 },
-    'draft-solicitation': { donor_id: donation.donor_id }
+    'draft-solicitation': { donor_id: donation.donor_id },
+    'ingest-posts': { posts: [{ text: 'The new bridge is great.' }] },
+    'sentiment-summary': {},
+    'detect-spikes': {},
+    'extract-narratives': {},
+    'predict-virality': { terms: ['bridge'] }
   }
 
   for (const [name, allowed] of Object.entries(EXPECTED)) {
@@ -73,9 +84,9 @@ t.test('role × server function', async t => {
     t.same(infos[role].functions.sort(), Object.keys(EXPECTED).filter(name => EXPECTED[name].includes(role)).sort(), `check-auth lists what ${role} may call`)
   }
   t.same(Object.fromEntries(ROLES.map(role => [role, infos[role].modules])), {
-    admin: ['admin', 'knowledge-base', 'volunteers', 'fundraising'],
-    staff: ['knowledge-base', 'volunteers', 'fundraising'],
+    admin: ['admin', 'knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion'],
+    staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion'],
     volunteer: ['knowledge-base', 'volunteers'],
-    readonly: ['knowledge-base', 'volunteers', 'fundraising']
+    readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion']
   }, 'the navigation each role sees')
 })

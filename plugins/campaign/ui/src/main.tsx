@@ -9,12 +9,16 @@ import { HomePage } from './pages/home.js'
 import { KnowledgeBasePage } from './pages/knowledge-base.js'
 import { VolunteersPage } from './pages/volunteers.js'
 import { FundraisingPage } from './pages/fundraising.js'
+import { NarrativeContagionPage } from './pages/narrative-contagion.js'
+import { SentimentMonitorPage } from './pages/sentiment-monitor.js'
 import './style.css'
 
 const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> = {
   'knowledge-base': KnowledgeBasePage,
   volunteers: VolunteersPage,
   fundraising: FundraisingPage,
+  'sentiment-monitor': SentimentMonitorPage,
+  'narrative-contagion': NarrativeContagionPage,
   admin: AdminPage
 }
 

@@ -1,0 +1,82 @@
+// The local language engine: compromise for sentences, entities and noun phrases, AFINN-165 (the
+// `sentiment` package) for sentiment, tinyld for the language, and the knowledge base's tokenizer for
+// terms. Deterministic, no service; loaded on first use (the libraries take ~0.4 s to import).
+import { tokenize } from '../modules/bm25.js'
+import type { Entities, LanguageEngine, RankedTerm, Sentiment } from './engine.js'
+import { centralSentences, cosine, rankTerms, round, termCounts } from './text-stats.js'
+
+const LEADING_WORDS = /^(?:(?:the|a|an|this|that|these|those|our|their|his|her|its|my|your|some|any|every|each|all|no|more|most|many|much|other|such)\s+)+/i
+const TITLES = /^(?:senator|sen\.|mayor|governor|gov\.|representative|rep\.|judge|president|councillor|councilor|minister|dr\.|mr\.|mrs\.|ms\.)\s+/i
+
+/** Trim punctuation, possessives and leading determiners or titles from an extracted name or phrase. */
+function cleanPhrase (text: string, strip: RegExp): string {
+  return text.replace(/[\s.,;:!?"'“”()[\]]+$/u, '').replace(/^[\s"'“”([]+/u, '').replace(/['’]s$/u, '').replace(strip, '').replace(/\s+/g, ' ').trim()
+}
+
+function distinct (items: Iterable<string>): string[] {
+  const seen = new Map<string, string>()
+  for (const item of items) if (item !== '' && !seen.has(item.toLowerCase())) seen.set(item.toLowerCase(), item)
+  return [...seen.values()]
+}
+
+let loaded: Promise<LanguageEngine> | undefined
+
+/** The local engine, imported once. */
+export async function localEngine (): Promise<LanguageEngine> {
+  loaded ??= buildLocalEngine()
+  return await loaded
+}
+
+async function buildLocalEngine (): Promise<LanguageEngine> {
+  const [{ default: nlp }, { default: Afinn }, { detectAll }] = await Promise.all([import('compromise'), import('sentiment'), import('tinyld')])
+  const afinn = new Afinn()
+  const sentences = (text: string): string[] => nlp(text).sentences().out('array') as string[]
+
+  return {
+    name: 'local (compromise, AFINN-165, tinyld)',
+    sentences,
+    terms: tokenize,
+
+    entities (text: string): Entities {
+      const doc = nlp(text)
+      const names = (found: string[], strip: RegExp): string[] => distinct(found.map(n => cleanPhrase(n, strip)))
+      return {
+        people: names(doc.people().out('array') as string[], TITLES),
+        organizations: names(doc.organizations().out('array') as string[], LEADING_WORDS),
+        places: names(doc.places().out('array') as string[], LEADING_WORDS)
+      }
+    },
+
+    sentiment (text: string): Sentiment {
+      const result = afinn.analyze(text)
+      return {
+        score: result.score,
+        polarity: round(result.score / Math.sqrt(result.score * result.score + 15)),
+        label: result.score > 0 ? 'positive' : result.score < 0 ? 'negative' : 'neutral',
+        positive_words: distinct(result.positive),
+        negative_words: distinct(result.negative)
+      }
+    },
+
+    keywords: (text, limit) => rankTerms(tokenize(text), limit),
+
+    keyPhrases (text: string, limit: number): RankedTerm[] {
+      const phrases = (nlp(text).nouns().out('array') as string[])
+        .map(p => cleanPhrase(p.toLowerCase(), LEADING_WORDS))
+        .filter(p => p.split(' ').length >= 2 && /\p{L}{3}/u.test(p))
+      return [...termCounts(phrases)]
+        .map(([term, count]) => ({ term, count, weight: round(count * term.split(' ').length) }))
+        .sort((a, b) => b.weight - a.weight || a.term.localeCompare(b.term))
+        .slice(0, limit)
+    },
+
+    language (text: string) {
+      const best = /\p{L}{2}/u.test(text) ? detectAll(text)[0] : undefined
+      return best === undefined ? { language: 'und', confidence: 0 } : { language: best.lang, confidence: round(best.accuracy) }
+    },
+
+    similarity: (a, b) => round(cosine(termCounts(tokenize(a)), termCounts(tokenize(b)))),
+
+    summarize: (text, count) => centralSentences(sentences(text), count)
+  }
+}
