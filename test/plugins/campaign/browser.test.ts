@@ -1,16 +1,13 @@
 // The whole login as a person does it, in headless Chromium against the development IDP: sign in as
 // each role, see that role's modules, use one, sign out. One screenshot of a signed-in page is kept.
 import t from 'tap'
-import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-import type { Page } from 'playwright-core'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import type { DevUser } from '../../../plugins/campaign/dev-idp/users.js'
-import { UI_BUILD_DIR } from '../../../plugins/campaign/ui-routes.js'
+import { builtUi, signIn } from '../../support/campaign-browser.js'
 import { scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
@@ -21,21 +18,6 @@ const NAVIGATION: Record<string, string[]> = {
   staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion'],
   volunteer: ['knowledge-base', 'volunteers'],
   readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion']
-}
-
-/** The UI is built by `npm run build`; a single test file run after a fresh clone builds it here. */
-async function builtUi (): Promise<void> {
-  if (existsSync(join(UI_BUILD_DIR, 'index.html'))) return
-  await promisify(execFile)('npm', ['run', 'build:ui'], { cwd: join(UI_BUILD_DIR, '..', '..'), timeout: 120_000 })
-}
-
-async function signIn (page: Page, app: URL, user: DevUser): Promise<void> {
-  await page.goto(new URL('/knowledge-base', app).href)
-  await page.waitForSelector('form input[name="username"]')
-  await page.fill('input[name="username"]', user.username)
-  await page.fill('input[name="password"]', user.password)
-  await page.click('button[type="submit"]')
-  await page.waitForSelector('[data-testid="role"]')
 }
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
