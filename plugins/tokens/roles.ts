@@ -1,5 +1,8 @@
-// Roles of control API tokens, from least to most privileged: each role may do what the ones before it may.
-export const ROLES = ['viewer', 'deployer', 'admin'] as const
+// Roles of control API tokens. The operators' roles are ordered, each allowed what the ones before it
+// are: viewer < deployer < admin. `agent` stands apart: the credential an agent node joins the cluster
+// with, admitted to the join channel only, and no operator token (admin included) is admitted there.
+export const OPERATOR_ROLES = ['viewer', 'deployer', 'admin'] as const
+export const ROLES = [...OPERATOR_ROLES, 'agent'] as const
 export type Role = typeof ROLES[number]
 
 export function isRole (value: unknown): value is Role {
@@ -8,5 +11,6 @@ export function isRole (value: unknown): value is Role {
 
 /** Whether a token holding `held` may call an endpoint that needs `needed`. */
 export function allows (held: Role, needed: Role): boolean {
-  return ROLES.indexOf(held) >= ROLES.indexOf(needed)
+  if (held === 'agent' || needed === 'agent') return held === needed
+  return OPERATOR_ROLES.indexOf(held) >= OPERATOR_ROLES.indexOf(needed)
 }

@@ -71,7 +71,7 @@ export async function api<T = unknown> (kernel: Kernel, method: string, path: st
 }
 
 /** A new token with `role`, created through the API with the admin token. */
-export async function tokenFor (kernel: Kernel, role: 'viewer' | 'deployer' | 'admin'): Promise<string> {
+export async function tokenFor (kernel: Kernel, role: 'viewer' | 'deployer' | 'admin' | 'agent'): Promise<string> {
   const answer = await api<{ token: string }>(kernel, 'POST', '/api/v1/tokens', { token: adminToken(kernel), body: { name: `test-${role}`, role } })
   if (answer.status !== 201) throw new Error(`creating a ${role} token: ${answer.status} ${answer.text}`)
   return answer.body.token

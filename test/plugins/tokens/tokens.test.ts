@@ -56,7 +56,7 @@ t.test('missing, malformed and invalid tokens get 401; too little privilege gets
   t.same(await call(`Bearer ${tampered}`), [401, { error: 'invalid or revoked token' }], 'a known id with a wrong secret')
   t.equal((await call(`bearer ${admin}`))[0], 200, 'the scheme is case-insensitive')
 
-  for (const role of ['viewer', 'deployer'] as const) {
+  for (const role of ['viewer', 'deployer', 'agent'] as const) {
     const token = await tokenFor(kernel, role)
     const [status, body] = await call(`Bearer ${token}`)
     t.equal(status, 403, `${role} may not manage tokens`)
@@ -79,7 +79,7 @@ t.test('tokens are created, listed without secrets, and revoked', async t => {
   t.notOk(listed.text.includes('hash'), 'nor its hash')
 
   const bad = async (body: unknown): Promise<unknown> => (await api(kernel, 'POST', '/api/v1/tokens', { token: admin, body })).body
-  t.same(await bad({ name: 'x', role: 'root' }), { error: 'role must be one of viewer, deployer, admin; got "root"' })
+  t.same(await bad({ name: 'x', role: 'root' }), { error: 'role must be one of viewer, deployer, admin, agent; got "root"' })
   t.match(await bad({ name: 'bad name!', role: 'viewer' }), { error: /^name must be/ })
   t.match(await bad({ role: 'viewer' }), { error: /^invalid body: .*name/ })
 
@@ -90,4 +90,15 @@ t.test('tokens are created, listed without secrets, and revoked', async t => {
   const refused = await api(kernel, 'DELETE', `/api/v1/tokens/${adminId}`, { token: admin })
   t.equal(refused.status, 409, 'the bootstrap token cannot be revoked through the API')
   t.match(refused.body, { error: /delete that file and restart/ })
+})
+
+t.test('the agent role stands apart: admitted to agent routes only, and only it is', async t => {
+  const { allows } = await import('../../../plugins/tokens/roles.js')
+  t.ok(allows('agent', 'agent'))
+  for (const role of ['viewer', 'deployer', 'admin'] as const) {
+    t.notOk(allows('agent', role), `an agent token is no ${role}`)
+    t.notOk(allows(role, 'agent'), `a ${role} token is no agent`)
+  }
+  t.ok(allows('admin', 'viewer'))
+  t.notOk(allows('viewer', 'deployer'))
 })
