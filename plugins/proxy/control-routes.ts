@@ -10,7 +10,9 @@ export interface RouteView {
   project: string
   port: number
   health?: string
-  upstreams: Array<{ container: string, replica: number, address: string, healthy: boolean, draining: boolean, inflight: number }>
+  /** Percent of requests for the canary replica, when the service has a canary. */
+  canary_weight?: number
+  upstreams: Array<{ container: string, replica: number, address: string, healthy: boolean, draining: boolean, inflight: number, canary?: true }>
   certificate: CertificateState
 }
 
@@ -21,7 +23,10 @@ export function routeViews (table: RouteTable, certificates: CertificateManager)
     project: route.project,
     port: route.port,
     ...(route.health !== undefined && { health: route.health }),
-    upstreams: route.upstreams.map(u => ({ container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight })),
+    ...(route.canaryWeight !== undefined && { canary_weight: route.canaryWeight }),
+    upstreams: route.upstreams.map(u => ({
+      container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight, ...(u.canary && { canary: true as const })
+    })),
     certificate: certificates.state(route.domain)
   }))
 }

@@ -1,7 +1,8 @@
 // The routing table: host name → the running replicas of the service with that domain. Built as a
 // whole snapshot from the reconciler's specs and one container list, then swapped in at once (as
 // Traefik's providers push whole configurations); upstream objects outlive snapshots, so counts of
-// requests in flight, health and draining carry over.
+// requests in flight, health and draining carry over. A service with a canary has its requests split
+// by the canary's weight between the canary replica and the others.
 import type { ContainerState } from '../reconciler/runtime.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
 
@@ -10,6 +11,8 @@ export interface Upstream {
   readonly id: string
   readonly container: string
   readonly replica: number
+  /** The service's canary replica (its share of requests is the route's canaryWeight). */
+  readonly canary: boolean
   host: string
   port: number
   /** `host:port`, the key of its connection pool. */
@@ -32,6 +35,8 @@ export interface Route {
   /** Health path probed on each replica, if the service has one. */
   readonly health?: string
   readonly upstreams: readonly Upstream[]
+  /** Percent of requests for the canary replica, when the service has a canary. */
+  readonly canaryWeight?: number
 }
 
 /** The domain a service is served at: its own, else `<name>.<default domain>`; none when it is not routed. */
@@ -44,6 +49,8 @@ export class RouteTable {
   #routes = new Map<string, Route>()
   readonly #upstreams = new Map<string, Upstream>()
   #cursor = 0
+  /** Per domain with a canary: the credit of weighted turns (see #canaryTurn). */
+  readonly #credits = new Map<string, number>()
   /** Replicas found by the first snapshot are assumed to serve; later ones must pass a probe first. */
   #built = false
 
@@ -61,8 +68,8 @@ export class RouteTable {
     return this.#upstreams.get(id)
   }
 
-  /** Build the next snapshot and swap it in; returns the upstreams that no longer exist. */
-  replace (specs: readonly ServiceSpec[], containers: readonly ContainerState[], defaultDomain: string): Upstream[] {
+  /** Build the next snapshot and swap it in; `canaries` gives each canary's weight by service. Returns the upstreams that no longer exist. */
+  replace (specs: readonly ServiceSpec[], containers: readonly ContainerState[], defaultDomain: string, canaries: ReadonlyMap<string, number> = new Map()): Upstream[] {
     const routes = new Map<string, Route>()
     const seen = new Set<string>()
     for (const spec of specs) {
@@ -73,8 +80,13 @@ export class RouteTable {
         .sort((a, b) => a.replica - b.replica)
         .map(c => this.#upstreamOf(c))
       for (const upstream of upstreams) seen.add(upstream.id)
-      routes.set(domain, { domain, service: spec.name, project: spec.project, port: spec.port as number, ...(spec.health !== undefined && { health: spec.health }), upstreams })
+      const canaryWeight = canaries.get(spec.name)
+      routes.set(domain, {
+        domain, service: spec.name, project: spec.project, port: spec.port as number, ...(spec.health !== undefined && { health: spec.health }), upstreams,
+        ...(canaryWeight !== undefined && { canaryWeight })
+      })
     }
+    for (const domain of this.#credits.keys()) if (routes.get(domain)?.canaryWeight === undefined) this.#credits.delete(domain)
     const gone = [...this.#upstreams.values()].filter(u => !seen.has(u.id))
     for (const upstream of gone) this.#upstreams.delete(upstream.id)
     this.#routes = routes
@@ -89,17 +101,24 @@ export class RouteTable {
       if (known.port !== port || known.host !== host) Object.assign(known, { host, port, origin: originOf(host, port), healthy: false })
       return known
     }
-    const upstream: Upstream = { id: container.id, container: container.name, replica: container.replica, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, draining: false }
+    const upstream: Upstream = { id: container.id, container: container.name, replica: container.replica, canary: container.canary === true, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, draining: false }
     this.#upstreams.set(container.id, upstream)
     return upstream
   }
 
   /**
    * The replica for the next request: the healthy, not draining one with the fewest requests in
-   * flight; ties go round robin. `except` is skipped (the one a retry failed on).
+   * flight; ties go round robin. `except` is skipped (the one a retry failed on). With a canary, the
+   * weighted turn first chooses between the canary and the other replicas; when the chosen side has
+   * none that can serve, the other side serves.
    */
   pick (route: Route, except?: Upstream): Upstream | undefined {
-    const candidates = route.upstreams
+    if (route.canaryWeight === undefined) return this.#least(route.upstreams, except)
+    const canary = this.#canaryTurn(route.domain, route.canaryWeight)
+    return this.#least(route.upstreams.filter(u => u.canary === canary), except) ?? this.#least(route.upstreams.filter(u => u.canary !== canary), except)
+  }
+
+  #least (candidates: readonly Upstream[], except: Upstream | undefined): Upstream | undefined {
     const count = candidates.length
     let best: Upstream | undefined
     const start = this.#cursor++ % Math.max(count, 1)
@@ -109,6 +128,14 @@ export class RouteTable {
       if (best === undefined || upstream.inflight < best.inflight) best = upstream
     }
     return best
+  }
+
+  /** Smooth weighted turns: of every 100 requests of a domain, exactly `weight` are the canary's, spread evenly. */
+  #canaryTurn (domain: string, weight: number): boolean {
+    const credit = (this.#credits.get(domain) ?? 0) + weight
+    const turn = credit >= 100
+    this.#credits.set(domain, turn ? credit - 100 : credit)
+    return turn
   }
 }
 

@@ -13,6 +13,8 @@ export interface RouterDeps {
   table: RouteTable
   pools: Pools
   specs(): ServiceSpec[]
+  /** Each running canary's share of requests (percent), by service. */
+  canaries(): ReadonlyMap<string, number>
   containers(): Promise<ContainerState[]>
   defaultDomain: string
   drainTimeoutMs: number
@@ -56,7 +58,7 @@ export class Router implements TrafficHooks {
     const { table, pools } = this.#deps
     const specs = new Map(this.#deps.specs().map(spec => [spec.name, spec]))
     for (const [name, spec] of this.#rolling) specs.set(name, spec)
-    const gone = table.replace([...specs.values()], await this.#deps.containers(), this.#deps.defaultDomain)
+    const gone = table.replace([...specs.values()], await this.#deps.containers(), this.#deps.defaultDomain, this.#deps.canaries())
     await Promise.all(gone.map(async upstream => { await pools.close(upstream.origin) }))
     this.#deps.changed()
   }

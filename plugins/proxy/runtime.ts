@@ -54,6 +54,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     table,
     pools,
     specs: () => orchestration.reconciler.specs(),
+    canaries: () => orchestration.reconciler.canaryWeights(),
     containers: async () => await orchestration.reconciler.containers(),
     defaultDomain: orchestration.cluster.domain,
     drainTimeoutMs: config.drain_timeout_secs * 1000,

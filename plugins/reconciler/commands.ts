@@ -1,9 +1,11 @@
-// The orchestration commands: deploy, redeploy, restart, status, logs and reload, each a call to the
-// control API of the running server, with progress lines while it works and exit code 1 on failure.
+// The orchestration commands: deploy (also as a canary), promote, rollback, redeploy, restart, status,
+// logs and reload, each a call to the control API of the running server, with progress lines while it
+// works and exit code 1 on failure.
 import { InvalidArgumentError } from 'commander'
 import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { controlClient } from '../tokens/control-client.js'
-import type { DeployResult } from './reconciler.js'
+import type { CanaryView } from './canary.js'
+import type { DeployResult, RollbackResult } from './reconciler.js'
 import { describeCertificate, type RouteStatus, type ServiceStatus } from './status.js'
 
 /** The proxy's view of a service: replicas in rotation, and its certificate. */
@@ -41,6 +43,17 @@ function report (result: DeployResult): void {
   }
 }
 
+function weightOption (value: string): number {
+  const weight = Number(value)
+  if (!/^\d+$/.test(value) || weight < 1 || weight > 99) throw new InvalidArgumentError('must be a whole percent from 1 to 99')
+  return weight
+}
+
+/** A canary in a line: its image, the start of its hash, its share of requests. */
+function describeCanary (canary: CanaryView): string {
+  return `${canary.image} (${canary.hash.slice(0, 12)}) at ${canary.weight}%`
+}
+
 function tailOption (value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of lines')
   return Number(value)
@@ -52,10 +65,38 @@ export function reconcilerCommands (cli: CliRegistry): void {
 
   program.command('deploy [service]')
     .description('deploy the services/*/service.toml of the server\'s working directory: all of them, or one; only changed containers are recreated')
-    .action(async (service?: string) => {
+    .option('--canary', 'run the service\'s new spec as one canary replica beside the others (which keep running) instead of replacing them')
+    .option('--weight <percent>', 'with --canary: the percent of requests the proxy sends to the canary (1-99, default 10)', weightOption)
+    .action(async (service: string | undefined, options: { canary?: boolean, weight?: number }) => {
+      if (options.weight !== undefined && options.canary !== true) throw new UsageError('--weight goes with --canary')
+      if (options.canary === true && service === undefined) throw new UsageError('a canary deploys one service: berth deploy <service> --canary')
       const client = await controlClient(cli)
       const query = service === undefined ? '' : `?service=${encodeURIComponent(service)}`
+      if (options.canary === true) {
+        const body = { canary: options.weight === undefined ? {} : { weight: options.weight } }
+        const result = await withProgress(`starting a canary of ${service as string} on ${client.url.origin}`, async () => await client.json<DeployResult & { canary: CanaryView }>('POST', `/api/v1/deploy${query}`, body))
+        report(result)
+        console.log(`canary of ${service as string}: ${describeCanary(result.canary)}; berth promote ${service as string} or berth rollback ${service as string}`)
+        return
+      }
       report(await withProgress(`deploying ${service ?? 'all services'} on ${client.url.origin}`, async () => await client.json<DeployResult>('POST', `/api/v1/deploy${query}`)))
+    })
+
+  program.command('promote <service>')
+    .description('roll the canary\'s spec out to every replica of the service, one at a time, and end the canary')
+    .action(async (service: string) => {
+      const client = await controlClient(cli)
+      report(await withProgress(`promoting the canary of ${service}`, async () => await client.json<DeployResult>('POST', path(service, '/promote'))))
+    })
+
+  program.command('rollback <service>')
+    .description('back to the previous spec: remove a running canary (the replicas stay), or roll the version deployed before the current one out again')
+    .action(async (service: string) => {
+      const client = await controlClient(cli)
+      const result = await withProgress(`rolling ${service} back`, async () => await client.json<RollbackResult>('POST', path(service, '/rollback')))
+      report(result)
+      const { from, to } = result.rollback
+      console.log(`${service}: ${from.canary ? 'canary ' : ''}${from.image} (${from.hash.slice(0, 12)}) → ${to.image} (${to.hash.slice(0, 12)})`)
     })
 
   program.command('redeploy <service>')
@@ -105,9 +146,11 @@ export function reconcilerCommands (cli: CliRegistry): void {
         return
       }
       const routed = answer.services.some(s => s.route !== undefined)
-      console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', 'RESTARTS', 'IMAGE', 'DOMAIN', ...(routed ? ['ROUTE', 'CERTIFICATE'] : [])], answer.services.map(s => [
+      const canaries = answer.services.some(s => s.canary !== undefined)
+      console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', 'RESTARTS', 'IMAGE', 'DOMAIN', ...(routed ? ['ROUTE', 'CERTIFICATE'] : []), ...(canaries ? ['CANARY'] : [])], answer.services.map(s => [
         s.name, s.project, s.status, `${s.running_replicas}/${s.replicas}`, String(s.restarts), s.image, s.route?.domain ?? s.domain ?? '',
-        ...(routed ? routeColumns(s.route) : [])
+        ...(routed ? routeColumns(s.route) : []),
+        ...(canaries ? [s.canary === undefined ? '' : `${describeCanary(s.canary)}${s.canary.running ? '' : ' (not running)'}`] : [])
       ])))
     })
 

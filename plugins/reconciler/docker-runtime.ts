@@ -26,7 +26,8 @@ const LABEL = {
   service: 'berth.service',
   replica: 'berth.replica',
   hash: 'berth.hash',
-  port: 'berth.port'
+  port: 'berth.port',
+  canary: 'berth.canary'
 } as const
 
 /** Networks the engine always has: used as network modes, never created, no aliases. */
@@ -96,6 +97,7 @@ export class DockerRuntime implements Runtime {
         service: labels[LABEL.service] ?? '',
         project: labels[LABEL.project] ?? '',
         replica: Number(labels[LABEL.replica]),
+        ...(labels[LABEL.canary] === 'true' && { canary: true }),
         hash: labels[LABEL.hash] ?? '',
         imageId: info.ImageID,
         running: info.State === 'running',
@@ -150,7 +152,7 @@ export class DockerRuntime implements Runtime {
     }
   }
 
-  #createOptions ({ spec, replica, hash, env }: CreateRequest): ContainerCreateOptions {
+  #createOptions ({ spec, replica, hash, env, canary = false }: CreateRequest): ContainerCreateOptions {
     const { publish_address: address, network, instance } = this.#settings
     const exposed: Record<string, object> = {}
     const bindings: Record<string, Array<{ HostIp: string, HostPort: string }>> = {}
@@ -170,12 +172,13 @@ export class DockerRuntime implements Runtime {
     ]
     const memory = spec.resources?.memory === undefined ? undefined : parseMemory(spec.resources.memory)
     const labels: Record<string, string> = {
-      [LABEL.instance]: instance, [LABEL.project]: spec.project, [LABEL.service]: spec.name, [LABEL.replica]: String(replica), [LABEL.hash]: hash
+      [LABEL.instance]: instance, [LABEL.project]: spec.project, [LABEL.service]: spec.name, [LABEL.replica]: canary ? '0' : String(replica), [LABEL.hash]: hash
     }
     if (spec.port !== undefined) labels[LABEL.port] = String(spec.port)
+    if (canary) labels[LABEL.canary] = 'true'
     const builtin = BUILTIN_NETWORKS.has(network)
     return {
-      name: `${spec.project}-${spec.name}-${replica}`,
+      name: `${spec.project}-${spec.name}-${canary ? 'canary' : replica}`,
       Image: spec.image,
       Cmd: spec.command,
       Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),

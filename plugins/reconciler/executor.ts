@@ -48,26 +48,28 @@ async function waitHealthy (runtime: Runtime, spec: ServiceSpec, ids: readonly s
   }
 }
 
-/**
- * One service's actions: removals and new replicas side by side, replacements one at a time (rolling):
- * each old replica is drained and removed, its successor created, and the next one waits until the
- * successor serves, so a service of two or more replicas always has one serving.
- */
-async function runService (plan: ServicePlan, deps: ExecutorDeps, waitForHealth: boolean): Promise<void> {
-  const { actions, desired } = plan
+/** The removals among `actions`, side by side, each container drained first. */
+async function removeContainers (actions: readonly Action[], deps: ExecutorDeps): Promise<void> {
   await Promise.all(ofKind(actions, 'remove').map(async a => {
     await deps.traffic.drain(a.container)
     await deps.limit(async () => { await deps.runtime(a.container.runtime).remove(a.container.id) })
   }))
-  if (desired === undefined) return
-  const { spec, hash } = desired
+}
+
+/**
+ * One group's actions (the numbered replicas of `spec`, or its canary): removals and new containers
+ * side by side, replacements one at a time (rolling): each old container is drained and removed, its
+ * successor created, and the next one waits until the successor serves. Returns the containers touched.
+ */
+async function runGroup (actions: readonly Action[], spec: ServiceSpec, hash: string, canary: boolean, deps: ExecutorDeps): Promise<string[]> {
+  await removeContainers(actions, deps)
   const runtime = deps.runtime(spec.runtime)
   const env = actions.some(a => a.kind === 'create' || a.kind === 'recreate') ? deps.resolveEnv(spec) : {}
   const serving = async (id: string): Promise<string> => {
     await deps.traffic.ready(spec, id)
     return id
   }
-  const create = async (replica: number): Promise<string> => await serving(await deps.limit(async () => await runtime.create({ spec, replica, hash, env })))
+  const create = async (replica: number): Promise<string> => await serving(await deps.limit(async () => await runtime.create({ spec, replica, hash, env, canary })))
   const touched: string[] = []
   for (const a of ofKind(actions, 'recreate')) {
     await deps.traffic.drain(a.container)
@@ -79,14 +81,30 @@ async function runService (plan: ServicePlan, deps: ExecutorDeps, waitForHealth:
     await deps.limit(async () => { await runtime.start(a.container.id) })
     return await serving(a.container.id)
   })))
-  if (waitForHealth) await waitHealthy(runtime, spec, touched, deps)
+  return touched
+}
+
+/**
+ * One service: its numbered replicas first (so a service of two or more replicas always has one
+ * serving), then its canary (a promotion ends the canary only once the replicas run its spec).
+ */
+async function runService (plan: ServicePlan, deps: ExecutorDeps, waitForHealth: boolean): Promise<void> {
+  const { desired } = plan
+  if (desired === undefined) {
+    await removeContainers(plan.actions, deps)
+    return
+  }
+  const touched = await runGroup(plan.actions, desired.spec, desired.hash, false, deps)
+  const canary = desired.canary
+  if (plan.canaryActions.length > 0) await runGroup(plan.canaryActions, canary?.spec ?? desired.spec, canary?.hash ?? '', true, deps)
+  if (waitForHealth) await waitHealthy(deps.runtime(desired.spec.runtime), desired.spec, touched, deps)
 }
 
 /** Run `plan`; services already in `failures` (failed pulls) are skipped, and new failures are added. */
 export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map<string, string>): Promise<Outcome> {
   const changed = new Set<string>()
   const run = async (service: ServicePlan, waitForHealth: boolean): Promise<void> => {
-    if (service.actions.length === 0 || failures.has(service.name)) return
+    if ((service.actions.length === 0 && service.canaryActions.length === 0) || failures.has(service.name)) return
     const blocker = service.desired?.spec.depends_on.find(d => failures.has(d))
     if (blocker !== undefined) {
       failures.set(service.name, `not started: it depends on "${blocker}", which failed`)

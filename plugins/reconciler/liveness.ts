@@ -10,8 +10,8 @@ export interface LivenessDeps {
   runtime(name: string): Runtime
   /** Every container of this server (one list call). */
   containers(): Promise<ContainerState[]>
-  /** The desired spec of a deployed service. */
-  spec(service: string): ServiceSpec | undefined
+  /** The desired spec a container runs: its service's, or the canary's for the canary container. */
+  spec(container: ContainerState): ServiceSpec | undefined
   /** Count one restart of `service` (state and metrics). */
   restarted(service: string): Promise<void>
   log: Logger
@@ -40,7 +40,7 @@ export class Liveness {
     if (this.#stopped) return
     const wanted = new Map<string, Target>()
     for (const container of await this.#deps.containers()) {
-      const spec = this.#deps.spec(container.service)
+      const spec = this.#deps.spec(container)
       if (!container.running || spec?.liveness === undefined || spec.port === undefined || container.address === undefined) continue
       wanted.set(container.id, { container, liveness: spec.liveness, port: spec.port, address: container.address, failures: 0 })
     }

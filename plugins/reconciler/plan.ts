@@ -1,5 +1,6 @@
 // The planner: desired services + the containers that exist → the actions that make them agree,
-// grouped into boot layers (depends_on). A pure function: no engine, no clock, no randomness.
+// grouped into boot layers (depends_on). A service's canary (one replica of another spec beside the
+// others) is planned apart from its numbered replicas. A pure function: no engine, no clock, no randomness.
 import type { ContainerState } from './runtime.js'
 import { bootLayers } from './service-set.js'
 import type { ServiceSpec } from './spec.js'
@@ -11,6 +12,15 @@ export interface Desired {
   imageId?: string
   /** Recreate every replica even when nothing changed (redeploy). */
   force?: boolean
+  /** The canary that runs beside the replicas; none: any canary container is removed. */
+  canary?: DesiredCanary
+}
+
+/** One replica of another spec of the service, beside its numbered replicas. */
+export interface DesiredCanary {
+  spec: ServiceSpec
+  hash: string
+  imageId?: string
 }
 
 export type Action =
@@ -26,6 +36,8 @@ export interface ServicePlan {
   desired?: Desired
   /** Removals first, then replicas in order; empty when the service is as desired. */
   actions: Action[]
+  /** The canary container's actions (replica 1 stands for the one canary), run after `actions`. */
+  canaryActions: Action[]
 }
 
 export interface Plan {
@@ -35,30 +47,53 @@ export interface Plan {
   layers: ServicePlan[][]
 }
 
-function serviceActions (desired: Desired, containers: readonly ContainerState[]): Action[] {
+/** What a group of containers should run: a hash and image, with `count` replicas numbered from 1. */
+interface Target {
+  hash: string
+  imageId?: string
+  force?: boolean
+  count: number
+}
+
+/** Actions that make `containers` (numbered by `replicaOf`) run `target`: removals first, then replicas in order. */
+function groupActions (target: Target, containers: readonly ContainerState[], replicaOf: (c: ContainerState) => number): Action[] {
   const removals: Action[] = []
   const replicas: Action[] = []
   const byReplica = new Map<number, ContainerState[]>()
   for (const c of containers) {
-    if (!Number.isInteger(c.replica) || c.replica < 1 || c.replica > desired.spec.replicas) {
+    const replica = replicaOf(c)
+    if (!Number.isInteger(replica) || replica < 1 || replica > target.count) {
       removals.push({ kind: 'remove', container: c, reason: 'extra replica' })
     } else {
-      byReplica.set(c.replica, [...(byReplica.get(c.replica) ?? []), c])
+      byReplica.set(replica, [...(byReplica.get(replica) ?? []), c])
     }
   }
-  const current = (c: ContainerState): boolean => c.hash === desired.hash && (desired.imageId === undefined || c.imageId === desired.imageId)
-  for (let replica = 1; replica <= desired.spec.replicas; replica++) {
+  const current = (c: ContainerState): boolean => c.hash === target.hash && (target.imageId === undefined || c.imageId === target.imageId)
+  for (let replica = 1; replica <= target.count; replica++) {
     const candidates = [...(byReplica.get(replica) ?? [])]
       .sort((a, b) => Number(current(b)) - Number(current(a)) || Number(b.running) - Number(a.running))
     const [keep, ...duplicates] = candidates
     for (const container of duplicates) removals.push({ kind: 'remove', container, reason: 'duplicate' })
     if (keep === undefined) replicas.push({ kind: 'create', replica })
-    else if (desired.force === true) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'redeploy' })
-    else if (keep.hash !== desired.hash) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'changed' })
+    else if (target.force === true) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'redeploy' })
+    else if (keep.hash !== target.hash) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'changed' })
     else if (!current(keep)) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'new image' })
     else if (!keep.running) replicas.push({ kind: 'start', container: keep })
   }
   return [...removals, ...replicas]
+}
+
+function servicePlan (desired: Desired, containers: readonly ContainerState[]): ServicePlan {
+  const { spec, hash, imageId, force, canary } = desired
+  const replicas = containers.filter(c => c.canary !== true)
+  const canaries = containers.filter(c => c.canary === true)
+  return {
+    name: spec.name,
+    project: spec.project,
+    desired,
+    actions: groupActions({ hash, imageId, force, count: spec.replicas }, replicas, c => c.replica),
+    canaryActions: groupActions({ hash: canary?.hash ?? '', imageId: canary?.imageId, force, count: canary === undefined ? 0 : 1 }, canaries, () => 1)
+  }
 }
 
 /**
@@ -73,12 +108,10 @@ export function planDeploy (desired: readonly Desired[], actual: readonly Contai
   if (options.removeOrphans) {
     for (const [service, containers] of byService) {
       if (declared.has(service)) continue
-      orphans.push({ name: service, project: containers[0].project, actions: containers.map(container => ({ kind: 'remove', container, reason: 'orphan' })) })
+      orphans.push({ name: service, project: containers[0].project, actions: containers.map(container => ({ kind: 'remove', container, reason: 'orphan' })), canaryActions: [] })
     }
   }
   const layers = bootLayers(desired.map(d => ({ name: d.spec.name, depends_on: d.spec.depends_on, desired: d })))
-    .map(layer => layer.map(({ desired: d }) => ({
-      name: d.spec.name, project: d.spec.project, desired: d, actions: serviceActions(d, byService.get(d.spec.name) ?? [])
-    })))
+    .map(layer => layer.map(({ desired: d }) => servicePlan(d, byService.get(d.spec.name) ?? [])))
   return { orphans, layers }
 }

@@ -1,21 +1,23 @@
-// The reconciler's operations: deploy (from the service files or a request), redeploy, scale, remove,
-// stop, restart, status and logs. Changes run one at a time; each deploy lists containers once, pulls
-// by the pull rules, plans in memory, executes, and records the desired specs and the history.
+// The reconciler's operations: deploy (from the service files or a request), canary, promote, rollback,
+// redeploy, scale, remove, stop, restart, status and logs. Changes run one at a time; each deploy lists
+// containers once, pulls by the pull rules, plans in memory, executes, and records the desired specs,
+// the canaries and the history.
 import type { PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Histogram } from 'prom-client'
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../kernel/index.js'
 import type { SecretService } from '../secrets/index.js'
+import { canaryView, checkCanary, previousVersion, type CanaryView } from './canary.js'
 import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
 import { executePlan } from './executor.js'
 import { specHash, type ContainerSettings } from './hash.js'
 import { imageTag, localImageName } from './image-ref.js'
 import { limiter, type Limiter } from './limit.js'
 import { mergeLogs } from './log-lines.js'
-import { planDeploy, type Desired } from './plan.js'
+import { planDeploy, type Desired, type DesiredCanary } from './plan.js'
 import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime.js'
 import { setProblems, type Declared } from './service-set.js'
-import type { DeployError, HistoryEntry, ReconcilerState } from './state.js'
+import type { CanaryState, DeployError, HistoryEntry, ReconcilerState } from './state.js'
 import type { Traffic } from './traffic.js'
 import type { ServiceSpec } from './spec.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
@@ -49,6 +51,13 @@ interface DeployOptions {
   pull: PullPolicy
   /** Recreate every replica even when nothing changed. */
   force: boolean
+  /** Canaries this deploy starts (a state) or ends (null); services not named keep theirs. */
+  canaries?: ReadonlyMap<string, CanaryState | null>
+}
+
+/** How a rollback went: from the canary or version that ran, to the spec that runs now. */
+export interface RollbackResult extends DeployResult {
+  rollback: { from: { image: string, hash: string, canary: boolean }, to: { image: string, hash: string } }
 }
 
 export interface ReconcilerDeps {
@@ -157,18 +166,97 @@ export class Reconciler {
     })
   }
 
-  async #deploy (declared: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
+  /**
+   * Start a canary: one replica of a new spec of a deployed service beside its replicas, which keep
+   * running; the proxy sends it `weight` percent of the requests. The spec comes from the service's
+   * file or from the one entry of a request body.
+   */
+  async deployCanary (source: { service: string } | { body: unknown }, weight: number, by?: string): Promise<DeployResult & { canary: CanaryView }> {
+    return await this.#exclusive(async () => {
+      const candidate = this.#canaryCandidate(source)
+      const { name } = candidate.spec
+      const stable = this.#known(name)
+      const hash = specHash(candidate.spec, this.#deps.settings)
+      checkCanary(stable, this.#deps.state.canary(name), { spec: candidate.spec, hash, stableHash: specHash(stable.spec, this.#deps.settings) })
+      const canary: CanaryState = { spec: candidate.spec, source: candidate.source, hash, weight, started_at: new Date().toISOString(), ...(by !== undefined && { by }) }
+      const result = await this.#deploy([{ spec: stable.spec, source: stable.source }], { trigger: 'canary', by, removeOrphans: false, pull: 'rules', force: false, canaries: new Map([[name, canary]]) })
+      // A canary that did not start leaves nothing behind (the next deploy removes what an unreachable engine kept).
+      if (result.errors.length > 0) {
+        await this.#removeCanaryContainers(name).catch((err: unknown) => { this.#deps.log.warn({ err, service: name }, 'the failed canary\'s container was not removed') })
+      }
+      return { ...result, canary: canaryView(canary) }
+    })
+  }
+
+  #canaryCandidate (source: { service: string } | { body: unknown }): Declared {
+    const { cwd, services_dir: servicesDir } = this.#deps.settings
+    const runtimes = [...this.#deps.runtimes.keys()]
+    if ('service' in source) {
+      const found = discoverServices({ cwd, servicesDir, runtimes }).find(d => d.spec.name === source.service)
+      if (found === undefined) throw new NotFound(`no service named "${source.service}" in ${servicesDir}/*/service.toml`)
+      return found
+    }
+    const declared = parseRequestServices(source.body, { cwd, runtimes })
+    if (declared.length !== 1) throw new BadRequest(`a canary deploys one service; the request has ${declared.length}`)
+    return declared[0]
+  }
+
+  async #removeCanaryContainers (name: string): Promise<void> {
+    for (const c of (await this.containers()).filter(c => c.service === name && c.canary === true)) {
+      await this.#deps.traffic.drain(c)
+      await this.#runtime(c.runtime).remove(c.id)
+    }
+  }
+
+  /** Roll the canary's spec out to every replica, one at a time, then remove the canary. */
+  async promote (name: string, by?: string): Promise<DeployResult> {
+    return await this.#exclusive(async () => {
+      this.#known(name)
+      const canary = this.#deps.state.canary(name)
+      if (canary === undefined) throw new Conflict(`no canary of "${name}" is running`)
+      return await this.#deploy([{ spec: canary.spec, source: canary.source }], { trigger: 'promote', by, removeOrphans: false, pull: 'rules', force: false, canaries: new Map([[name, null]]) })
+    })
+  }
+
+  /**
+   * Back to the previous spec: with a canary running, the canary is removed and the replicas stay as
+   * they are; otherwise the spec deployed before the current one (deploy history) is rolled out.
+   */
+  async rollback (name: string, by?: string): Promise<RollbackResult> {
+    return await this.#exclusive(async () => {
+      const stored = this.#known(name)
+      const hash = specHash(stored.spec, this.#deps.settings)
+      const canary = this.#deps.state.canary(name)
+      if (canary !== undefined) {
+        const result = await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'rollback', by, removeOrphans: false, pull: 'missing', force: false, canaries: new Map([[name, null]]) })
+        return { ...result, rollback: { from: { image: canary.spec.image, hash: canary.hash, canary: true }, to: { image: stored.spec.image, hash } } }
+      }
+      const previous = previousVersion(this.#deps.state.history(), name, hash)
+      if (previous === undefined) throw new Conflict(`no earlier version of "${name}" in the deploy history to roll back to`)
+      const result = await this.#deploy([{ spec: previous.spec, source: stored.source }], { trigger: 'rollback', by, removeOrphans: false, pull: 'rules', force: false })
+      return { ...result, rollback: { from: { image: stored.spec.image, hash, canary: false }, to: { image: previous.spec.image, hash: previous.hash } } }
+    })
+  }
+
+  /** The share of requests (percent) of each service's canary, by service: what the proxy weighs by. */
+  canaryWeights (): Map<string, number> {
+    return new Map(this.#deps.state.canaries().map(c => [c.spec.name, c.weight]))
+  }
+
+  async #deploy (requested: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
     const timer = this.#deps.deploySeconds.startTimer({ trigger: options.trigger })
     const { settings, state } = this.#deps
-    const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
     const failures = new Map<string, string>()
+    const canaries = options.canaries ?? new Map<string, CanaryState | null>()
+    const declared = requested.map(d => this.#heldByCanary(d, canaries, failures))
+    const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
     for (const { spec } of declared) {
       if (spec.placement !== undefined && spec.placement.node !== settings.node_name) {
         failures.set(spec.name, `placed on node "${spec.placement.node}", but this node is "${settings.node_name}"`)
       }
     }
     const projects = new Map(declared.map(d => [d.spec.name, d.spec.project]))
-    const run = await this.#converge(declared, hashes, options, failures)
+    const run = await this.#converge(declared, hashes, options, failures, canaries)
     for (const orphan of run.orphans) projects.set(orphan.name, orphan.project)
 
     const declaredNames = new Set(declared.map(d => d.spec.name))
@@ -176,7 +264,7 @@ export class Reconciler {
       ? state.services().map(s => s.spec.name).filter(name => !declaredNames.has(name) && !failures.has(name))
       : []
     const specsChanged = declared.some(({ spec }) => JSON.stringify(state.service(spec.name)?.spec) !== JSON.stringify(spec))
-    await state.save(declared, forgotten)
+    await state.save(declared, forgotten, new Map([...canaries].filter(([name]) => !failures.has(name))))
     const result: DeployResult = {
       deployed: declared.map(d => d.spec.name).filter(name => !failures.has(name)),
       errors: [...failures].map(([service, error]) => ({ service, project: projects.get(service) ?? '', error })),
@@ -188,7 +276,11 @@ export class Reconciler {
         at: new Date().toISOString(),
         trigger: options.trigger,
         ...(options.by !== undefined && { by: options.by }),
-        services: declared.map(({ spec }) => ({ name: spec.name, project: spec.project, image: spec.image, hash: hashes.get(spec.name) as string })),
+        services: declared.map(({ spec }) => {
+          const started = canaries.get(spec.name)
+          const recorded = started?.spec ?? spec
+          return { name: spec.name, project: spec.project, image: recorded.image, hash: started?.hash ?? hashes.get(spec.name) as string, spec: recorded }
+        }),
         deployed: result.deployed,
         errors: result.errors
       })
@@ -200,17 +292,44 @@ export class Reconciler {
   }
 
   /**
+   * While a canary runs, a deploy may not change the service's containers (it would be neither the
+   * canary's spec nor the replicas'): the service keeps its spec and fails with a reason, unless this
+   * deploy itself starts or ends the canary.
+   */
+  #heldByCanary (declared: Declared, canaries: ReadonlyMap<string, CanaryState | null>, failures: Map<string, string>): Declared {
+    const { name } = declared.spec
+    const running = this.#deps.state.canary(name)
+    const stored = this.#deps.state.service(name)
+    if (running === undefined || stored === undefined || canaries.has(name)) return declared
+    if (specHash(stored.spec, this.#deps.settings) === specHash(declared.spec, this.#deps.settings)) return declared
+    failures.set(name, `a canary of "${name}" is running (${running.spec.image}); promote it or roll it back first`)
+    return { spec: stored.spec, source: stored.source }
+  }
+
+  /** The canary a service should run after this deploy: the one it starts, none when it ends it, else the stored one. */
+  #canaryAfter (name: string, canaries: ReadonlyMap<string, CanaryState | null>): CanaryState | undefined {
+    return canaries.has(name) ? canaries.get(name) ?? undefined : this.#deps.state.canary(name)
+  }
+
+  /**
    * List, pull, plan and execute. Failures are added to `failures`; when the engine cannot be listed
    * (or asked for images) every service fails with that reason and `listed` is false.
    */
-  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>): Promise<{ listed: boolean, changed: string[], orphans: Array<{ name: string, project: string }> }> {
+  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>): Promise<{ listed: boolean, changed: string[], orphans: Array<{ name: string, project: string }> }> {
     const { settings } = this.#deps
     try {
       const actual = await this.containers()
-      const images = await this.#prepareImages(declared, options.pull, failures)
-      const desired: Desired[] = declared.map(({ spec }) => ({
-        spec, hash: hashes.get(spec.name) as string, imageId: images.get(spec.runtime)?.get(localImageName(spec.image)), force: options.force
+      const canaryStates = new Map(declared.flatMap(({ spec }) => {
+        const canary = this.#canaryAfter(spec.name, canaries)
+        return canary === undefined ? [] : [[spec.name, canary] as const]
       }))
+      const images = await this.#prepareImages([...declared.map(d => d.spec), ...[...canaryStates.values()].map(c => ({ ...c.spec, replicas: 1 }))], options.pull, failures)
+      const imageOf = (spec: ServiceSpec): string | undefined => images.get(spec.runtime)?.get(localImageName(spec.image))
+      const desired: Desired[] = declared.map(({ spec }) => {
+        const canary = canaryStates.get(spec.name)
+        const desiredCanary: DesiredCanary | undefined = canary === undefined ? undefined : { spec: canary.spec, hash: canary.hash, imageId: imageOf(canary.spec) }
+        return { spec, hash: hashes.get(spec.name) as string, imageId: imageOf(spec), force: options.force, ...(desiredCanary !== undefined && { canary: desiredCanary }) }
+      })
       const plan = planDeploy(desired, actual, { removeOrphans: options.removeOrphans })
       const outcome = await executePlan(plan, {
         runtime: name => this.#runtime(name),
@@ -230,12 +349,13 @@ export class Reconciler {
 
   /**
    * Pull what the policy asks for (each reference once, under the parallelism bound); a failed pull
-   * fails the services using that image. Returns, per runtime, the local images afterwards.
+   * fails the services using that image (a canary's spec fails its service). Returns, per runtime,
+   * the local images afterwards.
    */
-  async #prepareImages (declared: readonly Declared[], policy: PullPolicy, failures: Map<string, string>): Promise<Map<string, Map<string, string>>> {
+  async #prepareImages (toRun: readonly ServiceSpec[], policy: PullPolicy, failures: Map<string, string>): Promise<Map<string, Map<string, string>>> {
     const result = new Map<string, Map<string, string>>()
     for (const [name, runtime] of this.#deps.runtimes) {
-      const specs = declared.map(d => d.spec).filter(s => s.runtime === name && s.replicas > 0 && !failures.has(s.name))
+      const specs = toRun.filter(s => s.runtime === name && s.replicas > 0 && !failures.has(s.name))
       if (specs.length === 0) continue
       let local = await runtime.localImages()
       const pulls = new Map<string, string[]>()
@@ -318,7 +438,7 @@ export class Reconciler {
   /** Run a shell command in the first running replica of a service (a backup's pre_hook). */
   async exec (name: string, command: string): Promise<{ exitCode: number, output: string }> {
     const { spec } = this.#known(name)
-    const running = (await this.#containersOr503()).filter(c => c.service === name && c.running).sort((a, b) => a.replica - b.replica)[0]
+    const running = (await this.#containersOr503()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)[0]
     if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`)
     return await this.#runtime(spec.runtime).exec(running.id, command)
   }
@@ -370,7 +490,7 @@ export class Reconciler {
     const stored = this.#deps.state.services().filter(s => project === undefined || s.spec.project === project)
     const containers = await this.#containersOr503()
     return stored.map(s => {
-      const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name))
+      const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name), this.#deps.state.canary(s.spec.name))
       const route = this.routes?.(s.spec.name)
       return route === undefined ? entry : { ...entry, route }
     })

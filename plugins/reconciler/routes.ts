@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { BadRequest } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
+import { takeCanary } from './canary.js'
 import type { ClusterInfo } from './cluster-info.js'
 import type { Reconciler } from './reconciler.js'
 
@@ -48,9 +49,15 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
   return async app => {
     app.post<{ Querystring: { service?: string }, Body: unknown }>('/deploy', deployer, async request => {
       const { service } = request.query
-      if (isEmptyBody(request.body)) return await reconciler.deployFiles({ service, by: by(request) })
-      if (service !== undefined) throw new BadRequest('give either a body with services or ?service=, not both')
-      return await reconciler.deployRequest(request.body, by(request))
+      const { weight, rest } = takeCanary(request.body)
+      const named = isEmptyBody(rest)
+      if (!named && service !== undefined) throw new BadRequest('give either a body with services or ?service=, not both')
+      if (weight !== undefined) {
+        if (named && service === undefined) throw new BadRequest('a canary deploys one service: name it with ?service= or give one entry in services')
+        return await reconciler.deployCanary(named ? { service: service as string } : { body: rest }, weight, by(request))
+      }
+      if (named) return await reconciler.deployFiles({ service, by: by(request) })
+      return await reconciler.deployRequest(rest, by(request))
     })
 
     app.post('/reload', deployer, async request => await reconciler.deployFiles({ reload: true, by: by(request) }))
@@ -60,6 +67,10 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
     app.post<NameParams & { Body: { replicas?: unknown } | undefined }>('/services/:name/scale', deployer, async request => {
       return await reconciler.scale(request.params.name, request.body?.replicas, by(request))
     })
+
+    app.post<NameParams>('/services/:name/promote', deployer, async request => await reconciler.promote(request.params.name, by(request)))
+
+    app.post<NameParams>('/services/:name/rollback', deployer, async request => await reconciler.rollback(request.params.name, by(request)))
 
     app.post<NameParams>('/services/:name/redeploy', deployer, async request => await reconciler.redeploy(request.params.name, by(request)))
 

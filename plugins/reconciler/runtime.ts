@@ -11,6 +11,8 @@ export interface ContainerState {
   service: string
   project: string
   replica: number
+  /** The service's canary (one replica of another spec beside the numbered ones), not a numbered replica. */
+  canary?: boolean
   /** The specHash label it was created with. */
   hash: string
   imageId: string
@@ -28,6 +30,8 @@ export interface CreateRequest {
   spec: ServiceSpec
   replica: number
   hash: string
+  /** Create the service's canary rather than the numbered `replica`. */
+  canary?: boolean
   /** The environment with secrets resolved: it goes to the container and nowhere else. */
   env: Record<string, string>
 }

@@ -33,7 +33,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig, Reconciler
   const liveness = new Liveness({
     runtime: name => runtimes.get(name) as Runtime,
     containers: async () => await reconciler.containers(),
-    spec: service => state.service(service)?.spec,
+    spec: container => container.canary === true ? state.canary(container.service)?.spec : state.service(container.service)?.spec,
     restarted: async service => {
       await state.countRestart(service)
       restarts.labels(service).inc()

@@ -1,5 +1,5 @@
-// What the reconciler keeps in LMDB: the desired spec of every deployed service, the deploy history
-// (for rollbacks), liveness restart counts, and this node's id. Containers themselves are never stored:
+// What the reconciler keeps in LMDB: the desired spec of every deployed service, its canary if one
+// runs, the deploy history (for rollbacks), liveness restart counts, and this node's id. Containers themselves are never stored:
 // the engine is asked each time, so the state survives `kill -9` and adoption needs nothing extra.
 import { randomBytes } from 'node:crypto'
 import type { Database } from 'lmdb'
@@ -14,6 +14,20 @@ export interface StoredService {
   deployed_at: string
 }
 
+/** A canary: one replica of another spec running beside a service's replicas, with its share of requests. */
+export interface CanaryState {
+  spec: ServiceSpec
+  /** Where the spec was declared: a service file, or "request body". */
+  source: string
+  /** specHash of `spec`. */
+  hash: string
+  /** Percent of the service's requests the proxy sends to the canary (1–99). */
+  weight: number
+  started_at: string
+  /** Name of the token that started it. */
+  by?: string
+}
+
 export interface DeployError {
   service: string
   project: string
@@ -22,11 +36,12 @@ export interface DeployError {
 
 export interface HistoryEntry {
   at: string
-  /** deploy, redeploy, reload, scale, ... */
+  /** deploy, redeploy, reload, scale, canary, promote, rollback */
   trigger: string
   /** Name of the token that asked for it. */
   by?: string
-  services: Array<{ name: string, project: string, image: string, hash: string }>
+  /** `spec` is the whole spec deployed (what a rollback returns to); entries written before it was kept lack it. */
+  services: Array<{ name: string, project: string, image: string, hash: string, spec?: ServiceSpec }>
   deployed: string[]
   errors: DeployError[]
 }
@@ -36,6 +51,7 @@ export class ReconcilerState {
   readonly #services: Database<StoredService, string>
   readonly #history: Database<HistoryEntry, string>
   readonly #restarts: Database<number, string>
+  readonly #canaries: Database<CanaryState, string>
   readonly #node: Database<string, string>
   readonly #historyLimit: number
   #sequence = 0
@@ -45,6 +61,7 @@ export class ReconcilerState {
     this.#services = store.db<StoredService, string>('services')
     this.#history = store.db<HistoryEntry, string>('history')
     this.#restarts = store.db<number, string>('restarts')
+    this.#canaries = store.db<CanaryState, string>('canaries')
     this.#node = store.db<string, string>('node')
     this.#historyLimit = historyLimit
   }
@@ -57,14 +74,28 @@ export class ReconcilerState {
     return this.#services.get(name)
   }
 
-  /** Store the specs of `declared` and forget `removed`, in one transaction. */
-  async save (declared: readonly Declared[], removed: readonly string[] = []): Promise<void> {
+  /** The canary running beside a service, if any. */
+  canary (name: string): CanaryState | undefined {
+    return this.#canaries.get(name)
+  }
+
+  canaries (): CanaryState[] {
+    return [...this.#canaries.getRange()].map(({ value }) => value)
+  }
+
+  /**
+   * Store the specs of `declared`, forget `removed` (and their canaries), and set (a state) or end
+   * (null) the canaries named in `canaries`, in one transaction.
+   */
+  async save (declared: readonly Declared[], removed: readonly string[] = [], canaries: ReadonlyMap<string, CanaryState | null> = new Map()): Promise<void> {
     const now = new Date().toISOString()
     await this.#store.transaction(() => {
       for (const { spec, source } of declared) void this.#services.put(spec.name, { spec, source, deployed_at: now })
+      for (const [name, canary] of canaries) void (canary === null ? this.#canaries.remove(name) : this.#canaries.put(name, canary))
       for (const name of removed) {
         void this.#services.remove(name)
         void this.#restarts.remove(name)
+        void this.#canaries.remove(name)
       }
     })
   }

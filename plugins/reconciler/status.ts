@@ -1,6 +1,8 @@
-// The status entry of a service: its desired spec next to the containers the engine reports.
+// The status entry of a service: its desired spec next to the containers the engine reports, and its
+// canary when one runs.
+import { canaryView, type CanaryView } from './canary.js'
 import type { ContainerState } from './runtime.js'
-import type { StoredService } from './state.js'
+import type { CanaryState, StoredService } from './state.js'
 
 /** running: all desired replicas run; degraded: some do; stopped: none does; idle: zero replicas desired. */
 export type ServiceStatusValue = 'running' | 'degraded' | 'stopped' | 'idle'
@@ -9,14 +11,16 @@ export interface ServiceStatus {
   name: string
   project: string
   status: ServiceStatusValue
-  /** Desired replicas. */
+  /** Desired replicas (the canary is not one of them). */
   replicas: number
   running_replicas: number
   image: string
   domain?: string
   /** Liveness restarts since the service was first deployed. */
   restarts: number
-  containers: Array<{ name: string, replica: number, state: string, address?: string, health?: string }>
+  containers: Array<{ name: string, replica: number, state: string, address?: string, health?: string, canary?: true }>
+  /** The canary running beside the replicas, with whether its container runs. */
+  canary?: CanaryView & { running: boolean }
   /** How the proxy routes it, when a proxy runs and the service is routed. */
   route?: RouteStatus
 }
@@ -32,9 +36,9 @@ export interface RouteStatus {
 /** Gives the route of a service, if it is routed; set by the router that runs. */
 export type RouteReporter = (service: string) => RouteStatus | undefined
 
-export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number): ServiceStatus {
+export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number, canary?: CanaryState): ServiceStatus {
   const { spec } = stored
-  const running = containers.filter(c => c.running).length
+  const running = containers.filter(c => c.running && c.canary !== true).length
   const status: ServiceStatusValue = spec.replicas === 0 && running === 0
     ? 'idle'
     : running >= spec.replicas ? 'running' : running === 0 ? 'stopped' : 'degraded'
@@ -48,10 +52,11 @@ export function serviceStatus (stored: StoredService, containers: readonly Conta
     restarts,
     containers: [...containers].sort((a, b) => a.replica - b.replica).map(c => ({
       name: c.name, replica: c.replica, state: c.state, ...(c.address !== undefined && { address: `${c.address.host}:${c.address.port}` }),
-      ...(c.health !== undefined && { health: c.health })
+      ...(c.health !== undefined && { health: c.health }), ...(c.canary === true && { canary: true as const })
     }))
   }
   if (spec.domain !== undefined) entry.domain = spec.domain
+  if (canary !== undefined) entry.canary = { ...canaryView(canary), running: containers.some(c => c.canary === true && c.running) }
   return entry
 }
 

@@ -166,12 +166,15 @@ export async function reconcilerKernel (t: Teardown, docker: Docker, options: {
   /** Plugins besides tokens, secrets and the reconciler (the proxy), and their sections. */
   plugins?: readonly AnyPlugin[]
   sections?: Record<string, Record<string, unknown>>
+  /** A restart: the working directory, instance label and state directory of this earlier (stopped) kernel. */
+  restartOf?: ReconcilerInstance
 } = {}): Promise<ReconcilerInstance> {
-  const cwd = tempDir(t)
-  const instance = testInstance()
-  removeInstanceAtEnd(t, docker, instance)
+  const earlier = options.restartOf
+  const cwd = earlier?.cwd ?? tempDir(t)
+  const instance = earlier?.instance ?? testInstance()
+  if (earlier === undefined) removeInstanceAtEnd(t, docker, instance)
   const kernel = await startKernel(t, {
-    plugins: [tokens, secrets, reconciler, ...(options.plugins ?? [])], cwd, stateDir: options.stateDir, logger: options.logger,
+    plugins: [tokens, secrets, reconciler, ...(options.plugins ?? [])], cwd, stateDir: earlier?.kernel.config.stateDir ?? options.stateDir, logger: options.logger,
     config: { reconciler: reconcilerSection(instance, options.extra), ...options.sections }
   })
   return { kernel, cwd, instance, project: `p${instance.slice(-6)}`, token: adminToken(kernel) }

@@ -2,28 +2,17 @@
 // internal ones never; the table follows deploys; a rolling redeploy under a bounded load loop fails
 // no request; a replica stopped behind the proxy's back is skipped.
 import t from 'tap'
-import { request } from 'node:http'
 import proxy from '../../../plugins/proxy/index.js'
 import type { RouteView } from '../../../plugins/proxy/control-routes.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
 import { dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
+import { failedAnswers, startLoad, through } from '../../support/load.js'
 import { api, instanceContainers, reconcilerKernel } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
 const docker = await requireComponent(t, 'docker', dockerEngine)
-
-/** GET through the proxy with a Host header; resolves with the status and body (status 0 when the connection failed). */
-async function through (base: URL, host: string, path = '/'): Promise<{ status: number, body: string }> {
-  return await new Promise(resolve => {
-    request(new URL(path, base), { headers: { host }, agent: false }, response => {
-      let body = ''
-      response.on('data', (chunk: Buffer) => { body += chunk.toString() })
-      response.on('end', () => { resolve({ status: response.statusCode ?? 0, body }) })
-    }).on('error', () => { resolve({ status: 0, body: '' }) }).end()
-  })
-}
 
 if (docker !== undefined) {
   t.test('routes services by domain, follows deploys, and rolls a redeploy out with no failed request', async t => {
@@ -60,19 +49,12 @@ if (docker !== undefined) {
 
     // A spec change recreates both replicas one at a time while four clients keep asking.
     const before = await instanceContainers(docker, instance)
-    let running = true
-    const deadline = Date.now() + 120_000
-    const statuses: number[] = []
-    const clients = Array.from({ length: 4 }, async () => {
-      while (running && Date.now() < deadline && statuses.length < 20_000) statuses.push((await through(base, 'web.test')).status)
-    })
-    await pollUntil(() => statuses.length >= 20, { what: 'the load to begin' })
+    const load = startLoad(base, 'web.test')
+    await pollUntil(() => load.answers.length >= 20, { what: 'the load to begin' })
     const second = await deploy([web('2')])
     t.same([second.errors, second.changed], [[], ['web']])
-    running = false
-    await Promise.all(clients)
-    const failed = statuses.filter(s => s !== 200)
-    t.same(failed, [], `no failed request among ${statuses.length} during the rollout`)
+    const answers = await load.stop()
+    t.same(failedAnswers(answers), [], `no failed request among ${answers.length} during the rollout`)
     const after = await instanceContainers(docker, instance)
     for (const name of [`${project}-web-1`, `${project}-web-2`]) t.not(after.get(name)?.Id, before.get(name)?.Id, `${name} was recreated`)
     t.match((await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })).body.routes.find(r => r.service === 'web'),
