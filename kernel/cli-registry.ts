@@ -12,11 +12,22 @@ export interface CliSettings {
   readonly configFile?: string
 }
 
+/** An option of `berth server` that a plugin adds: it sets one environment variable of the server it starts. */
+export interface ServerOption {
+  /** commander's flags, with a value: `--join <host:port>`. */
+  flags: string
+  description: string
+  /** The variable it sets, one the plugin claims in its definition's `env`. */
+  variable: string
+}
+
 export interface CliRegistry {
   /** The root `berth` command; add subcommands with `program.command(...)`. */
   readonly program: Command
   /** Settings resolved from the global options, the environment and cluster.toml. */
   settings(): Promise<CliSettings>
+  /** Add an option to `berth server` (in the foreground and with -d) that sets one of the plugin's environment variables. */
+  serverOption(option: ServerOption): void
 }
 
 /** Thrown by a command for bad arguments: one line on stderr and exit code 2. */

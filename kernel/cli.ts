@@ -61,12 +61,12 @@ async function main (argv: string[]): Promise<void> {
     return ['--state-dir', stateDir, ...(file !== undefined ? ['--config', file] : [])]
   }
 
-  addServerCommands(program, { settings, env, globalArgs })
+  const serverOptions = addServerCommands(program, { settings, env, globalArgs })
   addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
-  addInstallServiceCommand(program, { globalArgs })
+  addInstallServiceCommand(program, { globalArgs, serverOptions: () => serverOptions.list() })
   addUpdateCommand(program)
   plugins = await discoverPlugins()
-  const registry: CliRegistry = { program, settings }
+  const registry: CliRegistry = { program, settings, serverOption: serverOptions.add }
   for (const plugin of plugins) plugin.commands?.(registry)
 
   await program.parseAsync(argv)

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { StartupError } from './errors.js'
 import { isAlive, LOG_FILE, pidFilePath, readPid, removePid, writePid } from './pidfile.js'
-import type { CliSettings } from './cli-registry.js'
+import type { CliSettings, ServerOption } from './cli-registry.js'
 
 const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url))
 const START_DEADLINE_MS = 30_000
@@ -21,17 +21,42 @@ export interface ServerCommandDeps {
   globalArgs(): Promise<string[]>
 }
 
-export function addServerCommands (program: Command, deps: ServerCommandDeps): void {
-  program.command('server')
+/** Adds an option of `berth server` that sets an environment variable (plugins add theirs through the CLI registry). */
+export type AddServerOption = (option: ServerOption) => void
+
+/** The options plugins added, to find one again (install-service writes `--join` into an agent's unit). */
+export interface ServerOptions {
+  add: AddServerOption
+  list(): readonly ServerOption[]
+}
+
+export function addServerCommands (program: Command, deps: ServerCommandDeps): ServerOptions {
+  const extra: ServerOption[] = []
+  const server = program.command('server')
     .description('run the server: every enabled plugin on its listener')
     .option('-d, --detach', 'start in the background; pid and log files go to the state directory')
-    .action(async (options: { detach?: boolean }) => {
+    .action(async (options: Record<string, unknown>) => {
       const settings = await deps.settings()
       refuseSecondServer(settings.stateDir)
-      if (options.detach === true) await startDetached(settings.stateDir, await deps.globalArgs())
-      else await runForeground(settings, deps.env())
+      const variables: Record<string, string> = {}
+      for (const option of extra) {
+        const value = options[server.options.find(o => o.flags === option.flags)?.attributeName() ?? '']
+        if (typeof value === 'string') variables[option.variable] = value
+      }
+      if (options.detach === true) await startDetached(settings.stateDir, await deps.globalArgs(), variables)
+      else await runForeground(settings, { ...deps.env(), ...variables })
     })
+  addShutdownCommand(program, deps)
+  return {
+    add: option => {
+      extra.push(option)
+      server.option(option.flags, `${option.description} (sets ${option.variable})`)
+    },
+    list: () => extra
+  }
+}
 
+function addShutdownCommand (program: Command, deps: ServerCommandDeps): void {
   program.command('shutdown')
     .description('stop the server running from this state directory')
     .option('--timeout <seconds>', 'how long to wait for it to stop', '30')
@@ -71,12 +96,12 @@ async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Pr
   process.on('SIGTERM', onSignal)
 }
 
-async function startDetached (stateDir: string, globalArgs: string[]): Promise<void> {
+async function startDetached (stateDir: string, globalArgs: string[], variables: Record<string, string>): Promise<void> {
   const { prepareStateDir } = await import('./store.js')
   prepareStateDir(stateDir)
   const logFile = join(stateDir, LOG_FILE)
   const fd = openSync(logFile, 'a', 0o600)
-  const child = spawn(process.execPath, [CLI_PATH, ...globalArgs, 'server'], { detached: true, stdio: ['ignore', fd, fd] })
+  const child = spawn(process.execPath, [CLI_PATH, ...globalArgs, 'server'], { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...variables } })
   closeSync(fd)
   let exitCode: number | null = null
   child.on('exit', code => { exitCode = code ?? 1 })

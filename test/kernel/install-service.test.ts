@@ -43,5 +43,5 @@ t.test('install-service refuses what it cannot do, in one line', async t => {
   const nowhere = await runCli(['install-service', '--unit-dir', tempDir(t)], { cwd: empty })
   t.same([nowhere.code, nowhere.stderr], [2, `berth: ${empty} holds neither services/ nor cluster.toml: run this where they are, or pass --working-dir\n`])
   const agent = await runCli(['install-service', '--leader', 'master:6880', '--unit-dir', tempDir(t)], { cwd: empty })
-  t.same([agent.code, agent.stderr], [2, 'berth: --leader: agent nodes (berth server --join) are not available yet; install-service writes the master\'s unit only\n'])
+  t.same([agent.code, agent.stderr], [2, 'berth: --leader: no plugin runs agent nodes (berth server --join); install-service writes the master\'s unit only\n'])
 })
