@@ -34,10 +34,10 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
   const socket = join(dir, 'docker.sock')
   const docker = new Docker({ socketPath: socket })
   let stopped = false
-  let daemon: Daemon | undefined
+  const started: { daemon?: Daemon } = {}
   // Registered before the daemon's own teardown, so containers and networks go while the engine still answers.
   t.teardown(async () => { await stop() })
-  daemon = await startDaemon(t, `dockerd-${name}`, {
+  started.daemon = await startDaemon(t, `dockerd-${name}`, {
     command: '/usr/sbin/dockerd',
     args: [
       '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--host', `unix://${socket}`,
@@ -59,7 +59,7 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
     } catch {
       // The engine is gone already (a test killed it): nothing left to remove through it.
     }
-    await daemon?.stop()
+    await started.daemon?.stop()
     const netns = join(dir, 'exec', 'netns', 'default')
     if (existsSync(netns)) {
       try { execFileSync('umount', [netns], { stdio: 'ignore' }) } catch { /* not mounted */ }
