@@ -14,10 +14,12 @@ import { NodeRegistry, type StoredNode } from '../../../plugins/cluster/registry
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
+interface Teardown { teardown(fn: () => void | Promise<void>): void }
+
 const AGENT_TOKEN = 'agent-secret'
 const log = pino({ level: 'silent' })
 
-async function leaderOn (t: Tap.Test, port = 0): Promise<{ url: string, port: number, registry: NodeRegistry, channel: LeaderChannel, close: () => Promise<void>, events: string[] }> {
+async function leaderOn (t: Teardown, port = 0): Promise<{ url: string, port: number, registry: NodeRegistry, channel: LeaderChannel, close: () => Promise<void>, events: string[] }> {
   const env = open({ path: join(tempDir(t), 'db'), compression: false })
   t.teardown(async () => { await env.close() })
   const registry = new NodeRegistry(env.openDB<StoredNode, string>({ name: 'nodes' }), { offlineAfterMs: 600, rescheduleAfterMs: 60_000 })
@@ -60,7 +62,7 @@ interface FakeAgent {
   hang: boolean
 }
 
-function agent (t: Tap.Test, url: string, options: { id: string, name: string, token?: string }): FakeAgent {
+function agent (t: Teardown, url: string, options: { id: string, name: string, token?: string }): FakeAgent {
   const state: FakeAgent = { link: undefined as unknown as AgentLink, applied: [], engine: { healthy: true, cpus: 2, memory_bytes: 2 ** 30 }, containers: [], hang: false }
   const deps: AgentDeps = {
     url,
