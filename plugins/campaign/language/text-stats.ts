@@ -52,4 +52,11 @@ export function centralSentences (sentences: readonly string[], count: number): 
   return [...scored].sort((a, b) => b.score - a.score || a.index - b.index).slice(0, count).sort((a, b) => a.index - b.index)
 }
 
+export const mean = (xs: readonly number[]): number => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length
+
+export function standardDeviation (xs: readonly number[]): number {
+  const m = mean(xs)
+  return Math.sqrt(mean(xs.map(x => (x - m) ** 2)))
+}
+
 export const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits

@@ -40,10 +40,3 @@ export function bucketPosts (posts: Iterable<Post>, bucket: Bucket): BucketStats
   for (const stats of series) stats.mean_polarity /= stats.count
   return series
 }
-
-export const mean = (xs: readonly number[]): number => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length
-
-export function standardDeviation (xs: readonly number[]): number {
-  const m = mean(xs)
-  return Math.sqrt(mean(xs.map(x => (x - m) ** 2)))
-}

@@ -3,8 +3,8 @@
 // rolling baseline of the hours before (a z-score).
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
-import { round } from '../language/text-stats.js'
-import { bucketPosts, mean, standardDeviation, type BucketStats } from './hourly.js'
+import { mean, round, standardDeviation } from '../language/text-stats.js'
+import { bucketPosts, type BucketStats } from './hourly.js'
 import { checkText, instant, TextArg, type ModuleKit } from './kit.js'
 import type { Post } from './posts.js'
 

@@ -16,6 +16,22 @@ import { testKernel } from '../../support/kernel.js'
 
 const hourAgo = (h: number, minute = 0): string => new Date(Date.now() - h * 3_600_000 + minute * 60_000).toISOString()
 
+const BILL = `SECTION 3. Disclosure.
+(a) Each political committee shall disclose every contribution over $200 to the Elections Board.
+(b) The treasurer must file a contribution report within 30 days after the election.
+
+SECTION 4. Foreign money.
+A committee may not accept a contribution from a foreign national.
+
+SECTION 5. Penalties.
+A committee that violates this Act shall be liable to a fine of up to $10,000.`
+
+/** Fill the page's form with its example and submit it. */
+async function example (page: Page): Promise<void> {
+  await page.click('button:has-text("Load an example")')
+  await page.click('main button[type="submit"]')
+}
+
 /** Each page: what to do on it, and the text its result must show. */
 const PAGES: Array<{ module: string, use: (page: Page) => Promise<void>, result: string, expect: RegExp }> = [
   {
@@ -29,7 +45,71 @@ const PAGES: Array<{ module: string, use: (page: Page) => Promise<void>, result:
     use: async page => { await page.click('[data-testid="narratives"] tbody tr button') },
     result: '[data-testid="virality"]',
     expect: /Level(high|medium|low)/
-  }
+  },
+  {
+    module: 'call-intelligence',
+    use: async page => {
+      await page.fill('textarea[name="transcript"]', 'Volunteer: Hi, can we count on your vote?\nVoter: I\'ll vote for her, count me in! The parks are great.')
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="call-outcome"]',
+    expect: /supporter/
+  },
+  {
+    module: 'accountability',
+    use: async page => {
+      await page.fill('textarea[name="text"]', 'Last year we built parks. We will hire 200 teachers within 100 days. The City Council pledges to publish the budget next year. Did we fix the roads?')
+      await page.fill('input[name="actor"]', 'Maria Lopez')
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="extracted-commitments"]',
+    expect: /2 commitments/
+  },
+  {
+    module: 'meetings',
+    use: async page => {
+      await page.fill('input[name="title"]', 'Field team')
+      await page.fill('textarea[name="text"]', 'Ana: We agreed to canvass Elm Street first.\nAna: Ben will send the flyer by Friday.\nAction: Carla to book the hall\nBen: Who has the keys?')
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="meeting-actions"]',
+    expect: /Ben[\s\S]*send the flyer/
+  },
+  {
+    module: 'media-monitor',
+    use: async page => {
+      await page.fill('input[name="title"]', 'Mayor Ana Silva opens the new Riverside bridge')
+      await page.fill('input[name="outlet"]', 'Harbor Herald')
+      await page.fill('textarea[name="text"]', 'Mayor Ana Silva opened the new Riverside bridge on Saturday. Residents celebrated the beautiful crossing and praised the smooth traffic. The bridge is a great success and a proud moment for the city.')
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="article-tone"]',
+    expect: /favourable/
+  },
+  {
+    module: 'disinfo-warning',
+    use: async page => {
+      await page.fill('textarea[name="text"]', 'SHARE BEFORE IT IS DELETED!!! They don\'t want you to know the truth. Voting machines were hacked in every county! 87% of ballots were fake!')
+      await page.click('form.stack button[type="submit"]')
+      await page.waitForSelector('[data-testid="disinfo-level"]')
+      await page.click('[data-testid="disinfo-result"] form button[type="submit"]')
+    },
+    result: '[data-testid="counter-short"]',
+    expect: /The claim that “Voting machines were hacked in every county” is not supported: .*\[1\]/
+  },
+  {
+    module: 'regulatory-monitor',
+    use: async page => {
+      await page.fill('input[name="title"]', 'Campaign Transparency Act')
+      await page.fill('textarea[name="text"]', BILL)
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="regulation-counts"]',
+    expect: /2 obligation\(s\), 1 prohibition\(s\), 0 permission\(s\), 1 deadline\(s\), 1 penalty clause\(s\)/
+  },
+  { module: 'coalition-detector', use: example, result: '[data-testid="tensions"] li', expect: /minimum wage/ },
+  { module: 'faction-mapper', use: example, result: '[data-testid="consensus"]', expect: /library: 100 % of 6 support/ },
+  { module: 'local-issues', use: example, result: '[data-testid="issues"] tr[data-issue]', expect: /housing/i }
 ]
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
@@ -43,6 +123,7 @@ if (executablePath !== undefined) {
     const calm = Array.from({ length: 80 }, (_, i) => ({ text: 'Nice morning at the market.', source: ['a', 'b'][i % 2], author: `p${i}`, posted_at: hourAgo(22 - Math.floor(i / 4), i % 4) }))
     const angry = Array.from({ length: 6 }, (_, i) => ({ text: `The bridge toll is a terrible disgusting betrayal #${i}`, source: ['a', 'b', 'c'][i % 3], author: `q${i}`, posted_at: hourAgo(1, i) }))
     await callServerFunction('ingest-posts', { posts: [...calm, ...angry] }, { baseUrl: app, headers: { cookie } })
+    await callServerFunction('kb-ingest', { title: 'State audit', text: 'Voting machines were not hacked in any county, according to the 2024 state audit by the Elections Board.' }, { baseUrl: app, headers: { cookie } })
 
     const browser = await headlessBrowser(t, executablePath)
     const page = await browser.newPage()

@@ -14,10 +14,10 @@ import { requireComponent } from '../../support/component.js'
 import { testKernel } from '../../support/kernel.js'
 
 const NAVIGATION: Record<string, string[]> = {
-  admin: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'admin'],
-  staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion'],
-  volunteer: ['knowledge-base', 'volunteers'],
-  readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion']
+  admin: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings', 'admin'],
+  staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings'],
+  volunteer: ['knowledge-base', 'volunteers', 'call-intelligence', 'local-issues'],
+  readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'accountability']
 }
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)

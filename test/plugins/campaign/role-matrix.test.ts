@@ -27,6 +27,21 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'list-donors': ['admin', 'staff', 'readonly'],
   'record-donation': STAFF,
   'draft-solicitation': STAFF,
+  'analyze-transcript': ['admin', 'staff', 'volunteer'],
+  'call-trends': READERS,
+  'extract-commitments': STAFF,
+  'add-evidence': STAFF,
+  'accountability-report': READERS,
+  'summarize-meeting': STAFF,
+  'detect-tensions': READERS,
+  'analyze-local-issues': VIEWERS,
+  'map-factions': READERS,
+  'consensus-finder': READERS,
+  'analyze-regulation': STAFF,
+  'analyze-article': STAFF,
+  'compare-coverage': READERS,
+  'analyze-disinfo': STAFF,
+  'counter-messaging': STAFF,
   'ingest-posts': STAFF,
   'sentiment-summary': READERS,
   'detect-spikes': READERS,
@@ -49,6 +64,7 @@ t.test('role × server function', async t => {
 
   const volunteer = await call('save-volunteer', { name: 'Vera', email: 'vera@x.test', skills: ['canvassing'], availability: ['sat-am'], location: place }, 'admin') as { volunteer_id: string }
   const donation = await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 1000 }, 'admin') as { donor_id: string }
+  const [commitment] = (await call('extract-commitments', { text: 'We will build homes by 2030.', actor: 'Maria' }, 'admin') as { commitments: Array<{ commitment_id: string }> }).commitments
   const args: Record<string, object> = {
     'check-auth': {},
     'record-feedback': { module_id: 'knowledge-base', resource_id: 'doc-1', is_positive: true, is_active: true },
@@ -63,6 +79,21 @@ t.test('role × server function', async t => {
     'list-donors': {},
     'record-donation': { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 100 },
     'draft-solicitation': { donor_id: donation.donor_id },
+    'analyze-transcript': { transcript: 'Volunteer: Hi!\nVoter: Count me in.' },
+    'call-trends': {},
+    'extract-commitments': { text: 'We will build homes by 2030.', actor: 'Maria' },
+    'add-evidence': { commitment_id: commitment.commitment_id, text: 'The homes opened.' },
+    'accountability-report': {},
+    'summarize-meeting': { title: 'Standup', text: 'Ana: Ana will send the flyer by Friday.' },
+    'detect-tensions': { groups: [{ name: 'A', statements: ['We support transit.'] }, { name: 'B', statements: ['We oppose transit.'] }] },
+    'analyze-local-issues': { texts: [{ text: 'Rent is too high.', location: 'Eastside' }] },
+    'map-factions': {},
+    'consensus-finder': {},
+    'analyze-regulation': { title: 'Act', text: 'Each committee shall file a report within 30 days.' },
+    'analyze-article': { title: 'Bridge opens', text: 'The new bridge opened on Saturday.', outlet: 'Herald' },
+    'compare-coverage': {},
+    'analyze-disinfo': { text: 'Share before it is deleted! Voting machines were hacked.' },
+    'counter-messaging': { text: 'Voting machines were hacked.' },
     'ingest-posts': { posts: [{ text: 'The new bridge is great.' }] },
     'sentiment-summary': {},
     'detect-spikes': {},
@@ -84,9 +115,9 @@ t.test('role × server function', async t => {
     t.same(infos[role].functions.sort(), Object.keys(EXPECTED).filter(name => EXPECTED[name].includes(role)).sort(), `check-auth lists what ${role} may call`)
   }
   t.same(Object.fromEntries(ROLES.map(role => [role, infos[role].modules])), {
-    admin: ['admin', 'knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion'],
-    staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion'],
-    volunteer: ['knowledge-base', 'volunteers'],
-    readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion']
+    admin: ['admin', 'knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings'],
+    staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings'],
+    volunteer: ['knowledge-base', 'volunteers', 'call-intelligence', 'local-issues'],
+    readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'accountability']
   }, 'the navigation each role sees')
 })

@@ -11,6 +11,15 @@ import { VolunteersPage } from './pages/volunteers.js'
 import { FundraisingPage } from './pages/fundraising.js'
 import { NarrativeContagionPage } from './pages/narrative-contagion.js'
 import { SentimentMonitorPage } from './pages/sentiment-monitor.js'
+import { MediaMonitorPage } from './pages/media-monitor.js'
+import { DisinfoWarningPage } from './pages/disinfo-warning.js'
+import { RegulatoryMonitorPage } from './pages/regulatory-monitor.js'
+import { CoalitionDetectorPage } from './pages/coalition-detector.js'
+import { LocalIssuesPage } from './pages/local-issues.js'
+import { FactionMapperPage } from './pages/faction-mapper.js'
+import { CallIntelligencePage } from './pages/call-intelligence.js'
+import { AccountabilityPage } from './pages/accountability.js'
+import { MeetingsPage } from './pages/meetings.js'
 import './style.css'
 
 const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> = {
@@ -19,6 +28,15 @@ const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> =
   fundraising: FundraisingPage,
   'sentiment-monitor': SentimentMonitorPage,
   'narrative-contagion': NarrativeContagionPage,
+  'call-intelligence': CallIntelligencePage,
+  accountability: AccountabilityPage,
+  meetings: MeetingsPage,
+  'regulatory-monitor': RegulatoryMonitorPage,
+  'media-monitor': MediaMonitorPage,
+  'disinfo-warning': DisinfoWarningPage,
+  'coalition-detector': CoalitionDetectorPage,
+  'local-issues': LocalIssuesPage,
+  'faction-mapper': FactionMapperPage,
   admin: AdminPage
 }
 

@@ -12,5 +12,14 @@ export const MODULE_PAGES: ModulePage[] = [
   { id: 'fundraising', path: '/fundraising', title: 'Fundraising', blurb: 'Donors, donations within the limits, and solicitation drafts.' },
   { id: 'sentiment-monitor', path: '/sentiment-monitor', title: 'Sentiment monitor', blurb: 'Sentiment of the post stream over time, by source, and its spikes.' },
   { id: 'narrative-contagion', path: '/narrative-contagion', title: 'Narrative contagion', blurb: 'The stories spreading through the posts, and how fast.' },
+  { id: 'media-monitor', path: '/media-monitor', title: 'Media monitor', blurb: 'Articles analysed, and how outlets cover the same story.' },
+  { id: 'disinfo-warning', path: '/disinfo-warning', title: 'Disinfo warning', blurb: 'How likely a text is disinformation, and a cited counter-message.' },
+  { id: 'call-intelligence', path: '/call-intelligence', title: 'Call intelligence', blurb: 'What canvassing calls say: outcomes, issues, sentiment, and their trends.' },
+  { id: 'local-issues', path: '/local-issues', title: 'Local issues', blurb: 'The issues people raise, ranked by urgency, and where they raise them.' },
+  { id: 'coalition-detector', path: '/coalition-detector', title: 'Coalition detector', blurb: 'Where member groups of the coalition disagree, topic by topic, with quotes.' },
+  { id: 'faction-mapper', path: '/faction-mapper', title: 'Faction mapper', blurb: 'Factions of actors by their stances, and the topics of consensus and division.' },
+  { id: 'regulatory-monitor', path: '/regulatory-monitor', title: 'Regulatory monitor', blurb: 'What a bill or rule requires of the campaign, by when, and at what penalty.' },
+  { id: 'accountability', path: '/accountability', title: 'Accountability', blurb: 'Commitments made in speeches, the evidence on them, and what is overdue.' },
+  { id: 'meetings', path: '/meetings', title: 'Meetings', blurb: 'Meeting summaries with decisions, action items and open questions.' },
   { id: 'admin', path: '/admin', title: 'Admin', blurb: 'Health of the application and who has signed in.' }
 ]

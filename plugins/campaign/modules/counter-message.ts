@@ -1,0 +1,85 @@
+// Counter-messages for a claim: the knowledge-base passages that address it, cited [1], [2]…, composed
+// extractively from their closest sentences, or with a generative provider from the prompt template in
+// language/prompts/counter-messaging.md (its answer read back as SHORT: … LONG: …).
+import type { LanguageEngine } from '../language/engine.js'
+import type { ChatMessage } from '../language/generator.js'
+import { promptMessages, type PromptTemplate } from '../language/prompts.js'
+import type { KbLike } from './disinfo-signals.js'
+
+export type CounterTone = 'neutral' | 'warm' | 'firm'
+
+export interface CitedSource {
+  cite: number
+  document_id: string
+  title: string
+  source: string
+  passage: number
+  text: string
+  /** The passage's sentence closest to the claim. */
+  sentence: string
+  similarity: number
+}
+
+/** A passage addresses a claim when one of its sentences has at least this cosine similarity to it. */
+export const RELEVANT = 0.15
+/** Most passages cited. */
+export const MAX_SOURCES = 3
+/** Longest claim quoted, in words. */
+const QUOTED_WORDS = 25
+
+/** The passages (at most MAX_SOURCES, closest first) that address any of the claims, numbered from 1. */
+export function addressingPassages (engine: LanguageEngine, kb: KbLike, claims: readonly string[]): CitedSource[] {
+  const found = new Map<string, Omit<CitedSource, 'cite'>>()
+  for (const claim of claims) {
+    for (const hit of kb.query(claim, 5)) {
+      const best = engine.sentences(hit.text).map(sentence => ({ sentence, similarity: engine.similarity(claim, sentence) }))
+        .sort((a, b) => b.similarity - a.similarity)[0]
+      if (best === undefined || best.similarity < RELEVANT) continue
+      const key = `${hit.document_id}#${hit.passage}`
+      if ((found.get(key)?.similarity ?? -1) >= best.similarity) continue
+      found.set(key, { document_id: hit.document_id, title: hit.title, source: hit.source, passage: hit.passage, text: hit.text, ...best })
+    }
+  }
+  return [...found.values()].sort((a, b) => b.similarity - a.similarity).slice(0, MAX_SOURCES).map((s, i) => ({ cite: i + 1, ...s }))
+}
+
+/** The claim as quoted: trailing punctuation dropped, at most QUOTED_WORDS words. */
+export function quoteClaim (claim: string): string {
+  const plain = claim.replace(/\s+/g, ' ').trim().replace(/[\s.!?;:,]+$/u, '')
+  const cut = plain.split(' ')
+  return cut.length > QUOTED_WORDS ? `${cut.slice(0, QUOTED_WORDS).join(' ')}…` : plain
+}
+
+const OPENERS: Readonly<Record<CounterTone, string>> = {
+  neutral: '',
+  warm: 'It is understandable to be worried by this. ',
+  firm: 'Let us be clear. '
+}
+
+const CLOSINGS: Readonly<Record<CounterTone, string>> = {
+  neutral: 'Please check the sources before sharing.',
+  warm: 'If you have seen this claim, you are not alone; the sources above are a good place to check before sharing it.',
+  firm: 'Sharing this claim spreads misinformation; the record says otherwise.'
+}
+
+/** "The claim that … is not supported: <closest sentence> [1]", and a long form citing every source. */
+export function composeExtractive (claim: string, sources: readonly CitedSource[], tone: CounterTone): { short: string, long: string } {
+  const quoted = quoteClaim(claim)
+  return {
+    short: `${OPENERS[tone]}The claim that “${quoted}” is not supported: ${sources[0].sentence} [1]`,
+    long: `${OPENERS[tone]}The claim that “${quoted}” is not supported. ${sources.map(s => `${s.sentence} [${s.cite}]`).join(' ')} ${CLOSINGS[tone]}`
+  }
+}
+
+export function counterPrompt (template: PromptTemplate, claim: string, sources: readonly CitedSource[], tone: CounterTone): ChatMessage[] {
+  const values = { claim: claim.trim(), tone, sources: sources.map(s => `[${s.cite}] ${s.title}: ${s.text}`).join('\n') }
+  return promptMessages(template, values)
+}
+
+/** The provider's answer read back: SHORT: … LONG: …; otherwise its first 280 characters and the whole. */
+export function readGenerated (answer: string): { short: string, long: string } {
+  const parts = /SHORT:\s*([\s\S]*?)\s*LONG:\s*([\s\S]*)$/i.exec(answer)
+  if (parts !== null && parts[1].trim() !== '' && parts[2].trim() !== '') return { short: parts[1].trim(), long: parts[2].trim() }
+  const text = answer.trim()
+  return { short: text.length <= 280 ? text : `${text.slice(0, 279).replace(/\s+\S*$/, '')}…`, long: text }
+}
