@@ -11,7 +11,7 @@ import { analysisFunctions } from './modules/analysis.js'
 import { RecordStore } from './modules/kit.js'
 import { PostStore, type Post } from './modules/posts.js'
 import { authInfoFunctions } from './modules/auth-info.js'
-import { feedbackFunctions, type FeedbackRecord } from './modules/feedback.js'
+import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/feedback.js'
 import { Fundraising, fundraisingFunctions, type Donation, type Donor } from './modules/fundraising.js'
 import { KnowledgeBase, knowledgeBaseFunctions, type KbDocument } from './modules/knowledge-base.js'
 import { volunteerFunctions, type Volunteer } from './modules/volunteers.js'
@@ -54,6 +54,7 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
       users,
       startedAt,
       issuer: () => service.login?.issuer ?? '',
+      feedback: () => feedbackByModule(feedback),
       counts: () => ({
         sessions: sessions.size,
         pending_logins: pending.size,

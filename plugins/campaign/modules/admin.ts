@@ -1,8 +1,10 @@
-// The admin panel's functions: the health of the campaign application and the users who signed in.
+// The admin panel's functions: the health of the campaign application (with the feedback each module
+// received) and the users who signed in.
 import type { Database } from 'lmdb'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import type { Role } from '../roles.js'
+import type { ModuleFeedback } from './feedback.js'
 
 /** Kept for every user who signed in, by subject id. */
 export interface UserRecord {
@@ -23,6 +25,8 @@ export interface AdminSources {
   counts(): Record<string, number>
   /** The issuer in use, once known. */
   issuer(): string
+  /** Ratings given with record-feedback, per module. */
+  feedback(): ModuleFeedback[]
 }
 
 const NoArgs = Type.Object({}, { additionalProperties: false })
@@ -38,7 +42,8 @@ export function adminFunctions (sources: AdminSources): ServerFunction[] {
         status: 'ok',
         uptime_seconds: Math.round((Date.now() - sources.startedAt) / 1000),
         identity_provider: sources.issuer(),
-        counts: sources.counts()
+        counts: sources.counts(),
+        feedback: sources.feedback()
       })
     }),
     serverFunction({
