@@ -14,10 +14,10 @@ import { requireComponent } from '../../support/component.js'
 import { testKernel } from '../../support/kernel.js'
 
 const NAVIGATION: Record<string, string[]> = {
-  admin: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings', 'admin'],
-  staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings'],
-  volunteer: ['knowledge-base', 'volunteers', 'call-intelligence', 'local-issues'],
-  readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'accountability']
+  admin: ['knowledge-base', 'volunteers', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'admin'],
+  staff: ['knowledge-base', 'volunteers', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability'],
+  volunteer: ['knowledge-base', 'volunteers', 'local-issues', 'call-intelligence'],
+  readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'coalition-detector', 'faction-mapper', 'accountability']
 }
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)

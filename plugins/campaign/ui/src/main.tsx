@@ -3,7 +3,7 @@
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { checkAuth, type AuthInfo } from './api.js'
-import { MODULE_PAGES } from './modules.js'
+import { groupedPages, MODULE_PAGES } from './modules.js'
 import { AdminPage } from './pages/admin.js'
 import { HomePage } from './pages/home.js'
 import { KnowledgeBasePage } from './pages/knowledge-base.js'
@@ -57,6 +57,7 @@ function App () {
   }
   const path = location.pathname
   const visible = MODULE_PAGES.filter(page => auth.modules.includes(page.id))
+  const groups = groupedPages(visible)
   const current = MODULE_PAGES.find(page => page.path === path)
   const Page = current === undefined ? undefined : PAGES[current.id]
   return (
@@ -68,11 +69,16 @@ function App () {
       </header>
       <nav aria-label="Modules">
         <a href="/" class={path === '/' ? 'active' : ''}>Home</a>
-        {visible.map(page => <a key={page.id} href={page.path} class={page.path === path ? 'active' : ''} data-module={page.id}>{page.title}</a>)}
+        {groups.map(group => (
+          <div key={group.title} class="group" role="group" aria-label={group.title}>
+            <span class="group-title">{group.title}</span>
+            {group.pages.map(page => <a key={page.id} href={page.path} class={page.path === path ? 'active' : ''} data-module={page.id}>{page.title}</a>)}
+          </div>
+        ))}
       </nav>
       <main>
         {current === undefined || Page === undefined
-          ? <HomePage auth={auth} pages={visible} />
+          ? <HomePage auth={auth} groups={groups} />
           : auth.modules.includes(current.id)
             ? <Page auth={auth} />
             : <p class="error" role="alert">Your role ({auth.role}) may not use {current.title}.</p>}

@@ -1,4 +1,5 @@
-// The module pages the UI knows, in navigation order, with their paths and titles.
+// The module pages the UI knows, with their paths and titles, and the groups the navigation shows
+// them in: the order a campaign team works in, from organising to compliance.
 export interface ModulePage {
   id: string
   path: string
@@ -23,3 +24,22 @@ export const MODULE_PAGES: ModulePage[] = [
   { id: 'meetings', path: '/meetings', title: 'Meetings', blurb: 'Meeting summaries with decisions, action items and open questions.' },
   { id: 'admin', path: '/admin', title: 'Admin', blurb: 'Health of the application and who has signed in.' }
 ]
+
+export interface ModuleGroup { title: string, modules: string[] }
+
+export const MODULE_GROUPS: ModuleGroup[] = [
+  { title: 'Organise', modules: ['knowledge-base', 'volunteers', 'canvassing', 'fundraising', 'meetings'] },
+  { title: 'Listen', modules: ['sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning'] },
+  { title: 'Message', modules: ['campaign-copy', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation'] },
+  { title: 'Candidate', modules: ['candidate-briefings', 'coaching-debate', 'opposition-research'] },
+  { title: 'Coalition', modules: ['coalition-detector', 'faction-mapper'] },
+  { title: 'Policy and compliance', modules: ['policy-diff', 'regulatory-monitor', 'compliance', 'accountability'] },
+  { title: 'Administration', modules: ['admin'] }
+]
+
+/** The groups with the pages among `visible`, in group order; empty groups left out. */
+export function groupedPages (visible: readonly ModulePage[]): Array<{ title: string, pages: ModulePage[] }> {
+  return MODULE_GROUPS
+    .map(group => ({ title: group.title, pages: group.modules.map(id => visible.find(page => page.id === id)).filter(page => page !== undefined) }))
+    .filter(group => group.pages.length > 0)
+}
