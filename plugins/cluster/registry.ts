@@ -136,7 +136,8 @@ export class NodeRegistry {
     if (node === undefined) return
     node.lastHeartbeat = this.#settings.now()
     node.heartbeats++
-    node.engine = message.engine
+    // An engine that does not answer reports no capacity: the last known one stays.
+    node.engine = message.engine.healthy ? message.engine : { ...message.engine, cpus: node.engine.cpus, memory_bytes: node.engine.memory_bytes }
     if (message.containers !== undefined) node.containers = message.containers
   }
 

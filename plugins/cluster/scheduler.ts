@@ -101,7 +101,12 @@ export class ClusterScheduler implements Scheduler {
     return services
   }
 
-  /** Whether a node runs any replica now. */
+  /** Whether some replica of these services has no node (a node that joins may take it). */
+  hasUnplaced (specs: readonly ServiceSpec[]): boolean {
+    return specs.some(spec => (this.#assignment.get(spec.name)?.size ?? 0) < spec.replicas)
+  }
+
+  /** The replicas placed on a node. */
   replicasOn (name: string): Array<{ service: string, replica: number }> {
     const found: Array<{ service: string, replica: number }> = []
     for (const [service, replicas] of this.#assignment) for (const [replica, node] of replicas) if (node === name) found.push({ service, replica })

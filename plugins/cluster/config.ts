@@ -1,0 +1,20 @@
+// The [cluster] section: the cluster's name, default domain and ACME contact (read by the proxy too),
+// and how nodes join and are watched. One schema, built when the server validates its configuration.
+import type { Static } from '@sinclair/typebox'
+import type { SectionSchema } from '../../kernel/index.js'
+
+export const clusterSection = ((Type) => Type.Object({
+  name: Type.String({ default: '', description: 'Name of the cluster, shown in cluster info.' }),
+  domain: Type.String({ default: '', description: 'Default domain: a routed service without a domain of its own is served at <service>.<domain>.' }),
+  acme_email: Type.String({ default: '', description: 'ACME contact when [acme].email is not set.' }),
+  join: Type.String({ default: '', description: 'Run as an agent of the leader at this address: <host>:<port> of its control listener (or an http, https, ws or wss URL); empty: this server leads (BERTH_JOIN, berth server --join).' }),
+  join_token: Type.String({ default: '', description: 'The agent token (role agent) to join with; empty: the file join.token in the state directory (BERTH_JOIN_TOKEN).' }),
+  advertise_address: Type.String({ default: '', description: 'Agent: the host the leader reaches this node\'s published ports at, replacing a loopback or wildcard publish address; empty: as the engine publishes them ([reconciler].publish_address).' }),
+  heartbeat_interval_secs: Type.Number({ exclusiveMinimum: 0, default: 5, description: 'Seconds between an agent\'s heartbeats (the leader tells its agents).' }),
+  offline_after_secs: Type.Number({ exclusiveMinimum: 0, default: 15, description: 'A node without a heartbeat this long is offline.' }),
+  reschedule_after_secs: Type.Number({ minimum: 0, default: 60, description: 'A node offline or unhealthy this long has its replicas placed on other nodes.' }),
+  deploy_timeout_secs: Type.Number({ exclusiveMinimum: 0, default: 300, description: 'Longest wait for an agent to apply its part of a deploy.' }),
+  schedule_leader: Type.Boolean({ default: true, description: 'The leader runs replicas as well; false: only agents do (the leader is drained).' })
+}, { additionalProperties: false })) satisfies SectionSchema
+
+export type ClusterConfig = Static<ReturnType<typeof clusterSection>>

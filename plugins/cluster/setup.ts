@@ -1,0 +1,338 @@
+// The cluster plugin at work. On a leader: the node registry, the join channel, the scheduler the
+// reconciler places replicas with, the node checks (offline, unhealthy, grace period → reschedule),
+// and the cluster routes. On an agent ([cluster].join set): the link to the leader, applying what it
+// sends with this node's reconciler. Imported by setup only.
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { FastifyPluginAsync } from 'fastify'
+import { BadRequest, StartupError, type PluginContext } from '../../kernel/index.js'
+import type { ContainerState, RuntimeInfo } from '../reconciler/runtime.js'
+import type { Scheduler } from '../reconciler/scheduler.js'
+import type { ServiceSpec } from '../reconciler/spec.js'
+import type { SecretService } from '../secrets/index.js'
+import type { TokenService } from '../tokens/index.js'
+import { AgentLink } from './agent.js'
+import type { ClusterConfig } from './config.js'
+import { LeaderChannel } from './leader.js'
+import { nodeRecord, type NodeRecord } from './node-record.js'
+import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
+import { NodeRegistry, type StoredNode } from './registry.js'
+import { ClusterScheduler } from './scheduler.js'
+
+/** The file an agent reads its token from when [cluster].join_token is empty. */
+export const JOIN_TOKEN_FILE = 'join.token'
+/** How long an agent may take to answer a request (restart, stop, logs). */
+const REQUEST_TIMEOUT_MS = 60_000
+
+/** What the cluster plugin needs of this node's orchestration: the reconciler's service, adapted. */
+export interface LocalOrchestration {
+  nodeName: string
+  nodeId(): Promise<string>
+  engineInfo(): Promise<RuntimeInfo>
+  /** This node's containers (its engine only). */
+  localContainers(): Promise<ContainerState[]>
+  specs(): ServiceSpec[]
+  /** Leader: place replicas with this scheduler from now on. */
+  useScheduler(scheduler: Scheduler): void
+  /** Agent: refuse changes through this node's own API; they come from the leader at `leader`. */
+  managedBy(leader: string): void
+  /** Agent: run exactly these services with these replicas and environments; remove any other. */
+  applyAssigned(services: AssignedService[], options: { force: string[], pull: 'rules' | 'always' | 'missing' }): Promise<DeploySummary>
+  /** Leader: place every service again (a node drained, undrained, forgotten or gone past its grace period). */
+  reschedule(trigger: string): Promise<DeploySummary>
+  stopAll(): Promise<{ containers: number }>
+  restart(service: string): Promise<{ restarted: string[] }>
+  /** The last `tail` lines of a service's containers on this node. */
+  logsText(service: string, tail: number): Promise<string>
+  /** Answer GET /api/v1/cluster/info (the reconciler's route) with this. */
+  answerClusterInfo(answer: () => Promise<unknown>): void
+}
+
+export interface ClusterInfo {
+  cluster: { name?: string, instance?: string, leader: string, heartbeat_interval_secs: number, offline_after_secs: number, reschedule_after_secs: number }
+  nodes: NodeRecord[]
+}
+
+export interface ClusterRuntime {
+  role: 'leader' | 'agent'
+  /** GET /cluster/info. */
+  info(): Promise<ClusterInfo | AgentInfo>
+  start(): Promise<void>
+  stop(): Promise<void>
+  /** The leader's registry (undefined on an agent). */
+  registry?: NodeRegistry
+  scheduler?: ClusterScheduler
+  link?: AgentLink
+}
+
+export interface AgentInfo {
+  cluster: { name?: string }
+  agent: { leader: string, link: string, error?: string, node: string }
+}
+
+/** ws(s)://host:port/api/v1/cluster/join from `host:port`, an http(s) URL or a ws(s) URL. */
+export function joinUrl (join: string): string {
+  const text = join.trim()
+  const withScheme = /^[a-z]+:\/\//i.test(text) ? text : `ws://${text}`
+  let url: URL
+  try {
+    url = new URL(withScheme)
+  } catch {
+    throw new StartupError(`[cluster].join: "${join}" is not <host>:<port> of the leader's control listener`)
+  }
+  if (url.protocol === 'http:') url.protocol = 'ws:'
+  if (url.protocol === 'https:') url.protocol = 'wss:'
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new StartupError(`[cluster].join: ${url.protocol} is not a scheme for the leader (host:port, http, https, ws or wss)`)
+  if (url.port === '' && !/^[a-z]+:\/\//i.test(text)) url.port = '6880'
+  url.pathname = JOIN_PATH
+  return url.href
+}
+
+function joinToken (config: ClusterConfig, stateDir: string): string {
+  if (config.join_token !== '') return config.join_token.trim()
+  const file = join(stateDir, JOIN_TOKEN_FILE)
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  throw new StartupError(`[cluster].join is set but there is no agent token: set [cluster].join_token (BERTH_JOIN_TOKEN) or write it to ${file} (create one on the leader: berth tokens create <node> --role agent)`)
+}
+
+/** Whether an address only this host reaches. */
+function loopbackOrWildcard (host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '' || host.startsWith('127.') || host === '::1' || host === 'localhost'
+}
+
+async function engineReport (orchestration: LocalOrchestration, timeoutMs: number): Promise<EngineReport> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const info = await Promise.race([
+      orchestration.engineInfo(),
+      new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`the container engine did not answer within ${timeoutMs / 1000} s`)) }, timeoutMs) })
+    ])
+    return { healthy: true, kind: info.kind, version: info.version, containers_running: info.containers_running, cpus: info.cpus, memory_bytes: info.memory_bytes }
+  } catch (err) {
+    return { healthy: false, error: err instanceof Error ? err.message : String(err) }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export interface ClusterDeps {
+  orchestration: LocalOrchestration
+  tokens: TokenService
+  secrets: SecretService
+  version: string
+  /** The reconciler's instance label, shown in cluster info. */
+  instance?: string
+}
+
+export async function setupCluster (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps): Promise<ClusterRuntime> {
+  const config = ctx.config
+  const intervalMs = config.heartbeat_interval_secs * 1000
+  if (config.offline_after_secs <= config.heartbeat_interval_secs) {
+    throw new StartupError(`[cluster].offline_after_secs (${config.offline_after_secs}) must be longer than heartbeat_interval_secs (${config.heartbeat_interval_secs})`)
+  }
+  return config.join === ''
+    ? await setupLeader(ctx, deps, intervalMs)
+    : setupAgent(ctx, deps, intervalMs)
+}
+
+function setupAgent (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, intervalMs: number): ClusterRuntime {
+  const config = ctx.config
+  const { orchestration } = deps
+  const url = joinUrl(config.join)
+  const token = joinToken(config, ctx.stateDir)
+  orchestration.managedBy(config.join)
+  const advertise = config.advertise_address
+  const link = new AgentLink({
+    url,
+    token,
+    identity: async () => ({ id: await orchestration.nodeId(), name: orchestration.nodeName, version: deps.version, ...(advertise !== '' && { address: advertise }) }),
+    engine: async () => await engineReport(orchestration, Math.min(intervalMs, 5000)),
+    containers: async () => (await orchestration.localContainers()).map(c => {
+      const { node: _node, ...container } = c as ContainerState & { node?: string }
+      if (advertise === '' || c.address === undefined || !loopbackOrWildcard(c.address.host)) return container
+      return { ...container, address: { host: advertise, port: c.address.port } }
+    }) as ReportedContainer[],
+    apply: async desired => await orchestration.applyAssigned(desired.services, { force: desired.force, pull: desired.pull }),
+    handle: async request => {
+      switch (request.op) {
+        case 'stop': return (await orchestration.stopAll()).containers
+        case 'restart': return (await orchestration.restart(request.service ?? '')).restarted
+        case 'logs': return [{ label: orchestration.nodeName, text: await orchestration.logsText(request.service ?? '', request.tail ?? 100) }]
+      }
+    },
+    log: ctx.log,
+    heartbeatIntervalMs: intervalMs
+  })
+  ctx.report({ role: 'agent', leader: config.join })
+  const info = async (): Promise<AgentInfo> => ({
+    cluster: { ...(config.name !== '' && { name: config.name }) },
+    agent: { leader: config.join, link: link.state, ...(link.lastError !== '' && { error: link.lastError }), node: orchestration.nodeName }
+  })
+  orchestration.answerClusterInfo(info)
+  return {
+    role: 'agent',
+    link,
+    info,
+    start: async () => { link.start() },
+    stop: async () => { await link.stop() }
+  }
+}
+
+async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, intervalMs: number): Promise<ClusterRuntime> {
+  const config = ctx.config
+  const { orchestration } = deps
+  const registry = new NodeRegistry(ctx.store.db<StoredNode, string>('nodes'), {
+    offlineAfterMs: config.offline_after_secs * 1000,
+    rescheduleAfterMs: config.reschedule_after_secs * 1000
+  })
+  const leaderId = await orchestration.nodeId()
+  const leader = await registry.registerLeader({ id: leaderId, name: orchestration.nodeName, address: '', version: deps.version }, await engineReport(orchestration, 5000))
+  if (!config.schedule_leader) await registry.setDrained(leaderId, true)
+  const heartbeats = ctx.metrics.counter({ name: 'berth_cluster_heartbeats_total', help: 'Heartbeats received from agents.' })
+  const nodesGauge = ctx.metrics.gauge({ name: 'berth_cluster_nodes', help: 'Nodes by state.', labelNames: ['state'] })
+  const reschedules = ctx.metrics.counter({ name: 'berth_cluster_reschedules_total', help: 'Placements made again, by trigger.', labelNames: ['trigger'] })
+
+  // The channel and the scheduler need each other: the channel asks for desired states, the scheduler sends them.
+  const late: { scheduler?: ClusterScheduler } = {}
+  /** Containers of other nodes changed: the proxy and liveness follow the reconciler's change event. */
+  const containersChanged = (services: string[]): void => { ctx.events.emit('reconciler.changed', { services }) }
+  const channel = new LeaderChannel({
+    registry,
+    log: ctx.log,
+    requireAgent: deps.tokens.requireRole('agent'),
+    cluster: config.name,
+    heartbeatIntervalMs: intervalMs,
+    desiredFor: node => late.scheduler?.desiredFor(node),
+    heartbeatSeen: () => { heartbeats.inc() },
+    changed: (node, what) => {
+      containersChanged([...new Set((late.scheduler?.replicasOn(node.name) ?? []).map(r => r.service))])
+      if (what === 'joined' && late.scheduler?.hasUnplaced(orchestration.specs()) === true) reschedule('node joined')
+    }
+  })
+  const scheduler = late.scheduler = new ClusterScheduler({
+    registry,
+    channel,
+    db: ctx.store.db<Record<string, string>, string>('assignment'),
+    leaderName: () => orchestration.nodeName,
+    resolveEnv: spec => deps.secrets.resolve(spec.env, spec.name),
+    specs: () => orchestration.specs(),
+    deployTimeoutMs: config.deploy_timeout_secs * 1000,
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    log: ctx.log
+  })
+  orchestration.useScheduler(scheduler)
+
+  let rescheduling: Promise<unknown> | undefined
+  let again = false
+  /** Place every service again, one run at a time (a trigger during a run makes one more run after it). */
+  function reschedule (trigger: string): void {
+    reschedules.labels(trigger).inc()
+    if (rescheduling !== undefined) {
+      again = true
+      return
+    }
+    rescheduling = ctx.track((async () => {
+      do {
+        again = false
+        const result = await orchestration.reschedule(trigger).catch((err: unknown) => {
+          ctx.log.error({ err, trigger }, 'reschedule failed')
+          return undefined
+        })
+        if (result !== undefined && result.errors.length > 0) ctx.log.warn({ trigger, errors: result.errors }, 'reschedule left errors')
+      } while (again && !ctx.stopping.aborted)
+    })().finally(() => { rescheduling = undefined }))
+  }
+
+  const check = async (): Promise<void> => {
+    registry.heartbeat(leaderId, { type: 'heartbeat', seq: 0, engine: await engineReport(orchestration, Math.min(intervalMs, 5000)) })
+    const { changed, expired } = registry.tick()
+    for (const { node, from } of changed) {
+      ctx.log[node.state === 'ready' ? 'info' : 'warn']({ node: node.name, from, to: node.state }, `node ${node.name} is ${node.state}`)
+      containersChanged([...new Set(scheduler.replicasOn(node.name).map(r => r.service))])
+    }
+    const counts = { ready: 0, unhealthy: 0, offline: 0 }
+    for (const node of registry.all()) counts[node.state]++
+    for (const [state, count] of Object.entries(counts)) nodesGauge.labels(state).set(count)
+    const moving = expired.filter(node => scheduler.replicasOn(node.name).length > 0)
+    if (moving.length > 0) {
+      ctx.log.warn({ nodes: moving.map(n => n.name) }, `unavailable for ${config.reschedule_after_secs} s: their replicas are placed elsewhere`)
+      reschedule('grace period')
+    }
+  }
+  ctx.schedule.every('nodes', Math.max(100, Math.round(intervalMs / 2)), check)
+  ctx.report({ role: 'leader' })
+
+  const info = async (): Promise<ClusterInfo> => {
+    registry.tick()
+    const specs = new Map(orchestration.specs().map(s => [s.name, s]))
+    const local = await orchestration.localContainers().catch(() => [])
+    const remote = scheduler.remoteContainers()
+    const runs = new Set([...local.filter(c => c.running && c.canary !== true).map(c => `${orchestration.nodeName}/${c.service}/${c.replica}`), ...remote.filter(c => c.running).map(c => `${c.node}/${c.service}/${c.replica}`)])
+    return {
+      cluster: {
+        ...(config.name !== '' && { name: config.name }),
+        ...(deps.instance !== undefined && { instance: deps.instance }),
+        leader: orchestration.nodeName,
+        heartbeat_interval_secs: config.heartbeat_interval_secs,
+        offline_after_secs: config.offline_after_secs,
+        reschedule_after_secs: config.reschedule_after_secs
+      },
+      nodes: registry.all().map(node => nodeRecord(node, scheduler.assignment, specs, (service, replica) => runs.has(`${node.name}/${service}/${replica}`)))
+    }
+  }
+
+  const setDrained = async (idOrName: string, drained: boolean): Promise<{ node: NodeRecord, moved: Array<{ service: string, replica: number, to: string }>, unplaced: Array<{ service: string, replica: number }> }> => {
+    const node = registry.find(idOrName)
+    const before = scheduler.replicasOn(node.name)
+    await registry.setDrained(node.id, drained)
+    await orchestration.reschedule(drained ? 'drain' : 'undrain')
+    const assignment = scheduler.assignment
+    const moved = before.flatMap(({ service, replica }) => {
+      const to = assignment.get(service)?.get(replica)
+      return to !== undefined && to !== node.name ? [{ service, replica, to }] : []
+    })
+    const unplaced = before.filter(({ service, replica }) => assignment.get(service)?.get(replica) === undefined)
+    const record = (await info()).nodes.find(n => n.id === node.id) as NodeRecord
+    return { node: record, moved, unplaced }
+  }
+
+  orchestration.answerClusterInfo(info)
+  ctx.http('control', channel.routes(), { prefix: '/api/v1' })
+  ctx.http('control', clusterRoutes({ tokens: deps.tokens, setDrained, forget: async idOrName => {
+    const node = registry.find(idOrName)
+    if (node.role === 'leader') throw new BadRequest('the leader cannot be forgotten')
+    registry.tick()
+    if (node.state !== 'offline') throw new BadRequest(`node "${node.name}" is ${node.state}: stop it first (only an offline node can be forgotten)`)
+    channel.disconnect(node.id, 'forgotten')
+    await registry.forget(node.id)
+    await orchestration.reschedule('forget')
+    return { forgotten: node.id, name: node.name }
+  } }), { prefix: '/api/v1' })
+
+  return {
+    role: 'leader',
+    registry,
+    scheduler,
+    info,
+    start: async () => {
+      await registry.registerLeader({ id: leaderId, name: leader.name, address: ctx.address('control').href.replace(/\/$/, ''), version: deps.version }, await engineReport(orchestration, 5000))
+    },
+    stop: async () => { channel.close() }
+  }
+}
+
+interface RouteDeps {
+  tokens: TokenService
+  setDrained(idOrName: string, drained: boolean): Promise<unknown>
+  forget(idOrName: string): Promise<unknown>
+}
+
+/** Drain, undrain and forget, under /api/v1 (cluster info is the reconciler's route, answered by this plugin on a leader). */
+function clusterRoutes ({ tokens, setDrained, forget }: RouteDeps): FastifyPluginAsync {
+  const deployer = { onRequest: tokens.requireRole('deployer') }
+  return async app => {
+    app.post<{ Params: { id: string } }>('/cluster/nodes/:id/drain', deployer, async request => await setDrained(request.params.id, true))
+    app.post<{ Params: { id: string } }>('/cluster/nodes/:id/undrain', deployer, async request => await setDrained(request.params.id, false))
+    app.delete<{ Params: { id: string } }>('/cluster/nodes/:id', { onRequest: tokens.requireRole('admin') }, async request => await forget(request.params.id))
+  }
+}
