@@ -1,11 +1,14 @@
 // Listeners: a fastify instance per fastify listener (the shared {"error": "..."} format, a body-size
-// limit), or a raw server a plugin drives itself. Both are bound with clear errors when a port cannot
-// be, count their responses, and close by draining in-flight requests up to a deadline.
+// limit), or a raw server a plugin drives itself. Both receive their connections from an acceptor
+// (acceptors.ts), which binds the address with clear errors when a port cannot be bound and may
+// outlive the listener; they count their responses, and close by draining in-flight requests up to
+// a deadline.
 import diagnostics from 'node:diagnostics_channel'
 import type { ServerResponse } from 'node:http'
 import type { Server, Socket } from 'node:net'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
+import type { Acceptor, Acceptors } from './acceptors.js'
 import { StartupError, messageOf } from './errors.js'
 import { describeHttpError, pathOf } from './http-errors.js'
 import { reachableUrl, type OwnedListener } from './listeners.js'
@@ -34,8 +37,11 @@ export class Listener {
   readonly #settings: ListenerSettings
   readonly #log: Logger
   #server: Server | undefined
+  #acceptor: Acceptor | undefined
   #url: URL | undefined
   readonly #sockets = new Set<Socket>()
+  /** Called when the last connection has closed (while closing). */
+  #allClosed: (() => void) | undefined
   /** Plugins that mounted routes here or serve it. */
   readonly users = new Set<string>()
   /** Responses sent, by status code; read when metrics are collected (cheaper than a labelled counter per request). */
@@ -104,21 +110,14 @@ export class Listener {
     this.#server = server
   }
 
-  async listen (): Promise<URL> {
+  /** Take the connections of this listener's address from `acceptors` (binding it unless it is bound already). */
+  async listen (acceptors: Acceptors): Promise<URL> {
     const server = this.#server as Server
     const { host, port } = this.#settings
-    server.on('connection', this.#track)
+    let acceptor: Acceptor
     try {
-      if (this.app !== undefined) {
-        await this.app.listen({ host, port })
-      } else {
-        await new Promise<void>((resolve, reject) => {
-          server.once('error', reject)
-          server.listen({ host, port }, () => { server.off('error', reject); resolve() })
-        })
-      }
+      acceptor = await acceptors.acquire(this.name, host, port)
     } catch (err) {
-      server.off('connection', this.#track)
       const code = (err as NodeJS.ErrnoException).code
       const reason = code === 'EADDRINUSE'
         ? 'is already in use'
@@ -126,10 +125,11 @@ export class Listener {
       const key = this.declaration.portKey === undefined ? `[server.listeners.${this.name}].port` : `[${this.declaration.owner}].${this.declaration.portKey}`
       throw new StartupError(`${this.name} listener: port ${port} on ${host} ${reason} (set ${key})`)
     }
+    server.on('connection', this.#track)
     RESPONSE_FINISHED.subscribe(this.#count)
-    const address = server.address()
-    const bound = typeof address === 'object' && address !== null ? address.port : port
-    this.#url = reachableUrl(host, bound, 'setSecureContext' in server ? 'https' : 'http')
+    acceptor.attach(server)
+    this.#acceptor = acceptor
+    this.#url = reachableUrl(host, acceptor.boundPort, 'setSecureContext' in server ? 'https' : 'http')
     return this.#url
   }
 
@@ -137,20 +137,25 @@ export class Listener {
     return this.#url
   }
 
-  /** Stop accepting; let requests in flight finish for up to `graceMs`, then cut every connection. */
+  /**
+   * Take no more connections (the acceptor keeps new ones for whoever attaches next); let requests in
+   * flight finish for up to `graceMs`, then cut every connection.
+   */
   async close (graceMs: number): Promise<void> {
     const server = this.#server
-    if (server === undefined || !server.listening) {
+    const acceptor = this.#acceptor
+    if (server === undefined || acceptor === undefined) {
       await this.app?.close()
       return
     }
+    acceptor.detach(server)
+    this.#acceptor = undefined
     this.#closing = true
-    const closed = this.app !== undefined
-      ? this.app.close()
-      : new Promise<void>(resolve => {
-        server.close(() => { resolve() })
-        this.#closeIdle()
-      })
+    const closed = new Promise<void>(resolve => {
+      this.#allClosed = resolve
+      if (this.#sockets.size === 0) resolve()
+    })
+    this.#closeIdle()
     let timer: NodeJS.Timeout | undefined
     const drained = await Promise.race([
       closed.then(() => true),
@@ -162,8 +167,12 @@ export class Listener {
       for (const socket of this.#sockets) socket.destroy()
       await closed
     }
+    // Ends node:http's connection checks and runs fastify's onClose hooks; no connection is left.
+    if (this.app !== undefined) await this.app.close()
+    else server.close()
     server.off('connection', this.#track)
     RESPONSE_FINISHED.unsubscribe(this.#count)
+    this.#allClosed = undefined
     this.#closing = false
     this.#url = undefined
   }
@@ -174,6 +183,9 @@ export class Listener {
 
   readonly #track = (socket: Socket): void => {
     this.#sockets.add(socket)
-    socket.once('close', () => { this.#sockets.delete(socket) })
+    socket.once('close', () => {
+      this.#sockets.delete(socket)
+      if (this.#sockets.size === 0) this.#allClosed?.()
+    })
   }
 }

@@ -6,8 +6,9 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { Logger } from 'pino'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { Acceptors } from './acceptors.js'
 import { loadConfig, type LoadedConfig } from './config.js'
-import { PluginLoadError, StartupError, messageOf } from './errors.js'
+import { Conflict, PluginLoadError, StartupError, messageOf } from './errors.js'
 import { EventBus, ScopedEvents } from './events.js'
 import { Listener } from './http.js'
 import { KERNEL_OWNER } from './listeners.js'
@@ -32,6 +33,13 @@ export interface KernelOptions {
   plugins?: readonly AnyPlugin[]
   /** Logger. Default: pino at `[server].log_level` on standard output. */
   logger?: Logger
+  /**
+   * Listening sockets owned by whoever may restart this kernel (host.ts): the kernel takes its
+   * connections from them and leaves them bound when it stops. Default: its own, closed at stop.
+   */
+  acceptors?: Acceptors
+  /** How `ctx.restart()` restarts the server (host.ts); without it the kernel cannot restart itself. */
+  restart?: () => Promise<void>
 }
 
 export type KernelState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed'
@@ -72,7 +80,7 @@ export async function createKernel (options: KernelOptions = {}): Promise<Kernel
   const config = loadConfig({ file, raw: options.config, env, cwd }, available)
   const plugins = orderPlugins(available, { enabled: config.server.plugins, disabled: config.server.disable })
   const log = options.logger ?? createLogger({ level: config.server.log_level })
-  return new Kernel(config, plugins, log, cwd)
+  return new Kernel(config, plugins, log, cwd, { acceptors: options.acceptors, restart: options.restart })
 }
 
 const seconds = (ms: number): string => `${ms / 1000} s`
@@ -97,11 +105,18 @@ export class Kernel {
   /** Failed scheduled runs by job (`<plugin>.<job>`). */
   readonly #jobFailures = new Map<string, number>()
   #store: Store | undefined
+  readonly #plugins: readonly AnyPlugin[]
+  readonly #host: Pick<KernelOptions, 'acceptors' | 'restart'>
+  /** Where the listeners take their connections: the host's, or the kernel's own (closed at stop). */
+  readonly #acceptors: Acceptors
 
-  constructor (config: LoadedConfig, plugins: readonly AnyPlugin[], log: Logger, cwd: string) {
+  constructor (config: LoadedConfig, plugins: readonly AnyPlugin[], log: Logger, cwd: string, host: Pick<KernelOptions, 'acceptors' | 'restart'> = {}) {
     this.config = config
     this.log = log
     this.cwd = cwd
+    this.#plugins = plugins
+    this.#host = host
+    this.#acceptors = host.acceptors ?? new Acceptors()
     this.events = new EventBus(log)
     this.#slots = plugins.map(plugin => ({ plugin, state: 'loaded', closers: [], startAttempted: false, metrics: new MetricSet(), work: new Set() }))
     this.#scheduler = new Scheduler(log, job => { this.#jobFailures.set(job, (this.#jobFailures.get(job) ?? 0) + 1) })
@@ -109,6 +124,16 @@ export class Kernel {
 
   get state (): KernelState {
     return this.#state
+  }
+
+  /** A kernel not yet started with this one's configuration, plugins, logger and host (a restart that falls back). */
+  renewed (): Kernel {
+    return new Kernel(this.config, this.#plugins, this.log, this.cwd, this.#host)
+  }
+
+  /** Names of the listeners open now. */
+  get listenerNames (): string[] {
+    return [...this.#listeners.values()].filter(listener => listener.url !== undefined).map(listener => listener.name)
   }
 
   /** Names of the plugins this kernel runs, dependencies first. */
@@ -146,7 +171,7 @@ export class Kernel {
       }
       const urls: Record<string, string> = {}
       for (const listener of this.#listeners.values()) {
-        if (listener.used) urls[listener.name] = (await listener.listen()).href
+        if (listener.used) urls[listener.name] = (await listener.listen(this.#acceptors)).href
       }
       for (const slot of this.#slots) {
         this.#refuseIfStopping()
@@ -378,6 +403,10 @@ export class Kernel {
         target.serve(plugin.name, server)
       },
       address: listener => this.url(listener),
+      restart: async () => {
+        if (this.#host.restart === undefined) throw new Conflict('this server cannot restart itself: it runs without the host of `berth server`')
+        await this.#host.restart()
+      },
       use: name => {
         if (!(plugin.dependsOn ?? []).includes(name)) {
           throw new PluginLoadError(`plugin "${plugin.name}" uses "${name}" without naming it in dependsOn`)
@@ -426,6 +455,8 @@ export class Kernel {
     this.#shutdownDone ??= (async () => {
       this.#abort.abort()
       this.#scheduler.stop()
+      // Its own sockets stop accepting now; a host's stay bound for the kernel that follows.
+      if (this.#host.acceptors === undefined) this.#acceptors.closeAll()
       await Promise.all([...this.#listeners.values()].map(async listener => {
         await listener.close(this.#timeoutMs).catch((err: unknown) => { this.log.error({ err, listener: listener.name }, 'closing listener failed') })
       }))

@@ -75,6 +75,13 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   serve(listener: string, server: Server): void
   /** The base URL a listener is bound to; available once the kernel has started listening. */
   address(listener: string): URL
+  /**
+   * Restart the server in place: the configuration is read again (a bad one is refused here and
+   * nothing changes), then, once the caller's current work has returned, every plugin is stopped and
+   * a new kernel starts with the listeners still bound (connections arriving meanwhile wait). Rejects
+   * with Conflict when the server runs without a host that can restart it, or a restart is under way.
+   */
+  restart(): Promise<void>
   /** The service of a plugin named in `dependsOn`. */
   use<K extends keyof Services>(name: K): Services[K]
   /** The service of a plugin named in `optionalDependsOn`, or undefined when that plugin is not enabled. */

@@ -77,17 +77,18 @@ export function refuseSecondServer (stateDir: string): void {
 }
 
 async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Promise<void> {
-  const { createKernel } = await import('./kernel.js')
-  const kernel = await createKernel({ configFile: settings.configFile, env })
-  await kernel.start()
+  // The host runs the kernel and can restart it in place (reload), keeping the pid and the listeners.
+  const { ServerHost } = await import('./host.js')
+  const host = new ServerHost({ configFile: settings.configFile, env }, { fatal: () => { process.exit(1) } })
+  const kernel = await host.start()
   writePid(kernel.config.stateDir, process.pid)
   kernel.log.info({ plugins: kernel.pluginNames, stateDir: kernel.config.stateDir }, 'berth server running')
   let stopping = false
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) process.exit(1)
     stopping = true
-    kernel.log.info({ signal }, 'stopping')
-    void kernel.stop().then(() => {
+    host.kernel.log.info({ signal }, 'stopping')
+    void host.stop().then(() => {
       removePid(kernel.config.stateDir, process.pid)
       process.exit(0)
     })

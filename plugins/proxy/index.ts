@@ -63,7 +63,11 @@ export default definePlugin({
 
   async setup (ctx) {
     const { setupProxy } = await import('./runtime.js')
-    return setupProxy(ctx)
+    const service = setupProxy(ctx)
+    // The first table before the listeners open: after a restart in place (reload), the requests
+    // that waited for the new kernel find their routes at once.
+    await service.refresh()
+    return service
   },
 
   async start (_ctx, service) {

@@ -6,6 +6,8 @@ import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js
 import { controlClient } from '../tokens/control-client.js'
 import type { CanaryView } from './canary.js'
 import type { DeployResult, RollbackResult } from './reconciler.js'
+import { reloadOutcome } from './reload-client.js'
+import type { ReloadRecord } from './reload.js'
 import { describeCertificate, type RouteStatus, type ServiceStatus } from './status.js'
 
 /** The proxy's view of a service: replicas in rotation, and its certificate. */
@@ -127,10 +129,13 @@ export function reconcilerCommands (cli: CliRegistry): void {
     })
 
   program.command('reload')
-    .description('read the service files again and redeploy every service (images pulled, containers recreated); cluster.toml is read only when the server starts')
+    .description('restart the server in place (cluster.toml read again, every plugin started anew, listeners kept) and redeploy every service from its file (images pulled, containers recreated one replica at a time)')
     .action(async () => {
       const client = await controlClient(cli)
-      report(await withProgress('reloading all services', async () => await client.json<DeployResult>('POST', '/api/v1/reload')))
+      const { reload } = await client.json<{ reload: ReloadRecord }>('POST', '/api/v1/reload')
+      const done = await withProgress('reloading: restarting the server, then redeploying every service', async () => await reloadOutcome(client, reload.id))
+      if (done.result === undefined) throw new Error(`reload failed: ${done.error ?? 'no result'}`)
+      report(done.result)
     })
 
   program.command('status')

@@ -1,11 +1,12 @@
 // The orchestration endpoints of the control API under /api/v1, each behind the role it needs:
 // viewers read (status, logs, cluster info), deployers change what runs.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { BadRequest } from '../../kernel/index.js'
+import { BadRequest, NotFound } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { takeCanary } from './canary.js'
 import type { ClusterInfo } from './cluster-info.js'
 import type { Reconciler } from './reconciler.js'
+import type { ReloadRecord } from './reload.js'
 
 /** Most lines a logs request may ask for. */
 const MAX_TAIL = 100_000
@@ -19,6 +20,8 @@ export interface RouteDeps {
   clusterInfo(): Promise<ClusterInfo>
   /** Aborted when the server stops: followed logs end then. */
   stopping: AbortSignal
+  /** Ask for a reload (restart in place, then a redeploy of everything), and the last one asked for. */
+  reload: { request(by?: string): Promise<ReloadRecord>, last(): ReloadRecord | undefined }
 }
 
 interface NameParams { Params: { name: string } }
@@ -41,7 +44,7 @@ function isEmptyBody (body: unknown): boolean {
   return body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)
 }
 
-export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo, stopping }: RouteDeps): FastifyPluginAsync {
+export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo, stopping, reload }: RouteDeps): FastifyPluginAsync {
   const viewer = { onRequest: tokens.requireRole('viewer') }
   const deployer = { onRequest: tokens.requireRole('deployer') }
   const by = (request: FastifyRequest): string | undefined => tokens.caller(request)?.name
@@ -60,7 +63,17 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
       return await reconciler.deployRequest(rest, by(request))
     })
 
-    app.post('/reload', deployer, async request => await reconciler.deployFiles({ reload: true, by: by(request) }))
+    app.post('/reload', deployer, async (request, reply) => {
+      const record = await reload.request(by(request))
+      reply.code(202)
+      return { reload: record }
+    })
+
+    app.get('/reload', viewer, async () => {
+      const record = reload.last()
+      if (record === undefined) throw new NotFound('no reload has been asked for')
+      return { reload: record }
+    })
 
     app.get<{ Querystring: { project?: string } }>('/status', viewer, async request => ({ services: await reconciler.status(request.query.project) }))
 

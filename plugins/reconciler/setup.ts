@@ -1,5 +1,6 @@
 // The reconciler plugin at work: the engine runtime, the reconciler, liveness probing, the control API
-// routes and the refresh job. Imported by setup only, so `berth` commands never load the engine client.
+// routes, the refresh job and the redeploy that ends a reload. Imported by setup only, so `berth`
+// commands never load the engine client.
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import type { PluginContext } from '../../kernel/index.js'
@@ -9,6 +10,7 @@ import type { ReconcilerConfig, ReconcilerSections, ReconcilerService } from './
 import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
 import { dockerConfigFile } from './registry-auth.js'
+import { finishReload, requestReload } from './reload.js'
 import { reconcilerRoutes } from './routes.js'
 import { RuntimeUnavailable, type Runtime } from './runtime.js'
 import { ReconcilerState } from './state.js'
@@ -69,8 +71,11 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig, Reconciler
     tokens: ctx.use('tokens'),
     defaultTail: config.logs_tail,
     stopping: ctx.stopping,
+    reload: { request: async by => await requestReload(state, ctx.restart, by), last: () => state.lastReload() },
     clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: ctx.sections.cluster.name, runtime: docker })
   }), { prefix: '/api/v1' })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
+  // A reload restarted the server: every plugin runs again, now every service is redeployed.
+  ctx.events.on('kernel.started', () => { void ctx.track(finishReload(state, reconciler)) })
   return { reconciler, liveness, refreshLiveness, traffic, cluster: ctx.sections.cluster, servicesDir: resolve(ctx.cwd, config.services_dir) }
 }

@@ -1,9 +1,10 @@
 // What the reconciler keeps in LMDB: the desired spec of every deployed service, its canary if one
-// runs, the deploy history (for rollbacks), liveness restart counts, and this node's id. Containers themselves are never stored:
+// runs, the deploy history (for rollbacks), the last reload, liveness restart counts, and this node's id. Containers themselves are never stored:
 // the engine is asked each time, so the state survives `kill -9` and adoption needs nothing extra.
 import { randomBytes } from 'node:crypto'
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
+import type { ReloadRecord } from './reload.js'
 import type { Declared } from './service-set.js'
 import type { ServiceSpec } from './spec.js'
 
@@ -52,6 +53,7 @@ export class ReconcilerState {
   readonly #history: Database<HistoryEntry, string>
   readonly #restarts: Database<number, string>
   readonly #canaries: Database<CanaryState, string>
+  readonly #reloads: Database<ReloadRecord, string>
   readonly #node: Database<string, string>
   readonly #historyLimit: number
   #sequence = 0
@@ -62,6 +64,7 @@ export class ReconcilerState {
     this.#history = store.db<HistoryEntry, string>('history')
     this.#restarts = store.db<number, string>('restarts')
     this.#canaries = store.db<CanaryState, string>('canaries')
+    this.#reloads = store.db<ReloadRecord, string>('reloads')
     this.#node = store.db<string, string>('node')
     this.#historyLimit = historyLimit
   }
@@ -122,6 +125,15 @@ export class ReconcilerState {
     const count = this.restarts(name) + 1
     await this.#restarts.put(name, count)
     return count
+  }
+
+  /** The last reload asked for, as far as it went. */
+  lastReload (): ReloadRecord | undefined {
+    return this.#reloads.get('last')
+  }
+
+  async recordReload (record: ReloadRecord): Promise<void> {
+    await this.#reloads.put('last', record)
   }
 
   /** A random id made on first use and kept. */

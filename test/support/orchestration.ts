@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
 import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
 import { exited, spawnCli } from './cli.js'
-import { BUSYBOX_IMAGE, busyboxImage, pushImage, startRegistry } from './docker.js'
+import { busyboxImage, pushImage, startRegistry } from './docker.js'
 import { loopbackListeners } from './kernel.js'
 import { pollUntil } from './poll.js'
 import { tempDir } from './tmp.js'
@@ -99,9 +99,9 @@ export async function serverDir (t: Teardown, plugins: readonly string[], sectio
   return { dir, stateDir: join(dir, '.berth'), port, url: `http://127.0.0.1:${port}` }
 }
 
-/** Run `berth server` in `dir` (a child process) until its health answers; SIGKILLed at test end. */
-export async function startServer (t: Teardown, server: ServerDir): Promise<ChildProcess & { output: () => string }> {
-  const child = spawnCli(['server'], { cwd: server.dir })
+/** Run `berth server` in `dir` (a child process, with `env` added) until its health answers; SIGKILLed at test end. */
+export async function startServer (t: Teardown, server: ServerDir, env: NodeJS.ProcessEnv = {}): Promise<ChildProcess & { output: () => string }> {
+  const child = spawnCli(['server'], { cwd: server.dir, env })
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL')
@@ -197,13 +197,17 @@ export function removeRepositoryAtEnd (t: Teardown, docker: Docker, repo: string
   })
 }
 
-/** BUSYBOX_IMAGE pushed to a fresh local registry (so a deploy can force-pull it); its reference. */
-export async function busyboxInRegistry (t: Teardown, docker: Docker): Promise<string> {
-  await busyboxImage(docker)
+/** A local test image (`berth-test/<name>:<tag>`) pushed to a fresh local registry as `<registry>/berth-test/<name>:1`, so a deploy can force-pull it; that reference. */
+export async function inRegistry (t: Teardown, docker: Docker, image: string): Promise<string> {
   const registry = await startRegistry(t)
-  const repo = `${registry.host}/berth-test/busybox`
-  await docker.getImage(BUSYBOX_IMAGE).tag({ repo, tag: '1' })
+  const repo = `${registry.host}/${image.slice(0, image.lastIndexOf(':'))}`
+  await docker.getImage(image).tag({ repo, tag: '1' })
   removeRepositoryAtEnd(t, docker, repo)
   await pushImage(docker, `${repo}:1`)
   return `${repo}:1`
+}
+
+/** The busybox test image pushed to a fresh local registry (so a deploy can force-pull it); its reference. */
+export async function busyboxInRegistry (t: Teardown, docker: Docker): Promise<string> {
+  return await inRegistry(t, docker, await busyboxImage(docker))
 }

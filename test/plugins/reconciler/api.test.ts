@@ -29,6 +29,9 @@ const ENDPOINTS: Array<[method: string, path: string, role: Role, body?: unknown
   ['GET', '/api/v1/deploys', 'viewer'],
   ['POST', '/api/v1/deploy', 'deployer'],
   ['POST', '/api/v1/reload', 'deployer'],
+  ['GET', '/api/v1/reload', 'viewer'],
+  ['POST', '/api/v1/services/x/promote', 'deployer'],
+  ['POST', '/api/v1/services/x/rollback', 'deployer'],
   ['POST', '/api/v1/services/x/scale', 'deployer', { replicas: 1 }],
   ['POST', '/api/v1/services/x/redeploy', 'deployer'],
   ['POST', '/api/v1/services/x/restart', 'deployer'],
@@ -56,6 +59,9 @@ t.test('role matrix: each role gets each endpoint or 403; no token gets 401; hea
     }
   }
   for (const path of ['/api/v1/health', '/metrics']) t.equal((await api(kernel, 'GET', path)).status, 200, `${path} needs no token`)
+  const admin = tokenOf.admin
+  t.match(await api(kernel, 'POST', '/api/v1/reload', { token: admin }), { status: 409, body: { error: /^this server cannot restart itself/ } }, 'a kernel without the server\'s host cannot reload')
+  t.match((await api(kernel, 'GET', '/api/v1/reload', { token: admin })).body, { reload: { state: 'failed', by: 'admin', error: /^this server cannot restart itself/ } }, 'the refused reload is recorded')
 })
 
 t.test('validation errors name the file, the service and the field', async t => {
