@@ -113,17 +113,25 @@ export class ClusterScheduler implements Scheduler {
     return found
   }
 
+  unavailable (spec: ServiceSpec): string | undefined {
+    const pin = spec.placement?.node
+    if (pin === undefined) return undefined
+    const node = this.#deps.registry.byName(pin)
+    if (node === undefined || node.drained) return undefined
+    const state = this.#deps.registry.stateOf(node)
+    if (state === 'ready') return undefined
+    return `service "${spec.name}" is placed on node "${pin}", which is ${state} (${state === 'offline' ? ago(node.lastHeartbeat) : node.engine.error ?? 'its engine does not answer'})`
+  }
+
   async schedule (request: ScheduleRequest): Promise<Schedule> {
     const { registry } = this.#deps
     registry.tick()
     const leader = this.#deps.leaderName()
     const declared = new Set(request.declared.map(s => s.name))
     for (const spec of request.declared) {
-      const pin = spec.placement?.node
-      if (pin === undefined || !request.changing.has(spec.name)) continue
-      const node = registry.byName(pin)
-      if (node === undefined || node.drained || node.state === 'ready') continue
-      throw new Unavailable(`service "${spec.name}" is placed on node "${pin}", which is ${node.state} (${node.state === 'offline' ? ago(node.lastHeartbeat) : node.engine.error ?? 'its engine does not answer'})`)
+      if (!request.changing.has(spec.name)) continue
+      const reason = this.unavailable(spec)
+      if (reason !== undefined) throw new Unavailable(reason)
     }
     const services = request.desired.map(spec => placementOf(spec, declared.has(spec.name)
       ? { moveFromUnavailable: request.changing.has(spec.name) }

@@ -53,6 +53,8 @@ export interface Scheduler {
    * that must run on a node that is offline or unhealthy (a service pinned there), before anything changes.
    */
   schedule(request: ScheduleRequest): Promise<Schedule>
+  /** Why a change to this service would have to wait (it is placed on a node that is offline or unhealthy), or undefined. */
+  unavailable(spec: ServiceSpec): string | undefined
   /** The containers of the other nodes, as they last reported them. */
   remoteContainers(): RemoteContainer[]
   /** Stop every container of the other nodes (specs stay); how many were stopped. */
