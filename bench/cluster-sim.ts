@@ -26,13 +26,13 @@ export interface SimulatedCluster {
 
 const GIB = 1024 ** 3
 
-/** `count` agents named `<prefix>-<n>` joining the leader at `leader` (host:port) with `token`. */
-export function simulateAgents (options: { leader: string, token: string, count: number, heartbeatMs: number, prefix?: string, cpus?: number, memoryBytes?: number }): SimulatedCluster {
+/** `count` agents named `<prefix>-<n>` (or `names`) joining the leader at `leader` (host:port) with `token`. */
+export function simulateAgents (options: { leader: string, token: string, count: number, heartbeatMs: number, prefix?: string, names?: string[], cpus?: number, memoryBytes?: number }): SimulatedCluster {
   const log = pino({ level: 'silent' })
   const prefix = options.prefix ?? 'sim'
   const agents: SimulatedAgent[] = []
-  for (let i = 1; i <= options.count; i++) {
-    const name = `${prefix}-${i}`
+  const names = options.names ?? Array.from({ length: options.count }, (_, i) => `${prefix}-${i + 1}`)
+  for (const name of names) {
     const id = createHash('sha256').update(name).digest('hex').slice(0, 16)
     const agent: SimulatedAgent = { name, id, link: undefined as unknown as AgentLink, containers: [], applied: [] }
     agent.link = new AgentLink({

@@ -54,6 +54,8 @@ export class NodeRegistry {
   readonly #db: Database<StoredNode, string>
   readonly #settings: Required<RegistrySettings>
   readonly #nodes = new Map<string, NodeEntry>()
+  /** What ticks found since the last `events()`: any caller may tick, the node checks act on them. */
+  #pending: TickResult = { changed: [], expired: [] }
 
   constructor (db: Database<StoredNode, string>, settings: RegistrySettings) {
     this.#db = db
@@ -150,7 +152,6 @@ export class NodeRegistry {
     const node = this.#nodes.get(id)
     if (node === undefined) return
     node.connected = false
-    node.lastHeartbeat = undefined
   }
 
   stateOf (node: NodeEntry, now = this.#settings.now()): NodeState {
@@ -158,7 +159,14 @@ export class NodeRegistry {
     return node.engine.healthy ? 'ready' : 'unhealthy'
   }
 
-  /** Bring every node's state up to date with the clock. */
+  /** State changes and ended grace periods found by every tick since the last call. */
+  events (): TickResult {
+    const pending = this.#pending
+    this.#pending = { changed: [], expired: [] }
+    return pending
+  }
+
+  /** Bring every node's state up to date with the clock; what changed is also kept for `events()`. */
   tick (): TickResult {
     const now = this.#settings.now()
     const result: TickResult = { changed: [], expired: [] }
@@ -179,18 +187,28 @@ export class NodeRegistry {
         result.expired.push(node)
       }
     }
+    this.#pending.changed.push(...result.changed)
+    this.#pending.expired.push(...result.expired)
     return result
   }
 
-  /** The nodes as the placement function sees them. */
+  /**
+   * The nodes as the placement function sees them. When no node takes replicas, the leader (unless
+   * drained) still does: its own reconciler then reports why they do not run (its engine's error).
+   */
   placementNodes (): PlacementNode[] {
-    return [...this.#nodes.values()].map(node => ({
+    const nodes = [...this.#nodes.values()].map(node => ({
       name: node.name,
+      role: node.role,
       accepts: !node.drained && node.state === 'ready',
       keeps: !node.drained && (node.state === 'ready' || !node.expired),
       drained: node.drained,
       capacity: { cpus: node.engine.cpus ?? 0, memory_bytes: node.engine.memory_bytes ?? 0 }
     }))
+    if (!nodes.some(n => n.accepts)) {
+      for (const n of nodes) if (n.role === 'leader' && !n.drained) Object.assign(n, { accepts: true, keeps: true })
+    }
+    return nodes.map(({ role: _role, ...n }) => n)
   }
 
   async setDrained (id: string, drained: boolean): Promise<NodeEntry> {

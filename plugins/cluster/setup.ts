@@ -42,8 +42,8 @@ export interface LocalOrchestration {
   reschedule(trigger: string): Promise<DeploySummary>
   stopAll(): Promise<{ containers: number }>
   restart(service: string): Promise<{ restarted: string[] }>
-  /** The last `tail` lines of a service's containers on this node. */
-  logsText(service: string, tail: number): Promise<string>
+  /** The last `tail` lines of each of this node's containers of a service. */
+  logs(service: string, tail: number): Promise<Array<{ label: string, text: string }>>
   /** Answer GET /api/v1/cluster/info (the reconciler's route) with this. */
   answerClusterInfo(answer: () => Promise<unknown>): void
 }
@@ -157,7 +157,7 @@ function setupAgent (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, inter
       switch (request.op) {
         case 'stop': return (await orchestration.stopAll()).containers
         case 'restart': return (await orchestration.restart(request.service ?? '')).restarted
-        case 'logs': return [{ label: orchestration.nodeName, text: await orchestration.logsText(request.service ?? '', request.tail ?? 100) }]
+        case 'logs': return await orchestration.logs(request.service ?? '', request.tail ?? 100)
       }
     },
     log: ctx.log,
@@ -245,7 +245,8 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
 
   const check = async (): Promise<void> => {
     registry.heartbeat(leaderId, { type: 'heartbeat', seq: 0, engine: await engineReport(orchestration, Math.min(intervalMs, 5000)) })
-    const { changed, expired } = registry.tick()
+    registry.tick()
+    const { changed, expired } = registry.events()
     for (const { node, from } of changed) {
       ctx.log[node.state === 'ready' ? 'info' : 'warn']({ node: node.name, from, to: node.state }, `node ${node.name} is ${node.state}`)
       containersChanged([...new Set(scheduler.replicasOn(node.name).map(r => r.service))])

@@ -53,6 +53,8 @@ export default definePlugin({
   version: '0.1.0',
   description: 'Reverse proxy: routes by domain to the replicas of services, zero-downtime deploys.',
   dependsOn: ['reconciler', 'tokens'],
+  // [cluster] (the default domain, the ACME contact) belongs to the cluster plugin.
+  optionalDependsOn: ['cluster'],
   config: proxySection,
   sections: { acme: acmeSection },
   env: { PROXY_HTTP_PORT: 'http_port', PROXY_HTTPS_PORT: 'https_port' },

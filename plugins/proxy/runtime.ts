@@ -37,10 +37,11 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   })
   ctx.onClose(async () => { await pools.closeAll() })
 
+  const cluster = ctx.useOptional('cluster')?.settings ?? { domain: '', acme_email: '' }
   const certificates = new Certificates(ctx.store.db<StoredCertificate, string>('certificates'))
   const issuer = acmeSection.directory === ''
     ? undefined
-    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : orchestration.cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'))
+    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'))
   const manager = new CertificateManager({
     certificates,
     issuer,
@@ -56,7 +57,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     specs: () => orchestration.reconciler.specs(),
     canaries: () => orchestration.reconciler.canaryWeights(),
     containers: async () => await orchestration.reconciler.containers(),
-    defaultDomain: orchestration.cluster.domain,
+    defaultDomain: cluster.domain,
     drainTimeoutMs: config.drain_timeout_secs * 1000,
     readyTimeoutMs: config.ready_timeout_secs * 1000,
     probeTimeoutMs: Math.min(config.connect_timeout_ms * 2, 5000),

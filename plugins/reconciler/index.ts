@@ -6,6 +6,7 @@ import { definePlugin, type SectionSchema } from '../../kernel/index.js'
 import { reconcilerCommands } from './commands.js'
 import type { Liveness } from './liveness.js'
 import type { Reconciler } from './reconciler.js'
+import type { Runtime } from './runtime.js'
 import type { Traffic } from './traffic.js'
 
 export interface ReconcilerService {
@@ -15,8 +16,10 @@ export interface ReconcilerService {
   refreshLiveness(): Promise<void>
   /** Where a router (the proxy) registers to drain containers before they go and to say when new ones serve. */
   traffic: Traffic
-  /** The [cluster] section: the cluster's name, its default domain, the ACME contact. */
-  cluster: ReconcilerSections['cluster']
+  /** This node: its name ([reconciler].node_name or the host name) and its id (random, made on first boot and kept). */
+  node: { name: string, id(): Promise<string> }
+  /** The container engine of this node. */
+  engine: Runtime
   /** The folder service files are read from (absolute), one sub-folder per project holding service.toml. */
   servicesDir: string
 }
@@ -43,21 +46,12 @@ const reconcilerSection = ((Type) => Type.Object({
 
 export type ReconcilerConfig = Static<ReturnType<typeof reconcilerSection>>
 
-const clusterSection = ((Type) => Type.Object({
-  name: Type.String({ default: '', description: 'Name of the cluster, shown in cluster info.' }),
-  domain: Type.String({ default: '', description: 'Default domain: a routed service without a domain of its own is served at <service>.<domain>.' }),
-  acme_email: Type.String({ default: '', description: 'ACME contact when [acme].email is not set.' })
-}, { additionalProperties: false })) satisfies SectionSchema
-
-export type ReconcilerSections = { readonly cluster: Static<ReturnType<typeof clusterSection>> }
-
 export default definePlugin({
   name: 'reconciler',
   version: '0.1.0',
   description: 'Deploys services/*/service.toml to the container engine and keeps them running.',
   dependsOn: ['tokens', 'secrets'],
   config: reconcilerSection,
-  sections: { cluster: clusterSection },
   env: { BERTH_DOCKER_SOCKET: 'docker_socket', BERTH_PUBLISH_ADDRESS: 'publish_address' },
 
   async setup (ctx) {

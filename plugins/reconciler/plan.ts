@@ -14,6 +14,8 @@ export interface Desired {
   force?: boolean
   /** The canary that runs beside the replicas; none: any canary container is removed. */
   canary?: DesiredCanary
+  /** The replica indices this node runs (a cluster places the others elsewhere); absent: 1 to spec.replicas. */
+  replicas?: readonly number[]
 }
 
 /** One replica of another spec of the service, beside its numbered replicas. */
@@ -47,12 +49,13 @@ export interface Plan {
   layers: ServicePlan[][]
 }
 
-/** What a group of containers should run: a hash and image, with `count` replicas numbered from 1. */
+/** What a group of containers should run: a hash and image, with `count` replicas numbered from 1 (or the replicas `indices`). */
 interface Target {
   hash: string
   imageId?: string
   force?: boolean
   count: number
+  indices?: readonly number[]
 }
 
 /** Actions that make `containers` (numbered by `replicaOf`) run `target`: removals first, then replicas in order. */
@@ -60,16 +63,18 @@ function groupActions (target: Target, containers: readonly ContainerState[], re
   const removals: Action[] = []
   const replicas: Action[] = []
   const byReplica = new Map<number, ContainerState[]>()
+  const indices = target.indices ?? Array.from({ length: target.count }, (_, i) => i + 1)
+  const wanted = new Set(indices)
   for (const c of containers) {
     const replica = replicaOf(c)
-    if (!Number.isInteger(replica) || replica < 1 || replica > target.count) {
+    if (!wanted.has(replica)) {
       removals.push({ kind: 'remove', container: c, reason: 'extra replica' })
     } else {
       byReplica.set(replica, [...(byReplica.get(replica) ?? []), c])
     }
   }
   const current = (c: ContainerState): boolean => c.hash === target.hash && (target.imageId === undefined || c.imageId === target.imageId)
-  for (let replica = 1; replica <= target.count; replica++) {
+  for (const replica of indices) {
     const candidates = [...(byReplica.get(replica) ?? [])]
       .sort((a, b) => Number(current(b)) - Number(current(a)) || Number(b.running) - Number(a.running))
     const [keep, ...duplicates] = candidates
@@ -84,14 +89,14 @@ function groupActions (target: Target, containers: readonly ContainerState[], re
 }
 
 function servicePlan (desired: Desired, containers: readonly ContainerState[]): ServicePlan {
-  const { spec, hash, imageId, force, canary } = desired
+  const { spec, hash, imageId, force, canary, replicas: indices } = desired
   const replicas = containers.filter(c => c.canary !== true)
   const canaries = containers.filter(c => c.canary === true)
   return {
     name: spec.name,
     project: spec.project,
     desired,
-    actions: groupActions({ hash, imageId, force, count: spec.replicas }, replicas, c => c.replica),
+    actions: groupActions({ hash, imageId, force, count: spec.replicas, ...(indices !== undefined && { indices }) }, replicas, c => c.replica),
     canaryActions: groupActions({ hash: canary?.hash ?? '', imageId: canary?.imageId, force, count: canary === undefined ? 0 : 1 }, canaries, () => 1)
   }
 }

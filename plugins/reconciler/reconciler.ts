@@ -2,7 +2,7 @@
 // redeploy, scale, remove, stop, restart, status and logs. Changes run one at a time; each deploy lists
 // containers once, pulls by the pull rules, plans in memory, executes, and records the desired specs,
 // the canaries and the history.
-import type { PassThrough } from 'node:stream'
+import { Readable, type PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Histogram } from 'prom-client'
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../kernel/index.js'
@@ -19,6 +19,7 @@ import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime
 import { setProblems, type Declared } from './service-set.js'
 import type { CanaryState, DeployError, HistoryEntry, ReconcilerState } from './state.js'
 import type { Traffic } from './traffic.js'
+import type { RemoteOutcome, Schedule, Scheduler } from './scheduler.js'
 import type { ServiceSpec } from './spec.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 
@@ -53,6 +54,17 @@ interface DeployOptions {
   force: boolean
   /** Canaries this deploy starts (a state) or ends (null); services not named keep theirs. */
   canaries?: ReadonlyMap<string, CanaryState | null>
+  /** An agent's deploy, as its leader sent it: the replica indices of each service, and services recreated even if unchanged. */
+  assigned?: { replicas: ReadonlyMap<string, readonly number[]>, force: ReadonlySet<string> }
+  /** Each service's environment with secrets resolved (the leader resolved them); else this node's secret store resolves it. */
+  env?: ReadonlyMap<string, Record<string, string>>
+}
+
+/** A service as an agent runs it: its spec, the replica indices placed on that agent, the environment the leader resolved. */
+export interface AssignedService {
+  spec: ServiceSpec
+  replicas: readonly number[]
+  env: Record<string, string>
 }
 
 /** How a rollback went: from the canary or version that ran, to the spec that runs now. */
@@ -71,6 +83,11 @@ export interface ReconcilerDeps {
   changed: (services: string[]) => void
   /** Routers that drain containers before they go and say when new ones serve. */
   traffic: Traffic
+}
+
+function mergeRemote (into: RemoteOutcome, from: RemoteOutcome): void {
+  into.errors.push(...from.errors)
+  for (const name of from.changed) if (!into.changed.includes(name)) into.changed.push(name)
 }
 
 export class Reconciler {
@@ -96,15 +113,33 @@ export class Reconciler {
     return runtime
   }
 
-  /** Every container of this server, one list call per runtime; throws RuntimeUnavailable. */
+  /**
+   * Places replicas on other nodes as well: the cluster plugin sets it on a leader. Without one every
+   * replica runs on this node.
+   */
+  scheduler: Scheduler | undefined
+
+  /** Set on an agent: the leader's address. Changes through this node's own API are refused; they come from the leader. */
+  leader: string | undefined
+
+  /** Answers GET /cluster/info in place of this node's own record (the cluster plugin, on a leader or an agent). */
+  clusterInfo: (() => Promise<unknown>) | undefined
+
+  /** Every container: this node's (one list call per runtime; throws RuntimeUnavailable), and those the other nodes of a cluster reported. */
   async containers (): Promise<ContainerState[]> {
+    const local = await this.localContainers()
+    return this.scheduler === undefined ? local : [...local, ...this.scheduler.remoteContainers()]
+  }
+
+  /** This node's containers, one list call per runtime; throws RuntimeUnavailable. */
+  async localContainers (): Promise<ContainerState[]> {
     return (await Promise.all([...this.#deps.runtimes.values()].map(async r => await r.list()))).flat()
   }
 
-  /** Containers for a read or a direct change: an unreachable engine is a 503. */
+  /** This node's containers for a read or a direct change: an unreachable engine is a 503. */
   async #containersOr503 (): Promise<ContainerState[]> {
     try {
-      return await this.containers()
+      return await this.localContainers()
     } catch (err) {
       if (err instanceof RuntimeUnavailable) throw new Unavailable(err.message)
       throw err
@@ -202,7 +237,7 @@ export class Reconciler {
   }
 
   async #removeCanaryContainers (name: string): Promise<void> {
-    for (const c of (await this.containers()).filter(c => c.service === name && c.canary === true)) {
+    for (const c of (await this.localContainers()).filter(c => c.service === name && c.canary === true)) {
       await this.#deps.traffic.drain(c)
       await this.#runtime(c.runtime).remove(c.id)
     }
@@ -250,13 +285,20 @@ export class Reconciler {
     const canaries = options.canaries ?? new Map<string, CanaryState | null>()
     const declared = requested.map(d => this.#heldByCanary(d, canaries, failures))
     const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
-    for (const { spec } of declared) {
-      if (spec.placement !== undefined && spec.placement.node !== settings.node_name) {
-        failures.set(spec.name, `placed on node "${spec.placement.node}", but this node is "${settings.node_name}"`)
+    // In a cluster the scheduler places replicas (and answers 503 before anything changes when a change must wait for a node).
+    const schedule = await this.#schedule(declared, options)
+    if (schedule === undefined) {
+      for (const { spec } of declared) {
+        if (spec.placement !== undefined && spec.placement.node !== settings.node_name) {
+          failures.set(spec.name, `placed on node "${spec.placement.node}", but this node is "${settings.node_name}"`)
+        }
       }
     }
+    const remote: RemoteOutcome = { errors: [], changed: [] }
+    if (schedule !== undefined) mergeRemote(remote, await schedule.grow())
     const projects = new Map(declared.map(d => [d.spec.name, d.spec.project]))
-    const run = await this.#converge(declared, hashes, options, failures, canaries)
+    const local = schedule?.local ?? options.assigned?.replicas
+    const run = await this.#converge(declared, hashes, options, failures, canaries, local)
     for (const orphan of run.orphans) projects.set(orphan.name, orphan.project)
 
     const declaredNames = new Set(declared.map(d => d.spec.name))
@@ -265,10 +307,18 @@ export class Reconciler {
       : []
     const specsChanged = declared.some(({ spec }) => JSON.stringify(state.service(spec.name)?.spec) !== JSON.stringify(spec))
     await state.save(declared, forgotten, new Map([...canaries].filter(([name]) => !failures.has(name))))
+    if (schedule !== undefined) {
+      mergeRemote(remote, await schedule.shrink())
+      for (const [service, reason] of schedule.unplaced) failures.set(service, failures.has(service) ? `${failures.get(service) ?? ''}; ${reason}` : reason)
+      for (const { service, project, error } of remote.errors) {
+        projects.set(service, projects.get(service) ?? project)
+        failures.set(service, failures.has(service) ? `${failures.get(service) ?? ''}; ${error}` : error)
+      }
+    }
     const result: DeployResult = {
       deployed: declared.map(d => d.spec.name).filter(name => !failures.has(name)),
       errors: [...failures].map(([service, error]) => ({ service, project: projects.get(service) ?? '', error })),
-      changed: run.changed,
+      changed: [...new Set([...run.changed, ...remote.changed.filter(name => declaredNames.has(name))])],
       removed: [...new Set([...run.orphans.map(o => o.name).filter(name => !failures.has(name)), ...forgotten])]
     }
     if (specsChanged || result.changed.length > 0 || result.removed.length > 0 || result.errors.length > 0) {
@@ -289,6 +339,20 @@ export class Reconciler {
     if (result.errors.length > 0) this.#deps.log.warn({ trigger: options.trigger, errors: result.errors }, 'deploy finished with errors')
     if (result.changed.length > 0 || result.removed.length > 0) this.#deps.changed([...result.changed, ...result.removed])
     return result
+  }
+
+  /** With a scheduler (a cluster's leader): place the replicas of this deploy; undefined on a single node or an agent. */
+  async #schedule (declared: readonly Declared[], options: DeployOptions): Promise<Schedule | undefined> {
+    const scheduler = this.scheduler
+    if (scheduler === undefined) return undefined
+    const { state } = this.#deps
+    const names = new Set(declared.map(d => d.spec.name))
+    const removed = options.removeOrphans ? state.services().map(s => s.spec.name).filter(name => !names.has(name)) : []
+    const kept = state.services().filter(s => !names.has(s.spec.name) && !removed.includes(s.spec.name)).map(s => s.spec)
+    const changing = new Set(declared.filter(({ spec }) => options.force || JSON.stringify(state.service(spec.name)?.spec) !== JSON.stringify(spec)).map(d => d.spec.name))
+    return await scheduler.schedule({
+      trigger: options.trigger, declared: declared.map(d => d.spec), desired: [...kept, ...declared.map(d => d.spec)], changing, removed, pull: options.pull, force: options.force
+    })
   }
 
   /**
@@ -315,26 +379,29 @@ export class Reconciler {
    * List, pull, plan and execute. Failures are added to `failures`; when the engine cannot be listed
    * (or asked for images) every service fails with that reason and `listed` is false.
    */
-  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>): Promise<{ listed: boolean, changed: string[], orphans: Array<{ name: string, project: string }> }> {
+  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>, local?: ReadonlyMap<string, readonly number[]>): Promise<{ listed: boolean, changed: string[], orphans: Array<{ name: string, project: string }> }> {
     const { settings } = this.#deps
+    const replicasHere = (spec: ServiceSpec): readonly number[] | undefined => local === undefined ? undefined : local.get(spec.name) ?? []
+    const forced = (spec: ServiceSpec): boolean => options.force || options.assigned?.force.has(spec.name) === true
     try {
-      const actual = await this.containers()
+      const actual = await this.localContainers()
       const canaryStates = new Map(declared.flatMap(({ spec }) => {
         const canary = this.#canaryAfter(spec.name, canaries)
         return canary === undefined ? [] : [[spec.name, canary] as const]
       }))
-      const images = await this.#prepareImages([...declared.map(d => d.spec), ...[...canaryStates.values()].map(c => ({ ...c.spec, replicas: 1 }))], options.pull, failures)
+      const images = await this.#prepareImages([...declared.map(d => ({ ...d.spec, replicas: replicasHere(d.spec)?.length ?? d.spec.replicas })), ...[...canaryStates.values()].map(c => ({ ...c.spec, replicas: 1 }))], options.pull, failures)
       const imageOf = (spec: ServiceSpec): string | undefined => images.get(spec.runtime)?.get(localImageName(spec.image))
       const desired: Desired[] = declared.map(({ spec }) => {
         const canary = canaryStates.get(spec.name)
         const desiredCanary: DesiredCanary | undefined = canary === undefined ? undefined : { spec: canary.spec, hash: canary.hash, imageId: imageOf(canary.spec) }
-        return { spec, hash: hashes.get(spec.name) as string, imageId: imageOf(spec), force: options.force, ...(desiredCanary !== undefined && { canary: desiredCanary }) }
+        const indices = replicasHere(spec)
+        return { spec, hash: hashes.get(spec.name) as string, imageId: imageOf(spec), force: forced(spec), ...(desiredCanary !== undefined && { canary: desiredCanary }), ...(indices !== undefined && { replicas: indices }) }
       })
       const plan = planDeploy(desired, actual, { removeOrphans: options.removeOrphans })
       const outcome = await executePlan(plan, {
         runtime: name => this.#runtime(name),
         limit: this.#limit,
-        resolveEnv: spec => this.#deps.secrets.resolve(spec.env, spec.name),
+        resolveEnv: spec => options.env?.get(spec.name) ?? this.#deps.secrets.resolve(spec.env, spec.name),
         healthTimeoutMs: settings.health_timeout_secs * 1000,
         healthIntervalMs: 250,
         traffic: this.#deps.traffic
@@ -396,13 +463,51 @@ export class Reconciler {
 
   async #remove (names: readonly string[]): Promise<{ removed: string[], containers: number }> {
     const doomed = (await this.#containersOr503()).filter(c => names.includes(c.service))
+    const elsewhere = this.scheduler?.remoteContainers().filter(c => names.includes(c.service)).length ?? 0
+    const schedule = await this.scheduler?.schedule({
+      trigger: 'remove', declared: [], desired: this.specs().filter(s => !names.includes(s.name)), changing: new Set(), removed: names, pull: 'missing', force: false
+    })
     await Promise.all(doomed.map(async c => {
       await this.#deps.traffic.drain(c)
       await this.#limit(async () => { await this.#runtime(c.runtime).remove(c.id) })
     }))
     await this.#deps.state.save([], names)
+    if (schedule !== undefined) {
+      const outcome = await schedule.grow()
+      mergeRemote(outcome, await schedule.shrink())
+      if (outcome.errors.length > 0) this.#deps.log.warn({ errors: outcome.errors }, 'other nodes did not remove every container')
+    }
     this.#deps.changed([...names])
-    return { removed: [...names], containers: doomed.length }
+    return { removed: [...names], containers: doomed.length + elsewhere }
+  }
+
+  /**
+   * An agent's deploy: run exactly these services with these replica indices and environments (as the
+   * leader sent them); any other service this node runs is removed.
+   */
+  async applyAssigned (services: readonly AssignedService[], options: { force: readonly string[], pull: PullPolicy }): Promise<DeployResult> {
+    return await this.#exclusive(async () => await this.#deploy(services.map(s => ({ spec: s.spec, source: 'the leader' })), {
+      trigger: 'leader',
+      removeOrphans: true,
+      pull: options.pull,
+      force: false,
+      assigned: { replicas: new Map(services.map(s => [s.spec.name, s.replicas])), force: new Set(options.force) },
+      env: new Map(services.map(s => [s.spec.name, s.env]))
+    }))
+  }
+
+  /** Place every deployed service again and converge (a cluster's node drained, gone or forgotten); what did not move stays as it is. */
+  async reschedule (trigger: string): Promise<DeployResult> {
+    return await this.#exclusive(async () => await this.#deploy(this.#deps.state.services().map(s => ({ spec: s.spec, source: s.source })), {
+      trigger, removeOrphans: false, pull: 'missing', force: false
+    }))
+  }
+
+  /** 503 when a change to this service must wait for the node it is placed on (offline or unhealthy). */
+  assertReachable (name: string): void {
+    const stored = this.#known(name)
+    const reason = this.scheduler?.unavailable(stored.spec)
+    if (reason !== undefined) throw new Unavailable(reason)
   }
 
   /** Stop every running container; specs stay, and the next deploy starts them again. */
@@ -413,9 +518,11 @@ export class Reconciler {
         await this.#deps.traffic.drain(c)
         await this.#limit(async () => { await this.#runtime(c.runtime).stop(c.id) })
       }))
-      const stopped = [...new Set(running.map(c => c.service))].sort()
+      const elsewhere = this.scheduler?.remoteContainers().filter(c => c.running) ?? []
+      const stoppedElsewhere = this.scheduler === undefined ? 0 : await this.scheduler.stopRemote()
+      const stopped = [...new Set([...running, ...elsewhere].map(c => c.service))].sort()
       this.#deps.changed(stopped)
-      return { stopped, containers: running.length }
+      return { stopped, containers: running.length + stoppedElsewhere }
     })
   }
 
@@ -424,14 +531,16 @@ export class Reconciler {
     return await this.#exclusive(async () => {
       const { spec } = this.#known(name)
       const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
-      if (containers.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`)
+      const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
+      if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`)
       for (const c of containers) {
         await this.#deps.traffic.drain(c)
         await this.#runtime(c.runtime).restart(c.id)
         await this.#deps.traffic.ready(spec, c.id)
       }
+      const restartedElsewhere = elsewhere.length === 0 || this.scheduler === undefined ? [] : await this.scheduler.restartRemote(name)
       this.#deps.changed([name])
-      return { restarted: containers.map(c => c.name) }
+      return { restarted: [...containers.map(c => c.name), ...restartedElsewhere] }
     })
   }
 
@@ -488,7 +597,9 @@ export class Reconciler {
 
   async status (project?: string): Promise<ServiceStatus[]> {
     const stored = this.#deps.state.services().filter(s => project === undefined || s.spec.project === project)
-    const containers = await this.#containersOr503()
+    const here = await this.#containersOr503()
+    // In a cluster every container says where it runs.
+    const containers = this.scheduler === undefined ? here : [...here.map(c => ({ ...c, node: this.#deps.settings.node_name })), ...this.scheduler.remoteContainers()]
     return stored.map(s => {
       const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name), this.#deps.state.canary(s.spec.name))
       const route = this.routes?.(s.spec.name)
@@ -502,8 +613,22 @@ export class Reconciler {
   async logs (name: string, options: { tail: number, follow: boolean }): Promise<PassThrough> {
     this.#known(name)
     const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
-    if (containers.length === 0) throw new Conflict(`service "${name}" has no containers`)
+    const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
+    if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers`)
     const sources = await Promise.all(containers.map(async c => ({ label: c.name, stream: await this.#runtime(c.runtime).logs(c.id, options) })))
-    return mergeLogs(sources, { interleave: options.follow })
+    // Other nodes' replicas: their last lines (followed logs follow this node's replicas only).
+    const remote = elsewhere.length === 0 || this.scheduler === undefined ? [] : await this.scheduler.logsRemote(name, options.tail)
+    return mergeLogs([...sources, ...remote.map(({ label, text }) => ({ label, stream: Readable.from([text]) }))], { interleave: options.follow })
+  }
+
+  /** The last `tail` lines of each of this node's containers of a service (an agent answering its leader). */
+  async localLogs (name: string, tail: number): Promise<Array<{ label: string, text: string }>> {
+    const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
+    return await Promise.all(containers.map(async c => {
+      const stream = await this.#runtime(c.runtime).logs(c.id, { tail, follow: false })
+      let text = ''
+      for await (const chunk of stream) text += (chunk as Buffer | string).toString()
+      return { label: c.name, text }
+    }))
   }
 }

@@ -1,7 +1,7 @@
 // The orchestration endpoints of the control API under /api/v1, each behind the role it needs:
 // viewers read (status, logs, cluster info), deployers change what runs.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { BadRequest, NotFound } from '../../kernel/index.js'
+import { BadRequest, Conflict, NotFound } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { takeCanary } from './canary.js'
 import type { ClusterInfo } from './cluster-info.js'
@@ -46,7 +46,11 @@ function isEmptyBody (body: unknown): boolean {
 
 export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo, stopping, reload }: RouteDeps): FastifyPluginAsync {
   const viewer = { onRequest: tokens.requireRole('viewer') }
-  const deployer = { onRequest: tokens.requireRole('deployer') }
+  // An agent's services come from its leader: its own API refuses changes.
+  const notAnAgent = async (): Promise<void> => {
+    if (reconciler.leader !== undefined) throw new Conflict(`this node is an agent of the leader at ${reconciler.leader}: change services through the leader`)
+  }
+  const deployer = { onRequest: [tokens.requireRole('deployer'), notAnAgent] }
   const by = (request: FastifyRequest): string | undefined => tokens.caller(request)?.name
 
   return async app => {
@@ -107,7 +111,7 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
       return await reply.type('text/plain; charset=utf-8').send(stream)
     })
 
-    app.get('/cluster/info', viewer, async () => await clusterInfo())
+    app.get('/cluster/info', viewer, async () => await (reconciler.clusterInfo ?? clusterInfo)())
 
     app.get('/deploys', viewer, async () => ({ deploys: reconciler.history() }))
   }

@@ -13,6 +13,8 @@ export interface ContainerState {
   replica: number
   /** The service's canary (one replica of another spec beside the numbered ones), not a numbered replica. */
   canary?: boolean
+  /** The node that runs it, for a container of another node of a cluster; absent: this node. */
+  node?: string
   /** The specHash label it was created with. */
   hash: string
   imageId: string

@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import type { PluginContext } from '../../kernel/index.js'
 import { clusterInfo } from './cluster-info.js'
 import { DockerRuntime } from './docker-runtime.js'
-import type { ReconcilerConfig, ReconcilerSections, ReconcilerService } from './index.js'
+import type { ReconcilerConfig, ReconcilerService } from './index.js'
 import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
 import { dockerConfigFile } from './registry-auth.js'
@@ -19,7 +19,7 @@ import { Traffic } from './traffic.js'
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
 
-export function setupReconciler (ctx: PluginContext<ReconcilerConfig, ReconcilerSections>): ReconcilerService {
+export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): ReconcilerService {
   const config = ctx.config
   const nodeName = config.node_name === '' ? hostname() : config.node_name
   const state = new ReconcilerState(ctx.store, config.history_limit)
@@ -34,7 +34,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig, Reconciler
 
   const liveness = new Liveness({
     runtime: name => runtimes.get(name) as Runtime,
-    containers: async () => await reconciler.containers(),
+    containers: async () => await reconciler.localContainers(),
     spec: container => container.canary === true ? state.canary(container.service)?.spec : state.service(container.service)?.spec,
     restarted: async service => {
       await state.countRestart(service)
@@ -72,10 +72,10 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig, Reconciler
     defaultTail: config.logs_tail,
     stopping: ctx.stopping,
     reload: { request: async by => await requestReload(state, ctx.restart, by), last: () => state.lastReload() },
-    clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: ctx.sections.cluster.name, runtime: docker })
+    clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: '', runtime: docker })
   }), { prefix: '/api/v1' })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
   // A reload restarted the server: every plugin runs again, now every service is redeployed.
   ctx.events.on('kernel.started', () => { void ctx.track(finishReload(state, reconciler)) })
-  return { reconciler, liveness, refreshLiveness, traffic, cluster: ctx.sections.cluster, servicesDir: resolve(ctx.cwd, config.services_dir) }
+  return { reconciler, liveness, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
 }

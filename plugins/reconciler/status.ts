@@ -18,7 +18,8 @@ export interface ServiceStatus {
   domain?: string
   /** Liveness restarts since the service was first deployed. */
   restarts: number
-  containers: Array<{ name: string, replica: number, state: string, address?: string, health?: string, canary?: true }>
+  /** `node`: where it runs, in a cluster (the node's name). */
+  containers: Array<{ name: string, replica: number, state: string, address?: string, health?: string, canary?: true, node?: string }>
   /** The canary running beside the replicas, with whether its container runs. */
   canary?: CanaryView & { running: boolean }
   /** How the proxy routes it, when a proxy runs and the service is routed. */
@@ -52,7 +53,7 @@ export function serviceStatus (stored: StoredService, containers: readonly Conta
     restarts,
     containers: [...containers].sort((a, b) => a.replica - b.replica).map(c => ({
       name: c.name, replica: c.replica, state: c.state, ...(c.address !== undefined && { address: `${c.address.host}:${c.address.port}` }),
-      ...(c.health !== undefined && { health: c.health }), ...(c.canary === true && { canary: true as const })
+      ...(c.health !== undefined && { health: c.health }), ...(c.canary === true && { canary: true as const }), ...(c.node !== undefined && { node: c.node })
     }))
   }
   if (spec.domain !== undefined) entry.domain = spec.domain

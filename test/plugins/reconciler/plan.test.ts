@@ -67,3 +67,15 @@ t.test('orphans are removed only in a deploy of everything declared', async t =>
 t.test('a dependency outside the deployed set does not hold a service back', async t => {
   t.same(summary(planDeploy([desired('api', { depends_on: ['db'] })], [], { removeOrphans: false })), [[], ['api: create 1']])
 })
+
+t.test('a cluster node plans only the replica indices placed on it; without them, 1 to replicas as always', async t => {
+  const plan = planDeploy
+  const spec = { name: 'web', project: 'p', image: 'x:1', runtime: 'docker', replicas: 4, depends_on: [], extra_ports: [], env: {}, volumes: [], mounts: [], internal: false }
+  const container = (replica: number): ContainerState => ({ runtime: 'docker', id: `c${replica}`, name: `p-web-${replica}`, service: 'web', project: 'p', replica, hash: 'h', imageId: 'i', running: true, state: 'running' })
+  const placed = plan([{ spec, hash: 'h', imageId: 'i', replicas: [2, 4] }], [container(1), container(2)], { removeOrphans: false })
+  t.same(placed.layers[0][0].actions.map(a => [a.kind, 'replica' in a ? a.replica : a.container.replica]), [['remove', 1], ['create', 4]], 'replica 1 runs elsewhere now; 4 comes here; 2 stays')
+  const all = plan([{ spec, hash: 'h', imageId: 'i' }], [container(1), container(2)], { removeOrphans: false })
+  t.same(all.layers[0][0].actions.map(a => [a.kind, 'replica' in a ? a.replica : a.container.replica]), [['create', 3], ['create', 4]])
+  const none = plan([{ spec, hash: 'h', imageId: 'i', replicas: [] }], [container(1)], { removeOrphans: false })
+  t.same(none.layers[0][0].actions.map(a => a.kind), ['remove'], 'no replica here: every container of the service goes')
+})

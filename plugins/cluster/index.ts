@@ -1,0 +1,74 @@
+// cluster: agent nodes join the leader. On the leader: the join channel, the node registry
+// (heartbeats, engine health, offline after a silence, replicas placed elsewhere after a grace
+// period), placement of every replica, drain and undrain. On an agent (`berth server --join
+// <host>:6880`): the link to the leader, running what it sends with this node's reconciler. Owns the
+// [cluster] section, whose name, domain and ACME contact the proxy reads too.
+import { definePlugin } from '../../kernel/index.js'
+import { clusterCommands } from './commands.js'
+import { clusterSection, type ClusterConfig } from './config.js'
+import type { ClusterRuntime } from './setup.js'
+
+export interface ClusterService {
+  /** The [cluster] section. */
+  settings: ClusterConfig
+  /** The leader's or the agent's machinery. */
+  runtime: ClusterRuntime
+}
+
+declare module '../../kernel/index.js' {
+  interface Services { cluster: ClusterService }
+}
+
+export default definePlugin({
+  name: 'cluster',
+  version: '0.1.0',
+  description: 'Agent nodes join the leader: placement, drain, heartbeats and failure handling.',
+  dependsOn: ['tokens', 'secrets', 'reconciler'],
+  config: clusterSection,
+  env: { BERTH_JOIN: 'join', BERTH_JOIN_TOKEN: 'join_token' },
+
+  async setup (ctx) {
+    const [{ setupCluster }, { VERSION }] = await Promise.all([import('./setup.js'), import('../../kernel/paths.js')])
+    const { reconciler, node, engine } = ctx.use('reconciler')
+    const runtime = await setupCluster(ctx, {
+      tokens: ctx.use('tokens'),
+      secrets: ctx.use('secrets'),
+      version: VERSION,
+      orchestration: {
+        nodeName: node.name,
+        nodeId: node.id,
+        engineInfo: async () => await engine.info(),
+        localContainers: async () => await reconciler.localContainers(),
+        specs: () => reconciler.specs(),
+        useScheduler: scheduler => {
+          reconciler.scheduler = scheduler
+          ctx.onClose(() => { reconciler.scheduler = undefined })
+        },
+        managedBy: leader => {
+          reconciler.leader = leader
+          ctx.onClose(() => { reconciler.leader = undefined })
+        },
+        answerClusterInfo: answer => {
+          reconciler.clusterInfo = answer
+          ctx.onClose(() => { reconciler.clusterInfo = undefined })
+        },
+        applyAssigned: async (services, options) => await reconciler.applyAssigned(services, options),
+        reschedule: async trigger => await reconciler.reschedule(trigger),
+        stopAll: async () => await reconciler.stopAll(),
+        restart: async service => await reconciler.restart(service),
+        logs: async (service, tail) => await reconciler.localLogs(service, tail)
+      }
+    })
+    return { settings: ctx.config, runtime }
+  },
+
+  async start (_ctx, service) {
+    await service.runtime.start()
+  },
+
+  async stop (_ctx, service) {
+    await service.runtime.stop()
+  },
+
+  commands: clusterCommands
+})
