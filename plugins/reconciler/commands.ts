@@ -15,6 +15,13 @@ function routeColumns (route: RouteStatus | undefined): string[] {
   return route === undefined ? ['-', '-'] : [`${route.serving} serving`, describeCertificate(route.certificate)]
 }
 
+/** Where a service's replicas run, in a cluster: `node-a:1,3 node-b:2` (replica numbers per node). */
+function nodesColumn (status: ServiceStatus): string {
+  const byNode = new Map<string, number[]>()
+  for (const c of status.containers) if (c.node !== undefined && c.canary !== true) byNode.set(c.node, [...(byNode.get(c.node) ?? []), c.replica])
+  return [...byNode].map(([node, replicas]) => `${node}:${replicas.sort((a, b) => a - b).join(',')}`).join(' ') || '-'
+}
+
 /** While a long call runs, say so every few seconds on stderr. */
 const PROGRESS_EVERY_MS = 5000
 
@@ -152,8 +159,9 @@ export function reconcilerCommands (cli: CliRegistry): void {
       }
       const routed = answer.services.some(s => s.route !== undefined)
       const canaries = answer.services.some(s => s.canary !== undefined)
-      console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', 'RESTARTS', 'IMAGE', 'DOMAIN', ...(routed ? ['ROUTE', 'CERTIFICATE'] : []), ...(canaries ? ['CANARY'] : [])], answer.services.map(s => [
-        s.name, s.project, s.status, `${s.running_replicas}/${s.replicas}`, String(s.restarts), s.image, s.route?.domain ?? s.domain ?? '',
+      const clustered = answer.services.some(s => s.containers.some(c => c.node !== undefined))
+      console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', ...(clustered ? ['NODES'] : []), 'RESTARTS', 'IMAGE', 'DOMAIN', ...(routed ? ['ROUTE', 'CERTIFICATE'] : []), ...(canaries ? ['CANARY'] : [])], answer.services.map(s => [
+        s.name, s.project, s.status, `${s.running_replicas}/${s.replicas}`, ...(clustered ? [nodesColumn(s)] : []), String(s.restarts), s.image, s.route?.domain ?? s.domain ?? '',
         ...(routed ? routeColumns(s.route) : []),
         ...(canaries ? [s.canary === undefined ? '' : `${describeCanary(s.canary)}${s.canary.running ? '' : ' (not running)'}`] : [])
       ])))

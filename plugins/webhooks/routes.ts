@@ -5,7 +5,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { BadRequest, NotFound, Unauthorized } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { PROVIDERS, readPush, signatureValid, type Provider } from './push.js'
-import { checkRegistration, publicView, type Registrations } from './registrations.js'
+import { checkRegistration, INFRA, publicView, type Registrations } from './registrations.js'
 import type { Runner } from './runner.js'
 
 /** Largest push body accepted (GitHub caps its payloads at 25 MB; pushes are far smaller). */
@@ -13,7 +13,11 @@ export const MAX_PUSH_BYTES = 5 * 1024 * 1024
 
 const ID = /^[0-9a-f]{12}$/
 
-export function webhookRoutes (registrations: Registrations, runner: Runner, tokens: TokenService): FastifyPluginAsync {
+/**
+ * `reachable(service)` throws `Unavailable` when a redeploy of the service would have to wait for its
+ * node (a cluster's agent that is offline): the push is refused with 503 before anything runs.
+ */
+export function webhookRoutes (registrations: Registrations, runner: Runner, tokens: TokenService, reachable: (service: string) => void = () => {}): FastifyPluginAsync {
   const viewer = { onRequest: tokens.requireRole('viewer') }
   const deployer = { onRequest: tokens.requireRole('deployer') }
   const known = (id: string): string => {
@@ -64,6 +68,7 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
         }
         const matched = signed.filter(r => r.branch === push.branch)
         if (matched.length === 0) throw new NotFound(`no webhook of ${push.repo} is registered for branch ${push.branch}`)
+        for (const registration of matched) if (registration.service_name !== INFRA) reachable(registration.service_name)
         for (const registration of matched) runner.submit({ registration, push })
         return await reply.code(202).send({ accepted: matched.map(r => ({ id: r.id, service_name: r.service_name })), sha: push.sha })
       })

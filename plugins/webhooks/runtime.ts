@@ -3,7 +3,7 @@
 // changed), and the routes. Imported by setup only.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import type { PluginContext } from '../../kernel/index.js'
+import { Unavailable, type PluginContext } from '../../kernel/index.js'
 import type { DeployResult } from '../reconciler/reconciler.js'
 import type { ReconcilerService } from '../reconciler/index.js'
 import type { WebhookService } from './index.js'
@@ -41,6 +41,14 @@ export function setupWebhooks (ctx: PluginContext, reconciler: ReconcilerService
     return summary(await reconciler.reconciler.redeploy(registration.service_name, by))
   }
   const runner = new Runner(async job => await ctx.track(work(job)))
-  ctx.http('control', webhookRoutes(registrations, runner, ctx.use('tokens')), { prefix: '/api/v1/webhooks' })
+  // A redeploy whose service waits for an offline node is refused (503) before it is accepted; an unknown service fails in the run, as before.
+  const reachable = (service: string): void => {
+    try {
+      reconciler.reconciler.assertReachable(service)
+    } catch (err) {
+      if (err instanceof Unavailable) throw err
+    }
+  }
+  ctx.http('control', webhookRoutes(registrations, runner, ctx.use('tokens'), reachable), { prefix: '/api/v1/webhooks' })
   return { runner }
 }
