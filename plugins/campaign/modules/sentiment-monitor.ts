@@ -47,19 +47,38 @@ function postsIn (kit: ModuleKit, args: RangeArgs): Iterable<Post> {
   return kit.posts.between(from, to, { source: args.source, term: args.term })
 }
 
-/** Terms most over-represented in `posts` against `baseline`: share here − share there, at least two posts. */
-export function distinctiveTerms (posts: readonly Post[], baseline: readonly Post[], limit: number): string[] {
-  const share = (group: readonly Post[]): Map<string, number> => {
-    const counts = new Map<string, number>()
-    for (const post of group) for (const term of post.terms) if (term.length >= 3) counts.set(term, (counts.get(term) ?? 0) + 1)
-    return counts
-  }
-  const here = share(posts)
-  const there = share(baseline)
+/** How many posts hold each term (of three characters or more). */
+function termPosts (posts: readonly Post[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const post of posts) for (const term of post.terms) if (term.length >= 3) counts.set(term, (counts.get(term) ?? 0) + 1)
+  return counts
+}
+
+/** Terms held by at least two of `here`'s posts, by share here − share there, best first. */
+function overRepresented (here: ReadonlyMap<string, number>, hereTotal: number, there: (term: string) => number, thereTotal: number, limit: number): string[] {
   return [...here].filter(([, n]) => n >= 2)
-    .map(([term, n]) => ({ term, lift: n / posts.length - (there.get(term) ?? 0) / Math.max(1, baseline.length) }))
+    .map(([term, n]) => ({ term, lift: n / hereTotal - there(term) / Math.max(1, thereTotal) }))
     .sort((a, b) => b.lift - a.lift || a.term.localeCompare(b.term))
     .slice(0, limit).map(t => t.term)
+}
+
+/** Terms most over-represented in `posts` against `baseline`: share here − share there, at least two posts. */
+export function distinctiveTerms (posts: readonly Post[], baseline: readonly Post[], limit: number): string[] {
+  const there = termPosts(baseline)
+  return overRepresented(termPosts(posts), posts.length, term => there.get(term) ?? 0, baseline.length, limit)
+}
+
+/** The distinctive terms of positive posts against the others, and of negative ones, counting terms once. */
+function termsOfMoods (posts: readonly Post[], limit: number): { positive: string[], negative: string[] } {
+  const groups = { positive: [] as Post[], negative: [] as Post[], neutral: [] as Post[] }
+  for (const post of posts) groups[post.label].push(post)
+  const counts = { positive: termPosts(groups.positive), negative: termPosts(groups.negative), neutral: termPosts(groups.neutral) }
+  const of = (label: 'positive' | 'negative'): string[] => {
+    const others = label === 'positive' ? ['negative', 'neutral'] as const : ['positive', 'neutral'] as const
+    const there = (term: string): number => (counts[others[0]].get(term) ?? 0) + (counts[others[1]].get(term) ?? 0)
+    return overRepresented(counts[label], groups[label].length, there, posts.length - groups[label].length, limit)
+  }
+  return { positive: of('positive'), negative: of('negative') }
 }
 
 export interface Spike {
@@ -160,7 +179,6 @@ export function sentimentMonitorFunctions (kit: ModuleKit): ServerFunction[] {
           if (group === undefined) bySource.set(post.source, [post])
           else group.push(post)
         }
-        const wordsOf = (label: 'positive' | 'negative'): string[] => distinctiveTerms(posts.filter(p => p.label === label), posts.filter(p => p.label !== label), 8)
         return {
           total: posts.length,
           positive: posts.filter(p => p.label === 'positive').length,
@@ -171,7 +189,7 @@ export function sentimentMonitorFunctions (kit: ModuleKit): ServerFunction[] {
           series: series.map(({ posts: _posts, ...stats }) => ({ ...stats, mean_polarity: round(stats.mean_polarity) })),
           by_source: [...bySource].map(([source, group]) => ({ source, count: group.length, mean_polarity: round(mean(group.map(p => p.polarity))) }))
             .sort((a, b) => b.count - a.count || a.source.localeCompare(b.source)),
-          terms: { positive: wordsOf('positive'), negative: wordsOf('negative') },
+          terms: termsOfMoods(posts, 8),
           engine: engine.name
         }
       }
