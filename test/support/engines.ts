@@ -7,7 +7,7 @@
 // its network namespace mount and directory.
 import Docker from 'dockerode'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
 import { startDaemon, type Daemon } from './daemon.js'
@@ -35,8 +35,6 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
   const docker = new Docker({ socketPath: socket })
   let stopped = false
   const started: { daemon?: Daemon } = {}
-  // Registered before the daemon's own teardown, so containers and networks go while the engine still answers.
-  t.teardown(async () => { await stop() })
   started.daemon = await startDaemon(t, `dockerd-${name}`, {
     command: '/usr/sbin/dockerd',
     args: [
@@ -48,23 +46,72 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
     ready: async () => { await docker.ping(); return true },
     timeout: 30_000
   })
+  // Teardowns run last registered first: this one runs before the daemon's own, while the engine still answers.
+  t.teardown(async () => { await stop() })
   async function stop (): Promise<void> {
     if (stopped) return
     stopped = true
+    const bridges: string[] = []
     try {
-      for (const c of await docker.listContainers({ all: true })) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)
-      for (const n of await docker.listNetworks()) {
-        if (!['bridge', 'host', 'none'].includes(n.Name)) await docker.getNetwork(n.Id).remove().catch(() => undefined)
-      }
+      await withDeadline(15_000, (async () => {
+        for (const c of await docker.listContainers({ all: true })) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)
+        for (const n of await docker.listNetworks()) {
+          if (['bridge', 'host', 'none'].includes(n.Name)) continue
+          bridges.push(`br-${n.Id.slice(0, 12)}`)
+          await docker.getNetwork(n.Id).remove().catch(() => undefined)
+        }
+      })())
     } catch {
-      // The engine is gone already (a test killed it): nothing left to remove through it.
+      // The engine is gone or stuck: what it left is cleaned up below.
     }
+    const proxies = started.daemon === undefined ? [] : childrenOf(started.daemon.pid)
     await started.daemon?.stop()
-    const netns = join(dir, 'exec', 'netns', 'default')
-    if (existsSync(netns)) {
-      try { execFileSync('umount', [netns], { stdio: 'ignore' }) } catch { /* not mounted */ }
+    for (const pid of proxies) {
+      try { process.kill(pid, 'SIGKILL') } catch { /* ended with its daemon */ }
     }
-    rmSync(dir, { recursive: true, force: true })
+    removeLeftovers(dir)
+    for (const bridge of bridges) {
+      try { execFileSync('ip', ['link', 'delete', bridge], { stdio: 'ignore' }) } catch { /* removed with its network */ }
+    }
   }
   return { socket, docker, dir, stop }
+}
+
+/** Processes whose parent is `pid` (dockerd's docker-proxy processes). */
+function childrenOf (pid: number): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) found.push(Number(entry))
+    } catch { /* gone */ }
+  }
+  return found
+}
+
+async function withDeadline<T> (ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([work, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`not done within ${ms} ms`)) }, ms) })])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * What an engine that did not stop cleanly leaves: container shims (they outlive containerd on purpose),
+ * their overlay and network namespace mounts, bridges. Killed, unmounted (deepest first), removed.
+ */
+export function removeLeftovers (dir: string): void {
+  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      if (cmdline.includes('containerd-shim') && cmdline.includes(`${dir}/exec/`)) process.kill(Number(pid), 'SIGKILL')
+    } catch { /* gone */ }
+  }
+  const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map(line => line.split(' ')[1]).filter(path => path !== undefined && path.startsWith(`${dir}/`))
+  for (const path of mounts.sort((a, b) => b.length - a.length)) {
+    try { execFileSync('umount', ['-l', path], { stdio: 'ignore' }) } catch { /* not mounted any more */ }
+  }
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })
 }

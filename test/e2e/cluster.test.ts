@@ -1,0 +1,170 @@
+// A real cluster on this machine: a leader (`berth server` with the proxy and webhooks) and two agents
+// (`berth server --join`), each agent driving a Docker engine of its own (another dockerd: own data
+// root, exec root, socket; test/support/engines.ts). Replicas are spread over the agents, a pinned
+// service runs on its node only, the proxy serves replicas of both nodes, status and `berth cluster
+// info` say where each replica runs. An agent whose engine stops answering is unhealthy. An agent
+// killed with SIGKILL: the cluster answers 503 for its pinned service (API and webhook), its other
+// replicas come back on the other node after the grace period, and once it is restarted it removes
+// its stale replica: nothing runs twice.
+import t from 'tap'
+import type { ChildProcess } from 'node:child_process'
+import { createHmac } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { NodeRecord } from '../../plugins/cluster/node-record.js'
+import type { ServiceStatus } from '../../plugins/reconciler/status.js'
+import { exited, runCli, spawnCli } from '../support/cli.js'
+import { requireComponent } from '../support/component.js'
+import { dockerEngine, httpdImage, HTTPD_INDEX } from '../support/docker.js'
+import { extraEngine, type ExtraEngine } from '../support/engines.js'
+import { through } from '../support/load.js'
+import { freePort } from '../support/net.js'
+import { removeInstanceAtEnd, serverDir, startServer, testInstance } from '../support/orchestration.js'
+import { pollUntil } from '../support/poll.js'
+import { tempDir } from '../support/tmp.js'
+
+interface Teardown { teardown(fn: () => void | Promise<void>): void }
+interface Info { nodes: NodeRecord[] }
+
+const docker = await requireComponent(t, 'docker', dockerEngine)
+const HEARTBEAT = 0.5
+const OFFLINE_AFTER = 2
+const RESCHEDULE_AFTER = 4
+
+/** An agent's working directory: its cluster.toml (its own engine and node name) and its token in the state directory. */
+function agentDir (t: Teardown, name: string, engine: ExtraEngine, instance: string, token: string, port: number): string {
+  const dir = tempDir(t)
+  writeFileSync(join(dir, 'cluster.toml'), [
+    '[server]', 'plugins = ["tokens", "secrets", "reconciler", "cluster"]', '',
+    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`, '',
+    '[reconciler]', `instance = "${instance}"`, `docker_socket = "${engine.socket}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', `node_name = "${name}"`, ''
+  ].join('\n'))
+  mkdirSync(join(dir, '.berth'), { mode: 0o700 })
+  writeFileSync(join(dir, '.berth', 'join.token'), `${token}\n`, { mode: 0o600 })
+  return dir
+}
+
+/** `berth server --join <leader>` in `dir`, until its health answers; SIGKILLed at test end. */
+async function startAgent (t: Teardown, dir: string, port: number, leader: string): Promise<ChildProcess & { output: () => string }> {
+  const child = spawnCli(['server', '--join', leader], { cwd: dir })
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited(child)
+    }
+  })
+  await pollUntil(async () => {
+    if (child.exitCode !== null) throw new Error(`agent exited: ${child.output()}`)
+    return (await fetch(`http://127.0.0.1:${port}/api/v1/health`)).status === 200
+  }, { timeout: 20_000, what: `agent in ${dir}` })
+  return child
+}
+
+if (docker !== undefined) {
+  t.test('a leader and two agents on engines of their own: placement, the proxy, an engine down, an agent killed and back', async t => {
+    const engines = await requireComponent(t, 'two extra dockerd', async () => await Promise.all([extraEngine(t, 'a'), extraEngine(t, 'b')]))
+    if (engines === undefined) return
+    const [engineA, engineB] = engines
+    await Promise.all([httpdImage(docker), ...engines.map(async e => await httpdImage(e.docker))])
+    const instance = testInstance()
+    removeInstanceAtEnd(t, docker, instance)
+    const project = `p${instance.slice(-6)}`
+    const proxyPort = await freePort()
+
+    const leader = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'proxy', 'webhooks'], [
+      '[reconciler]', `instance = "${instance}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', 'node_name = "leader"', '',
+      '[cluster]', 'name = "e2e"', `heartbeat_interval_secs = ${HEARTBEAT}`, `offline_after_secs = ${OFFLINE_AFTER}`, `reschedule_after_secs = ${RESCHEDULE_AFTER}`, 'schedule_leader = false', '',
+      '[proxy]', 'health_interval_secs = 1', 'connect_timeout_ms = 1000', '', '[acme]', 'directory = ""', ''
+    ].join('\n'))
+    await startServer(t, leader, { PROXY_HTTP_PORT: String(proxyPort) })
+    const admin = readFileSync(join(leader.stateDir, 'admin.token'), 'utf8').trim()
+    const call = async <T>(method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: `Bearer ${admin}` }): Promise<{ status: number, body: T }> => {
+      const response = await fetch(`${leader.url}${path}`, { method, headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) })
+      return { status: response.status, body: await response.json() as T }
+    }
+    const created = await call<{ token: string }>('POST', '/api/v1/tokens', { name: 'agents', role: 'agent' })
+    t.equal(created.status, 201)
+    const join_ = `127.0.0.1:${leader.port}`
+    const ports = [await freePort(), await freePort()]
+    const dirs = [agentDir(t, 'node-a', engineA, instance, created.body.token, ports[0]), agentDir(t, 'node-b', engineB, instance, created.body.token, ports[1])]
+    await startAgent(t, dirs[0], ports[0], join_)
+    let agentB = await startAgent(t, dirs[1], ports[1], join_)
+
+    const nodes = async (): Promise<Map<string, NodeRecord>> => new Map((await call<Info>('GET', '/api/v1/cluster/info')).body.nodes.map(n => [n.name, n]))
+    const ready = await pollUntil(async () => {
+      const all = await nodes()
+      return all.get('node-a')?.status === 'ready' && all.get('node-b')?.status === 'ready' && all
+    }, { what: 'both agents ready', timeout: 20_000 })
+    t.match(ready.get('node-a'), { role: 'agent', address: '127.0.0.1', engine: { healthy: true, kind: 'docker' }, capacity: { cpus: Number } })
+    const listed = await runCli(['cluster', 'info'], { cwd: leader.dir })
+    t.equal(listed.code, 0, listed.stderr)
+    t.match(listed.stdout, /^node-a +agent +ready +active +127\.0\.0\.1 /m, 'berth cluster info lists the agents')
+
+    const httpd = (name: string, replicas: number, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+      ({ name, project, image: 'berth-test/httpd:1', port: 8080, health: '/', replicas, ...extra })
+    const deployed = await call<{ deployed: string[], errors: unknown[] }>('POST', '/api/v1/deploy', { services: [httpd('web', 2, { domain: 'web.test' }), httpd('cache', 1, { placement: { node: 'node-b' } })] })
+    t.same(deployed.body.errors, [])
+    t.same(deployed.body.deployed.sort(), ['cache', 'web'])
+    const inEngine = async (engine: ExtraEngine): Promise<string[]> =>
+      (await engine.docker.listContainers({ filters: { label: [`berth.instance=${instance}`] } })).map(c => c.Names[0].replace(`/${project}-`, '')).sort()
+    t.same(await inEngine(engineA), ['web-1'], 'node-a\'s engine runs one web replica')
+    t.same(await inEngine(engineB), ['cache-1', 'web-2'], 'node-b\'s engine runs the other and the pinned cache')
+    const status = async (): Promise<Map<string, ServiceStatus>> => new Map((await call<{ services: ServiceStatus[] }>('GET', '/api/v1/status')).body.services.map(s => [s.name, s]))
+    t.same((await status()).get('web')?.containers.map(c => [c.replica, c.node, c.state]), [[1, 'node-a', 'running'], [2, 'node-b', 'running']], 'status says where each replica runs')
+    const shown = await runCli(['status'], { cwd: leader.dir })
+    t.match(shown.stdout, /^web +\S+ +running +2\/2 +node-a:1 node-b:2 /m, 'and so does berth status')
+
+    const throughProxy = async (): Promise<string> => (await through(new URL(`http://127.0.0.1:${proxyPort}/`), 'web.test')).body
+    await pollUntil(async () => {
+      const routes = await call<{ routes: Array<{ domain: string, upstreams: Array<{ healthy: boolean }> }> }>('GET', '/api/v1/proxy/routes')
+      return routes.body.routes.find(r => r.domain === 'web.test')?.upstreams.filter(u => u.healthy).length === 2
+    }, { what: 'the proxy routes to both nodes', timeout: 15_000 })
+    t.equal(await throughProxy(), HTTPD_INDEX, 'the proxy serves web.test from the agents')
+
+    // node-a's engine stops answering (its dockerd paused), its channel stays: unhealthy, not ready.
+    const pidA = Number(readFileSync(join(engineA.dir, 'docker.pid'), 'utf8'))
+    process.kill(pidA, 'SIGSTOP')
+    try {
+      const unhealthy = await pollUntil(async () => { const n = (await nodes()).get('node-a'); return n?.status === 'unhealthy' && n }, { what: 'node-a unhealthy', timeout: 10_000 })
+      t.match(unhealthy, { engine: { healthy: false, error: /did not answer/ } }, 'an agent whose engine does not answer is unhealthy')
+    } finally {
+      process.kill(pidA, 'SIGCONT')
+    }
+    await pollUntil(async () => (await nodes()).get('node-a')?.status === 'ready', { what: 'node-a ready again' })
+
+    const secret = 'a-webhook-secret-of-the-e2e-test'
+    t.equal((await call('POST', '/api/v1/webhooks', { repo: 'acme/cache', service_name: 'cache', branch: 'main', secret })).status, 201)
+
+    // node-b dies: SIGKILL. Its containers live on in its engine; the leader sees its channel close.
+    agentB.kill('SIGKILL')
+    await exited(agentB)
+    await pollUntil(async () => (await nodes()).get('node-b')?.status === 'offline', { what: 'node-b offline' })
+    const refused = await call<{ error: string }>('POST', '/api/v1/services/cache/redeploy')
+    t.equal(refused.status, 503, 'a redeploy of the service pinned to the offline node: 503')
+    t.match(refused.body.error, /^service "cache" is placed on node "node-b", which is offline/)
+    const push = { repo: 'acme/cache', ref: 'refs/heads/main', sha: 'f'.repeat(40) }
+    const hook = await call<{ error: string }>('POST', '/api/v1/webhooks/git', push, { 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(JSON.stringify(push)).digest('hex')}` })
+    t.equal(hook.status, 503, 'so does a webhook push for it')
+    t.match(hook.body.error, /node "node-b", which is offline/)
+
+    const moved = await pollUntil(async () => {
+      const web = (await status()).get('web')
+      return web?.running_replicas === 2 && web.containers.every(c => c.node === 'node-a') && web
+    }, { what: 'web back to two replicas on node-a', timeout: (RESCHEDULE_AFTER + 20) * 1000 })
+    t.same(moved.containers.map(c => [c.replica, c.node]), [[1, 'node-a'], [2, 'node-a']], 'its web replica came back on the other node')
+    t.same(await inEngine(engineA), ['web-1', 'web-2'])
+    t.match((await nodes()).get('node-b'), { status: 'offline', rescheduled: true, placed: [{ service: 'cache', replicas: [1], running: 0 }] }, 'the pinned cache waits for node-b')
+    await pollUntil(async () => await throughProxy() === HTTPD_INDEX, { what: 'the proxy serving from node-a alone' })
+
+    // node-b comes back: it converges to what is placed on it, its stale web replica goes.
+    agentB = await startAgent(t, dirs[1], ports[1], join_)
+    await pollUntil(async () => JSON.stringify(await inEngine(engineB)) === '["cache-1"]', { what: 'node-b without its stale replica', timeout: 20_000 })
+    t.pass('node-b removed its stale web replica: only the pinned cache runs there')
+    t.same(await inEngine(engineA), ['web-1', 'web-2'], 'node-a keeps both web replicas: nothing runs twice')
+    const after = await status()
+    t.match(after.get('web'), { status: 'running', running_replicas: 2 })
+    t.match(after.get('cache'), { status: 'running', running_replicas: 1, containers: [{ node: 'node-b' }] })
+    const again = await call('POST', '/api/v1/services/cache/redeploy')
+    t.equal(again.status, 200, 'with node-b back, the redeploy goes through')
+  })
+}
