@@ -108,27 +108,26 @@ export function place (services: readonly PlacementService[], nodes: readonly Pl
   }
 
   // The rest: fewest replicas of the service, then fewest in all, then name; with room for its resources.
+  // The scan over nodes runs once per replica: it reads plain arrays (loads by candidate index, and
+  // this service's count per candidate, refreshed when the service changes), no map in the loop.
   const candidates = nodes.filter(n => n.accepts).sort((a, b) => compareNames(a.name, b.name))
+  const candidateLoads = candidates.map(n => loads.get(n.name) as Load)
+  const mine = new Int32Array(candidates.length)
+  let current: PlacementService | undefined
   for (const [service, replica] of waiting) {
-    let best: PlacementNode | undefined
-    let bestLoad: Load | undefined
-    for (const node of candidates) {
-      const load = loads.get(node.name) as Load
-      if (!fits(node, load, service)) continue
-      if (bestLoad === undefined) {
-        best = node
-        bestLoad = load
-        continue
-      }
-      const mine = load.byService.get(service.name) ?? 0
-      const theirs = bestLoad.byService.get(service.name) ?? 0
-      if (mine < theirs || (mine === theirs && load.replicas < bestLoad.replicas)) {
-        best = node
-        bestLoad = load
-      }
+    if (service !== current) {
+      current = service
+      for (let i = 0; i < candidates.length; i++) mine[i] = candidateLoads[i].byService.get(service.name) ?? 0
     }
-    if (best !== undefined) assign(service, replica, best.name)
-    else {
+    let best = -1
+    for (let i = 0; i < candidates.length; i++) {
+      if ((service.cpus > 0 || service.memory_bytes > 0) && !fits(candidates[i], candidateLoads[i], service)) continue
+      if (best === -1 || mine[i] < mine[best] || (mine[i] === mine[best] && candidateLoads[i].replicas < candidateLoads[best].replicas)) best = i
+    }
+    if (best !== -1) {
+      assign(service, replica, candidates[best].name)
+      mine[best]++
+    } else {
       unplaced.push({
         service: service.name,
         replica,

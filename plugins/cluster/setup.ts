@@ -243,8 +243,11 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
     })().finally(() => { rescheduling = undefined }))
   }
 
-  const check = async (): Promise<void> => {
+  // The leader's own heartbeat: its engine asked once per interval (at most once a second).
+  const beat = async (): Promise<void> => {
     registry.heartbeat(leaderId, { type: 'heartbeat', seq: 0, engine: await engineReport(orchestration, Math.min(intervalMs, 5000)) })
+  }
+  const check = async (): Promise<void> => {
     registry.tick()
     const { changed, expired } = registry.events()
     for (const { node, from } of changed) {
@@ -260,7 +263,8 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
       reschedule('grace period')
     }
   }
-  ctx.schedule.every('nodes', Math.max(100, Math.round(intervalMs / 2)), check)
+  ctx.schedule.every('leader-heartbeat', Math.max(1000, intervalMs), beat)
+  ctx.schedule.every('nodes', Math.max(100, Math.min(1000, Math.round(intervalMs / 2))), check)
   ctx.report({ role: 'leader' })
 
   const info = async (): Promise<ClusterInfo> => {
