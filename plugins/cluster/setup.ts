@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
-import { BadRequest, StartupError, type PluginContext } from '../../kernel/index.js'
+import { Conflict, StartupError, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, RuntimeInfo } from '../reconciler/runtime.js'
 import type { Scheduler } from '../reconciler/scheduler.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
@@ -305,9 +305,9 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
   ctx.http('control', channel.routes(), { prefix: '/api/v1' })
   ctx.http('control', clusterRoutes({ tokens: deps.tokens, setDrained, forget: async idOrName => {
     const node = registry.find(idOrName)
-    if (node.role === 'leader') throw new BadRequest('the leader cannot be forgotten')
+    if (node.role === 'leader') throw new Conflict('the leader cannot be forgotten')
     registry.tick()
-    if (node.state !== 'offline') throw new BadRequest(`node "${node.name}" is ${node.state}: stop it first (only an offline node can be forgotten)`)
+    if (node.state !== 'offline') throw new Conflict(`node "${node.name}" is ${node.state}: stop it first (only an offline node can be forgotten)`)
     channel.disconnect(node.id, 'forgotten')
     await registry.forget(node.id)
     await orchestration.reschedule('forget')
