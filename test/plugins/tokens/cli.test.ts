@@ -27,7 +27,7 @@ t.test('tokens create, list and revoke through the CLI', async t => {
 
   const badRole = await cli(['tokens', 'create', 'x', '--role', 'root'])
   t.equal(badRole.code, 2, 'an unknown role is a usage error')
-  t.equal(badRole.stderr, 'berth: --role must be one of viewer, deployer, admin; got "root"\n')
+  t.equal(badRole.stderr, 'berth: --role must be one of viewer, deployer, admin, agent; got "root"\n')
 
   const id = token.split('_')[1]
   const revoked = await cli(['tokens', 'revoke', id])
