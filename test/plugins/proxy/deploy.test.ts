@@ -2,6 +2,7 @@
 // internal ones never; the table follows deploys; a rolling redeploy under a bounded load loop fails
 // no request; a replica stopped behind the proxy's back is skipped.
 import t from 'tap'
+import cluster from '../../../plugins/cluster/index.js'
 import proxy from '../../../plugins/proxy/index.js'
 import type { RouteView } from '../../../plugins/proxy/control-routes.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
@@ -18,7 +19,8 @@ if (docker !== undefined) {
   t.test('routes services by domain, follows deploys, and rolls a redeploy out with no failed request', async t => {
     await httpdImage(docker)
     const { kernel, token, project, instance } = await reconcilerKernel(t, docker, {
-      plugins: [proxy],
+      // [cluster].domain belongs to the cluster plugin; a cluster of one node here.
+      plugins: [cluster, proxy],
       sections: { proxy: { http_port: 0, https_port: 0, health_interval_secs: 1, connect_timeout_ms: 1000 }, acme: { directory: '' }, cluster: { domain: 'apps.test' } }
     })
     const base = kernel.url('proxy-http')
