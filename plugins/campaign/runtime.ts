@@ -72,6 +72,7 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
       generator: generatorFrom(config, ctx.useOptional('secrets')),
       kb,
       posts,
+      fundraising,
       db: name => ctx.store.db(name),
       maxRecords: config.max_records
     })

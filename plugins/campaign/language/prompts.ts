@@ -23,8 +23,25 @@ export function parsePrompt (name: string, text: string): PromptTemplate {
 /** `prompts/<name>.md`, or another file. */
 export const loadPrompt = (name: string, file = join(PROMPTS_DIR, `${name}.md`)): PromptTemplate => parsePrompt(name, readFileSync(file, 'utf8'))
 
+/** `text` with every {{key}} of `values` filled in (unknown keys stay as written). */
+export const fillTemplate = (text: string, values: Readonly<Record<string, string>>): string =>
+  text.replace(/\{\{(\w+)\}\}/g, (all, key: string) => values[key] ?? all)
+
 /** The system and user messages with every {{key}} of `values` filled in (unknown keys stay as written). */
 export function promptMessages (template: PromptTemplate, values: Readonly<Record<string, string>>): ChatMessage[] {
-  const fill = (text: string): string => text.replace(/\{\{(\w+)\}\}/g, (all, key: string) => values[key] ?? all)
-  return [{ role: 'system', content: fill(template.system) }, { role: 'user', content: fill(template.user) }]
+  return [{ role: 'system', content: fillTemplate(template.system, values) }, { role: 'user', content: fillTemplate(template.user, values) }]
+}
+
+/**
+ * A provider's answer read back as labelled sections ("REBUTTAL: … QUESTION: …"), by label, in any
+ * case; undefined when a label is missing or its section is empty.
+ */
+export function labelledSections<L extends string> (answer: string, labels: readonly L[]): Record<L, string> | undefined {
+  const found = [...answer.matchAll(new RegExp(`^\\s*(${labels.join('|')})\\s*:`, 'gim'))]
+  const sections: Partial<Record<L, string>> = {}
+  found.forEach((match, i) => {
+    const label = labels.find(l => l.toLowerCase() === match[1].toLowerCase()) as L
+    sections[label] = answer.slice((match.index) + match[0].length, found[i + 1]?.index ?? answer.length).trim()
+  })
+  return labels.every(l => (sections[l] ?? '') !== '') ? sections as Record<L, string> : undefined
 }

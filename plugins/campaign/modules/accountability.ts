@@ -59,9 +59,12 @@ const ReportArgs = Type.Object({
 /** Due and not kept, as of `today` (YYYY-MM-DD). */
 export const isOverdue = (c: Commitment, today: string): boolean => c.due_on !== null && c.due_on < today && c.status !== 'kept'
 
+/** The stored commitments (the `commitments` database), which other modules read too. */
+export const commitmentStore = (kit: Pick<ModuleKit, 'db' | 'maxRecords'>): RecordStore<Commitment> => new RecordStore<Commitment>(kit.db<Commitment>('commitments'), kit.maxRecords)
+
 export function accountabilityFunctions (kit: ModuleKit): ServerFunction[] {
   const db = kit.db<Commitment>('commitments')
-  const commitments = new RecordStore<Commitment>(db, kit.maxRecords)
+  const commitments = commitmentStore(kit)
   const evidence = new RecordStore<Evidence>(kit.db('commitment-evidence'), kit.maxRecords)
   return [
     serverFunction({

@@ -45,8 +45,8 @@ export class Bm25Index {
     this.#entries.delete(id)
   }
 
-  /** The best `limit` entries for `query`, highest score first; entries sharing no term are left out. */
-  search (query: string, limit: number): Array<{ id: string, score: number }> {
+  /** The best `limit` entries for `query` among those `keep` accepts, highest score first; entries sharing no term are left out. */
+  search (query: string, limit: number, keep: (id: string) => boolean = () => true): Array<{ id: string, score: number }> {
     const terms = [...new Set(tokenize(query))]
     const count = this.#entries.size
     if (terms.length === 0 || count === 0) return []
@@ -62,7 +62,7 @@ export class Bm25Index {
         const f = entry.frequencies.get(term) ?? 0
         if (f > 0) score += (idf.get(term) as number) * (f * (K1 + 1)) / (f + K1 * (1 - B + B * entry.length / averageLength))
       }
-      if (score > 0) scored.push({ id, score })
+      if (score > 0 && keep(id)) scored.push({ id, score })
     }
     return scored.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id)).slice(0, limit)
   }

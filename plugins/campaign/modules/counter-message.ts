@@ -27,11 +27,11 @@ export const MAX_SOURCES = 3
 /** Longest claim quoted, in words. */
 const QUOTED_WORDS = 25
 
-/** The passages (at most MAX_SOURCES, closest first) that address any of the claims, numbered from 1. */
-export function addressingPassages (engine: LanguageEngine, kb: KbLike, claims: readonly string[]): CitedSource[] {
+/** The passages (at most `max`, closest first) that address any of the claims, numbered from 1. */
+export function addressingPassages (engine: LanguageEngine, kb: KbLike, claims: readonly string[], max = MAX_SOURCES): CitedSource[] {
   const found = new Map<string, Omit<CitedSource, 'cite'>>()
   for (const claim of claims) {
-    for (const hit of kb.query(claim, 5)) {
+    for (const hit of kb.query(claim, Math.max(5, max))) {
       const best = engine.sentences(hit.text).map(sentence => ({ sentence, similarity: engine.similarity(claim, sentence) }))
         .sort((a, b) => b.similarity - a.similarity)[0]
       if (best === undefined || best.similarity < RELEVANT) continue
@@ -40,7 +40,7 @@ export function addressingPassages (engine: LanguageEngine, kb: KbLike, claims: 
       found.set(key, { document_id: hit.document_id, title: hit.title, source: hit.source, passage: hit.passage, text: hit.text, ...best })
     }
   }
-  return [...found.values()].sort((a, b) => b.similarity - a.similarity).slice(0, MAX_SOURCES).map((s, i) => ({ cite: i + 1, ...s }))
+  return [...found.values()].sort((a, b) => b.similarity - a.similarity).slice(0, max).map((s, i) => ({ cite: i + 1, ...s }))
 }
 
 /** The claim as quoted: trailing punctuation dropped, at most QUOTED_WORDS words. */

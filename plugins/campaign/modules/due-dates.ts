@@ -85,6 +85,9 @@ const RULES: ReadonlyArray<[RegExp, Resolve]> = [
   [/\b(?:by\s+)?(?:the\s+end\s+of\s+)?(?:today|tonight)\b/i, (_m, ref) => ref]
 ]
 
+/** The day (YYYY-MM-DD) `days` after `day` (before it when negative). */
+export const shiftDay = (day: string, days: number): string => new Date(Date.parse(day) + days * 86_400_000).toISOString().slice(0, 10)
+
 /** The due date a text states, against `ref` (the day it was said), or undefined when it states none. */
 export function findDue (text: string, ref: Date): Due | undefined {
   const start = utc(ref.getUTCFullYear(), ref.getUTCMonth(), ref.getUTCDate())

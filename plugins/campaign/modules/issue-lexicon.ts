@@ -35,28 +35,36 @@ export interface IssueMention {
   cues: string[]
 }
 
-/** Each cue as its term sequence, longest first within an issue. */
-const CUES: ReadonlyArray<{ issue: string, cue: string, terms: string[] }> = Object.entries(ISSUE_LEXICON)
+/** Each cue of `lexicon` as its term sequence, longest first. */
+const cueSequences = (lexicon: Readonly<Record<string, readonly string[]>>): Array<{ issue: string, cue: string, terms: string[] }> => Object.entries(lexicon)
   .flatMap(([issue, cues]) => cues.map(cue => ({ issue, cue, terms: tokenize(cue) })))
+  .filter(c => c.terms.length > 0)
   .sort((a, b) => b.terms.length - a.terms.length)
 
 /**
- * The issues a text raises: every occurrence of a cue's term sequence counts once, a longer cue
- * consuming its terms first ("property tax" is one cue, not also "tax"). Sorted by count, then name.
+ * A finder of the topics of `lexicon` (topic → cue words and phrases) in a text: every occurrence of
+ * a cue's term sequence counts once, a longer cue consuming its terms first ("property tax" is one
+ * cue, not also "tax"). Sorted by count, then name.
  */
-export function findIssues (text: string): IssueMention[] {
-  const terms = tokenize(text)
-  const used = new Array<boolean>(terms.length).fill(false)
-  const found = new Map<string, IssueMention>()
-  for (const { issue, cue, terms: cueTerms } of CUES) {
-    for (let i = 0; i + cueTerms.length <= terms.length; i++) {
-      if (!cueTerms.every((term, j) => terms[i + j] === term && !used[i + j])) continue
-      for (let j = 0; j < cueTerms.length; j++) used[i + j] = true
-      const mention = found.get(issue) ?? { issue, count: 0, cues: [] }
-      mention.count++
-      if (!mention.cues.includes(cue)) mention.cues.push(cue)
-      found.set(issue, mention)
+export function cueMatcher (lexicon: Readonly<Record<string, readonly string[]>>): (text: string) => IssueMention[] {
+  const cues = cueSequences(lexicon)
+  return text => {
+    const terms = tokenize(text)
+    const used = new Array<boolean>(terms.length).fill(false)
+    const found = new Map<string, IssueMention>()
+    for (const { issue, cue, terms: cueTerms } of cues) {
+      for (let i = 0; i + cueTerms.length <= terms.length; i++) {
+        if (!cueTerms.every((term, j) => terms[i + j] === term && !used[i + j])) continue
+        for (let j = 0; j < cueTerms.length; j++) used[i + j] = true
+        const mention = found.get(issue) ?? { issue, count: 0, cues: [] }
+        mention.count++
+        if (!mention.cues.includes(cue)) mention.cues.push(cue)
+        found.set(issue, mention)
+      }
     }
+    return [...found.values()].sort((a, b) => b.count - a.count || a.issue.localeCompare(b.issue))
   }
-  return [...found.values()].sort((a, b) => b.count - a.count || a.issue.localeCompare(b.issue))
 }
+
+/** The issues of the campaign's lexicon a text raises (see `cueMatcher`). */
+export const findIssues: (text: string) => IssueMention[] = cueMatcher(ISSUE_LEXICON)

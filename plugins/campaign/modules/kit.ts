@@ -1,12 +1,13 @@
 // What every analysis module receives (the language engine, the optional generative provider, the
 // knowledge base, its own LMDB databases) and what they share: text bounds answered with 413, time-
 // ordered record stores that keep at most a configured number of records, and pagination.
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { Database } from 'lmdb'
 import { BadRequest, PayloadTooLarge } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import type { LanguageEngine } from '../language/engine.js'
 import type { Generator } from '../language/generator.js'
+import type { Fundraising } from './fundraising.js'
 import type { KnowledgeBase } from './knowledge-base.js'
 import type { PostStore } from './posts.js'
 
@@ -18,6 +19,8 @@ export interface ModuleKit {
   kb: KnowledgeBase
   /** The post stream of the sentiment monitor. */
   posts: PostStore
+  /** Donors and donations with the contribution limit (read by compliance). */
+  fundraising: Fundraising
   /** A database of the campaign plugin (each module names its own). */
   db<V>(name: string): Database<V, string>
   /** Most records a module's store keeps. */
@@ -29,6 +32,9 @@ export const MAX_TEXT_CHARS = 100_000
 
 /** A text argument: at least one character; a longer one than `max` is answered with 413 by `checkText`. */
 export const TextArg = (description: string): ReturnType<typeof Type.String> => Type.String({ minLength: 1, description })
+
+/** A calendar day argument, YYYY-MM-DD (checked as a real day with `instant`). */
+export const DayArg = (description: string): ReturnType<typeof Type.String> => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description })
 
 /** 413 naming the field when `text` is longer than `max` characters. */
 export function checkText (field: string, text: string, max = MAX_TEXT_CHARS): void {
@@ -44,9 +50,23 @@ export function instant (field: string, text: string): Date {
   return at
 }
 
+/** A `DayArg` value that is a real calendar day (not "2026-02-30"), or 400 naming the field. */
+export function calendarDay (field: string, day: string): string {
+  const at = instant(field, day)
+  if (at.toISOString().slice(0, 10) !== day) throw new BadRequest(`invalid arguments: /${field}: ${JSON.stringify(day)} is not a calendar day`)
+  return day
+}
+
 /** A record key that sorts by time: the compact UTC time, then `suffix` (random when not given). */
 export function timeKey (at: Date, suffix = randomBytes(4).toString('hex')): string {
   return `${at.toISOString().replace(/[-:.]/g, '')}-${suffix}`
+}
+
+/** A stable id for a result that is not stored (for record-feedback): 16 hex digits of SHA-256 over its parts. */
+export function contentId (...parts: readonly string[]): string {
+  const hash = createHash('sha256')
+  for (const part of parts) hash.update(part).update('\0')
+  return hash.digest('hex').slice(0, 16)
 }
 
 /** The time part of a key made by `timeKey`, for range bounds. */

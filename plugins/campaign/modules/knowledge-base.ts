@@ -68,6 +68,14 @@ export class KnowledgeBase {
     return this.#documents.getCount()
   }
 
+  /** A stored document and its text (its passages, blank-line separated), or undefined. */
+  document (documentId: string): { document: KbDocument, text: string } | undefined {
+    const document = this.#documents.get(documentId)
+    if (document === undefined) return undefined
+    const passages = Array.from({ length: document.passage_count }, (_, i) => this.#passages.get([documentId, i]) ?? '')
+    return { document, text: passages.join('\n\n') }
+  }
+
   /** Store a document (the same title and text replace the earlier copy) and index its passages. */
   async ingest (title: string, text: string, source: string): Promise<KbDocument> {
     const documentId = createHash('sha256').update(title).update('\0').update(text).digest('hex').slice(0, 16)
@@ -85,9 +93,12 @@ export class KnowledgeBase {
     return document
   }
 
-  query (query: string, limit: number): Array<{ cite: number, document_id: string, title: string, source: string, passage: number, text: string, score: number }> {
-    return this.#index.search(query, limit).map(({ id, score }, i) => {
-      const [documentId, index] = [id.slice(0, id.lastIndexOf('#')), Number(id.slice(id.lastIndexOf('#') + 1))]
+  /** The best `limit` passages for `query`, of the documents `keep` accepts (all when not given). */
+  query (query: string, limit: number, keep?: (document: KbDocument) => boolean): Array<{ cite: number, document_id: string, title: string, source: string, passage: number, text: string, score: number }> {
+    const documentOf = (id: string): string => id.slice(0, id.lastIndexOf('#'))
+    const accepts = keep === undefined ? undefined : (id: string): boolean => { const d = this.#documents.get(documentOf(id)); return d !== undefined && keep(d) }
+    return this.#index.search(query, limit, accepts).map(({ id, score }, i) => {
+      const [documentId, index] = [documentOf(id), Number(id.slice(id.lastIndexOf('#') + 1))]
       const document = this.#documents.get(documentId) as KbDocument
       return {
         cite: i + 1,

@@ -38,8 +38,11 @@ const CompareArgs = Type.Object({
   ...PageArgs
 }, { additionalProperties: false })
 
+/** The stored articles (the `media-articles` database), which other modules read too. */
+export const articleStore = (kit: Pick<ModuleKit, 'db' | 'maxRecords'>): RecordStore<StoredArticle> => new RecordStore<StoredArticle>(kit.db<StoredArticle>('media-articles'), kit.maxRecords)
+
 export function mediaMonitorFunctions (kit: ModuleKit): ServerFunction[] {
-  const store = new RecordStore<StoredArticle>(kit.db<StoredArticle>('media-articles'), kit.maxRecords)
+  const store = articleStore(kit)
   return [
     serverFunction({
       name: 'analyze-article',

@@ -82,7 +82,7 @@ export function extractNarratives (posts: readonly Post[], options: { minPosts: 
 }
 
 /** Whether a post carries a narrative: at least 60 % of its terms (at least one). */
-export function carries (post: Post, terms: readonly string[]): boolean {
+export function carries (post: Pick<Post, 'terms'>, terms: readonly string[]): boolean {
   const needed = Math.max(1, Math.ceil(terms.length * CO_TERM_SHARE))
   return terms.filter(term => post.terms.includes(term)).length >= needed
 }

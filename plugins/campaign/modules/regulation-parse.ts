@@ -37,7 +37,7 @@ export interface Deadline {
 export interface Penalty { section: string, clause: string, kinds: Array<'fine' | 'imprisonment' | 'penalty'>, amounts: string[] }
 
 /** A line opening a section: "Section 3", "SEC. 3.", "§ 3", "Article IV", "3." */
-const SECTION_LINE = /^\s*(?:(?:section|sec\.?|article|art\.?|§{1,2})\s*[0-9IVXLC]+[A-Za-z]?\b\.?|\d{1,3}\.(?=\s))/i
+export const SECTION_LINE = /^\s*(?:(?:section|sec\.?|article|art\.?|§{1,2})\s*[0-9IVXLC]+[A-Za-z]?\b\.?|\d{1,3}\.(?=\s))/i
 /** A section line this long or shorter is a heading; a longer one is the marker followed by text. */
 const HEADING_WORDS = 10
 
@@ -122,7 +122,8 @@ export function deadlineOf (clause: Clause, today: Date): Deadline | undefined {
 }
 
 const PENALTY_CUE = /\b(?:fine[sd]?|penalt(?:y|ies)|liable|punish(?:ed|able|ment)|imprison(?:ed|ment)|jail|misdemeanou?r|felony|forfeit(?:ure)?|sanctions?)\b/i
-const AMOUNT = /[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand))?|\b\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b/gi
+/** A sum of money: `$ € £` and a number (optionally million/billion/thousand), or a number and dollars, euros, pounds, USD, EUR, GBP. */
+export const AMOUNT = /[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand))?|\b\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b/gi
 
 export function penaltyOf (clause: Clause): Penalty | undefined {
   if (!PENALTY_CUE.test(clause.text)) return undefined

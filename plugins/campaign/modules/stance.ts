@@ -60,7 +60,8 @@ export const STANCE_CUES: Readonly<Record<string, number>> = {
   invest: 1, investing: 1, vital: 1, essential: 1, priority: 1, fairer: 1, cheaper: 1
 }
 
-const NEGATIONS = new Set(['not', 'no', 'never', "don't", 'dont', "doesn't", 'doesnt', "didn't", "won't", 'cannot', "can't", "isn't", "aren't", "wasn't", 'nor'])
+/** Words that flip the opinion word after them. */
+export const NEGATIONS = new Set(['not', 'no', 'never', "don't", 'dont', "doesn't", 'doesnt', "didn't", "won't", 'cannot', "can't", "isn't", "aren't", "wasn't", 'nor'])
 
 /** Words that never name a topic: auxiliaries, pronouns, quantifiers and reporting verbs the tokenizer keeps. */
 const GENERIC = new Set(('not no nor do does did done don doesn didn won can cannot could would should must shall may might very also just only ' +

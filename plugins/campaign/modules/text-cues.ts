@@ -37,3 +37,6 @@ export function mentions (text: string, name: string): boolean {
 export function polarityLabel (polarity: number, band = 0.05): 'positive' | 'negative' | 'neutral' {
   return polarity > band ? 'positive' : polarity < -band ? 'negative' : 'neutral'
 }
+
+/** "1 post", "3 posts": a count and its word, with a plural -s. */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`

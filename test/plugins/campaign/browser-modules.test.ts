@@ -1,8 +1,8 @@
-// The analysis modules' pages in headless Chromium: a staff member signs in once, then on each page
-// runs one of its functions and sees the result; a screenshot of each page is kept in a temp folder.
+// Every module page in headless Chromium: a staff member signs in once, sees the grouped home page,
+// then on each page runs one of its functions and sees the result. Screenshots of the home page and of
+// each page go to BERTH_SCREENSHOTS (docs/screenshots holds the ones published), or a temp folder.
 import t from 'tap'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import campaign from '../../../plugins/campaign/index.js'
@@ -13,6 +13,7 @@ import { scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { testKernel } from '../../support/kernel.js'
+import { tempDir } from '../../support/tmp.js'
 
 const hourAgo = (h: number, minute = 0): string => new Date(Date.now() - h * 3_600_000 + minute * 60_000).toISOString()
 
@@ -109,12 +110,93 @@ const PAGES: Array<{ module: string, use: (page: Page) => Promise<void>, result:
   },
   { module: 'coalition-detector', use: example, result: '[data-testid="tensions"] li', expect: /minimum wage/ },
   { module: 'faction-mapper', use: example, result: '[data-testid="consensus"]', expect: /library: 100 % of 6 support/ },
-  { module: 'local-issues', use: example, result: '[data-testid="issues"] tr[data-issue]', expect: /housing/i }
+  { module: 'local-issues', use: example, result: '[data-testid="issues"] tr[data-issue]', expect: /housing/i },
+  {
+    module: 'policy-chatbot',
+    use: async page => {
+      await page.fill('input[name="title"]', 'Housing for everyone')
+      await page.fill('textarea[name="text"]', 'We will build 5,000 affordable homes near transit stations by 2030.')
+      await page.click('button:has-text("Add to the policy documents")')
+      await page.waitForSelector('[data-testid="policy-ingested"]')
+      await page.fill('textarea[name="message"]', 'How many affordable homes will you build?')
+      await page.click('button:has-text("Ask")')
+    },
+    result: '[data-testid="policy-answer"]',
+    expect: /We will build 5,000 affordable homes near transit stations by 2030\. \[1\]/
+  },
+  {
+    module: 'coaching-debate',
+    use: async page => {
+      await page.fill('input[name="topic"]', 'How will you keep rent affordable for families?')
+      await page.fill('textarea[name="message"]', 'Um, I think maybe we could, like, try to do something about housing, you know.')
+      await page.click('button:has-text("Send")')
+    },
+    result: '[data-testid="coaching-feedback"]',
+    expect: /Score 25\/100/
+  },
+  {
+    module: 'empathy-simulator',
+    use: async page => {
+      await page.fill('textarea[name="message"]', 'We will raise the minimum wage to $20 an hour and add new permits for every shop.')
+      await page.click('button:has-text("Simulate")')
+    },
+    result: '[data-testid="reactions"] [data-persona="small-business-owner"]',
+    expect: /opposed[\s\S]*Any rise in minimum wage/
+  },
+  {
+    module: 'campaign-copy',
+    use: async page => {
+      await page.fill('input[name="topic"]', 'voting machines')
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="copy-text"]',
+    expect: /^Voting machines were not hacked in any county, according to the 2024 state audit by the Elections Board\. \[1\] Reply YES/
+  },
+  {
+    module: 'canvassing',
+    use: async page => {
+      await page.fill('input[name="issues"]', 'voting machines')
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="script-issues"]',
+    expect: /voting machines[\s\S]*Voting machines were not hacked in any county.* \[1\]/
+  },
+  {
+    module: 'candidate-briefings',
+    use: async page => {
+      await page.fill('input[name="subject"]', 'bridge toll')
+      await page.click('form.stack button[type="submit"]')
+    },
+    result: '[data-testid="briefing-questions"]',
+    expect: /Most posts about bridge toll are critical \(6 of 6\)/
+  },
+  { module: 'opposition-research', use: example, result: '[data-testid="opposition-contradictions"]', expect: /bridge toll[\s\S]*strength 0\.667/ },
+  {
+    module: 'multilingual',
+    use: async page => {
+      await page.fill('textarea[name="text"]', 'Vote for Maria Lopez on Election Day! Find your polling place.')
+      await page.selectOption('select[name="target_language"]', 'es')
+      await page.click('button:has-text("Translate")')
+    },
+    result: '[data-testid="translation"]',
+    expect: /Vote por Maria Lopez el día de las elecciones! Encuentre su centro de votación\./
+  },
+  {
+    module: 'question-anticipation',
+    use: async page => {
+      await page.fill('input[name="topic"]', 'bridge toll')
+      await page.click('button:has-text("Anticipate")')
+    },
+    result: '[data-testid="questions"]',
+    expect: /What do you say to people who say “The bridge toll is a terrible disgusting betrayal/
+  },
+  { module: 'policy-diff', use: example, result: '[data-testid="diff-summary"]', expect: /changes 3 of the 5 clauses of \[A\] \(3 in substance\)/ },
+  { module: 'compliance', use: example, result: '[data-testid="compliance-findings"]', expect: /GOVERNMENT-ENDORSEMENT/ }
 ]
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
-  t.test('a staff member uses each analysis page', async t => {
+  t.test('a staff member uses each module page', async t => {
     await builtUi()
     const kernel = await testKernel(t, { plugins: [campaign] })
     const app = kernel.url('app')
@@ -128,14 +210,19 @@ if (executablePath !== undefined) {
     const browser = await headlessBrowser(t, executablePath)
     const page = await browser.newPage()
     await signIn(page, app, staff, '/')
-    const shots = mkdtempSync(join(tmpdir(), 'berth-campaign-modules-'))
+    const shots = process.env.BERTH_SCREENSHOTS ?? tempDir(t, 'berth-campaign-shots-')
+    mkdirSync(shots, { recursive: true })
+    await page.waitForSelector('.tiles')
+    t.same(await page.$$eval('main h2.group-heading', headings => headings.map(h => h.textContent)),
+      ['Organise', 'Listen', 'Message', 'Candidate', 'Coalition', 'Policy and compliance'], 'the home page groups the modules')
+    await page.screenshot({ path: join(shots, 'campaign-home.png'), fullPage: true })
     for (const { module, use, result, expect } of PAGES) {
       await page.click(`nav a[data-module="${module}"]`)
       await page.waitForURL(new URL(`/${module}`, app).href)
       await use(page)
       await page.waitForSelector(result)
       t.match(await page.textContent(result), expect, `${module}: the result on the page`)
-      await page.screenshot({ path: join(shots, `${module}.png`), fullPage: true })
+      await page.screenshot({ path: join(shots, `campaign-${module}.png`), fullPage: true })
     }
     t.comment(`screenshots: ${shots}`)
   })

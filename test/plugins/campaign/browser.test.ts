@@ -14,10 +14,10 @@ import { requireComponent } from '../../support/component.js'
 import { testKernel } from '../../support/kernel.js'
 
 const NAVIGATION: Record<string, string[]> = {
-  admin: ['knowledge-base', 'volunteers', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'admin'],
-  staff: ['knowledge-base', 'volunteers', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability'],
-  volunteer: ['knowledge-base', 'volunteers', 'local-issues', 'call-intelligence'],
-  readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'coalition-detector', 'faction-mapper', 'accountability']
+  admin: ['knowledge-base', 'volunteers', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability', 'admin'],
+  staff: ['knowledge-base', 'volunteers', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability'],
+  volunteer: ['knowledge-base', 'volunteers', 'canvassing', 'local-issues', 'call-intelligence', 'policy-chatbot', 'multilingual'],
+  readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'campaign-copy', 'empathy-simulator', 'question-anticipation', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'accountability']
 }
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)

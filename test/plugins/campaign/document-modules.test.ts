@@ -2,8 +2,6 @@
 // texts, then each function through the API with a signed-in user, and counter-messaging through a
 // stand-in for an OpenAI-compatible provider (a small local server: no model can be downloaded here).
 import t from 'tap'
-import { createServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
@@ -14,6 +12,7 @@ import { analyzeDisinfo, negatedTerms, shoutedWords, statisticsIn, WEIGHTS, type
 import { analyzeArticle, compareOutlets, storedTerms, topicRelevance } from '../../../plugins/campaign/modules/media-coverage.js'
 import { analyzeRegulation, classifyClause, deadlineOf, splitSections } from '../../../plugins/campaign/modules/regulation-parse.js'
 import { scriptedLogin, statusOf } from '../../support/campaign.js'
+import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
 /** The same event (a bridge opening) covered with opposite slant by two outlets, and one unrelated article. */
@@ -240,28 +239,10 @@ t.test('the document modules through the API', async t => {
   })
 })
 
-/** Reads a request body as JSON. */
-async function jsonBody (request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  for await (const chunk of request) chunks.push(chunk as Buffer)
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-}
-
 t.test('counter-messaging with a generative provider (a stand-in OpenAI-compatible server), and while it is down', async t => {
-  // The stand-in: answers /v1/chat/completions with a canned completion and keeps what it was sent.
-  const received: Array<{ url: string, body: { model: string, messages: Array<{ role: string, content: string }> } }> = []
-  const standIn = createServer((request, response) => {
-    void jsonBody(request).then(body => {
-      received.push({ url: request.url ?? '', body: body as typeof received[number]['body'] })
-      response.writeHead(200, { 'content-type': 'application/json' })
-      response.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'SHORT: The audit found no hacked machines [1].\nLONG: The state audit checked every county and found no hacking [1].' } }] }))
-    })
-  })
-  await new Promise<void>(resolve => { standIn.listen(0, '127.0.0.1', resolve) })
-  const port = (standIn.address() as AddressInfo).port
-  t.teardown(() => { standIn.close() })
-
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { generator_url: `http://127.0.0.1:${port}/v1`, generator_model: 'stand-in' } } })
+  const standIn = await startChatStandIn(t, () => 'SHORT: The audit found no hacked machines [1].\nLONG: The state audit checked every county and found no hacking [1].')
+  const received = standIn.received
+  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { generator_url: standIn.url, generator_model: 'stand-in' } } })
   const baseUrl = kernel.url('app')
   const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
   const { cookie } = await scriptedLogin(baseUrl, staffUser)
@@ -272,7 +253,7 @@ t.test('counter-messaging with a generative provider (a stand-in OpenAI-compatib
   t.same(answer.short, 'The audit found no hacked machines [1].')
   t.same(answer.long, 'The state audit checked every county and found no hacking [1].')
   t.match(answer.citations, [{ cite: 1, title: 'State audit' }])
-  t.equal(answer.engine, `generative (stand-in at 127.0.0.1:${port})`)
+  t.equal(answer.engine, `generative (stand-in at ${standIn.host})`)
   t.equal(received.length, 1)
   const request = received[0]
   t.equal(request.url, '/v1/chat/completions')
@@ -282,8 +263,8 @@ t.test('counter-messaging with a generative provider (a stand-in OpenAI-compatib
   t.match(prompt, '[1] State audit: Voting machines were not hacked in any county', 'the cited passage is sent')
   t.match(prompt, 'firm tone')
 
-  await new Promise<void>(resolve => { standIn.close(() => { resolve() }); standIn.closeAllConnections() })
+  await standIn.stop()
   const down = await call('counter-messaging', { text: 'Voting machines were hacked in every county.' }).catch((err: unknown) => err)
   t.ok(down instanceof ServerFunctionError)
-  t.match(down, { status: 503, message: new RegExp(`^the generative provider at http://127\\.0\\.0\\.1:${port}/v1 cannot be reached`) })
+  t.match(down, { status: 503, message: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached`) })
 })

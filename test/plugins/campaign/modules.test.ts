@@ -131,5 +131,5 @@ t.test('the modules through the API', async t => {
   const env = open({ path: join(kernel.config.stateDir, 'berth.mdb'), readOnly: true })
   t.teardown(async () => { await env.close() })
   const feedback = [...env.openDB({ name: 'campaign/feedback' }).getRange()]
-  t.match(feedback.find(f => f.key[1] === 'doc-1'), { key: ['knowledge-base', 'doc-1', 'dev-staff'], value: { is_positive: false, is_active: true } }, 'feedback survives in LMDB')
+  t.match(feedback.find(f => (f.key as string[])[1] === 'doc-1'), { key: ['knowledge-base', 'doc-1', 'dev-staff'], value: { is_positive: false, is_active: true } }, 'feedback survives in LMDB')
 })

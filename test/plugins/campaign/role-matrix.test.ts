@@ -33,6 +33,24 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'add-evidence': STAFF,
   'accountability-report': READERS,
   'summarize-meeting': STAFF,
+  'translate-content': ['admin', 'staff', 'volunteer'],
+  'anticipate-questions': READERS,
+  'preparation-checklist': STAFF,
+  'compare-policies': READERS,
+  'compliance-check': STAFF,
+  'generate-report': STAFF,
+  'generate-copy': STAFF,
+  'list-copy-history': READERS,
+  'generate-script': ['admin', 'staff', 'volunteer'],
+  'generate-briefing': STAFF,
+  'list-opponents': READERS,
+  'generate-opposition-briefing': STAFF,
+  'detect-contradictions': READERS,
+  'policy-chat': ['admin', 'staff', 'volunteer'],
+  'policy-ingest': STAFF,
+  'list-policy-sessions': ['admin', 'staff', 'volunteer'],
+  'coaching-exchange': STAFF,
+  'simulate-reaction': READERS,
   'detect-tensions': READERS,
   'analyze-local-issues': VIEWERS,
   'map-factions': READERS,
@@ -65,6 +83,7 @@ t.test('role × server function', async t => {
   const volunteer = await call('save-volunteer', { name: 'Vera', email: 'vera@x.test', skills: ['canvassing'], availability: ['sat-am'], location: place }, 'admin') as { volunteer_id: string }
   const donation = await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 1000 }, 'admin') as { donor_id: string }
   const [commitment] = (await call('extract-commitments', { text: 'We will build homes by 2030.', actor: 'Maria' }, 'admin') as { commitments: Array<{ commitment_id: string }> }).commitments
+  await call('generate-opposition-briefing', { opponent: 'Dan Reyes', statements: [{ text: 'I oppose new housing.' }] }, 'admin')
   const args: Record<string, object> = {
     'check-auth': {},
     'record-feedback': { module_id: 'knowledge-base', resource_id: 'doc-1', is_positive: true, is_active: true },
@@ -85,6 +104,24 @@ t.test('role × server function', async t => {
     'add-evidence': { commitment_id: commitment.commitment_id, text: 'The homes opened.' },
     'accountability-report': {},
     'summarize-meeting': { title: 'Standup', text: 'Ana: Ana will send the flyer by Friday.' },
+    'translate-content': { text: 'Thank you for your support.', target_language: 'es' },
+    'anticipate-questions': { topic: 'housing' },
+    'preparation-checklist': { event: 'Town hall', topics: ['housing'] },
+    'compare-policies': { a: { text: 'Volunteers may canvass.' }, b: { text: 'Volunteers must canvass.' } },
+    'compliance-check': { text: 'Vote for Maria. Paid for by Lopez for Council.', channel: 'post' },
+    'generate-report': { period_from: '2026-01-01', period_to: '2026-12-31' },
+    'generate-copy': { topic: 'housing', channel: 'sms' },
+    'list-copy-history': {},
+    'generate-script': { topic: 'housing' },
+    'generate-briefing': { subject: 'housing' },
+    'list-opponents': {},
+    'generate-opposition-briefing': { opponent: 'Dan Reyes', statements: [{ text: 'I support new housing.' }] },
+    'detect-contradictions': { opponent: 'Dan Reyes' },
+    'policy-chat': { message: 'What is the housing plan?' },
+    'policy-ingest': { title: 'Platform', text: 'We will build housing near transit.' },
+    'list-policy-sessions': {},
+    'coaching-exchange': { mode: 'coaching', topic: 'Housing?', message: 'We will build housing near transit.' },
+    'simulate-reaction': { message: 'We will build housing near transit.' },
     'detect-tensions': { groups: [{ name: 'A', statements: ['We support transit.'] }, { name: 'B', statements: ['We oppose transit.'] }] },
     'analyze-local-issues': { texts: [{ text: 'Rent is too high.', location: 'Eastside' }] },
     'map-factions': {},
@@ -115,9 +152,9 @@ t.test('role × server function', async t => {
     t.same(infos[role].functions.sort(), Object.keys(EXPECTED).filter(name => EXPECTED[name].includes(role)).sort(), `check-auth lists what ${role} may call`)
   }
   t.same(Object.fromEntries(ROLES.map(role => [role, infos[role].modules])), {
-    admin: ['admin', 'knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings'],
-    staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings'],
-    volunteer: ['knowledge-base', 'volunteers', 'call-intelligence', 'local-issues'],
-    readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'accountability']
+    admin: ['admin', 'knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings', 'policy-chatbot', 'coaching-debate', 'empathy-simulator', 'campaign-copy', 'canvassing', 'candidate-briefings', 'opposition-research', 'multilingual', 'question-anticipation', 'policy-diff', 'compliance'],
+    staff: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'disinfo-warning', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'regulatory-monitor', 'accountability', 'meetings', 'policy-chatbot', 'coaching-debate', 'empathy-simulator', 'campaign-copy', 'canvassing', 'candidate-briefings', 'opposition-research', 'multilingual', 'question-anticipation', 'policy-diff', 'compliance'],
+    volunteer: ['knowledge-base', 'volunteers', 'call-intelligence', 'local-issues', 'policy-chatbot', 'canvassing', 'multilingual'],
+    readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'call-intelligence', 'local-issues', 'coalition-detector', 'faction-mapper', 'accountability', 'empathy-simulator', 'campaign-copy', 'opposition-research', 'question-anticipation', 'policy-diff']
   }, 'the navigation each role sees')
 })

@@ -20,6 +20,17 @@ import { FactionMapperPage } from './pages/faction-mapper.js'
 import { CallIntelligencePage } from './pages/call-intelligence.js'
 import { AccountabilityPage } from './pages/accountability.js'
 import { MeetingsPage } from './pages/meetings.js'
+import { CampaignCopyPage } from './pages/campaign-copy.js'
+import { CanvassingPage } from './pages/canvassing.js'
+import { CandidateBriefingsPage } from './pages/candidate-briefings.js'
+import { OppositionResearchPage } from './pages/opposition-research.js'
+import { PolicyChatbotPage } from './pages/policy-chatbot.js'
+import { CoachingDebatePage } from './pages/coaching-debate.js'
+import { EmpathySimulatorPage } from './pages/empathy-simulator.js'
+import { MultilingualPage } from './pages/multilingual.js'
+import { QuestionAnticipationPage } from './pages/question-anticipation.js'
+import { PolicyDiffPage } from './pages/policy-diff.js'
+import { CompliancePage } from './pages/compliance.js'
 import './style.css'
 
 const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> = {
@@ -31,12 +42,23 @@ const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> =
   'call-intelligence': CallIntelligencePage,
   accountability: AccountabilityPage,
   meetings: MeetingsPage,
+  'campaign-copy': CampaignCopyPage,
+  canvassing: CanvassingPage,
+  'candidate-briefings': CandidateBriefingsPage,
+  'opposition-research': OppositionResearchPage,
+  'policy-chatbot': PolicyChatbotPage,
+  'coaching-debate': CoachingDebatePage,
+  'empathy-simulator': EmpathySimulatorPage,
   'regulatory-monitor': RegulatoryMonitorPage,
   'media-monitor': MediaMonitorPage,
   'disinfo-warning': DisinfoWarningPage,
   'coalition-detector': CoalitionDetectorPage,
   'local-issues': LocalIssuesPage,
   'faction-mapper': FactionMapperPage,
+  multilingual: MultilingualPage,
+  'question-anticipation': QuestionAnticipationPage,
+  'policy-diff': PolicyDiffPage,
+  compliance: CompliancePage,
   admin: AdminPage
 }
 

@@ -22,6 +22,17 @@ export const MODULE_PAGES: ModulePage[] = [
   { id: 'regulatory-monitor', path: '/regulatory-monitor', title: 'Regulatory monitor', blurb: 'What a bill or rule requires of the campaign, by when, and at what penalty.' },
   { id: 'accountability', path: '/accountability', title: 'Accountability', blurb: 'Commitments made in speeches, the evidence on them, and what is overdue.' },
   { id: 'meetings', path: '/meetings', title: 'Meetings', blurb: 'Meeting summaries with decisions, action items and open questions.' },
+  { id: 'policy-chatbot', path: '/policy-chatbot', title: 'Policy chatbot', blurb: 'Answers about our policies from the policy documents, cited, in conversations you can resume.' },
+  { id: 'coaching-debate', path: '/coaching-debate', title: 'Coaching and debate', blurb: 'Practise answers: an opponent who rebuts from the record, or a coach who measures them.' },
+  { id: 'empathy-simulator', path: '/empathy-simulator', title: 'Empathy simulator', blurb: 'How voter personas might react to a message, and what it leaves out for them.' },
+  { id: 'campaign-copy', path: '/campaign-copy', title: 'Campaign copy', blurb: 'Texts, posts, emails, flyers and speeches written from the knowledge base, cited.' },
+  { id: 'canvassing', path: '/canvassing', title: 'Canvassing', blurb: 'Door-knocking and phone scripts on the local issues, with cited talking points.' },
+  { id: 'candidate-briefings', path: '/candidate-briefings', title: 'Candidate briefings', blurb: 'A briefing book on an event, place, person or topic: what the app knows, and the likely questions.' },
+  { id: 'opposition-research', path: '/opposition-research', title: 'Opposition research', blurb: 'Opponents\' statements by topic and stance, their contradictions and their coverage.' },
+  { id: 'multilingual', path: '/multilingual', title: 'Multilingual', blurb: 'Campaign content translated, saying plainly what was and was not translated.' },
+  { id: 'question-anticipation', path: '/question-anticipation', title: 'Question anticipation', blurb: 'The questions an event will bring, why, suggested answers, and a preparation checklist.' },
+  { id: 'policy-diff', path: '/policy-diff', title: 'Policy diff', blurb: 'Two versions of a policy compared clause by clause, and what changed in substance.' },
+  { id: 'compliance', path: '/compliance', title: 'Compliance', blurb: 'Disclaimers, required fields, prohibited phrases and contribution limits checked; period reports.' },
   { id: 'admin', path: '/admin', title: 'Admin', blurb: 'Health of the application and who has signed in.' }
 ]
 
