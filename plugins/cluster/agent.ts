@@ -8,6 +8,10 @@ import {
   CLOSE, PROTOCOL_VERSION, parseLeaderMessage,
   type AgentMessage, type DeploySummary, type DesiredMessage, type EngineReport, type ReportedContainer, type RequestMessage
 } from './protocol.js'
+import type { ServiceSpec } from '../reconciler/spec.js'
+
+/** Longest wait for the leader's proxy to drain a container or to see a new one serve. */
+const TRAFFIC_TIMEOUT_MS = 120_000
 
 export interface AgentIdentity {
   id: string
@@ -56,6 +60,8 @@ export class AgentLink {
   #lastError = ''
   /** Resolves when the current connection attempt or session ends. */
   #session: Promise<void> = Promise.resolve()
+  #trafficId = 0
+  readonly #traffic = new Map<number, { resolve(): void, reject(err: Error): void, timer: NodeJS.Timeout }>()
 
   constructor (deps: AgentDeps) {
     this.#deps = deps
@@ -126,6 +132,12 @@ export class AgentLink {
     })
     const closed = new Promise<void>(resolve => {
       socket.once('close', (code, reason) => {
+        // A rollout waiting on the leader's proxy goes on without it.
+        for (const waiter of this.#traffic.values()) {
+          clearTimeout(waiter.timer)
+          waiter.resolve()
+        }
+        this.#traffic.clear()
         this.#lastError = `channel closed (${code}${reason.length > 0 ? `: ${reason.toString()}` : ''})`
         if (this.#state !== 'stopped') this.#deps.log.warn({ code, reason: reason.toString() }, 'channel to the leader closed')
         resolve()
@@ -173,11 +185,38 @@ export class AgentLink {
         this.#desired = message
         this.#applying ??= this.#applyLatest().finally(() => { this.#applying = undefined })
         return
+      case 'traffic-done': {
+        const waiter = this.#traffic.get(message.id)
+        if (waiter === undefined) return
+        this.#traffic.delete(message.id)
+        clearTimeout(waiter.timer)
+        if (message.ok) waiter.resolve()
+        else waiter.reject(new Error(message.error ?? 'the leader\'s proxy refused'))
+        return
+      }
       case 'request':
         void this.#deps.handle(message).then(
           result => { this.#send({ type: 'reply', id: message.id, ok: true, result }) },
           (err: unknown) => { this.#send({ type: 'reply', id: message.id, ok: false, error: err instanceof Error ? err.message : String(err) }) })
     }
+  }
+
+  /**
+   * Ask the leader's proxy to drain a container before it stops, or to say when a new one serves (a
+   * rollout on this node). Without a connection to the leader it resolves at once.
+   */
+  async traffic (op: 'drain' | 'ready', container: ReportedContainer, spec?: ServiceSpec): Promise<void> {
+    const socket = this.#socket
+    if (this.#state !== 'connected' || socket === undefined || socket.readyState !== socket.OPEN) return
+    const id = ++this.#trafficId
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#traffic.delete(id)
+        reject(new Error(`the leader did not answer ${op} of ${container.name} within ${TRAFFIC_TIMEOUT_MS / 1000} s`))
+      }, TRAFFIC_TIMEOUT_MS)
+      this.#traffic.set(id, { resolve, reject, timer })
+      this.#send({ type: 'traffic', id, op, container, ...(spec !== undefined && { spec }) })
+    })
   }
 
   async #report (generation: number): Promise<void> {

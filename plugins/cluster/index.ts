@@ -29,7 +29,7 @@ export default definePlugin({
 
   async setup (ctx) {
     const [{ setupCluster }, { VERSION }] = await Promise.all([import('./setup.js'), import('../../kernel/paths.js')])
-    const { reconciler, node, engine } = ctx.use('reconciler')
+    const { reconciler, node, engine, traffic } = ctx.use('reconciler')
     const runtime = await setupCluster(ctx, {
       tokens: ctx.use('tokens'),
       secrets: ctx.use('secrets'),
@@ -56,7 +56,8 @@ export default definePlugin({
         reschedule: async trigger => await reconciler.reschedule(trigger),
         stopAll: async () => await reconciler.stopAll(),
         restart: async service => await reconciler.restart(service),
-        logs: async (service, tail) => await reconciler.localLogs(service, tail)
+        logs: async (service, tail) => await reconciler.localLogs(service, tail),
+        traffic
       }
     })
     return { settings: ctx.config, runtime }

@@ -7,9 +7,11 @@ import type { WebSocket } from 'ws'
 import { Conflict } from '../../kernel/index.js'
 import {
   CLOSE, PROTOCOL_VERSION, parseAgentMessage,
-  type AppliedMessage, type DesiredMessage, type HelloMessage, type LeaderMessage, type RequestMessage
+  type AppliedMessage, type DesiredMessage, type HelloMessage, type LeaderMessage, type RequestMessage, type TrafficMessage
 } from './protocol.js'
 import type { NodeEntry, NodeRegistry } from './registry.js'
+import type { ContainerState } from '../reconciler/runtime.js'
+import type { ServiceSpec } from '../reconciler/spec.js'
 
 /** How long a new channel may take to say hello. */
 const HELLO_TIMEOUT_MS = 10_000
@@ -27,6 +29,11 @@ export interface LeaderDeps {
   changed(node: NodeEntry, what: 'joined' | 'containers' | 'left'): void
   /** Counts heartbeats, for metrics. */
   heartbeatSeen?: () => void
+  /** The leader's routers (its proxy): drain a node's container before it stops, wait for a new one to serve. */
+  traffic?: {
+    drain(container: ContainerState): Promise<void>
+    ready(spec: ServiceSpec, id: string): Promise<void>
+  }
 }
 
 interface Waiter<T> {
@@ -150,8 +157,28 @@ export class LeaderChannel {
         else waiter.reject(new Error(message.error ?? 'failed'))
         return
       }
+      case 'traffic':
+        void this.#traffic(channel, message)
+        return
       case 'hello':
         channel.socket.close(CLOSE.protocol, 'hello twice')
+    }
+  }
+
+  /** A rollout on the agent: the leader's proxy drains the old container, or waits for the new one to serve. */
+  async #traffic (channel: Channel, message: TrafficMessage): Promise<void> {
+    const node = channel.node
+    const container = { ...message.container, node: node.name }
+    try {
+      if (message.op === 'drain') {
+        await this.#deps.traffic?.drain(container)
+      } else if (message.spec !== undefined) {
+        this.#deps.registry.setContainers(node.id, [...node.containers.filter(c => c.id !== container.id), message.container])
+        await this.#deps.traffic?.ready(message.spec, container.id)
+      }
+      this.#send(channel, { type: 'traffic-done', id: message.id, ok: true })
+    } catch (err) {
+      this.#send(channel, { type: 'traffic-done', id: message.id, ok: false, error: err instanceof Error ? err.message : String(err) })
     }
   }
 
@@ -176,7 +203,7 @@ export class LeaderChannel {
   }
 
   #send (channel: Channel, message: LeaderMessage): void {
-    channel.socket.send(JSON.stringify(message))
+    if (channel.socket.readyState === channel.socket.OPEN) channel.socket.send(JSON.stringify(message))
   }
 
   /** Send a node its desired state; resolves when it reports it applied (this generation or a later one). */

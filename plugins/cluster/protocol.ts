@@ -81,7 +81,20 @@ export interface ReplyMessage {
   error?: string
 }
 
-export type AgentMessage = HelloMessage | HeartbeatMessage | AppliedMessage | ReplyMessage
+/**
+ * A rollout on the agent asks the leader's proxy: take this container out of rotation before it stops
+ * (`drain`), or say when this new container serves (`ready`); answered by `traffic-done` with the same id.
+ */
+export interface TrafficMessage {
+  type: 'traffic'
+  id: number
+  op: 'drain' | 'ready'
+  container: ReportedContainer
+  /** The spec the new container runs (`ready`). */
+  spec?: ServiceSpec
+}
+
+export type AgentMessage = HelloMessage | HeartbeatMessage | AppliedMessage | ReplyMessage | TrafficMessage
 
 // Leader → agent
 
@@ -121,7 +134,14 @@ export interface RequestMessage {
   tail?: number
 }
 
-export type LeaderMessage = WelcomeMessage | DesiredMessage | RequestMessage
+export interface TrafficDoneMessage {
+  type: 'traffic-done'
+  id: number
+  ok: boolean
+  error?: string
+}
+
+export type LeaderMessage = WelcomeMessage | DesiredMessage | RequestMessage | TrafficDoneMessage
 
 function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -165,6 +185,9 @@ export function parseAgentMessage (text: string): AgentMessage | { invalid: stri
     case 'reply':
       if (typeof value.id !== 'number' || typeof value.ok !== 'boolean') return { invalid: 'reply needs id and ok' }
       return value as unknown as ReplyMessage
+    case 'traffic':
+      if (typeof value.id !== 'number' || (value.op !== 'drain' && value.op !== 'ready') || !isContainerList([value.container])) return { invalid: 'traffic needs id, op (drain or ready) and container' }
+      return value as unknown as TrafficMessage
     default:
       return { invalid: `unknown message type ${JSON.stringify(value.type)}` }
   }
@@ -189,6 +212,9 @@ export function parseLeaderMessage (text: string): LeaderMessage | { invalid: st
     case 'request':
       if (typeof value.id !== 'number' || typeof value.op !== 'string') return { invalid: 'bad request' }
       return value as unknown as RequestMessage
+    case 'traffic-done':
+      if (typeof value.id !== 'number' || typeof value.ok !== 'boolean') return { invalid: 'bad traffic-done' }
+      return value as unknown as TrafficDoneMessage
     default:
       return { invalid: `unknown message type ${JSON.stringify(value.type)}` }
   }

@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { Conflict, StartupError, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, RuntimeInfo } from '../reconciler/runtime.js'
 import type { Scheduler } from '../reconciler/scheduler.js'
+import type { Traffic } from '../reconciler/traffic.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
 import type { SecretService } from '../secrets/index.js'
 import type { TokenService } from '../tokens/index.js'
@@ -46,6 +47,11 @@ export interface LocalOrchestration {
   logs(service: string, tail: number): Promise<Array<{ label: string, text: string }>>
   /** Answer GET /api/v1/cluster/info (the reconciler's route) with this. */
   answerClusterInfo(answer: () => Promise<unknown>): void
+  /**
+   * This node's traffic hooks: on a leader, its routers (the proxy) drain and wait for agents'
+   * containers too; on an agent, a router added here asks the leader's proxy.
+   */
+  traffic: Traffic
 }
 
 export interface ClusterInfo {
@@ -142,16 +148,18 @@ function setupAgent (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, inter
   const token = joinToken(config, ctx.stateDir)
   orchestration.managedBy(config.join)
   const advertise = config.advertise_address
+  /** A container as the leader sees it: its node field dropped, a loopback or wildcard host advertised. */
+  const reported = (c: ContainerState): ReportedContainer => {
+    const { node: _node, ...container } = c
+    if (advertise === '' || c.address === undefined || !loopbackOrWildcard(c.address.host)) return container
+    return { ...container, address: { host: advertise, port: c.address.port } }
+  }
   const link = new AgentLink({
     url,
     token,
     identity: async () => ({ id: await orchestration.nodeId(), name: orchestration.nodeName, version: deps.version, ...(advertise !== '' && { address: advertise }) }),
     engine: async () => await engineReport(orchestration, Math.min(intervalMs, 5000)),
-    containers: async () => (await orchestration.localContainers()).map(c => {
-      const { node: _node, ...container } = c as ContainerState & { node?: string }
-      if (advertise === '' || c.address === undefined || !loopbackOrWildcard(c.address.host)) return container
-      return { ...container, address: { host: advertise, port: c.address.port } }
-    }) as ReportedContainer[],
+    containers: async () => (await orchestration.localContainers()).map(reported),
     apply: async desired => await orchestration.applyAssigned(desired.services, { force: desired.force, pull: desired.pull }),
     handle: async request => {
       switch (request.op) {
@@ -163,6 +171,14 @@ function setupAgent (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, inter
     log: ctx.log,
     heartbeatIntervalMs: intervalMs
   })
+  // Rollouts on this node: the leader's proxy drains a replica before it stops and sees its successor serve before the next.
+  ctx.onClose(orchestration.traffic.add({
+    drain: async container => { await link.traffic('drain', reported(container)) },
+    ready: async (spec, id) => {
+      const container = (await orchestration.localContainers()).find(c => c.id === id)
+      if (container !== undefined) await link.traffic('ready', reported(container), spec)
+    }
+  }))
   ctx.report({ role: 'agent', leader: config.join })
   const info = async (): Promise<AgentInfo> => ({
     cluster: { ...(config.name !== '' && { name: config.name }) },
@@ -202,6 +218,7 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
     requireAgent: deps.tokens.requireRole('agent'),
     cluster: config.name,
     heartbeatIntervalMs: intervalMs,
+    traffic: orchestration.traffic,
     desiredFor: node => late.scheduler?.desiredFor(node),
     heartbeatSeen: () => { heartbeats.inc() },
     changed: (node, what) => {
