@@ -5,7 +5,9 @@
 // info` say where each replica runs. An agent whose engine stops answering is unhealthy. An agent
 // killed with SIGKILL: the cluster answers 503 for its pinned service (API and webhook), its other
 // replicas come back on the other node after the grace period, and once it is restarted it removes
-// its stale replica: nothing runs twice.
+// its stale replica: nothing runs twice. A change rolls through both agents under load with no failed
+// request; an agent's own API refuses changes; a leader killed and restarted finds every container as
+// it was.
 import t from 'tap'
 import type { ChildProcess } from 'node:child_process'
 import { createHmac } from 'node:crypto'
@@ -76,7 +78,7 @@ if (docker !== undefined) {
       '[cluster]', 'name = "e2e"', `heartbeat_interval_secs = ${HEARTBEAT}`, `offline_after_secs = ${OFFLINE_AFTER}`, `reschedule_after_secs = ${RESCHEDULE_AFTER}`, 'schedule_leader = false', '',
       '[proxy]', 'health_interval_secs = 1', 'connect_timeout_ms = 1000', '', '[acme]', 'directory = ""', ''
     ].join('\n'))
-    await startServer(t, leader, { PROXY_HTTP_PORT: String(proxyPort) })
+    let leaderProcess = await startServer(t, leader, { PROXY_HTTP_PORT: String(proxyPort) })
     const admin = readFileSync(join(leader.stateDir, 'admin.token'), 'utf8').trim()
     const call = async <T>(method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: `Bearer ${admin}` }): Promise<{ status: number, body: T }> => {
       const response = await fetch(`${leader.url}${path}`, { method, headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -174,10 +176,33 @@ if (docker !== undefined) {
     await pollUntil(async () => JSON.stringify(await inEngine(engineB)) === '["cache-1"]', { what: 'node-b without its stale replica', timeout: 20_000 })
     t.pass('node-b removed its stale web replica: only the pinned cache runs there')
     t.same(await inEngine(engineA), ['web-1', 'web-2'], 'node-a keeps both web replicas: nothing runs twice')
-    const after = await status()
+    // The leader hears of it when node-b reports its applied state.
+    const after = await pollUntil(async () => { const all = await status(); return all.get('cache')?.running_replicas === 1 && all }, { what: 'cache reported running on node-b' })
     t.match(after.get('web'), { status: 'running', running_replicas: 2 })
     t.match(after.get('cache'), { status: 'running', running_replicas: 1, containers: [{ node: 'node-b' }] })
     const again = await call('POST', '/api/v1/services/cache/redeploy')
     t.equal(again.status, 200, 'with node-b back, a redeploy is no longer refused (its pull, with no registry here, is its own matter)')
+
+    // An agent's own API: changes refused, cluster info says whose agent it is.
+    const agentAdmin = readFileSync(join(dirs[0], '.berth', 'admin.token'), 'utf8').trim()
+    const own = await fetch(`http://127.0.0.1:${ports[0]}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${agentAdmin}` } })
+    t.equal(own.status, 409, 'a deploy through an agent\'s own API is refused')
+    t.match(await own.json(), { error: `this node is an agent of the leader at ${join_}: change services through the leader` })
+    const agentInfo = await (await fetch(`http://127.0.0.1:${ports[0]}/api/v1/cluster/info`, { headers: { authorization: `Bearer ${agentAdmin}` } })).json()
+    t.match(agentInfo, { agent: { leader: join_, link: 'connected', node: 'node-a' } })
+
+    // The leader dies (SIGKILL) and comes back: the agents rejoin, and nothing is recreated or removed.
+    const allIds = async (): Promise<string[]> => (await Promise.all(engines.map(async e => await e.docker.listContainers({ all: true, filters: { label: [`berth.instance=${instance}`] } })))).flat().map(c => c.Id).sort()
+    const kept = await allIds()
+    leaderProcess.kill('SIGKILL')
+    await exited(leaderProcess)
+    leaderProcess = await startServer(t, leader, { PROXY_HTTP_PORT: String(proxyPort) })
+    await pollUntil(async () => {
+      const all = await nodes()
+      return all.get('node-a')?.status === 'ready' && all.get('node-b')?.status === 'ready'
+    }, { what: 'both agents back with the restarted leader', timeout: 20_000 })
+    await pollUntil(async () => (await status()).get('web')?.running_replicas === 2, { what: 'web running after the leader restarted' })
+    t.same(await allIds(), kept, 'after the leader restarted, every container is the one that ran before')
+    await pollUntil(async () => await throughProxy() === HTTPD_INDEX, { what: 'the restarted leader\'s proxy serving' })
   })
 }
