@@ -251,10 +251,17 @@ export class ClusterScheduler implements Scheduler {
     for (const node of this.#deps.registry.all()) {
       if (node.role === 'leader') continue
       const online = node.state !== 'offline'
+      // An agent on another host that publishes on a loopback or wildcard address (and advertises none) is reached at its own address.
+      const host = isLoopback(node.address) ? undefined : node.address
       for (const c of node.containers) {
         // Only the replicas placed there: a node that returns after its replicas moved shows none of its stale ones.
         if (this.#assignment.get(c.service)?.get(c.replica) !== node.name) continue
-        found.push(online ? { ...c, node: node.name } : { ...c, node: node.name, running: false, state: 'unknown', address: undefined })
+        if (!online) {
+          found.push({ ...c, node: node.name, running: false, state: 'unknown', address: undefined })
+          continue
+        }
+        const address = c.address !== undefined && host !== undefined && isLoopback(c.address.host) ? { host, port: c.address.port } : c.address
+        found.push({ ...c, node: node.name, ...(address !== undefined && { address }) })
       }
     }
     return found
@@ -279,6 +286,11 @@ export class ClusterScheduler implements Scheduler {
     const lists = await Promise.all(this.#agentsWith(service).map(async n => await this.#deps.channel.request(n.id, { op: 'logs', service, tail }, this.#deps.requestTimeoutMs) as Array<{ label: string, text: string }>))
     return lists.flat()
   }
+}
+
+/** A loopback or wildcard host: reachable from its own machine only. */
+function isLoopback (host: string): boolean {
+  return host === '' || host === '0.0.0.0' || host === '::' || host === '::1' || host === 'localhost' || host.startsWith('127.')
 }
 
 function outcomeOf (prefix: string, result: DeploySummary): RemoteOutcome {
