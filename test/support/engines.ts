@@ -1,12 +1,14 @@
 // More Docker engines on this machine, one per simulated node: each `dockerd` has its own data root,
-// exec root, socket and pid file, and no default bridge and no iptables rules of its own (so it
-// cannot disturb the run's engine or another test's): `--bridge=none --iptables=false`. Networks it
-// creates are bridges with their own subnets; published ports go through docker-proxy on 127.0.0.1.
+// exec root, socket and pid file, its own default bridge (made here, with a subnet no other interface
+// uses) and no iptables rules of its own, so it cannot disturb the run's engine or another test's:
+// `--bridge=<its bridge> --iptables=false`. Not `--bridge=none`: a dockerd started so deletes the
+// host's docker0, the bridge the run's engine uses. Published ports go through docker-proxy on 127.0.0.1.
 // Images are imported into each engine (never pulled). Stopped and wiped at test end: containers and
 // networks removed first (a bridge interface outlives its daemon otherwise), then the daemon, then
 // its network namespace mount and directory.
 import Docker from 'dockerode'
 import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
@@ -32,6 +34,7 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
   await ensureDebianPackages(['docker.io'])
   const dir = mkdtempSync(`/tmp/bd-${name}-`)
   const socket = join(dir, 'docker.sock')
+  const defaultBridge = ownBridge()
   const docker = new Docker({ socketPath: socket })
   let stopped = false
   const started: { daemon?: Daemon } = {}
@@ -39,7 +42,7 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
     command: '/usr/sbin/dockerd',
     args: [
       '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--host', `unix://${socket}`,
-      '--pidfile', join(dir, 'docker.pid'), '--bridge=none', '--iptables=false', '--ip6tables=false'
+      '--pidfile', join(dir, 'docker.pid'), `--bridge=${defaultBridge}`, '--iptables=false', '--ip6tables=false'
     ],
     logFile: join(dir, 'dockerd.log'),
     env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` },
@@ -70,11 +73,24 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
       try { process.kill(pid, 'SIGKILL') } catch { /* ended with its daemon */ }
     }
     removeLeftovers(dir)
-    for (const bridge of bridges) {
+    for (const bridge of [...bridges, defaultBridge]) {
       try { execFileSync('ip', ['link', 'delete', bridge], { stdio: 'ignore' }) } catch { /* removed with its network */ }
     }
   }
   return { socket, docker, dir, stop }
+}
+
+/** A new bridge interface (up) on a free 10.213.x.0/24, for one engine's default bridge; its name. */
+function ownBridge (): string {
+  const name = `bdb${randomBytes(4).toString('hex')}`
+  const used = execFileSync('ip', ['-o', '-4', 'addr', 'show'], { encoding: 'utf8' })
+  let subnet = 0
+  do subnet = 1 + Math.floor(Math.random() * 254)
+  while (used.includes(` 10.213.${subnet}.`))
+  execFileSync('ip', ['link', 'add', 'name', name, 'type', 'bridge'])
+  execFileSync('ip', ['addr', 'add', `10.213.${subnet}.1/24`, 'dev', name])
+  execFileSync('ip', ['link', 'set', name, 'up'])
+  return name
 }
 
 /** Processes whose parent is `pid` (dockerd's docker-proxy processes). */
