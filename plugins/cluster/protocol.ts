@@ -156,15 +156,22 @@ function isContainerList (value: unknown): value is ReportedContainer[] {
     typeof c.replica === 'number' && typeof c.running === 'boolean')
 }
 
-/** An agent's message, or a reason it is not one. */
-export function parseAgentMessage (text: string): AgentMessage | { invalid: string } {
+/** A message's JSON object, or the reason the text is none. */
+function jsonObject (text: string): { value: Record<string, unknown> } | { invalid: string } {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
     return { invalid: 'not JSON' }
   }
-  if (!isObject(value)) return { invalid: 'not a JSON object' }
+  return isObject(value) ? { value } : { invalid: 'not a JSON object' }
+}
+
+/** An agent's message, or a reason it is not one. */
+export function parseAgentMessage (text: string): AgentMessage | { invalid: string } {
+  const parsed = jsonObject(text)
+  if ('invalid' in parsed) return parsed
+  const value = parsed.value
   switch (value.type) {
     case 'hello':
       if (typeof value.protocol !== 'number' || typeof value.id !== 'string' || !/^[0-9a-f]{16}$/.test(value.id) ||
@@ -195,13 +202,9 @@ export function parseAgentMessage (text: string): AgentMessage | { invalid: stri
 
 /** A leader's message, or a reason it is not one. */
 export function parseLeaderMessage (text: string): LeaderMessage | { invalid: string } {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return { invalid: 'not JSON' }
-  }
-  if (!isObject(value)) return { invalid: 'not a JSON object' }
+  const parsed = jsonObject(text)
+  if ('invalid' in parsed) return parsed
+  const value = parsed.value
   switch (value.type) {
     case 'welcome':
       if (typeof value.protocol !== 'number' || !isObject(value.node) || typeof value.heartbeat_interval_ms !== 'number') return { invalid: 'bad welcome' }

@@ -1,7 +1,11 @@
 // Signing in to the campaign app without a browser: a cookie jar and a scripted login through the
-// development IDP's form (fetch with manual redirects), about half a second per login; call statuses.
-import { ServerFunctionError } from '../../plugins/campaign/client.js'
+// development IDP's form (fetch with manual redirects), about half a second per login; call statuses;
+// and the app in a test kernel with a staff session, as the module tests use it.
+import type { Kernel } from '../../kernel/index.js'
+import campaign from '../../plugins/campaign/index.js'
+import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
 import type { DevUser } from '../../plugins/campaign/dev-idp/users.js'
+import { testKernel } from './kernel.js'
 
 interface StoredCookie { value: string, path: string }
 
@@ -116,3 +120,30 @@ export async function scriptedLogout (jar: CookieJar, appUrl: URL): Promise<URL>
 export async function statusOf (call: Promise<unknown>): Promise<number | string> {
   return await call.then(() => 200, (err: unknown) => err instanceof ServerFunctionError ? err.status : String(err))
 }
+
+export interface CampaignApp {
+  kernel: Kernel
+  baseUrl: URL
+  /** The session cookie of the development IDP's staff user, signed in at start. */
+  staff: string
+  /** A new session cookie of the development IDP user with `role`. */
+  login(role: string): Promise<string>
+  /** Call a server function with a session (the staff one unless another cookie is given). */
+  call<T>(name: string, args: object, cookie?: string): Promise<T>
+}
+
+/** The campaign plugin in a test kernel (`[campaign]` settings from `config`), with a staff session. */
+export async function campaignApp (t: { teardown(fn: () => void | Promise<void>): void }, config: Record<string, unknown> = {}): Promise<CampaignApp> {
+  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: config } })
+  const baseUrl = kernel.url('app')
+  const users = kernel.service('campaign').devIdp?.users ?? []
+  const login = async (role: string): Promise<string> => {
+    const user = users.find(u => u.role === role)
+    if (user === undefined) throw new Error(`the development IDP has no ${role} user`)
+    return (await scriptedLogin(baseUrl, user)).cookie
+  }
+  const staff = await login('staff')
+  const call = async <T>(name: string, args: object, cookie = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  return { kernel, baseUrl, staff, login, call }
+}
+

@@ -15,7 +15,7 @@ import type { KbLike } from '../../../plugins/campaign/modules/disinfo-signals.j
 import { Citations, clip, groundedSentences, resourceHash } from '../../../plugins/campaign/modules/grounding.js'
 import { analyseStatements, type Statement } from '../../../plugins/campaign/modules/opponent-statements.js'
 import type { Post } from '../../../plugins/campaign/modules/posts.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -188,12 +188,8 @@ t.test('opposition research: statements grouped by topic, the reversal and the n
 })
 
 t.test('the writing modules through the API', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign] })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const login = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as { username: string, password: string })).cookie
-  const [staff, readonly, volunteer] = [await login('staff'), await login('readonly'), await login('volunteer')]
-  const call = async <T> (name: string, args: object, cookie = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const { login, call } = await campaignApp(t)
+  const [readonly, volunteer] = [await login('readonly'), await login('volunteer')]
   await call('kb-ingest', { title: 'Transit plan', text: TRANSIT, source: 'platform.pdf' })
   await call('kb-ingest', { title: 'Housing plan', text: HOUSING })
   await call('kb-ingest', { title: 'Bridge toll', text: TOLL })

@@ -16,7 +16,7 @@ import { loadPersonaBook } from '../../../plugins/campaign/modules/personas.js'
 import {
   answerSentences, composeAnswer, isPolicyDocument, NOT_FOUND_ANSWER, policyQueries, policySource
 } from '../../../plugins/campaign/modules/policy-answer.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -142,12 +142,8 @@ t.test('empathy: personas react by their concerns, what they pay and gain, with 
 })
 
 t.test('through the API: sessions per user, resumed and listed; the simulator; 400, 413, 404', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign] })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const login = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as { username: string, password: string })).cookie
-  const [staff, volunteer, readonly] = [await login('staff'), await login('volunteer'), await login('readonly')]
-  const call = async <T> (name: string, args: object, cookie = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const { login, call } = await campaignApp(t)
+  const [volunteer, readonly] = [await login('volunteer'), await login('readonly')]
 
   const ingested = await call<{ document_id: string, source: string, passage_count: number, issues: string[], engine: string }>('policy-ingest', { title: PLATFORM_TITLE, text: PLATFORM.join('\n\n'), source: 'platform.pdf' })
   t.match(ingested, { source: 'policy: platform.pdf', passage_count: 4, engine: /^local/ })

@@ -11,7 +11,7 @@ import { addressingPassages, composeExtractive, counterPrompt, readGenerated } f
 import { analyzeDisinfo, negatedTerms, shoutedWords, statisticsIn, WEIGHTS, type KbLike } from '../../../plugins/campaign/modules/disinfo-signals.js'
 import { analyzeArticle, compareOutlets, storedTerms, topicRelevance } from '../../../plugins/campaign/modules/media-coverage.js'
 import { analyzeRegulation, classifyClause, deadlineOf, splitSections } from '../../../plugins/campaign/modules/regulation-parse.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -178,13 +178,8 @@ t.test('regulatory monitor: exactly the planted obligations, prohibition, deadli
 })
 
 t.test('the document modules through the API', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign] })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const login = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as { username: string, password: string })).cookie
-  const staff = await login('staff')
+  const { login, call } = await campaignApp(t)
   const readonly = await login('readonly')
-  const call = async <T> (name: string, args: object, cookie = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
 
   await t.test('media monitor: articles stored, coverage compared by outlet, paginated', async t => {
     const first = await call<{ article_id: string, tone: string, engine: string, word_count: number }>('analyze-article', { ...ARTICLES[0], url: 'https://herald.test/bridge' })

@@ -3,13 +3,11 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { open } from 'lmdb'
-import campaign from '../../../plugins/campaign/index.js'
-import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
+import { ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { Bm25Index, tokenize } from '../../../plugins/campaign/modules/bm25.js'
 import { MAX_PASSAGE_WORDS, splitPassages } from '../../../plugins/campaign/modules/knowledge-base.js'
 import { distanceKm, volunteerScore } from '../../../plugins/campaign/modules/volunteer-score.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
-import { testKernel } from '../../support/kernel.js'
+import { campaignApp, statusOf } from '../../support/campaign.js'
 
 t.test('BM25: scores by the documented formula, ranks, drops stop words, replaces re-added entries', async t => {
   const index = new Bm25Index()
@@ -51,13 +49,8 @@ t.test('volunteer score = 0.5·skills + 0.3·availability + 0.2·distance', asyn
 })
 
 t.test('the modules through the API', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { contribution_limit_cents: 10_000 } } })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const login = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as { username: string, password: string })).cookie
-  const staff = await login('staff')
+  const { kernel, login, call } = await campaignApp(t, { contribution_limit_cents: 10_000 })
   const admin = await login('admin')
-  const call = async <T> (name: string, args: object, cookie = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
 
   await t.test('knowledge base: ingest, then ranked passages with citations', async t => {
     const doc = await call<{ document_id: string, passage_count: number }>('kb-ingest', {

@@ -4,9 +4,6 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { open } from 'lmdb'
-import campaign from '../../../plugins/campaign/index.js'
-import { callServerFunction } from '../../../plugins/campaign/client.js'
-import type { DevUser } from '../../../plugins/campaign/dev-idp/users.js'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
 import { analyzeCall, assignRoles, trajectory } from '../../../plugins/campaign/modules/call-analysis.js'
 import { callBucket } from '../../../plugins/campaign/modules/call-intelligence.js'
@@ -19,8 +16,7 @@ import { meetingFunctions, meetingPrompt } from '../../../plugins/campaign/modul
 import type { ChatMessage, Generator } from '../../../plugins/campaign/language/generator.js'
 import type { ModuleKit } from '../../../plugins/campaign/modules/kit.js'
 import { parseTurns } from '../../../plugins/campaign/modules/transcript.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
-import { testKernel } from '../../support/kernel.js'
+import { campaignApp, statusOf } from '../../support/campaign.js'
 
 const SUPPORTER = `Volunteer: Hi, this is Sam calling for the Maria Lopez campaign. Do you have a minute?
 Voter: Sure, what is this about?
@@ -171,12 +167,8 @@ t.test('summarize-meeting with a generator stand-in: the summary is generated, t
 })
 
 t.test('call intelligence, accountability and meetings through the API', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign] })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const cookie = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as DevUser)).cookie
-  const [staff, volunteer, readonly] = [await cookie('staff'), await cookie('volunteer'), await cookie('readonly')]
-  const call = async <T> (name: string, args: object, who = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie: who } })
+  const { login: cookie, call } = await campaignApp(t)
+  const [volunteer, readonly] = [await cookie('volunteer'), await cookie('readonly')]
 
   await t.test('analyze-transcript stores calls; call-trends counts them per day and pages the list', async t => {
     interface Analysed { call_id: string, outcome: string, issues: Array<{ issue: string }>, engine: string }

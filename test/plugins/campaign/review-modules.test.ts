@@ -24,7 +24,7 @@ import type { Post } from '../../../plugins/campaign/modules/posts.js'
 import { deadlineItems, gapItems, loadLogistics, logisticsItems, orderItems } from '../../../plugins/campaign/modules/preparation.js'
 import type { StoredRegulation } from '../../../plugins/campaign/modules/regulatory-monitor.js'
 import { SourceList } from '../../../plugins/campaign/modules/source-list.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -231,12 +231,8 @@ function dayFromToday (days: number): { iso: string, written: string } {
 }
 
 t.test('the four modules through the API', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign] })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const cookie = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as DevUser)).cookie
-  const [staff, volunteer, readonly] = [await cookie('staff'), await cookie('volunteer'), await cookie('readonly')]
-  const call = async <T> (name: string, args: object, who = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie: who } })
+  const { login: cookie, call } = await campaignApp(t)
+  const [volunteer, readonly] = [await cookie('volunteer'), await cookie('readonly')]
 
   await t.test('translate-content: volunteers translate with the glossary; 400 for an unknown language, 413 for a long text', async t => {
     interface Translated { translation: string, translated: string, method: string, source_language: string, detected: { language: string } | null, note: string, sources: string[], resource_id: string, engine: string }

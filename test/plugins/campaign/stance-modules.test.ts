@@ -2,15 +2,13 @@
 // business group at odds over the minimum wage, two camps of three actors split on housing and bike
 // lanes but united on the library, and housing complaints concentrated in Eastside.
 import t from 'tap'
-import campaign from '../../../plugins/campaign/index.js'
-import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
+import { ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
 import { detectTensions, type PairSummary, type Tension } from '../../../plugins/campaign/modules/coalition-detector.js'
 import { findConsensus, mapFactions } from '../../../plugins/campaign/modules/faction-mapper.js'
 import { analyzeLocalIssues, type IssueReport } from '../../../plugins/campaign/modules/local-issues.js'
 import { foldTerm, opinionPolarity, splitClauses, stanceTable } from '../../../plugins/campaign/modules/stance.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
-import { testKernel } from '../../support/kernel.js'
+import { campaignApp, statusOf } from '../../support/campaign.js'
 
 const UNION = 'Riverside Labour Union'
 const CHAMBER = 'Chamber of Small Business'
@@ -112,12 +110,7 @@ t.test('local issues: housing complaints in Eastside rank first', async t => {
 })
 
 t.test('through the API', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign] })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const login = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as { username: string, password: string })).cookie
-  const staff = await login('staff')
-  const call = async <T> (name: string, args: object, cookie = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const { login, call } = await campaignApp(t)
 
   const tensions = await call<{ tensions: Tension[], engine: string }>('detect-tensions', { groups: GROUPS })
   t.match(tensions, { tensions: [{ group_a: UNION, group_b: CHAMBER, topic: 'minimum wage' }], engine: /^local/ })

@@ -2,11 +2,7 @@
 // burst of angry posts about the water at hour 30, a "bridge toll" story spreading across three
 // sources in the last hours, and a "parade" story one source repeats steadily.
 import t from 'tap'
-import campaign from '../../../plugins/campaign/index.js'
-import { callServerFunction } from '../../../plugins/campaign/client.js'
-import type { DevUser } from '../../../plugins/campaign/dev-idp/users.js'
-import { scriptedLogin, statusOf } from '../../support/campaign.js'
-import { testKernel } from '../../support/kernel.js'
+import { campaignApp, statusOf } from '../../support/campaign.js'
 
 const START = Date.parse('2026-05-04T00:00:00Z')
 const hour = (h: number, minute = 0): string => new Date(START + h * 3_600_000 + minute * 60_000).toISOString()
@@ -44,12 +40,7 @@ function stream (): PostIn[] {
 }
 
 t.test('sentiment monitor and narrative contagion through the API', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign] })
-  const baseUrl = kernel.url('app')
-  const users = kernel.service('campaign').devIdp?.users ?? []
-  const cookie = async (role: string): Promise<string> => (await scriptedLogin(baseUrl, users.find(u => u.role === role) as DevUser)).cookie
-  const staff = await cookie('staff')
-  const call = async <T> (name: string, args: object, who = staff): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie: who } })
+  const { login: cookie, call } = await campaignApp(t)
 
   const posts = stream()
   const first = await call<{ ingested: number, duplicates: number, engine: string }>('ingest-posts', { posts: posts.slice(0, 200) })
