@@ -1,8 +1,8 @@
 // `berth tui`: the cluster in the terminal, drawn with ink (React for command-line apps: maintained,
 // and already what this project's test runner draws with). Services with their replicas' states
 // and routes' certificates, nodes, recent deploys and the last webhook invocations, read from the
-// control API every REFRESH_MS; ↑/↓ select a service, + and - scale it, r restarts it, l shows its
-// last log lines, q quits.
+// control API every REFRESH_MS, with a service's canary; ↑/↓ select a service, + and - scale it, r
+// restarts it, l shows its last log lines, p promotes its canary, b rolls it back, q quits.
 import { createElement as h, useEffect, useState, type ReactElement } from 'react'
 import { Box, render, Text, useApp, useInput } from 'ink'
 import type { ApiClient } from '../../kernel/index.js'
@@ -68,6 +68,8 @@ function Dashboard ({ client }: { client: ApiClient }): ReactElement {
       const replicas = Math.max(0, service.replicas + (input === '+' ? 1 : -1))
       act(`scaling ${service.name} to ${replicas}`, async () => await client.json('POST', `/api/v1/services/${service.name}/scale`, { replicas }))
     } else if (input === 'r') act(`restarting ${service.name}`, async () => await client.json('POST', `/api/v1/services/${service.name}/restart`))
+    else if (input === 'p') act(`promoting ${service.name}`, async () => await client.json('POST', `/api/v1/services/${service.name}/promote`))
+    else if (input === 'b') act(`rolling back ${service.name}`, async () => await client.json('POST', `/api/v1/services/${service.name}/rollback`))
     else if (input === 'l') {
       client.text(`/api/v1/services/${service.name}/logs?tail=${LOG_LINES}`).then(setLogs, (err: Error) => { setLogs(`no logs: ${err.message}`) })
     }
@@ -75,13 +77,16 @@ function Dashboard ({ client }: { client: ApiClient }): ReactElement {
 
   if (data === undefined) return h(Text, null, failure ?? 'connecting…')
   const row = (cells: string[], widths: number[]): string => cells.map((c, i) => c.slice(0, widths[i] - 1).padEnd(widths[i])).join('')
-  const widths = [24, 10, 10, 44]
+  const widths = [24, 10, 18, 44]
   return h(Box, { flexDirection: 'column' },
     h(Text, { bold: true }, `berth · ${data.nodes.map(n => `${n.name} (${n.role}, ${n.status})`).join(', ')}${failure !== undefined ? ` · ${failure}` : ''}`),
     h(Text, { dimColor: true }, row(['SERVICE', 'REPLICAS', 'STATUS', 'ROUTE / CERTIFICATE'], widths)),
     ...data.services.map((s, i) => h(Text, { key: s.name, inverse: s === service },
-      row([s.name, `${s.running_replicas}/${s.replicas}`, s.status, s.route === undefined ? '' : `${s.route.domain} ${s.route.certificate.status}${s.route.certificate.not_after !== undefined ? ` until ${s.route.certificate.not_after.slice(0, 10)}` : ''}`], widths) +
-      (i === selected ? `  ${s.containers.map(c => `${c.replica}:${c.state}${c.health !== undefined ? `/${c.health}` : ''}`).join(' ')}` : ''))),
+      row([s.name, `${s.running_replicas}/${s.replicas}`, s.canary === undefined ? s.status : `${s.status} +canary`, s.route === undefined ? '' : `${s.route.domain} ${s.route.certificate.status}${s.route.certificate.not_after !== undefined ? ` until ${s.route.certificate.not_after.slice(0, 10)}` : ''}`], widths) +
+      (i === selected ? `  ${s.containers.map(c => `${c.canary === true ? 'canary' : c.replica}:${c.state}${c.health !== undefined ? `/${c.health}` : ''}${c.node !== undefined ? `@${c.node}` : ''}`).join(' ')}` : ''))),
+    ...(service?.canary === undefined
+      ? []
+      : [h(Text, { key: 'canary' }, `Canary of ${service.name}: ${service.canary.image} (${service.canary.hash.slice(0, 12)}) takes ${service.canary.weight}% of requests${service.canary.running ? '' : ', not running'} · p promote · b roll back`)]),
     h(Text, { bold: true }, 'Recent deploys'),
     ...data.deploys.slice(-5).reverse().map(d => h(Text, { key: `${d.at}${d.trigger}` }, `${d.at.slice(0, 19)}  ${d.trigger.padEnd(9)} ${d.services.map(s => s.name).join(', ')}${d.errors.length > 0 ? `  (${d.errors.length} failed)` : ''}`)),
     ...(data.webhooks === undefined
@@ -89,7 +94,7 @@ function Dashboard ({ client }: { client: ApiClient }): ReactElement {
       : [h(Text, { bold: true, key: 'wh' }, 'Webhooks'), ...data.webhooks.map(w => h(Text, { key: w.id },
           `${w.id} ${w.repo} → ${w.service_name}: ${w.invocations.slice(0, 10).map(i => `${i.sha.slice(0, 7)} ${i.outcome}`).join(', ') || 'no invocations yet'}`))]),
     ...(logs === undefined ? [] : [h(Text, { bold: true, key: 'lt' }, `Logs of ${service?.name ?? ''}`), h(Text, { key: 'l' }, logs.trimEnd())]),
-    h(Text, { dimColor: true }, `↑/↓ select · + - scale · r restart · l logs · q quit${message !== '' ? `   ${message}` : ''}`)
+    h(Text, { dimColor: true }, `↑/↓ select · + - scale · r restart · l logs · p promote · b roll back · q quit${message !== '' ? `   ${message}` : ''}`)
   )
 }
 

@@ -1,6 +1,7 @@
 // `berth tui` in a real terminal (tmux, driven with send-keys and read with capture-pane) against a
 // running server with a real Docker engine: the service and its replicas, the node, the deploys and
-// the webhooks are drawn; + scales the service, l shows its log lines, q quits.
+// the webhooks are drawn; + scales the service, l shows its log lines, a canary is drawn and p
+// promotes it, q quits.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -43,6 +44,16 @@ if (docker !== undefined && tmux !== undefined) {
     await tm('send-keys', '-t', 'tui', 'l')
     await pollUntil(async () => (await screen()).includes('hello from talker'), { timeout: 10_000, what: 'l to show the logs' })
     t.pass('l shows the log lines')
+
+    writeServices(cwd, { [project]: `[[service]]\nname = "talker"\nimage = "${image}"\ncommand = ["/bin/busybox", "sh", "-c", "echo hello from the canary; exec /bin/busybox sleep 3600"]\n` })
+    t.equal((await api(kernel, 'POST', '/api/v1/deploy?service=talker', { token, body: { canary: { weight: 20 } } })).status, 200, 'a canary of talker')
+    const withCanary = await pollUntil(async () => { const s = await screen(); return /talker\s+2\/2\s+running \+canary/.test(s) && s }, { timeout: 20_000, what: 'the canary drawn' })
+    t.match(withCanary, /Canary of talker: .* takes 20% of requests · p promote · b roll back/, 'its image, hash and weight')
+    await tm('send-keys', '-t', 'tui', 'p')
+    // The canary's spec (the service file, one replica) is what promote rolls out.
+    await pollUntil(async () => { const s = await screen(); return /talker\s+1\/1\s+running\s/.test(s) && !s.includes('+canary') && s.includes('promoting talker: done') }, { timeout: 60_000, what: 'p to promote the canary' })
+    const promoted = await api<{ services: Array<{ name: string, canary?: unknown }> }>(kernel, 'GET', '/api/v1/status', { token })
+    t.equal(promoted.body.services.find(s => s.name === 'talker')?.canary, undefined, 'p promoted it: no canary left')
 
     await tm('send-keys', '-t', 'tui', 'q')
     await pollUntil(async () => (await screen()).includes('tui-exited=0'), { timeout: 10_000, what: 'q to quit' })
