@@ -204,7 +204,7 @@ export class Reconciler {
   /**
    * Start a canary: one replica of a new spec of a deployed service beside its replicas, which keep
    * running; the proxy sends it `weight` percent of the requests. The spec comes from the service's
-   * file or from the one entry of a request body.
+   * file or from the one entry of a request body. The spec of the running canary again changes its weight.
    */
   async deployCanary (source: { service: string } | { body: unknown }, weight: number, by?: string): Promise<DeployResult & { canary: CanaryView }> {
     return await this.#exclusive(async () => {
@@ -212,7 +212,9 @@ export class Reconciler {
       const { name } = candidate.spec
       const stable = this.#known(name)
       const hash = specHash(candidate.spec, this.#deps.settings)
-      checkCanary(stable, this.#deps.state.canary(name), { spec: candidate.spec, hash, stableHash: specHash(stable.spec, this.#deps.settings) })
+      const running = this.#deps.state.canary(name)
+      if (running?.hash === hash) return await this.#reweighCanary({ ...running, weight })
+      checkCanary(stable, running, { spec: candidate.spec, hash, stableHash: specHash(stable.spec, this.#deps.settings) })
       const canary: CanaryState = { spec: candidate.spec, source: candidate.source, hash, weight, started_at: new Date().toISOString(), ...(by !== undefined && { by }) }
       const result = await this.#deploy([{ spec: stable.spec, source: stable.source }], { trigger: 'canary', by, removeOrphans: false, pull: 'rules', force: false, canaries: new Map([[name, canary]]) })
       // A canary that did not start leaves nothing behind (the next deploy removes what an unreachable engine kept).
@@ -221,6 +223,13 @@ export class Reconciler {
       }
       return { ...result, canary: canaryView(canary) }
     })
+  }
+
+  /** The same canary again with another weight: only the proxy's share changes, no container. */
+  async #reweighCanary (canary: CanaryState): Promise<DeployResult & { canary: CanaryView }> {
+    await this.#deps.state.save([], [], new Map([[canary.spec.name, canary]]))
+    this.#deps.changed([canary.spec.name])
+    return { deployed: [canary.spec.name], errors: [], changed: [], removed: [], canary: canaryView(canary) }
   }
 
   #canaryCandidate (source: { service: string } | { body: unknown }): Declared {

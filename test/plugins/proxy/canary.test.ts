@@ -104,7 +104,10 @@ if (docker !== undefined) {
     t.match(status, { status: 'running', replicas: 2, running_replicas: 2, canary: { image: 'berth-test/httpd:1', hash: /^[0-9a-f]{64}$/, weight: 30, running: true } }, 'the status shows the canary')
     const table = await cli('status')
     t.match(table.stdout, /CANARY\n.*web .* berth-test\/httpd:1 \([0-9a-f]{12}\) at 30%\n/, 'and so does berth status')
-    t.match((await call('POST', '/api/v1/deploy?service=web', { canary: { weight: 50 } })).status, 409, 'one canary at a time')
+    const reweighed = await call<DeployResult>('POST', '/api/v1/deploy?service=web', { canary: { weight: 50 } })
+    t.match([reweighed.status, reweighed.body], [200, { changed: [], canary: { weight: 50, hash: status?.canary?.hash } }], 'the same canary again: another weight, no new container')
+    await pollUntil(async () => (await webRoute())?.canary_weight === 50, { what: 'the new weight in the routing table' })
+    t.match((await call('POST', '/api/v1/deploy', { services: [webEntry(project, '3')], canary: { weight: 50 } })).status, 409, 'one canary at a time')
     t.match((await call<DeployResult>('POST', '/api/v1/deploy')).body.errors, [{ service: 'web', error: /^a canary of "web" is running .*; promote it or roll it back first$/ }],
       'a deploy that would change the service waits for the canary to end')
 
