@@ -6,7 +6,7 @@ import { serverFunction, type ServerFunction } from '../functions.js'
 import { mean, round } from '../language/text-stats.js'
 import { analyzeCall, OUTCOMES, type Outcome } from './call-analysis.js'
 import { bucketStart } from './hourly.js'
-import { checkText, instant, PageArgs, RecordStore, TextArg, timeKey, type ModuleKit } from './kit.js'
+import { checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from './kit.js'
 
 export interface CallRecord {
   call_id: string
@@ -30,8 +30,7 @@ const AnalyzeArgs = Type.Object({
 }, { additionalProperties: false })
 
 const TrendArgs = Type.Object({
-  from: Type.Optional(Type.String({ description: 'ISO 8601 start (inclusive)' })),
-  to: Type.Optional(Type.String({ description: 'ISO 8601 end (inclusive)' })),
+  ...TimeRangeArgs,
   bucket: Type.Union([Type.Literal('day'), Type.Literal('week')], { default: 'day' }),
   ...PageArgs
 }, { additionalProperties: false })
@@ -104,8 +103,7 @@ export function callIntelligenceFunctions (kit: ModuleKit): ServerFunction[] {
       access: ['staff', 'readonly'],
       args: TrendArgs,
       handler: async args => {
-        const from = args.from === undefined ? undefined : instant('from', args.from)
-        const to = args.to === undefined ? undefined : instant('to', args.to)
+        const { from, to } = timeRange(args)
         const engine = await kit.language()
         const inRange = [...calls.between(from, to)]
         const byBucket = new Map<string, CallRecord[]>()

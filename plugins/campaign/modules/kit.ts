@@ -57,6 +57,20 @@ export function calendarDay (field: string, day: string): string {
   return day
 }
 
+/** The `from` and `to` arguments of a function (ISO 8601 times schemas), as the schema fields. */
+export const TimeRangeArgs = {
+  from: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 start (inclusive)' })),
+  to: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 end (inclusive)' }))
+}
+
+/** `from` and `to` as times (400 naming the field that is not one, or `to` before `from`). */
+export function timeRange (args: { from?: string, to?: string }): { from?: Date, to?: Date } {
+  const from = args.from === undefined ? undefined : instant('from', args.from)
+  const to = args.to === undefined ? undefined : instant('to', args.to)
+  if (from !== undefined && to !== undefined && to < from) throw new BadRequest('invalid arguments: /to: comes before from')
+  return { from, to }
+}
+
 /** A record key that sorts by time: the compact UTC time, then `suffix` (random when not given). */
 export function timeKey (at: Date, suffix = randomBytes(4).toString('hex')): string {
   return `${at.toISOString().replace(/[-:.]/g, '')}-${suffix}`

@@ -3,7 +3,7 @@
 import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
-import { PageArgs, RecordStore, TextArg, checkText, instant, timeKey, type ModuleKit } from './kit.js'
+import { checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from './kit.js'
 import { analyzeArticle, compareOutlets, storedTerms, topicRelevance, TOPIC_MATCH, type ArticleAnalysis } from './media-coverage.js'
 
 export const MODULE = 'media-monitor'
@@ -33,8 +33,7 @@ const AnalyzeArgs = Type.Object({
 const CompareArgs = Type.Object({
   topic: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
   outlets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50 })),
-  from: Type.Optional(Type.String({ maxLength: 40 })),
-  to: Type.Optional(Type.String({ maxLength: 40 })),
+  ...TimeRangeArgs,
   ...PageArgs
 }, { additionalProperties: false })
 
@@ -78,9 +77,7 @@ export function mediaMonitorFunctions (kit: ModuleKit): ServerFunction[] {
       access: ['staff', 'readonly'],
       args: CompareArgs,
       handler: async (args) => {
-        const from = args.from === undefined ? undefined : instant('from', args.from)
-        const to = args.to === undefined ? undefined : instant('to', args.to)
-        if (from !== undefined && to !== undefined && from > to) throw new BadRequest('invalid arguments: /to: must not be before from')
+        const { from, to } = timeRange(args)
         const engine = await kit.language()
         const topicTerms = args.topic === undefined ? [] : engine.terms(args.topic)
         if (args.topic !== undefined && topicTerms.length === 0) throw new BadRequest('invalid arguments: /topic: holds no content words')

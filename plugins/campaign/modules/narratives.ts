@@ -6,7 +6,7 @@ import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import { mean, round } from '../language/text-stats.js'
-import { checkText, instant, TextArg, type ModuleKit } from './kit.js'
+import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from './kit.js'
 import type { Post } from './posts.js'
 
 /** A term in more than this share of the posts is the conversation itself, not a narrative (with 20 posts or more). */
@@ -126,11 +126,6 @@ export function virality (posts: readonly Post[], at: Date, windowHours: number,
   }
 }
 
-const RangeArgs = {
-  from: Type.Optional(Type.String({ description: 'ISO 8601 start (inclusive)' })),
-  to: Type.Optional(Type.String({ description: 'ISO 8601 end (inclusive)' }))
-}
-
 export function narrativeFunctions (kit: ModuleKit): ServerFunction[] {
   return [
     serverFunction({
@@ -138,14 +133,15 @@ export function narrativeFunctions (kit: ModuleKit): ServerFunction[] {
       module: 'narrative-contagion',
       access: ['staff', 'readonly'],
       args: Type.Object({
-        ...RangeArgs,
+        ...TimeRangeArgs,
         min_posts: Type.Integer({ minimum: 2, maximum: 1000, default: 3 }),
         min_sources: Type.Integer({ minimum: 1, maximum: 100, default: 2 }),
         limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 })
       }, { additionalProperties: false }),
       handler: async args => {
         const engine = await kit.language()
-        const posts = [...kit.posts.between(args.from === undefined ? undefined : instant('from', args.from), args.to === undefined ? undefined : instant('to', args.to))]
+        const { from, to } = timeRange(args)
+        const posts = [...kit.posts.between(from, to)]
         const narratives = extractNarratives(posts, { minPosts: args.min_posts, minSources: args.min_sources })
         return { posts: posts.length, narratives: narratives.slice(0, args.limit), engine: engine.name }
       }

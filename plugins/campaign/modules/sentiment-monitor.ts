@@ -5,7 +5,7 @@ import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import { mean, round, standardDeviation } from '../language/text-stats.js'
 import { bucketPosts, type BucketStats } from './hourly.js'
-import { checkText, instant, TextArg, type ModuleKit } from './kit.js'
+import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from './kit.js'
 import type { Post } from './posts.js'
 
 /** Longest single post, in characters. */
@@ -14,8 +14,7 @@ export const MAX_POST_CHARS = 5_000
 const POLARITY_SD_FLOOR = 0.05
 
 const Range = {
-  from: Type.Optional(Type.String({ description: 'ISO 8601 start (inclusive)' })),
-  to: Type.Optional(Type.String({ description: 'ISO 8601 end (inclusive)' })),
+  ...TimeRangeArgs,
   source: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   term: Type.Optional(Type.String({ minLength: 1, maxLength: 60, description: 'only posts holding this word' }))
 }
@@ -42,8 +41,7 @@ const SpikeArgs = Type.Object({
 interface RangeArgs { from?: string, to?: string, source?: string, term?: string }
 
 function postsIn (kit: ModuleKit, args: RangeArgs): Iterable<Post> {
-  const from = args.from === undefined ? undefined : instant('from', args.from)
-  const to = args.to === undefined ? undefined : instant('to', args.to)
+  const { from, to } = timeRange(args)
   return kit.posts.between(from, to, { source: args.source, term: args.term })
 }
 

@@ -4,7 +4,7 @@
 import type { TArray } from '@sinclair/typebox'
 import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
-import { checkText, instant, TextArg } from './kit.js'
+import { checkText, TextArg, timeRange, TimeRangeArgs } from './kit.js'
 import type { Post } from './posts.js'
 import type { Speaker } from './stance.js'
 
@@ -37,8 +37,7 @@ export function checkSpeakers (field: string, speakers: readonly Speaker[]): Spe
 }
 
 export const RangeArgs = {
-  from: Type.Optional(Type.String({ description: 'ISO 8601 start (inclusive) of the posts read' })),
-  to: Type.Optional(Type.String({ description: 'ISO 8601 end (inclusive) of the posts read' })),
+  ...TimeRangeArgs,
   source: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only posts of this source' }))
 }
 
@@ -51,10 +50,7 @@ export interface Range { from?: Date, to?: Date, source?: string }
 export function postRange (args: { from?: string, to?: string, source?: string }, field: string, given: boolean): Range {
   const stray = (['from', 'to', 'source'] as const).find(key => args[key] !== undefined)
   if (given && stray !== undefined) throw new BadRequest(`invalid arguments: /${stray}: reads the post stream, which is not read when ${field} are given`)
-  const from = args.from === undefined ? undefined : instant('from', args.from)
-  const to = args.to === undefined ? undefined : instant('to', args.to)
-  if (from !== undefined && to !== undefined && to < from) throw new BadRequest('invalid arguments: /to: comes before from')
-  return { from, to, source: args.source }
+  return { ...timeRange(args), source: args.source }
 }
 
 /**

@@ -201,7 +201,7 @@ t.test('the document modules through the API', async t => {
     const herald = await call<Coverage>('compare-coverage', { outlets: ['harbor herald'], from: '2026-04-05', to: '2026-04-30' })
     t.same(herald.articles.items.map(a => a.title), ['Commuters love the Riverside bridge'], 'outlet (any case) and time range')
     await t.rejects(call('analyze-article', { ...ARTICLES[0], published_at: 'last week' }), new ServerFunctionError(400, 'invalid arguments: /published_at: expected an ISO 8601 date or UTC time, got "last week"'))
-    await t.rejects(call('compare-coverage', { from: '2026-05-01', to: '2026-04-01' }), new ServerFunctionError(400, 'invalid arguments: /to: must not be before from'))
+    await t.rejects(call('compare-coverage', { from: '2026-05-01', to: '2026-04-01' }), new ServerFunctionError(400, 'invalid arguments: /to: comes before from'))
     t.equal(await statusOf(call('analyze-article', { ...ARTICLES[0] }, readonly)), 403, 'readonly does not store articles')
   })
 
