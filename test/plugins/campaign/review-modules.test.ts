@@ -27,6 +27,7 @@ import { SourceList } from '../../../plugins/campaign/modules/source-list.js'
 import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
+import { POLICY_A, POLICY_B } from '../../../plugins/campaign/ui/src/examples.js'
 
 /** Posts before a town hall on housing: two people ask the same question, a negative narrative on rent, a split on the housing plan. */
 const POSTS: Array<{ author: string, location: string, text: string, source: string, posted_at: string }> = [
@@ -44,31 +45,6 @@ const POSTS: Array<{ author: string, location: string, text: string, source: str
 const HOUSING_PLAN = 'Housing plan: Maria Lopez will freeze rents for two years and build 500 affordable homes near transit in Eastside.\n\nThe new park opens in June.'
 const PROMISE = 'Maria Lopez will build 500 affordable homes by March 2026.'
 
-/** Two versions of a policy: one clause strengthened with a new amount, one reversed, one turned against, one added, one removed, one kept. */
-const POLICY_A = `SECTION 1. Contributions.
-(a) A committee may disclose every contribution over $200 to the Elections Board.
-(b) Reports are filed within 30 days after the election.
-
-SECTION 2. Volunteers.
-Volunteers may canvass on weekends.
-
-SECTION 3. Transit.
-We support expanding the bus network.
-
-SECTION 5. Events.
-The campaign will hold a rally every month in the park.`
-const POLICY_B = `SECTION 1. Contributions.
-(a) A committee must disclose every contribution over $500 to the Elections Board.
-(b) Reports are filed within 30 days after the election.
-
-SECTION 2. Volunteers.
-Volunteers may not canvass on weekends.
-
-SECTION 3. Transit.
-We oppose expanding the bus network.
-
-SECTION 4. Data.
-The campaign shall delete voter data after the election.`
 
 /** An e-mail asking for money that breaks five rules: no disclaimer, no opt-out, no address, a deductibility claim, a government endorsement, an ask over the limit. */
 const BAD_EMAIL = 'Friends, our plan is endorsed by the Elections Board. Donate $5,000 today to keep the momentum going! Your gift is tax-deductible.'

@@ -4,35 +4,10 @@
 import { useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../api.js'
 import { Feedback } from '../feedback.js'
+import { POLICY_A, POLICY_B } from '../examples.js'
 import { Card, ErrorLine, Field } from '../ui.js'
 
 const MODULE = 'policy-diff'
-
-const EXAMPLE_A = `SECTION 1. Contributions.
-(a) A committee may disclose every contribution over $200 to the Elections Board.
-(b) Reports are filed within 30 days after the election.
-
-SECTION 2. Volunteers.
-Volunteers may canvass on weekends.
-
-SECTION 3. Transit.
-We support expanding the bus network.
-
-SECTION 5. Events.
-The campaign will hold a rally every month in the park.`
-
-const EXAMPLE_B = `SECTION 1. Contributions.
-(a) A committee must disclose every contribution over $500 to the Elections Board.
-(b) Reports are filed within 30 days after the election.
-
-SECTION 2. Volunteers.
-Volunteers may not canvass on weekends.
-
-SECTION 3. Transit.
-We oppose expanding the bus network.
-
-SECTION 4. Data.
-The campaign shall delete voter data after the election.`
 
 type Status = 'added' | 'removed' | 'changed' | 'unchanged'
 interface Substance {
@@ -123,7 +98,7 @@ export function PolicyDiffPage ({ auth }: { auth: AuthInfo }) {
           </div>
           <p class="row">
             <button type="submit" disabled={compare.busy}>Compare</button>{' '}
-            <button type="button" class="ghost" onClick={() => { setTitleA('Platform 2025'); setTitleB('Platform 2026'); setTextA(EXAMPLE_A); setTextB(EXAMPLE_B); setDocA(''); setDocB('') }}>Load an example</button>
+            <button type="button" class="ghost" onClick={() => { setTitleA('Platform 2025'); setTitleB('Platform 2026'); setTextA(POLICY_A); setTextB(POLICY_B); setDocA(''); setDocB('') }}>Load an example</button>
           </p>
         </form>
         <ErrorLine error={compare.error} />
