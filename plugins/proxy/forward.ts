@@ -26,7 +26,7 @@ export interface ForwardOptions {
   httpsPort?: number
 }
 
-const CHALLENGE_PREFIX = '/.well-known/acme-challenge/'
+export const CHALLENGE_PREFIX = '/.well-known/acme-challenge/'
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 /** Errors that mean the request never reached the replica: safe to send to another one. */
@@ -68,7 +68,7 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
     const request: Dispatcher.DispatchOptions = {
       method: req.method ?? 'GET',
       path: url,
-      headers: [...requestHeaders(req.rawHeaders), ...forwardedHeaders(req, options.scheme)],
+      headers: [...requestHeaders(req.rawHeaders), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)],
       body: hasBody ? req : null,
       idempotent: false,
       blocking: true

@@ -1,8 +1,6 @@
 // Headers across the proxy: hop-by-hop headers (RFC 9110 §7.6.1, and any a Connection header names)
 // never cross it; the proxy is the edge, so forwarding headers a client sent are dropped and set anew:
 // X-Forwarded-For/-Proto/-Host and Forwarded.
-import type { IncomingMessage } from 'node:http'
-
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
 const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded'])
 
@@ -13,8 +11,8 @@ function connectionTokens (value: string | undefined): Set<string> | undefined {
   return tokens.length === 0 ? undefined : new Set(tokens)
 }
 
-/** The end-to-end headers of a request, as a flat name/value list (the form undici takes). */
-export function requestHeaders (raw: readonly string[], keep: ReadonlySet<string> = NONE): string[] {
+/** A message's end-to-end headers, as a flat name/value list; a request's forwarding headers go too. */
+function endToEnd (raw: readonly string[], forwarding: boolean, keep: ReadonlySet<string>): string[] {
   let named: Set<string> | undefined
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i].length === 10 && raw[i].toLowerCase() === 'connection') named = connectionTokens(raw[i + 1])
@@ -22,17 +20,26 @@ export function requestHeaders (raw: readonly string[], keep: ReadonlySet<string
   const out: string[] = []
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i].toLowerCase()
-    if (keep.has(name) || !(HOP_BY_HOP.has(name) || FORWARDING.has(name) || named?.has(name) === true)) out.push(raw[i], raw[i + 1])
+    if (keep.has(name) || !(HOP_BY_HOP.has(name) || (forwarding && FORWARDING.has(name)) || named?.has(name) === true)) out.push(raw[i], raw[i + 1])
   }
   return out
 }
 
+/** The end-to-end headers of a request, as a flat name/value list (the form undici takes). */
+export function requestHeaders (raw: readonly string[], keep: ReadonlySet<string> = NONE): string[] {
+  return endToEnd(raw, true, keep)
+}
+
+/** The end-to-end headers of an answer, as a flat name/value list. */
+export function answerHeaders (raw: readonly string[]): string[] {
+  return endToEnd(raw, false, NONE)
+}
+
 const NONE: ReadonlySet<string> = new Set()
 
-/** The client's address as the proxy saw it, and how and where it asked. */
-export function forwardedHeaders (req: IncomingMessage, scheme: 'http' | 'https'): string[] {
-  const address = req.socket.remoteAddress ?? 'unknown'
-  const host = req.headers.host ?? ''
+/** The client's address as the proxy saw it, and how and where (`host`: its Host header) it asked. */
+export function forwardedHeaders (remoteAddress: string | undefined, host: string, scheme: 'http' | 'https'): string[] {
+  const address = remoteAddress ?? 'unknown'
   const node = address.includes(':') ? `"[${address}]"` : address
   return [
     'x-forwarded-for', address,

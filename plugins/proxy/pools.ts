@@ -1,6 +1,9 @@
-// One undici connection pool per replica address, kept while the replica exists: connections to
-// upstreams are reused across requests (keep-alive), and closed once a replica is gone.
+// Connections to each replica address, kept while the replica exists: an undici pool for the general
+// path and the fast lane's own keep-alive connections, both reused across requests and closed once
+// a replica is gone.
 import { Pool } from 'undici'
+import type { ParserFactory } from './llhttp.js'
+import { UpstreamConnections } from './upstream-connections.js'
 
 export interface PoolSettings {
   connectTimeoutMs: number
@@ -10,8 +13,12 @@ export interface PoolSettings {
   bodyTimeoutMs: number
 }
 
+/** Idle connections to a replica are closed after this long. */
+const KEEP_ALIVE_MS = 30_000
+
 export class Pools {
   readonly #pools = new Map<string, Pool>()
+  readonly #lanes = new Map<string, UpstreamConnections>()
   readonly #settings: PoolSettings
 
   constructor (settings: PoolSettings) {
@@ -22,14 +29,26 @@ export class Pools {
     let pool = this.#pools.get(origin)
     if (pool === undefined) {
       const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs } = this.#settings
-      pool = new Pool(origin, { connect: { timeout: connectTimeoutMs }, headersTimeout: headersTimeoutMs, bodyTimeout: bodyTimeoutMs, keepAliveTimeout: 30_000 })
+      pool = new Pool(origin, { connect: { timeout: connectTimeoutMs }, headersTimeout: headersTimeoutMs, bodyTimeout: bodyTimeoutMs, keepAliveTimeout: KEEP_ALIVE_MS })
       this.#pools.set(origin, pool)
     }
     return pool
   }
 
-  /** Close the pool of a replica that is gone (its requests in flight have ended). */
+  /** The fast lane's connections to the replica at `host:port` (its `origin`). */
+  lane (origin: string, host: string, port: number, parser: ParserFactory): UpstreamConnections {
+    let lane = this.#lanes.get(origin)
+    if (lane === undefined) {
+      lane = new UpstreamConnections(host, port, { ...this.#settings, idleTimeoutMs: KEEP_ALIVE_MS }, parser)
+      this.#lanes.set(origin, lane)
+    }
+    return lane
+  }
+
+  /** Close the connections of a replica that is gone (its requests in flight end first). */
   async close (origin: string): Promise<void> {
+    this.#lanes.get(origin)?.close()
+    this.#lanes.delete(origin)
     const pool = this.#pools.get(origin)
     if (pool === undefined) return
     this.#pools.delete(origin)
@@ -37,6 +56,8 @@ export class Pools {
   }
 
   async closeAll (): Promise<void> {
+    for (const lane of this.#lanes.values()) lane.close()
+    this.#lanes.clear()
     const pools = [...this.#pools.values()]
     this.#pools.clear()
     await Promise.all(pools.map(async pool => { await pool.destroy() }))

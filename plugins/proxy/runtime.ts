@@ -1,17 +1,20 @@
 // The proxy plugin at work: the routing table fed by the reconciler, the HTTP listener's server with
 // its limits and timeouts, health checks, the traffic hooks of zero-downtime deploys, and the routes
 // on the control API. Imported by setup only.
+import diagnostics from 'node:diagnostics_channel'
 import { createServer, type Server, type ServerOptions } from 'node:http'
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
-import type { SecureContext } from 'node:tls'
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
+import { createServer as createTlsServer, type SecureContext, type Server as TlsServer } from 'node:tls'
 import { resolve } from 'node:path'
 import type { PluginContext } from '../../kernel/index.js'
 import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
-import { forwarder, type ForwardOptions } from './forward.js'
+import { FastLane, type LaneOptions } from './fast-lane.js'
+import { CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
+import { createParser } from './llhttp.js'
 import { RouteMetrics } from './metrics.js'
 import { Pools } from './pools.js'
 import { RouteTable, type Upstream } from './route-table.js'
@@ -127,20 +130,85 @@ function serveProxy<S extends Server> (server: S, settings: ServerSettings, sche
   return server
 }
 
+/** Node publishes every finished response of node:http here (the kernel counts each listener's). */
+const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
+
+/** A proxy listener's server: connections go to the fast lane first, to node:http's server for the rest. */
+export type ProxyFront<S extends NetServer> = S & {
+  closeIdleConnections: () => void
+  closeAllConnections: () => void
+}
+
+type LaneSettings = Pick<LaneOptions, 'scheme' | 'general'>
+
+/**
+ * Connections of `front` (as its `event` reports them) go to the fast lane, which hands what it does
+ * not serve to `general`, a node:http server that never listens itself. Answers of both count as
+ * the front's, for the kernel's listener counts and its closing of idle connections.
+ */
+function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureConnection', general: Server, settings: ServerSettings, deps: ServerDeps, lane: LaneSettings): ProxyFront<S> {
+  const handOff = (socket: Socket): void => {
+    general.emit('connection', socket)
+    socket.resume()
+  }
+  const answered = (status: number): void => {
+    if (RESPONSE_FINISHED.hasSubscribers) RESPONSE_FINISHED.publish({ server: front, response: { statusCode: status } })
+  }
+  const fast = createParser === undefined
+    ? undefined
+    : new FastLane({
+      ...lane,
+      parser: createParser,
+      table: deps.table,
+      pools: deps.pools,
+      metrics: deps.metrics,
+      maxHeaderBytes: settings.max_header_bytes,
+      maxUrlBytes: settings.max_url_bytes,
+      headersTimeoutMs: settings.client_headers_timeout_secs * 1000,
+      idleTimeoutMs: settings.client_idle_timeout_secs * 1000,
+      connectionFailed: deps.connectionFailed,
+      handOff,
+      answered
+    })
+  front.on(event, (socket: Socket) => {
+    if (fast === undefined) handOff(socket)
+    else fast.accept(socket)
+  })
+  const relay = (message: unknown): void => {
+    const { server, response } = message as { server: unknown, response: unknown }
+    if (server === general) RESPONSE_FINISHED.publish({ server: front, response })
+  }
+  RESPONSE_FINISHED.subscribe(relay)
+  // node:http checks its connections' header timeouts once told it listens.
+  general.emit('listening')
+  front.on('close', () => {
+    RESPONSE_FINISHED.unsubscribe(relay)
+    general.close()
+  })
+  return Object.assign(front, {
+    closeIdleConnections: () => { fast?.closeIdle(); general.closeIdleConnections() },
+    closeAllConnections: () => { fast?.closeAll(); general.closeAllConnections() }
+  })
+}
+
 /** The HTTP server of the proxy: requests forwarded (or redirected to HTTPS, or ACME challenges answered), upgrades tunnelled. */
-export function proxyServer (settings: ServerSettings, deps: ServerDeps): Server {
-  const server = createServer(serverOptions(settings), forwarder({ ...deps, scheme: 'http', maxUrlBytes: settings.max_url_bytes }))
-  return serveProxy(server, settings, 'http', deps.table)
+export function proxyServer (settings: ServerSettings, deps: ServerDeps): ProxyFront<NetServer> {
+  const general = serveProxy(createServer(serverOptions(settings), forwarder({ ...deps, scheme: 'http', maxUrlBytes: settings.max_url_bytes })), settings, 'http', deps.table)
+  return withLane(createNetServer({ noDelay: true }), 'connection', general, settings, deps, {
+    scheme: 'http',
+    // ACME challenges and redirects to HTTPS are answered by the general path.
+    general: (url, route) => (deps.challenge !== undefined && url.startsWith(CHALLENGE_PREFIX)) || deps.secure?.(route.domain) === true
+  })
 }
 
 /** The HTTPS server: the certificate of each routed domain by SNI (self-signed until one is issued). */
-export function proxyTlsServer (settings: ServerSettings, deps: Omit<ServerDeps, 'challenge' | 'secure' | 'httpsPort'>, context: (servername: string) => Promise<SecureContext>): HttpsServer {
-  const server = createHttpsServer({
-    ...serverOptions(settings),
+export function proxyTlsServer (settings: ServerSettings, deps: Omit<ServerDeps, 'challenge' | 'secure' | 'httpsPort'>, context: (servername: string) => Promise<SecureContext>): ProxyFront<TlsServer> {
+  const general = serveProxy(createServer(serverOptions(settings), forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes })), settings, 'https', deps.table)
+  const front = createTlsServer({
     minVersion: 'TLSv1.2',
     SNICallback: (servername, done) => {
       context(servername).then(secure => { done(null, secure) }, (err: Error) => { done(err) })
     }
-  }, forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes }))
-  return serveProxy(server, settings, 'https', deps.table)
+  })
+  return withLane(front, 'secureConnection', general, settings, deps, { scheme: 'https' })
 }

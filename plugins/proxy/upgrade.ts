@@ -33,7 +33,7 @@ export function upgrader (options: UpgradeOptions): (req: IncomingMessage, socke
     const end = begin(upstream)
     const tunnel: Socket = connect({ host: upstream.host, port: upstream.port })
     const timer = setTimeout(() => { tunnel.destroy(new Error('connect timeout')) }, options.connectTimeoutMs)
-    const headers = [...requestHeaders(req.rawHeaders, UPGRADE_HEADERS), ...forwardedHeaders(req, options.scheme)]
+    const headers = [...requestHeaders(req.rawHeaders, UPGRADE_HEADERS), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)]
     let lines = `${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/1.1\r\n`
     for (let i = 0; i < headers.length; i += 2) lines += `${headers[i]}: ${headers[i + 1]}\r\n`
     tunnel.once('connect', () => {

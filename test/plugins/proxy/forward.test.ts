@@ -1,28 +1,13 @@
 // The proxy's request path against real Node servers as replicas: routing by Host, balancing and
 // retries, streamed bodies both ways, server-sent events, WebSocket, forwarding and hop-by-hop headers,
 // error answers (404, 414, 431, 502, 503, 504), and the header timeout that cuts off slow clients.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { createHash } from 'node:crypto'
 import { createServer, request, type IncomingMessage, type Server } from 'node:http'
-import { connect, type AddressInfo } from 'node:net'
+import { connect } from 'node:net'
 import { WebSocket } from 'undici'
-import { MetricSet, exposeAll } from '../../../kernel/metrics.js'
-import type { PluginMetrics } from '../../../kernel/index.js'
-import { RouteMetrics } from '../../../plugins/proxy/metrics.js'
-import { Pools } from '../../../plugins/proxy/pools.js'
-import { RouteTable, type Upstream } from '../../../plugins/proxy/route-table.js'
-import { proxyServer } from '../../../plugins/proxy/runtime.js'
-import type { ContainerState } from '../../../plugins/reconciler/runtime.js'
-import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 import { pollUntil } from '../../support/poll.js'
-
-const SETTINGS = { max_header_bytes: 4096, max_url_bytes: 256, client_headers_timeout_secs: 1, client_idle_timeout_secs: 30, connect_timeout_ms: 1000 }
-
-async function listen (t: Test, server: Server): Promise<number> {
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  return (server.address() as AddressInfo).port
-}
+import { get, listen, startProxy } from '../../support/proxy.js'
 
 /** A replica: answers with its name and the headers it received, streams, events, and WebSocket echo. */
 function replica (name: string, state: { received: number[], hold?: Promise<void> }): Server {
@@ -67,36 +52,6 @@ function replica (name: string, state: { received: number[], hold?: Promise<void
     })
   })
   return server
-}
-
-const spec = (domain: string, upstreams = 2): ServiceSpec => ({ name: domain.split('.')[0], project: 'test', domain, port: 8080, replicas: upstreams, internal: false } as unknown as ServiceSpec)
-const container = (service: string, replica: number, port: number): ContainerState =>
-  ({ runtime: 'docker', id: `${service}-${replica}`, name: `${service}-${replica}`, service, project: 'test', replica, hash: 'h', imageId: 'i', running: true, state: 'running', address: { host: '127.0.0.1', port } })
-
-interface TestProxy { url: URL, table: RouteTable, failed: Upstream[], exposition: () => Promise<string> }
-
-async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>): Promise<TestProxy> {
-  const table = new RouteTable()
-  table.replace(routes.map(r => spec(r.domain, r.ports.length)), routes.flatMap(r => r.ports.map((port, i) => container(r.domain.split('.')[0], i + 1, port))), '')
-  const pools = new Pools({ connectTimeoutMs: 1000, headersTimeoutMs: 1000, bodyTimeoutMs: 0 })
-  t.teardown(async () => { await pools.closeAll() })
-  const set = new MetricSet()
-  const metrics: PluginMetrics = { counter: c => set.counter(c), gauge: c => set.gauge(c), histogram: c => set.histogram(c), expose: async () => await exposeAll([set.registry]) }
-  const failed: Upstream[] = []
-  const server = proxyServer(SETTINGS, { table, pools, metrics: new RouteMetrics(metrics), connectionFailed: upstream => { failed.push(upstream); upstream.healthy = false } })
-  const port = await listen(t, server)
-  return { url: new URL(`http://127.0.0.1:${port}`), table, failed, exposition: async () => (await exposeAll([set.registry])).body }
-}
-
-/** A request through the proxy with the given Host header. */
-async function get (proxy: TestProxy, host: string, path = '/', headers: Record<string, string> = {}): Promise<{ status: number, headers: IncomingMessage['headers'], body: string }> {
-  return await new Promise((resolve, reject) => {
-    request(new URL(path, proxy.url), { headers: { host, ...headers } }, response => {
-      let body = ''
-      response.on('data', (chunk: Buffer) => { body += chunk.toString() })
-      response.on('end', () => { resolve({ status: response.statusCode ?? 0, headers: response.headers, body }) })
-    }).on('error', reject).end()
-  })
 }
 
 t.test('routes by Host to the replicas, balancing; forwarding headers set, hop-by-hop headers dropped', async t => {

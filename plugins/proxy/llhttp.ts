@@ -1,0 +1,125 @@
+// Node's own HTTP/1 parser (llhttp, the C parser node:http runs on), for the proxy's fast lane: the
+// same parser, limits and strictness as node:http, without node:http's request and response objects.
+// Node exposes it only through node:http's internal module `_http_common`, so it is checked once on
+// a request and a response before use; on a Node where that check fails it is absent and every
+// connection takes node:http's path (correct, only slower).
+import { createRequire } from 'node:module'
+
+/** The arguments llhttp passes when a message's head is complete. */
+type HeadCallback = (versionMajor: number, versionMinor: number, headers: string[] | undefined, method: number | undefined,
+  url: string | undefined, statusCode: number | undefined, statusMessage: string | undefined, upgrade: boolean, keepAlive: boolean) => number | undefined
+
+export interface ParserEvents {
+  /** A message begins (its first byte is read). */
+  begin?: () => void
+  /** A head is complete; for a response, return 1 when it can have no body (the answer to HEAD). */
+  head: (head: ParsedHead) => number | undefined
+  body: (chunk: Buffer) => void
+  complete: () => void
+}
+
+export interface ParsedHead {
+  versionMinor: number
+  /** Flat name/value list as received. */
+  headers: string[]
+  method: string
+  url: string
+  statusCode: number
+  statusMessage: string
+  upgrade: boolean
+  keepAlive: boolean
+}
+
+export interface HttpParser {
+  /** Bytes parsed, or the parse error. */
+  execute: (data: Buffer) => number | Error
+  /** The end of the stream (a response delimited by the connection's close ends here). */
+  finish: () => number | Error | undefined
+  close: () => void
+}
+
+interface NativeParser {
+  initialize: (type: number, resource: object, maxHeaderSize: number, lenient: number) => void
+  execute: (data: Buffer) => number | Error
+  finish: () => number | Error | undefined
+  close: () => void
+  [slot: number]: unknown
+}
+
+interface NativeModule {
+  HTTPParser: (new () => NativeParser) & { REQUEST: number, RESPONSE: number, kOnMessageBegin: number, kOnHeaders: number, kOnHeadersComplete: number, kOnBody: number, kOnMessageComplete: number }
+  methods: string[]
+}
+
+export type ParserKind = 'request' | 'response'
+
+export type ParserFactory = (kind: ParserKind, maxHeaderSize: number, events: ParserEvents) => HttpParser
+
+function load (): NativeModule | undefined {
+  try {
+    const native = createRequire(import.meta.url)('_http_common') as Partial<NativeModule>
+    return typeof native.HTTPParser === 'function' && Array.isArray(native.methods) ? native as NativeModule : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function factoryOf (native: NativeModule): ParserFactory {
+  const { HTTPParser, methods } = native
+  return (kind, maxHeaderSize, events) => {
+    const parser = new HTTPParser()
+    parser.initialize(kind === 'request' ? HTTPParser.REQUEST : HTTPParser.RESPONSE, {}, maxHeaderSize, 0)
+    // A head of many headers arrives in parts before it is complete.
+    let pending: string[] = []
+    let pendingUrl = ''
+    parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
+      for (const item of headers) pending.push(item)
+      pendingUrl += url
+    }
+    const onHead: HeadCallback = (_major, minor, headers, method, url, statusCode, statusMessage, upgrade, keepAlive) => {
+      if (headers === undefined) {
+        headers = pending
+        pending = []
+      }
+      if (url === undefined || url === '') {
+        url = pendingUrl
+        pendingUrl = ''
+      }
+      return events.head({ versionMinor: minor, headers, method: method === undefined ? '' : methods[method], url, statusCode: statusCode ?? 0, statusMessage: statusMessage ?? '', upgrade, keepAlive })
+    }
+    parser[HTTPParser.kOnHeadersComplete] = onHead
+    if (events.begin !== undefined) parser[HTTPParser.kOnMessageBegin] = events.begin
+    parser[HTTPParser.kOnBody] = events.body
+    parser[HTTPParser.kOnMessageComplete] = events.complete
+    return parser
+  }
+}
+
+/** True when `factory` parses a request with a body and a HEAD answer the way llhttp does. */
+function behaves (factory: ParserFactory): boolean {
+  const seen: string[] = []
+  const events = (skipBody: boolean): ParserEvents => ({
+    begin: () => { seen.push('<') },
+    head: h => { seen.push(`${h.method}${h.url}${h.statusCode} ${h.headers.join(',')} ${String(h.keepAlive)}`); return skipBody ? 1 : undefined },
+    body: chunk => { seen.push(chunk.toString()) },
+    complete: () => { seen.push('.') }
+  })
+  const request = factory('request', 1024, events(false))
+  const response = factory('response', 1024, events(true))
+  try {
+    request.execute(Buffer.from('POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok'))
+    response.execute(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n'))
+  } catch {
+    return false
+  } finally {
+    request.close()
+    response.close()
+  }
+  return seen.join('|') === '<|POST/a0 Host,h,Content-Length,2 true|ok|.|<|200 Content-Length,5 true|.'
+}
+
+const native = load()
+const candidate = native === undefined ? undefined : factoryOf(native)
+
+/** The parser factory, or undefined when this Node does not offer its parser as expected. */
+export const createParser: ParserFactory | undefined = candidate !== undefined && behaves(candidate) ? candidate : undefined

@@ -1,0 +1,140 @@
+// The proxy's fast lane against a replica that writes its answers byte by byte: every framing an
+// answer can have (length, chunked, ended by close, HEAD, an interim 103), kept connections reused
+// and a stale one retried, and a client connection handed to the general path mid-way (a body,
+// pipelined requests, HTTP/1.0) without losing or reordering a byte.
+import t from 'tap'
+import { Agent, request } from 'node:http'
+import { connect, createServer, type Socket } from 'node:net'
+import { pollUntil } from '../../support/poll.js'
+import { get, listen, startProxy, type TestProxy } from '../../support/proxy.js'
+
+interface ReplicaState { connections: number, requests: string[] }
+
+/** Answers by path, exactly as written here; `/once` answers only the first request of a connection. */
+const ANSWERS: Record<string, string> = {
+  '/len': 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nhello',
+  '/chunked': 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+  '/eof': 'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end',
+  '/head': 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n',
+  '/hints': 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok',
+  '/none': 'HTTP/1.1 204 No Content\r\n\r\n',
+  '/once': 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nonce'
+}
+
+function rawReplica (state: ReplicaState): ReturnType<typeof createServer> {
+  return createServer(socket => {
+    state.connections++
+    let pending = ''
+    let served = 0
+    socket.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('latin1')
+      let end
+      while ((end = pending.indexOf('\r\n\r\n')) !== -1) {
+        const head = pending.slice(0, end)
+        pending = pending.slice(end + 4)
+        const [method, path] = head.split(' ')
+        state.requests.push(`${method} ${path}`)
+        if (path === '/once' && served > 0) {
+          socket.destroy() // a kept connection the replica dropped: the proxy must not lose the request
+          return
+        }
+        served++
+        socket.write(ANSWERS[path] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n')
+        if (path === '/eof') socket.end()
+      }
+    })
+    socket.on('error', () => {})
+  })
+}
+
+/**
+ * Write each of `writes` on a new connection to the proxy (`stepwise`: each once the answer before
+ * it is whole) and read until `done` says the answers are complete or the proxy closes.
+ */
+async function exchange (proxy: TestProxy, writes: string[], done: (text: string) => boolean, stepwise = false): Promise<{ text: string, socket: Socket }> {
+  const socket = connect(Number(proxy.url.port), '127.0.0.1')
+  let text = ''
+  socket.on('data', (chunk: Buffer) => { text += chunk.toString('latin1') })
+  for (const [i, bytes] of writes.entries()) {
+    socket.write(bytes)
+    if (stepwise) await pollUntil(() => answersIn(text) > i && /(hello|0\r\n\r\n)$/.test(text), { what: `answer ${i + 1}` })
+    else await new Promise(resolve => setImmediate(resolve))
+  }
+  await pollUntil(() => done(text) || socket.destroyed, { what: 'the answers through the proxy' })
+  return { text, socket }
+}
+
+const answersIn = (text: string): number => text.match(/HTTP\/1\.1 \d{3} /g)?.length ?? 0
+
+t.test('every framing of an answer passes the fast lane intact; kept connections are reused, a stale one retried', async t => {
+  const state: ReplicaState = { connections: 0, requests: [] }
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }])
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => { agent.destroy() })
+  const fetchOne = async (path: string, method = 'GET'): Promise<{ status: number, headers: Record<string, unknown>, body: string }> => await new Promise((resolve, reject) => {
+    request(new URL(path, proxy.url), { method, agent, headers: { host: 'raw.test' } }, response => {
+      let body = ''
+      response.on('data', (chunk: Buffer) => { body += chunk.toString() })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, headers: response.headers, body }) })
+    }).on('error', reject).end()
+  })
+
+  for (let i = 0; i < 5; i++) t.same(await fetchOne('/len'), { status: 200, headers: { 'content-length': '5' }, body: 'hello' }, 'a length-framed answer; the replica\'s Connection header is dropped')
+  t.equal(state.connections, 1, 'five requests, one kept connection to the replica')
+  const chunked = await fetchOne('/chunked')
+  t.same([chunked.status, chunked.body, chunked.headers['transfer-encoding']], [200, 'hello world', 'chunked'], 'a chunked answer is passed on chunked')
+  const eof = await fetchOne('/eof')
+  t.same([eof.status, eof.body, eof.headers['transfer-encoding']], [200, 'until the end', 'chunked'], 'an answer ended by the replica\'s close reaches the client whole, chunked, on a kept connection')
+  const head = await fetchOne('/head', 'HEAD')
+  t.same([head.status, head.headers['content-length'], head.body], [200, '100', ''], 'HEAD: the length of the body that is not sent')
+  const hints = await fetchOne('/hints')
+  t.same([hints.status, hints.body], [201, 'ok'], 'an interim 103 is not passed on; the final answer is')
+  t.same((await fetchOne('/none')).status, 204)
+  t.same(await fetchOne('/once'), { status: 200, headers: { 'content-length': '4' }, body: 'once' })
+  t.same(await fetchOne('/once'), { status: 200, headers: { 'content-length': '4' }, body: 'once' }, 'the replica dropped the kept connection: the request went again on a new one')
+  t.equal(state.requests.filter(r => r === 'GET /once').length, 4, 'each went on a kept connection the replica dropped, then on a new one')
+  t.match(await proxy.exposition(), /^berth_proxy_requests_total\{route="raw\.test",class="2xx"\} 12$/m, 'counted per route')
+})
+
+t.test('a connection moves to the general path for a body, pipelined requests or HTTP/1.0, and nothing is lost or reordered', async t => {
+  const state: ReplicaState = { connections: 0, requests: [] }
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }])
+
+  // A GET on the lane, then a POST with a body (general path), then a GET on the same connection.
+  // node:http's answers carry its Keep-Alive header; the lane passes on the replica's headers only.
+  const mixed = await exchange(proxy, [
+    'GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n',
+    'POST /len HTTP/1.1\r\nHost: raw.test\r\nContent-Length: 3\r\n\r\nabc',
+    'GET /chunked HTTP/1.1\r\nHost: raw.test\r\n\r\n'
+  ], text => answersIn(text) === 3 && text.endsWith('0\r\n\r\n'), true)
+  mixed.socket.destroy()
+  const [lane, general, after] = mixed.text.split(/(?=HTTP\/1\.1 200 OK)/)
+  t.match(lane, /^HTTP\/1\.1 200 OK\r\nContent-Length: 5\r\n\r\nhello$/, 'the GET on the lane')
+  t.match(general, /^HTTP\/1\.1 200 OK\r\n[^]*Keep-Alive: timeout=30\r\n\r\nhello$/, 'the POST on the general path')
+  t.match(after, /^HTTP\/1\.1 200 OK\r\n[^]*Keep-Alive: timeout=30\r\n[^]*5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n$/, 'the connection stays there')
+  t.same(state.requests.slice(0, 3), ['GET /len', 'POST /len', 'abcGET /chunked'], 'the body went with its request')
+
+  // Two requests in one write, the second split across writes.
+  const pipelined = await exchange(proxy, ['GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\nGET /chunked HTTP/1.1\r\nHo', 'st: raw.test\r\n\r\n'],
+    text => answersIn(text) === 2 && text.endsWith('0\r\n\r\n'))
+  pipelined.socket.destroy()
+  t.match(pipelined.text, /hello[^]*HTTP\/1\.1 200 OK[^]*hello[^]*world/, 'pipelined requests answered in order')
+
+  // A head split across three writes stays on the lane.
+  const split = await exchange(proxy, ['GET /len HT', 'TP/1.1\r\nHost: ra', 'w.test\r\n\r\n'], text => text.endsWith('hello'))
+  split.socket.destroy()
+  t.match(split.text, /^HTTP\/1\.1 200 OK\r\n/)
+
+  // HTTP/1.0 and Connection: close: the connection ends after the answer.
+  for (const version of ['HTTP/1.0', 'HTTP/1.1']) {
+    const closing = await exchange(proxy, [`GET /len ${version}\r\nHost: raw.test\r\nConnection: close\r\n\r\n`], () => false)
+    t.match(closing.text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhello$/, `${version}, Connection: close: answered, then closed`)
+  }
+
+  // A request the lane cannot route goes to the general path, which answers 404 on the same connection.
+  const unknown = await exchange(proxy, ['GET / HTTP/1.1\r\nHost: nobody.test\r\nAccept: application/json\r\n\r\n', 'GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n'],
+    text => answersIn(text) === 2 && text.endsWith('hello'))
+  unknown.socket.destroy()
+  t.match(unknown.text, /^HTTP\/1\.1 404 Not Found[^]*\{"error":"no service is served at nobody\.test"\}HTTP\/1\.1 200 OK/)
+  t.same((await get(proxy, 'raw.test', '/len')).body, 'hello')
+})
