@@ -87,6 +87,10 @@ class LaneConnection {
   #corked = false
   #headersTimer: NodeJS.Timeout | undefined
   #endRequest: (() => void) | undefined
+  #forwarded: string | undefined
+  /** Requests taken on this connection. */
+  #served = 0
+  #forwardedHost = ''
 
   constructor (lane: FastLane, socket: Socket) {
     this.#lane = lane
@@ -105,8 +109,14 @@ class LaneConnection {
     socket.on('close', this.#onClose)
   }
 
+  /**
+   * While the listener closes: a kept connection between requests is closed now; one accepted but not
+   * read yet gets its first request answered (with `connection: close`) unless its headers time out.
+   */
   closeIfIdle (): void {
-    if (!this.#busy && this.#raw.length === 0) this.#socket.destroy()
+    if (this.#busy || this.#raw.length > 0) return
+    if (this.#served > 0) this.#socket.destroy()
+    else this.#headersTimer ??= setTimeout(this.#headersTimedOut, this.#lane.options.headersTimeoutMs)
   }
 
   destroy (): void {
@@ -182,11 +192,24 @@ class LaneConnection {
     this.#head = undefined
     this.#begun = this.#completed = 0
     this.#busy = true
+    this.#served++
     this.#closeAfter = !head.keepAlive
     let lines = `${head.method} ${head.url} HTTP/1.1\r\n`
-    const forwarded = [...requestHeaders(headers), ...forwardedHeaders(this.#socket.remoteAddress, host ?? '', options.scheme)]
-    for (let i = 0; i < forwarded.length; i += 2) lines += `${forwarded[i]}: ${forwarded[i + 1]}\r\n`
-    this.#forward({ head: `${lines}\r\n`, headOnly: head.method === 'HEAD', accept, route }, upstream, 1, false)
+    const kept = requestHeaders(headers)
+    for (let i = 0; i < kept.length; i += 2) lines += `${kept[i]}: ${kept[i + 1]}\r\n`
+    this.#forward({ head: `${lines}${this.#forwardedLines(host ?? '')}\r\n`, headOnly: head.method === 'HEAD', accept, route }, upstream, 1, false)
+  }
+
+  /** The forwarding headers of this connection's requests for `host` (the same on every request, as a rule). */
+  #forwardedLines (host: string): string {
+    if (host !== this.#forwardedHost || this.#forwarded === undefined) {
+      const forwarded = forwardedHeaders(this.#socket.remoteAddress, host, this.#lane.options.scheme)
+      let lines = ''
+      for (let i = 0; i < forwarded.length; i += 2) lines += `${forwarded[i]}: ${forwarded[i + 1]}\r\n`
+      this.#forwarded = lines
+      this.#forwardedHost = host
+    }
+    return this.#forwarded
   }
 
   #forward (request: Forwarded, upstream: Upstream, retries: number, fresh: boolean): void {

@@ -6,7 +6,12 @@ const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded
 
 /** Header names a Connection header lists as hop-by-hop for this message. */
 function connectionTokens (value: string | undefined): Set<string> | undefined {
-  if (value === undefined) return undefined
+  if (value === undefined || value.length <= 10) {
+    // The usual values name no header: keep-alive, close, Keep-Alive, Close (checked the long way otherwise).
+    const lower = value?.toLowerCase()
+    if (lower === undefined || lower === 'keep-alive' || lower === 'close') return undefined
+  }
+  value = value as string
   const tokens = value.toLowerCase().split(',').map(t => t.trim()).filter(t => t !== '' && t !== 'close' && t !== 'keep-alive')
   return tokens.length === 0 ? undefined : new Set(tokens)
 }

@@ -4,6 +4,7 @@
 // a request and a response before use; on a Node where that check fails it is absent and every
 // connection takes node:http's path (correct, only slower).
 import { createRequire } from 'node:module'
+import type { Socket } from 'node:net'
 
 /** The arguments llhttp passes when a message's head is complete. */
 type HeadCallback = (versionMajor: number, versionMinor: number, headers: string[] | undefined, method: number | undefined,
@@ -33,6 +34,13 @@ export interface ParsedHead {
 export interface HttpParser {
   /** Bytes parsed, or the parse error. */
   execute: (data: Buffer) => number | Error
+  /**
+   * Read `socket` in C++, straight into the parser (as node:http does), without a 'data' event per
+   * read; `executed` follows each read with its result. False when the socket cannot be read so.
+   */
+  consume: (socket: Socket, executed: (result: number | Error) => void) => boolean
+  /** Back to 'data' events. */
+  unconsume: () => void
   /** The end of the stream (a response delimited by the connection's close ends here). */
   finish: () => number | Error | undefined
   close: () => void
@@ -43,11 +51,13 @@ interface NativeParser {
   execute: (data: Buffer) => number | Error
   finish: () => number | Error | undefined
   close: () => void
+  consume: (handle: object) => void
+  unconsume: () => void
   [slot: number]: unknown
 }
 
 interface NativeModule {
-  HTTPParser: (new () => NativeParser) & { REQUEST: number, RESPONSE: number, kOnMessageBegin: number, kOnHeaders: number, kOnHeadersComplete: number, kOnBody: number, kOnMessageComplete: number }
+  HTTPParser: (new () => NativeParser) & { REQUEST: number, RESPONSE: number, kOnMessageBegin: number, kOnHeaders: number, kOnHeadersComplete: number, kOnBody: number, kOnMessageComplete: number, kOnExecute: number }
   methods: string[]
 }
 
@@ -91,7 +101,19 @@ function factoryOf (native: NativeModule): ParserFactory {
     if (events.begin !== undefined) parser[HTTPParser.kOnMessageBegin] = events.begin
     parser[HTTPParser.kOnBody] = events.body
     parser[HTTPParser.kOnMessageComplete] = events.complete
-    return parser
+    return {
+      execute: data => parser.execute(data),
+      finish: () => parser.finish(),
+      close: () => { parser.close() },
+      consume: (socket, executed) => {
+        const handle = (socket as unknown as { _handle?: { isStreamBase?: boolean } | null })._handle
+        if (handle?.isStreamBase !== true || typeof parser.consume !== 'function') return false
+        parser[HTTPParser.kOnExecute] = executed
+        parser.consume(handle)
+        return true
+      },
+      unconsume: () => { parser.unconsume() }
+    }
   }
 }
 

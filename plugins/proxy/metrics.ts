@@ -7,7 +7,7 @@ import type { Route } from './route-table.js'
 
 const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const
 /** Latencies a route keeps before they are folded in without waiting for a scrape. */
-const FOLD_AT = 4096
+const FOLD_AT = 256
 
 interface RouteTally {
   /** Answers by status class since the last fold. */

@@ -15,11 +15,16 @@ export interface PoolSettings {
 
 /** Idle connections to a replica are closed after this long. */
 const KEEP_ALIVE_MS = 30_000
+/** How often the fast lane's connections are checked against their timeouts. */
+const SWEEP_MS = 250
 
 export class Pools {
   readonly #pools = new Map<string, Pool>()
   readonly #lanes = new Map<string, UpstreamConnections>()
+  /** Lanes of replicas that are gone, swept until their last answer has ended. */
+  readonly #retired = new Set<UpstreamConnections>()
   readonly #settings: PoolSettings
+  #sweeper: NodeJS.Timeout | undefined
 
   constructor (settings: PoolSettings) {
     this.#settings = settings
@@ -41,14 +46,26 @@ export class Pools {
     if (lane === undefined) {
       lane = new UpstreamConnections(host, port, { ...this.#settings, idleTimeoutMs: KEEP_ALIVE_MS }, parser)
       this.#lanes.set(origin, lane)
+      this.#sweeper ??= setInterval(() => {
+        const now = performance.now()
+        for (const each of this.#lanes.values()) each.sweep(now)
+        for (const each of this.#retired) {
+          each.sweep(now)
+          if (each.all.size === 0) this.#retired.delete(each)
+        }
+      }, SWEEP_MS).unref()
     }
     return lane
   }
 
   /** Close the connections of a replica that is gone (its requests in flight end first). */
   async close (origin: string): Promise<void> {
-    this.#lanes.get(origin)?.close()
-    this.#lanes.delete(origin)
+    const lane = this.#lanes.get(origin)
+    if (lane !== undefined) {
+      lane.close()
+      this.#lanes.delete(origin)
+      this.#retired.add(lane)
+    }
     const pool = this.#pools.get(origin)
     if (pool === undefined) return
     this.#pools.delete(origin)
@@ -56,8 +73,11 @@ export class Pools {
   }
 
   async closeAll (): Promise<void> {
-    for (const lane of this.#lanes.values()) lane.close()
+    clearInterval(this.#sweeper)
+    this.#sweeper = undefined
+    for (const lane of [...this.#lanes.values(), ...this.#retired]) lane.close()
     this.#lanes.clear()
+    this.#retired.clear()
     const pools = [...this.#pools.values()]
     this.#pools.clear()
     await Promise.all(pools.map(async pool => { await pool.destroy() }))

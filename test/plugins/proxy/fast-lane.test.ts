@@ -8,7 +8,7 @@ import { connect, createServer, type Socket } from 'node:net'
 import { pollUntil } from '../../support/poll.js'
 import { get, listen, startProxy, type TestProxy } from '../../support/proxy.js'
 
-interface ReplicaState { connections: number, requests: string[] }
+interface ReplicaState { connections: number, requests: string[], big?: Socket }
 
 /** Answers by path, exactly as written here; `/once` answers only the first request of a connection. */
 const ANSWERS: Record<string, string> = {
@@ -18,8 +18,10 @@ const ANSWERS: Record<string, string> = {
   '/head': 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n',
   '/hints': 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok',
   '/none': 'HTTP/1.1 204 No Content\r\n\r\n',
-  '/once': 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nonce'
+  '/once': 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nonce',
+  '/big': `HTTP/1.1 200 OK\r\nContent-Length: ${64 << 20}\r\n\r\n`
 }
+const BIG = Buffer.alloc(64 << 20, 'x')
 
 function rawReplica (state: ReplicaState): ReturnType<typeof createServer> {
   return createServer(socket => {
@@ -40,6 +42,10 @@ function rawReplica (state: ReplicaState): ReturnType<typeof createServer> {
         }
         served++
         socket.write(ANSWERS[path] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n')
+        if (path === '/big') {
+          socket.write(BIG)
+          state.big = socket
+        }
         if (path === '/eof') socket.end()
       }
     })
@@ -137,4 +143,22 @@ t.test('a connection moves to the general path for a body, pipelined requests or
   unknown.socket.destroy()
   t.match(unknown.text, /^HTTP\/1\.1 404 Not Found[^]*\{"error":"no service is served at nobody\.test"\}HTTP\/1\.1 200 OK/)
   t.same((await get(proxy, 'raw.test', '/len')).body, 'hello')
+})
+
+t.test('a client that does not read holds the replica back instead of filling the proxy\'s memory', async t => {
+  const state: ReplicaState = { connections: 0, requests: [] }
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }])
+  const socket = connect(Number(proxy.url.port), '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  socket.pause()
+  socket.write('GET /big HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+  await pollUntil(() => state.big !== undefined, { what: 'the replica to start its answer' })
+  // Kernel buffers take some megabytes; past them the proxy stops reading and the replica keeps the rest.
+  await pollUntil(() => (state.big?.writableLength ?? 0) > 32 << 20 && state.big?.writableNeedDrain === true, { what: 'the replica to be held back' })
+  let received = 0
+  socket.on('data', (chunk: Buffer) => { received += chunk.length })
+  socket.resume()
+  await pollUntil(() => received >= (64 << 20) + 40, { timeout: 30_000, what: 'the whole answer at the client' })
+  t.equal(state.big?.writableLength, 0, 'the replica wrote all of it once the client read')
+  t.ok(received > 64 << 20 && received < (64 << 20) + 200, 'the client got the head and the 64 MiB body')
 })
