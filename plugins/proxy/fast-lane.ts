@@ -1,17 +1,19 @@
 // The proxy's fast lane: the common request (HTTP/1.1, no body, for a routed domain with a replica
-// in rotation) is read straight off the client's connection by llhttp and forwarded on the lane's own
-// keep-alive connections to the replica; the answer streams back with back-pressure. Anything else
-// (a body, an upgrade, pipelined requests, a parse error, HTTP/1.0, an ACME challenge, a redirect to
-// HTTPS, an unknown host, no replica) is handed, with its bytes put back, to node:http's server,
-// which answers it through the general path and keeps the connection from then on.
+// in rotation) is read straight off the client's connection by llhttp (in C++ where the socket allows
+// it) and forwarded on the lane's own keep-alive connections to the replica; the answer streams back
+// with back-pressure, a small one in a single write. Anything else (a body, an upgrade, pipelined
+// requests, a parse error, HTTP/1.0, an ACME challenge, a redirect to HTTPS, an unknown host, no
+// replica) is handed, with its bytes put back, to node:http's server, which answers it through the
+// general path and keeps the connection from then on.
 import type { Socket } from 'node:net'
 import { rawError } from './error-page.js'
 import { answerHeaders, forwardedHeaders, requestHeaders } from './headers.js'
 import type { HttpParser, ParsedHead, ParserFactory } from './llhttp.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
-import { begin, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
+import { endOn, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
 import type { AnswerHandler, Exchange, Failure } from './upstream-connections.js'
+
 
 export interface LaneOptions {
   parser: ParserFactory
@@ -69,28 +71,43 @@ interface Forwarded {
   route: Route
 }
 
-class LaneConnection {
+/** Body pieces up to this size are copied into the answer's pending text, so a small answer is one write. */
+const SMALL_PIECE = 16384
+
+class LaneConnection implements AnswerHandler {
   readonly #lane: FastLane
   readonly #socket: Socket
   readonly #parser: HttpParser
+  /** Read by the parser in C++ (else through 'data' events). */
+  readonly #consumed: boolean
   /** Bytes of the request being read, for a hand-off. */
   #raw: Buffer[] = []
-  /** Bytes that came while a request was in flight. */
+  /** The read being parsed ('data' events), or undefined while consuming (then the parser has a copy). */
+  #current: Buffer | undefined
+  /** Bytes that came while a request was in flight: the connection goes to the general path after it. */
   readonly #queued: Buffer[] = []
   #head: ParsedHead | undefined
   #begun = 0
   #completed = 0
   #body = false
-  #exchange: Exchange | undefined
   #busy = false
   #closeAfter = false
-  #corked = false
   #headersTimer: NodeJS.Timeout | undefined
-  #endRequest: (() => void) | undefined
   #forwarded: string | undefined
+  #forwardedHost = ''
   /** Requests taken on this connection. */
   #served = 0
-  #forwardedHost = ''
+  // The request in flight.
+  #request: Forwarded | undefined
+  #upstream: Upstream | undefined
+  #exchange: Exchange | undefined
+  #retries = 0
+  #fresh = false
+  #started = 0
+  #status = 0
+  #chunked = false
+  /** Text of the answer not written yet (its head and small pieces), written once per read. */
+  #pending = ''
 
   constructor (lane: FastLane, socket: Socket) {
     this.#lane = lane
@@ -104,9 +121,10 @@ class LaneConnection {
     socket.setNoDelay(true)
     socket.setTimeout(lane.options.idleTimeoutMs)
     socket.on('timeout', this.#onTimeout)
-    socket.on('data', this.#onData)
     socket.on('error', this.#onError)
     socket.on('close', this.#onClose)
+    this.#consumed = this.#parser.consume(socket, this.#executed)
+    if (!this.#consumed) socket.on('data', this.#onData)
   }
 
   /**
@@ -129,7 +147,7 @@ class LaneConnection {
   readonly #onClose = (): void => {
     clearTimeout(this.#headersTimer)
     this.#exchange?.abort()
-    this.#endRequest?.()
+    this.#endRequest()
     this.#parser.close()
     this.#lane.connections.delete(this)
   }
@@ -140,18 +158,36 @@ class LaneConnection {
       this.#socket.pause()
       return
     }
-    this.#read(chunk)
+    this.#current = chunk
+    this.#parsed(this.#parser.execute(chunk))
   }
 
-  #read (chunk: Buffer): void {
-    this.#raw.push(chunk)
-    const parsed = this.#parser.execute(chunk)
+  /** After each read the parser had in C++. */
+  readonly #executed = (result: number | Error): void => {
+    if (this.#busy) {
+      // A request while one is in flight (pipelining): the parser is ahead of the answers now.
+      this.#queued.push(this.#parser.currentBuffer())
+      this.#parser.unconsume()
+      this.#socket.pause()
+      return
+    }
+    this.#current = undefined
+    this.#parsed(result)
+  }
+
+  /** The bytes of the read being parsed. */
+  #bytes (): Buffer {
+    return this.#current ?? this.#parser.currentBuffer()
+  }
+
+  #parsed (result: number | Error): void {
     const head = this.#head
-    if (parsed instanceof Error || this.#body || this.#begun > 1 || (head !== undefined && this.#completed === 0)) {
-      this.#handOff()
+    if (result instanceof Error || this.#body || this.#begun > 1 || (head !== undefined && this.#completed === 0)) {
+      this.#handOff(this.#bytes())
       return
     }
     if (head === undefined) {
+      this.#raw.push(this.#bytes())
       this.#headersTimer ??= setTimeout(this.#headersTimedOut, this.#lane.options.headersTimeoutMs)
       return
     }
@@ -166,7 +202,7 @@ class LaneConnection {
   #take (head: ParsedHead): void {
     const options = this.#lane.options
     if (head.upgrade || head.versionMinor !== 1 || head.url.length > options.maxUrlBytes) {
-      this.#handOff()
+      this.#handOff(this.#bytes())
       return
     }
     const headers = head.headers
@@ -183,7 +219,7 @@ class LaneConnection {
       ? undefined
       : options.table.pick(route)
     if (route === undefined || upstream === undefined) {
-      this.#handOff()
+      this.#handOff(this.#bytes())
       return
     }
     clearTimeout(this.#headersTimer)
@@ -197,7 +233,9 @@ class LaneConnection {
     let lines = `${head.method} ${head.url} HTTP/1.1\r\n`
     const kept = requestHeaders(headers)
     for (let i = 0; i < kept.length; i += 2) lines += `${kept[i]}: ${kept[i + 1]}\r\n`
-    this.#forward({ head: `${lines}${this.#forwardedLines(host ?? '')}\r\n`, headOnly: head.method === 'HEAD', accept, route }, upstream, 1, false)
+    this.#request = { head: `${lines}${this.#forwardedLines(host ?? '')}\r\n`, headOnly: head.method === 'HEAD', accept, route }
+    this.#retries = 1
+    this.#forward(upstream, false)
   }
 
   /** The forwarding headers of this connection's requests for `host` (the same on every request, as a rule). */
@@ -212,111 +250,124 @@ class LaneConnection {
     return this.#forwarded
   }
 
-  #forward (request: Forwarded, upstream: Upstream, retries: number, fresh: boolean): void {
+  #forward (upstream: Upstream, fresh: boolean): void {
     const options = this.#lane.options
-    const end = begin(upstream)
-    this.#endRequest = end
-    const started = performance.now()
-    const socket = this.#socket
-    let status = 0
-    let chunked = false
-    const handler: AnswerHandler = {
-      head: answer => {
-        status = answer.statusCode
-        options.metrics.answered(request.route, status, (performance.now() - started) / 1000)
-        const headers = answerHeaders(answer.headers)
-        let lines = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n`
-        let length = false
-        for (let i = 0; i < headers.length; i += 2) {
-          if (headers[i].length === 14 && headers[i].toLowerCase() === 'content-length') length = true
-          lines += `${headers[i]}: ${headers[i + 1]}\r\n`
-        }
-        // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
-        chunked = !length && status !== 204 && status !== 304
-        if (chunked) lines += 'transfer-encoding: chunked\r\n'
-        if (this.#closeAfter || this.#lane.closing) lines += 'connection: close\r\n'
-        socket.cork()
-        this.#corked = true
-        socket.write(`${lines}\r\n`, 'latin1')
-      },
-      body: chunk => {
-        if (socket.destroyed) return true
-        if (chunked) socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1')
-        const more = socket.write(chunk)
-        if (chunked) socket.write('\r\n', 'latin1')
-        if (!more) socket.once('drain', () => { this.#exchange?.resume() })
-        return more
-      },
-      end: () => {
-        end()
-        if (chunked && !request.headOnly) socket.write('0\r\n\r\n', 'latin1')
-        options.answered(status)
-        this.#finished()
-      },
-      flush: () => {
-        if (!this.#corked) return
-        this.#corked = false
-        socket.uncork()
-      },
-      fail: failure => { this.#failed(request, upstream, failure, status !== 0, retries, fresh) }
-    }
-    this.#exchange = options.pools.lane(upstream.origin, upstream.host, upstream.port, options.parser).send(request.head, request.headOnly, handler, fresh)
+    const request = this.#request as Forwarded
+    upstream.inflight++
+    this.#upstream = upstream
+    this.#fresh = fresh
+    this.#status = 0
+    this.#started = performance.now()
+    this.#exchange = options.pools.lane(upstream.origin, upstream.host, upstream.port, options.parser).send(request.head, request.headOnly, this, fresh)
   }
 
-  #failed (request: Forwarded, upstream: Upstream, failure: Failure, answered: boolean, retries: number, fresh: boolean): void {
-    this.#endRequest?.()
-    if (answered) {
+  /** The request no longer counts as in flight on its replica. */
+  #endRequest (): void {
+    const upstream = this.#upstream
+    if (upstream === undefined) return
+    this.#upstream = undefined
+    endOn(upstream)
+  }
+
+  head (answer: ParsedHead): void {
+    const request = this.#request as Forwarded
+    const status = answer.statusCode
+    this.#status = status
+    this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
+    const headers = answerHeaders(answer.headers)
+    let lines = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n`
+    let length = false
+    for (let i = 0; i < headers.length; i += 2) {
+      if (headers[i].length === 14 && headers[i].toLowerCase() === 'content-length') length = true
+      lines += `${headers[i]}: ${headers[i + 1]}\r\n`
+    }
+    // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
+    this.#chunked = !length && status !== 204 && status !== 304
+    if (this.#chunked) lines += 'transfer-encoding: chunked\r\n'
+    if (this.#closeAfter || this.#lane.closing) lines += 'connection: close\r\n'
+    this.#pending = `${lines}\r\n`
+  }
+
+  body (chunk: Buffer): boolean {
+    if (this.#chunked) this.#pending += `${chunk.length.toString(16)}\r\n`
+    if (chunk.length <= SMALL_PIECE) {
+      this.#pending += chunk.toString('latin1')
+      if (this.#chunked) this.#pending += '\r\n'
+      return true
+    }
+    const flushed = this.#writePending()
+    const more = this.#socket.write(chunk) && flushed
+    if (this.#chunked) this.#pending = '\r\n'
+    if (!more) this.#socket.once('drain', this.#drained)
+    return more
+  }
+
+  readonly #drained = (): void => { this.#exchange?.resume() }
+
+  /** Write the pending text; false when the client is slow (its 'drain' resumes the replica). */
+  flush (): boolean {
+    if (this.#writePending()) return true
+    this.#socket.once('drain', this.#drained)
+    return false
+  }
+
+  #writePending (): boolean {
+    if (this.#pending === '' || this.#socket.destroyed) return true
+    const text = this.#pending
+    this.#pending = ''
+    return this.#socket.write(text, 'latin1')
+  }
+
+  end (): void {
+    if (this.#chunked && !(this.#request as Forwarded).headOnly) this.#pending += '0\r\n\r\n'
+    this.flush()
+    this.#endRequest()
+    this.#lane.options.answered(this.#status)
+    this.#finished()
+  }
+
+  fail (failure: Failure): void {
+    const request = this.#request as Forwarded
+    const upstream = this.#upstream as Upstream
+    this.#endRequest()
+    if (this.#status !== 0) {
       // Part of the answer went out: the client can only learn of the failure by the connection's end.
       this.#socket.destroy()
       return
     }
-    if (failure.stale && !fresh) {
+    if (failure.stale && !this.#fresh) {
       // The replica had closed the kept connection: the same request on a new connection.
-      this.#forward(request, upstream, retries, true)
+      this.#forward(upstream, true)
       return
     }
+    const options = this.#lane.options
     const connection = CONNECT_FAILURES.has(failure.code)
-    if (connection) this.#lane.options.connectionFailed(upstream)
-    const next = connection && retries > 0 ? this.#lane.options.table.pick(request.route, upstream) : undefined
+    if (connection) options.connectionFailed(upstream)
+    const next = connection && this.#retries > 0 ? options.table.pick(request.route, upstream) : undefined
     if (next !== undefined) {
-      this.#forward(request, next, retries - 1, false)
+      this.#retries--
+      this.#forward(next, false)
       return
     }
     const service = request.route.service
-    if (TIMEOUTS.has(failure.code)) this.#answerError(request, 504, `${service} did not answer in time`)
-    else this.#answerError(request, 502, `${service} could not be reached`)
-  }
-
-  #answerError (request: Forwarded, status: number, message: string): void {
-    this.#lane.options.metrics.answered(request.route, status)
+    const [status, message] = TIMEOUTS.has(failure.code) ? [504, `${service} did not answer in time`] : [502, `${service} could not be reached`]
+    options.metrics.answered(request.route, status)
     this.#socket.write(rawError(request.accept, request.headOnly, this.#closeAfter || this.#lane.closing, status, message))
-    this.#lane.options.answered(status)
+    options.answered(status)
     this.#finished()
   }
 
-  /** The answer is out: end the connection, or read what came meanwhile. */
+  /** The answer is out: end the connection, or hand it over if requests came meanwhile. */
   #finished (): void {
     this.#busy = false
     this.#exchange = undefined
-    this.#endRequest = undefined
-    if (this.#closeAfter || this.#lane.closing) {
-      this.#socket.end()
-      return
-    }
-    if (this.#queued.length > 0) process.nextTick(this.#readQueued)
-  }
-
-  readonly #readQueued = (): void => {
-    while (this.#queued.length > 0 && !this.#busy && !this.#socket.destroyed) {
-      const chunk = this.#queued.shift() as Buffer
-      this.#read(chunk)
-      if (!this.#lane.connections.has(this)) return
-    }
-    if (!this.#busy) this.#socket.resume()
+    this.#request = undefined
+    if (this.#closeAfter || this.#lane.closing) this.#socket.end()
+    else if (this.#queued.length > 0) this.#handOff()
   }
 
   /** The general path takes the connection from here, starting with the bytes of the current request. */
-  #handOff (): void {
+  #handOff (current?: Buffer): void {
     const socket = this.#socket
     clearTimeout(this.#headersTimer)
     socket.setTimeout(0)
@@ -324,9 +375,11 @@ class LaneConnection {
     socket.off('data', this.#onData)
     socket.off('error', this.#onError)
     socket.off('close', this.#onClose)
+    if (this.#consumed && this.#queued.length === 0) this.#parser.unconsume()
     this.#parser.close()
     this.#lane.connections.delete(this)
-    socket.unshift(Buffer.concat([...this.#raw, ...this.#queued.splice(0)]))
+    if (current !== undefined) this.#raw.push(current)
+    socket.unshift(Buffer.concat([...this.#raw, ...this.#queued]))
     this.#lane.options.handOff(socket)
   }
 }

@@ -41,6 +41,8 @@ export interface HttpParser {
   consume: (socket: Socket, executed: (result: number | Error) => void) => boolean
   /** Back to 'data' events. */
   unconsume: () => void
+  /** While consuming, inside `executed`: a copy of the bytes of this read. */
+  currentBuffer: () => Buffer
   /** The end of the stream (a response delimited by the connection's close ends here). */
   finish: () => number | Error | undefined
   close: () => void
@@ -53,6 +55,7 @@ interface NativeParser {
   close: () => void
   consume: (handle: object) => void
   unconsume: () => void
+  getCurrentBuffer: () => Buffer
   [slot: number]: unknown
 }
 
@@ -112,7 +115,8 @@ function factoryOf (native: NativeModule): ParserFactory {
         parser.consume(handle)
         return true
       },
-      unconsume: () => { parser.unconsume() }
+      unconsume: () => { parser.unconsume() },
+      currentBuffer: () => parser.getCurrentBuffer()
     }
   }
 }

@@ -157,10 +157,15 @@ export function begin (upstream: Upstream): () => void {
   return () => {
     if (ended) return
     ended = true
-    if (--upstream.inflight === 0 && upstream.idle !== undefined) {
-      const idle = upstream.idle
-      upstream.idle = undefined
-      idle()
-    }
+    endOn(upstream)
+  }
+}
+
+/** A request or tunnel on `upstream` has ended; a drain waiting for it is told at the last one. */
+export function endOn (upstream: Upstream): void {
+  if (--upstream.inflight === 0 && upstream.idle !== undefined) {
+    const idle = upstream.idle
+    upstream.idle = undefined
+    idle()
   }
 }

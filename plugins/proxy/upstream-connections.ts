@@ -29,8 +29,8 @@ export interface AnswerHandler {
   /** A piece of the body; false: the client is slow, wait for `resume()`. */
   body: (chunk: Buffer) => boolean
   end: () => void
-  /** Called once per read of the replica's answer, after its pieces: the moment to flush. */
-  flush: () => void
+  /** Called once per read of the replica's answer, after its pieces: the moment to flush; false: the client is slow. */
+  flush: () => boolean
   fail: (failure: Failure) => void
 }
 
@@ -185,7 +185,7 @@ class Connection implements Exchange {
     if (this.#phase === 'body') this.#since = performance.now()
     const target = this.#flushTarget
     if (this.#handler === undefined) this.#flushTarget = undefined
-    target?.flush()
+    if (target?.flush() === false && this.#handler !== undefined) this.#slowClient = true
   }
 
   #head (head: ParsedHead): number | undefined {
