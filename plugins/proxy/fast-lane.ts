@@ -78,8 +78,6 @@ class LaneConnection implements AnswerHandler {
   readonly #lane: FastLane
   readonly #socket: Socket
   readonly #parser: HttpParser
-  /** Read by the parser in C++ (else through 'data' events). */
-  readonly #consumed: boolean
   /** Bytes of the request being read, for a hand-off. */
   #raw: Buffer[] = []
   /** The read being parsed ('data' events), or undefined while consuming (then the parser has a copy). */
@@ -123,8 +121,8 @@ class LaneConnection implements AnswerHandler {
     socket.on('timeout', this.#onTimeout)
     socket.on('error', this.#onError)
     socket.on('close', this.#onClose)
-    this.#consumed = this.#parser.consume(socket, this.#executed)
-    if (!this.#consumed) socket.on('data', this.#onData)
+    // Read by the parser in C++ where the socket allows it, else through 'data' events.
+    if (!this.#parser.consume(socket, this.#executed)) socket.on('data', this.#onData)
   }
 
   /**
@@ -375,7 +373,6 @@ class LaneConnection implements AnswerHandler {
     socket.off('data', this.#onData)
     socket.off('error', this.#onError)
     socket.off('close', this.#onClose)
-    if (this.#consumed && this.#queued.length === 0) this.#parser.unconsume()
     this.#parser.close()
     this.#lane.connections.delete(this)
     if (current !== undefined) this.#raw.push(current)

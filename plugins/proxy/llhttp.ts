@@ -39,12 +39,13 @@ export interface HttpParser {
    * read; `executed` follows each read with its result. False when the socket cannot be read so.
    */
   consume: (socket: Socket, executed: (result: number | Error) => void) => boolean
-  /** Back to 'data' events. */
+  /** Back to 'data' events (nothing when not consuming). */
   unconsume: () => void
   /** While consuming, inside `executed`: a copy of the bytes of this read. */
   currentBuffer: () => Buffer
   /** The end of the stream (a response delimited by the connection's close ends here). */
   finish: () => number | Error | undefined
+  /** Stop consuming, and free the parser soon. */
   close: () => void
 }
 
@@ -104,18 +105,29 @@ function factoryOf (native: NativeModule): ParserFactory {
     if (events.begin !== undefined) parser[HTTPParser.kOnMessageBegin] = events.begin
     parser[HTTPParser.kOnBody] = events.body
     parser[HTTPParser.kOnMessageComplete] = events.complete
+    let consumed = false
+    const unconsume = (): void => {
+      if (!consumed) return
+      consumed = false
+      parser.unconsume()
+    }
     return {
       execute: data => parser.execute(data),
       finish: () => parser.finish(),
-      close: () => { parser.close() },
+      close: () => {
+        unconsume()
+        // The C++ parser is freed once the stack that may be inside it has unwound (as node:http does).
+        setImmediate(() => { parser.close() })
+      },
       consume: (socket, executed) => {
         const handle = (socket as unknown as { _handle?: { isStreamBase?: boolean } | null })._handle
         if (handle?.isStreamBase !== true || typeof parser.consume !== 'function') return false
         parser[HTTPParser.kOnExecute] = executed
         parser.consume(handle)
+        consumed = true
         return true
       },
-      unconsume: () => { parser.unconsume() },
+      unconsume,
       currentBuffer: () => parser.getCurrentBuffer()
     }
   }
