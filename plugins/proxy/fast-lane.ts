@@ -37,6 +37,7 @@ export interface LaneOptions {
 /** Failures that mean the request never reached the replica's application: safe to send to another one. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'EPIPE', 'CONNECT_TIMEOUT', 'CLOSED'])
 const TIMEOUTS = new Set(['CONNECT_TIMEOUT', 'HEADERS_TIMEOUT'])
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 const REQUEST_TIMEOUT = 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n'
 
 export class FastLane {
@@ -67,12 +68,14 @@ export class FastLane {
 interface Forwarded {
   head: string
   headOnly: boolean
+  /** GET, HEAD, OPTIONS, TRACE: safe to send again when its connection failed. */
+  idempotent: boolean
   accept: string | undefined
   route: Route
 }
 
 /** Body pieces up to this size are copied into the answer's pending text, so a small answer is one write. */
-const SMALL_PIECE = 16384
+const SMALL_PIECE = 1024
 
 class LaneConnection implements AnswerHandler {
   readonly #lane: FastLane
@@ -106,6 +109,7 @@ class LaneConnection implements AnswerHandler {
   #chunked = false
   /** Text of the answer not written yet (its head and small pieces), written once per read. */
   #pending = ''
+  #corked = false
 
   constructor (lane: FastLane, socket: Socket) {
     this.#lane = lane
@@ -231,8 +235,9 @@ class LaneConnection implements AnswerHandler {
     let lines = `${head.method} ${head.url} HTTP/1.1\r\n`
     const kept = requestHeaders(headers)
     for (let i = 0; i < kept.length; i += 2) lines += `${kept[i]}: ${kept[i + 1]}\r\n`
-    this.#request = { head: `${lines}${this.#forwardedLines(host ?? '')}\r\n`, headOnly: head.method === 'HEAD', accept, route }
-    this.#retries = 1
+    const idempotent = IDEMPOTENT.has(head.method)
+    this.#request = { head: `${lines}${this.#forwardedLines(host ?? '')}\r\n`, headOnly: head.method === 'HEAD', idempotent, accept, route }
+    this.#retries = idempotent ? 1 : 0
     this.#forward(upstream, false)
   }
 
@@ -293,18 +298,29 @@ class LaneConnection implements AnswerHandler {
       if (this.#chunked) this.#pending += '\r\n'
       return true
     }
-    const flushed = this.#writePending()
-    const more = this.#socket.write(chunk) && flushed
+    // Larger pieces go out as they are, with the pending text, in one write per read (corked until flush).
+    if (!this.#corked) {
+      this.#corked = true
+      this.#socket.cork()
+    }
+    this.#writePending()
+    this.#socket.write(chunk)
     if (this.#chunked) this.#pending = '\r\n'
-    if (!more) this.#socket.once('drain', this.#drained)
-    return more
+    // Whether the client keeps up is known after the flush.
+    return true
   }
 
   readonly #drained = (): void => { this.#exchange?.resume() }
 
-  /** Write the pending text; false when the client is slow (its 'drain' resumes the replica). */
+  /** Write what this read gathered; false when the client is slow (its 'drain' resumes the replica). */
   flush (): boolean {
-    if (this.#writePending()) return true
+    let more = this.#writePending()
+    if (this.#corked) {
+      this.#corked = false
+      this.#socket.uncork()
+      more = this.#socket.writableLength < this.#socket.writableHighWaterMark
+    }
+    if (more) return true
     this.#socket.once('drain', this.#drained)
     return false
   }
@@ -333,7 +349,7 @@ class LaneConnection implements AnswerHandler {
       this.#socket.destroy()
       return
     }
-    if (failure.stale && !this.#fresh) {
+    if (failure.stale && !this.#fresh && request.idempotent) {
       // The replica had closed the kept connection: the same request on a new connection.
       this.#forward(upstream, true)
       return

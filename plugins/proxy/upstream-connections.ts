@@ -214,6 +214,8 @@ class Connection implements Exchange {
       this.#socket.destroy()
       return
     }
+    // Paused for a slow client: the next answer on it must flow.
+    if (this.#socket.isPaused()) this.#socket.resume()
     this.#enter('idle')
     this.#pool.idle.push(this)
   }

@@ -100,6 +100,8 @@ t.test('every framing of an answer passes the fast lane intact; kept connections
   t.same(await fetchOne('/once'), { status: 200, headers: { 'content-length': '4' }, body: 'once' }, 'the replica dropped the kept connection: the request went again on a new one')
   t.equal(state.requests.filter(r => r === 'GET /once').length, 4, 'each went on a kept connection the replica dropped, then on a new one')
   t.match(await proxy.exposition(), /^berth_proxy_requests_total\{route="raw\.test",class="2xx"\} 12$/m, 'counted per route')
+  const deleted = await fetchOne('/once', 'DELETE')
+  t.same([deleted.status, state.requests.filter(r => r === 'DELETE /once').length], [502, 1], 'a DELETE is not sent again: the replica may have acted on it')
 })
 
 t.test('a connection moves to the general path for a body, pipelined requests or HTTP/1.0, and nothing is lost or reordered', async t => {
