@@ -112,9 +112,6 @@ function failureAnswer (code: string, route: Route): [number, string] {
   return [502, `${route.service} could not be reached`]
 }
 
-function uncork (res: ServerResponse): void {
-  res.uncork()
-}
 
 interface RelayEvents {
   responded(status: number): void
@@ -128,6 +125,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   readonly #events: RelayEvents
   #controller: Dispatcher.DispatchController | undefined
   #done = false
+  #corked = false
 
   constructor (res: ServerResponse, events: RelayEvents) {
     this.#res = res
@@ -138,6 +136,12 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     })
   }
 
+  #uncork (): void {
+    if (!this.#corked) return
+    this.#corked = false
+    this.#res.uncork()
+  }
+
   onRequestStart (controller: Dispatcher.DispatchController): void {
     this.#controller = controller
   }
@@ -146,7 +150,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return
     // Headers, the chunks that arrive in this turn and the end go out in one write.
     this.#res.cork()
-    process.nextTick(uncork, this.#res)
+    this.#corked = true
+    process.nextTick(() => { this.#uncork() })
     this.#res.writeHead(statusCode, statusMessage, responseHeaders(headers))
     this.#events.responded(statusCode)
   }
@@ -160,6 +165,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseEnd (): void {
     this.#done = true
+    // Node 22 writes the last chunk of a chunked answer at end() ahead of what is still corked.
+    this.#uncork()
     this.#res.end()
     this.#events.finished()
   }
