@@ -74,6 +74,11 @@ interface Forwarded {
   route: Route
 }
 
+/**
+ * Bytes of answers the lane holds for a client before it pauses the replica (at most that, plus one
+ * read); also the client sockets' high-water mark, where they take one (plain TCP).
+ */
+export const HELD_FOR_CLIENT = 256 * 1024
 /** Body pieces up to this size are copied into the answer's pending text, so a small answer is one write. */
 const SMALL_PIECE = 1024
 
@@ -314,22 +319,22 @@ class LaneConnection implements AnswerHandler {
 
   /** Write what this read gathered; false when the client is slow (its 'drain' resumes the replica). */
   flush (): boolean {
-    let more = this.#writePending()
+    this.#writePending()
     if (this.#corked) {
       this.#corked = false
       this.#socket.uncork()
-      more = this.#socket.writableLength < this.#socket.writableHighWaterMark
     }
-    if (more) return true
+    if (this.#socket.writableLength < HELD_FOR_CLIENT) return true
+    // Past 16 KiB a write said "wait for drain", so 'drain' comes.
     this.#socket.once('drain', this.#drained)
     return false
   }
 
-  #writePending (): boolean {
-    if (this.#pending === '' || this.#socket.destroyed) return true
+  #writePending (): void {
+    if (this.#pending === '' || this.#socket.destroyed) return
     const text = this.#pending
     this.#pending = ''
-    return this.#socket.write(text, 'latin1')
+    this.#socket.write(text, 'latin1')
   }
 
   end (): void {

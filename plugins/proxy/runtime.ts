@@ -11,7 +11,7 @@ import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
-import { FastLane, type LaneOptions } from './fast-lane.js'
+import { FastLane, HELD_FOR_CLIENT, type LaneOptions } from './fast-lane.js'
 import { CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { createParser } from './llhttp.js'
@@ -194,7 +194,7 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
 /** The HTTP server of the proxy: requests forwarded (or redirected to HTTPS, or ACME challenges answered), upgrades tunnelled. */
 export function proxyServer (settings: ServerSettings, deps: ServerDeps): ProxyFront<NetServer> {
   const general = serveProxy(createServer(serverOptions(settings), forwarder({ ...deps, scheme: 'http', maxUrlBytes: settings.max_url_bytes })), settings, 'http', deps.table)
-  return withLane(createNetServer({ noDelay: true }), 'connection', general, settings, deps, {
+  return withLane(createNetServer({ noDelay: true, highWaterMark: HELD_FOR_CLIENT }), 'connection', general, settings, deps, {
     scheme: 'http',
     // ACME challenges and redirects to HTTPS are answered by the general path.
     general: (url, route) => (deps.challenge !== undefined && url.startsWith(CHALLENGE_PREFIX)) || deps.secure?.(route.domain) === true
