@@ -7,13 +7,13 @@
 // general path and keeps the connection from then on.
 import type { Socket } from 'node:net'
 import { rawError } from './error-page.js'
+import { IDEMPOTENT } from './forward.js'
 import { answerHeaders, forwardedHeaders, requestHeaders } from './headers.js'
 import type { HttpParser, ParsedHead, ParserFactory } from './llhttp.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
 import { endOn, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
 import type { AnswerHandler, Exchange, Failure } from './upstream-connections.js'
-
 
 export interface LaneOptions {
   parser: ParserFactory
@@ -37,7 +37,6 @@ export interface LaneOptions {
 /** Failures that mean the request never reached the replica's application: safe to send to another one. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'EPIPE', 'CONNECT_TIMEOUT', 'CLOSED'])
 const TIMEOUTS = new Set(['CONNECT_TIMEOUT', 'HEADERS_TIMEOUT'])
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 const REQUEST_TIMEOUT = 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n'
 
 export class FastLane {

@@ -28,7 +28,8 @@ export interface ForwardOptions {
 
 export const CHALLENGE_PREFIX = '/.well-known/acme-challenge/'
 
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
+/** Methods safe to send again when their connection failed. */
+export const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 /** Errors that mean the request never reached the replica: safe to send to another one. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'])
 
