@@ -8,12 +8,12 @@
 import type { Socket } from 'node:net'
 import { rawError } from './error-page.js'
 import { IDEMPOTENT } from './forward.js'
-import { answerHeaders, forwardedHeaders, requestHeaders } from './headers.js'
+import { appendHeaderLines, forwardedHeaders } from './headers.js'
 import type { HttpParser, ParsedHead, ParserFactory } from './llhttp.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
 import { endOn, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
-import type { AnswerHandler, Exchange, Failure } from './upstream-connections.js'
+import type { AnswerHandler, Exchange, Failure, Flushed } from './upstream-connections.js'
 
 export interface LaneOptions {
   parser: ParserFactory
@@ -80,6 +80,8 @@ interface Forwarded {
 export const HELD_FOR_CLIENT = 256 * 1024
 /** Body pieces up to this size are copied into the answer's pending text, so a small answer is one write. */
 const SMALL_PIECE = 1024
+/** Where a request's head is put together (joined at once, so one list serves every connection). */
+const REQUEST_PIECES: string[] = []
 
 class LaneConnection implements AnswerHandler {
   readonly #lane: FastLane
@@ -112,8 +114,9 @@ class LaneConnection implements AnswerHandler {
   #status = 0
   #chunked = false
   /** Text of the answer not written yet (its head and small pieces), written once per read. */
-  #pending = ''
+  readonly #pending: Array<string | number> = []
   #corked = false
+  #awaitingDrain = false
 
   constructor (lane: FastLane, socket: Socket) {
     this.#lane = lane
@@ -236,11 +239,14 @@ class LaneConnection implements AnswerHandler {
     this.#busy = true
     this.#served++
     this.#closeAfter = !head.keepAlive
-    let lines = `${head.method} ${head.url} HTTP/1.1\r\n`
-    const kept = requestHeaders(headers)
-    for (let i = 0; i < kept.length; i += 2) lines += `${kept[i]}: ${kept[i + 1]}\r\n`
+    const pieces = REQUEST_PIECES
+    pieces.push(head.method, ' ', head.url, ' HTTP/1.1\r\n')
+    appendHeaderLines(pieces, headers, true)
+    pieces.push(this.#forwardedLines(host ?? ''), '\r\n')
+    const text = pieces.join('')
+    pieces.length = 0
     const idempotent = IDEMPOTENT.has(head.method)
-    this.#request = { head: `${lines}${this.#forwardedLines(host ?? '')}\r\n`, headOnly: head.method === 'HEAD', idempotent, accept, route }
+    this.#request = { head: text, headOnly: head.method === 'HEAD', idempotent, accept, route }
     this.#retries = idempotent ? 1 : 0
     this.#forward(upstream, false)
   }
@@ -281,26 +287,23 @@ class LaneConnection implements AnswerHandler {
     const status = answer.statusCode
     this.#status = status
     this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
-    const headers = answerHeaders(answer.headers)
-    let lines = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n`
-    let length = false
-    for (let i = 0; i < headers.length; i += 2) {
-      if (headers[i].length === 14 && headers[i].toLowerCase() === 'content-length') length = true
-      lines += `${headers[i]}: ${headers[i + 1]}\r\n`
-    }
+    const pending = this.#pending
+    pending.push('HTTP/1.1 ', status, ' ', answer.statusMessage, '\r\n')
+    const length = appendHeaderLines(pending, answer.headers, false)
     // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
     this.#chunked = !length && status !== 204 && status !== 304
-    if (this.#chunked) lines += 'transfer-encoding: chunked\r\n'
-    if (this.#closeAfter || this.#lane.closing) lines += 'connection: close\r\n'
-    this.#pending = `${lines}\r\n`
+    if (this.#chunked) pending.push('transfer-encoding: chunked\r\n')
+    if (this.#closeAfter || this.#lane.closing) pending.push('connection: close\r\n')
+    pending.push('\r\n')
   }
 
-  body (chunk: Buffer): boolean {
-    if (this.#chunked) this.#pending += `${chunk.length.toString(16)}\r\n`
+  body (chunk: Buffer): void {
+    const pending = this.#pending
+    if (this.#chunked) pending.push(chunk.length.toString(16), '\r\n')
     if (chunk.length <= SMALL_PIECE) {
-      this.#pending += chunk.toString('latin1')
-      if (this.#chunked) this.#pending += '\r\n'
-      return true
+      pending.push(chunk.toString('latin1'))
+      if (this.#chunked) pending.push('\r\n')
+      return
     }
     // Larger pieces go out as they are, with the pending text, in one write per read (corked until flush).
     if (!this.#corked) {
@@ -309,35 +312,42 @@ class LaneConnection implements AnswerHandler {
     }
     this.#writePending()
     this.#socket.write(chunk)
-    if (this.#chunked) this.#pending = '\r\n'
-    // Whether the client keeps up is known after the flush.
-    return true
+    if (this.#chunked) pending.push('\r\n')
   }
 
-  readonly #drained = (): void => { this.#exchange?.resume() }
+  readonly #drained = (): void => {
+    this.#awaitingDrain = false
+    this.#exchange?.resume()
+  }
 
-  /** Write what this read gathered; false when the client is slow (its 'drain' resumes the replica). */
-  flush (): boolean {
+  /** Write what this read gathered, and say what the socket still holds (its 'drain' resumes a slow replica). */
+  flush (): Flushed {
     this.#writePending()
     if (this.#corked) {
       this.#corked = false
       this.#socket.uncork()
     }
-    if (this.#socket.writableLength < HELD_FOR_CLIENT) return true
-    // Past 16 KiB a write said "wait for drain", so 'drain' comes.
-    this.#socket.once('drain', this.#drained)
-    return false
+    const held = this.#socket.writableLength
+    if (held === 0) return 'free'
+    if (held < HELD_FOR_CLIENT) return 'held'
+    // Past the high-water mark a write said "wait for drain", so 'drain' comes.
+    if (!this.#awaitingDrain) {
+      this.#awaitingDrain = true
+      this.#socket.once('drain', this.#drained)
+    }
+    return 'slow'
   }
 
   #writePending (): void {
-    if (this.#pending === '' || this.#socket.destroyed) return
-    const text = this.#pending
-    this.#pending = ''
-    this.#socket.write(text, 'latin1')
+    const pending = this.#pending
+    if (pending.length === 0) return
+    const text = pending.join('')
+    pending.length = 0
+    if (!this.#socket.destroyed) this.#socket.write(text, 'latin1')
   }
 
   end (): void {
-    if (this.#chunked && !(this.#request as Forwarded).headOnly) this.#pending += '0\r\n\r\n'
+    if (this.#chunked && !(this.#request as Forwarded).headOnly) this.#pending.push('0\r\n\r\n')
     this.flush()
     this.#endRequest()
     this.#lane.options.answered(this.#status)

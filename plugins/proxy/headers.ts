@@ -16,16 +16,31 @@ function connectionTokens (value: string | undefined): Set<string> | undefined {
   return tokens.length === 0 ? undefined : new Set(tokens)
 }
 
-/** A message's end-to-end headers, as a flat name/value list; a request's forwarding headers go too. */
-function endToEnd (raw: readonly string[], forwarding: boolean, keep: ReadonlySet<string>): string[] {
+/** Whether a name can be a hop-by-hop or forwarding header, by its length: others need no lower-casing to tell. */
+const SCREENED = new Set([...HOP_BY_HOP, ...FORWARDING].map(name => name.length))
+
+/** The header names a message's Connection header lists, if any. */
+function namedByConnection (raw: readonly string[]): Set<string> | undefined {
   let named: Set<string> | undefined
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i].length === 10 && raw[i].toLowerCase() === 'connection') named = connectionTokens(raw[i + 1])
   }
+  return named
+}
+
+/** Whether header `name` crosses the proxy; a request's (`forwarding`) forwarding headers do not. */
+function crosses (name: string, forwarding: boolean, named: Set<string> | undefined, keep: ReadonlySet<string>): boolean {
+  if (named === undefined && !SCREENED.has(name.length)) return true
+  const lower = name.toLowerCase()
+  return keep.has(lower) || !(HOP_BY_HOP.has(lower) || (forwarding && FORWARDING.has(lower)) || named?.has(lower) === true)
+}
+
+/** A message's end-to-end headers, as a flat name/value list; a request's forwarding headers go too. */
+function endToEnd (raw: readonly string[], forwarding: boolean, keep: ReadonlySet<string>): string[] {
+  const named = namedByConnection(raw)
   const out: string[] = []
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i].toLowerCase()
-    if (keep.has(name) || !(HOP_BY_HOP.has(name) || (forwarding && FORWARDING.has(name)) || named?.has(name) === true)) out.push(raw[i], raw[i + 1])
+    if (crosses(raw[i], forwarding, named, keep)) out.push(raw[i], raw[i + 1])
   }
   return out
 }
@@ -35,9 +50,20 @@ export function requestHeaders (raw: readonly string[], keep: ReadonlySet<string
   return endToEnd(raw, true, keep)
 }
 
-/** The end-to-end headers of an answer, as a flat name/value list. */
-export function answerHeaders (raw: readonly string[]): string[] {
-  return endToEnd(raw, false, NONE)
+/**
+ * Append the end-to-end header lines of a message (`request`: its forwarding headers go too) to the
+ * pieces of its head; returns whether a content-length header is among them.
+ */
+export function appendHeaderLines (pieces: Array<string | number>, raw: readonly string[], request: boolean): boolean {
+  const named = namedByConnection(raw)
+  let length = false
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]
+    if (!crosses(name, request, named, NONE)) continue
+    if (name.length === 14 && name.toLowerCase() === 'content-length') length = true
+    pieces.push(name, ': ', raw[i + 1], '\r\n')
+  }
+  return length
 }
 
 const NONE: ReadonlySet<string> = new Set()

@@ -1,7 +1,9 @@
 // Keep-alive connections to one replica, for the proxy's fast lane: a request head goes out on an
-// idle connection (or a new one), the answer is read by llhttp straight off the socket and handed
-// over piece by piece, and the connection goes back to the idle list when the answer has ended and
-// both sides keep it alive. A slow client switches the connection to 'data' events, which can pause.
+// idle connection (or a new one), the answer is read into a buffer of the connection's own and parsed
+// by llhttp, and the connection goes back to the idle list when the answer has ended and both sides
+// keep it alive. A body framed by content-length is handed on straight from that buffer, without the
+// copy llhttp makes of each piece; the buffer is replaced only when the client's socket keeps part of
+// it. A slow client stops the reads until it catches up.
 // Timeouts (connecting, waiting for the answer's head, silence inside its body, idling) are checked
 // by a sweep over all connections a few times a second, not by a timer per request.
 import { connect, type Socket } from 'node:net'
@@ -24,13 +26,19 @@ export interface Failure {
   stale: boolean
 }
 
+/**
+ * What the client's socket holds after a flush: nothing; some bytes (which may be pieces of the read
+ * buffer); or so much that the client is slow, and the reads stop until `resume()`.
+ */
+export type Flushed = 'free' | 'held' | 'slow'
+
 export interface AnswerHandler {
   head: (head: ParsedHead) => void
-  /** A piece of the body; false: the client is slow, wait for `resume()`. */
-  body: (chunk: Buffer) => boolean
+  /** A piece of the body: a copy, or a view of the read buffer that is valid until the next read unless `flush` says 'free'. */
+  body: (chunk: Buffer) => void
   end: () => void
-  /** Called once per read of the replica's answer, after its pieces: the moment to flush; false: the client is slow. */
-  flush: () => boolean
+  /** Called once per read of the replica's answer, after its pieces: the moment to write them. */
+  flush: () => Flushed
   fail: (failure: Failure) => void
 }
 
@@ -77,10 +85,30 @@ export class UpstreamConnections {
 
 type Phase = 'connecting' | 'waiting' | 'body' | 'idle'
 
+/** Size of each connection's read buffer. */
+const READ_BUFFER = 64 * 1024
+const HEAD_END = Buffer.from('\r\n\r\n')
+
+/** The length of a body framed by one plain content-length header, which can be handed on as read; else 0. */
+function directLength (headers: string[]): number {
+  let length = 0
+  let seen = 0
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]
+    if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') return 0
+    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+      seen++
+      length = /^\d{1,15}$/.test(headers[i + 1]) ? Number(headers[i + 1]) : 0
+    }
+  }
+  return seen === 1 ? length : 0
+}
+
 class Connection implements Exchange {
   readonly #pool: UpstreamConnections
   readonly #socket: Socket
   readonly #parser: HttpParser
+  #buffer = Buffer.allocUnsafeSlow(READ_BUFFER)
   #handler: AnswerHandler | undefined
   /** The handler to flush after each read (kept when its answer ends during the read). */
   #flushTarget: AnswerHandler | undefined
@@ -92,26 +120,31 @@ class Connection implements Exchange {
   #reused = false
   #interim = false
   #keepAlive = false
-  /** Read by the parser in C++; false once a slow client made it switch to 'data' events. */
-  #consumed = false
-  #slowClient = false
+  /** Bytes of the answer's body still to come that are passed on straight from the read buffer. */
+  #direct = 0
+  /** The read being parsed, and where in it the next head's search starts (-1: not known). */
+  #read: Buffer | undefined
+  #scanFrom = -1
+  /** The last read ended inside a head (or after an interim answer). */
+  #carried = false
+  /** Pieces of the read buffer went to the handler during this read. */
+  #lent = false
+  /** Reads stopped for a slow client. */
+  #paused = false
   #error: string | undefined
 
   constructor (pool: UpstreamConnections) {
     this.#pool = pool
     this.#parser = pool.parser('response', 0, {
       head: head => this.#head(head),
-      body: chunk => { if (this.#handler?.body(chunk) === false) this.#slowClient = true },
+      // A copy: a body of another framing (chunked, or ended by the close), or after a head split across reads.
+      body: chunk => { this.#handler?.body(chunk) },
       complete: () => { this.#complete() }
     })
-    const socket = connect({ host: pool.host, port: pool.port, noDelay: true })
+    const socket = connect({ host: pool.host, port: pool.port, noDelay: true, onread: { buffer: () => this.#buffer, callback: this.#onRead } })
     this.#socket = socket
     pool.all.add(this)
-    socket.once('connect', () => {
-      this.#enter(this.#handler === undefined ? 'idle' : 'waiting')
-      this.#consumed = this.#parser.consume(socket, this.#executed)
-      if (!this.#consumed) socket.on('data', this.#onData)
-    })
+    socket.once('connect', () => { this.#enter(this.#handler === undefined ? 'idle' : 'waiting') })
     socket.on('end', () => {
       // An answer delimited by the connection's close ends here.
       if (this.#handler !== undefined && this.#answered) this.#parser.finish()
@@ -135,7 +168,7 @@ class Connection implements Exchange {
   }
 
   resume (): void {
-    this.#slowClient = false
+    this.#paused = false
     this.#socket.resume()
   }
 
@@ -161,46 +194,82 @@ class Connection implements Exchange {
     this.#since = performance.now()
   }
 
-  /** After each read the parser had in C++. */
-  readonly #executed = (result: number | Error): void => {
-    this.#afterRead(result)
-    if (this.#slowClient && this.#consumed && !this.#socket.destroyed) {
-      this.#consumed = false
-      this.#parser.unconsume()
-      this.#socket.on('data', this.#onData)
-      this.#socket.pause()
+  /** Each read: parse it, hand the body on, flush; false stops the reads (a slow client). */
+  readonly #onRead = (length: number, buffer: Buffer): boolean => {
+    const read = buffer.subarray(0, length)
+    let at = 0
+    let result: number | Error = 0
+    if (this.#direct > 0) {
+      // More of a body passed on as read.
+      at = Math.min(length, this.#direct)
+      const piece = at === length ? read : read.subarray(0, at)
+      this.#direct -= at
+      this.#lent = true
+      this.#handler?.body(piece)
+      result = this.#parser.executeBody(piece)
     }
-  }
-
-  readonly #onData = (chunk: Buffer): void => {
-    this.#afterRead(this.#parser.execute(chunk))
-    if (this.#slowClient) this.#socket.pause()
-  }
-
-  #afterRead (result: number | Error): void {
+    if (at < length && !(result instanceof Error) && !this.#socket.destroyed) {
+      this.#read = read
+      // A head that began in an earlier read: where it ends in this one is not known.
+      this.#scanFrom = this.#carried ? -1 : at
+      result = this.#parser.execute(at === 0 ? read : read.subarray(at))
+      this.#read = undefined
+    }
     if (result instanceof Error) {
       this.#error = 'PARSE'
       this.#socket.destroy()
     }
+    this.#carried = this.#phase === 'waiting'
     if (this.#phase === 'body') this.#since = performance.now()
     const target = this.#flushTarget
     if (this.#handler === undefined) this.#flushTarget = undefined
-    if (target?.flush() === false && this.#handler !== undefined) this.#slowClient = true
+    const flushed = target?.flush() ?? 'free'
+    // The client's socket keeps pieces of this buffer: the next read goes into a new one.
+    if (flushed !== 'free' && this.#lent) this.#buffer = Buffer.allocUnsafeSlow(READ_BUFFER)
+    this.#lent = false
+    if (flushed === 'slow' && this.#handler !== undefined) this.#paused = true
+    return !this.#paused
+  }
+
+  /** Where the head that just ended in the read being parsed ends; -1: not known. */
+  #headEnd (): number {
+    const read = this.#read
+    if (read === undefined || this.#scanFrom < 0) return -1
+    // llhttp skips empty lines before a status line.
+    let from = this.#scanFrom
+    while (read[from] === 13 || read[from] === 10) from++
+    const end = read.indexOf(HEAD_END, from)
+    this.#scanFrom = end === -1 ? -1 : end + HEAD_END.length
+    return this.#scanFrom
   }
 
   #head (head: ParsedHead): number | undefined {
-    if (this.#handler === undefined) {
+    const handler = this.#handler
+    if (handler === undefined) {
       // An answer nobody asked for (on an idle connection): nothing can be trusted on it any more.
       this.#error = 'UNASKED'
       this.#socket.destroy()
       return undefined
     }
+    const bodyStart = this.#headEnd()
     // An interim answer (100 Continue, 103 Early Hints) is not passed on; the final one follows.
     this.#interim = head.statusCode < 200
     if (this.#interim) return undefined
     this.#enter('body')
     this.#keepAlive = head.keepAlive
-    this.#handler?.head(head)
+    handler.head(head)
+    const length = this.#headOnly || head.statusCode === 204 || head.statusCode === 304 || bodyStart === -1 ? 0 : directLength(head.headers)
+    if (length > 0) {
+      // The body is passed on from the read buffer, not through llhttp's copies.
+      const read = this.#read as Buffer
+      const end = Math.min(read.length, bodyStart + length)
+      this.#direct = length - (end - bodyStart)
+      this.#parser.passOnBody()
+      if (end > bodyStart) {
+        this.#lent = true
+        handler.body(read.subarray(bodyStart, end))
+      }
+    }
     return this.#headOnly ? 1 : undefined
   }
 
@@ -208,14 +277,12 @@ class Connection implements Exchange {
     if (this.#interim || this.#socket.destroyed) return
     const handler = this.#handler
     this.#handler = undefined
-    this.#slowClient = false
+    this.#direct = 0
     handler?.end()
     if (!this.#keepAlive || this.#pool.closed) {
       this.#socket.destroy()
       return
     }
-    // Paused for a slow client: the next answer on it must flow.
-    if (this.#socket.isPaused()) this.#socket.resume()
     this.#enter('idle')
     this.#pool.idle.push(this)
   }
