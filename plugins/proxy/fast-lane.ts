@@ -8,7 +8,7 @@
 import type { Socket } from 'node:net'
 import { rawError } from './error-page.js'
 import { IDEMPOTENT } from './forward.js'
-import { appendHeaderLines, forwardedHeaders } from './headers.js'
+import { forwardedHeaders, hasHeader, headerLines } from './headers.js'
 import type { HttpParser, ParsedHead, ParserFactory } from './llhttp.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
@@ -80,8 +80,6 @@ interface Forwarded {
 export const HELD_FOR_CLIENT = 256 * 1024
 /** Body pieces up to this size are copied into the answer's pending text, so a small answer is one write. */
 const SMALL_PIECE = 1024
-/** Where a request's head is put together (joined at once, so one list serves every connection). */
-const REQUEST_PIECES: string[] = []
 
 class LaneConnection implements AnswerHandler {
   readonly #lane: FastLane
@@ -95,8 +93,6 @@ class LaneConnection implements AnswerHandler {
   readonly #queued: Buffer[] = []
   #head: ParsedHead | undefined
   #begun = 0
-  #completed = 0
-  #body = false
   #busy = false
   #closeAfter = false
   #headersTimer: NodeJS.Timeout | undefined
@@ -114,7 +110,7 @@ class LaneConnection implements AnswerHandler {
   #status = 0
   #chunked = false
   /** Text of the answer not written yet (its head and small pieces), written once per read. */
-  readonly #pending: Array<string | number> = []
+  #pending = ''
   #corked = false
   #awaitingDrain = false
 
@@ -124,8 +120,6 @@ class LaneConnection implements AnswerHandler {
     this.#parser = lane.options.parser('request', lane.options.maxHeaderBytes, {
       begin: () => { this.#begun++ },
       head: head => { this.#head = head; return undefined },
-      body: () => { this.#body = true },
-      complete: () => { this.#completed++ }
     })
     socket.setNoDelay(true)
     socket.setTimeout(lane.options.idleTimeoutMs)
@@ -191,7 +185,7 @@ class LaneConnection implements AnswerHandler {
 
   #parsed (result: number | Error): void {
     const head = this.#head
-    if (result instanceof Error || this.#body || this.#begun > 1 || (head !== undefined && this.#completed === 0)) {
+    if (result instanceof Error || this.#begun > 1) {
       this.#handOff(this.#bytes())
       return
     }
@@ -207,20 +201,23 @@ class LaneConnection implements AnswerHandler {
     this.#socket.end(REQUEST_TIMEOUT, () => { this.#socket.destroy() })
   }
 
-  /** Forward a complete request without a body, or hand it to the general path. */
+  /** Forward a request without a body (llhttp has read all of it with its head), or hand it to the general path. */
   #take (head: ParsedHead): void {
     const options = this.#lane.options
-    if (head.upgrade || head.versionMinor !== 1 || head.url.length > options.maxUrlBytes) {
-      this.#handOff(this.#bytes())
-      return
-    }
     const headers = head.headers
     let host: string | undefined
     let accept: string | undefined
+    let body = false
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i]
       if (name.length === 4 && name.toLowerCase() === 'host') host = headers[i + 1]
       else if (name.length === 6 && name.toLowerCase() === 'accept') accept = headers[i + 1]
+      else if (name.length === 14 && name.toLowerCase() === 'content-length') body ||= headers[i + 1] !== '0'
+      else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') body = true
+    }
+    if (body || head.upgrade || head.versionMinor !== 1 || head.url.length > options.maxUrlBytes) {
+      this.#handOff(this.#bytes())
+      return
     }
     const servername = (this.#socket as { servername?: string | false }).servername
     const route = options.table.route(host)
@@ -235,16 +232,11 @@ class LaneConnection implements AnswerHandler {
     this.#headersTimer = undefined
     this.#raw = []
     this.#head = undefined
-    this.#begun = this.#completed = 0
+    this.#begun = 0
     this.#busy = true
     this.#served++
     this.#closeAfter = !head.keepAlive
-    const pieces = REQUEST_PIECES
-    pieces.push(head.method, ' ', head.url, ' HTTP/1.1\r\n')
-    appendHeaderLines(pieces, headers, true)
-    pieces.push(this.#forwardedLines(host ?? ''), '\r\n')
-    const text = pieces.join('')
-    pieces.length = 0
+    const text = `${head.method} ${head.url} HTTP/1.1\r\n${headerLines(headers, true)}${this.#forwardedLines(host ?? '')}\r\n`
     const idempotent = IDEMPOTENT.has(head.method)
     this.#request = { head: text, headOnly: head.method === 'HEAD', idempotent, accept, route }
     this.#retries = idempotent ? 1 : 0
@@ -287,22 +279,19 @@ class LaneConnection implements AnswerHandler {
     const status = answer.statusCode
     this.#status = status
     this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
-    const pending = this.#pending
-    pending.push('HTTP/1.1 ', status, ' ', answer.statusMessage, '\r\n')
-    const length = appendHeaderLines(pending, answer.headers, false)
+    let text = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n${headerLines(answer.headers, false)}`
     // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
-    this.#chunked = !length && status !== 204 && status !== 304
-    if (this.#chunked) pending.push('transfer-encoding: chunked\r\n')
-    if (this.#closeAfter || this.#lane.closing) pending.push('connection: close\r\n')
-    pending.push('\r\n')
+    this.#chunked = status !== 204 && status !== 304 && !hasHeader(answer.headers, 'content-length')
+    if (this.#chunked) text += 'transfer-encoding: chunked\r\n'
+    if (this.#closeAfter || this.#lane.closing) text += 'connection: close\r\n'
+    this.#pending = `${text}\r\n`
   }
 
   body (chunk: Buffer): void {
-    const pending = this.#pending
-    if (this.#chunked) pending.push(chunk.length.toString(16), '\r\n')
+    if (this.#chunked) this.#pending += `${chunk.length.toString(16)}\r\n`
     if (chunk.length <= SMALL_PIECE) {
-      pending.push(chunk.toString('latin1'))
-      if (this.#chunked) pending.push('\r\n')
+      this.#pending += chunk.toString('latin1')
+      if (this.#chunked) this.#pending += '\r\n'
       return
     }
     // Larger pieces go out as they are, with the pending text, in one write per read (corked until flush).
@@ -312,7 +301,7 @@ class LaneConnection implements AnswerHandler {
     }
     this.#writePending()
     this.#socket.write(chunk)
-    if (this.#chunked) pending.push('\r\n')
+    if (this.#chunked) this.#pending = '\r\n'
   }
 
   readonly #drained = (): void => {
@@ -339,15 +328,14 @@ class LaneConnection implements AnswerHandler {
   }
 
   #writePending (): void {
-    const pending = this.#pending
-    if (pending.length === 0) return
-    const text = pending.join('')
-    pending.length = 0
+    const text = this.#pending
+    if (text === '') return
+    this.#pending = ''
     if (!this.#socket.destroyed) this.#socket.write(text, 'latin1')
   }
 
   end (): void {
-    if (this.#chunked && !(this.#request as Forwarded).headOnly) this.#pending.push('0\r\n\r\n')
+    if (this.#chunked && !(this.#request as Forwarded).headOnly) this.#pending += '0\r\n\r\n'
     this.flush()
     this.#endRequest()
     this.#lane.options.answered(this.#status)

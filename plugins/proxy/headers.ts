@@ -50,20 +50,22 @@ export function requestHeaders (raw: readonly string[], keep: ReadonlySet<string
   return endToEnd(raw, true, keep)
 }
 
-/**
- * Append the end-to-end header lines of a message (`request`: its forwarding headers go too) to the
- * pieces of its head; returns whether a content-length header is among them.
- */
-export function appendHeaderLines (pieces: Array<string | number>, raw: readonly string[], request: boolean): boolean {
+/** The end-to-end header lines of a message's head (`request`: its forwarding headers go too). */
+export function headerLines (raw: readonly string[], request: boolean): string {
   const named = namedByConnection(raw)
-  let length = false
+  let lines = ''
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]
-    if (!crosses(name, request, named, NONE)) continue
-    if (name.length === 14 && name.toLowerCase() === 'content-length') length = true
-    pieces.push(name, ': ', raw[i + 1], '\r\n')
+    if (crosses(raw[i], request, named, NONE)) lines += `${raw[i]}: ${raw[i + 1]}\r\n`
   }
-  return length
+  return lines
+}
+
+/** Whether a flat name/value list has a header of this (lower-case) name. */
+export function hasHeader (raw: readonly string[], name: string): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === name.length && raw[i].toLowerCase() === name) return true
+  }
+  return false
 }
 
 const NONE: ReadonlySet<string> = new Set()

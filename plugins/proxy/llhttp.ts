@@ -15,8 +15,10 @@ export interface ParserEvents {
   begin?: () => void
   /** A head is complete; for a response, return 1 when it can have no body (the answer to HEAD). */
   head: (head: ParsedHead) => number | undefined
-  body: (chunk: Buffer) => void
-  complete: () => void
+  /** A piece of a body (a copy llhttp makes); without it, bodies are parsed and skipped. */
+  body?: (chunk: Buffer) => void
+  /** The message has ended; without it, the end is not told. */
+  complete?: () => void
 }
 
 export interface ParsedHead {
@@ -35,12 +37,13 @@ export interface HttpParser {
   /** Bytes parsed, or the parse error. */
   execute: (data: Buffer) => number | Error
   /**
-   * Inside a callback of `execute`: the caller passes on the rest of this message's body in the bytes
-   * being parsed itself (it knows where the head ends and the length), so the body events, and the
-   * copy llhttp makes for each, are skipped until `execute` returns; the parser still counts the bytes.
+   * Inside a callback of `execute`: the caller passes on the rest of this message, its body (it knows
+   * where the head ends, and the length) and its end, itself. Until `execute` returns, the body and
+   * complete events, and the copy llhttp makes of each body piece, are skipped; the parser still
+   * counts the bytes.
    */
-  passOnBody: () => void
-  /** Parse bytes the caller knows to be body and has passed on itself (as `passOnBody`). */
+  passOnRest: () => void
+  /** Parse bytes the caller knows to be body and passes on itself (as `passOnRest`). */
   executeBody: (data: Buffer) => number | Error
   /**
    * Read `socket` in C++, straight into the parser (as node:http does), without a 'data' event per
@@ -113,17 +116,19 @@ function factoryOf (native: NativeModule): ParserFactory {
     if (events.begin !== undefined) parser[HTTPParser.kOnMessageBegin] = events.begin
     parser[HTTPParser.kOnBody] = events.body
     parser[HTTPParser.kOnMessageComplete] = events.complete
-    // llhttp reads its body callback from the parser object each time it has a piece.
+    // llhttp looks its callbacks up on the parser object each time it has an event.
     let passingOn = false
-    const passOnBody = (): void => {
+    const passOnRest = (): void => {
       passingOn = true
       parser[HTTPParser.kOnBody] = undefined
+      parser[HTTPParser.kOnMessageComplete] = undefined
     }
     const execute = (data: Buffer): number | Error => {
       const result = parser.execute(data)
       if (passingOn) {
         passingOn = false
         parser[HTTPParser.kOnBody] = events.body
+        parser[HTTPParser.kOnMessageComplete] = events.complete
       }
       return result
     }
@@ -135,9 +140,9 @@ function factoryOf (native: NativeModule): ParserFactory {
     }
     return {
       execute,
-      passOnBody,
+      passOnRest,
       executeBody: data => {
-        passOnBody()
+        passOnRest()
         return execute(data)
       },
       finish: () => parser.finish(),
@@ -162,7 +167,7 @@ function factoryOf (native: NativeModule): ParserFactory {
 
 /**
  * True when `factory` parses a request with a body, a HEAD answer and a body passed on by the caller
- * the way llhttp does, and is strict: a head ends at its first empty line (CR LF CR LF), as the fast
+ * (no body or complete event) the way llhttp does, and is strict: a head ends at its first empty line (CR LF CR LF), as the fast
  * lane relies on when it passes a body on from where it found that line.
  */
 function behaves (factory: ParserFactory): boolean {
@@ -176,7 +181,7 @@ function behaves (factory: ParserFactory): boolean {
   const request = factory('request', 1024, events(false))
   const response = factory('response', 1024, events(true))
   const passedOn = factory('response', 1024, events(false))
-  const lenient = factory('response', 1024, { head: () => undefined, body: () => {}, complete: () => {} })
+  const lenient = factory('response', 1024, { head: () => undefined })
   try {
     request.execute(Buffer.from('POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok'))
     response.execute(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n'))
@@ -191,7 +196,7 @@ function behaves (factory: ParserFactory): boolean {
     passedOn.close()
     lenient.close()
   }
-  return seen.join('|') === '<|POST/a0 Host,h,Content-Length,2 true|ok|.|<|200 Content-Length,5 true|.|<|201 Content-Length,3 true|.'
+  return seen.join('|') === '<|POST/a0 Host,h,Content-Length,2 true|ok|.|<|200 Content-Length,5 true|.|<|201 Content-Length,3 true'
 }
 
 const native = load()

@@ -207,6 +207,7 @@ class Connection implements Exchange {
       this.#lent = true
       this.#handler?.body(piece)
       result = this.#parser.executeBody(piece)
+      if (this.#direct === 0 && !(result instanceof Error)) this.#complete()
     }
     if (at < length && !(result instanceof Error) && !this.#socket.destroyed) {
       this.#read = read
@@ -264,11 +265,12 @@ class Connection implements Exchange {
       const read = this.#read as Buffer
       const end = Math.min(read.length, bodyStart + length)
       this.#direct = length - (end - bodyStart)
-      this.#parser.passOnBody()
+      this.#parser.passOnRest()
       if (end > bodyStart) {
         this.#lent = true
         handler.body(read.subarray(bodyStart, end))
       }
+      if (this.#direct === 0) this.#complete()
     }
     return this.#headOnly ? 1 : undefined
   }
