@@ -13,7 +13,7 @@ import type { HttpParser, ParsedHead, ParserFactory } from './llhttp.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
 import { endOn, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
-import type { AnswerHandler, Exchange, Failure, Flushed } from './upstream-connections.js'
+import type { AnswerHandler, Exchange, Failure } from './upstream-connections.js'
 
 export interface LaneOptions {
   parser: ParserFactory
@@ -100,6 +100,9 @@ class LaneConnection implements AnswerHandler {
   #forwardedHost = ''
   /** Requests taken on this connection. */
   #served = 0
+  #routeHost: string | undefined
+  #routeVersion = -1
+  #route: Route | undefined
   // The request in flight.
   #request: Forwarded | undefined
   #upstream: Upstream | undefined
@@ -113,6 +116,8 @@ class LaneConnection implements AnswerHandler {
   #pending = ''
   #corked = false
   #awaitingDrain = false
+  /** Body pieces were written as they came (not copied), and the socket may still hold them. */
+  #piecesWritten = false
 
   constructor (lane: FastLane, socket: Socket) {
     this.#lane = lane
@@ -210,8 +215,9 @@ class LaneConnection implements AnswerHandler {
     let body = false
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i]
-      if (name.length === 4 && name.toLowerCase() === 'host') host = headers[i + 1]
-      else if (name.length === 6 && name.toLowerCase() === 'accept') accept = headers[i + 1]
+      // The usual spelling first: no lower-case copy to make.
+      if (name.length === 4 && (name === 'Host' || name.toLowerCase() === 'host')) host = headers[i + 1]
+      else if (name.length === 6 && (name === 'Accept' || name.toLowerCase() === 'accept')) accept = headers[i + 1]
       else if (name.length === 14 && name.toLowerCase() === 'content-length') body ||= headers[i + 1] !== '0'
       else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') body = true
     }
@@ -219,11 +225,8 @@ class LaneConnection implements AnswerHandler {
       this.#handOff(this.#bytes())
       return
     }
-    const servername = (this.#socket as { servername?: string | false }).servername
-    const route = options.table.route(host)
-    const upstream = route === undefined || (typeof servername === 'string' && hostname(host) !== servername.toLowerCase()) || options.general?.(head.url, route) === true
-      ? undefined
-      : options.table.pick(route)
+    const route = this.#routeOf(host)
+    const upstream = route === undefined || options.general?.(head.url, route) === true ? undefined : options.table.pick(route)
     if (route === undefined || upstream === undefined) {
       this.#handOff(this.#bytes())
       return
@@ -241,6 +244,21 @@ class LaneConnection implements AnswerHandler {
     this.#request = { head: text, headOnly: head.method === 'HEAD', idempotent, accept, route }
     this.#retries = idempotent ? 1 : 0
     this.#forward(upstream, false)
+  }
+
+  /**
+   * The route of a Host on this connection (none when it differs from the TLS server name), kept
+   * for the next request with the same Host while the table is the same snapshot.
+   */
+  #routeOf (host: string | undefined): Route | undefined {
+    const table = this.#lane.options.table
+    if (host !== this.#routeHost || table.version !== this.#routeVersion) {
+      const servername = (this.#socket as { servername?: string | false }).servername
+      this.#route = typeof servername === 'string' && hostname(host) !== servername.toLowerCase() ? undefined : table.route(host)
+      this.#routeHost = host
+      this.#routeVersion = table.version
+    }
+    return this.#route
   }
 
   /** The forwarding headers of this connection's requests for `host` (the same on every request, as a rule). */
@@ -301,6 +319,7 @@ class LaneConnection implements AnswerHandler {
     }
     this.#writePending()
     this.#socket.write(chunk)
+    this.#piecesWritten = true
     if (this.#chunked) this.#pending = '\r\n'
   }
 
@@ -309,22 +328,27 @@ class LaneConnection implements AnswerHandler {
     this.#exchange?.resume()
   }
 
-  /** Write what this read gathered, and say what the socket still holds (its 'drain' resumes a slow replica). */
-  flush (): Flushed {
+  /** Write what this read gathered; false when the client is slow (its 'drain' resumes the replica). */
+  flush (): boolean {
     this.#writePending()
     if (this.#corked) {
       this.#corked = false
       this.#socket.uncork()
     }
     const held = this.#socket.writableLength
-    if (held === 0) return 'free'
-    if (held < HELD_FOR_CLIENT) return 'held'
+    // Pieces written as they came stay referenced until written out (a TLS socket's writes end later).
+    if (held === 0) this.#piecesWritten = false
+    if (held < HELD_FOR_CLIENT) return true
     // Past the high-water mark a write said "wait for drain", so 'drain' comes.
     if (!this.#awaitingDrain) {
       this.#awaitingDrain = true
       this.#socket.once('drain', this.#drained)
     }
-    return 'slow'
+    return false
+  }
+
+  get holdsPieces (): boolean {
+    return this.#piecesWritten
   }
 
   #writePending (): void {

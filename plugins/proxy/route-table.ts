@@ -53,6 +53,8 @@ export class RouteTable {
   readonly #credits = new Map<string, number>()
   /** Replicas found by the first snapshot are assumed to serve; later ones must pass a probe first. */
   #built = false
+  /** Counts the snapshots swapped in: a route looked up earlier holds while this is unchanged. */
+  version = 0
 
   /** The route of a Host header value (port and letter case ignored). */
   route (host: string | undefined): Route | undefined {
@@ -90,6 +92,7 @@ export class RouteTable {
     const gone = [...this.#upstreams.values()].filter(u => !seen.has(u.id))
     for (const upstream of gone) this.#upstreams.delete(upstream.id)
     this.#routes = routes
+    this.version++
     this.#built = true
     return gone
   }

@@ -26,19 +26,15 @@ export interface Failure {
   stale: boolean
 }
 
-/**
- * What the client's socket holds after a flush: nothing; some bytes (which may be pieces of the read
- * buffer); or so much that the client is slow, and the reads stop until `resume()`.
- */
-export type Flushed = 'free' | 'held' | 'slow'
-
 export interface AnswerHandler {
   head: (head: ParsedHead) => void
-  /** A piece of the body: a copy, or a view of the read buffer that is valid until the next read unless `flush` says 'free'. */
+  /** A piece of the body: a copy, or a view of the read buffer, whose bytes change with the next read unless `holdsPieces`. */
   body: (chunk: Buffer) => void
   end: () => void
-  /** Called once per read of the replica's answer, after its pieces: the moment to write them. */
-  flush: () => Flushed
+  /** Called once per read of the replica's answer, after its pieces: the moment to write them; false: the client is slow, wait for `resume()`. */
+  flush: () => boolean
+  /** After a flush: the client's socket may still hold pieces as they were passed (the next read needs a buffer of its own). */
+  readonly holdsPieces: boolean
   fail: (failure: Failure) => void
 }
 
@@ -224,11 +220,11 @@ class Connection implements Exchange {
     if (this.#phase === 'body') this.#since = performance.now()
     const target = this.#flushTarget
     if (this.#handler === undefined) this.#flushTarget = undefined
-    const flushed = target?.flush() ?? 'free'
+    const keepsUp = target?.flush() ?? true
     // The client's socket keeps pieces of this buffer: the next read goes into a new one.
-    if (flushed !== 'free' && this.#lent) this.#buffer = Buffer.allocUnsafeSlow(READ_BUFFER)
+    if (this.#lent && target?.holdsPieces === true) this.#buffer = Buffer.allocUnsafeSlow(READ_BUFFER)
     this.#lent = false
-    if (flushed === 'slow' && this.#handler !== undefined) this.#paused = true
+    if (!keepsUp && this.#handler !== undefined) this.#paused = true
     return !this.#paused
   }
 

@@ -1,14 +1,17 @@
 // The proxy's request path on its own for tests: a routing table of replicas on loopback, the
-// proxy's HTTP server built as its setup builds it, its metrics, and a request helper.
+// proxy's HTTP server (and, when asked, its HTTPS server) built as its setup builds it, its metrics,
+// and a request helper.
 import type { Test } from 'tap'
 import { request, type IncomingMessage } from 'node:http'
 import type { AddressInfo, Server as NetServer } from 'node:net'
+import { createSecureContext } from 'node:tls'
 import { MetricSet, exposeAll } from '../../kernel/metrics.js'
 import type { PluginMetrics } from '../../kernel/index.js'
 import { RouteMetrics } from '../../plugins/proxy/metrics.js'
 import { Pools } from '../../plugins/proxy/pools.js'
 import { RouteTable, type Upstream } from '../../plugins/proxy/route-table.js'
-import { proxyServer } from '../../plugins/proxy/runtime.js'
+import { proxyServer, proxyTlsServer } from '../../plugins/proxy/runtime.js'
+import { selfSigned } from '../../plugins/proxy/certificates.js'
 import type { ContainerState } from '../../plugins/reconciler/runtime.js'
 import type { ServiceSpec } from '../../plugins/reconciler/spec.js'
 
@@ -25,9 +28,16 @@ export const spec = (domain: string, upstreams = 2): ServiceSpec => ({ name: dom
 export const container = (service: string, replica: number, port: number): ContainerState =>
   ({ runtime: 'docker', id: `${service}-${replica}`, name: `${service}-${replica}`, service, project: 'test', replica, hash: 'h', imageId: 'i', running: true, state: 'running', address: { host: '127.0.0.1', port } })
 
-export interface TestProxy { url: URL, table: RouteTable, failed: Upstream[], exposition: () => Promise<string> }
+export interface TestProxy {
+  url: URL
+  /** The HTTPS listener (a self-signed certificate for every name), when asked for. */
+  tlsPort?: number
+  table: RouteTable
+  failed: Upstream[]
+  exposition: () => Promise<string>
+}
 
-export async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>): Promise<TestProxy> {
+export async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>, options: { tls?: boolean } = {}): Promise<TestProxy> {
   const table = new RouteTable()
   table.replace(routes.map(r => spec(r.domain, r.ports.length)), routes.flatMap(r => r.ports.map((port, i) => container(r.domain.split('.')[0], i + 1, port))), '')
   const pools = new Pools({ connectTimeoutMs: 1000, headersTimeoutMs: 1000, bodyTimeoutMs: 0 })
@@ -35,9 +45,14 @@ export async function startProxy (t: Test, routes: Array<{ domain: string, ports
   const set = new MetricSet()
   const metrics: PluginMetrics = { counter: c => set.counter(c), gauge: c => set.gauge(c), histogram: c => set.histogram(c), expose: async () => await exposeAll([set.registry]) }
   const failed: Upstream[] = []
-  const server = proxyServer(PROXY_SETTINGS, { table, pools, metrics: new RouteMetrics(metrics), connectionFailed: upstream => { failed.push(upstream); upstream.healthy = false } })
-  const port = await listen(t, server)
-  return { url: new URL(`http://127.0.0.1:${port}`), table, failed, exposition: async () => (await exposeAll([set.registry])).body }
+  const deps = { table, pools, metrics: new RouteMetrics(metrics), connectionFailed: (upstream: Upstream) => { failed.push(upstream); upstream.healthy = false } }
+  const port = await listen(t, proxyServer(PROXY_SETTINGS, deps))
+  let tlsPort: number | undefined
+  if (options.tls === true) {
+    const context = createSecureContext(await selfSigned('proxy.test'))
+    tlsPort = await listen(t, proxyTlsServer(PROXY_SETTINGS, deps, async () => context))
+  }
+  return { url: new URL(`http://127.0.0.1:${port}`), ...(tlsPort !== undefined && { tlsPort }), table, failed, exposition: async () => (await exposeAll([set.registry])).body }
 }
 
 /** A request through the proxy with the given Host header. */

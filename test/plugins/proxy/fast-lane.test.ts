@@ -6,8 +6,10 @@
 import t from 'tap'
 import { Agent, request } from 'node:http'
 import { connect, createServer, type Socket } from 'node:net'
+import { connect as tlsConnect } from 'node:tls'
 import { pollUntil } from '../../support/poll.js'
-import { get, listen, startProxy, type TestProxy } from '../../support/proxy.js'
+import { container, get, listen, spec, startProxy, type TestProxy } from '../../support/proxy.js'
+import type { Upstream } from '../../../plugins/proxy/route-table.js'
 
 interface ReplicaState { connections: number, requests: string[], big?: Socket }
 
@@ -120,6 +122,24 @@ t.test('every framing of an answer passes the fast lane intact; kept connections
   t.match(await proxy.exposition(), /^berth_proxy_requests_total\{route="raw\.test",class="2xx"\} 15$/m, 'counted per route')
   const deleted = await fetchOne('/once', 'DELETE')
   t.same([deleted.status, state.requests.filter(r => r === 'DELETE /once').length], [502, 1], 'a DELETE is not sent again: the replica may have acted on it')
+
+  // One client connection across a change of the table: the next request follows it.
+  const first = proxy.table.upstream('raw-1') as Upstream
+  first.healthy = true // the failed DELETE took it out of rotation
+  const moved: ReplicaState = { connections: 0, requests: [] }
+  const movedPort = await listen(t, rawReplica(moved))
+  const client = connect(Number(proxy.url.port), '127.0.0.1')
+  t.teardown(() => { client.destroy() })
+  let text = ''
+  client.on('data', (chunk: Buffer) => { text += chunk.toString('latin1') })
+  client.write('GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+  await pollUntil(() => text.endsWith('hello'), { what: 'the first answer' })
+  proxy.table.replace([spec('raw.test', 1)], [container('raw', 2, movedPort)], '')
+  const second = proxy.table.upstream('raw-2') as Upstream
+  second.healthy = true // as its first probe would
+  client.write('GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+  await pollUntil(() => answersIn(text) === 2 && text.endsWith('hello'), { what: 'the second answer' })
+  t.same(moved.requests, ['GET /len'], 'the second request on the same connection went to the replica the new table names')
 })
 
 t.test('a connection moves to the general path for a body, pipelined requests or HTTP/1.0, and nothing is lost or reordered', async t => {
@@ -165,26 +185,28 @@ t.test('a connection moves to the general path for a body, pipelined requests or
   t.same((await get(proxy, 'raw.test', '/len')).body, 'hello')
 })
 
-t.test('a client that does not read holds the replica back instead of filling the proxy\'s memory', async t => {
-  const state: ReplicaState = { connections: 0, requests: [] }
-  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }])
-  const socket = connect(Number(proxy.url.port), '127.0.0.1')
-  t.teardown(() => { socket.destroy() })
-  socket.pause()
-  socket.write('GET /big HTTP/1.1\r\nHost: raw.test\r\n\r\n')
-  await pollUntil(() => state.big !== undefined, { what: 'the replica to start its answer' })
-  // Kernel buffers take some megabytes; past them the proxy stops reading and the replica keeps the rest.
-  await pollUntil(() => (state.big?.writableLength ?? 0) > 32 << 20 && state.big?.writableNeedDrain === true, { what: 'the replica to be held back' })
-  const chunks: Buffer[] = []
-  let received = 0
-  socket.on('data', (chunk: Buffer) => {
-    chunks.push(chunk)
-    received += chunk.length
+for (const scheme of ['http', 'https'] as const) {
+  t.test(`${scheme}: a client that does not read holds the replica back instead of filling the proxy's memory, then gets all of it`, async t => {
+    const state: ReplicaState = { connections: 0, requests: [] }
+    const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }], { tls: scheme === 'https' })
+    const socket = scheme === 'http' ? connect(Number(proxy.url.port), '127.0.0.1') : tlsConnect({ port: proxy.tlsPort, host: '127.0.0.1', servername: 'raw.test', rejectUnauthorized: false })
+    t.teardown(() => { socket.destroy() })
+    socket.pause()
+    socket.write('GET /big HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+    await pollUntil(() => state.big !== undefined, { what: 'the replica to start its answer' })
+    // Kernel buffers take some megabytes; past them the proxy stops reading and the replica keeps the rest.
+    await pollUntil(() => (state.big?.writableLength ?? 0) > 32 << 20 && state.big?.writableNeedDrain === true, { what: 'the replica to be held back' })
+    const chunks: Buffer[] = []
+    let received = 0
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk)
+      received += chunk.length
+    })
+    socket.resume()
+    await pollUntil(() => received >= (64 << 20) + 40, { timeout: 30_000, what: 'the whole answer at the client' })
+    t.equal(state.big?.writableLength, 0, 'the replica wrote all of it once the client read')
+    const answer = Buffer.concat(chunks)
+    const body = answer.subarray(answer.indexOf('\r\n\r\n') + 4)
+    t.ok(body.equals(BIG), 'the client got the 64 MiB body byte for byte')
   })
-  socket.resume()
-  await pollUntil(() => received >= (64 << 20) + 40, { timeout: 30_000, what: 'the whole answer at the client' })
-  t.equal(state.big?.writableLength, 0, 'the replica wrote all of it once the client read')
-  const answer = Buffer.concat(chunks)
-  const body = answer.subarray(answer.indexOf('\r\n\r\n') + 4)
-  t.ok(body.equals(BIG), 'the client got the 64 MiB body byte for byte')
-})
+}
