@@ -9,7 +9,7 @@ import type { Socket } from 'node:net'
 import { rawError } from './error-page.js'
 import { IDEMPOTENT } from './forward.js'
 import { forwardedHeaders, hasHeader, headerLines } from './headers.js'
-import type { HttpParser, ParsedHead, ParserFactory } from './llhttp.js'
+import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
 import { endOn, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
@@ -38,6 +38,14 @@ export interface LaneOptions {
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'EPIPE', 'CONNECT_TIMEOUT', 'CLOSED'])
 const TIMEOUTS = new Set(['CONNECT_TIMEOUT', 'HEADERS_TIMEOUT'])
 const REQUEST_TIMEOUT = 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n'
+
+/** The length of a request head written the usual way: `METHOD url HTTP/1.1`, `Name: value` lines, an empty line. */
+function usualLength (head: ParsedHead): number {
+  const headers = head.headers
+  let length = head.method.length + head.url.length + 14
+  for (let i = 0; i < headers.length; i += 2) length += headers[i].length + headers[i + 1].length + 4
+  return length
+}
 
 export class FastLane {
   readonly options: LaneOptions
@@ -92,7 +100,8 @@ class LaneConnection implements AnswerHandler {
   /** Bytes that came while a request was in flight: the connection goes to the general path after it. */
   readonly #queued: Buffer[] = []
   #head: ParsedHead | undefined
-  #begun = 0
+  /** Heads complete in the bytes read since the last request was taken (two: pipelined requests). */
+  #heads = 0
   #busy = false
   #closeAfter = false
   #headersTimer: NodeJS.Timeout | undefined
@@ -123,8 +132,11 @@ class LaneConnection implements AnswerHandler {
     this.#lane = lane
     this.#socket = socket
     this.#parser = lane.options.parser('request', lane.options.maxHeaderBytes, {
-      begin: () => { this.#begun++ },
-      head: head => { this.#head = head; return undefined },
+      head: head => {
+        this.#head = head
+        this.#heads++
+        return undefined
+      },
     })
     socket.setNoDelay(true)
     socket.setTimeout(lane.options.idleTimeoutMs)
@@ -190,16 +202,26 @@ class LaneConnection implements AnswerHandler {
 
   #parsed (result: number | Error): void {
     const head = this.#head
-    if (result instanceof Error || this.#begun > 1) {
-      this.#handOff(this.#bytes())
-      return
-    }
-    if (head === undefined) {
+    if (head === undefined && !(result instanceof Error)) {
       this.#raw.push(this.#bytes())
       this.#headersTimer ??= setTimeout(this.#headersTimedOut, this.#lane.options.headersTimeoutMs)
       return
     }
+    if (head === undefined || result instanceof Error || this.#heads > 1 || !this.#alone(head, result)) {
+      this.#handOff(this.#bytes())
+      return
+    }
     this.#take(head)
+  }
+
+  /** Whether the bytes read since the last request (`read` of them in this read) are this request's and no more. */
+  #alone (head: ParsedHead, read: number): boolean {
+    let total = read
+    for (const piece of this.#raw) total += piece.length
+    if (total === usualLength(head)) return true
+    // Written some other way (other spaces, empty lines before it), or more after it: look at the bytes.
+    const bytes = Buffer.concat([...this.#raw, this.#bytes()])
+    return headEnd(bytes, 0) === bytes.length
   }
 
   readonly #headersTimedOut = (): void => {
@@ -235,7 +257,7 @@ class LaneConnection implements AnswerHandler {
     this.#headersTimer = undefined
     this.#raw = []
     this.#head = undefined
-    this.#begun = 0
+    this.#heads = 0
     this.#busy = true
     this.#served++
     this.#closeAfter = !head.keepAlive

@@ -7,7 +7,7 @@
 // Timeouts (connecting, waiting for the answer's head, silence inside its body, idling) are checked
 // by a sweep over all connections a few times a second, not by a timer per request.
 import { connect, type Socket } from 'node:net'
-import type { HttpParser, ParsedHead, ParserFactory } from './llhttp.js'
+import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
 
 export interface UpstreamSettings {
   connectTimeoutMs: number
@@ -83,7 +83,6 @@ type Phase = 'connecting' | 'waiting' | 'body' | 'idle'
 
 /** Size of each connection's read buffer. */
 const READ_BUFFER = 64 * 1024
-const HEAD_END = Buffer.from('\r\n\r\n')
 
 /** The length of a body framed by one plain content-length header, which can be handed on as read; else 0. */
 function directLength (headers: string[]): number {
@@ -232,11 +231,7 @@ class Connection implements Exchange {
   #headEnd (): number {
     const read = this.#read
     if (read === undefined || this.#scanFrom < 0) return -1
-    // llhttp skips empty lines before a status line.
-    let from = this.#scanFrom
-    while (read[from] === 13 || read[from] === 10) from++
-    const end = read.indexOf(HEAD_END, from)
-    this.#scanFrom = end === -1 ? -1 : end + HEAD_END.length
+    this.#scanFrom = headEnd(read, this.#scanFrom)
     return this.#scanFrom
   }
 

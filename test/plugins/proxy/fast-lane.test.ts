@@ -160,16 +160,22 @@ t.test('a connection moves to the general path for a body, pipelined requests or
   t.match(after, /^HTTP\/1\.1 200 OK\r\n[^]*Keep-Alive: timeout=30\r\n[^]*5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n$/, 'the connection stays there')
   t.same(state.requests.slice(0, 3), ['GET /len', 'POST /len', 'abcGET /chunked'], 'the body went with its request')
 
-  // Two requests in one write, the second split across writes.
+  // A request and the start of the next in one write; the rest of the next once the first is answered.
   const pipelined = await exchange(proxy, ['GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\nGET /chunked HTTP/1.1\r\nHo', 'st: raw.test\r\n\r\n'],
-    text => answersIn(text) === 2 && text.endsWith('0\r\n\r\n'))
+    text => answersIn(text) === 2 && text.endsWith('0\r\n\r\n'), true)
   pipelined.socket.destroy()
+  t.match(pipelined.text, /^HTTP\/1\.1 200 OK\r\n[^]*Keep-Alive: timeout=30\r\n\r\nhello/, 'the read held the start of a second request: the general path answered from the first')
   t.match(pipelined.text, /hello[^]*HTTP\/1\.1 200 OK[^]*hello[^]*world/, 'pipelined requests answered in order')
 
   // A head split across three writes stays on the lane.
   const split = await exchange(proxy, ['GET /len HT', 'TP/1.1\r\nHost: ra', 'w.test\r\n\r\n'], text => text.endsWith('hello'))
   split.socket.destroy()
   t.match(split.text, /^HTTP\/1\.1 200 OK\r\n/)
+
+  // Other spacing, and an empty line before the request line: one request all the same, on the lane.
+  const spaced = await exchange(proxy, ['\r\nGET /len HTTP/1.1\r\nHost:raw.test  \r\n\r\n'], text => text.endsWith('hello'))
+  spaced.socket.destroy()
+  t.match(spaced.text, /^HTTP\/1\.1 200 OK\r\nContent-Length: 5\r\n\r\nhello$/, 'other spacing, an empty line before it: the lane answered')
 
   // HTTP/1.0 and Connection: close: the connection ends after the answer.
   for (const version of ['HTTP/1.0', 'HTTP/1.1']) {
