@@ -1,7 +1,8 @@
 // Proxy benchmark: one backend (nginx returning a fixed answer) reached directly and through Berth's
 // proxy, nginx, HAProxy and Caddy (Debian's), each proxy with one worker pinned to CPU 0 while the
 // backend and wrk share CPU 1, on loopback: 12-byte answers over keep-alive, 64 KiB answers, and
-// 12-byte answers over TLS. Rounds rotate the order; each figure is the median of the rounds.
+// 12-byte answers over TLS. Every proxy sets the forwarding headers Berth's sets (X-Forwarded-For,
+// -Proto, -Host and Forwarded). Rounds rotate the order; each figure is the median of the rounds.
 // Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run)
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -40,21 +41,22 @@ const PROXIES: Proxy[] = [
 events { worker_connections 4096; }
 http { access_log off; upstream backend { server 127.0.0.1:${backend}; keepalive 64; }
   server { listen 127.0.0.1:${ports.http}; listen 127.0.0.1:${ports.https} ssl; ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/key.pem;
-    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_set_header X-Forwarded-For $remote_addr; } } }\n`)
+    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $host; proxy_set_header Forwarded "for=$remote_addr;host=$host;proto=$scheme"; } } }\n`)
       return pinned(0, 'nginx', ['-c', join(dir, 'nginx-proxy.conf'), '-p', dir])
     }
   },
   {
     name: 'haproxy',
     start: (dir, ports, backend) => {
-      writeFileSync(join(dir, 'haproxy.cfg'), `global\n  nbthread 1\n  maxconn 4096\ndefaults\n  mode http\n  timeout connect 3s\n  timeout client 60s\n  timeout server 60s\n  option forwardfor\n  http-reuse always\nfrontend web\n  bind 127.0.0.1:${ports.http}\n  bind 127.0.0.1:${ports.https} ssl crt ${dir}/bundle.pem\n  default_backend app\nbackend app\n  server s1 127.0.0.1:${backend}\n`)
+      writeFileSync(join(dir, 'haproxy.cfg'), `global\n  nbthread 1\n  maxconn 4096\ndefaults\n  mode http\n  timeout connect 3s\n  timeout client 60s\n  timeout server 60s\n  option forwardfor\n  http-reuse always\nfrontend web\n  bind 127.0.0.1:${ports.http}\n  bind 127.0.0.1:${ports.https} ssl crt ${dir}/bundle.pem\n  http-request set-header X-Forwarded-Proto %[ssl_fc,iif(https,http)]\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  http-request set-header Forwarded for=%[src];host=%[req.hdr(host)];proto=%[ssl_fc,iif(https,http)]\n  default_backend app\nbackend app\n  server s1 127.0.0.1:${backend}\n`)
       return pinned(0, 'haproxy', ['-f', join(dir, 'haproxy.cfg')])
     }
   },
   {
     name: 'caddy',
     start: (dir, ports, backend) => {
-      writeFileSync(join(dir, 'Caddyfile'), `{\n  admin off\n  auto_https off\n  http_port ${ports.http}\n  https_port ${ports.https}\n}\nhttp://:${ports.http} {\n  bind 127.0.0.1\n  reverse_proxy 127.0.0.1:${backend}\n}\nhttps://:${ports.https} {\n  bind 127.0.0.1\n  tls ${dir}/cert.pem ${dir}/key.pem\n  reverse_proxy 127.0.0.1:${backend}\n}\n`)
+      writeFileSync(join(dir, 'Caddyfile'), `{\n  admin off\n  auto_https off\n  http_port ${ports.http}\n  https_port ${ports.https}\n}\nhttp://:${ports.http} {\n  bind 127.0.0.1\n  reverse_proxy 127.0.0.1:${backend} {\n    header_up Forwarded "for={remote_host};host={host};proto={scheme}"\n  }\n}\nhttps://:${ports.https} {\n  bind 127.0.0.1\n  tls ${dir}/cert.pem ${dir}/key.pem\n  reverse_proxy 127.0.0.1:${backend} {\n    header_up Forwarded "for={remote_host};host={host};proto={scheme}"\n  }\n}\n`)
       return pinned(0, 'caddy', ['run', '--config', join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], { ...process.env, GOMAXPROCS: '1', HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir })
     }
   }
