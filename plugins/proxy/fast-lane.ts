@@ -47,11 +47,17 @@ function usualLength (head: ParsedHead): number {
   return length
 }
 
+/** How often the lane's connections are checked against the idle timeout. */
+const SWEEP_MS = 250
+
 export class FastLane {
   readonly options: LaneOptions
   readonly connections = new Set<LaneConnection>()
   /** The listener is closing: connections end after their answer in flight, idle ones at once. */
   closing = false
+  /** The time of the last sweep: a connection notes it as the time it was last active (no clock read per request). */
+  now = performance.now()
+  #sweeper: NodeJS.Timeout | undefined
 
   constructor (options: LaneOptions) {
     this.options = options
@@ -59,6 +65,17 @@ export class FastLane {
 
   accept (socket: Socket): void {
     this.connections.add(new LaneConnection(this, socket))
+    this.#sweeper ??= setInterval(this.#sweep, SWEEP_MS).unref()
+  }
+
+  /** Close the connections silent for longer than the idle timeout (noted times are up to a sweep old: one sweep more). */
+  readonly #sweep = (): void => {
+    this.now = performance.now()
+    const since = this.now - this.options.idleTimeoutMs - SWEEP_MS
+    for (const connection of this.connections) connection.closeIfSilentSince(since)
+    if (this.connections.size > 0) return
+    clearInterval(this.#sweeper)
+    this.#sweeper = undefined
   }
 
   closeIdle (): void {
@@ -109,6 +126,8 @@ class LaneConnection implements AnswerHandler {
   #forwardedHost = ''
   /** Requests taken on this connection. */
   #served = 0
+  /** When the client last sent or was sent something (as the lane's sweep clock tells it). */
+  #active: number
   #routeHost: string | undefined
   #routeVersion = -1
   #route: Route | undefined
@@ -131,6 +150,7 @@ class LaneConnection implements AnswerHandler {
   constructor (lane: FastLane, socket: Socket) {
     this.#lane = lane
     this.#socket = socket
+    this.#active = lane.now
     this.#parser = lane.options.parser('request', lane.options.maxHeaderBytes, {
       head: head => {
         this.#head = head
@@ -139,8 +159,6 @@ class LaneConnection implements AnswerHandler {
       },
     })
     socket.setNoDelay(true)
-    socket.setTimeout(lane.options.idleTimeoutMs)
-    socket.on('timeout', this.#onTimeout)
     socket.on('error', this.#onError)
     socket.on('close', this.#onClose)
     // Read by the parser in C++ where the socket allows it, else through 'data' events.
@@ -161,7 +179,9 @@ class LaneConnection implements AnswerHandler {
     this.#socket.destroy()
   }
 
-  readonly #onTimeout = (): void => { this.#socket.destroy() }
+  closeIfSilentSince (time: number): void {
+    if (this.#active < time) this.#socket.destroy()
+  }
   readonly #onError = (): void => { this.#socket.destroy() }
 
   readonly #onClose = (): void => {
@@ -201,6 +221,7 @@ class LaneConnection implements AnswerHandler {
   }
 
   #parsed (result: number | Error): void {
+    this.#active = this.#lane.now
     const head = this.#head
     if (head === undefined && !(result instanceof Error)) {
       this.#raw.push(this.#bytes())
@@ -352,6 +373,7 @@ class LaneConnection implements AnswerHandler {
 
   /** Write what this read gathered; false when the client is slow (its 'drain' resumes the replica). */
   flush (): boolean {
+    this.#active = this.#lane.now
     this.#writePending()
     if (this.#corked) {
       this.#corked = false
@@ -414,6 +436,7 @@ class LaneConnection implements AnswerHandler {
     const service = request.route.service
     const [status, message] = TIMEOUTS.has(failure.code) ? [504, `${service} did not answer in time`] : [502, `${service} could not be reached`]
     options.metrics.answered(request.route, status)
+    this.#active = this.#lane.now
     this.#socket.write(rawError(request.accept, request.headOnly, this.#closeAfter || this.#lane.closing, status, message))
     options.answered(status)
     this.#finished()
@@ -432,8 +455,6 @@ class LaneConnection implements AnswerHandler {
   #handOff (current?: Buffer): void {
     const socket = this.#socket
     clearTimeout(this.#headersTimer)
-    socket.setTimeout(0)
-    socket.off('timeout', this.#onTimeout)
     socket.off('data', this.#onData)
     socket.off('error', this.#onError)
     socket.off('close', this.#onClose)

@@ -37,7 +37,8 @@ export interface TestProxy {
   exposition: () => Promise<string>
 }
 
-export async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>, options: { tls?: boolean } = {}): Promise<TestProxy> {
+export async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>, options: { tls?: boolean, settings?: Partial<typeof PROXY_SETTINGS> } = {}): Promise<TestProxy> {
+  const settings = { ...PROXY_SETTINGS, ...options.settings }
   const table = new RouteTable()
   table.replace(routes.map(r => spec(r.domain, r.ports.length)), routes.flatMap(r => r.ports.map((port, i) => container(r.domain.split('.')[0], i + 1, port))), '')
   const pools = new Pools({ connectTimeoutMs: 1000, headersTimeoutMs: 1000, bodyTimeoutMs: 0 })
@@ -46,11 +47,11 @@ export async function startProxy (t: Test, routes: Array<{ domain: string, ports
   const metrics: PluginMetrics = { counter: c => set.counter(c), gauge: c => set.gauge(c), histogram: c => set.histogram(c), expose: async () => await exposeAll([set.registry]) }
   const failed: Upstream[] = []
   const deps = { table, pools, metrics: new RouteMetrics(metrics), connectionFailed: (upstream: Upstream) => { failed.push(upstream); upstream.healthy = false } }
-  const port = await listen(t, proxyServer(PROXY_SETTINGS, deps))
+  const port = await listen(t, proxyServer(settings, deps))
   let tlsPort: number | undefined
   if (options.tls === true) {
     const context = createSecureContext(await selfSigned('proxy.test'))
-    tlsPort = await listen(t, proxyTlsServer(PROXY_SETTINGS, deps, async () => context))
+    tlsPort = await listen(t, proxyTlsServer(settings, deps, async () => context))
   }
   return { url: new URL(`http://127.0.0.1:${port}`), ...(tlsPort !== undefined && { tlsPort }), table, failed, exposition: async () => (await exposeAll([set.registry])).body }
 }

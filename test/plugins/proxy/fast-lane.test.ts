@@ -191,6 +191,34 @@ t.test('a connection moves to the general path for a body, pipelined requests or
   t.same((await get(proxy, 'raw.test', '/len')).body, 'hello')
 })
 
+t.test('a kept connection silent for the idle timeout is closed; one in use is not', async t => {
+  const state: ReplicaState = { connections: 0, requests: [] }
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }], { settings: { client_idle_timeout_secs: 1 } })
+  const open = async (): Promise<{ socket: Socket, answers: () => number, closedAt: () => number }> => {
+    const socket = connect(Number(proxy.url.port), '127.0.0.1')
+    t.teardown(() => { socket.destroy() })
+    let text = ''
+    let closedAt = 0
+    socket.on('data', (chunk: Buffer) => { text += chunk.toString('latin1') })
+    socket.on('close', () => { closedAt = Date.now() })
+    return { socket, answers: () => answersIn(text), closedAt: () => closedAt }
+  }
+  const silent = await open()
+  const busy = await open()
+  const started = Date.now()
+  for (const { socket } of [silent, busy]) socket.write('GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+  await pollUntil(() => silent.answers() === 1 && busy.answers() === 1, { what: 'the first answers' })
+  // One connection asks again every 200 ms for 3 s; the other says nothing after its answer.
+  for (let i = 2; i <= 15; i++) {
+    await pollUntil(() => Date.now() - started >= i * 200, { interval: 20, what: 'the next turn' })
+    busy.socket.write('GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+    await pollUntil(() => busy.answers() === i, { what: `answer ${i}` })
+  }
+  t.ok(silent.closedAt() > 0, 'the silent connection was closed')
+  t.ok(silent.closedAt() - started >= 1000, `not before its idle timeout (${silent.closedAt() - started} ms)`)
+  t.equal(busy.closedAt(), 0, 'the connection in use stays open')
+})
+
 for (const scheme of ['http', 'https'] as const) {
   t.test(`${scheme}: a client that does not read holds the replica back instead of filling the proxy's memory, then gets all of it`, async t => {
     const state: ReplicaState = { connections: 0, requests: [] }
