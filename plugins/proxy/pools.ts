@@ -48,9 +48,9 @@ export class Pools {
       this.#lanes.set(origin, lane)
       this.#sweeper ??= setInterval(() => {
         const now = performance.now()
-        for (const each of this.#lanes.values()) each.sweep(now)
+        for (const each of this.#lanes.values()) each.sweep(now, SWEEP_MS)
         for (const each of this.#retired) {
-          each.sweep(now)
+          each.sweep(now, SWEEP_MS)
           if (each.all.size === 0) this.#retired.delete(each)
         }
       }, SWEEP_MS).unref()

@@ -67,9 +67,16 @@ export class UpstreamConnections {
     return connection
   }
 
-  /** End the connections whose phase has lasted longer than its timeout. */
-  sweep (now: number): void {
-    for (const connection of this.all) connection.expire(now)
+  /**
+   * The time of the last sweep: connections note it as the start of a phase (no clock read per
+   * request), so a noted time is up to one sweep early.
+   */
+  clock = performance.now()
+
+  /** End the connections whose phase has lasted longer than its timeout (`period`: the time between sweeps). */
+  sweep (now: number, period: number): void {
+    this.clock = now
+    for (const connection of this.all) connection.expire(now - period)
   }
 
   /** The replica is gone: close idle connections now, busy ones when their answer ends. */
@@ -109,7 +116,7 @@ class Connection implements Exchange {
   #flushTarget: AnswerHandler | undefined
   #phase: Phase = 'connecting'
   /** When the phase began, or the last read in a body. */
-  #since = performance.now()
+  #since: number
   #headOnly = false
   #used = false
   #reused = false
@@ -130,6 +137,7 @@ class Connection implements Exchange {
 
   constructor (pool: UpstreamConnections) {
     this.#pool = pool
+    this.#since = pool.clock
     this.#parser = pool.parser('response', 0, {
       head: head => this.#head(head),
       // A copy: a body of another framing (chunked, or ended by the close), or after a head split across reads.
@@ -176,6 +184,7 @@ class Connection implements Exchange {
     this.#socket.destroy()
   }
 
+  /** `now`, less the most a noted time can be early. */
   expire (now: number): void {
     const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, idleTimeoutMs } = this.#pool.settings
     const limit = this.#phase === 'connecting' ? connectTimeoutMs : this.#phase === 'waiting' ? headersTimeoutMs : this.#phase === 'body' ? bodyTimeoutMs : idleTimeoutMs
@@ -186,7 +195,7 @@ class Connection implements Exchange {
 
   #enter (phase: Phase): void {
     this.#phase = phase
-    this.#since = performance.now()
+    this.#since = this.#pool.clock
   }
 
   /** Each read: parse it, hand the body on, flush; false stops the reads (a slow client). */
@@ -216,7 +225,7 @@ class Connection implements Exchange {
       this.#socket.destroy()
     }
     this.#carried = this.#phase === 'waiting'
-    if (this.#phase === 'body') this.#since = performance.now()
+    if (this.#phase === 'body') this.#since = this.#pool.clock
     const target = this.#flushTarget
     if (this.#handler === undefined) this.#flushTarget = undefined
     const keepsUp = target?.flush() ?? true
