@@ -3,7 +3,7 @@
 // backend and wrk share CPU 1, on loopback: 12-byte answers over keep-alive, 64 KiB answers, and
 // 12-byte answers over TLS. Every proxy sets the forwarding headers Berth's sets (X-Forwarded-For,
 // -Proto, -Host and Forwarded). Rounds rotate the order; each figure is the median of the rounds.
-// Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run)
+// Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run, BENCH_WARM_UP_SECONDS)
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -17,6 +17,8 @@ import { freePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 3)
 const SECONDS = envInt('BENCH_SECONDS', 5)
+/** Each proxy's warm-up before its figures, the same for all: Node's JIT takes some seconds of this load to settle (docs/benchmarks.md). */
+const WARM_UP_SECONDS = envInt('BENCH_WARM_UP_SECONDS', 10)
 const CONNECTIONS = 32
 const run = promisify(execFile)
 const BERTH_PROXY = fileURLToPath(new URL('./fixtures/proxy-server.js', import.meta.url))
@@ -88,9 +90,9 @@ async function stop (child: ChildProcess): Promise<void> {
   await new Promise(resolve => child.once('exit', resolve))
 }
 
-/** wrk on CPU 1 for SECONDS: requests per second and the 99th percentile latency in ms. */
-async function load (url: string): Promise<{ rps: number, p99: number, errors: boolean }> {
-  const { stdout } = await run('taskset', ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', url], { maxBuffer: 1 << 20 })
+/** wrk on CPU 1 for `seconds`: requests per second and the 99th percentile latency in ms. */
+async function load (url: string, seconds = SECONDS): Promise<{ rps: number, p99: number, errors: boolean }> {
+  const { stdout } = await run('taskset', ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url], { maxBuffer: 1 << 20 })
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1])
   const [, value, unit] = /\s99%\s+([\d.]+)(us|ms|s)/.exec(stdout) ?? []
   const p99 = Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
@@ -123,7 +125,7 @@ http { access_log off; keepalive_requests 1000000;
         try {
           await listening(ports.http, child)
           await listening(ports.https, child)
-          await load(`http://127.0.0.1:${ports.http}/small`) // warm-up
+          await load(`http://127.0.0.1:${ports.http}/small`, WARM_UP_SECONDS)
           for (const scenario of SCENARIOS) {
             const figure = await load(`${scenario.scheme}://127.0.0.1:${scenario.scheme === 'http' ? ports.http : ports.https}${scenario.path}`)
             if (figure.errors) console.error(`${proxy.name}, ${scenario.name}: wrk saw errors`)
@@ -151,7 +153,7 @@ http { access_log off; keepalive_requests 1000000;
       rows.push([scenario.name, name, f.rps.toFixed(0), f.p99.toFixed(2), name === 'berth' ? '' : (berth.rps / f.rps).toFixed(2), name === 'berth' ? '' : (berth.p99 / f.p99).toFixed(2)])
     }
   }
-  console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure; wrk -t1 -c${CONNECTIONS}; proxies on CPU 0, backend and wrk on CPU 1\n`)
+  console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure after a ${WARM_UP_SECONDS} s warm-up; wrk -t1 -c${CONNECTIONS}; proxies on CPU 0, backend and wrk on CPU 1\n`)
   console.log(markdownTable(['scenario', 'server', 'requests/s (median)', 'p99 ms (median)', 'berth ÷ this (req/s)', 'berth ÷ this (p99)'], rows))
 }
 
