@@ -30,10 +30,11 @@ export interface AnswerHandler {
   head: (head: ParsedHead) => void
   /** A piece of the body: a copy, or a view of the read buffer, whose bytes change with the next read unless `holdsPieces`. */
   body: (chunk: Buffer) => void
+  /** The answer has ended: write what is left of it (no flush follows). */
   end: () => void
-  /** Called once per read of the replica's answer, after its pieces: the moment to write them; false: the client is slow, wait for `resume()`. */
+  /** Called after each read of the replica's answer that does not end it: the moment to write its pieces; false: the client is slow, wait for `resume()`. */
   flush: () => boolean
-  /** After a flush: the client's socket may still hold pieces as they were passed (the next read needs a buffer of its own). */
+  /** After a flush or the end: the client's socket may still hold pieces as they were passed (the next read needs a buffer of its own). */
   readonly holdsPieces: boolean
   fail: (failure: Failure) => void
 }
@@ -112,7 +113,7 @@ class Connection implements Exchange {
   readonly #parser: HttpParser
   #buffer = Buffer.allocUnsafeSlow(READ_BUFFER)
   #handler: AnswerHandler | undefined
-  /** The handler to flush after each read (kept when its answer ends during the read). */
+  /** The handler of the answer being read (kept, for `holdsPieces`, when its answer ends during the read). */
   #flushTarget: AnswerHandler | undefined
   #phase: Phase = 'connecting'
   /** When the phase began, or the last read in a body. */
@@ -227,12 +228,13 @@ class Connection implements Exchange {
     this.#carried = this.#phase === 'waiting'
     if (this.#phase === 'body') this.#since = this.#pool.clock
     const target = this.#flushTarget
-    if (this.#handler === undefined) this.#flushTarget = undefined
-    const keepsUp = target?.flush() ?? true
+    const answering = this.#handler !== undefined
+    // An answer that ended in this read was flushed by its end.
+    if (!answering) this.#flushTarget = undefined
+    else if (target?.flush() === false) this.#paused = true
     // The client's socket keeps pieces of this buffer: the next read goes into a new one.
     if (this.#lent && target?.holdsPieces === true) this.#buffer = Buffer.allocUnsafeSlow(READ_BUFFER)
     this.#lent = false
-    if (!keepsUp && this.#handler !== undefined) this.#paused = true
     return !this.#paused
   }
 
