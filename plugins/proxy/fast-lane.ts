@@ -6,6 +6,7 @@
 // replica) is handed, with its bytes put back, to node:http's server, which answers it through the
 // general path and keeps the connection from then on.
 import type { Socket } from 'node:net'
+import { heldBy, writeOut } from './direct-write.js'
 import { rawError } from './error-page.js'
 import { IDEMPOTENT } from './forward.js'
 import { forwardedHeaders, hasHeader, headerLines } from './headers.js'
@@ -335,21 +336,33 @@ class LaneConnection implements AnswerHandler {
     endOn(upstream)
   }
 
-  head (answer: ParsedHead): void {
+  head (answer: ParsedHead, asReceived: boolean): boolean {
     const request = this.#request as Forwarded
     const status = answer.statusCode
     this.#status = status
     this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
+    // As received (it has a content-length): unless this connection ends after it, it goes on unchanged.
+    if (asReceived && !this.#closeAfter && !this.#lane.closing) {
+      this.#chunked = false
+      return true
+    }
     let text = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n${headerLines(answer.headers, false)}`
     // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
     this.#chunked = status !== 204 && status !== 304 && !hasHeader(answer.headers, 'content-length')
     if (this.#chunked) text += 'transfer-encoding: chunked\r\n'
     if (this.#closeAfter || this.#lane.closing) text += 'connection: close\r\n'
     this.#pending = `${text}\r\n`
+    return false
   }
 
   body (chunk: Buffer): void {
     if (this.#chunked) this.#pending += `${chunk.length.toString(16)}\r\n`
+    else if (this.#pending === '') {
+      // Nothing to put before it (the head went with it, or earlier): it goes as it is.
+      writeOut(this.#socket, chunk)
+      this.#piecesWritten = true
+      return
+    }
     if (chunk.length <= SMALL_PIECE) {
       this.#pending += chunk.toString('latin1')
       if (this.#chunked) this.#pending += '\r\n'
@@ -379,10 +392,11 @@ class LaneConnection implements AnswerHandler {
       this.#corked = false
       this.#socket.uncork()
     }
-    const held = this.#socket.writableLength
     // Pieces written as they came stay referenced until written out (a TLS socket's writes end later).
-    if (held === 0) this.#piecesWritten = false
-    if (held < HELD_FOR_CLIENT) return true
+    if (heldBy(this.#socket) === 0) this.#piecesWritten = false
+    // Only the socket's queue counts here: one write to its handle that has not finished (at most a
+    // read's worth, which all writes after it queue behind) says nothing of 'drain'.
+    if (this.#socket.writableLength < HELD_FOR_CLIENT) return true
     // Past the high-water mark a write said "wait for drain", so 'drain' comes.
     if (!this.#awaitingDrain) {
       this.#awaitingDrain = true
@@ -399,7 +413,7 @@ class LaneConnection implements AnswerHandler {
     const text = this.#pending
     if (text === '') return
     this.#pending = ''
-    if (!this.#socket.destroyed) this.#socket.write(text, 'latin1')
+    if (!this.#socket.destroyed) writeOut(this.#socket, text)
   }
 
   end (): void {

@@ -4,6 +4,8 @@
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
 const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded'])
 
+const NONE: ReadonlySet<string> = new Set()
+
 /** Header names a Connection header lists as hop-by-hop for this message. */
 function connectionTokens (value: string | undefined): Set<string> | undefined {
   if (value === undefined || value.length <= 10) {
@@ -16,11 +18,12 @@ function connectionTokens (value: string | undefined): Set<string> | undefined {
   return tokens.length === 0 ? undefined : new Set(tokens)
 }
 
-/** Whether a name can be a hop-by-hop or forwarding header, by its length: others need no lower-casing to tell. */
-const SCREENED = new Set([...HOP_BY_HOP, ...FORWARDING].map(name => name.length))
+/** Whether a name can be a hop-by-hop or forwarding header, by its length (indexed by length): others need no lower-casing to tell. */
+const SCREENED = new Uint8Array(32)
+for (const name of [...HOP_BY_HOP, ...FORWARDING]) SCREENED[name.length] = 1
 
 /** The header names a message's Connection header lists, if any. */
-function namedByConnection (raw: readonly string[]): Set<string> | undefined {
+export function namedByConnection (raw: readonly string[]): Set<string> | undefined {
   let named: Set<string> | undefined
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i].length === 10 && raw[i].toLowerCase() === 'connection') named = connectionTokens(raw[i + 1])
@@ -29,8 +32,8 @@ function namedByConnection (raw: readonly string[]): Set<string> | undefined {
 }
 
 /** Whether header `name` crosses the proxy; a request's (`forwarding`) forwarding headers do not. */
-function crosses (name: string, forwarding: boolean, named: Set<string> | undefined, keep: ReadonlySet<string>): boolean {
-  if (named === undefined && !SCREENED.has(name.length)) return true
+export function crosses (name: string, forwarding: boolean, named: Set<string> | undefined, keep: ReadonlySet<string> = NONE): boolean {
+  if (named === undefined && SCREENED[name.length] !== 1) return true
   const lower = name.toLowerCase()
   return keep.has(lower) || !(HOP_BY_HOP.has(lower) || (forwarding && FORWARDING.has(lower)) || named?.has(lower) === true)
 }
@@ -67,8 +70,6 @@ export function hasHeader (raw: readonly string[], name: string): boolean {
   }
   return false
 }
-
-const NONE: ReadonlySet<string> = new Set()
 
 /** The client's address as the proxy saw it, and how and where (`host`: its Host header) it asked. */
 export function forwardedHeaders (remoteAddress: string | undefined, host: string, scheme: 'http' | 'https'): string[] {

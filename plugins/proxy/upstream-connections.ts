@@ -2,11 +2,14 @@
 // idle connection (or a new one), the answer is read into a buffer of the connection's own and parsed
 // by llhttp, and the connection goes back to the idle list when the answer has ended and both sides
 // keep it alive. A body framed by content-length is handed on straight from that buffer, without the
-// copy llhttp makes of each piece; the buffer is replaced only when the client's socket keeps part of
-// it. A slow client stops the reads until it catches up.
+// copy llhttp makes of each piece, and its head with it as it came where it can (head-as-received.ts);
+// the buffer is replaced only when the client's socket keeps part of it. A slow client stops the
+// reads until it catches up.
 // Timeouts (connecting, waiting for the answer's head, silence inside its body, idling) are checked
 // by a sweep over all connections a few times a second, not by a timer per request.
 import { connect, type Socket } from 'node:net'
+import { writeOut } from './direct-write.js'
+import { cutHopByHop } from './head-as-received.js'
 import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
 
 export interface UpstreamSettings {
@@ -27,7 +30,12 @@ export interface Failure {
 }
 
 export interface AnswerHandler {
-  head: (head: ParsedHead) => void
+  /**
+   * The answer's head. `asReceived`: its bytes (the hop-by-hop lines cut) can go on as they are, as the
+   * start of the first body piece; true back when the handler takes them so (false: it writes the head
+   * itself, and the first piece starts with the body).
+   */
+  head: (head: ParsedHead, asReceived: boolean) => boolean
   /** A piece of the body: a copy, or a view of the read buffer, whose bytes change with the next read unless `holdsPieces`. */
   body: (chunk: Buffer) => void
   /** The answer has ended: write what is left of it (no flush follows). */
@@ -128,6 +136,8 @@ class Connection implements Exchange {
   /** The read being parsed, and where in it the next head's search starts (-1: not known). */
   #read: Buffer | undefined
   #scanFrom = -1
+  /** Where the last head found in the read being parsed starts. */
+  #headStart = 0
   /** The last read ended inside a head (or after an interim answer). */
   #carried = false
   /** Pieces of the read buffer went to the handler during this read. */
@@ -168,7 +178,7 @@ class Connection implements Exchange {
     this.#flushTarget = handler
     this.#headOnly = headOnly
     if (this.#phase !== 'connecting') this.#enter('waiting')
-    this.#socket.write(head, 'latin1')
+    writeOut(this.#socket, head)
   }
 
   resume (): void {
@@ -242,6 +252,7 @@ class Connection implements Exchange {
   #headEnd (): number {
     const read = this.#read
     if (read === undefined || this.#scanFrom < 0) return -1
+    this.#headStart = this.#scanFrom
     this.#scanFrom = headEnd(read, this.#scanFrom)
     return this.#scanFrom
   }
@@ -260,21 +271,25 @@ class Connection implements Exchange {
     if (this.#interim) return undefined
     this.#enter('body')
     this.#keepAlive = head.keepAlive
-    handler.head(head)
     const length = this.#headOnly || head.statusCode === 204 || head.statusCode === 304 || bodyStart === -1 ? 0 : directLength(head.headers)
-    if (length > 0) {
-      // The body is passed on from the read buffer, not through llhttp's copies.
-      const read = this.#read as Buffer
-      const end = Math.min(read.length, bodyStart + length)
-      this.#direct = length - (end - bodyStart)
-      this.#parser.passOnRest()
-      if (end > bodyStart) {
-        this.#lent = true
-        handler.body(read.subarray(bodyStart, end))
-      }
-      if (this.#direct === 0) this.#complete()
+    if (length === 0) {
+      handler.head(head, false)
+      return this.#headOnly ? 1 : undefined
     }
-    return this.#headOnly ? 1 : undefined
+    // The body is passed on from the read buffer, not through llhttp's copies, and the head with it
+    // when its bytes can go on as they came.
+    const read = this.#read as Buffer
+    const headStart = cutHopByHop(read, this.#headStart, bodyStart, head)
+    const from = handler.head(head, headStart !== -1) ? headStart : bodyStart
+    const end = Math.min(read.length, bodyStart + length)
+    this.#direct = length - (end - bodyStart)
+    this.#parser.passOnRest()
+    if (end > from) {
+      this.#lent = true
+      handler.body(read.subarray(from, end))
+    }
+    if (this.#direct === 0) this.#complete()
+    return undefined
   }
 
   #complete (): void {

@@ -1,6 +1,7 @@
 // The proxy's fast lane against a replica that writes its answers as given here: every framing an
 // answer can have (length, chunked, ended by close, HEAD, an interim 103, empty lines before it, a
-// head and a body split across reads), a slow client's 64 MiB answer intact, kept connections reused
+// head and a body split across reads), heads passed on as they came with their hop-by-hop lines cut
+// or written anew, a slow client's 64 MiB answer intact, kept connections reused
 // and a stale one retried, and a client connection handed to the general path mid-way (a body,
 // pipelined requests, HTTP/1.0) without losing or reordering a byte.
 import t from 'tap'
@@ -23,7 +24,14 @@ const ANSWERS: Record<string, string> = {
   '/none': 'HTTP/1.1 204 No Content\r\n\r\n',
   '/once': 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nonce',
   '/lead': '\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlead',
-  '/big': `HTTP/1.1 200 OK\r\nContent-Length: ${64 << 20}\r\n\r\n`
+  '/big': `HTTP/1.1 200 OK\r\nContent-Length: ${64 << 20}\r\n\r\n`,
+  // Heads with hop-by-hop lines to cut, written the usual way or otherwise.
+  '/hop': 'HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Private\r\nX-Private: secret\r\nKeep-Alive: timeout=5\r\nServer: raw\r\nProxy-Connection: keep-alive\r\nContent-Length: 2\r\n\r\nok',
+  '/spaced': 'HTTP/1.1 200 OK\r\nServer:raw \r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok',
+  '/shifted': 'HTTP/1.1 200 OK\r\nX-A:b\r\nConnection:  keep-alive\r\nContent-Length: 2\r\n\r\nok',
+  '/old': 'HTTP/1.0 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok',
+  // 15 bytes of spaces in one line, a byte short in 15 others: where the Connection line would begin, the one before spells it.
+  '/crafted': `HTTP/1.1 200 OK\r\nX-A:${' '.repeat(16)}Connection: y\r\nConnection: x\r\n${'ABCDEFGHIJKLMNO'.replace(/./g, c => `X-${c}:1\r\n`)}Content-Length: 2\r\n\r\nok`
 }
 /** Answers written in pieces, a few milliseconds apart, so that the proxy reads them apart: a head split inside its empty line, a body in three reads. */
 const SPLIT: Record<string, string[]> = {
@@ -189,6 +197,26 @@ t.test('a connection moves to the general path for a body, pipelined requests or
   unknown.socket.destroy()
   t.match(unknown.text, /^HTTP\/1\.1 404 Not Found[^]*\{"error":"no service is served at nobody\.test"\}HTTP\/1\.1 200 OK/)
   t.same((await get(proxy, 'raw.test', '/len')).body, 'hello')
+})
+
+t.test('an answer\'s head goes on as it came, its hop-by-hop lines cut; one written another way is written anew', async t => {
+  const state: ReplicaState = { connections: 0, requests: [] }
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }])
+  const answer = async (path: string): Promise<string> => {
+    const { text, socket } = await exchange(proxy, [`GET ${path} HTTP/1.1\r\nHost: raw.test\r\n\r\n`], text => text.endsWith('\r\n\r\nok'))
+    socket.destroy()
+    return text
+  }
+  const twice = async (path: string): Promise<string[]> => [await answer(path), await answer(path)]
+  t.same(await twice('/hop'), Array(2).fill('HTTP/1.1 200 OK\r\nServer: raw\r\nContent-Length: 2\r\n\r\nok'),
+    'Connection, the header it names, Keep-Alive and Proxy-Connection are cut; the rest is as the replica wrote it')
+  t.same(await twice('/spaced'), Array(2).fill('HTTP/1.1 200 OK\r\nServer:raw \r\nContent-Length: 2\r\n\r\nok'),
+    'other spacing within a line that keeps its usual length: the line goes on as it came')
+  t.same(await twice('/shifted'), Array(2).fill('HTTP/1.1 200 OK\r\nX-A: b\r\nContent-Length: 2\r\n\r\nok'),
+    'lines shorter and longer than usual: the head is written anew, the Connection line where it is and not a byte beside it')
+  t.same(await twice('/crafted'), Array(2).fill(`HTTP/1.1 200 OK\r\nX-A: Connection: y\r\n${'ABCDEFGHIJKLMNO'.replace(/./g, c => `X-${c}: 1\r\n`)}Content-Length: 2\r\n\r\nok`),
+    'a header\'s name inside another line, where a line would begin if all were written the usual way: written anew')
+  t.same(await twice('/old'), Array(2).fill('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'), 'an HTTP/1.0 answer is written anew as HTTP/1.1')
 })
 
 t.test('a kept connection silent for the idle timeout is closed; one in use is not', async t => {
