@@ -9,7 +9,7 @@ import type { Socket } from 'node:net'
 import { heldBy, writeOut } from './direct-write.js'
 import { rawError } from './error-page.js'
 import { IDEMPOTENT } from './forward.js'
-import { forwardedHeaders, hasHeader, headerLines } from './headers.js'
+import { forwardedHeaders, hasHeader, headerLines, isNamed } from './headers.js'
 import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
@@ -259,11 +259,10 @@ class LaneConnection implements AnswerHandler {
     let body = false
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i]
-      // The usual spelling first: no lower-case copy to make.
-      if (name.length === 4 && (name === 'Host' || name.toLowerCase() === 'host')) host = headers[i + 1]
-      else if (name.length === 6 && (name === 'Accept' || name.toLowerCase() === 'accept')) accept = headers[i + 1]
-      else if (name.length === 14 && name.toLowerCase() === 'content-length') body ||= headers[i + 1] !== '0'
-      else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') body = true
+      if (isNamed(name, 'host')) host = headers[i + 1]
+      else if (isNamed(name, 'accept')) accept = headers[i + 1]
+      else if (isNamed(name, 'content-length')) body ||= headers[i + 1] !== '0'
+      else if (isNamed(name, 'transfer-encoding')) body = true
     }
     if (body || head.upgrade || head.versionMinor !== 1 || head.url.length > options.maxUrlBytes) {
       this.#handOff(this.#bytes())

@@ -6,34 +6,52 @@ const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded
 
 const NONE: ReadonlySet<string> = new Set()
 
+/**
+ * Whether header name (or token) `text` is `lower`, a lower-case name, in any case: no lower-case
+ * copy is made (a name read from the wire is a new string each time, and a copy of it too).
+ */
+export function isNamed (text: string, lower: string): boolean {
+  if (text.length !== lower.length) return false
+  if (text === lower) return true
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c !== lower.charCodeAt(i) && (c < 65 || c > 90 || c + 32 !== lower.charCodeAt(i))) return false
+  }
+  return true
+}
+
 /** Header names a Connection header lists as hop-by-hop for this message. */
 function connectionTokens (value: string | undefined): Set<string> | undefined {
-  if (value === undefined || value.length <= 10) {
-    // The usual values name no header: keep-alive, close, Keep-Alive, Close (checked the long way otherwise).
-    const lower = value?.toLowerCase()
-    if (lower === undefined || lower === 'keep-alive' || lower === 'close') return undefined
-  }
-  value = value as string
+  // The usual values name no header: keep-alive, close, in any case (others are taken apart).
+  if (value === undefined || isNamed(value, 'keep-alive') || isNamed(value, 'close')) return undefined
   const tokens = value.toLowerCase().split(',').map(t => t.trim()).filter(t => t !== '' && t !== 'close' && t !== 'keep-alive')
   return tokens.length === 0 ? undefined : new Set(tokens)
 }
 
-/** Whether a name can be a hop-by-hop or forwarding header, by its length (indexed by length): others need no lower-casing to tell. */
-const SCREENED = new Uint8Array(32)
-for (const name of [...HOP_BY_HOP, ...FORWARDING]) SCREENED[name.length] = 1
+/** The hop-by-hop and forwarding header names, by their length: a name of another length is neither. */
+const BY_LENGTH: string[][] = []
+for (const name of [...HOP_BY_HOP, ...FORWARDING]) (BY_LENGTH[name.length] ??= []).push(name)
 
 /** The header names a message's Connection header lists, if any. */
 export function namedByConnection (raw: readonly string[]): Set<string> | undefined {
   let named: Set<string> | undefined
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === 10 && raw[i].toLowerCase() === 'connection') named = connectionTokens(raw[i + 1])
+    if (isNamed(raw[i], 'connection')) named = connectionTokens(raw[i + 1])
   }
   return named
 }
 
 /** Whether header `name` crosses the proxy; a request's (`forwarding`) forwarding headers do not. */
 export function crosses (name: string, forwarding: boolean, named: Set<string> | undefined, keep: ReadonlySet<string> = NONE): boolean {
-  if (named === undefined && SCREENED[name.length] !== 1) return true
+  if (named === undefined && keep.size === 0) {
+    // The usual case, told without a lower-case copy of the name.
+    const candidates = BY_LENGTH[name.length]
+    if (candidates === undefined) return true
+    for (const lower of candidates) {
+      if (isNamed(name, lower)) return !(HOP_BY_HOP.has(lower) || (forwarding && FORWARDING.has(lower)))
+    }
+    return true
+  }
   const lower = name.toLowerCase()
   return keep.has(lower) || !(HOP_BY_HOP.has(lower) || (forwarding && FORWARDING.has(lower)) || named?.has(lower) === true)
 }
@@ -66,7 +84,7 @@ export function headerLines (raw: readonly string[], request: boolean): string {
 /** Whether a flat name/value list has a header of this (lower-case) name. */
 export function hasHeader (raw: readonly string[], name: string): boolean {
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === name.length && raw[i].toLowerCase() === name) return true
+    if (isNamed(raw[i], name)) return true
   }
   return false
 }

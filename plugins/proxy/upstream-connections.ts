@@ -10,6 +10,7 @@
 import { connect, type Socket } from 'node:net'
 import { writeOut } from './direct-write.js'
 import { cutHopByHop } from './head-as-received.js'
+import { isNamed } from './headers.js'
 import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
 
 export interface UpstreamSettings {
@@ -106,8 +107,8 @@ function directLength (headers: string[]): number {
   let seen = 0
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i]
-    if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') return 0
-    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+    if (isNamed(name, 'transfer-encoding')) return 0
+    if (isNamed(name, 'content-length')) {
       seen++
       length = /^\d{1,15}$/.test(headers[i + 1]) ? Number(headers[i + 1]) : 0
     }
