@@ -50,12 +50,24 @@ function writeError (status: number): NodeJS.ErrnoException {
   return Object.assign(new Error(`write ${code}`), { errno: status, code, syscall: 'write' })
 }
 
+/** The handle of `socket` when a write can go to it now: plain TCP, connected, nothing queued. */
+function directHandle (socket: Socket): Required<StreamHandle> | undefined {
+  const handle = handleOf(socket)
+  if (handle?.writeQueueSize !== 0 || socket.writableLength !== 0 || !socket.writable || socket.connecting ||
+    (socket as { encrypted?: boolean }).encrypted === true || handle.writeLatin1String === undefined || handle.writeBuffer === undefined) return undefined
+  return handle as Required<StreamHandle>
+}
+
+/** Whether a write to `socket` now goes to its handle (and bytes written are not kept unless the kernel cannot take them all). */
+export function writesDirectly (socket: Socket): boolean {
+  return binding !== undefined && directHandle(socket) !== undefined
+}
+
 /** Write `data` (text in latin1) to `socket`: to its handle when it can take it now, else through the socket. */
 export function writeOut (socket: Socket, data: string | Buffer): void {
   if (socket.destroyed) return
-  const handle = handleOf(socket)
-  if (binding === undefined || request === undefined || handle?.writeQueueSize !== 0 || socket.writableLength !== 0 || !socket.writable ||
-    socket.connecting || (socket as { encrypted?: boolean }).encrypted === true || handle.writeLatin1String === undefined || handle.writeBuffer === undefined) {
+  const handle = binding === undefined ? undefined : directHandle(socket)
+  if (handle === undefined || binding === undefined || request === undefined) {
     if (typeof data === 'string') socket.write(data, 'latin1')
     else socket.write(data)
     return

@@ -17,9 +17,21 @@ const cuts: number[] = []
 /** Whether `bytes` hold, at `at`, a line of `length` bytes that is one header line named `name`. */
 function isHeaderLine (bytes: Buffer, at: number, length: number, name: string): boolean {
   const end = at + length
-  if (bytes[at - 2] !== CR || bytes[at - 1] !== LF || bytes[at + name.length] !== COLON || bytes.indexOf(LF, at) !== end - 1 || bytes[end - 2] !== CR) return false
+  if (bytes[at - 2] !== CR || bytes[at - 1] !== LF || bytes[at + name.length] !== COLON || bytes[end - 2] !== CR || bytes[end - 1] !== LF) return false
   for (let i = 0; i < name.length; i++) {
     if (bytes[at + i] !== name.charCodeAt(i)) return false
+  }
+  // One line: no other line ends inside it.
+  for (let i = at + name.length + 1; i < end - 1; i++) {
+    if (bytes[i] === LF) return false
+  }
+  return true
+}
+
+/** Whether `bytes` hold `expected` at `at`. */
+function holds (bytes: Buffer, at: number, expected: Buffer): boolean {
+  for (let i = 0; i < expected.length; i++) {
+    if (bytes[at + i] !== expected[i]) return false
   }
   return true
 }
@@ -32,7 +44,7 @@ function isHeaderLine (bytes: Buffer, at: number, length: number, name: string):
  */
 export function cutHopByHop (bytes: Buffer, start: number, end: number, head: ParsedHead): number {
   const headers = head.headers
-  if (head.versionMinor !== 1 || VERSION.compare(bytes, start, start + VERSION.length) !== 0) return -1
+  if (head.versionMinor !== 1 || !holds(bytes, start, VERSION)) return -1
   let at = start + VERSION.length + 4 + head.statusMessage.length + 2
   if (bytes[at - 2] !== CR || bytes[at - 1] !== LF) return -1
   const named = namedByConnection(headers)

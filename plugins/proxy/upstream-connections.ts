@@ -101,6 +101,18 @@ type Phase = 'connecting' | 'waiting' | 'body' | 'idle'
 /** Size of each connection's read buffer. */
 const READ_BUFFER = 64 * 1024
 
+/** A content-length value of 1 to 15 digits, as a number; else 0. */
+function plainLength (value: string): number {
+  if (value.length === 0 || value.length > 15) return 0
+  let length = 0
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 48
+    if (digit < 0 || digit > 9) return 0
+    length = length * 10 + digit
+  }
+  return length
+}
+
 /** The length of a body framed by one plain content-length header, which can be handed on as read; else 0. */
 function directLength (headers: string[]): number {
   let length = 0
@@ -110,7 +122,7 @@ function directLength (headers: string[]): number {
     if (isNamed(name, 'transfer-encoding')) return 0
     if (isNamed(name, 'content-length')) {
       seen++
-      length = /^\d{1,15}$/.test(headers[i + 1]) ? Number(headers[i + 1]) : 0
+      length = plainLength(headers[i + 1])
     }
   }
   return seen === 1 ? length : 0
