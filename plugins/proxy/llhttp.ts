@@ -11,7 +11,10 @@ type HeadCallback = (versionMajor: number, versionMinor: number, headers: string
   url: string | undefined, statusCode: number | undefined, statusMessage: string | undefined, upgrade: boolean, keepAlive: boolean) => number | undefined
 
 export interface ParserEvents {
-  /** A head is complete; for a response, return 1 when it can have no body (the answer to HEAD). */
+  /**
+   * A head is complete; for a response, return 1 when it can have no body (the answer to HEAD).
+   * The same object comes with each head of a parser, filled anew: it is read, not kept.
+   */
   head: (head: ParsedHead) => number | undefined
   /** A piece of a body (a copy llhttp makes); without it, bodies are parsed and skipped. */
   body?: (chunk: Buffer) => void
@@ -99,6 +102,7 @@ function factoryOf (native: NativeModule): ParserFactory {
       for (const item of headers) pending.push(item)
       pendingUrl += url
     }
+    const head: ParsedHead = { versionMinor: 0, headers: pending, method: '', url: '', statusCode: 0, statusMessage: '', upgrade: false, keepAlive: false }
     const onHead: HeadCallback = (_major, minor, headers, method, url, statusCode, statusMessage, upgrade, keepAlive) => {
       if (headers === undefined) {
         headers = pending
@@ -108,7 +112,15 @@ function factoryOf (native: NativeModule): ParserFactory {
         url = pendingUrl
         pendingUrl = ''
       }
-      return events.head({ versionMinor: minor, headers, method: method === undefined ? '' : methods[method], url, statusCode: statusCode ?? 0, statusMessage: statusMessage ?? '', upgrade, keepAlive })
+      head.versionMinor = minor
+      head.headers = headers
+      head.method = method === undefined ? '' : methods[method]
+      head.url = url
+      head.statusCode = statusCode ?? 0
+      head.statusMessage = statusMessage ?? ''
+      head.upgrade = upgrade
+      head.keepAlive = keepAlive
+      return events.head(head)
     }
     parser[HTTPParser.kOnHeadersComplete] = onHead
     parser[HTTPParser.kOnBody] = events.body
