@@ -37,8 +37,8 @@ function load (): StreamBinding | undefined {
 }
 
 const binding = load()
-/** The request object for the next write: one that finished at once leaves it free for the next. */
-let request = binding === undefined ? undefined : new binding.WriteWrap()
+/** The request object for the next write: one that finished at once leaves it free for the next (unused without the binding). */
+let request: WriteRequest = binding === undefined ? {} : new binding.WriteWrap()
 
 function handleOf (socket: Socket): StreamHandle | null | undefined {
   return (socket as unknown as { _handle?: StreamHandle | null })._handle
@@ -53,35 +53,47 @@ function writeError (status: number): NodeJS.ErrnoException {
 /** The handle of `socket` when a write can go to it now: plain TCP, connected, nothing queued. */
 function directHandle (socket: Socket): Required<StreamHandle> | undefined {
   const handle = handleOf(socket)
-  if (handle?.writeQueueSize !== 0 || socket.writableLength !== 0 || !socket.writable || socket.connecting ||
+  if (binding === undefined || handle?.writeQueueSize !== 0 || socket.writableLength !== 0 || !socket.writable || socket.connecting ||
     (socket as { encrypted?: boolean }).encrypted === true || handle.writeLatin1String === undefined || handle.writeBuffer === undefined) return undefined
   return handle as Required<StreamHandle>
 }
 
-/** Whether a write to `socket` now goes to its handle (and bytes written are not kept unless the kernel cannot take them all). */
-export function writesDirectly (socket: Socket): boolean {
-  return binding !== undefined && directHandle(socket) !== undefined
+/** Write to `handle`; true when the handle keeps the bytes (the kernel did not take them all at once). */
+function writeTo (socket: Socket, handle: Required<StreamHandle>, data: string | Buffer): boolean {
+  const { streamBaseState, kLastWriteWasAsync, WriteWrap } = binding as StreamBinding
+  const status = typeof data === 'string' ? handle.writeLatin1String(request, data) : handle.writeBuffer(request, data)
+  if (status < 0) {
+    socket.destroy(writeError(status))
+    return false
+  }
+  if (streamBaseState[kLastWriteWasAsync] === 0) return false
+  // The handle keeps this request (and the bytes) until the rest is written.
+  request.oncomplete = (done: number) => { if (done < 0) socket.destroy(writeError(done)) }
+  request = new WriteWrap()
+  return true
 }
 
 /** Write `data` (text in latin1) to `socket`: to its handle when it can take it now, else through the socket. */
 export function writeOut (socket: Socket, data: string | Buffer): void {
   if (socket.destroyed) return
-  const handle = binding === undefined ? undefined : directHandle(socket)
-  if (handle === undefined || binding === undefined || request === undefined) {
-    if (typeof data === 'string') socket.write(data, 'latin1')
-    else socket.write(data)
-    return
-  }
-  const status = typeof data === 'string' ? handle.writeLatin1String(request, data) : handle.writeBuffer(request, data)
-  if (status < 0) {
-    socket.destroy(writeError(status))
-    return
-  }
-  if (binding.streamBaseState[binding.kLastWriteWasAsync] !== 0) {
-    // The handle keeps this request (and the bytes) until the rest is written.
-    request.oncomplete = (done: number) => { if (done < 0) socket.destroy(writeError(done)) }
-    request = new binding.WriteWrap()
-  }
+  const handle = directHandle(socket)
+  if (handle !== undefined) writeTo(socket, handle, data)
+  else if (typeof data === 'string') socket.write(data, 'latin1')
+  else socket.write(data)
+}
+
+/**
+ * Write a piece of a buffer the caller reuses: to the handle as it is, or through the socket, which
+ * keeps what it is given until it is sent, as a copy when it is at most `copyUpTo` bytes. True when
+ * the socket may still hold the piece itself (the caller's buffer must not change under it).
+ */
+export function writePiece (socket: Socket, piece: Buffer, copyUpTo: number): boolean {
+  if (socket.destroyed) return false
+  const handle = directHandle(socket)
+  if (handle !== undefined) return writeTo(socket, handle, piece)
+  const copied = piece.length <= copyUpTo
+  socket.write(copied ? Buffer.from(piece) : piece)
+  return !copied
 }
 
 /** Bytes written to `socket` that it has not passed to the kernel yet (its queue and its handle's). */

@@ -6,7 +6,7 @@
 // replica) is handed, with its bytes put back, to node:http's server, which answers it through the
 // general path and keeps the connection from then on.
 import type { Socket } from 'node:net'
-import { heldBy, writeOut, writesDirectly } from './direct-write.js'
+import { heldBy, writeOut, writePiece } from './direct-write.js'
 import { rawError } from './error-page.js'
 import { IDEMPOTENT } from './forward.js'
 import { forwardedHeaders, hasHeader, headerLines, isNamed } from './headers.js'
@@ -359,9 +359,7 @@ class LaneConnection implements AnswerHandler {
     else if (this.#pending === '') {
       // Nothing to put before it (the head went with it, or earlier): it goes as it is, but a small
       // piece the socket would keep (TLS) as a copy, so that the replica's read buffer stays free.
-      const copied = chunk.length <= SMALL_PIECE && !writesDirectly(this.#socket)
-      writeOut(this.#socket, copied ? Buffer.from(chunk) : chunk)
-      this.#piecesWritten ||= !copied
+      if (writePiece(this.#socket, chunk, SMALL_PIECE)) this.#piecesWritten = true
       return
     }
     if (chunk.length <= SMALL_PIECE) {

@@ -1,11 +1,12 @@
 // The fast lane's writes straight to a socket's handle: a write the kernel cannot take at once
 // finishes later without holding the next ones up or letting them overtake it, what is held is
-// counted, a failed write ends the socket with the error, and a TLS socket is written through.
+// counted, a failed write ends the socket with the error, and a TLS socket is written through (a
+// small piece of a buffer the caller reuses as a copy).
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls'
-import { heldBy, writeOut } from '../../../plugins/proxy/direct-write.js'
+import { heldBy, writeOut, writePiece } from '../../../plugins/proxy/direct-write.js'
 import { selfSigned } from '../../../plugins/proxy/certificates.js'
 import { pollUntil } from '../../support/poll.js'
 
@@ -72,10 +73,14 @@ t.test('a write to a connection the peer reset ends the socket with the error', 
   t.ok(near.destroyed, 'a write after the end is dropped, not thrown')
 })
 
-t.test('a TLS socket is written through its own write()', async t => {
+t.test('a TLS socket is written through its own write(); a small piece of a reused buffer goes as a copy', async t => {
   const { near, far } = await pair(t, true)
   writeOut(near, 'secret:')
   writeOut(near, BIG)
-  const got = await readAll(far, BIG.length + 7)
-  t.ok(got.equals(Buffer.concat([Buffer.from('secret:'), BIG])), 'every byte, encrypted and in order')
+  const reused = Buffer.from('piece')
+  t.equal(writePiece(near, reused, 1024), false, 'a small piece is copied: the caller may reuse its buffer at once')
+  reused.write('XXXXX')
+  t.equal(writePiece(near, BIG.subarray(0, 4096), 1024), true, 'a larger one is kept by the socket as it is')
+  const got = await readAll(far, BIG.length + 7 + 5 + 4096)
+  t.ok(got.equals(Buffer.concat([Buffer.from('secret:'), BIG, Buffer.from('piece'), BIG.subarray(0, 4096)])), 'every byte, encrypted and in order')
 })
