@@ -1,5 +1,5 @@
 // Golden vectors of the chunk format (test/vectors/), made with the device-side encoder: every chunk type
-// in each encoding, plus fragmented chunks. Run: node --import @tapjs/typescript/import scripts/make-vectors.ts
+// in each encoding, plus fragmented chunks, as version 2 frames (first transmissions). Run: node --import @tapjs/typescript/import scripts/make-vectors.ts
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -43,7 +43,7 @@ export function vectors (): Vector[] {
   ]
   return list.map(({ name, payload, encoding: { encrypt, ...options } }, i) => ({
     name,
-    spec: { device: DEVICE, sequence: FIRST_SEQUENCE + i, payload, ...options, ...(encrypt === true ? { key: Buffer.from(VECTOR_KEY, 'hex') } : {}) }
+    spec: { device: DEVICE, sequence: FIRST_SEQUENCE + i, payload, version: 2, ...options, ...(encrypt === true ? { key: Buffer.from(VECTOR_KEY, 'hex') } : {}) }
   }))
 }
 
@@ -66,6 +66,7 @@ function files ({ name, spec }: Vector): Array<[string, string]> {
   const header = frames[0]
   const expected = {
     name,
+    version: header[2],
     device: spec.device,
     sequence: spec.sequence,
     type: spec.payload.type,

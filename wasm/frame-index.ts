@@ -1,6 +1,6 @@
 // Typed view over the flat parse records of a request body: one FrameRecord per frame or error span.
 import {
-  FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_FLAGS_KNOWN, RECORD_WORDS, REC_STATUS, REC_START, REC_END,
+  FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_FLAGS_KNOWN, FRAME_FLAGS_KNOWN_V1, FRAME_VERSION_1, RECORD_WORDS, REC_STATUS, REC_START, REC_END,
   REC_PAYLOAD_OFFSET, REC_PAYLOAD_LENGTH, REC_HEADER, REC_SEQUENCE, REC_DEVICE_LO, REC_DEVICE_HI,
 } from './layout.js'
 import { crc32 } from './ref-crc32.js'
@@ -15,11 +15,13 @@ export const FrameType = {
   Heartbeat: 6,
 } as const
 
-/** Frame flag bits (byte 4); bits 3..7 are reserved. */
+/** Frame flag bits (byte 4); bit 3 exists from version 2 on; the others are reserved. */
 export const FrameFlag = {
   Encrypted: 0x01,
   Compressed: 0x02,
   Cbor: 0x04,
+  /** Version 2: this chunk may have reached the server before (a retransmission). */
+  Retransmitted: 0x08,
 } as const
 
 /** Record status names, indexed by the numeric FRAME_* codes in layout.ts. */
@@ -44,6 +46,8 @@ export interface FrameRecord {
   readonly end: number
   /** False for spans with no decoded header (garbage, unknown version, header cut off): fields below are 0 / ''. */
   readonly hasHeader: boolean
+  /** Byte 2, 1 or 2 (0 without a decoded header). */
+  readonly version: number
   readonly type: number
   readonly flags: number
   readonly fragmentIndex: number
@@ -75,13 +79,13 @@ function describe(body: Uint8Array, r: FrameRecord): string | undefined {
   const at = `at offset ${r.start}`
   switch (r.status) {
     case 'bad-magic':
-      return `no frame magic "BT" + version 1 ${at}: skipped ${r.end - r.start} byte(s)`
+      return `no frame magic "BT" + version 1 or 2 ${at}: skipped ${r.end - r.start} byte(s)`
     case 'unsupported-version':
       return `unsupported frame version ${body[r.start + 2]} ${at}: skipped ${r.end - r.start} byte(s)`
     case 'unknown-type':
       return `unknown frame type ${r.type} ${at}`
     case 'reserved-bits':
-      return (r.flags & ~FRAME_FLAGS_KNOWN) !== 0
+      return (r.flags & ~(r.version === FRAME_VERSION_1 ? FRAME_FLAGS_KNOWN_V1 : FRAME_FLAGS_KNOWN)) !== 0
         ? `reserved flag bits set (flags 0x${HEX[r.flags]}) ${at}`
         : `reserved byte 7 is 0x${HEX[body[r.start + 7]]}, must be 0, ${at}`
     case 'bad-fragment':
@@ -131,6 +135,7 @@ export class FrameIndex implements Iterable<FrameRecord> {
       start,
       end: w[base + REC_END],
       hasHeader,
+      version: hasHeader ? this.body[start + 2] : 0,
       type: header & 0xff,
       flags: (header >>> 8) & 0xff,
       fragmentIndex: (header >>> 16) & 0xff,

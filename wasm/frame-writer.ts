@@ -1,6 +1,6 @@
 // Builds one frame (header, payload, CRC-32) from field values, for device simulators and tests.
 // Fields are written as given (no semantic checks), so it can also produce frames the parser rejects.
-import { FRAME_MAGIC_0, FRAME_MAGIC_1, FRAME_VERSION, FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_MAX_PAYLOAD } from './layout.js'
+import { FRAME_MAGIC_0, FRAME_MAGIC_1, FRAME_VERSION_1, FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_MAX_PAYLOAD } from './layout.js'
 import { crc32 } from './ref-crc32.js'
 
 export interface FrameFields {
@@ -12,7 +12,7 @@ export interface FrameFields {
   readonly deviceId: string | Uint8Array
   readonly sequence: number
   readonly payload: Uint8Array
-  /** Byte 2; defaults to 1. */
+  /** Byte 2; defaults to 1 (version 2 frames are asked for explicitly). */
   readonly version?: number
   /** Byte 7; defaults to 0. */
   readonly reserved?: number
@@ -32,7 +32,7 @@ export function encodeFrame(fields: FrameFields): Uint8Array {
   if (payload.length > FRAME_MAX_PAYLOAD) throw new RangeError(`payload must be at most ${FRAME_MAX_PAYLOAD} bytes, got ${payload.length}`)
   const frame = new Uint8Array(FRAME_HEADER_SIZE + payload.length + FRAME_CRC_SIZE)
   const view = new DataView(frame.buffer)
-  frame.set([FRAME_MAGIC_0, FRAME_MAGIC_1, fields.version ?? FRAME_VERSION, fields.type, fields.flags ?? 0,
+  frame.set([FRAME_MAGIC_0, FRAME_MAGIC_1, fields.version ?? FRAME_VERSION_1, fields.type, fields.flags ?? 0,
     fields.fragmentIndex ?? 0, fields.fragmentCount ?? 0, fields.reserved ?? 0])
   frame.set(deviceBytes(fields.deviceId), 8)
   view.setUint32(16, fields.sequence, true)

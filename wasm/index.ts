@@ -12,7 +12,7 @@ export type { Backend, CcmCodec, CcmErrorCode, CcmOpenResult, Codecs, Result, Rl
 export { FrameIndex, FrameType, FrameFlag, FRAME_STATUSES } from './frame-index.js'
 export type { FrameRecord, FrameStatus } from './frame-index.js'
 export { CCM_KEY_LENGTH, CCM_NONCE_LENGTH, CCM_TAG_LENGTH, CCM_MAX_MESSAGE, RLE_MAX_OUTPUT } from './codecs.js'
-export { FRAME_MAX_RECORDS, FRAME_MAX_PAYLOAD, FRAME_HEADER_SIZE, FRAME_CRC_SIZE } from './layout.js'
+export { FRAME_MAX_RECORDS, FRAME_MAX_PAYLOAD, FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_VERSION, FRAME_VERSION_1 } from './layout.js'
 export { encodeFrame } from './frame-writer.js'
 export type { FrameFields } from './frame-writer.js'
 export { rleMaxEncodedLength } from './ref-rle.js'

@@ -4,13 +4,16 @@
 // Frame format (docs/chunk-format.md, "Frame").
 export const FRAME_MAGIC_0 = 0x42
 export const FRAME_MAGIC_1 = 0x54
-export const FRAME_VERSION = 1
+export const FRAME_VERSION_1 = 1
+export const FRAME_VERSION = 2
 export const FRAME_HEADER_SIZE = 22
 export const FRAME_CRC_SIZE = 4
 export const FRAME_MAX_PAYLOAD = 65535
 export const FRAME_TYPE_MIN = 1
 export const FRAME_TYPE_MAX = 6
-export const FRAME_FLAGS_KNOWN = 0x07
+export const FRAME_FLAGS_KNOWN_V1 = 0x07
+export const FRAME_FLAGS_KNOWN = 0x0f
+export const FRAME_FLAG_RETRANSMITTED = 0x08
 export const FRAME_MAX_RECORDS = 65536
 
 // One parse record = RECORD_WORDS little-endian u32 words, at these word indices.

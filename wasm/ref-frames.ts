@@ -1,7 +1,7 @@
 // Reference frame parser: the same records as wasm/assembly/frame.ts, written for clarity.
 import {
-  FRAME_MAGIC_0, FRAME_MAGIC_1, FRAME_VERSION, FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_TYPE_MIN, FRAME_TYPE_MAX,
-  FRAME_FLAGS_KNOWN, FRAME_MAX_RECORDS, RECORD_WORDS, REC_STATUS, REC_START, REC_END, REC_PAYLOAD_OFFSET,
+  FRAME_MAGIC_0, FRAME_MAGIC_1, FRAME_VERSION_1, FRAME_VERSION, FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_TYPE_MIN, FRAME_TYPE_MAX,
+  FRAME_FLAGS_KNOWN_V1, FRAME_FLAGS_KNOWN, FRAME_MAX_RECORDS, RECORD_WORDS, REC_STATUS, REC_START, REC_END, REC_PAYLOAD_OFFSET,
   REC_PAYLOAD_LENGTH, REC_HEADER, REC_SEQUENCE, REC_DEVICE_LO, REC_DEVICE_HI, FRAME_OK, FRAME_BAD_MAGIC,
   FRAME_UNSUPPORTED_VERSION, FRAME_UNKNOWN_TYPE, FRAME_RESERVED_BITS, FRAME_BAD_FRAGMENT, FRAME_TRUNCATED,
   FRAME_BAD_CRC,
@@ -10,7 +10,7 @@ import { crc32 } from './ref-crc32.js'
 
 function isSync(body: Uint8Array, pos: number): boolean {
   return body.length - pos >= 3 &&
-    body[pos] === FRAME_MAGIC_0 && body[pos + 1] === FRAME_MAGIC_1 && body[pos + 2] === FRAME_VERSION
+    body[pos] === FRAME_MAGIC_0 && body[pos + 1] === FRAME_MAGIC_1 && body[pos + 2] >= FRAME_VERSION_1 && body[pos + 2] <= FRAME_VERSION
 }
 
 function nextSync(body: Uint8Array, from: number): number {
@@ -24,7 +24,8 @@ function frameStatus(body: Uint8Array, view: DataView, pos: number, payloadLengt
   if (crc32(body.subarray(pos, pos + covered)) !== view.getUint32(pos + covered, true)) return FRAME_BAD_CRC
   const type = body[pos + 3]
   if (type < FRAME_TYPE_MIN || type > FRAME_TYPE_MAX) return FRAME_UNKNOWN_TYPE
-  if ((body[pos + 4] & ~FRAME_FLAGS_KNOWN) !== 0 || body[pos + 7] !== 0) return FRAME_RESERVED_BITS
+  const known = body[pos + 2] === FRAME_VERSION_1 ? FRAME_FLAGS_KNOWN_V1 : FRAME_FLAGS_KNOWN
+  if ((body[pos + 4] & ~known) !== 0 || body[pos + 7] !== 0) return FRAME_RESERVED_BITS
   const index = body[pos + 5]
   const count = body[pos + 6]
   const fragmentsOk = count === 0 ? index === 0 : count >= 2 && index < count

@@ -8,6 +8,7 @@
 // callback, since the reassembler reads and writes pending fragments as it goes.
 import { codecs, FrameFlag, type FrameIndex } from '../../wasm/index.js'
 import { applyChunk, newDevice, WriteBatch, type TelemetryEvent } from './apply.js'
+import { chunkDigest, isCopy, markTime, markWith, type StoredMark } from './chunk-marks.js'
 import { seenKey, type Device, type TelemetryStore } from './store.js'
 import { decodeChunk } from './wire/decoder.js'
 import { typeName, type ChunkTypeName } from './wire/payloads.js'
@@ -27,6 +28,10 @@ export interface FrameResult {
   /** `2/5` for the second of five fragments. */
   fragment?: string
   reason?: string
+  /** Rejected for a reason that can change (the device registered, a key set, room freed): the same bytes may be accepted later. */
+  retry?: true
+  /** Accepted although a different chunk was stored under this sequence before (a new boot, or a reused number). */
+  sequence_reused?: true
 }
 
 export interface IngestSummary {
@@ -90,8 +95,8 @@ export class Ingestor {
     const devices = new Map<string, { device: Device, isNew: boolean }>()
     /** Devices' AES keys, read once per request. */
     const keys = new Map<string, Uint8Array | undefined>()
-    /** Chunks accepted earlier in this request (not yet committed, so not in `seen`). */
-    const accepted = new Set<string>()
+    /** Marks of the chunks accepted earlier in this request (not yet committed, so not in `seen`). */
+    const marks = new Map<string, StoredMark>()
     let i = 0
     for (const record of index) {
       const result: FrameResult = { index: i++, offset: record.start, status: 'rejected' }
@@ -104,32 +109,40 @@ export class Ingestor {
       result.sequence = record.sequence
       result.type = typeName(record.type)
       if (record.fragmentCount > 0) result.fragment = `${record.fragmentIndex + 1}/${record.fragmentCount}`
-      const seen = seenKey(record.deviceId, record.sequence)
-      if (accepted.has(seen) || this.#store.seen.get(seen) !== undefined) {
-        result.status = 'duplicate'
-        continue
-      }
       const copy = devices.get(record.deviceId)
       const device = copy?.device ?? this.#store.devices.get(record.deviceId)
       if (device === undefined && !this.#options.autoRegister) {
-        result.reason = `unknown device ${record.deviceId}: register it first`
+        refuse(result, `unknown device ${record.deviceId}: register it first`, true)
         continue
       }
       if (device?.encrypted === true && (record.flags & FrameFlag.Encrypted) === 0) {
-        result.reason = `device ${record.deviceId} is registered for encrypted chunks; an unencrypted one is refused`
+        refuse(result, `device ${record.deviceId} is registered for encrypted chunks; an unencrypted one is refused`, true)
         continue
       }
+      const seen = seenKey(record.deviceId, record.sequence)
+      const flags = record.flags & ~FrameFlag.Retransmitted
+      let retransmitted = flags !== record.flags
       let bytes = index.payload(record)
       if (record.fragmentCount > 0) {
-        const outcome = this.#reassembler.add(seen, record, bytes, now)
-        if (outcome.status !== 'complete') {
-          result.status = outcome.status
-          if (outcome.status === 'rejected') result.reason = outcome.reason
+        const outcome = this.#reassembler.add(seen, { ...record, flags, retransmitted }, bytes, now)
+        if (outcome.status === 'partial') {
+          result.status = 'partial'
+          continue
+        }
+        if (outcome.status === 'rejected') {
+          refuse(result, outcome.reason, outcome.retry)
           continue
         }
         bytes = outcome.bytes
+        retransmitted = outcome.retransmitted
       }
-      const identity = { type: record.type, flags: record.flags, device: Buffer.from(record.deviceId, 'hex'), sequence: record.sequence }
+      const digest = chunkDigest(record.type, flags, bytes)
+      const mark = marks.get(seen) ?? this.#store.seen.get(seen)
+      if (mark !== undefined && isCopy(mark, digest, record.version >= 2 && !retransmitted)) {
+        result.status = 'duplicate'
+        continue
+      }
+      const identity = { version: record.version, type: record.type, flags, device: Buffer.from(record.deviceId, 'hex'), sequence: record.sequence }
       let key: Uint8Array | undefined
       if ((record.flags & FrameFlag.Encrypted) !== 0) {
         if (!keys.has(record.deviceId)) keys.set(record.deviceId, this.#store.keys.get(record.deviceId))
@@ -137,20 +150,30 @@ export class Ingestor {
       }
       const decoded = decodeChunk(identity, bytes, key)
       if (!decoded.ok) {
-        result.reason = decoded.reason
+        refuse(result, decoded.reason, decoded.retry)
         continue
       }
+      // A chunk stored again under a sequence keeps a time of its own, so its series keys stay apart.
+      const at = mark === undefined ? now : Math.max(now, markTime(mark) + 1)
+      if (mark !== undefined) result.sequence_reused = true
       const own = copy ?? { device: device !== undefined ? { ...device } : newDevice(record.deviceId, now), isNew: device === undefined }
       devices.set(record.deviceId, own)
-      applyChunk(this.#store, writes, events, own.device, own.isNew, { device: record.deviceId, sequence: record.sequence, at: now }, decoded.payload)
+      applyChunk(this.#store, writes, events, own.device, own.isNew, { device: record.deviceId, sequence: record.sequence, at }, decoded.payload)
       own.isNew = false
-      writes.put(this.#store.seen, seen, now)
-      accepted.add(seen)
+      const next = markWith(mark, digest, at)
+      writes.put(this.#store.seen, seen, next)
+      marks.set(seen, next)
       result.status = 'accepted'
     }
     for (const { device } of devices.values()) writes.put(this.#store.devices, device.id, device)
     return { outcome: { summary: summarize(frames), events }, writes }
   }
+}
+
+/** Mark a frame rejected; `retry` when the same bytes may be accepted later. */
+function refuse (result: FrameResult, reason: string, retry: boolean): void {
+  result.reason = reason
+  if (retry) result.retry = true
 }
 
 function summarize (frames: FrameResult[]): IngestSummary {

@@ -1,5 +1,6 @@
 // Retention: delete faults, metrics, reboots and traces (and the idempotency marks) older than
 // `retention_days`, one device at a time, in one transaction.
+import { markTime } from './chunk-marks.js'
 import type { TelemetryStore } from './store.js'
 
 export async function deleteExpired (store: TelemetryStore, retentionDays: number, now = Date.now()): Promise<number> {
@@ -15,7 +16,7 @@ export async function deleteExpired (store: TelemetryStore, retentionDays: numbe
       }
     }
     for (const { key, value } of store.seen.getRange()) {
-      if (value < cutoff) store.seen.remove(key)
+      if (markTime(value) < cutoff) store.seen.remove(key)
     }
     return removed
   })

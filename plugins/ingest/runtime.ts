@@ -109,6 +109,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     elfDir: settings.elf_dir !== '' ? resolve(ctx.cwd, settings.elf_dir) : resolve(ctx.stateDir, 'elf'),
     stateDir: ctx.stateDir,
     frames: ctx.metrics.counter({ name: 'berth_ingest_frames_total', help: 'Frames received, by outcome.', labelNames: ['status'] }),
+    sequenceReuses: ctx.metrics.counter({ name: 'berth_ingest_sequence_reuses_total', help: 'Chunks stored under a sequence number that held other content before (a new boot reusing numbers, or a device reusing them).' }),
     metrics: ctx.metrics,
     stopping: ctx.stopping,
     publish

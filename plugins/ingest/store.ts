@@ -3,6 +3,7 @@
 // device's time range is one ordered range read.
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
+import type { StoredMark } from './chunk-marks.js'
 import { DeviceLocks } from './device-locks.js'
 import type { FaultRecord, MetricEntry, RebootReason } from './wire/payloads.js'
 
@@ -89,6 +90,8 @@ export interface PendingChunk {
   parts: Array<Uint8Array | null>
   bytes: number
   first_at: number
+  /** Some fragment arrived with the retransmission flag (version 2). */
+  retransmitted?: boolean
 }
 
 /** [device, received_at, sequence] (metrics add the entry index). */
@@ -97,7 +100,8 @@ export type SeriesKey = Array<string | number>
 export class TelemetryStore {
   readonly devices: Database<Device, string>
   readonly keys: Database<Uint8Array, string>
-  readonly seen: Database<number, string>
+  /** Idempotency marks of stored chunks, by seenKey(). */
+  readonly seen: Database<StoredMark, string>
   readonly faults: Database<StoredFault, SeriesKey>
   readonly metrics: Database<StoredMetric, SeriesKey>
   readonly reboots: Database<StoredReboot, SeriesKey>
@@ -142,7 +146,7 @@ export class TelemetryStore {
   }
 }
 
-/** Key under which a received chunk is remembered for idempotency. */
+/** Key under which a stored chunk is remembered for idempotency (chunk-marks.ts). */
 export function seenKey (device: string, sequence: number): string {
   return `${device}:${sequence}`
 }

@@ -22,6 +22,8 @@ export interface Telemetry {
   /** Scratch directory for backups. */
   readonly stateDir: string
   readonly frames: Counter<'status'>
+  /** Chunks stored under a sequence that held other content before (new boots of devices without entropy). */
+  readonly sequenceReuses: Counter
   readonly metrics: PluginMetrics
   /** Aborted when the server begins to stop: live event streams end then. */
   readonly stopping: AbortSignal

@@ -60,7 +60,7 @@ t.test('zero-length and maximum-length payloads', async (t) => {
 })
 
 t.test('garbage before, between and after frames is one bad-magic span each', async (t) => {
-  const garbage = Uint8Array.of(0x00, 0x42, 0x54, 0x02, 0x42, 0xff) // holds "BT" + version 2: still garbage mid-span
+  const garbage = Uint8Array.of(0x00, 0x42, 0x54, 0x03, 0x42, 0xff) // holds "BT" + version 3: still garbage mid-span
   const body = concat(garbage, frame({ sequence: 1 }), garbage, garbage, frame({ sequence: 2 }), garbage)
   const index = parse(t, body)
   t.same(statuses(index), ['bad-magic', 'ok', 'bad-magic', 'ok', 'bad-magic'])
@@ -78,9 +78,9 @@ t.test('a trailing "BT" without a version byte is garbage', async (t) => {
 })
 
 t.test('unsupported version skips to the next frame', async (t) => {
-  const index = parse(t, concat(frame({ version: 2 }), frame({ sequence: 9 })))
+  const index = parse(t, concat(frame({ version: 3 }), frame({ sequence: 9 })))
   t.same(statuses(index), ['unsupported-version', 'ok'])
-  t.match(index.at(0).reason, /unsupported frame version 2/)
+  t.match(index.at(0).reason, /unsupported frame version 3/)
   t.equal(index.at(1).sequence, 9)
 })
 
@@ -89,6 +89,7 @@ t.test('unknown type, reserved bits and bad fragments skip the frame by its leng
     [{ type: 0 }, 'unknown-type', /unknown frame type 0/],
     [{ type: 7 }, 'unknown-type', /unknown frame type 7/],
     [{ flags: 0x08 }, 'reserved-bits', /flags 0x08/],
+    [{ version: 2, flags: 0x10 | FrameFlag.Retransmitted }, 'reserved-bits', /flags 0x18/],
     [{ flags: 0x80 | FrameFlag.Compressed }, 'reserved-bits', /flags 0x82/],
     [{ reserved: 1 }, 'reserved-bits', /reserved byte 7 is 0x01/],
     [{ fragmentIndex: 1, fragmentCount: 0 }, 'bad-fragment', /index 1, count 0/],
@@ -104,6 +105,14 @@ t.test('unknown type, reserved bits and bad fragments skip the frame by its leng
   }
   const okFragments = parse(t, concat(frame({ fragmentIndex: 1, fragmentCount: 2 }), frame({ fragmentIndex: 254, fragmentCount: 255 })))
   t.same(statuses(okFragments), ['ok', 'ok'], 'index < count with count >= 2 is valid')
+})
+
+t.test('version 2 frames: the retransmission flag (bit 3) is known, and each record says its version', async (t) => {
+  const index = parse(t, concat(frame({ version: 2, flags: FrameFlag.Retransmitted | FrameFlag.Compressed }), frame({ sequence: 5 }), Uint8Array.of(1, 2)))
+  t.same(statuses(index), ['ok', 'ok', 'bad-magic'])
+  t.match(index.at(0), { version: 2, flags: 0x0a })
+  t.match(index.at(1), { version: 1, sequence: 5 })
+  t.match(index.at(2), { version: 0, hasHeader: false })
 })
 
 t.test('bad CRC skips the frame by its length and parsing continues', async (t) => {

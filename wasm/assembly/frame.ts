@@ -1,7 +1,7 @@
 // Frame parser: one pass over a request body, writing one fixed-size record per frame or error span.
 import {
-  FRAME_MAGIC_0, FRAME_MAGIC_1, FRAME_VERSION, FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_TYPE_MIN, FRAME_TYPE_MAX,
-  FRAME_FLAGS_KNOWN, FRAME_MAX_RECORDS, RECORD_WORDS, REC_STATUS, REC_START, REC_END, REC_PAYLOAD_OFFSET,
+  FRAME_MAGIC_0, FRAME_MAGIC_1, FRAME_VERSION_1, FRAME_VERSION, FRAME_HEADER_SIZE, FRAME_CRC_SIZE, FRAME_TYPE_MIN, FRAME_TYPE_MAX,
+  FRAME_FLAGS_KNOWN_V1, FRAME_FLAGS_KNOWN, FRAME_MAX_RECORDS, RECORD_WORDS, REC_STATUS, REC_START, REC_END, REC_PAYLOAD_OFFSET,
   REC_PAYLOAD_LENGTH, REC_HEADER, REC_SEQUENCE, REC_DEVICE_LO, REC_DEVICE_HI, FRAME_OK, FRAME_BAD_MAGIC,
   FRAME_UNSUPPORTED_VERSION, FRAME_UNKNOWN_TYPE, FRAME_RESERVED_BITS, FRAME_BAD_FRAGMENT, FRAME_TRUNCATED,
   FRAME_BAD_CRC,
@@ -10,13 +10,12 @@ import { crc32 } from "./crc32"
 
 // @ts-ignore: decorator
 @inline function isSync(body: usize, pos: u32, len: u32): bool {
-  return len - pos >= 3 &&
-    load<u8>(body + pos) == FRAME_MAGIC_0 &&
-    load<u8>(body + pos, 1) == FRAME_MAGIC_1 &&
-    load<u8>(body + pos, 2) == FRAME_VERSION
+  if (len - pos < 3 || load<u8>(body + pos) != FRAME_MAGIC_0 || load<u8>(body + pos, 1) != FRAME_MAGIC_1) return false
+  const version = <i32>load<u8>(body + pos, 2)
+  return version >= FRAME_VERSION_1 && version <= FRAME_VERSION
 }
 
-/** First position >= from where "BT" + version 1 starts, or len. */
+/** First position >= from where "BT" + a known version (1 or 2) starts, or len. */
 function nextSync(body: usize, from: u32, len: u32): u32 {
   let pos = from
   while (pos < len && !isSync(body, pos, len)) pos++
@@ -41,7 +40,8 @@ function writeSpan(rec: usize, status: u32, start: u32, end: u32): void {
 function validate(p: usize): u32 {
   const type = <u32>load<u8>(p, 3)
   if (type < <u32>FRAME_TYPE_MIN || type > <u32>FRAME_TYPE_MAX) return FRAME_UNKNOWN_TYPE
-  if ((<u32>load<u8>(p, 4) & ~(<u32>FRAME_FLAGS_KNOWN)) != 0 || load<u8>(p, 7) != 0) return FRAME_RESERVED_BITS
+  const known = load<u8>(p, 2) == FRAME_VERSION_1 ? <u32>FRAME_FLAGS_KNOWN_V1 : <u32>FRAME_FLAGS_KNOWN
+  if ((<u32>load<u8>(p, 4) & ~known) != 0 || load<u8>(p, 7) != 0) return FRAME_RESERVED_BITS
   const index = load<u8>(p, 5)
   const count = load<u8>(p, 6)
   const fragmentsOk = count == 0 ? index == 0 : count >= 2 && index < count

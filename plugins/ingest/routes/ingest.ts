@@ -20,6 +20,8 @@ export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
     const body = binaryBody(request, 'one or more frames')
     const { summary, events } = await t.ingestor.ingest(body)
     for (const status of ['accepted', 'duplicate', 'partial', 'rejected'] as const) if (summary[status] > 0) t.frames.labels(status).inc(summary[status])
+    const reuses = summary.frames.filter(f => f.sequence_reused === true).length
+    if (reuses > 0) t.sequenceReuses.inc(reuses)
     t.publish(events)
     return summary
   })

@@ -17,6 +17,10 @@ export interface ChunkSpec {
   key?: Uint8Array
   /** Largest payload per frame; a larger chunk is split into fragments (at most 255). */
   mtu?: number
+  /** Frame version: 1 (the default) or 2. */
+  version?: 1 | 2
+  /** Version 2: set the retransmission flag (the chunk may have reached the server before). */
+  retransmission?: boolean
 }
 
 /** The frames of one chunk, concatenated. */
@@ -28,10 +32,12 @@ export function encodeChunk (spec: ChunkSpec): Uint8Array {
     (spec.cbor === true ? FrameFlag.Cbor : 0)
   let bytes = encodePayload(spec.payload.type, spec.payload.record, spec.cbor === true)
   if (spec.compress === true) bytes = codecs.rleEncode(bytes)
-  if (spec.key !== undefined) bytes = sealChunk(spec.key, { type, flags, device, sequence: spec.sequence }, bytes)
+  const version = spec.version ?? 1
+  if (spec.retransmission === true && version < 2) throw new RangeError('the retransmission flag exists from frame version 2 on')
+  if (spec.key !== undefined) bytes = sealChunk(spec.key, { version, type, flags, device, sequence: spec.sequence }, bytes)
   if (bytes.length > FRAME_MAX_PAYLOAD) throw new RangeError(`a chunk carries at most ${FRAME_MAX_PAYLOAD} bytes (tag included), this one ${bytes.length}`)
   const mtu = spec.mtu ?? 65535
-  const common = { type, flags, deviceId: device, sequence: spec.sequence }
+  const common = { version, type, flags: flags | (spec.retransmission === true ? FrameFlag.Retransmitted : 0), deviceId: device, sequence: spec.sequence }
   if (bytes.length <= mtu) return encodeFrame({ ...common, payload: bytes })
   const count = Math.ceil(bytes.length / mtu)
   if (count > 255) throw new RangeError(`a ${bytes.length}-byte chunk needs ${count} fragments of ${mtu} bytes; at most 255 are allowed`)

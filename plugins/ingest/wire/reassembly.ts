@@ -15,15 +15,19 @@ export interface ReassemblyLimits {
 
 export interface FragmentHeader {
   type: number
+  /** The frame's flags without the retransmission bit (the fragments of one chunk agree on the rest). */
   flags: number
   fragmentIndex: number
   fragmentCount: number
+  /** This fragment carried the retransmission bit (version 2). */
+  retransmitted: boolean
 }
 
 export type FragmentOutcome =
   | { status: 'partial', received: number, count: number }
-  | { status: 'complete', bytes: Uint8Array }
-  | { status: 'rejected', reason: string }
+  | { status: 'complete', bytes: Uint8Array, retransmitted: boolean }
+  /** `retry`: refused for want of room, so the same fragment may be taken later. */
+  | { status: 'rejected', reason: string, retry: boolean }
 
 export class Reassembler {
   readonly #db: Database<PendingChunk, string>
@@ -73,24 +77,26 @@ export class Reassembler {
     }
     if (pending === undefined) {
       if (this.#chunks >= this.#limits.maxChunks) {
-        return { status: 'rejected', reason: `${this.#chunks} chunks are already being reassembled (the limit); send again later` }
+        return { status: 'rejected', reason: `${this.#chunks} chunks are already being reassembled (the limit); send again later`, retry: true }
       }
-      pending = { type: header.type, flags: header.flags, count: header.fragmentCount, parts: new Array<null>(header.fragmentCount).fill(null), bytes: 0, first_at: now }
+      pending = { type: header.type, flags: header.flags, count: header.fragmentCount, parts: new Array<null>(header.fragmentCount).fill(null), bytes: 0, first_at: now, retransmitted: false }
       this.#chunks++
     } else if (pending.type !== header.type || pending.flags !== header.flags || pending.count !== header.fragmentCount) {
-      return { status: 'rejected', reason: 'fragment disagrees with earlier fragments of this chunk on type, flags or fragment count' }
+      return { status: 'rejected', reason: 'fragment disagrees with earlier fragments of this chunk on type, flags or fragment count', retry: false }
     }
     const earlier = pending.parts[header.fragmentIndex]
     if (earlier !== null) {
-      if (Buffer.compare(earlier, payload) !== 0) return { status: 'rejected', reason: `fragment ${header.fragmentIndex} differs from the copy received before` }
+      if (Buffer.compare(earlier, payload) !== 0) return { status: 'rejected', reason: `fragment ${header.fragmentIndex} differs from the copy received before`, retry: false }
+      if (header.retransmitted && pending.retransmitted !== true) this.#db.put(key, { ...pending, retransmitted: true })
       return { status: 'partial', received: pending.parts.filter(p => p !== null).length, count: pending.count }
     }
     if (this.#bytes + payload.length > this.#limits.maxBytes) {
       if (pending.bytes === 0) this.#chunks--
-      return { status: 'rejected', reason: `reassembly buffer full (${this.#limits.maxBytes} bytes); send again later` }
+      return { status: 'rejected', reason: `reassembly buffer full (${this.#limits.maxBytes} bytes); send again later`, retry: true }
     }
     pending.parts[header.fragmentIndex] = Buffer.from(payload)
     pending.bytes += payload.length
+    if (header.retransmitted) pending.retransmitted = true
     this.#bytes += payload.length
     const received = pending.parts.filter(p => p !== null).length
     if (received < pending.count) {
@@ -99,8 +105,8 @@ export class Reassembler {
     }
     this.#drop(key, pending)
     const bytes = Buffer.concat(pending.parts as Uint8Array[])
-    if (bytes.length > FRAME_MAX_PAYLOAD) return { status: 'rejected', reason: `reassembled chunk is ${bytes.length} bytes; at most ${FRAME_MAX_PAYLOAD} are allowed` }
-    return { status: 'complete', bytes }
+    if (bytes.length > FRAME_MAX_PAYLOAD) return { status: 'rejected', reason: `reassembled chunk is ${bytes.length} bytes; at most ${FRAME_MAX_PAYLOAD} are allowed`, retry: false }
+    return { status: 'complete', bytes, retransmitted: pending.retransmitted === true }
   }
 
   /** Drop chunks whose first fragment is older than the time limit; returns how many. Same rule as add(). */

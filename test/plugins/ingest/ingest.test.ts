@@ -103,7 +103,7 @@ t.test('unknown devices: auto-registered by default, refused when that is off un
   const server = await telemetryServer(t, { auto_register: false })
   const chunk = encodeChunk({ device: DEVICE, sequence: 1, payload: SAMPLES[5] })
   const refused = await server.ingest(chunk)
-  t.same(refused.json.frames[0], { index: 0, offset: 0, status: 'rejected', device: DEVICE, sequence: 1, type: 'Heartbeat', reason: `unknown device ${DEVICE}: register it first` })
+  t.same(refused.json.frames[0], { index: 0, offset: 0, status: 'rejected', device: DEVICE, sequence: 1, type: 'Heartbeat', reason: `unknown device ${DEVICE}: register it first`, retry: true })
   const fragment = Buffer.from(encodeChunk({ device: DEVICE, sequence: 2, payload: SAMPLES[4], mtu: 16 })).subarray(0, 42)
   t.equal((await server.ingest(fragment)).json.frames[0].reason, `unknown device ${DEVICE}: register it first`, 'fragments of unknown devices are not buffered')
   const registered = await server.api('POST', '/devices/register', 'provisioner', { id: DEVICE, name: 'lab unit' })
@@ -161,7 +161,7 @@ t.test('fragments arrive over several requests, are bounded, and expire', async 
   t.match((await server.ingest(rewritten)).json.frames[0].reason, /fragment 1 differs from the copy received before/)
   const rest = await server.ingest(Buffer.concat(parts.slice(2).reverse()))
   t.equal(rest.json.frames.at(-1)?.status, 'accepted', 'complete in any order')
-  t.equal((await server.ingest(parts[0])).json.frames[0].status, 'duplicate', 'a late fragment of a stored chunk')
+  t.equal((await server.ingest(parts[0])).json.frames[0].status, 'partial', 'a late fragment of a stored chunk waits for the rest: chunks are compared whole')
 
   await server.ingest(frames(2)[0])
   await server.ingest(frames(3)[0])

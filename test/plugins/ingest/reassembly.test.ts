@@ -6,7 +6,7 @@ import type { PendingChunk } from '../../../plugins/ingest/store.js'
 import { Reassembler } from '../../../plugins/ingest/wire/reassembly.js'
 import { tempDir } from '../../support/tmp.js'
 
-const header = { type: 1, flags: 0, fragmentIndex: 0, fragmentCount: 2 }
+const header = { type: 1, flags: 0, fragmentIndex: 0, fragmentCount: 2, retransmitted: false }
 
 t.test('a failed transaction leaves the pending counts equal to the database', async t => {
   const store = Store.open(tempDir(t))

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { codecs, FrameFlag } from '../../../wasm/index.js'
 import { decodeChunk } from '../../../plugins/ingest/wire/decoder.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
+import { asRetransmission } from '../../../plugins/ingest/wire/retransmission.js'
 import type { ChunkTypeName } from '../../../plugins/ingest/wire/payloads.js'
 import { makeVectors, vectorJson, VECTOR_DIR, VECTOR_KEY } from '../../../scripts/make-vectors.js'
 import { telemetryServer, type TelemetryServer } from './harness.js'
@@ -14,6 +15,7 @@ import { SAMPLES } from './samples.js'
 
 interface VectorFile {
   name: string
+  version: number
   device: string
   sequence: number
   type: ChunkTypeName
@@ -77,7 +79,7 @@ t.test('the documented layers: payload = AES-CCM(RLE(serialized)), opened here w
       const length = Buffer.alloc(2)
       length.writeUInt16LE(bytes.length)
       const nonce = Buffer.concat([device, sequence, Buffer.of(0)])
-      const aad = Buffer.concat([Buffer.of(0x42, 0x54, 1, json.type_code, json.flags, 0, 0, 0), device, sequence, length])
+      const aad = Buffer.concat([Buffer.of(0x42, 0x54, json.version, json.type_code, json.flags, 0, 0, 0), device, sequence, length])
       const decipher = createDecipheriv('aes-128-ccm', Buffer.from(json.key ?? '', 'hex'), nonce, { authTagLength: 8 })
       decipher.setAuthTag(bytes.subarray(bytes.length - 8))
       decipher.setAAD(aad, { plaintextLength: bytes.length - 8 })
@@ -95,7 +97,7 @@ t.test('the documented layers: payload = AES-CCM(RLE(serialized)), opened here w
 t.test('the server decoding path (decodeChunk) gives each vector its record', async t => {
   for (const v of vectors) {
     const { json } = v
-    const identity = { type: json.type_code, flags: json.flags, device: Buffer.from(json.device, 'hex'), sequence: json.sequence }
+    const identity = { version: json.version, type: json.type_code, flags: json.flags, device: Buffer.from(json.device, 'hex'), sequence: json.sequence }
     const decoded = decodeChunk(identity, wireBytes(v), json.key === undefined ? undefined : Buffer.from(json.key, 'hex'))
     t.same(decoded.ok ? { type: decoded.payload.type, record: JSON.parse(vectorJson(decoded.payload.record)) as unknown } : decoded, { type: json.type, record: json.record }, json.name)
   }
@@ -143,8 +145,10 @@ t.test('posted over HTTP, each vector is accepted and the API shows its record',
     const { shown, expected } = await apiView(server, v.json)
     t.same(shown, expected, `${v.json.name}: what the API shows`)
   }
-  const again = await server.ingest(Buffer.concat(vectors.map(v => v.frames.at(-1) as Buffer)))
-  t.same(again.json.duplicate, vectors.length, 'each vector again is a duplicate')
+  const again = await server.ingest(Buffer.concat(vectors.flatMap(v => v.frames.map(asRetransmission))))
+  t.same(again.json.duplicate, vectors.length, 'each vector retransmitted is a duplicate')
+  const firstAgain = await server.ingest(Buffer.concat(vectors[0].frames))
+  t.match(firstAgain.json.frames, [{ status: 'accepted', sequence_reused: true }], 'sent again as a first transmission, it is a new boot\'s chunk')
 })
 
 t.test('CBOR map keys outside the schema are dropped, never stored over the server’s own fields', async t => {
