@@ -1,8 +1,9 @@
 // The telemetry dashboard in headless Chromium against a real server: Basic sign-in (a wrong password
 // refused), the overview, a device that starts sending appears in the list without a reload, a
-// device's page with its metric chart and its fault's symbol, and the groups form shown to a
-// provisioner but not to a viewer (whom the API refuses as well). Screenshots of the main views go to
-// BERTH_SCREENSHOTS (docs/screenshots holds the ones published).
+// device's page with its metric chart and its fault's symbol, the chart over the chosen range with a
+// hole in a series drawn as a gap, and the groups form shown to a provisioner but not to a viewer (whom
+// the API refuses as well). Screenshots of the main views go to BERTH_SCREENSHOTS (docs/screenshots
+// holds the ones published).
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
@@ -33,6 +34,51 @@ const info: ChunkPayload = { type: 'DeviceInfo', record: { serial: 'SN-1', hardw
 const metrics = (n: number): ChunkPayload => ({ type: 'Metrics', record: { uptime_ms: n, entries: [{ key: 'battery_mv', kind: 'gauge', value: 3600 + n * 10, uptime_ms: n }] } })
 const fault: ChunkPayload = { type: 'FaultRecord', record: { pc: 0x0800abcd, lr: 0x08000123, sp: 0, psr: 0, cfsr: 0x8200, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 9 } }
 const trace: ChunkPayload = { type: 'Trace', record: { uptime_ms: 10, dropped: 0, data: Buffer.from('radio up\n') } }
+
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+/** What the test reads of the uPlot instance on the chart's element (plugins/ingest/dashboard/src/chart.tsx). */
+interface PlotHost {
+  plot?: {
+    status: 0 | 1
+    scales: { x: { min: number, max: number } }
+    /** x, then the minimum, the maximum and the average */
+    data: [ArrayLike<number>, ...Array<ArrayLike<number | null>>]
+    bbox: { left: number, top: number, width: number, height: number }
+    valToPos: (value: number, scale: string, canvasPixels: boolean) => number
+    ctx: { getImageData: (x: number, y: number, width: number, height: number) => { data: ArrayLike<number> } }
+  }
+}
+
+interface ChartView {
+  /** The x scale, ms since the epoch. */
+  from: number
+  to: number
+  /** The data given to uPlot: x in ms, and the average (null: a gap). */
+  x: number[]
+  avg: Array<number | null>
+  /** Per time asked about: where it is across the plot (0 to 1), and whether anything opaque is drawn in its pixel columns. */
+  columns: Array<{ across: number, inked: boolean }>
+}
+
+/** The drawn chart of the page, and its pixel columns at the times `at` (ms). */
+async function readChart (page: Page, at: number[] = []): Promise<ChartView> {
+  return await pollUntil(async () => await page.$eval('.chart', (element, times) => {
+    const plot = (element as unknown as PlotHost).plot
+    if (plot === undefined || plot.status !== 1) return false
+    const { left, top, width, height } = plot.bbox
+    const columns = times.map(time => {
+      const x = Math.round(plot.valToPos(time / 1000, 'x', true))
+      // The series are opaque; the grid lines are drawn at an alpha of about 18 (of 255).
+      const { data } = plot.ctx.getImageData(x - 1, top, 3, height)
+      let inked = false
+      for (let i = 3; i < data.length; i += 4) if (data[i] > 128) inked = true
+      return { across: (x - left) / width, inked }
+    })
+    return { from: plot.scales.x.min * 1000, to: plot.scales.x.max * 1000, x: Array.from(plot.data[0], v => v * 1000), avg: Array.from(plot.data[3]), columns }
+  }, at), { what: 'the chart drawn' })
+}
 
 async function signIn (page: Page, base: URL, role: TestRole, password: string): Promise<void> {
   await page.goto(new URL('/dashboard/', base).href)
@@ -180,6 +226,79 @@ if (executablePath !== undefined) {
     await page.click('.pages button:text("Next")')
     await page.waitForSelector('table.devices a[href="#/devices/f000000000000031"]')
     t.pass('the next page follows the cursor')
+  })
+
+  t.test('a device\'s chart spans the range the page asks for, and a hole in a series is a gap', async t => {
+    await builtDashboard()
+    const server = await telemetryServer(t)
+    const shots = process.env.BERTH_SCREENSHOTS ?? tempDir(t, 'berth-dashboard-shots-')
+    mkdirSync(shots, { recursive: true })
+    const lone = 'a1b2c3d4e5f60003'
+    const holed = 'a1b2c3d4e5f60004'
+    for (const device of [lone, holed]) t.equal((await server.ingest(encodeChunk({ device, sequence: 0, payload: info }))).json.accepted, 1)
+    // Samples in the past, stored as the ingest path stores them (plugins/ingest/apply.ts): a chunk
+    // is stamped when it arrives, so none can be sent with an earlier time.
+    const store = server.service.telemetry.store.metrics
+    const sample = async (device: string, at: number, sequence: number, value: number): Promise<void> => {
+      await store.put([device, at, sequence, 0], { device, sequence, received_at: at, key: 'battery_mv', kind: 'gauge', value, uptime_ms: sequence })
+    }
+    const began = Date.now()
+    const single = began - 6 * HOUR
+    await sample(lone, single, 1, 3700)
+    // One every five minutes from 12 to 8 hours ago and from 4 hours ago on, and one alone 6 hours ago:
+    // a hole of four hours with a sample in its middle.
+    for (let n = 0; n <= 144; n++) {
+      const at = began - 12 * HOUR + n * 5 * 60_000
+      if (at <= began - 8 * HOUR || at >= began - 4 * HOUR || at === began - 6 * HOUR) await sample(holed, at, n + 1, 3600 + (n % 12) * 5)
+    }
+
+    const context = await headlessBrowser(t, executablePath)
+    const page = await context.newPage()
+    await signIn(page, server.base, 'viewer', passwordOf('viewer'))
+    await page.waitForSelector('.me')
+    await page.goto(new URL(`/dashboard/#/devices/${lone}`, server.base).href)
+    let chart = await readChart(page)
+    t.equal(chart.to - chart.from, DAY, 'one sample: the x axis spans the 24 hours asked for, not the sample\'s extent')
+    t.ok(chart.to >= began && chart.to <= Date.now(), 'ending when the page asked')
+    t.equal(chart.x.length, 1)
+    t.ok(single - chart.x[0] >= 0 && single - chart.x[0] < DAY / 200, 'the point is the bucket of the sample')
+    chart = await readChart(page, [chart.x[0], chart.from, chart.to])
+    t.ok(Math.abs(chart.columns[0].across - 0.75) < 0.01, `the dot is drawn three quarters across (${chart.columns[0].across.toFixed(3)})`)
+    t.ok(chart.columns[0].inked, 'and is there')
+    t.notOk(chart.columns[1].inked || chart.columns[2].inked, 'nothing is drawn at either edge')
+    await page.screenshot({ path: join(shots, 'device-one-sample.png'), fullPage: true })
+    const over = await page.locator('.chart .u-over').boundingBox()
+    if (over === null) throw new Error('the chart has no plot area')
+    await page.mouse.move(over.x + over.width * 0.25, over.y + over.height / 2)
+    await page.mouse.down()
+    await page.mouse.move(over.x + over.width * 0.5, over.y + over.height / 2, { steps: 5 })
+    await page.mouse.up()
+    chart = await pollUntil(async () => { const c = await readChart(page); return c.to - c.from < DAY && c }, { what: 'the zoom' })
+    t.ok(Math.abs((chart.to - chart.from) / DAY - 0.25) < 0.02, 'dragging across a quarter of the plot zooms into it')
+    await page.dblclick('.chart .u-over')
+    chart = await pollUntil(async () => { const c = await readChart(page); return c.to - c.from === DAY && c }, { what: 'the range again' })
+    t.pass('a double click goes back to the range, not to the data\'s extent')
+    await page.selectOption('select[name="range"]', String(7 * DAY))
+    chart = await pollUntil(async () => { const c = await readChart(page); return c.to - c.from === 7 * DAY && c }, { what: 'the 7-day range' })
+    t.pass('the range selector asks for 7 days, and the axis spans them')
+    chart = await readChart(page, [chart.x[0]])
+    t.ok(chart.columns[0].inked && Math.abs(chart.columns[0].across - (1 - 6 * HOUR / (7 * DAY))) < 0.01, 'with the dot inside, near the right')
+    await page.selectOption('select[name="range"]', String(HOUR))
+    chart = await pollUntil(async () => { const c = await readChart(page); return c.to - c.from === HOUR && c }, { what: 'the 1-hour range' })
+    t.equal(chart.x.length, 0, 'the last hour has no sample: an empty chart over that hour')
+    t.match(await page.textContent('.empty'), 'No samples of battery_mv in this range')
+
+    await page.goto(new URL(`/dashboard/#/devices/${holed}`, server.base).href)
+    await page.selectOption('select[name="range"]', String(DAY))
+    chart = await pollUntil(async () => { const c = await readChart(page); return c.to - c.from === DAY && c.x.length > 1 && c }, { what: 'the chart of the series with a hole' })
+    const nulls = chart.avg.flatMap((v, i) => v === null ? [i] : [])
+    t.equal(nulls.length, 2, 'two gaps in the data given to uPlot: before and after the sample in the hole')
+    t.ok(chart.x[nulls[0]] > began - 8 * HOUR && chart.x[nulls[0]] < began - 6 * HOUR && chart.x[nulls[1]] > began - 6 * HOUR && chart.x[nulls[1]] < began - 4 * HOUR, 'both within the hole')
+    t.equal(nulls[1] - nulls[0], 2, 'with the sample between them')
+    const alone = chart.x[nulls[0] + 1]
+    chart = await readChart(page, [began - 10 * HOUR, began - 7 * HOUR, alone, began - 5 * HOUR, began - 2 * HOUR])
+    t.same(chart.columns.map(c => c.inked), [true, false, true, false, true], 'the line is drawn before and after the hole and not across it, the sample in it as a dot')
+    await page.screenshot({ path: join(shots, 'device-gap.png'), fullPage: true })
   })
 
   t.test('single sign-on: authorization code with PKCE against the embedded development provider, as each fleet role', async t => {

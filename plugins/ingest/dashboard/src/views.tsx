@@ -1,10 +1,9 @@
 // The dashboard's views: the fleet overview, the devices list (search, filters, pages), one device
-// (a metric chart, reboots, faults with their symbols, trace lines) and the groups (created by
-// provisioners and admins only: the form is not shown to viewers, and the API refuses them too).
-import { useEffect, useRef, useState } from 'preact/hooks'
-import uPlot from 'uplot'
-import 'uplot/dist/uPlot.min.css'
+// (a metric chart over a chosen range, reboots, faults with their symbols, trace lines) and the groups
+// (created by provisioners and admins only: the form is not shown to viewers, and the API refuses them too).
+import { useEffect, useState } from 'preact/hooks'
 import { api, type Me } from './api.js'
+import { Chart, type Points } from './chart.js'
 
 interface Device {
   id: string
@@ -28,7 +27,6 @@ interface Fault { sequence: number, received_at: number, pc: number, symbol: str
 interface Reboot { sequence: number, received_at: number, reason: string, boot_count: number }
 interface Trace { sequence: number, received_at: number, text: string }
 interface Metric { key: string }
-interface Points { points: Array<{ t: number, min: number, max: number, avg: number }> }
 interface Group { name: string, description: string }
 
 /** Re-read whenever `version` changes (live events bump it). */
@@ -100,16 +98,9 @@ export function DevicesView ({ version }: { version: number }) {
   )
 }
 
-function Chart ({ points }: { points: Points['points'] }) {
-  const box = useRef<HTMLDivElement>(null)
-  useEffect(() => {
-    if (box.current === null || points.length === 0) return
-    const plot = new uPlot({ width: 720, height: 220, series: [{}, { label: 'avg', stroke: '#2563eb' }, { label: 'min', stroke: '#94a3b8' }, { label: 'max', stroke: '#94a3b8' }] },
-      [points.map(p => p.t / 1000), points.map(p => p.avg), points.map(p => p.min), points.map(p => p.max)], box.current)
-    return () => { plot.destroy() }
-  }, [points])
-  return <div ref={box} class="chart" />
-}
+const HOUR = 3_600_000
+/** The ranges a device's chart shows, ending now; 24 h unless another is chosen. */
+const RANGES = [{ label: '1 h', ms: HOUR }, { label: '24 h', ms: 24 * HOUR }, { label: '7 d', ms: 7 * 24 * HOUR }, { label: '30 d', ms: 30 * 24 * HOUR }]
 
 export function DeviceView ({ id, version }: { id: string, version: number }) {
   const device = useData(async () => await api<Device>('GET', `/devices/${id}`), [id, version])
@@ -119,8 +110,14 @@ export function DeviceView ({ id, version }: { id: string, version: number }) {
   // The metric names are read once per device, not on every live event.
   const keys = useData(async () => [...new Set((await api<Page<Metric>>('GET', `/devices/${id}/metrics?limit=1000`)).items.map(m => m.key))], [id])
   const [key, setKey] = useState<string | undefined>(undefined)
+  const [range, setRange] = useState(24 * HOUR)
   const shown = key ?? keys.data?.[0]
-  const points = useData(async () => shown === undefined ? { points: [] } : await api<Points>('GET', `/devices/${id}/metrics/points?key=${encodeURIComponent(shown)}&points=200`), [id, shown, version])
+  const points = useData(async () => {
+    if (shown === undefined) return undefined
+    const to = Date.now()
+    const query = new URLSearchParams({ key: shown, from: String(to - range), to: String(to), points: '200' })
+    return await api<Points>('GET', `/devices/${id}/metrics/points?${query.toString()}`)
+  }, [id, shown, range, version])
   if (device.error !== undefined) return <p class="error">{device.error}</p>
   const d = device.data
   if (d === undefined) return <p>Loading…</p>
@@ -129,8 +126,13 @@ export function DeviceView ({ id, version }: { id: string, version: number }) {
       <h2>{d.name} <small>{d.id}</small></h2>
       <p>{stateOf(d)} · last seen {when(d.last_seen)} · firmware {d.software_type ?? ''} {d.software_version ?? 'unknown'} · group {d.group ?? 'none'} · boots {d.boot_count ?? '?'}</p>
       <h3>Metrics</h3>
-      <select value={shown} onChange={e => { setKey(e.currentTarget.value) }}>{(keys.data ?? []).map(k => <option key={k}>{k}</option>)}</select>
-      <Chart points={points.data?.points ?? []} />
+      <div class="filters">
+        <select name="metric" value={shown} onChange={e => { setKey(e.currentTarget.value) }}>{(keys.data ?? []).map(k => <option key={k}>{k}</option>)}</select>
+        <select name="range" value={range} onChange={e => { setRange(Number(e.currentTarget.value)) }}>{RANGES.map(r => <option key={r.ms} value={r.ms}>last {r.label}</option>)}</select>
+      </div>
+      {keys.data?.length === 0 && <p>No metrics yet.</p>}
+      {points.data !== undefined && <Chart data={points.data} />}
+      {points.data?.points.length === 0 && <p class="empty">No samples of {shown} in this range.</p>}
       <h3>Faults</h3>
       <table class="faults"><tbody>{(faults.data?.items ?? []).map(f => <tr key={f.sequence}><td>{when(f.received_at)}</td><td>0x{f.pc.toString(16)}</td><td>{f.symbol ?? 'not symbolicated yet'}</td></tr>)}</tbody></table>
       <h3>Reboots</h3>
