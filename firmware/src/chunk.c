@@ -34,7 +34,7 @@ static void piece(frames_t *f, const uint8_t *bytes, size_t n, bool end) {
 
 static void header_bytes(uint8_t out[BERTH_FRAME_HEADER], uint8_t type, uint8_t flags, uint8_t index, uint8_t count,
                          const uint8_t device_id[8], uint32_t sequence, uint16_t length) {
-  const uint8_t start[8] = { 0x42, 0x54, 1, type, flags, index, count, 0 };
+  const uint8_t start[8] = { 0x42, 0x54, BERTH_FRAME_VERSION, type, flags, index, count, 0 };
   memcpy(out, start, 8);
   memcpy(out + 8, device_id, 8);
   for (int k = 0; k < 4; k++) out[16 + k] = (uint8_t)(sequence >> (8 * k));
@@ -88,8 +88,11 @@ static uint8_t s_packed[BERTH_RLE_MAX(BERTH_PAYLOAD_MAX) + 8];
 #endif
 
 int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *options, uint8_t type,
-                     const uint8_t device_id[8], uint32_t sequence, berth_encoder_t encode, const void *record) {
+                     const uint8_t device_id[8], uint32_t sequence, berth_encoder_t encode, const void *record,
+                     bool retransmission) {
   frames_t f = { transport, type, BERTH_SERIALIZATION_FLAG, device_id, sequence, 0, 0, 0, 0, 0, 0 };
+  // The seal covers the flags without the retransmission bit, so a retransmission seals the same bytes.
+  const uint8_t sent_as = retransmission ? BERTH_FLAG_RETRANSMITTED : 0;
   berth_buf_t sink = { 0, (size_t)-1, 0, false, stream, &f };
   bool transformed = false;
 #if BERTH_COMPRESSION
@@ -102,20 +105,21 @@ int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *
   if (!transformed) {
     berth_buf_t counter = berth_buf_counter();
     encode(&counter, record);
-    if (!plan(&f, counter.length)) return -2;
+    if (!plan(&f, counter.length)) return BERTH_CHUNK_TOO_LARGE;
+    f.flags |= sent_as;
     encode(&sink, record);
     return f.status;
   }
 #if BERTH_COMPRESSION || BERTH_ENCRYPTION
   berth_buf_t out = berth_buf(s_payload, BERTH_PAYLOAD_MAX);
   encode(&out, record);
-  if (out.overflow) return -2;
+  if (out.overflow) return BERTH_CHUNK_TOO_LARGE;
   uint8_t *bytes = s_payload;
   size_t length = out.length;
 #if BERTH_COMPRESSION
   if (options->compress) {
     length = berth_rle_encode(bytes, length, s_packed, sizeof s_packed - 8);
-    if (length == 0 && out.length > 0) return -2;
+    if (length == 0 && out.length > 0) return BERTH_CHUNK_TOO_LARGE;
     bytes = s_packed;
     f.flags |= BERTH_FLAG_COMPRESSED;
   }
@@ -133,10 +137,11 @@ int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *
     length += BERTH_CCM_TAG;
   }
 #endif
-  if (!plan(&f, length)) return -2;
+  if (!plan(&f, length)) return BERTH_CHUNK_TOO_LARGE;
+  f.flags |= sent_as;
   berth_buf_put(&sink, bytes, length);
   return f.status;
 #else
-  return -2;
+  return BERTH_CHUNK_TOO_LARGE;
 #endif
 }

@@ -38,21 +38,49 @@ static void seal(retained_t *r) {
 
 size_t berth_retained_size(void) { return sizeof(retained_t); }
 
+/**
+ * The first sequence number after a power cycle: the caller's seed, mixed with the region's power-up
+ * contents when it holds any (real SRAM powers up as noise; RAM cleared at power-on is all zeros) and
+ * with the port's entropy when it has some.
+ */
+static uint32_t power_on_sequence(const retained_t *found, uint32_t sequence_seed) {
+  const uint8_t *bytes = (const uint8_t *)found;
+  uint8_t any = 0;
+  for (size_t i = 0; i < sizeof *found; i++) any |= bytes[i];
+  uint32_t sequence = sequence_seed;
+  if (any != 0) sequence ^= berth_crc32(0, bytes, sizeof *found);
+#if BERTH_PLATFORM_ENTROPY
+  sequence ^= berth_platform_entropy();
+#endif
+  return sequence;
+}
+
+/** The reason of a reset nobody recorded: the reset-cause hardware's, where the port reads it. */
+static berth_reboot_reason_t unrecorded(berth_reboot_reason_t fallback) {
+#if BERTH_PLATFORM_RESET_CAUSE
+  const berth_reboot_reason_t cause = berth_platform_reset_cause();
+  if (cause != BERTH_REBOOT_UNKNOWN) return cause;
+#endif
+  return fallback;
+}
+
 void berth_boot(uint32_t sequence_seed) {
   retained_t *r = retained();
   if (r->magic == RETAINED_MAGIC && r->crc == checksum(r)) {
     r->boot_count++;
     s_reason = (berth_reboot_reason_t)r->next_reason;
+    if (s_reason == BERTH_REBOOT_UNKNOWN) s_reason = unrecorded(BERTH_REBOOT_UNKNOWN);
     s_fault_pending = r->has_fault != 0;
     s_fault = r->fault;
   } else {
+    const uint32_t sequence = power_on_sequence(r, sequence_seed);
     memset(r, 0, sizeof *r);
     r->boot_count = 1;
-    r->sequence = sequence_seed;
-    s_reason = BERTH_REBOOT_POWER_ON;
+    r->sequence = sequence;
+    s_reason = unrecorded(BERTH_REBOOT_POWER_ON);
     s_fault_pending = false;
   }
-  // A reset nobody records (a reset pin, a watchdog the port does not report) reads as unknown.
+  // Until something records a reason (berth_reboot, a hard fault), the next reset is unrecorded.
   r->next_reason = BERTH_REBOOT_UNKNOWN;
   seal(r);
 }

@@ -32,3 +32,10 @@ void berth_trace_clear(void) {
   s_length = 0;
   s_dropped = 0;
 }
+
+void berth_trace_consume(size_t length, uint32_t dropped) {
+  if (length > s_length) length = s_length;
+  memmove(s_data, s_data + length, s_length - length);
+  s_length -= length;
+  s_dropped = dropped < s_dropped ? s_dropped - dropped : 0;
+}

@@ -22,22 +22,30 @@ berth_transport_t berth_usb_cdc_transport(berth_stream_t *cdc) { return stream_t
 #endif
 
 #if BERTH_TRANSPORT_LORA || BERTH_TRANSPORT_BLE
+/** Gather bytes into packets of the link's size; a packet goes when it is full or its frame ends. */
 static int packet_write(berth_transport_t *t, const uint8_t *bytes, size_t length, bool end_of_frame) {
   berth_packet_link_t *link = (berth_packet_link_t *)t->context;
-  if (length > sizeof link->frame - link->length) {
-    link->length = 0;
-    return -1;
+  while (length > 0 || (end_of_frame && link->length > 0)) {
+    const size_t take = length < link->size - link->length ? length : link->size - link->length;
+    memcpy(link->packet + link->length, bytes, take);
+    link->length += take;
+    bytes += take;
+    length -= take;
+    if (link->length == link->size || (end_of_frame && length == 0)) {
+      const size_t n = link->length;
+      link->length = 0;
+      const int status = link->send_packet(link->context, link->packet, n);
+      if (status != 0) return status;
+    }
   }
-  memcpy(link->frame + link->length, bytes, length);
-  link->length += length;
-  if (!end_of_frame) return 0;
-  const size_t n = link->length;
-  link->length = 0;
-  return link->send_packet(link->context, link->frame, n);
+  return 0;
 }
 
-static berth_transport_t packet_transport(berth_packet_link_t *link, uint16_t mtu) {
+/** A packet larger than a frame's overhead holds one whole frame; a smaller one, a piece of a frame. */
+static berth_transport_t packet_transport(berth_packet_link_t *link, size_t size) {
+  link->size = size;
   link->length = 0;
+  const uint16_t mtu = (uint16_t)(size > BERTH_FRAME_OVERHEAD ? size - BERTH_FRAME_OVERHEAD : 0);
   berth_transport_t t = { mtu, packet_write, NULL, link };
   return t;
 }
@@ -45,8 +53,8 @@ static berth_transport_t packet_transport(berth_packet_link_t *link, uint16_t mt
 #endif
 
 #if BERTH_TRANSPORT_LORA
-berth_transport_t berth_lora_transport(berth_packet_link_t *radio) { return packet_transport(radio, BERTH_MTU_LORA); }
+berth_transport_t berth_lora_transport(berth_packet_link_t *radio) { return packet_transport(radio, BERTH_LORA_PACKET); }
 #endif
 #if BERTH_TRANSPORT_BLE
-berth_transport_t berth_ble_transport(berth_packet_link_t *link) { return packet_transport(link, BERTH_MTU_BLE); }
+berth_transport_t berth_ble_transport(berth_packet_link_t *link) { return packet_transport(link, BERTH_BLE_PACKET); }
 #endif

@@ -1,11 +1,17 @@
 //! @file session.c
 //! Upload sessions against a real server, as a device on the POSIX port would run them:
-//!   session <host> <port> <api key> <device hex> <device hex for CCM> <key hex>
-//! 1. boot (power on), record metrics and log lines, upload over HTTP;
-//! 2. a hard fault is recorded and the device resets; the next session goes over a LoRa link (51-byte
-//!    fragments) with RLE, its frames posted through the HTTP transport;
-//! 3. a second device, registered for encryption, uploads over a BLE link (20-byte fragments) with RLE
-//!    and AES-128-CCM.
+//!   session <host> <port> <api key> transports <device hex> <device hex for CCM> <key hex>
+//!     1. boot (power on), record metrics and log lines, upload over HTTP;
+//!     2. a hard fault is recorded and the device resets; the next session goes over a LoRa link
+//!        (51-byte packets: 25 payload bytes per fragment) with RLE, its frames posted over HTTP;
+//!     3. a second device, registered for encryption, uploads over a BLE link (20-byte notifications,
+//!        each frame spread over several) with RLE and AES-128-CCM.
+//!   session <host> <port> <api key> retry <device hex>
+//!     frames posted one by one; the answer to the Trace frame is lost (the frame was stored), more is
+//!     recorded, the session is retried and completes, and a second session carries what came later.
+//!   session <host> <port> <api key> power <device hex> <zeros|noise>
+//!     two power-on boots, each with the same session; between them retained RAM is cleared (zeros) or
+//!     powers up as noise. Built with BERTH_PLATFORM_ENTROPY=1, the port adds /dev/urandom.
 //! Prints `ok - ...` / `not ok - ...` lines, and each answer of the server.
 #include <setjmp.h>
 #include <stdio.h>
@@ -22,8 +28,10 @@
 
 static uint8_t s_body[16384];
 static berth_http_t s_http;
+static const berth_device_info_t INFO = { "SN-C-0001", "evt-2", "c-sdk-test", "0.1.0", "" };
+static jmp_buf s_reset;
 
-/** A radio link whose packets (one frame each) go into the HTTP request of the session. */
+/** A radio link whose packets go into the HTTP request of the session. */
 static int into_http(void *context, const uint8_t *packet, size_t length) {
   berth_transport_t *http = (berth_transport_t *)context;
   return http->write(http, packet, length, true);
@@ -36,34 +44,20 @@ static int radio_flush(berth_transport_t *t) {
 }
 
 static void report(int status, const char *what) {
-  printf("%sok - %s (HTTP %d)\n", status == 0 ? "" : "not ", what, s_http.status);
+  printf("%sok - %s (HTTP %d, status %d)\n", status == 0 ? "" : "not ", what, s_http.status, status);
   const char *body = strstr(s_http.response, "\r\n\r\n");
   printf("# %s\n", body != NULL ? body + 4 : "(no answer)");
 }
 
-int main(int argc, char **argv) {
-  if (argc < 7) {
-    fprintf(stderr, "usage: session <host> <port> <api key> <device hex> <ccm device hex> <key hex>\n");
-    return 2;
-  }
-  s_http = (berth_http_t){ .host = argv[1], .api_key = argv[3], .buffer = s_body, .capacity = sizeof s_body };
-  sscanf(argv[2], "%hu", &s_http.port);
-  uint8_t device[8], ccm_device[8], key[16];
-  if (strlen(argv[4]) != 16 || strlen(argv[5]) != 16 || strlen(argv[6]) != 32) {
-    fprintf(stderr, "device ids are 16 hex digits, the key 32\n");
-    return 2;
-  }
-  unhex(argv[4], device);
-  unhex(argv[5], ccm_device);
-  unhex(argv[6], key);
-  const berth_device_info_t info = { "SN-C-0001", "evt-2", "c-sdk-test", "0.1.0", "" };
-  berth_transport_t http = berth_http_transport(&s_http);
-  berth_posix_set_device_id(device);
+static void expect(int ok, const char *what) {
+  printf("%sok - %s\n", ok ? "" : "not ", what);
+}
 
-  static jmp_buf reset;
+static void transports(berth_transport_t *http, const uint8_t device[8], const uint8_t ccm_device[8], const uint8_t key[16]) {
   static volatile int boots;
-  berth_posix_on_reset(&reset);
-  setjmp(reset);
+  berth_posix_set_device_id(device);
+  berth_posix_on_reset(&s_reset);
+  setjmp(s_reset);
   boots++;
   berth_boot(5000);
   if (boots == 1) {
@@ -73,25 +67,108 @@ int main(int argc, char **argv) {
     berth_metrics_observe("loop_us", 812);
     berth_log("boot ok");
     berth_log("sensor ready");
-    berth_upload_t session = { .transport = &http, .options = { false, NULL }, .info = &info };
+    berth_upload_t session = { .transport = http, .options = { false, NULL }, .info = &INFO };
     report(berth_upload(&session), "session 1 over HTTP: device info, reboot, metrics, trace, heartbeat");
     const berth_fault_t fault = { 0x08000a11, 0x08000b23, 0x20001fe0, 0x21000000, 0x0400, 0x40000000, 0, 0, 1234 };
     berth_fault_record(&fault);
     berth_platform_reset();
   }
-  berth_packet_link_t lora_link = { .send_packet = into_http, .context = &http };
+  berth_packet_link_t lora_link = { .send_packet = into_http, .context = http };
   berth_transport_t lora = berth_lora_transport(&lora_link);
   lora.flush = radio_flush;
-  berth_upload_t after_fault = { .transport = &lora, .options = { true, NULL }, .info = &info };
-  report(berth_upload(&after_fault), "session 2 over LoRa (51-byte fragments, RLE): reboot reason, fault, heartbeat");
+  berth_upload_t after_fault = { .transport = &lora, .options = { true, NULL }, .info = &INFO };
+  report(berth_upload(&after_fault), "session 2 over LoRa (51-byte packets, RLE): reboot reason, fault, heartbeat");
 
   berth_posix_set_device_id(ccm_device);
   berth_boot(9000);
   berth_log("encrypted hello");
-  berth_packet_link_t ble_link = { .send_packet = into_http, .context = &http };
+  berth_packet_link_t ble_link = { .send_packet = into_http, .context = http };
   berth_transport_t ble = berth_ble_transport(&ble_link);
   ble.flush = radio_flush;
-  berth_upload_t sealed = { .transport = &ble, .options = { true, key }, .info = &info };
-  report(berth_upload(&sealed), "session 3 over BLE (20-byte fragments, RLE, AES-128-CCM)");
+  berth_upload_t sealed = { .transport = &ble, .options = { true, key }, .info = &INFO };
+  report(berth_upload(&sealed), "session 3 over BLE (20-byte notifications, RLE, AES-128-CCM)");
+}
+
+/** HTTP posting each frame, whose answer to the first Trace frame is lost after the server took it. */
+static int s_trace_answers_lost;
+static int lossy_write(berth_transport_t *t, const uint8_t *bytes, size_t length, bool end_of_frame) {
+  static bool trace_frame, at_start = true;
+  berth_transport_t *http = (berth_transport_t *)t->context;
+  if (at_start) trace_frame = bytes[3] == BERTH_CHUNK_TRACE; // a frame's header comes as its first piece
+  at_start = end_of_frame;
+  const int status = http->write(http, bytes, length, end_of_frame);
+  if (status != 0 || !end_of_frame || !trace_frame || s_trace_answers_lost > 0) return status;
+  s_trace_answers_lost++;
+  return BERTH_SEND_UNCERTAIN;
+}
+
+static void retry(berth_transport_t *http, const uint8_t device[8]) {
+  berth_posix_set_device_id(device);
+  berth_posix_on_reset(NULL);
+  berth_boot(7000);
+  s_http.per_frame = true;
+  berth_transport_t lossy = { 0, lossy_write, NULL, http };
+  berth_metrics_gauge("battery_mv", 3700);
+  berth_metrics_increment("tx_packets", 2);
+  berth_log("before the failure");
+  berth_upload_t session = { .transport = &lossy, .options = { false, NULL }, .info = &INFO };
+  const int failed = berth_upload(&session);
+  expect(failed == BERTH_SEND_UNCERTAIN, "the session fails at the Trace frame, uncertain whether it arrived");
+  berth_metrics_gauge("battery_mv", 3600);
+  berth_metrics_increment("tx_packets", 5);
+  berth_metrics_observe("retry_us", 77);
+  berth_log("between the attempts");
+  report(berth_upload(&session), "the session retried: what was sent goes again, unchanged, as retransmissions");
+  expect(berth_metrics_count() == 3 && berth_trace_length() == strlen("between the attempts\n"), "what was recorded between the attempts is kept");
+  report(berth_upload(&session), "the next session carries it");
+  expect(berth_metrics_count() == 0 && berth_trace_length() == 0, "and the buffers are empty");
+  s_http.per_frame = false;
+}
+
+static void power(berth_transport_t *http, const uint8_t device[8], bool noise) {
+  static volatile int boots;
+  berth_posix_set_device_id(device);
+  berth_posix_on_reset(&s_reset);
+  setjmp(s_reset);
+  boots++;
+  berth_boot(3000); // the same seed at every power-on: the port has no clock or counter to give
+  berth_metrics_increment("boots", 1);
+  berth_upload_t session = { .transport = http, .options = { false, NULL }, .info = &INFO };
+  report(berth_upload(&session), boots == 1 ? "first power-on: a session" : "second power-on: the same session");
+  if (boots == 1) {
+    berth_metrics_clear(); // RAM is lost with the power
+    berth_trace_clear();
+    berth_posix_power_cycle(noise ? 0x5eed1234u : 0);
+  }
+  berth_posix_on_reset(NULL);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: session <host> <port> <api key> transports|retry|power <device hex> ...\n");
+    return 2;
+  }
+  s_http = (berth_http_t){ .host = argv[1], .api_key = argv[3], .buffer = s_body, .capacity = sizeof s_body };
+  sscanf(argv[2], "%hu", &s_http.port);
+  berth_transport_t http = berth_http_transport(&s_http);
+  const char *mode = argv[4];
+  uint8_t device[8], ccm_device[8], key[16];
+  if (strlen(argv[5]) != 16) {
+    fprintf(stderr, "device ids are 16 hex digits\n");
+    return 2;
+  }
+  unhex(argv[5], device);
+  if (strcmp(mode, "transports") == 0 && argc == 8 && strlen(argv[6]) == 16 && strlen(argv[7]) == 32) {
+    unhex(argv[6], ccm_device);
+    unhex(argv[7], key);
+    transports(&http, device, ccm_device, key);
+  } else if (strcmp(mode, "retry") == 0) {
+    retry(&http, device);
+  } else if (strcmp(mode, "power") == 0 && argc == 7) {
+    power(&http, device, strcmp(argv[6], "noise") == 0);
+  } else {
+    fprintf(stderr, "session: unknown mode or arguments\n");
+    return 2;
+  }
   return 0;
 }

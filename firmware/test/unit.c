@@ -55,9 +55,9 @@ static void test_ccm(void) {
   uint8_t key[16], nonce[13], aad[22], plain[4], sealed[12], expected[12], opened[4];
   for (int i = 0; i < 16; i++) key[i] = (uint8_t)i;
   unhex("00112233aabbccdd1c0c0b0a00", nonce);
-  unhex("42540106010000000011223" "3aabbccdd1c0c0b0a0c00", aad);
+  unhex("42540206010000000011223" "3aabbccdd1c0c0b0a0c00", aad);
   unhex("e0c80722", plain);
-  unhex("858c2a7f99c8639ad5744b6d", expected);
+  unhex("858c2a7f8ccfc4d18327e189", expected);
   berth_ccm_seal(key, nonce, aad, sizeof aad, plain, sizeof plain, sealed);
   check(memcmp(sealed, expected, sizeof sealed) == 0, "AES-128-CCM seals the vector of the chunk format");
   check(berth_ccm_open(key, nonce, aad, sizeof aad, sealed, sizeof sealed, opened) && memcmp(opened, plain, 4) == 0, "and opens it");
@@ -85,6 +85,30 @@ static void test_metrics_and_trace(void) {
   for (int i = 0; i < 6; i++) berth_trace_write(line, sizeof line);
   check(berth_trace_length() == BERTH_TRACE_CAPACITY && berth_trace_dropped() == 600 - BERTH_TRACE_CAPACITY,
         "the trace keeps 512 bytes and counts what it dropped");
+}
+
+static void test_sealed_buffers(void) {
+  berth_metrics_clear();
+  berth_metrics_gauge("battery_mv", 3700);
+  berth_metrics_increment("tx_packets", 2);
+  check(berth_metrics_seal() == 2, "sealing freezes the entries held");
+  berth_metrics_gauge("battery_mv", 3600);
+  berth_metrics_increment("tx_packets", 5);
+  berth_metrics_increment("tx_packets", 1);
+  const berth_metric_t *e = berth_metrics_entries();
+  check(berth_metrics_count() == 4 && e[0].value == 3700 && e[1].value == 2 && e[2].value == 3600 && e[3].value == 6,
+        "records after the seal start new entries: the frozen ones keep their values");
+  berth_metrics_consume(2);
+  check(berth_metrics_count() == 2 && e[0].value == 3600 && strcmp(e[1].key, "tx_packets") == 0 && e[1].value == 6,
+        "consuming the delivered entries keeps what was recorded since");
+  berth_metrics_increment("tx_packets", 1);
+  check(berth_metrics_count() == 2 && e[1].value == 7, "after consuming, records update entries again");
+  berth_trace_clear();
+  berth_trace_write("sent\n", 5);
+  const size_t sent = berth_trace_length();
+  berth_trace_write("later\n", 6);
+  berth_trace_consume(sent, 0);
+  check(berth_trace_length() == 6 && memcmp(berth_trace_data(), "later\n", 6) == 0, "the trace gives up only the delivered bytes");
 }
 
 static void test_retained(void) {
@@ -123,10 +147,14 @@ static void test_retained(void) {
 
 static uint8_t s_captured[4096];
 static size_t s_captured_length;
+static size_t s_packets;
+static size_t s_largest_packet;
 static int capture(void *context, const uint8_t *bytes, size_t length) {
   (void)context;
   memcpy(s_captured + s_captured_length, bytes, length);
   s_captured_length += length;
+  s_packets++;
+  if (length > s_largest_packet) s_largest_packet = length;
   return 0;
 }
 
@@ -134,20 +162,37 @@ static void encode_blob(berth_buf_t *out, const void *record) {
   berth_buf_put(out, record, 100);
 }
 
-static void test_fragments(void) {
-  berth_packet_link_t link = { .send_packet = capture };
-  berth_transport_t lora = berth_lora_transport(&link);
+static int frame_crc_ok(const uint8_t *frame, size_t payload) {
+  const uint8_t *crc = frame + 22 + payload;
+  return berth_crc32(0, frame, 22 + payload) == (uint32_t)(crc[0] | crc[1] << 8 | crc[2] << 16 | (uint32_t)crc[3] << 24);
+}
+
+static void test_packets(void) {
   uint8_t blob[100];
   for (int i = 0; i < 100; i++) blob[i] = (uint8_t)i;
   const uint8_t id[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
   const berth_chunk_options_t plain = { false, NULL };
-  s_captured_length = 0;
-  check(berth_chunk_send(&lora, &plain, BERTH_CHUNK_TRACE, id, 9, encode_blob, blob) == 0, "a 100-byte chunk over LoRa");
-  // Two frames: 51 + 49 payload bytes, fragment 0/2 and 1/2.
-  check(s_captured_length == 26 * 2 + 100 && s_captured[5] == 0 && s_captured[6] == 2 && s_captured[20] == 51 &&
-        s_captured[77 + 5] == 1 && s_captured[77 + 6] == 2 && s_captured[77 + 20] == 49, "is two fragments of 51 and 49 bytes");
-  check(berth_crc32(0, s_captured, 73) == (uint32_t)(s_captured[73] | s_captured[74] << 8 | s_captured[75] << 16 | (uint32_t)s_captured[76] << 24),
-        "each with its CRC");
+
+  berth_packet_link_t radio = { .send_packet = capture };
+  berth_transport_t lora = berth_lora_transport(&radio);
+  s_captured_length = s_packets = s_largest_packet = 0;
+  check(berth_chunk_send(&lora, &plain, BERTH_CHUNK_TRACE, id, 9, encode_blob, blob, false) == 0, "a 100-byte chunk over LoRa");
+  // 51-byte packets, each one frame: 26 bytes of header and CRC, 25 of payload, four fragments.
+  int fragments_ok = s_packets == 4 && s_largest_packet == 51 && s_captured_length == 4 * 51;
+  for (size_t i = 0; i < 4 && fragments_ok; i++) {
+    const uint8_t *frame = s_captured + 51 * i;
+    fragments_ok = frame[2] == 2 && frame[5] == i && frame[6] == 4 && frame[20] == 25 && frame_crc_ok(frame, 25);
+  }
+  check(fragments_ok, "is four frames of 25 payload bytes, one per 51-byte packet, each with its CRC");
+
+  berth_packet_link_t link = { .send_packet = capture };
+  berth_transport_t ble = berth_ble_transport(&link);
+  s_captured_length = s_packets = s_largest_packet = 0;
+  check(berth_chunk_send(&ble, &plain, BERTH_CHUNK_TRACE, id, 10, encode_blob, blob, true) == 0, "the same chunk over BLE, as a retransmission");
+  // 20-byte notifications cannot hold a frame: one 126-byte frame goes in 7 of them (6 full, 6 bytes).
+  check(s_packets == 7 && s_largest_packet == 20 && s_captured_length == 126 && s_captured[6] == 0 && s_captured[20] == 100 &&
+        frame_crc_ok(s_captured, 100), "is one frame in seven notifications of at most 20 bytes");
+  check(s_captured[4] == BERTH_FLAG_RETRANSMITTED, "with the retransmission bit");
 }
 
 int main(void) {
@@ -155,8 +200,9 @@ int main(void) {
   test_rle();
   test_ccm();
   test_metrics_and_trace();
+  test_sealed_buffers();
   test_retained();
-  test_fragments();
+  test_packets();
   printf("1..%d\n", s_test);
   return s_failed == 0 ? 0 : 1;
 }

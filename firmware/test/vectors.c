@@ -32,7 +32,7 @@ static int send_vector(const vector_t *v, uint8_t flags) {
   berth_transport_t t = { v->mtu, capture, NULL, NULL };
   const berth_chunk_options_t options = { (flags & BERTH_FLAG_COMPRESSED) != 0, (flags & BERTH_FLAG_ENCRYPTED) != 0 ? KEY : NULL };
   s_length = 0;
-  return berth_chunk_send(&t, &options, v->type, DEVICE, v->sequence, v->encode, v->record);
+  return berth_chunk_send(&t, &options, v->type, DEVICE, v->sequence, v->encode, v->record, false);
 }
 
 /** The vector's frames opened and expanded back to the serialized payload. */

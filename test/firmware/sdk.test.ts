@@ -1,6 +1,7 @@
 // The C firmware SDK on the host (gcc, POSIX port): its unit tests; the golden vectors byte for byte
-// (Avro, RLE, AES-CCM, fragments) and back; its CBOR decoded by the server's decoder; and whole upload
-// sessions over HTTP, LoRa and BLE fragments, plain and encrypted, stored by a real server.
+// (Avro, RLE, AES-CCM, fragments) and back; its CBOR decoded by the server's decoder; whole upload
+// sessions over HTTP, LoRa packets and BLE notifications, plain and encrypted, stored by a real server;
+// a session retried after an uncertain failure; and power cycles on each class of platform.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
@@ -17,6 +18,8 @@ const toolchain = await requireComponent(t, 'gcc', hostToolchain)
 if (toolchain !== undefined) {
   const out = tempDir(t, 'berth-firmware-')
   await make('host-tests', out)
+  const entropy = join(out, 'entropy')
+  await make('host-tests', entropy, '-DBERTH_PLATFORM_ENTROPY=1')
 
   t.test('unit tests of the SDK', async t => {
     const { stdout } = await run(join(out, 'unit'))
@@ -49,21 +52,26 @@ if (toolchain !== undefined) {
       const frame = Buffer.from(hex, 'hex')
       t.equal(frame[4], 0x04, `${name}: flag bit 2 says CBOR`)
       const payload = frame.subarray(22, 22 + frame.readUInt16LE(20))
-      const decoded = decodeChunk({ type: frame[3], flags: frame[4], device: frame.subarray(8, 16), sequence: frame.readUInt32LE(16) }, payload, undefined)
+      const decoded = decodeChunk({ version: frame[2], type: frame[3], flags: frame[4], device: frame.subarray(8, 16), sequence: frame.readUInt32LE(16) }, payload, undefined)
       const expected = vector.type === 'Trace' ? { ...vector.record, data: Buffer.from(vector.record.data as string, 'hex') } : vector.record
       t.match(decoded, { ok: true, payload: { type: vector.type, record: expected } }, `${name} in CBOR decodes to its record`)
     }
   })
 
-  t.test('upload sessions over HTTP, LoRa and BLE fragments, plain and encrypted, stored by the server', async t => {
-    const server = await telemetryServer(t)
+  const server = await telemetryServer(t)
+  const json = async (path: string): Promise<Record<string, unknown>> => await (await server.api('GET', path, 'viewer')).json() as Record<string, unknown>
+  const session = async (program: string, ...args: string[]): Promise<string> => {
+    const { stdout } = await run(program, ['127.0.0.1', server.base.port, API_KEY, ...args])
+    return stdout
+  }
+
+  t.test('upload sessions over HTTP, LoRa packets and BLE notifications, plain and encrypted, stored by the server', async t => {
     const [device, sealedDevice] = ['c0ffee0000000001', 'c0ffee0000000002']
     const registered = await server.api('POST', '/devices/register', 'provisioner', { id: sealedDevice, encrypted: true })
     const { key } = await registered.json() as { key: string }
-    const { stdout } = await run(join(out, 'session'), ['127.0.0.1', server.base.port, API_KEY, device, sealedDevice, key])
+    const stdout = await session(join(out, 'session'), 'transports', device, sealedDevice, key)
     for (const line of tapLines(stdout)) t.ok(line.ok, line.name)
     t.equal(stdout.match(/"rejected":0,/g)?.length, 3, 'no frame of the three sessions was rejected')
-    const json = async (path: string): Promise<Record<string, unknown>> => await (await server.api('GET', path, 'viewer')).json() as Record<string, unknown>
     t.match(await json(`/devices/${device}`), { serial: 'SN-C-0001', software_type: 'c-sdk-test', boot_count: 2 })
     t.match(await json(`/devices/${device}/reboots`), { items: [{ reason: 'power_on', boot_count: 1 }, { reason: 'hard_fault', boot_count: 2, pc: 0x08000a11, lr: 0x08000b23 }] })
     t.match(await json(`/devices/${device}/faults`), { items: [{ pc: 0x08000a11, lr: 0x08000b23, cfsr: 0x400, uptime_ms: 1234 }] })
@@ -72,4 +80,38 @@ if (toolchain !== undefined) {
     t.match(await json(`/devices/${device}/traces`), { items: [{ text: 'boot ok\nsensor ready\n', dropped: 0 }] })
     t.match(await json(`/devices/${sealedDevice}/traces`), { items: [{ text: 'encrypted hello\n' }] }, 'the encrypted session was opened with the device\'s key')
   })
+
+  t.test('a session that fails part-way is retried with the same chunks, and what was recorded meanwhile arrives too', async t => {
+    const device = 'c0ffee0000000003'
+    const duplicates = async (): Promise<number> => {
+      const text = await (await server.api('GET', '/metrics/prometheus', 'viewer')).text()
+      return Number(/^berth_ingest_frames_total\{status="duplicate"\} (\d+)$/m.exec(text)?.[1] ?? 0)
+    }
+    const before = await duplicates()
+    const stdout = await session(join(out, 'session'), 'retry', device)
+    for (const line of tapLines(stdout)) t.ok(line.ok, line.name)
+    t.equal(await duplicates() - before, 4, 'the retry\'s device info, reboot, metrics and trace were copies of what the server held')
+    const metrics = await json(`/devices/${device}/metrics`) as { items: Array<{ key: string, value: number }> }
+    t.same(metrics.items.map(m => `${m.key}=${m.value}`), ['battery_mv=3700', 'tx_packets=2', 'battery_mv=3600', 'tx_packets=5', 'retry_us=77'], 'every value once, none lost, none counted twice')
+    const traces = await json(`/devices/${device}/traces`) as { items: Array<{ text: string }> }
+    t.same(traces.items.map(item => item.text), ['before the failure\n', 'between the attempts\n'])
+    t.equal((await json(`/devices/${device}/reboots`) as { items: unknown[] }).items.length, 1, 'one boot, one reboot record')
+  })
+
+  const classes = [
+    { name: 'nothing at all (RAM cleared at power-on)', program: join(out, 'session'), ram: 'zeros', device: 'c0ffee0000000010', sameNumbers: true },
+    { name: 'only retained RAM (it powers up as noise)', program: join(out, 'session'), ram: 'noise', device: 'c0ffee0000000011', sameNumbers: false },
+    { name: 'a random number generator', program: join(entropy, 'session'), ram: 'zeros', device: 'c0ffee0000000012', sameNumbers: false }
+  ]
+  for (const platform of classes) {
+    t.test(`two power-on boots on a platform with ${platform.name}: both are stored`, async t => {
+      const stdout = await session(platform.program, 'power', platform.device, platform.ram)
+      for (const line of tapLines(stdout)) t.ok(line.ok, line.name)
+      const reboots = (await json(`/devices/${platform.device}/reboots`) as { items: Array<{ reason: string, boot_count: number, sequence: number }> }).items
+      t.same(reboots.map(r => `${r.reason} ${r.boot_count}`), ['power_on 1', 'power_on 1'], 'two power-on reboots')
+      t.equal(reboots[0].sequence === reboots[1].sequence, platform.sameNumbers, platform.sameNumbers ? 'under the same sequence number: the server told the boots apart' : 'under different sequence numbers')
+      const metrics = (await json(`/devices/${platform.device}/metrics`) as { items: Array<{ key: string, value: number }> }).items
+      t.same(metrics.map(m => `${m.key}=${m.value}`), ['boots=1', 'boots=1'], 'each boot\'s metrics')
+    })
+  }
 }

@@ -11,11 +11,15 @@
 #include "berth/buffer.h"
 #include "berth/transport.h"
 
+//! The frame version the SDK writes (docs/chunk-format.md, "Versions").
+#define BERTH_FRAME_VERSION 2
 #define BERTH_FRAME_HEADER 22
 #define BERTH_FRAME_OVERHEAD 26
 #define BERTH_FLAG_ENCRYPTED 0x01
 #define BERTH_FLAG_COMPRESSED 0x02
 #define BERTH_FLAG_CBOR 0x04
+//! The chunk may have reached the server before: a copy of it there makes this one a duplicate.
+#define BERTH_FLAG_RETRANSMITTED 0x08
 
 typedef struct {
   //! RLE-compress payloads (flag bit 1); needs BERTH_COMPRESSION.
@@ -27,7 +31,12 @@ typedef struct {
 //! Serializes one record (records.h) into `out`.
 typedef void (*berth_encoder_t)(berth_buf_t *out, const void *record);
 
-//! Send one chunk of `type` holding `record` with sequence number `sequence`. 0 on success; negative
-//! when the transport failed, or the payload does not fit BERTH_PAYLOAD_MAX, an MTU or the format.
+//! The payload does not fit BERTH_PAYLOAD_MAX, the transport's MTU or the format.
+#define BERTH_CHUNK_TOO_LARGE (-2)
+
+//! Send one chunk of `type` holding `record` with sequence number `sequence`; `retransmission` when the
+//! same chunk may have reached the server before (a send of it ended BERTH_SEND_UNCERTAIN). 0 on
+//! success, the transport's BERTH_SEND_FAILED or BERTH_SEND_UNCERTAIN, or BERTH_CHUNK_TOO_LARGE.
 int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *options, uint8_t type,
-                     const uint8_t device_id[8], uint32_t sequence, berth_encoder_t encode, const void *record);
+                     const uint8_t device_id[8], uint32_t sequence, berth_encoder_t encode, const void *record,
+                     bool retransmission);

@@ -48,6 +48,28 @@
 #define BERTH_TRANSPORT_BLE 1
 #endif
 
+//! Largest LoRa packet, frame header and CRC included (LoRaWAN EU868 at DR0–2 carries 51 bytes).
+#ifndef BERTH_LORA_PACKET
+#define BERTH_LORA_PACKET 51
+#endif
+
+//! Largest BLE notification (20 bytes with the default ATT MTU of 23).
+#ifndef BERTH_BLE_PACKET
+#define BERTH_BLE_PACKET 20
+#endif
+
+//! The port supplies berth_platform_entropy() (platform.h): a hardware random number, an RTC or a
+//! counter kept in flash, so sequence numbers start afresh at each power-on.
+#ifndef BERTH_PLATFORM_ENTROPY
+#define BERTH_PLATFORM_ENTROPY 0
+#endif
+
+//! The port supplies berth_platform_reset_cause() (platform.h): why the processor last reset, as its
+//! reset-cause hardware tells it.
+#ifndef BERTH_PLATFORM_RESET_CAUSE
+#define BERTH_PLATFORM_RESET_CAUSE 0
+#endif
+
 //! Asynchronous transport and upload: berth_upload_step() sends one frame per call (a main loop or an
 //! RTOS task drives it) instead of berth_upload() sending the whole session at once.
 #ifndef BERTH_ASYNC_UPLOAD

@@ -19,5 +19,11 @@ size_t berth_metrics_count(void);
 const berth_metric_t *berth_metrics_entries(void);
 //! Entries dropped since boot because the buffer was full.
 uint32_t berth_metrics_dropped(void);
-//! Empty the buffer (after an upload delivered it).
+//! Empty the buffer.
 void berth_metrics_clear(void);
+//! Freeze the entries held now (an upload is sending them): later records of their keys start new
+//! entries after them instead of changing them, so a retried chunk holds the same values. Returns how
+//! many are frozen.
+size_t berth_metrics_seal(void);
+//! The first `count` entries were delivered: remove them, keep what was recorded since, unfreeze.
+void berth_metrics_consume(size_t count);

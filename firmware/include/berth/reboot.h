@@ -13,9 +13,11 @@
 size_t berth_retained_size(void);
 
 //! Read the retained record: a valid one gives this boot's reason and a pending fault; an invalid one
-//! (power-on, or corrupted) starts over with power_on, boot count 1 and `sequence_seed`, which should
-//! differ at every power-on (an RTC, a counter in flash, a hardware random number): the server drops a
-//! chunk whose device id and sequence number it has stored before.
+//! (power-on, or corrupted) starts over with power_on (or the port's reset cause), boot count 1 and
+//! sequence numbers from `sequence_seed`, mixed with the region's power-up noise and the port's
+//! entropy (BERTH_PLATFORM_ENTROPY). Numbers that repeat across power cycles are safe for the server
+//! (frames of version 2 tell a new boot from a retry), but encrypted chunks then repeat CCM nonces:
+//! an encrypting device should have entropy or a seed that differs at every power-on.
 void berth_boot(uint32_t sequence_seed);
 
 berth_reboot_reason_t berth_reboot_reason(void);

@@ -16,3 +16,6 @@ const uint8_t *berth_trace_data(void);
 //! Bytes dropped since the last upload because the buffer was full.
 uint32_t berth_trace_dropped(void);
 void berth_trace_clear(void);
+//! The first `length` bytes and `dropped` of the dropped count were delivered: remove them, keep what
+//! was written since.
+void berth_trace_consume(size_t length, uint32_t dropped);

@@ -1,8 +1,10 @@
 //! @file transports.h
 //! The SDK's transports, each built on a function the port supplies:
 //! - UART (always) and USB CDC: a byte stream; frames are written as they come (no MTU);
-//! - LoRa and BLE (to a gateway): packets of one frame each, chunks fragmented to BERTH_MTU_LORA (51)
-//!   and BERTH_MTU_BLE (20) payload bytes;
+//! - LoRa and BLE (to a gateway): packets of at most BERTH_LORA_PACKET (51) and BERTH_BLE_PACKET (20)
+//!   bytes, headers and CRCs included. A packet larger than a frame's 26 bytes of overhead carries one
+//!   frame, chunks fragmented to fit (LoRa: 25 payload bytes per frame); a smaller one (BLE's 20-byte
+//!   notifications) carries a frame in as many packets as it needs, which the gateway joins again;
 //! - HTTP: in ports/posix (berth_http_transport), frames gathered and posted to /ingest/chunks.
 #pragma once
 #include "berth/chunk.h"
@@ -15,12 +17,15 @@ typedef struct {
   void *context;
 } berth_stream_t;
 
-//! A packet link: send one packet of `length` bytes, 0 on success.
+#define BERTH_PACKET_MAX (BERTH_LORA_PACKET > BERTH_BLE_PACKET ? BERTH_LORA_PACKET : BERTH_BLE_PACKET)
+
+//! A packet link: send one packet of `length` bytes; 0, BERTH_SEND_FAILED or BERTH_SEND_UNCERTAIN.
 typedef struct {
   int (*send_packet)(void *context, const uint8_t *packet, size_t length);
   void *context;
-  // One frame being gathered.
-  uint8_t frame[BERTH_FRAME_OVERHEAD + BERTH_MTU_LORA];
+  // Internal: the packet size of the link, and the packet being gathered.
+  size_t size;
+  uint8_t packet[BERTH_PACKET_MAX];
   size_t length;
 } berth_packet_link_t;
 

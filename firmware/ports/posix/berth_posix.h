@@ -4,6 +4,7 @@
 //! HTTP transport over POSIX sockets.
 #pragma once
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,9 @@
 void berth_posix_set_device_id(const uint8_t id[8]);
 //! Where berth_platform_reset() jumps to (0 = exit the process instead).
 void berth_posix_on_reset(jmp_buf *target);
+//! A power cycle: retained RAM loses its record (cleared when `noise` is 0, else filled with bytes
+//! drawn from it, as real SRAM powers up), then a reset.
+void berth_posix_power_cycle(uint32_t noise);
 
 typedef struct {
   const char *host;   // an IPv4 address, e.g. "127.0.0.1"
@@ -21,10 +25,14 @@ typedef struct {
   uint8_t *buffer;    // frames gathered for one request
   size_t capacity;
   size_t length;
+  //! Post each frame as soon as it is complete (a link that delivers frame by frame), not the session's
+  //! frames together when it ends.
+  bool per_frame;
   //! The last answer's status code and body (0 when the server could not be reached).
   int status;
   char response[2048];
 } berth_http_t;
 
-//! Frames gathered in `http->buffer`, posted to /ingest/chunks with X-API-Key when the session ends.
+//! Frames gathered in `http->buffer`, posted to /ingest/chunks with X-API-Key when the session ends (or
+//! each frame, with `per_frame`). Results: see transport.h; the request waits 10 s for its answer.
 berth_transport_t berth_http_transport(berth_http_t *http);

@@ -1,6 +1,7 @@
 //! @file platform.c
 //! The POSIX port of the platform interface.
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,5 +29,27 @@ void berth_platform_reset(void) {
 }
 
 void berth_platform_device_id(uint8_t id[8]) { memcpy(id, s_device_id, 8); }
+
+#if BERTH_PLATFORM_ENTROPY
+uint32_t berth_platform_entropy(void) {
+  uint32_t value = 0;
+  FILE *random = fopen("/dev/urandom", "rb");
+  if (random != NULL) {
+    if (fread(&value, sizeof value, 1, random) != 1) value = 0;
+    fclose(random);
+  }
+  return value;
+}
+#endif
 void berth_posix_set_device_id(const uint8_t id[8]) { memcpy(s_device_id, id, 8); }
 void berth_posix_on_reset(jmp_buf *target) { s_reset = target; }
+
+void berth_posix_power_cycle(uint32_t noise) {
+  uint8_t *bytes = (uint8_t *)s_retained;
+  uint32_t x = noise;
+  for (size_t i = 0; i < sizeof s_retained; i++) {
+    x = x * 1103515245u + 12345u;
+    bytes[i] = noise == 0 ? 0 : (uint8_t)(x >> 24);
+  }
+  berth_platform_reset();
+}

@@ -1,11 +1,20 @@
-// Frames out of a byte stream (a UART): resynchronises on the sync bytes "BT" + version 1, waits for
-// the whole frame its length announces, and keeps it only when its CRC-32 matches; anything else is
-// skipped and counted. Incremental: bytes may arrive in any pieces.
+// Frames out of a byte stream (a UART, BLE notifications): resynchronises on the sync bytes "BT" + a
+// known version (1 or 2), waits for the whole frame its length announces, and keeps it only when its
+// CRC-32 matches; anything else is skipped and counted. Incremental: bytes may arrive in any pieces.
 import { crc32 } from 'node:zlib'
+import { FRAME_VERSION, FRAME_VERSION_1 } from '../../../wasm/index.js'
 
-const SYNC = Buffer.from([0x42, 0x54, 0x01])
+const MAGIC = Buffer.from([0x42, 0x54])
 const HEADER = 22
 const OVERHEAD = 26
+
+/** First position of "BT" followed by a known version byte, or -1 (a "BT" at the very end counts: its version may follow). */
+function findSync (bytes: Buffer): number {
+  for (let at = bytes.indexOf(MAGIC); at >= 0; at = bytes.indexOf(MAGIC, at + 1)) {
+    if (at + 2 >= bytes.length || (bytes[at + 2] >= FRAME_VERSION_1 && bytes[at + 2] <= FRAME_VERSION)) return at
+  }
+  return -1
+}
 
 export class FrameSplitter {
   #pending: Buffer = Buffer.alloc(0)
@@ -17,8 +26,8 @@ export class FrameSplitter {
     this.#pending = this.#pending.length === 0 ? bytes : Buffer.concat([this.#pending, bytes])
     const frames: Buffer[] = []
     for (;;) {
-      const sync = this.#pending.indexOf(SYNC)
-      if (sync < 0) {
+      const sync = findSync(this.#pending)
+      if (sync < 0 || sync + 2 >= this.#pending.length) {
         // Keep a possible start of the sync bytes at the end.
         const keep = this.#pending.length >= 2 && this.#pending[this.#pending.length - 2] === 0x42 && this.#pending[this.#pending.length - 1] === 0x54 ? 2 : this.#pending.at(-1) === 0x42 ? 1 : 0
         this.skipped += this.#pending.length - keep
