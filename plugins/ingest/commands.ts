@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ApiClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { hashPassword } from './auth/passwords.js'
+import { USB_BY_ID } from './gateway/usb.js'
 import type { Device, StoredFault, StoredMetric } from './store.js'
 
 export const ADMIN_PASSWORD_FILE = 'telemetry-admin-password'
@@ -114,19 +115,30 @@ export function telemetryCommands (cli: CliRegistry): void {
 }
 
 
-/** `berth gateway`: the bridge from devices on serial lines and BLE to the telemetry server (gateway/). */
+/** `berth gateway`: the bridge from devices on serial lines, USB and BLE to the telemetry server (gateway/). */
 function gatewayCommand (cli: CliRegistry): void {
   cli.program.command('gateway')
-    .description('bridge devices on serial lines (and BLE where the host has an adapter) to the telemetry server, spooling to disk while it is unreachable')
+    .description('bridge devices on serial lines, USB serial devices and BLE (where the host has an adapter) to the telemetry server, spooling to disk while it is unreachable')
     .option('--serial <line>', 'a serial line: tcp:HOST:PORT, or a tty path with an optional @baud (/dev/ttyUSB0@115200); repeatable', (value: string, all: string[]) => [...all, value], [])
     .option('--url <url>', 'the telemetry server (default: the telemetry listener of the settings, or BERTH_TELEMETRY_URL)')
     .option('--api-key <key>', 'the device key (default: INGEST_API_KEY, or <state_dir>/ingest-api-key)')
     .option('--spool <dir>', 'where frames wait for the server (default: <state_dir>/gateway-spool)')
+    .option('--spool-max <MiB>', 'most frames kept waiting for the server, in MiB (the oldest are dropped and counted past it; frames refused for now get a quarter more)', '64')
+    .option('--no-usb', 'do not bridge USB serial devices (by default every device in /dev/serial/by-id is read, as they come and go)')
+    .option('--usb-dir <dir>', 'where USB serial devices appear', USB_BY_ID)
+    .option('--usb-baud <baud>', 'baud rate of USB serial devices', '115200')
     .option('--no-ble', 'do not bridge BLE devices (by default, devices offering the Berth GATT service are found through BlueZ)')
-    .action(async (options: { serial: string[], url?: string, apiKey?: string, spool?: string, ble: boolean }) => {
+    .option('--metrics <host:port>', 'serve Prometheus metrics of the gateway at http://HOST:PORT/metrics')
+    .action(async (options: { serial: string[], url?: string, apiKey?: string, spool?: string, spoolMax: string, usb: boolean, usbDir: string, usbBaud: string, ble: boolean, metrics?: string }) => {
       const { parseSerial } = await import('./gateway/sources.js')
       const serials = options.serial.map(parseSerial)
-      if (serials.length === 0 && !options.ble) throw new UsageError('give at least one --serial line, or leave BLE on')
+      if (serials.length === 0 && !options.ble && !options.usb) throw new UsageError('give at least one --serial line, or leave USB or BLE on')
+      const spoolMax = Number(options.spoolMax)
+      if (!Number.isFinite(spoolMax) || spoolMax <= 0) throw new UsageError(`--spool-max ${options.spoolMax}: give a positive number of MiB`)
+      const usbBaud = Number(options.usbBaud)
+      if (!Number.isInteger(usbBaud) || usbBaud <= 0) throw new UsageError(`--usb-baud ${options.usbBaud}: give a positive whole number`)
+      const metrics = options.metrics === undefined ? undefined : /^(.+):(\d+)$/.exec(options.metrics)
+      if (metrics === null || (metrics !== undefined && Number(metrics[2]) > 65535)) throw new UsageError(`--metrics ${options.metrics ?? ''}: give HOST:PORT (127.0.0.1:9108)`)
       const { urls, stateDir } = await cli.settings()
       const keyFile = join(stateDir, 'ingest-api-key')
       const apiKey = options.apiKey ?? process.env.INGEST_API_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined)
@@ -139,7 +151,11 @@ function gatewayCommand (cli: CliRegistry): void {
         url: options.url !== undefined ? new URL(options.url) : urls.telemetry,
         apiKey,
         spoolDir: resolve(options.spool ?? join(stateDir, 'gateway-spool')),
+        spoolMaxBytes: Math.floor(spoolMax * 1024 * 1024),
         ble: options.ble,
+        usbDir: options.usb ? options.usbDir : undefined,
+        usbBaud,
+        metrics: metrics === undefined ? undefined : { host: metrics[1].replace(/^\[(.*)\]$/, '$1'), port: Number(metrics[2]) },
         log: line => { console.log(`gateway: ${line}`) }
       }, stopped)
     })

@@ -3,7 +3,9 @@
 // call through a null function pointer, resets, and uploads the hard-fault reboot and the fault.
 // `berth gateway` reads the UART while the server is down, spools every frame, and forwards them once
 // it is up: every chunk arrives exactly once. The ELF uploaded afterwards resolves the earlier fault
-// to the named function and its line.
+// to the named function and its line. Then the device is powered on again: a board with no clock,
+// random numbers or flash counter (QEMU clears RAM), so its second run reuses the first run's sequence
+// numbers, byte for byte where nothing changed; its crash and its power-on are stored all the same.
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -42,9 +44,13 @@ if (compiler !== undefined) {
     })
 
     // The device boots and talks to its UART, which QEMU serves on TCP; the gateway connects to it.
-    const qemu = spawn('qemu-system-arm', ['-M', 'mps2-an385', '-nographic', '-monitor', 'none', '-semihosting-config', 'enable=on,target=native',
-      '-kernel', elf, '-serial', `tcp:127.0.0.1:${uartPort},server=on,wait=on`], { stdio: ['ignore', 'pipe', 'pipe'] })
-    t.teardown(() => { qemu.kill('SIGKILL') })
+    const boot = (): ReturnType<typeof spawn> => {
+      const qemu = spawn('qemu-system-arm', ['-M', 'mps2-an385', '-nographic', '-monitor', 'none', '-semihosting-config', 'enable=on,target=native',
+        '-kernel', elf, '-serial', `tcp:127.0.0.1:${uartPort},server=on,wait=on`], { stdio: ['ignore', 'pipe', 'pipe'] })
+      t.teardown(() => { qemu.kill('SIGKILL') })
+      return qemu
+    }
+    const qemu = boot()
     const gateway = spawnCli(['gateway', '--serial', `tcp:127.0.0.1:${uartPort}`, '--url', `http://127.0.0.1:${telemetryPort}`, '--api-key', KEY, '--spool', join(out, 'spool')])
     t.teardown(() => { gateway.kill('SIGKILL') })
     t.equal(await exited(qemu), 0, 'the device ran both sessions and ended the emulation')
@@ -80,6 +86,22 @@ if (compiler !== undefined) {
       return !now.symbol.startsWith('unsymbolicated') && now.symbol
     }, { what: 'the fault to be symbolicated' })
     t.equal(resolved, `sensor_poll at ${join(FIRMWARE_DIR, 'examples/qemu-demo/main.c')}:${line}`)
+
+    // Power on again: the same image, RAM cleared, the same seed, so the same sequence numbers.
+    t.equal(await exited(boot()), 0, 'the second run ended the emulation too')
+    await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as unknown[]).length === 2, { what: 'the second crash to arrive', timeout: 30_000 })
+    await pollUntil(() => {
+      const now = [...gateway.output().matchAll(/forwarded \d+ frames: (\d+) accepted, (\d+) duplicate/g)]
+      return now.reduce((n, m) => n + Number(m[1]), 0) === 20 && now
+    }, { what: 'the second run\'s ten chunks' })
+    const final = [...gateway.output().matchAll(/forwarded \d+ frames: (\d+) accepted, (\d+) duplicate/g)]
+    t.same([final.reduce((n, m) => n + Number(m[1]), 0), final.reduce((n, m) => n + Number(m[2]), 0)], [20, 0], 'twenty chunks stored, none taken for a copy of the first run\'s')
+    const reboots = (await json(`/devices/${DEVICE}/reboots`)).items as Array<{ reason: string, boot_count: number, sequence: number }>
+    t.same(reboots.map(r => `${r.reason} ${r.boot_count}`), ['power_on 1', 'hard_fault 2', 'power_on 1', 'hard_fault 2'], 'both power-ons and both crashes')
+    t.equal(reboots[0].sequence, reboots[2].sequence, 'the second power-on reused the first one\'s sequence number')
+    await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as Array<{ symbol: string }>).every(f => f.symbol === resolved), { what: 'both faults symbolicated' })
+    const both = ((await json(`/devices/${DEVICE}/metrics`)).items as Array<{ key: string, value: number }>).map(m => [m.key, m.value])
+    t.same(both, [...metrics, ...metrics].map(m => [m.key, m.value]), 'each run\'s metrics')
 
     gateway.kill('SIGTERM')
     t.equal(await exited(gateway), 0, 'the gateway stops cleanly')

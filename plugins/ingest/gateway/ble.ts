@@ -1,6 +1,6 @@
 // BLE devices through BlueZ on the system D-Bus (dbus-next): the gateway scans on the first adapter
 // for devices that advertise the Berth GATT service, connects to each, subscribes to its chunks
-// characteristic and hands every notification (one frame, or one fragment of a chunk) to the caller.
+// characteristic and hands every notification (a frame, or a piece of one) to the caller.
 // A device that goes away is connected again when it is seen again. Where there is no BlueZ or no
 // adapter, `startBle` says so in one line and the gateway goes on with its serial lines.
 import dbus from 'dbus-next'
@@ -92,6 +92,8 @@ class Bridge implements BleBridge {
   async #connect (path: string, address: string): Promise<void> {
     const entry = { address, close: async () => {} }
     this.#devices.set(path, entry)
+    /** Listeners on this connection's proxies, removed when it ends: a device that comes back is subscribed anew, and must not be heard twice. */
+    const unsubscribe: Array<() => void> = []
     try {
       const object = await this.bus.getProxyObject(BLUEZ, path)
       const device = object.getInterface(DEVICE)
@@ -99,18 +101,24 @@ class Bridge implements BleBridge {
       const lost = (): void => {
         if (this.#devices.get(path) !== entry) return
         this.#devices.delete(path)
+        for (const off of unsubscribe) off()
         this.handlers.log(`BLE ${address}: disconnected`)
       }
-      deviceProps.on('PropertiesChanged', (iface: string, changed: Record<string, dbus.Variant>) => {
+      const onDevice = (iface: string, changed: Record<string, dbus.Variant>): void => {
         if (iface === DEVICE && changed.Connected?.value === false) lost()
-      })
+      }
+      deviceProps.on('PropertiesChanged', onDevice)
+      unsubscribe.push(() => { deviceProps.off('PropertiesChanged', onDevice) })
       await device.Connect()
       const characteristic = await this.#chunksCharacteristic(path)
       const charObject = await this.bus.getProxyObject(BLUEZ, characteristic)
-      charObject.getInterface(PROPERTIES).on('PropertiesChanged', (iface: string, changed: Record<string, dbus.Variant>) => {
+      const charProps = charObject.getInterface(PROPERTIES)
+      const onValue = (iface: string, changed: Record<string, dbus.Variant>): void => {
         const value = changed.Value?.value as Buffer | number[] | undefined
         if (iface === CHARACTERISTIC && value !== undefined) this.handlers.packet(address, Buffer.from(value))
-      })
+      }
+      charProps.on('PropertiesChanged', onValue)
+      unsubscribe.push(() => { charProps.off('PropertiesChanged', onValue) })
       const gatt = charObject.getInterface(CHARACTERISTIC)
       await gatt.StartNotify()
       entry.close = async () => {
@@ -120,6 +128,7 @@ class Bridge implements BleBridge {
       this.handlers.log(`BLE ${address}: connected, receiving frames`)
     } catch (err) {
       this.handlers.log(`BLE ${address}: cannot subscribe (${(err as Error).message}); trying again when it is seen again`)
+      for (const off of unsubscribe) off()
       if (this.#devices.get(path) === entry) this.#devices.delete(path)
     }
   }

@@ -8,7 +8,7 @@ const VERSION_AT = 2
 const FLAGS_AT = 4
 
 /** A copy of `frame` marked as a retransmission; version 1 frames (which have no such bit) and frames already marked are returned as they are. */
-export function asRetransmission (frame: Uint8Array): Uint8Array {
+export function asRetransmission (frame: Buffer): Buffer {
   if (frame[VERSION_AT] !== FRAME_VERSION || (frame[FLAGS_AT] & FrameFlag.Retransmitted) !== 0) return frame
   const copy = Buffer.from(frame)
   copy[FLAGS_AT] |= FrameFlag.Retransmitted
