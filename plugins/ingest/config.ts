@@ -40,7 +40,7 @@ export const ingestSection = ((Type) => Type.Object({
   sso: Type.Object({
     idp_url: Type.String({ default: '', description: 'Identity provider base URL (IDP_URL).' }),
     realm: Type.String({ default: '', description: 'Realm (IDP_REALM).' }),
-    client_id: Type.String({ default: '', description: 'Public client id of the dashboard (IDP_CLIENT_ID).' }),
+    client_id: Type.String({ default: '', description: 'Public client id of the dashboard (IDP_CLIENT_ID); bearer tokens must be issued for it (azp, or client_id, or aud naming it).' }),
     dev_idp: Type.Boolean({ default: false, description: 'Development only: run an embedded identity provider on 127.0.0.1 with one user per fleet role (their passwords logged at start) and sign in through it; refused with idp_url set.' }),
     dev_idp_port: Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: 'Port of the embedded development identity provider; 0 picks a free one.' })
   }, { additionalProperties: false, default: {} })
