@@ -1,14 +1,14 @@
 // SSO mode: bearer JWTs from the identity provider, verified against its signing keys (JWKS, refreshed
 // every 5 minutes) and issued for the dashboard's client; a token that cannot be verified goes to the
-// provider's userinfo endpoint. Roles come from realm_access.roles: fleet-admin → admin,
+// provider's userinfo endpoint (answers kept, calls limited: userinfo.ts). Roles come from realm_access.roles: fleet-admin → admin,
 // fleet-provisioner → provisioner, anything else → viewer.
 import type { FastifyRequest } from 'fastify'
 import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose'
 import type { Role } from '../config.js'
 import type { Authenticator, Principal } from './principal.js'
+import { Userinfo } from './userinfo.js'
 
 const JWKS_MAX_AGE_MS = 5 * 60_000
-const USERINFO_TIMEOUT_MS = 5_000
 
 export interface SsoSettings {
   idp_url: string
@@ -58,11 +58,13 @@ export class JwtAuthenticator implements Authenticator {
   readonly #endpoints: ReturnType<typeof realmEndpoints>
   readonly #clientId: string
   readonly #keys: ReturnType<typeof createRemoteJWKSet>
+  readonly #userinfo: Userinfo
 
   constructor (sso: SsoSettings) {
     this.#endpoints = realmEndpoints(sso)
     this.#clientId = sso.client_id
     this.#keys = createRemoteJWKSet(new URL(this.#endpoints.jwks), { cacheMaxAge: JWKS_MAX_AGE_MS })
+    this.#userinfo = new Userinfo(this.#endpoints.userinfo)
   }
 
   async authenticate (request: FastifyRequest): Promise<Principal | undefined> {
@@ -86,17 +88,9 @@ export class JwtAuthenticator implements Authenticator {
     } catch (err) {
       if (err instanceof errors.JWTClaimValidationFailed) return undefined
       const claims = unverifiedClaims(token)
-      return claims === undefined || issuedFor(claims, this.#clientId) ? await this.#userinfo(token) : undefined
+      if (claims === undefined) return await this.#userinfo.claims(token)
+      return issuedFor(claims, this.#clientId) ? await this.#userinfo.claims(token, claims.exp) : undefined
     }
     return issuedFor(verified, this.#clientId) ? verified : undefined
-  }
-
-  async #userinfo (token: string): Promise<JWTPayload | undefined> {
-    try {
-      const response = await fetch(this.#endpoints.userinfo, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(USERINFO_TIMEOUT_MS) })
-      return response.ok ? await response.json() as JWTPayload : undefined
-    } catch {
-      return undefined
-    }
   }
 }
