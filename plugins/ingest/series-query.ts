@@ -2,6 +2,7 @@
 // items per page, an opaque cursor for the next page, and an optional filter applied while reading.
 import type { Database } from 'lmdb'
 import { BadRequest } from '../../kernel/index.js'
+import { MAX_SERIES_CURSOR } from './keys.js'
 import type { SeriesKey, StoredMetric } from './store.js'
 
 export const MAX_PAGE = 1000
@@ -35,14 +36,16 @@ export function parseLimit (value: string | undefined): number {
   return limit
 }
 
+/** A cursor of `device`'s series back as its key: [device, received_at, sequence] or, for metrics, [..., entry index]. */
 function decodeCursor (cursor: string, device: string): SeriesKey {
+  if (cursor.length > MAX_SERIES_CURSOR) throw new BadRequest(`cursor must be at most ${MAX_SERIES_CURSOR} characters (one this server issued)`)
   let key: unknown
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
   } catch {
     key = undefined
   }
-  if (Array.isArray(key) && key[0] === device && key.every(k => typeof k === 'string' || typeof k === 'number')) return key as SeriesKey
+  if (Array.isArray(key) && (key.length === 3 || key.length === 4) && key[0] === device && key.slice(1).every(k => Number.isSafeInteger(k) && k >= 0)) return key as SeriesKey
   throw new BadRequest('cursor is not one this server issued for this device')
 }
 

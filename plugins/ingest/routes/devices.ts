@@ -6,20 +6,18 @@ import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { newDevice, type TelemetryEvent } from '../apply.js'
 import { metricPoints, parseLimit, readSeries, type RangeQuery } from '../series-query.js'
+import { DEVICE_ID, DeviceId, GroupName } from '../keys.js'
 import type { Device } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
-
-const DeviceId = Type.String({ pattern: '^[0-9a-f]{16}$', description: '8 bytes as 16 lowercase hex characters, as in the frame header.' })
 
 const Registration = Type.Object({
   id: DeviceId,
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  group: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
+  group: Type.Optional(Type.Union([GroupName, Type.Null()])),
   encrypted: Type.Optional(Type.Boolean({ description: 'true issues a new key (returned once); false removes the key.' }))
 }, { additionalProperties: false })
 
 const IdParams = Type.Object({ id: DeviceId })
-const DEVICE_ID = /^[0-9a-f]{16}$/
 
 export interface DeviceFilters {
   group?: string

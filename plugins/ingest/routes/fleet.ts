@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
+import { GroupName, OtaTargetId } from '../keys.js'
 import { cachedOverview } from '../overview.js'
 import type { Group, OtaTarget } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 
-const GroupName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' })
 const GroupBody = Type.Object({ name: GroupName, description: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: false })
 const GroupUpdate = Type.Object({ description: Type.String({ maxLength: 1024 }) }, { additionalProperties: false })
 const NameParams = Type.Object({ name: GroupName })
@@ -19,7 +19,7 @@ const OtaBody = Type.Object({
   build_id: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9a-f]{8,128}$' }), Type.Null()])),
   url: Type.Optional(Type.Union([Type.String({ format: 'uri' }), Type.Null()]))
 }, { additionalProperties: false })
-const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) })
+const IdParams = Type.Object({ id: OtaTargetId })
 
 export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   /** An OTA body with its absent fields as null; its group must exist. */

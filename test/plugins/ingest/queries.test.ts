@@ -113,7 +113,8 @@ t.test('an OTA target is replaced whole by a provisioner; unknown ids and groups
   const put = await server.api('PUT', `/ota/targets/${created.id}`, 'provisioner', { software_type: 'main', version: '1.0.1' })
   t.match([put.status, await put.json()], [200, { id: created.id, version: '1.0.1', url: null }])
   t.equal((await server.api('PUT', `/ota/targets/${created.id}`, 'viewer', { software_type: 'main', version: '9' })).status, 403)
-  t.same(await (await server.api('PUT', '/ota/targets/nope', 'provisioner', { software_type: 'main', version: '9' })).json(), { error: 'OTA target nope does not exist' })
+  const unknown = '00000000-0000-4000-8000-000000000000'
+  t.same(await (await server.api('PUT', `/ota/targets/${unknown}`, 'provisioner', { software_type: 'main', version: '9' })).json(), { error: `OTA target ${unknown} does not exist` })
   const badGroup = await server.api('PUT', `/ota/targets/${created.id}`, 'provisioner', { software_type: 'main', version: '9', group: 'ghost' })
   t.same([badGroup.status, await badGroup.json()], [400, { error: 'group "ghost" does not exist' }])
 })
