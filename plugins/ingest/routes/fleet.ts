@@ -4,8 +4,9 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
-import { GroupName, OtaTargetId } from '../keys.js'
+import { GROUP_NAME, GroupName, OTA_TARGET_ID, OtaTargetId } from '../keys.js'
 import { cachedOverview } from '../overview.js'
+import { keyPage, type ListQuery } from '../series-query.js'
 import type { Group, OtaTarget } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 
@@ -30,7 +31,10 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   const overview = cachedOverview(t.store)
   app.get('/fleet/overview', { config: { telemetryAccess: 'viewer' } }, async () => overview())
 
-  app.get('/groups', { config: { telemetryAccess: 'viewer' } }, async () => ({ groups: [...t.store.groups.getRange().map(e => e.value)] }))
+  app.get<{ Querystring: ListQuery }>('/groups', { config: { telemetryAccess: 'viewer' } }, async request => {
+    const { items, next_cursor: next } = keyPage(t.store.groups, request.query, { pattern: GROUP_NAME, name: 'a group name' })
+    return { groups: items, next_cursor: next }
+  })
 
   app.post<{ Body: Static<typeof GroupBody> }>('/groups', { config: { telemetryAccess: 'provisioner' }, schema: { body: GroupBody } }, async (request, reply) => {
     const { name, description = '' } = request.body
@@ -60,7 +64,10 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
     return await reply.code(204).send()
   })
 
-  app.get('/ota/targets', { config: { telemetryAccess: 'viewer' } }, async () => ({ targets: [...t.store.ota.getRange().map(e => e.value)] }))
+  app.get<{ Querystring: ListQuery }>('/ota/targets', { config: { telemetryAccess: 'viewer' } }, async request => {
+    const { items, next_cursor: next } = keyPage(t.store.ota, request.query, { pattern: OTA_TARGET_ID, name: 'an OTA target id' })
+    return { targets: items, next_cursor: next }
+  })
 
   app.post<{ Body: Static<typeof OtaBody> }>('/ota/targets', { config: { telemetryAccess: 'provisioner' }, schema: { body: OtaBody } }, async (request, reply) => {
     const target = { id: randomUUID(), ...otaFields(request.body), created_at: Date.now() }
