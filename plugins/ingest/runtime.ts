@@ -27,6 +27,9 @@ import { StartupError, type PluginContext } from '../../kernel/index.js'
 import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
 
+/** The methods of the telemetry API's routes, as CORS preflights allow them. */
+const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']
+
 /** The fleet's roles, as realm roles, for the development identity provider's users. */
 const FLEET_REALM_ROLES = ['fleet-admin', 'fleet-provisioner', 'fleet-viewer']
 
@@ -116,7 +119,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 
   const limiter = settings.rate_limit.enabled ? new RateLimiter(settings.rate_limit) : undefined
   ctx.http('telemetry', async app => {
-    await app.register(cors, { origin: settings.cors_origin === '*' ? '*' : settings.cors_origin.split(',').map(o => o.trim()) })
+    await app.register(cors, { origin: settings.cors_origin === '*' ? '*' : settings.cors_origin.split(',').map(o => o.trim()), methods: API_METHODS })
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
     sendRetryAfter(app)
     installGuard(app, authenticator, apiKey)

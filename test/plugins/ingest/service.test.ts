@@ -189,13 +189,22 @@ t.test('rate limit: 429 with Retry-After on /ingest once the bucket is empty; ot
   for (let i = 0; i < 5; i++) t.equal((await server.api('GET', '/devices', 'viewer')).status, 200)
 })
 
-t.test('CORS: the configured origin, preflight included; auth mode says basic', async t => {
+t.test('CORS: the configured origin, preflights of reads and writes (PUT, DELETE) included; auth mode says basic', async t => {
   const server = await telemetryServer(t, { cors_origin: 'https://dash.example' })
   const preflight = await fetch(new URL('/devices', server.base), {
     method: 'OPTIONS', headers: { origin: 'https://dash.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }
   })
   t.equal(preflight.status, 204)
   t.equal(preflight.headers.get('access-control-allow-origin'), 'https://dash.example')
+  for (const [method, path] of [['PUT', '/groups/north'], ['DELETE', '/groups/north'], ['PUT', '/ota/targets/00000000-0000-4000-8000-000000000000'], ['DELETE', '/ota/targets/00000000-0000-4000-8000-000000000000']]) {
+    const writes = await fetch(new URL(path, server.base), {
+      method: 'OPTIONS', headers: { origin: 'https://dash.example', 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' }
+    })
+    t.equal(writes.status, 204, `preflight of ${method} ${path}`)
+    const allowed = writes.headers.get('access-control-allow-methods')?.split(/,\s*/) ?? []
+    t.ok(allowed.includes(method), `${method} allowed (${allowed.join(', ')})`)
+    t.equal(writes.headers.get('access-control-allow-origin'), 'https://dash.example')
+  }
   const simple = await server.api('GET', '/auth/mode', null, undefined, { origin: 'https://dash.example' })
   t.equal(simple.headers.get('access-control-allow-origin'), 'https://dash.example')
   t.same(await simple.json(), { mode: 'basic' })
