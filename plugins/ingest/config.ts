@@ -13,7 +13,7 @@ export const ingestSection = ((Type) => Type.Object({
   max_body_bytes: Type.Integer({ minimum: 26, default: MIB, description: 'Largest POST /ingest/chunks body (413 beyond).' }),
   elf_dir: Type.String({ default: '', description: 'Directory for uploaded ELF files; empty means <state_dir>/elf.' }),
   elf_max_bytes: Type.Integer({ minimum: 64, default: 64 * MIB, description: 'Largest ELF upload (413 beyond).' }),
-  retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots and traces older than this are deleted (hourly).' }),
+  retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots and traces older than this are deleted (at start, then hourly).' }),
   offline_after_seconds: Type.Integer({ minimum: 1, default: 3600, description: 'A device not seen for this long is offline (checked every 60 s).' }),
   alert_webhooks: Type.Array(Type.String({ format: 'uri' }), { default: [], description: 'URLs that receive alert events as JSON POSTs (retried with backoff).' }),
   cors_origin: Type.String({ default: '*', description: 'Access-Control-Allow-Origin value for the telemetry API.' }),

@@ -142,13 +142,21 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
   ctx.schedule.every('offline-check', 60_000, async () => { await service.checkOffline() })
-  ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })
   ctx.schedule.every('rate-limit-sweep', 60_000, () => {
     limiter?.sweep()
     basic?.sweep()
   })
   return service
+}
+
+/**
+ * When the plugin starts: retention runs once in the background (start does not wait for it, and a
+ * failure is logged, not fatal: a server restarted more often than hourly still prunes), then hourly.
+ */
+export function startIngest (ctx: PluginContext<IngestSettings>, service: IngestService): void {
+  ctx.track(service.applyRetention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
+  ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
 }
 
 /** Which codec implementation decodes chunks, in the health report and the metrics; loudly when it is the slow fallback. */

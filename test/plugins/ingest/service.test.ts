@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { open } from 'lmdb'
-import type { AnyPlugin } from '../../../kernel/index.js'
+import type { AnyPlugin, Kernel } from '../../../kernel/index.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import ingest from '../../../plugins/ingest/index.js'
 import { runCli } from '../../support/cli.js'
@@ -98,6 +98,21 @@ t.test('retention deletes what is older than retention_days, and nothing newer',
   t.equal(await server.service.applyRetention(Date.now() + 8 * 86_400_000), 3)
   const faults = await (await server.api('GET', `/devices/${DEVICE}/faults`, 'viewer')).json() as { items: unknown[] }
   t.equal(faults.items.length, 0)
+})
+
+t.test('retention runs when the plugin starts, not an hour later: a server restarted often still prunes', async t => {
+  const stateDir = tempDir(t)
+  const start = async (retentionDays: number): Promise<Kernel> => await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY, retention_days: retentionDays } } })
+  const faults = (kernel: Kernel): number => kernel.service('ingest').telemetry.store.faults.getKeysCount()
+  const fault = (sequence: number): Uint8Array => encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[2] })
+  const first = await start(30)
+  const { ingestor } = first.service('ingest').telemetry
+  t.equal((await ingestor.ingest(Buffer.concat([fault(1), fault(2), fault(3)]), Date.now() - 8 * 86_400_000)).summary.accepted, 3, 'three faults of 8 days ago')
+  t.equal((await ingestor.ingest(fault(4))).summary.accepted, 1, 'one of now')
+  await first.stop()
+  const second = await start(7)
+  await pollUntil(() => faults(second) === 1, { what: 'the faults older than 7 days to be deleted at start' })
+  t.equal(faults(second), 1, 'the old faults went at start, the recent one stayed')
 })
 
 t.test('a backup taken while chunks keep arriving holds the telemetry data alone, and restores', async t => {
