@@ -19,9 +19,10 @@ export const ingestSection = ((Type) => Type.Object({
   cors_origin: Type.String({ default: '*', description: 'Access-Control-Allow-Origin value for the telemetry API.' }),
   metrics_public: Type.Boolean({ default: false, description: 'Serve /metrics/prometheus without authentication (for scrapers).' }),
   rate_limit: Type.Object({
-    enabled: Type.Boolean({ default: false, description: 'Per-IP token bucket on /ingest and /auth paths.' }),
+    enabled: Type.Boolean({ default: false, description: 'Token buckets on /auth paths (per client address) and /ingest paths (per device whose frames a body carries; per client address otherwise).' }),
     burst: Type.Integer({ minimum: 1, default: 60, description: 'Bucket size: requests allowed at once.' }),
-    per_second: Type.Number({ exclusiveMinimum: 0, default: 10, description: 'Tokens added per second.' })
+    per_second: Type.Number({ exclusiveMinimum: 0, default: 10, description: 'Tokens added per second.' }),
+    trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client, for the rate limits and the Basic sign-in budget. Empty: the socket address is the client.' })
   }, { additionalProperties: false, default: {} }),
   auth_failures: Type.Object({
     burst: Type.Integer({ minimum: 1, default: 10, description: 'Basic password checks a client IP may make at once; each success gives its check back.' }),
