@@ -80,7 +80,8 @@ t.test('groups and OTA targets page with limit and cursor as devices do; bad cur
 t.test('a metric over a time range, downsampled into buckets for a chart', async t => {
   const server = await telemetryServer(t)
   const device = id(1)
-  const start = Date.UTC(2026, 0, 1)
+  // Recent, so within retention (which also runs as the server starts): from 160 to 61 minutes ago.
+  const start = Date.now() - 160 * 60_000
   // 100 chunks, one per minute, each with battery_mv = 3000 + minute and a second key.
   for (let minute = 0; minute < 100; minute++) {
     const payload: ChunkPayload = { type: 'Metrics', record: { uptime_ms: minute, entries: [{ key: 'battery_mv', kind: 'gauge', value: 3000 + minute, uptime_ms: minute }, { key: 'rssi', kind: 'gauge', value: -60, uptime_ms: minute }] } }
