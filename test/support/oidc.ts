@@ -3,11 +3,10 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { DevIdp } from '../../plugins/campaign/dev-idp/provider.js'
 import type { DevUser } from '../../plugins/campaign/dev-idp/users.js'
-import { CookieJar, followRedirects, send } from './campaign.js'
+import { CookieJar, signInThroughIdp } from './campaign.js'
 
 /** Sign `user` in at `idp` for the public client `clientId`, whose redirect URI is `redirectUri`; the access token. */
 export async function accessToken (idp: DevIdp, clientId: string, redirectUri: string, user: Pick<DevUser, 'username' | 'password'>): Promise<string> {
-  const jar = new CookieJar()
   const verifier = randomBytes(32).toString('base64url')
   const endpoint = `${idp.issuer}/protocol/openid-connect`
   const authorize = new URL(`${endpoint}/auth`)
@@ -20,21 +19,9 @@ export async function accessToken (idp: DevIdp, clientId: string, redirectUri: s
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256'
   }).toString()
-  const atClient = (url: URL): boolean => url.href.startsWith(redirectUri)
-  const form = await followRedirects(jar, authorize, atClient)
-  if (form.response.status !== 200 || !form.url.pathname.includes('/login/')) throw new Error(`expected the IDP's sign-in form, got ${form.response.status} at ${form.url.href}`)
-  await form.response.text()
-  const posted = await send(jar, form.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ username: user.username, password: user.password }).toString()
-  })
-  const location = posted.headers.get('location')
-  await posted.arrayBuffer()
-  if (location === null) throw new Error(`sign-in form answered ${posted.status}`)
-  const back = await followRedirects(jar, new URL(location, form.url), atClient)
-  const code = back.url.searchParams.get('code')
-  if (code === null) throw new Error(`no authorization code at ${back.url.href}`)
+  const back = await signInThroughIdp(new CookieJar(), authorize, user, url => url.href.startsWith(redirectUri))
+  const code = back.searchParams.get('code')
+  if (code === null) throw new Error(`no authorization code at ${back.href}`)
   const exchanged = await fetch(`${endpoint}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
