@@ -25,8 +25,8 @@ export const ingestSection = ((Type) => Type.Object({
     trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client, for the rate limits and the Basic sign-in budget. Empty: the socket address is the client.' })
   }, { additionalProperties: false, default: {} }),
   auth_failures: Type.Object({
-    burst: Type.Integer({ minimum: 1, default: 10, description: 'Basic password checks a client IP may make at once; each success gives its check back.' }),
-    per_second: Type.Number({ exclusiveMinimum: 0, default: 0.2, description: 'Checks given back to a client IP per second (one every 5 s).' })
+    burst: Type.Integer({ minimum: 1, default: 10, description: 'Basic password checks a client address may make at once; each success gives its check back.' }),
+    per_second: Type.Number({ exclusiveMinimum: 0, default: 0.2, description: 'Checks given back to a client address per second (one every 5 s).' })
   }, { additionalProperties: false, default: {} }),
   fragments: Type.Object({
     max_chunks: Type.Integer({ minimum: 1, default: 1024, description: 'Chunks that may be incomplete at once.' }),

@@ -62,7 +62,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const users = settings.users.length > 0
     ? settings.users
     : [{ name: 'admin', role: 'admin' as const, password: hashedSecret(ctx.stateDir, ADMIN_PASSWORD_FILE, hashPassword) }]
-  const passwordChecks = ctx.metrics.counter({ name: 'berth_ingest_password_checks_total', help: 'Basic-auth password checks, by outcome (refused: the client IP had no checks left).', labelNames: ['outcome'] })
+  const passwordChecks = ctx.metrics.counter({ name: 'berth_ingest_password_checks_total', help: 'Basic-auth password checks, by outcome (refused: the client address had no checks left).', labelNames: ['outcome'] })
   const clientOf = clientAddress(settings.rate_limit.trusted_proxies)
   const basic = ssoEnabled(settings) ? undefined : new BasicAuthenticator(users, settings.auth_failures, clientOf, outcome => { passwordChecks.labels(outcome).inc() })
   const authenticator = basic ?? new JwtAuthenticator(settings.sso)

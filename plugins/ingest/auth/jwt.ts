@@ -1,7 +1,7 @@
 // SSO mode: bearer JWTs from the identity provider, verified against its signing keys (JWKS, refreshed
 // every 5 minutes) and issued for the dashboard's client; a token that cannot be verified goes to the
-// provider's userinfo endpoint (answers kept, calls limited: userinfo.ts). Roles come from realm_access.roles: fleet-admin → admin,
-// fleet-provisioner → provisioner, anything else → viewer.
+// provider's userinfo endpoint (answers kept, calls limited: userinfo.ts). Roles come from
+// realm_access.roles: fleet-admin → admin, fleet-provisioner → provisioner, anything else → viewer.
 import type { FastifyRequest } from 'fastify'
 import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose'
 import type { Role } from '../config.js'
