@@ -1,5 +1,5 @@
 // Listeners: a fastify instance per fastify listener (the shared {"error": "..."} format, a body-size
-// limit), or a raw server a plugin drives itself. Both receive their connections from an acceptor
+// limit, a 400 for a path parameter longer than the router matches), or a raw server a plugin drives itself. Both receive their connections from an acceptor
 // (acceptors.ts), which binds the address with clear errors when a port cannot be bound and may
 // outlive the listener; they count their responses, and close by draining in-flight requests up to
 // a deadline.
@@ -25,6 +25,10 @@ const ACCESS_LOG_SERIALIZERS = {
   req: (request: FastifyRequest) => ({ method: request.method, path: pathOf(request.url), remoteAddress: request.ip }),
   res: (reply: FastifyReply) => ({ statusCode: reply.statusCode })
 }
+
+/** The router's longest path parameter (fastify's default). */
+const MAX_PARAM_LENGTH = 100
+const PARAM_TOO_LONG = JSON.stringify({ error: `a path parameter is longer than ${MAX_PARAM_LENGTH} characters` })
 
 /** Node publishes every finished response here; listeners count theirs by status without per-request hooks. */
 const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
@@ -69,6 +73,11 @@ export class Listener {
     const app = Fastify({
       ...(options.accessLog ? { loggerInstance: this.#log as FastifyBaseLogger } : {}),
       bodyLimit: settings.body_limit,
+      // Answered before any hook: a longer parameter would otherwise make the route unknown (404).
+      routerOptions: {
+        maxParamLength: MAX_PARAM_LENGTH,
+        onMaxParamLength: (_path: string, _request: unknown, response: ServerResponse) => { response.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end(PARAM_TOO_LONG) }
+      },
       forceCloseConnections: 'idle',
       return503OnClosing: true
     })

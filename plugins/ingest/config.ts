@@ -13,19 +13,20 @@ export const ingestSection = ((Type) => Type.Object({
   max_body_bytes: Type.Integer({ minimum: 26, default: MIB, description: 'Largest POST /ingest/chunks body (413 beyond).' }),
   elf_dir: Type.String({ default: '', description: 'Directory for uploaded ELF files; empty means <state_dir>/elf.' }),
   elf_max_bytes: Type.Integer({ minimum: 64, default: 64 * MIB, description: 'Largest ELF upload (413 beyond).' }),
-  retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots and traces older than this are deleted (hourly).' }),
+  retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots and traces older than this are deleted (at start, then hourly).' }),
   offline_after_seconds: Type.Integer({ minimum: 1, default: 3600, description: 'A device not seen for this long is offline (checked every 60 s).' }),
   alert_webhooks: Type.Array(Type.String({ format: 'uri' }), { default: [], description: 'URLs that receive alert events as JSON POSTs (retried with backoff).' }),
   cors_origin: Type.String({ default: '*', description: 'Access-Control-Allow-Origin value for the telemetry API.' }),
   metrics_public: Type.Boolean({ default: false, description: 'Serve /metrics/prometheus without authentication (for scrapers).' }),
   rate_limit: Type.Object({
-    enabled: Type.Boolean({ default: false, description: 'Per-IP token bucket on /ingest and /auth paths.' }),
+    enabled: Type.Boolean({ default: false, description: 'Token buckets on /auth paths (per client address) and /ingest paths (per device whose frames a body carries; per client address otherwise).' }),
     burst: Type.Integer({ minimum: 1, default: 60, description: 'Bucket size: requests allowed at once.' }),
-    per_second: Type.Number({ exclusiveMinimum: 0, default: 10, description: 'Tokens added per second.' })
+    per_second: Type.Number({ exclusiveMinimum: 0, default: 10, description: 'Tokens added per second.' }),
+    trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client, for the rate limits and the Basic sign-in budget. Empty: the socket address is the client.' })
   }, { additionalProperties: false, default: {} }),
   auth_failures: Type.Object({
-    burst: Type.Integer({ minimum: 1, default: 10, description: 'Basic password checks a client IP may make at once; each success gives its check back.' }),
-    per_second: Type.Number({ exclusiveMinimum: 0, default: 0.2, description: 'Checks given back to a client IP per second (one every 5 s).' })
+    burst: Type.Integer({ minimum: 1, default: 10, description: 'Basic password checks a client address may make at once; each success gives its check back.' }),
+    per_second: Type.Number({ exclusiveMinimum: 0, default: 0.2, description: 'Checks given back to a client address per second (one every 5 s).' })
   }, { additionalProperties: false, default: {} }),
   fragments: Type.Object({
     max_chunks: Type.Integer({ minimum: 1, default: 1024, description: 'Chunks that may be incomplete at once.' }),
@@ -40,7 +41,7 @@ export const ingestSection = ((Type) => Type.Object({
   sso: Type.Object({
     idp_url: Type.String({ default: '', description: 'Identity provider base URL (IDP_URL).' }),
     realm: Type.String({ default: '', description: 'Realm (IDP_REALM).' }),
-    client_id: Type.String({ default: '', description: 'Public client id of the dashboard (IDP_CLIENT_ID).' }),
+    client_id: Type.String({ default: '', description: 'Public client id of the dashboard (IDP_CLIENT_ID); bearer tokens must be issued for it (azp, or client_id, or aud naming it).' }),
     dev_idp: Type.Boolean({ default: false, description: 'Development only: run an embedded identity provider on 127.0.0.1 with one user per fleet role (their passwords logged at start) and sign in through it; refused with idp_url set.' }),
     dev_idp_port: Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: 'Port of the embedded development identity provider; 0 picks a free one.' })
   }, { additionalProperties: false, default: {} })

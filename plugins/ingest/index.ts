@@ -11,7 +11,7 @@ export interface IngestService {
   readonly telemetry: Telemetry
   /** Run the offline check now (it also runs every 60 s). */
   checkOffline(now?: number): Promise<TelemetryEvent[]>
-  /** Apply retention now (it also runs every hour); returns the entries deleted. */
+  /** Apply retention now (it also runs when the plugin starts, and every hour); returns the entries deleted. */
   applyRetention(now?: number): Promise<number>
   /** Drop stale fragments now (also every 60 s). */
   expireFragments(now?: number): Promise<number>
@@ -35,6 +35,11 @@ export default definePlugin({
     // config schema, and should not load the ingest runtime to do so.
     const { setupIngest } = await import('./runtime.js')
     return await setupIngest(ctx)
+  },
+
+  async start (ctx, service) {
+    const { startIngest } = await import('./runtime.js')
+    startIngest(ctx, service)
   },
 
   commands: telemetryCommands

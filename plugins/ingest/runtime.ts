@@ -8,11 +8,12 @@ import { installGuard } from './auth/guard.js'
 import { JwtAuthenticator } from './auth/jwt.js'
 import { hashPassword } from './auth/passwords.js'
 import { generatedSecret, hashedSecret } from './auth/secret-file.js'
+import { clientAddress } from './client-address.js'
 import { ADMIN_PASSWORD_FILE } from './commands.js'
 import { ssoEnabled, type IngestSettings } from './config.js'
 import { EventLog } from './event-log.js'
 import { Ingestor } from './ingestor.js'
-import { RateLimiter, sendRetryAfter } from './rate-limit.js'
+import { ingestKeys, RateLimiter, sendRetryAfter } from './rate-limit.js'
 import { deleteExpired } from './retention.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { deviceRoutes } from './routes/devices.js'
@@ -26,6 +27,9 @@ import { resolve } from 'node:path'
 import { StartupError, type PluginContext } from '../../kernel/index.js'
 import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
+
+/** The methods of the telemetry API's routes, as CORS preflights allow them. */
+const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']
 
 /** The fleet's roles, as realm roles, for the development identity provider's users. */
 const FLEET_REALM_ROLES = ['fleet-admin', 'fleet-provisioner', 'fleet-viewer']
@@ -58,8 +62,9 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const users = settings.users.length > 0
     ? settings.users
     : [{ name: 'admin', role: 'admin' as const, password: hashedSecret(ctx.stateDir, ADMIN_PASSWORD_FILE, hashPassword) }]
-  const passwordChecks = ctx.metrics.counter({ name: 'berth_ingest_password_checks_total', help: 'Basic-auth password checks, by outcome (refused: the client IP had no checks left).', labelNames: ['outcome'] })
-  const basic = ssoEnabled(settings) ? undefined : new BasicAuthenticator(users, settings.auth_failures, outcome => { passwordChecks.labels(outcome).inc() })
+  const passwordChecks = ctx.metrics.counter({ name: 'berth_ingest_password_checks_total', help: 'Basic-auth password checks, by outcome (refused: the client address had no checks left).', labelNames: ['outcome'] })
+  const clientOf = clientAddress(settings.rate_limit.trusted_proxies)
+  const basic = ssoEnabled(settings) ? undefined : new BasicAuthenticator(users, settings.auth_failures, clientOf, outcome => { passwordChecks.labels(outcome).inc() })
   const authenticator = basic ?? new JwtAuthenticator(settings.sso)
   const reassembler = new Reassembler(store.fragments, {
     maxChunks: settings.fragments.max_chunks, maxBytes: settings.fragments.max_bytes, ttlMs: settings.fragments.ttl_seconds * 1000
@@ -115,13 +120,14 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     publish
   }
 
-  const limiter = settings.rate_limit.enabled ? new RateLimiter(settings.rate_limit) : undefined
+  const limits = settings.rate_limit.enabled ? { auth: new RateLimiter(settings.rate_limit), ingest: new RateLimiter(settings.rate_limit) } : undefined
   ctx.http('telemetry', async app => {
-    await app.register(cors, { origin: settings.cors_origin === '*' ? '*' : settings.cors_origin.split(',').map(o => o.trim()) })
+    await app.register(cors, { origin: settings.cors_origin === '*' ? '*' : settings.cors_origin.split(',').map(o => o.trim()), methods: API_METHODS })
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
     sendRetryAfter(app)
     installGuard(app, authenticator, apiKey)
-    limiter?.install(app, ['/ingest', '/auth'])
+    limits?.auth.limit(app, '/auth', 'onRequest', request => [clientOf(request)])
+    limits?.ingest.limit(app, '/ingest', 'preHandler', request => ingestKeys(request, clientOf))
     ingestRoutes(app, telemetry)
     deviceRoutes(app, telemetry)
     fleetRoutes(app, telemetry)
@@ -140,13 +146,22 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
   ctx.schedule.every('offline-check', 60_000, async () => { await service.checkOffline() })
-  ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })
   ctx.schedule.every('rate-limit-sweep', 60_000, () => {
-    limiter?.sweep()
+    limits?.auth.sweep()
+    limits?.ingest.sweep()
     basic?.sweep()
   })
   return service
+}
+
+/**
+ * When the plugin starts: retention runs once in the background (start does not wait for it, and a
+ * failure is logged, not fatal: a server restarted more often than hourly still prunes), then hourly.
+ */
+export function startIngest (ctx: PluginContext<IngestSettings>, service: IngestService): void {
+  ctx.track(service.applyRetention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
+  ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
 }
 
 /** Which codec implementation decodes chunks, in the health report and the metrics; loudly when it is the slow fallback. */

@@ -1,17 +1,23 @@
-// Paginated time-range reads of one device's series: [device, from] .. [device, to], at most `limit`
-// items per page, an opaque cursor for the next page, and an optional filter applied while reading.
+// Paginated reads: time ranges of one device's series ([device, from] .. [device, to], an opaque
+// cursor), and lists in key order (devices, groups, OTA targets; the cursor is the last key); at most
+// `limit` items per page, with an optional filter applied while reading.
 import type { Database } from 'lmdb'
 import { BadRequest } from '../../kernel/index.js'
+import { MAX_SERIES_CURSOR } from './keys.js'
 import type { SeriesKey, StoredMetric } from './store.js'
 
 export const MAX_PAGE = 1000
 export const DEFAULT_PAGE = 100
 
-export interface RangeQuery {
-  from?: string
-  to?: string
+/** A page of a list: `limit` items after `cursor`. */
+export interface ListQuery {
   limit?: string
   cursor?: string
+}
+
+export interface RangeQuery extends ListQuery {
+  from?: string
+  to?: string
 }
 
 export interface Page<T> {
@@ -35,14 +41,35 @@ export function parseLimit (value: string | undefined): number {
   return limit
 }
 
+/**
+ * One page of `db` in key order: at most `limit` of the values `keep` accepts, after `cursor`, the
+ * last key of the previous page (a key of the form `cursorKey` says, such as "a device id").
+ */
+export function keyPage<T> (db: Database<T, string>, query: ListQuery, cursorKey: { pattern: RegExp, name: string }, keep: (item: T) => boolean = () => true): Page<T> {
+  const limit = parseLimit(query.limit)
+  const { cursor } = query
+  if (cursor !== undefined && !cursorKey.pattern.test(cursor)) throw new BadRequest(`cursor is not one this server issued (${cursorKey.name} from next_cursor)`)
+  const items: T[] = []
+  let last: string | undefined
+  for (const { key, value } of db.getRange({ start: cursor ?? '' })) {
+    if (key === cursor || !keep(value)) continue
+    if (items.length === limit) return { items, next_cursor: last ?? null }
+    items.push(value)
+    last = key
+  }
+  return { items, next_cursor: null }
+}
+
+/** A cursor of `device`'s series back as its key: [device, received_at, sequence] or, for metrics, [..., entry index]. */
 function decodeCursor (cursor: string, device: string): SeriesKey {
+  if (cursor.length > MAX_SERIES_CURSOR) throw new BadRequest(`cursor must be at most ${MAX_SERIES_CURSOR} characters (one this server issued)`)
   let key: unknown
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
   } catch {
     key = undefined
   }
-  if (Array.isArray(key) && key[0] === device && key.every(k => typeof k === 'string' || typeof k === 'number')) return key as SeriesKey
+  if (Array.isArray(key) && (key.length === 3 || key.length === 4) && key[0] === device && key.slice(1).every(k => Number.isSafeInteger(k) && k >= 0)) return key as SeriesKey
   throw new BadRequest('cursor is not one this server issued for this device')
 }
 

@@ -1,4 +1,5 @@
-// Listeners: the {"error"} format for every failure, body limits, health and metrics on control.
+// Listeners: the {"error"} format for every failure (a path parameter too long included), body limits,
+// health and metrics on control.
 import t from 'tap'
 import { definePlugin, NotFound, Forbidden } from '../../kernel/index.js'
 import { Type } from '../../kernel/schema.js'
@@ -14,6 +15,7 @@ const demo = definePlugin({
       app.get('/missing', async () => { throw new NotFound('device 42 not found') })
       app.get('/forbidden', async () => { throw new Forbidden('viewer may not delete') })
       app.get('/crash', async () => { throw new Error('database password=hunter2 leaked') })
+      app.get('/things/:name', async request => request.params)
       app.post('/echo', {
         schema: { body: Type.Object({ n: Type.Integer() }) }
       }, async request => request.body)
@@ -34,6 +36,8 @@ t.test('errors are {"error": "..."} with the right status', async t => {
   t.same(await get('/v1/crash'), [500, { error: 'internal server error' }])
   t.match(lines(), /database password=hunter2 leaked/, 'the cause of a 500 is logged')
   t.same(await get('/v1/nothing'), [404, { error: 'no route for GET /v1/nothing' }])
+  t.same(await get(`/v1/things/${'x'.repeat(100)}`), [200, { name: 'x'.repeat(100) }])
+  t.same(await get(`/v1/things/${'x'.repeat(101)}`), [400, { error: 'a path parameter is longer than 100 characters' }], 'not an unknown route')
   const json = { method: 'POST', headers: { 'content-type': 'application/json' } }
   t.same(await get('/v1/echo', { ...json, body: '{"n":3}' }), [200, { n: 3 }])
   const [status, body] = await get('/v1/echo', { ...json, body: '{"n":"three"}' })

@@ -73,14 +73,12 @@ export interface LoginResult {
 }
 
 /**
- * Sign in as `user` through /auth and the development IDP's form, as a browser would. When the jar
- * still holds a live IDP session, the IDP returns at once and no form is shown.
+ * From `start`, through the development IDP's sign-in form as `user` (no form while the jar holds a
+ * live IDP session), following redirects until `arrived` says so; the URL it stopped at.
  */
-export async function scriptedLogin (appUrl: URL, user: Pick<DevUser, 'username' | 'password'>, redirectPath = '/', jar = new CookieJar()): Promise<LoginResult> {
-  const backAtApp = (url: URL): boolean => url.host === appUrl.host && !url.pathname.startsWith('/auth')
-  const start = new URL(`/auth?redirect_url=${encodeURIComponent(redirectPath)}`, appUrl)
-  const form = await followRedirects(jar, start, backAtApp)
-  if (backAtApp(form.url)) return { jar, cookie: jar.header(appUrl), landed: form.url }
+export async function signInThroughIdp (jar: CookieJar, start: URL, user: Pick<DevUser, 'username' | 'password'>, arrived: (url: URL) => boolean): Promise<URL> {
+  const form = await followRedirects(jar, start, arrived)
+  if (arrived(form.url)) return form.url
   if (form.response.status !== 200 || !form.url.pathname.includes('/login/')) {
     throw new Error(`expected the IDP's sign-in form, got ${form.response.status} at ${form.url.href}`)
   }
@@ -93,9 +91,18 @@ export async function scriptedLogin (appUrl: URL, user: Pick<DevUser, 'username'
   const location = posted.headers.get('location')
   if (posted.status !== 303 || location === null) throw new Error(`sign-in form answered ${posted.status}`)
   await posted.arrayBuffer()
+  return (await followRedirects(jar, new URL(location, form.url), arrived)).url
+}
+
+/**
+ * Sign in as `user` through /auth and the development IDP's form, as a browser would. When the jar
+ * still holds a live IDP session, the IDP returns at once and no form is shown.
+ */
+export async function scriptedLogin (appUrl: URL, user: Pick<DevUser, 'username' | 'password'>, redirectPath = '/', jar = new CookieJar()): Promise<LoginResult> {
   // Follow the IDP back to the app; stop before loading the final page.
-  const callback = await followRedirects(jar, new URL(location, form.url), backAtApp)
-  return { jar, cookie: jar.header(appUrl), landed: callback.url }
+  const backAtApp = (url: URL): boolean => url.host === appUrl.host && !url.pathname.startsWith('/auth')
+  const landed = await signInThroughIdp(jar, new URL(`/auth?redirect_url=${encodeURIComponent(redirectPath)}`, appUrl), user, backAtApp)
+  return { jar, cookie: jar.header(appUrl), landed }
 }
 
 /** Log out through /logout and the IDP's confirmation form, as a browser would; returns where it ended. */

@@ -17,6 +17,8 @@ export interface DevIdpOptions {
   /** A function is called when the provider is made (its first request): for addresses known only after start. */
   redirectUris: string[] | (() => string[])
   postLogoutRedirectUris: string[] | (() => string[])
+  /** More public clients of the realm, with the same redirect URIs: another application on the same realm. */
+  otherClientIds?: string[]
   /** Port on 127.0.0.1; 0 picks a free one. */
   port?: number
   users?: DevUser[]
@@ -129,14 +131,14 @@ export async function startDevIdp (options: DevIdpOptions): Promise<DevIdp> {
 function providerConfiguration (options: DevIdpOptions, users: DevUser[], signingKey: object, prefix: string): Configuration {
   const userBySub = (sub: string): DevUser | undefined => users.find(u => u.sub === sub)
   return {
-    clients: [{
-      client_id: options.clientId,
+    clients: [options.clientId, ...options.otherClientIds ?? []].map(clientId => ({
+      client_id: clientId,
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       redirect_uris: typeof options.redirectUris === 'function' ? options.redirectUris() : options.redirectUris,
       post_logout_redirect_uris: typeof options.postLogoutRedirectUris === 'function' ? options.postLogoutRedirectUris() : options.postLogoutRedirectUris
-    }],
+    })),
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     routes: {
@@ -177,7 +179,7 @@ function providerConfiguration (options: DevIdpOptions, users: DevUser[], signin
       return user === undefined ? undefined : { realm_access: { roles: [user.role] } }
     },
     issueRefreshToken: async (_ctx: KoaContextWithOIDC, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
-    // Every sign-in is consented to: the development provider has one client, the application.
+    // Every sign-in is consented to: the development provider's clients are the applications under development.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
       const accountId = ctx.oidc.session?.accountId
       if (accountId === undefined || ctx.oidc.client === undefined) return undefined

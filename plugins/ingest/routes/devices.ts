@@ -5,21 +5,19 @@ import type { FastifyInstance } from 'fastify'
 import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { newDevice, type TelemetryEvent } from '../apply.js'
-import { metricPoints, parseLimit, readSeries, type RangeQuery } from '../series-query.js'
+import { keyPage, metricPoints, readSeries, type ListQuery, type RangeQuery } from '../series-query.js'
+import { DEVICE_ID, DeviceId, GroupName } from '../keys.js'
 import type { Device } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
-
-const DeviceId = Type.String({ pattern: '^[0-9a-f]{16}$', description: '8 bytes as 16 lowercase hex characters, as in the frame header.' })
 
 const Registration = Type.Object({
   id: DeviceId,
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  group: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
+  group: Type.Optional(Type.Union([GroupName, Type.Null()])),
   encrypted: Type.Optional(Type.Boolean({ description: 'true issues a new key (returned once); false removes the key.' }))
 }, { additionalProperties: false })
 
 const IdParams = Type.Object({ id: DeviceId })
-const DEVICE_ID = /^[0-9a-f]{16}$/
 
 export interface DeviceFilters {
   group?: string
@@ -54,18 +52,9 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
     return found
   }
 
-  app.get<{ Querystring: DeviceFilters & { limit?: string, cursor?: string } }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
-    const { cursor } = request.query
-    const limit = parseLimit(request.query.limit)
-    if (cursor !== undefined && !DEVICE_ID.test(cursor)) throw new BadRequest('cursor is not one this server issued (a device id from next_cursor)')
-    const keep = deviceFilter(request.query)
-    const devices: Device[] = []
-    for (const { value } of t.store.devices.getRange({ start: cursor ?? '' })) {
-      if (value.id === cursor || !keep(value)) continue
-      if (devices.length === limit) return { devices, next_cursor: devices[devices.length - 1].id }
-      devices.push(value)
-    }
-    return { devices, next_cursor: null }
+  app.get<{ Querystring: DeviceFilters & ListQuery }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
+    const { items, next_cursor: next } = keyPage(t.store.devices, request.query, { pattern: DEVICE_ID, name: 'a device id' }, deviceFilter(request.query))
+    return { devices: items, next_cursor: next }
   })
 
   app.post<{ Body: Static<typeof Registration> }>('/devices/register', { config: { telemetryAccess: 'provisioner' }, schema: { body: Registration } }, async (request, reply) => {

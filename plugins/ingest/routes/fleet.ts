@@ -4,11 +4,12 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
+import { GROUP_NAME, GroupName, OTA_TARGET_ID, OtaTargetId } from '../keys.js'
 import { cachedOverview } from '../overview.js'
+import { keyPage, type ListQuery } from '../series-query.js'
 import type { Group, OtaTarget } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 
-const GroupName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' })
 const GroupBody = Type.Object({ name: GroupName, description: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: false })
 const GroupUpdate = Type.Object({ description: Type.String({ maxLength: 1024 }) }, { additionalProperties: false })
 const NameParams = Type.Object({ name: GroupName })
@@ -19,7 +20,7 @@ const OtaBody = Type.Object({
   build_id: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9a-f]{8,128}$' }), Type.Null()])),
   url: Type.Optional(Type.Union([Type.String({ format: 'uri' }), Type.Null()]))
 }, { additionalProperties: false })
-const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) })
+const IdParams = Type.Object({ id: OtaTargetId })
 
 export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   /** An OTA body with its absent fields as null; its group must exist. */
@@ -30,7 +31,10 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   const overview = cachedOverview(t.store)
   app.get('/fleet/overview', { config: { telemetryAccess: 'viewer' } }, async () => overview())
 
-  app.get('/groups', { config: { telemetryAccess: 'viewer' } }, async () => ({ groups: [...t.store.groups.getRange().map(e => e.value)] }))
+  app.get<{ Querystring: ListQuery }>('/groups', { config: { telemetryAccess: 'viewer' } }, async request => {
+    const { items, next_cursor: next } = keyPage(t.store.groups, request.query, { pattern: GROUP_NAME, name: 'a group name' })
+    return { groups: items, next_cursor: next }
+  })
 
   app.post<{ Body: Static<typeof GroupBody> }>('/groups', { config: { telemetryAccess: 'provisioner' }, schema: { body: GroupBody } }, async (request, reply) => {
     const { name, description = '' } = request.body
@@ -60,7 +64,10 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
     return await reply.code(204).send()
   })
 
-  app.get('/ota/targets', { config: { telemetryAccess: 'viewer' } }, async () => ({ targets: [...t.store.ota.getRange().map(e => e.value)] }))
+  app.get<{ Querystring: ListQuery }>('/ota/targets', { config: { telemetryAccess: 'viewer' } }, async request => {
+    const { items, next_cursor: next } = keyPage(t.store.ota, request.query, { pattern: OTA_TARGET_ID, name: 'an OTA target id' })
+    return { targets: items, next_cursor: next }
+  })
 
   app.post<{ Body: Static<typeof OtaBody> }>('/ota/targets', { config: { telemetryAccess: 'provisioner' }, schema: { body: OtaBody } }, async (request, reply) => {
     const target = { id: randomUUID(), ...otaFields(request.body), created_at: Date.now() }

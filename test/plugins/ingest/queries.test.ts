@@ -1,5 +1,6 @@
 // What the dashboard reads: the devices list's filters (group, firmware, state, search) with cursor
-// pagination and its refusals, a metric downsampled into buckets for a chart, and the fleet overview.
+// pagination and its refusals, groups and OTA targets by pages, a metric downsampled into buckets for
+// a chart, and the fleet overview.
 import t from 'tap'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
@@ -46,10 +47,41 @@ t.test('the devices list filters and pages; bad cursors and filters are 400s', a
   }
 })
 
+t.test('groups and OTA targets page with limit and cursor as devices do; bad cursors are 400s', async t => {
+  const server = await telemetryServer(t)
+  for (let n = 0; n < 7; n++) t.equal((await server.api('POST', '/groups', 'provisioner', { name: `g${n}` })).status, 201)
+  const ids: string[] = []
+  for (let n = 0; n < 5; n++) ids.push((await (await server.api('POST', '/ota/targets', 'provisioner', { software_type: 'main', version: `1.${n}` })).json() as { id: string }).id)
+  const pages = async (path: string, field: string, key: string, limit: number): Promise<string[][]> => {
+    const found: string[][] = []
+    let cursor: string | null = null
+    do {
+      const response = await server.api('GET', `${path}?limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}`, 'viewer')
+      t.equal(response.status, 200)
+      const page = await response.json() as Record<string, unknown> & { next_cursor: string | null }
+      found.push((page[field] as Array<Record<string, string>>).map(item => item[key]))
+      cursor = page.next_cursor
+    } while (cursor !== null)
+    return found
+  }
+  t.same(await pages('/groups', 'groups', 'name', 3), [['g0', 'g1', 'g2'], ['g3', 'g4', 'g5'], ['g6']], 'groups in name order, none lost or repeated')
+  t.same(await pages('/ota/targets', 'targets', 'id', 2), [ids.sort().slice(0, 2), ids.slice(2, 4), ids.slice(4)], 'targets in id order')
+  t.match(await (await server.api('GET', '/groups', 'viewer')).json(), { groups: { length: 7 }, next_cursor: null }, 'a page of 100 by default')
+  for (const [path, error] of [
+    ['/groups?cursor=north%20pole', 'cursor is not one this server issued (a group name from next_cursor)'],
+    ['/ota/targets?cursor=1.0', 'cursor is not one this server issued (an OTA target id from next_cursor)'],
+    ['/groups?limit=1001', 'limit must be an integer from 1 to 1000, got "1001"']
+  ]) {
+    const response = await server.api('GET', path, 'viewer')
+    t.same([response.status, await response.json()], [400, { error }], path)
+  }
+})
+
 t.test('a metric over a time range, downsampled into buckets for a chart', async t => {
   const server = await telemetryServer(t)
   const device = id(1)
-  const start = Date.UTC(2026, 0, 1)
+  // Recent, so within retention (which also runs as the server starts): from 160 to 61 minutes ago.
+  const start = Date.now() - 160 * 60_000
   // 100 chunks, one per minute, each with battery_mv = 3000 + minute and a second key.
   for (let minute = 0; minute < 100; minute++) {
     const payload: ChunkPayload = { type: 'Metrics', record: { uptime_ms: minute, entries: [{ key: 'battery_mv', kind: 'gauge', value: 3000 + minute, uptime_ms: minute }, { key: 'rssi', kind: 'gauge', value: -60, uptime_ms: minute }] } }
@@ -113,7 +145,8 @@ t.test('an OTA target is replaced whole by a provisioner; unknown ids and groups
   const put = await server.api('PUT', `/ota/targets/${created.id}`, 'provisioner', { software_type: 'main', version: '1.0.1' })
   t.match([put.status, await put.json()], [200, { id: created.id, version: '1.0.1', url: null }])
   t.equal((await server.api('PUT', `/ota/targets/${created.id}`, 'viewer', { software_type: 'main', version: '9' })).status, 403)
-  t.same(await (await server.api('PUT', '/ota/targets/nope', 'provisioner', { software_type: 'main', version: '9' })).json(), { error: 'OTA target nope does not exist' })
+  const unknown = '00000000-0000-4000-8000-000000000000'
+  t.same(await (await server.api('PUT', `/ota/targets/${unknown}`, 'provisioner', { software_type: 'main', version: '9' })).json(), { error: `OTA target ${unknown} does not exist` })
   const badGroup = await server.api('PUT', `/ota/targets/${created.id}`, 'provisioner', { software_type: 'main', version: '9', group: 'ghost' })
   t.same([badGroup.status, await badGroup.json()], [400, { error: 'group "ghost" does not exist' }])
 })

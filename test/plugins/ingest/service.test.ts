@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { open } from 'lmdb'
-import type { AnyPlugin } from '../../../kernel/index.js'
+import type { AnyPlugin, Kernel } from '../../../kernel/index.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import ingest from '../../../plugins/ingest/index.js'
 import { runCli } from '../../support/cli.js'
@@ -100,6 +100,21 @@ t.test('retention deletes what is older than retention_days, and nothing newer',
   t.equal(faults.items.length, 0)
 })
 
+t.test('retention runs when the plugin starts, not an hour later: a server restarted often still prunes', async t => {
+  const stateDir = tempDir(t)
+  const start = async (retentionDays: number): Promise<Kernel> => await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY, retention_days: retentionDays } } })
+  const faults = (kernel: Kernel): number => kernel.service('ingest').telemetry.store.faults.getKeysCount()
+  const fault = (sequence: number): Uint8Array => encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[2] })
+  const first = await start(30)
+  const { ingestor } = first.service('ingest').telemetry
+  t.equal((await ingestor.ingest(Buffer.concat([fault(1), fault(2), fault(3)]), Date.now() - 8 * 86_400_000)).summary.accepted, 3, 'three faults of 8 days ago')
+  t.equal((await ingestor.ingest(fault(4))).summary.accepted, 1, 'one of now')
+  await first.stop()
+  const second = await start(7)
+  await pollUntil(() => faults(second) === 1, { what: 'the faults older than 7 days to be deleted at start' })
+  t.equal(faults(second), 1, 'the old faults went at start, the recent one stayed')
+})
+
 t.test('a backup taken while chunks keep arriving holds the telemetry data alone, and restores', async t => {
   const server = await telemetryServer(t)
   await server.ingest(heartbeat(0))
@@ -189,13 +204,22 @@ t.test('rate limit: 429 with Retry-After on /ingest once the bucket is empty; ot
   for (let i = 0; i < 5; i++) t.equal((await server.api('GET', '/devices', 'viewer')).status, 200)
 })
 
-t.test('CORS: the configured origin, preflight included; auth mode says basic', async t => {
+t.test('CORS: the configured origin, preflights of reads and writes (PUT, DELETE) included; auth mode says basic', async t => {
   const server = await telemetryServer(t, { cors_origin: 'https://dash.example' })
   const preflight = await fetch(new URL('/devices', server.base), {
     method: 'OPTIONS', headers: { origin: 'https://dash.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }
   })
   t.equal(preflight.status, 204)
   t.equal(preflight.headers.get('access-control-allow-origin'), 'https://dash.example')
+  for (const [method, path] of [['PUT', '/groups/north'], ['DELETE', '/groups/north'], ['PUT', '/ota/targets/00000000-0000-4000-8000-000000000000'], ['DELETE', '/ota/targets/00000000-0000-4000-8000-000000000000']]) {
+    const writes = await fetch(new URL(path, server.base), {
+      method: 'OPTIONS', headers: { origin: 'https://dash.example', 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' }
+    })
+    t.equal(writes.status, 204, `preflight of ${method} ${path}`)
+    const allowed = writes.headers.get('access-control-allow-methods')?.split(/,\s*/) ?? []
+    t.ok(allowed.includes(method), `${method} allowed (${allowed.join(', ')})`)
+    t.equal(writes.headers.get('access-control-allow-origin'), 'https://dash.example')
+  }
   const simple = await server.api('GET', '/auth/mode', null, undefined, { origin: 'https://dash.example' })
   t.equal(simple.headers.get('access-control-allow-origin'), 'https://dash.example')
   t.same(await simple.json(), { mode: 'basic' })
