@@ -1,7 +1,10 @@
 //! @file aes.c
 //! AES-128 encryption of single blocks (FIPS 197), the only direction CCM needs: a 256-byte S-box,
-//! the round keys expanded per call into a caller's buffer, no dynamic memory.
+//! the round keys expanded per call into a caller's buffer, no dynamic memory. Built with
+//! BERTH_ENCRYPTION only.
 #include "aes.h"
+
+#if BERTH_ENCRYPTION
 
 static const uint8_t SBOX[256] = {
   0x63,0x7c,0x77,0x7b,0xf2,0x6b,0x6f,0xc5,0x30,0x01,0x67,0x2b,0xfe,0xd7,0xab,0x76,0xca,0x82,0xc9,0x7d,0xfa,0x59,0x47,0xf0,0xad,0xd4,0xa2,0xaf,0x9c,0xa4,0x72,0xc0,
@@ -57,3 +60,4 @@ void berth_aes128_encrypt(const uint8_t round_keys[176], uint8_t block[16]) {
     for (int i = 0; i < 16; i++) block[i] = (uint8_t)(s[i] ^ round_keys[round * 16 + i]);
   }
 }
+#endif

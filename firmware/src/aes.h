@@ -3,5 +3,10 @@
 #pragma once
 #include <stdint.h>
 
+#include "berth/config.h"
+
+#if BERTH_ENCRYPTION
+
 void berth_aes128_expand(const uint8_t key[16], uint8_t round_keys[176]);
 void berth_aes128_encrypt(const uint8_t round_keys[176], uint8_t block[16]);
+#endif

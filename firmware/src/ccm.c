@@ -3,6 +3,7 @@
 //! message, then CTR mode from counter 1 for the message and counter 0 for the tag.
 #include "berth/ccm.h"
 
+#if BERTH_ENCRYPTION
 #include "aes.h"
 
 typedef struct {
@@ -92,3 +93,4 @@ bool berth_ccm_open(const uint8_t key[16], const uint8_t nonce[13], const uint8_
   for (int k = 0; k < BERTH_CCM_TAG; k++) diff |= (uint8_t)(expected[k] ^ sealed[length + k]);
   return diff == 0;
 }
+#endif

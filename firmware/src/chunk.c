@@ -82,35 +82,13 @@ static bool plan(frames_t *f, size_t length) {
 
 #if BERTH_COMPRESSION || BERTH_ENCRYPTION
 static uint8_t s_payload[BERTH_PAYLOAD_MAX + 8];
-#endif
 #if BERTH_COMPRESSION
 static uint8_t s_packed[BERTH_RLE_MAX(BERTH_PAYLOAD_MAX) + 8];
 #endif
 
-int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *options, uint8_t type,
-                     const uint8_t device_id[8], uint32_t sequence, berth_encoder_t encode, const void *record,
-                     bool retransmission) {
-  frames_t f = { transport, type, BERTH_SERIALIZATION_FLAG, device_id, sequence, 0, 0, 0, 0, 0, 0 };
-  // The seal covers the flags without the retransmission bit, so a retransmission seals the same bytes.
-  const uint8_t sent_as = retransmission ? BERTH_FLAG_RETRANSMITTED : 0;
-  berth_buf_t sink = { 0, (size_t)-1, 0, false, stream, &f };
-  bool transformed = false;
-#if BERTH_COMPRESSION
-  transformed = transformed || options->compress;
-#endif
-#if BERTH_ENCRYPTION
-  transformed = transformed || options->key != NULL;
-#endif
-  (void)options;
-  if (!transformed) {
-    berth_buf_t counter = berth_buf_counter();
-    encode(&counter, record);
-    if (!plan(&f, counter.length)) return BERTH_CHUNK_TOO_LARGE;
-    f.flags |= sent_as;
-    encode(&sink, record);
-    return f.status;
-  }
-#if BERTH_COMPRESSION || BERTH_ENCRYPTION
+/** Serialize into the payload buffer, compress and seal it as `options` ask, then send the frames. */
+static int send_transformed(frames_t *f, berth_buf_t *sink, const berth_chunk_options_t *options, uint8_t sent_as,
+                            berth_encoder_t encode, const void *record) {
   berth_buf_t out = berth_buf(s_payload, BERTH_PAYLOAD_MAX);
   encode(&out, record);
   if (out.overflow) return BERTH_CHUNK_TOO_LARGE;
@@ -121,27 +99,44 @@ int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *
     length = berth_rle_encode(bytes, length, s_packed, sizeof s_packed - 8);
     if (length == 0 && out.length > 0) return BERTH_CHUNK_TOO_LARGE;
     bytes = s_packed;
-    f.flags |= BERTH_FLAG_COMPRESSED;
+    f->flags |= BERTH_FLAG_COMPRESSED;
   }
 #endif
 #if BERTH_ENCRYPTION
   if (options->key != NULL) {
-    f.flags |= BERTH_FLAG_ENCRYPTED;
+    f->flags |= BERTH_FLAG_ENCRYPTED;
     uint8_t nonce[BERTH_CCM_NONCE];
-    memcpy(nonce, device_id, 8);
-    for (int k = 0; k < 4; k++) nonce[8 + k] = (uint8_t)(sequence >> (8 * k));
+    memcpy(nonce, f->device_id, 8);
+    for (int k = 0; k < 4; k++) nonce[8 + k] = (uint8_t)(f->sequence >> (8 * k));
     nonce[12] = 0;
     uint8_t aad[BERTH_FRAME_HEADER];
-    header_bytes(aad, type, f.flags, 0, 0, device_id, sequence, (uint16_t)(length + BERTH_CCM_TAG));
+    header_bytes(aad, f->type, f->flags, 0, 0, f->device_id, f->sequence, (uint16_t)(length + BERTH_CCM_TAG));
     berth_ccm_seal(options->key, nonce, aad, sizeof aad, bytes, length, bytes); // in place
     length += BERTH_CCM_TAG;
   }
 #endif
-  if (!plan(&f, length)) return BERTH_CHUNK_TOO_LARGE;
-  f.flags |= sent_as;
-  berth_buf_put(&sink, bytes, length);
-  return f.status;
-#else
-  return BERTH_CHUNK_TOO_LARGE;
+  if (!plan(f, length)) return BERTH_CHUNK_TOO_LARGE;
+  f->flags |= sent_as;
+  berth_buf_put(sink, bytes, length);
+  return f->status;
+}
 #endif
+
+int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *options, uint8_t type,
+                     const uint8_t device_id[8], uint32_t sequence, berth_encoder_t encode, const void *record,
+                     bool retransmission) {
+  frames_t f = { transport, type, BERTH_SERIALIZATION_FLAG, device_id, sequence, 0, 0, 0, 0, 0, 0 };
+  // The seal covers the flags without the retransmission bit, so a retransmission seals the same bytes.
+  const uint8_t sent_as = retransmission ? BERTH_FLAG_RETRANSMITTED : 0;
+  berth_buf_t sink = { 0, (size_t)-1, 0, false, stream, &f };
+  if ((options->compress && !BERTH_COMPRESSION) || (options->key != NULL && !BERTH_ENCRYPTION)) return BERTH_CHUNK_UNSUPPORTED;
+#if BERTH_COMPRESSION || BERTH_ENCRYPTION
+  if (options->compress || options->key != NULL) return send_transformed(&f, &sink, options, sent_as, encode, record);
+#endif
+  berth_buf_t counter = berth_buf_counter();
+  encode(&counter, record);
+  if (!plan(&f, counter.length)) return BERTH_CHUNK_TOO_LARGE;
+  f.flags |= sent_as;
+  encode(&sink, record);
+  return f.status;
 }

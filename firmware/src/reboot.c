@@ -1,5 +1,6 @@
 //! @file reboot.c
-//! The retained record: validity marker, CRC-32 over the rest, rewritten on every change.
+//! The retained record: validity marker, CRC-32 over the rest, rewritten on every change. With fault
+//! capture, it also keeps the fault a hard fault left until it is uploaded.
 #include "berth/reboot.h"
 
 #include <string.h>
@@ -13,15 +14,21 @@ typedef struct {
   uint32_t magic;
   uint32_t boot_count;
   uint32_t next_reason;
+#if BERTH_FAULT_CAPTURE // the layout of the full build, which earlier firmware wrote
   uint32_t has_fault;
+#endif
   uint32_t sequence;
+#if BERTH_FAULT_CAPTURE
   berth_fault_t fault;
+#endif
   uint32_t crc;
 } retained_t;
 
 static berth_reboot_reason_t s_reason = BERTH_REBOOT_UNKNOWN;
+#if BERTH_FAULT_CAPTURE
 static bool s_fault_pending;
 static berth_fault_t s_fault;
+#endif
 
 static retained_t *retained(void) {
   return (retained_t *)berth_platform_retained();
@@ -70,15 +77,16 @@ void berth_boot(uint32_t sequence_seed) {
     r->boot_count++;
     s_reason = (berth_reboot_reason_t)r->next_reason;
     if (s_reason == BERTH_REBOOT_UNKNOWN) s_reason = unrecorded(BERTH_REBOOT_UNKNOWN);
+#if BERTH_FAULT_CAPTURE
     s_fault_pending = r->has_fault != 0;
     s_fault = r->fault;
+#endif
   } else {
     const uint32_t sequence = power_on_sequence(r, sequence_seed);
     memset(r, 0, sizeof *r);
     r->boot_count = 1;
     r->sequence = sequence;
     s_reason = unrecorded(BERTH_REBOOT_POWER_ON);
-    s_fault_pending = false;
   }
   // Until something records a reason (berth_reboot, a hard fault), the next reset is unrecorded.
   r->next_reason = BERTH_REBOOT_UNKNOWN;
@@ -87,18 +95,6 @@ void berth_boot(uint32_t sequence_seed) {
 
 berth_reboot_reason_t berth_reboot_reason(void) { return s_reason; }
 uint32_t berth_boot_count(void) { return retained()->boot_count; }
-
-bool berth_fault_pending(berth_fault_t *fault) {
-  if (s_fault_pending && fault != NULL) *fault = s_fault;
-  return s_fault_pending;
-}
-
-void berth_fault_clear(void) {
-  retained_t *r = retained();
-  s_fault_pending = false;
-  r->has_fault = 0;
-  seal(r);
-}
 
 uint32_t berth_next_sequence(void) {
   retained_t *r = retained();
@@ -114,6 +110,19 @@ void berth_reboot(berth_reboot_reason_t reason) {
   berth_platform_reset();
 }
 
+#if BERTH_FAULT_CAPTURE
+bool berth_fault_pending(berth_fault_t *fault) {
+  if (s_fault_pending && fault != NULL) *fault = s_fault;
+  return s_fault_pending;
+}
+
+void berth_fault_clear(void) {
+  retained_t *r = retained();
+  s_fault_pending = false;
+  r->has_fault = 0;
+  seal(r);
+}
+
 void berth_fault_record(const berth_fault_t *fault) {
   retained_t *r = retained();
   r->fault = *fault;
@@ -121,3 +130,4 @@ void berth_fault_record(const berth_fault_t *fault) {
   r->next_reason = BERTH_REBOOT_HARD_FAULT;
   seal(r);
 }
+#endif

@@ -90,6 +90,7 @@ void berth_encode_reboot_reason(berth_buf_t *out, const void *record) {
   LONG(out, "lr", r->lr);
 }
 
+#if BERTH_FAULT_CAPTURE
 void berth_encode_fault_record(berth_buf_t *out, const void *record) {
   const berth_fault_t *f = (const berth_fault_t *)record;
   RECORD(out, 9);
@@ -103,6 +104,7 @@ void berth_encode_fault_record(berth_buf_t *out, const void *record) {
   LONG(out, "bfar", f->bfar);
   LONG(out, "uptime_ms", f->uptime_ms);
 }
+#endif
 
 void berth_encode_metrics(berth_buf_t *out, const void *record) {
   const berth_metrics_t *m = (const berth_metrics_t *)record;

@@ -2,6 +2,7 @@
 //! RLE encoder and decoder (docs/rle.md), in one pass with no lookahead beyond three bytes.
 #include "berth/rle.h"
 
+#if BERTH_COMPRESSION
 #include "berth/buffer.h"
 
 #define MAX_LITERAL 1048576u
@@ -71,3 +72,4 @@ long berth_rle_decode(const uint8_t *in, size_t n, uint8_t *out, size_t capacity
   }
   return (long)written;
 }
+#endif

@@ -9,7 +9,17 @@
 #include "berth/reboot.h"
 #include "berth/trace.h"
 
-enum { STEP_INFO, STEP_REBOOT, STEP_FAULT, STEP_METRICS, STEP_TRACE, STEP_HEARTBEAT, STEP_DONE };
+enum {
+  STEP_INFO,
+  STEP_REBOOT,
+#if BERTH_FAULT_CAPTURE
+  STEP_FAULT,
+#endif
+  STEP_METRICS,
+  STEP_TRACE,
+  STEP_HEARTBEAT,
+  STEP_DONE
+};
 
 /** Whether the chunk of `type` was sent before in this session (and so holds fixed contents). */
 static bool sent_before(const berth_upload_t *u, uint8_t type) {
@@ -32,15 +42,22 @@ static int run_step(berth_upload_t *u) {
       return send(u, BERTH_CHUNK_DEVICE_INFO, berth_encode_device_info, u->info);
     case STEP_REBOOT: {
       if (u->reboot_reported) return 0;
+      berth_reboot_t r = { berth_reboot_reason(), berth_boot_count(), 0, 0 };
+#if BERTH_FAULT_CAPTURE
       berth_fault_t fault;
-      const bool faulted = berth_fault_pending(&fault);
-      const berth_reboot_t r = { berth_reboot_reason(), berth_boot_count(), faulted ? fault.pc : 0, faulted ? fault.lr : 0 };
+      if (berth_fault_pending(&fault)) {
+        r.pc = fault.pc;
+        r.lr = fault.lr;
+      }
+#endif
       return send(u, BERTH_CHUNK_REBOOT_REASON, berth_encode_reboot_reason, &r);
     }
+#if BERTH_FAULT_CAPTURE
     case STEP_FAULT: {
       berth_fault_t fault;
       return berth_fault_pending(&fault) ? send(u, BERTH_CHUNK_FAULT_RECORD, berth_encode_fault_record, &fault) : 0;
     }
+#endif
     case STEP_METRICS: {
       if (!sent_before(u, BERTH_CHUNK_METRICS)) u->metrics_sent = berth_metrics_seal();
       const berth_metrics_t m = { u->stamp, berth_metrics_entries(), u->metrics_sent };
@@ -68,7 +85,9 @@ static int complete(berth_upload_t *u) {
     if (status != 0) return status;
   }
   u->reboot_reported = 1;
+#if BERTH_FAULT_CAPTURE
   berth_fault_clear();
+#endif
   berth_metrics_consume(u->metrics_sent);
   berth_trace_consume(u->trace_sent, u->trace_dropped);
   for (int i = 0; i < 6; i++) u->sequences[i] = 0;

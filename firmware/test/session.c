@@ -12,7 +12,9 @@
 //!   session <host> <port> <api key> power <device hex> <zeros|noise>
 //!     two power-on boots, each with the same session; between them retained RAM is cleared (zeros) or
 //!     powers up as noise. Built with BERTH_PLATFORM_ENTROPY=1, the port adds /dev/urandom.
-//! Prints `ok - ...` / `not ok - ...` lines, and each answer of the server.
+//! Prints `ok - ...` / `not ok - ...` lines, and each answer of the server. It needs the HTTP transport,
+//! and `transports` the LoRa and BLE transports, RLE, CCM and fault capture: in a build that leaves out
+//! what a mode needs, the mode says so and exits with 2.
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,11 +28,27 @@
 #include "berth_posix.h"
 #include "hex.h"
 
+#if BERTH_TRANSPORT_HTTP
+
+//! Whether the build has all that the transports mode uses.
+#define TRANSPORTS_MODE (BERTH_TRANSPORT_LORA && BERTH_TRANSPORT_BLE && BERTH_COMPRESSION && BERTH_ENCRYPTION && BERTH_FAULT_CAPTURE)
+
 static uint8_t s_body[16384];
 static berth_http_t s_http;
 static const berth_device_info_t INFO = { "SN-C-0001", "evt-2", "c-sdk-test", "0.1.0", "" };
 static jmp_buf s_reset;
 
+static void report(int status, const char *what) {
+  printf("%sok - %s (HTTP %d, status %d)\n", status == 0 ? "" : "not ", what, s_http.status, status);
+  const char *body = strstr(s_http.response, "\r\n\r\n");
+  printf("# %s\n", body != NULL ? body + 4 : "(no answer)");
+}
+
+static void expect(int ok, const char *what) {
+  printf("%sok - %s\n", ok ? "" : "not ", what);
+}
+
+#if TRANSPORTS_MODE
 /** A radio link whose packets go into the HTTP request of the session. */
 static int into_http(void *context, const uint8_t *packet, size_t length) {
   berth_transport_t *http = (berth_transport_t *)context;
@@ -41,16 +59,6 @@ static int radio_flush(berth_transport_t *t) {
   berth_packet_link_t *link = (berth_packet_link_t *)t->context;
   berth_transport_t *http = (berth_transport_t *)link->context;
   return http->flush(http);
-}
-
-static void report(int status, const char *what) {
-  printf("%sok - %s (HTTP %d, status %d)\n", status == 0 ? "" : "not ", what, s_http.status, status);
-  const char *body = strstr(s_http.response, "\r\n\r\n");
-  printf("# %s\n", body != NULL ? body + 4 : "(no answer)");
-}
-
-static void expect(int ok, const char *what) {
-  printf("%sok - %s\n", ok ? "" : "not ", what);
 }
 
 static void transports(berth_transport_t *http, const uint8_t device[8], const uint8_t ccm_device[8], const uint8_t key[16]) {
@@ -88,6 +96,7 @@ static void transports(berth_transport_t *http, const uint8_t device[8], const u
   berth_upload_t sealed = { .transport = &ble, .options = { true, key }, .info = &INFO };
   report(berth_upload(&sealed), "session 3 over BLE (20-byte notifications, RLE, AES-128-CCM)");
 }
+#endif
 
 /** HTTP posting each frame, whose answer to the first Trace frame is lost after the server took it. */
 static int s_trace_answers_lost;
@@ -152,16 +161,22 @@ int main(int argc, char **argv) {
   sscanf(argv[2], "%hu", &s_http.port);
   berth_transport_t http = berth_http_transport(&s_http);
   const char *mode = argv[4];
-  uint8_t device[8], ccm_device[8], key[16];
+  uint8_t device[8];
   if (strlen(argv[5]) != 16) {
     fprintf(stderr, "device ids are 16 hex digits\n");
     return 2;
   }
   unhex(argv[5], device);
   if (strcmp(mode, "transports") == 0 && argc == 8 && strlen(argv[6]) == 16 && strlen(argv[7]) == 32) {
+#if TRANSPORTS_MODE
+    uint8_t ccm_device[8], key[16];
     unhex(argv[6], ccm_device);
     unhex(argv[7], key);
     transports(&http, device, ccm_device, key);
+#else
+    fprintf(stderr, "session: this build leaves out what the transports mode uses\n");
+    return 2;
+#endif
   } else if (strcmp(mode, "retry") == 0) {
     retry(&http, device);
   } else if (strcmp(mode, "power") == 0 && argc == 7) {
@@ -172,3 +187,12 @@ int main(int argc, char **argv) {
   }
   return 0;
 }
+
+#else
+
+int main(void) {
+  fprintf(stderr, "session: this build leaves out the HTTP transport (BERTH_TRANSPORT_HTTP=0)\n");
+  return 2;
+}
+
+#endif

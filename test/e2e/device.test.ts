@@ -1,11 +1,13 @@
 // A real device, end to end: the firmware example built with Debian's arm-none-eabi-gcc boots in
 // qemu-system-arm (Cortex-M3), records metrics and a log line, uploads over its UART, crashes on a
-// call through a null function pointer, resets, and uploads the hard-fault reboot and the fault.
+// call through a null function pointer, resets, and uploads the hard-fault reboot and the fault; then
+// it hangs, its watchdog resets it (QEMU's CMSDK watchdog: the NMI marks it, the second timeout
+// resets), and the third boot uploads the watchdog reboot the port's reset cause tells.
 // `berth gateway` reads the UART while the server is down, spools every frame, and forwards them once
 // it is up: every chunk arrives exactly once. The ELF uploaded afterwards resolves the earlier fault
 // to the named function and its line. Then the device is powered on again: a board with no clock,
 // random numbers or flash counter (QEMU clears RAM), so its second run reuses the first run's sequence
-// numbers, byte for byte where nothing changed; its crash and its power-on are stored all the same.
+// numbers, byte for byte where nothing changed; its crashes, hangs and power-ons are stored all the same.
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -31,7 +33,7 @@ const auth = { authorization: `Basic ${Buffer.from('admin:e2e admin password').t
 if (compiler !== undefined) {
   t.test('firmware in QEMU → UART → berth gateway (through a server outage) → ingest → symbolication', async t => {
     const out = tempDir(t, 'berth-e2e-')
-    await make('qemu-demo', out)
+    await make('qemu-demo', out, '-DBERTH_PLATFORM_RESET_CAUSE=1')
     const elf = join(out, 'qemu-demo.elf')
     const [telemetryPort, uartPort] = await Promise.all([freePort(), freePort()])
     const server = await testKernel(t, {
@@ -53,7 +55,7 @@ if (compiler !== undefined) {
     const qemu = boot()
     const gateway = spawnCli(['gateway', '--serial', `tcp:127.0.0.1:${uartPort}`, '--url', `http://127.0.0.1:${telemetryPort}`, '--api-key', KEY, '--spool', join(out, 'spool')])
     t.teardown(() => { gateway.kill('SIGKILL') })
-    t.equal(await exited(qemu), 0, 'the device ran both sessions and ended the emulation')
+    t.equal(await exited(qemu), 0, 'the device ran its three sessions and ended the emulation')
     const spooled = await pollUntil(() => /retrying in/.test(gateway.output()) && gateway.output(), { what: 'the gateway to find the server down', timeout: 20_000 })
     t.match(spooled, /^gateway: BLE: [^\n]*; serial lines only$/m, 'no BLE here: said in one line')
 
@@ -61,14 +63,15 @@ if (compiler !== undefined) {
     const base = server.url('telemetry')
     const json = async (path: string): Promise<Record<string, unknown>> => await (await fetch(new URL(path, base), { headers: auth })).json() as Record<string, unknown>
     await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as unknown[] | undefined)?.length === 1, { what: 'the fault to arrive', timeout: 30_000 })
-    await pollUntil(() => /forwarded/.test(gateway.output()) && server.service('ingest').telemetry.store.seen.getKeysCount() === 10, { what: 'all ten chunks' })
+    await pollUntil(() => /forwarded/.test(gateway.output()) && server.service('ingest').telemetry.store.seen.getKeysCount() === 13, { what: 'all thirteen chunks' })
     const forwarded = [...gateway.output().matchAll(/forwarded \d+ frames: (\d+) accepted, (\d+) duplicate/g)]
-    t.same([forwarded.reduce((n, m) => n + Number(m[1]), 0), forwarded.reduce((n, m) => n + Number(m[2]), 0)], [10, 0], 'ten chunks forwarded, each exactly once')
+    t.same([forwarded.reduce((n, m) => n + Number(m[1]), 0), forwarded.reduce((n, m) => n + Number(m[2]), 0)], [13, 0], 'thirteen chunks forwarded, each exactly once')
 
     const { stdout: notes } = await run('arm-none-eabi-readelf', ['-n', elf])
     const buildId = /Build ID: ([0-9a-f]{40})/.exec(notes)?.[1]
-    t.match(await json(`/devices/${DEVICE}`), { serial: 'QEMU-0001', hardware_version: 'mps2-an385', software_type: 'qemu-demo', build_id: buildId, boot_count: 2 }, 'the device reports the build id of its image')
-    t.match(await json(`/devices/${DEVICE}/reboots`), { items: [{ reason: 'power_on', boot_count: 1 }, { reason: 'hard_fault', boot_count: 2 }] })
+    t.match(await json(`/devices/${DEVICE}`), { serial: 'QEMU-0001', hardware_version: 'mps2-an385', software_type: 'qemu-demo', build_id: buildId, boot_count: 3 }, 'the device reports the build id of its image')
+    const reboots = async (): Promise<string[]> => ((await json(`/devices/${DEVICE}/reboots`)).items as Array<{ reason: string, boot_count: number }>).map(r => `${r.reason} ${r.boot_count}`)
+    t.same(await reboots(), ['power_on 1', 'hard_fault 2', 'watchdog 3'], 'the hang is a watchdog reboot, not an unknown one')
     const metrics = (await json(`/devices/${DEVICE}/metrics`)).items as Array<{ key: string, value: number }>
     t.same(metrics.map(m => [m.key, m.value]), [['battery_mv', 3700], ['boots', 1], ['loop_us', 420], ['recoveries', 1]])
     t.match(await json(`/devices/${DEVICE}/traces`), { items: [{ text: 'sensor ready\n' }] })
@@ -92,13 +95,13 @@ if (compiler !== undefined) {
     await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as unknown[]).length === 2, { what: 'the second crash to arrive', timeout: 30_000 })
     await pollUntil(() => {
       const now = [...gateway.output().matchAll(/forwarded \d+ frames: (\d+) accepted, (\d+) duplicate/g)]
-      return now.reduce((n, m) => n + Number(m[1]), 0) === 20 && now
-    }, { what: 'the second run\'s ten chunks' })
+      return now.reduce((n, m) => n + Number(m[1]), 0) === 26 && now
+    }, { what: 'the second run\'s thirteen chunks' })
     const final = [...gateway.output().matchAll(/forwarded \d+ frames: (\d+) accepted, (\d+) duplicate/g)]
-    t.same([final.reduce((n, m) => n + Number(m[1]), 0), final.reduce((n, m) => n + Number(m[2]), 0)], [20, 0], 'twenty chunks stored, none taken for a copy of the first run\'s')
-    const reboots = (await json(`/devices/${DEVICE}/reboots`)).items as Array<{ reason: string, boot_count: number, sequence: number }>
-    t.same(reboots.map(r => `${r.reason} ${r.boot_count}`), ['power_on 1', 'hard_fault 2', 'power_on 1', 'hard_fault 2'], 'both power-ons and both crashes')
-    t.equal(reboots[0].sequence, reboots[2].sequence, 'the second power-on reused the first one\'s sequence number')
+    t.same([final.reduce((n, m) => n + Number(m[1]), 0), final.reduce((n, m) => n + Number(m[2]), 0)], [26, 0], 'twenty-six chunks stored, none taken for a copy of the first run\'s')
+    t.same(await reboots(), ['power_on 1', 'hard_fault 2', 'watchdog 3', 'power_on 1', 'hard_fault 2', 'watchdog 3'], 'both power-ons, both crashes and both hangs')
+    const sequences = ((await json(`/devices/${DEVICE}/reboots`)).items as Array<{ sequence: number }>).map(r => r.sequence)
+    t.equal(sequences[0], sequences[3], 'the second power-on reused the first one\'s sequence number')
     await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as Array<{ symbol: string }>).every(f => f.symbol === resolved), { what: 'both faults symbolicated' })
     const both = ((await json(`/devices/${DEVICE}/metrics`)).items as Array<{ key: string, value: number }>).map(m => [m.key, m.value])
     t.same(both, [...metrics, ...metrics].map(m => [m.key, m.value]), 'each run\'s metrics')

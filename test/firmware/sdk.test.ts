@@ -1,25 +1,91 @@
-// The C firmware SDK on the host (gcc, POSIX port): its unit tests; the golden vectors byte for byte
-// (Avro, RLE, AES-CCM, fragments) and back; its CBOR decoded by the server's decoder; whole upload
-// sessions over HTTP, LoRa packets and BLE notifications, plain and encrypted, stored by a real server;
-// a session retried after an uncertain failure; and power cycles on each class of platform.
+// The C firmware SDK on the host (gcc, POSIX port): its unit tests; every configuration of the size
+// table built warning-free, the host tests (gcc) and the QEMU example (arm-none-eabi-gcc), its unit
+// tests passing; the example's watchdog reset in QEMU, reported as such by the port's reset cause; the
+// golden vectors byte for byte (Avro, RLE, AES-CCM, fragments) and back; its CBOR decoded by the
+// server's decoder; whole upload sessions over HTTP, LoRa packets and BLE notifications, plain and
+// encrypted, stored by a real server; a session retried after an uncertain failure; and power cycles
+// on each class of platform.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { readFile } from 'node:fs/promises'
+import { codecs } from '../../wasm/index.js'
 import { decodeChunk } from '../../plugins/ingest/wire/decoder.js'
+import type { ChunkPayload } from '../../plugins/ingest/wire/payloads.js'
 import { requireComponent } from '../support/component.js'
-import { hostToolchain, make, tapLines, writeVectorData } from '../support/firmware.js'
+import { armToolchain, configurations, hostToolchain, make, tapLines, writeVectorData, type FirmwareConfiguration } from '../support/firmware.js'
 import { tempDir } from '../support/tmp.js'
 import { API_KEY, telemetryServer } from '../plugins/ingest/harness.js'
 
 const run = promisify(execFile)
 const toolchain = await requireComponent(t, 'gcc', hostToolchain)
 
+/** Run `task` on each item, `limit` at a time (the builds share two cores with the rest of the run). */
+async function eachLimited<T> (items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < items.length) await task(items[next++])
+  }))
+}
+
+/** The records of the frames the QEMU example wrote to its UART, read by the server's parser and decoder. */
+function uartRecords (uart: Buffer): ChunkPayload[] {
+  return [...codecs.parseFrames(uart)].map(frame => {
+    const payload = uart.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength)
+    const decoded = decodeChunk({ version: frame.version, type: frame.type, flags: frame.flags, device: Buffer.from(frame.deviceId, 'hex'), sequence: frame.sequence }, payload, undefined)
+    if (frame.status !== 'ok' || !decoded.ok) throw new Error(`frame ${frame.sequence} at ${frame.start}: ${frame.reason ?? JSON.stringify(decoded)}`)
+    return decoded.payload
+  })
+}
+
 if (toolchain !== undefined) {
-  const out = tempDir(t, 'berth-firmware-')
+  // One build directory per configuration of the size table; the full one serves the tests below.
+  const builds = tempDir(t, 'berth-firmware-')
+  const out = join(builds, 'full')
   await make('host-tests', out)
-  const entropy = join(out, 'entropy')
+  const entropy = join(builds, 'entropy')
   await make('host-tests', entropy, '-DBERTH_PLATFORM_ENTROPY=1')
+
+  t.test('every configuration of the size table builds warning-free, and its unit tests pass', async t => {
+    const arm = await requireComponent(t, 'arm-none-eabi-gcc and qemu-system-arm', armToolchain)
+    const build = async (c: FirmwareConfiguration): Promise<void> => {
+      const named = `${c.name} (${c.options === '' ? 'the defaults' : c.options})`
+      try {
+        const dir = join(builds, c.name)
+        await make('host-tests', dir, c.options)
+        const checks = tapLines((await run(join(dir, 'unit'))).stdout)
+        const failed = checks.filter(check => !check.ok).map(check => check.name)
+        t.ok(checks.length > 0 && failed.length === 0, `${named}: the host tests build, ${checks.length} unit checks pass`, { failed })
+        if (arm === undefined) return
+        if (!c.arm) {
+          await make('sdk-objects', dir, c.options)
+          t.pass(`${named}: the SDK builds for the Cortex-M3 (the QEMU port cannot link the example: it has no entropy source)`)
+          return
+        }
+        await make('qemu-demo', dir, c.options)
+        t.pass(`${named}: the QEMU example builds`)
+      } catch (err) {
+        t.fail(`${named}: ${(err as Error).message}`)
+      }
+    }
+    await eachLimited(await configurations(), 2, build)
+  })
+
+  t.test('the QEMU example\'s watchdog reset: watchdog with the port\'s reset cause, unknown without', async t => {
+    const arm = await requireComponent(t, 'arm-none-eabi-gcc and qemu-system-arm', armToolchain)
+    if (arm === undefined) return
+    for (const [name, options, reason] of [['full', '', 'unknown'], ['reset-cause', '-DBERTH_PLATFORM_RESET_CAUSE=1', 'watchdog']]) {
+      const dir = join(builds, name)
+      await make('qemu-demo', dir, options)
+      const uart = join(dir, 'uart.bin')
+      // The device crashes, reports it, hangs until the watchdog resets it, reports that, and ends the emulation.
+      await run('qemu-system-arm', ['-M', 'mps2-an385', '-nographic', '-monitor', 'none', '-semihosting-config', 'enable=on,target=native',
+        '-kernel', join(dir, 'qemu-demo.elf'), '-serial', `file:${uart}`], { timeout: 30_000 })
+      const reboots = uartRecords(await readFile(uart)).flatMap(r => r.type === 'RebootReason' ? [`${r.record.reason} ${r.record.boot_count}`] : [])
+      t.same(reboots, ['power_on 1', 'hard_fault 2', `${reason} 3`], `${options === '' ? 'the defaults' : options}: the third boot says ${reason}`)
+    }
+  })
 
   t.test('unit tests of the SDK', async t => {
     const { stdout } = await run(join(out, 'unit'))
@@ -39,7 +105,7 @@ if (toolchain !== undefined) {
   })
 
   t.test('CBOR from the C encoder decodes on the server to the vectors\' records', async t => {
-    const cbor = join(out, 'cbor')
+    const cbor = join(builds, 'cbor')
     const chosen = writeVectorData(join(out, 'vectors_data.c'))
     await run('mkdir', ['-p', cbor])
     await run('cp', [join(out, 'vectors_data.c'), join(cbor, 'vectors_data.c')])

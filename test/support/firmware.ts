@@ -1,5 +1,6 @@
-// The firmware SDK for tests: host builds with gcc (its Makefile), the golden vectors turned into C
-// records for test/vectors.c, and TAP-like output of the C test programs turned into assertions.
+// The firmware SDK for tests: host builds with gcc (its Makefile) and the configurations of its size
+// table, the golden vectors turned into C records for test/vectors.c, and TAP-like output of the C
+// test programs turned into assertions.
 import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -37,6 +38,23 @@ export async function armToolchain (): Promise<string> {
 /** `make <target> OUT=<out> CFLAGS_EXTRA=...` in firmware/. */
 export async function make (target: string, out: string, extra = ''): Promise<void> {
   await run('make', ['-C', FIRMWARE_DIR, target, `OUT=${out}`, `CFLAGS_EXTRA=${extra}`], { maxBuffer: 8 << 20 })
+}
+
+/** A configuration of the size table (firmware/Makefile, `make configurations`). */
+export interface FirmwareConfiguration {
+  name: string
+  /** Whether the QEMU example links in it (the port has every function its options ask for). */
+  arm: boolean
+  /** Its -D flags, for CFLAGS_EXTRA ('' for the defaults). */
+  options: string
+}
+
+export async function configurations (): Promise<FirmwareConfiguration[]> {
+  const { stdout } = await run('make', ['-s', '--no-print-directory', '-C', FIRMWARE_DIR, 'configurations'])
+  return stdout.trim().split('\n').map(line => {
+    const [name, builds, options] = line.split('\t')
+    return { name, arm: builds.split(' ').includes('arm'), options }
+  })
 }
 
 /** Each `ok - name` / `not ok - name` line of a C test program's output. */

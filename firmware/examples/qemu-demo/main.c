@@ -1,21 +1,30 @@
 //! @file main.c
-//! The QEMU example: a device that records metrics and a log line, uploads over its UART, then
-//! crashes on a bad function pointer in sensor_poll(); after the reset it uploads again (the reboot
-//! reason hard_fault and the fault record) and ends the emulation.
+//! The QEMU example: a device under a watchdog that records metrics and a log line, uploads over its
+//! UART, then crashes on a bad function pointer in sensor_poll(); after the reset it uploads the reboot
+//! reason hard_fault and the fault record, then hangs in sensor_wait() until the watchdog resets it;
+//! the third boot uploads the reboot reason watchdog (unknown without BERTH_PLATFORM_RESET_CAUSE) and
+//! ends the emulation. Without fault capture the crash, too, ends in a watchdog reset.
 #include "berth/metrics.h"
 #include "berth/reboot.h"
 #include "berth/trace.h"
 #include "berth/upload.h"
 #include "berth_qemu.h"
 
+//! Unfed this long, the watchdog raises its NMI; as long again, it resets the board.
+#define WATCHDOG_MS 500
+
 typedef int (*reader_t)(void);
 
-//! Where a driver would be registered; never set, so calling it faults.
+//! Where a driver would be registered; never set, so calling it faults and waiting for it hangs.
 static volatile reader_t s_temperature_reader;
 
 __attribute__((noinline)) static int sensor_poll(void) {
   berth_log("polling the temperature sensor");
   return s_temperature_reader() + 1; // the fault: a call through a null function pointer
+}
+
+__attribute__((noinline)) static void sensor_wait(void) {
+  while (s_temperature_reader == NULL) {} // the hang: the watchdog is not fed
 }
 
 static int upload(void) {
@@ -24,22 +33,30 @@ static int upload(void) {
   with_build.build_id = berth_qemu_build_id();
   berth_transport_t uart = berth_qemu_uart();
   berth_upload_t session = { .transport = &uart, .options = { false, NULL }, .info = &with_build };
-  return berth_upload(&session);
+  const int status = berth_upload(&session);
+  berth_qemu_watchdog_feed();
+  return status;
 }
 
 int main(void) {
   berth_qemu_init();
   berth_boot(1);
-  if (berth_reboot_reason() == BERTH_REBOOT_POWER_ON) {
-    berth_metrics_gauge("battery_mv", 3700);
-    berth_metrics_increment("boots", 1);
-    berth_metrics_observe("loop_us", 420);
-    berth_log("sensor ready");
-    upload();
-    return sensor_poll();
+  berth_qemu_watchdog_start(WATCHDOG_MS);
+  switch (berth_reboot_reason()) {
+    case BERTH_REBOOT_POWER_ON:
+      berth_metrics_gauge("battery_mv", 3700);
+      berth_metrics_increment("boots", 1);
+      berth_metrics_observe("loop_us", 420);
+      berth_log("sensor ready");
+      upload();
+      return sensor_poll();
+    case BERTH_REBOOT_HARD_FAULT:
+      berth_metrics_increment("recoveries", 1);
+      upload();
+      sensor_wait();
+      return 0;
+    default: // after the watchdog: the reboot reason goes out, then the emulation ends
+      berth_qemu_exit(upload());
+      return 0;
   }
-  // After the fault: the reboot reason and the fault record go out, then the emulation ends.
-  berth_metrics_increment("recoveries", 1);
-  berth_qemu_exit(upload());
-  return 0;
 }

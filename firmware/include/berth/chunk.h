@@ -33,10 +33,13 @@ typedef void (*berth_encoder_t)(berth_buf_t *out, const void *record);
 
 //! The payload does not fit BERTH_PAYLOAD_MAX, the transport's MTU or the format.
 #define BERTH_CHUNK_TOO_LARGE (-2)
+//! The options ask for RLE or CCM, which this build leaves out (BERTH_COMPRESSION, BERTH_ENCRYPTION).
+#define BERTH_CHUNK_UNSUPPORTED (-4)
 
 //! Send one chunk of `type` holding `record` with sequence number `sequence`; `retransmission` when the
 //! same chunk may have reached the server before (a send of it ended BERTH_SEND_UNCERTAIN). 0 on
-//! success, the transport's BERTH_SEND_FAILED or BERTH_SEND_UNCERTAIN, or BERTH_CHUNK_TOO_LARGE.
+//! success, the transport's BERTH_SEND_FAILED or BERTH_SEND_UNCERTAIN, BERTH_CHUNK_TOO_LARGE or
+//! BERTH_CHUNK_UNSUPPORTED.
 int berth_chunk_send(berth_transport_t *transport, const berth_chunk_options_t *options, uint8_t type,
                      const uint8_t device_id[8], uint32_t sequence, berth_encoder_t encode, const void *record,
                      bool retransmission);

@@ -1,20 +1,26 @@
 //! @file config.h
 //! Build-time options of the Berth firmware SDK. Each is a `#define` that may be set on the compiler's
 //! command line (`-DBERTH_LOG_CAPTURE=0`) or in a `berth_config_user.h` found on the include path when
-//! `BERTH_USER_CONFIG` is defined. Defaults give the full SDK; the minimal configuration turns off
-//! everything but metrics, trace, fault capture and the UART transport.
+//! `BERTH_USER_CONFIG` is defined. Defaults give the full SDK but for the port hooks (entropy, reset
+//! cause), which need the port's support, and CBOR; the minimal configuration turns off everything but
+//! metrics, trace, fault capture and the UART transport. `make sizes` (firmware/Makefile) prints what
+//! each option costs in flash and RAM.
 #pragma once
 
 #ifdef BERTH_USER_CONFIG
 #include "berth_config_user.h"
 #endif
 
-//! Capture hard faults into retained memory (needs the port's fault handler glue).
+//! Capture hard faults: the port's HardFault handler calls berth_fault_record(), which keeps the fault
+//! in retained RAM for the next boot (reboot reason hard_fault, then a FaultRecord chunk). Off, none of
+//! it is built: no fault in the retained record, no FaultRecord chunk, and a hard fault ends in the
+//! port's default handler (where a running watchdog resets the device).
 #ifndef BERTH_FAULT_CAPTURE
 #define BERTH_FAULT_CAPTURE 1
 #endif
 
-//! Capture log lines (berth_log) into the trace buffer.
+//! Capture log lines (berth_log) into the trace buffer. Off, berth_log(line) is a macro that discards
+//! the line, so the calls need no #if of their own.
 #ifndef BERTH_LOG_CAPTURE
 #define BERTH_LOG_CAPTURE 1
 #endif
@@ -34,26 +40,38 @@
 #define BERTH_COMPRESSION 1
 #endif
 
-//! Transports besides UART (which is always built).
+// Transports besides UART, which is always built (transports.h).
+
+//! The USB CDC transport (berth_usb_cdc_transport): a byte stream, as UART.
 #ifndef BERTH_TRANSPORT_USB_CDC
 #define BERTH_TRANSPORT_USB_CDC 1
 #endif
+
+//! The HTTP transport of the POSIX port (ports/posix/http.c, berth_http_transport: the frames of a
+//! session posted to /ingest/chunks over a socket). HTTP needs a TCP/IP stack, so it is a port's
+//! transport, not the SDK's: this option builds the POSIX port's, and a port with a stack of its own
+//! puts its HTTP transport under it too. It changes nothing in a port without one (the Cortex-M port).
 #ifndef BERTH_TRANSPORT_HTTP
 #define BERTH_TRANSPORT_HTTP 1
 #endif
+
+//! The LoRa transport (berth_lora_transport): one frame per packet of BERTH_LORA_PACKET bytes.
 #ifndef BERTH_TRANSPORT_LORA
 #define BERTH_TRANSPORT_LORA 1
 #endif
+
+//! The BLE transport (berth_ble_transport): frames in notifications of BERTH_BLE_PACKET bytes.
 #ifndef BERTH_TRANSPORT_BLE
 #define BERTH_TRANSPORT_BLE 1
 #endif
 
-//! Largest LoRa packet, frame header and CRC included (LoRaWAN EU868 at DR0–2 carries 51 bytes).
+//! Largest LoRa packet, frame header and CRC included (LoRaWAN EU868 at DR0–2 carries 51 bytes). It
+//! sets the LoRa transport's MTU and, with BERTH_BLE_PACKET, the packet buffer of a berth_packet_link_t.
 #ifndef BERTH_LORA_PACKET
 #define BERTH_LORA_PACKET 51
 #endif
 
-//! Largest BLE notification (20 bytes with the default ATT MTU of 23).
+//! Largest BLE notification (20 bytes with the default ATT MTU of 23): the BLE transport's packets.
 #ifndef BERTH_BLE_PACKET
 #define BERTH_BLE_PACKET 20
 #endif
@@ -65,13 +83,14 @@
 #endif
 
 //! The port supplies berth_platform_reset_cause() (platform.h): why the processor last reset, as its
-//! reset-cause hardware tells it.
+//! reset-cause hardware tells it, for the resets nobody recorded. The QEMU port tells a watchdog reset
+//! (firmware/README.md, "Porting"); the POSIX port reports what berth_posix_set_reset_cause() set.
 #ifndef BERTH_PLATFORM_RESET_CAUSE
 #define BERTH_PLATFORM_RESET_CAUSE 0
 #endif
 
-//! Asynchronous transport and upload: berth_upload_step() sends one frame per call (a main loop or an
-//! RTOS task drives it) instead of berth_upload() sending the whole session at once.
+//! The step-by-step upload: berth_upload_start() and berth_upload_step(), which sends one chunk per call
+//! (a main loop or an RTOS task drives it), besides berth_upload() sending the whole session at once.
 #ifndef BERTH_ASYNC_UPLOAD
 #define BERTH_ASYNC_UPLOAD 1
 #endif

@@ -1,6 +1,7 @@
 //! @file records.h
 //! The six chunk payloads of docs/chunk-format.md and their serialization: Avro binary, or CBOR maps
-//! when BERTH_SERIALIZATION_CBOR is set. Strings are NUL-terminated; longs are int64_t.
+//! when BERTH_SERIALIZATION_CBOR is set. Strings are NUL-terminated; longs are int64_t. The FaultRecord
+//! exists with BERTH_FAULT_CAPTURE only.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -41,10 +42,12 @@ typedef struct {
   const char *build_id;
 } berth_device_info_t;
 
+#if BERTH_FAULT_CAPTURE
 typedef struct {
   uint32_t pc, lr, sp, psr, cfsr, hfsr, mmfar, bfar;
   int64_t uptime_ms;
 } berth_fault_t;
+#endif
 
 typedef struct {
   char key[BERTH_METRIC_KEY_MAX];
@@ -83,7 +86,9 @@ typedef struct {
 //! signature of berth_encoder_t (chunk.h), so a chunk can serialize its record twice (count, then send).
 void berth_encode_device_info(berth_buf_t *out, const void *record);   // berth_device_info_t
 void berth_encode_reboot_reason(berth_buf_t *out, const void *record); // berth_reboot_t
+#if BERTH_FAULT_CAPTURE
 void berth_encode_fault_record(berth_buf_t *out, const void *record);  // berth_fault_t
+#endif
 void berth_encode_metrics(berth_buf_t *out, const void *record);       // berth_metrics_t
 void berth_encode_trace(berth_buf_t *out, const void *record);         // berth_trace_t
 void berth_encode_heartbeat(berth_buf_t *out, const void *record);     // berth_heartbeat_t

@@ -5,10 +5,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "berth/config.h"
+
 void berth_trace_write(const char *text, size_t length);
 #if BERTH_LOG_CAPTURE
 //! Capture one log line (a newline is added).
 void berth_log(const char *line);
+#else
+//! Log capture is off: the line is evaluated and discarded.
+#define berth_log(line) ((void)(line))
 #endif
 
 size_t berth_trace_length(void);

@@ -5,7 +5,9 @@
 //!   bytes, headers and CRCs included. A packet larger than a frame's 26 bytes of overhead carries one
 //!   frame, chunks fragmented to fit (LoRa: 25 payload bytes per frame); a smaller one (BLE's 20-byte
 //!   notifications) carries a frame in as many packets as it needs, which the gateway joins again;
-//! - HTTP: in ports/posix (berth_http_transport), frames gathered and posted to /ingest/chunks.
+//! - HTTP: a port's (BERTH_TRANSPORT_HTTP): ports/posix has one (berth_http_transport), frames gathered
+//!   and posted to /ingest/chunks.
+//! Each but UART is built only with its option (config.h).
 #pragma once
 #include "berth/chunk.h"
 #include "berth/config.h"
@@ -17,7 +19,17 @@ typedef struct {
   void *context;
 } berth_stream_t;
 
-#define BERTH_PACKET_MAX (BERTH_LORA_PACKET > BERTH_BLE_PACKET ? BERTH_LORA_PACKET : BERTH_BLE_PACKET)
+berth_transport_t berth_uart_transport(berth_stream_t *uart);
+#if BERTH_TRANSPORT_USB_CDC
+berth_transport_t berth_usb_cdc_transport(berth_stream_t *cdc);
+#endif
+#if BERTH_TRANSPORT_LORA || BERTH_TRANSPORT_BLE
+//! The largest packet of the packet transports built.
+#if BERTH_TRANSPORT_LORA && (!BERTH_TRANSPORT_BLE || BERTH_LORA_PACKET > BERTH_BLE_PACKET)
+#define BERTH_PACKET_MAX BERTH_LORA_PACKET
+#else
+#define BERTH_PACKET_MAX BERTH_BLE_PACKET
+#endif
 
 //! A packet link: send one packet of `length` bytes; 0, BERTH_SEND_FAILED or BERTH_SEND_UNCERTAIN.
 typedef struct {
@@ -28,11 +40,8 @@ typedef struct {
   uint8_t packet[BERTH_PACKET_MAX];
   size_t length;
 } berth_packet_link_t;
-
-berth_transport_t berth_uart_transport(berth_stream_t *uart);
-#if BERTH_TRANSPORT_USB_CDC
-berth_transport_t berth_usb_cdc_transport(berth_stream_t *cdc);
 #endif
+
 #if BERTH_TRANSPORT_LORA
 berth_transport_t berth_lora_transport(berth_packet_link_t *radio);
 #endif

@@ -1,10 +1,11 @@
 //! @file upload.h
-//! An upload session: device info, reboot reason (once per boot), fault record (when one is pending),
-//! metrics (when any), trace (when any), heartbeat — each one chunk through one transport. A chunk's
-//! sequence number and contents are fixed when it is first sent: a failed session is sent again with
-//! the same bytes (as retransmissions when the failure left it uncertain whether they arrived, which
-//! the server answers `duplicate` for what it stored), and what is recorded meanwhile waits for the
-//! next session. Only what a session delivered is removed from the buffers, once it succeeded.
+//! An upload session: device info, reboot reason (once per boot), fault record (when one is pending,
+//! BERTH_FAULT_CAPTURE), metrics (when any), trace (when any), heartbeat — each one chunk through one
+//! transport. A chunk's sequence number and contents are fixed when it is first sent: a failed session
+//! is sent again with the same bytes (as retransmissions when the failure left it uncertain whether
+//! they arrived, which the server answers `duplicate` for what it stored), and what is recorded
+//! meanwhile waits for the next session. Only what a session delivered is removed from the buffers,
+//! once it succeeded.
 #pragma once
 #include <stdint.h>
 

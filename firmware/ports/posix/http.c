@@ -3,7 +3,11 @@
 //! of it as the body (or one per frame). It succeeds on a 200 answer that took every frame or refused
 //! only what can never be taken; it fails (BERTH_SEND_FAILED) when nothing reached the server, and is
 //! uncertain (BERTH_SEND_UNCERTAIN) when the request went out and no answer says all is well: no
-//! answer within the timeout, a 5xx, or frames refused for a reason that can change.
+//! answer within the timeout, a 5xx, or frames refused for a reason that can change. Built with
+//! BERTH_TRANSPORT_HTTP only.
+#include "berth_posix.h"
+
+#if BERTH_TRANSPORT_HTTP
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -11,8 +15,6 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
-
-#include "berth_posix.h"
 
 #define ANSWER_TIMEOUT_S 10
 
@@ -85,3 +87,4 @@ berth_transport_t berth_http_transport(berth_http_t *http) {
   berth_transport_t t = { 0, gather, post, http };
   return t;
 }
+#endif

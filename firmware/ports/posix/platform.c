@@ -13,6 +13,9 @@ static uint64_t s_retained[64];
 static uint8_t s_device_id[8];
 static jmp_buf *s_reset;
 static struct timespec s_start;
+#if BERTH_PLATFORM_RESET_CAUSE
+static berth_reboot_reason_t s_reset_cause = BERTH_REBOOT_UNKNOWN;
+#endif
 
 uint32_t berth_platform_uptime_ms(void) {
   struct timespec now;
@@ -41,6 +44,12 @@ uint32_t berth_platform_entropy(void) {
   return value;
 }
 #endif
+
+#if BERTH_PLATFORM_RESET_CAUSE
+berth_reboot_reason_t berth_platform_reset_cause(void) { return s_reset_cause; }
+void berth_posix_set_reset_cause(berth_reboot_reason_t cause) { s_reset_cause = cause; }
+#endif
+
 void berth_posix_set_device_id(const uint8_t id[8]) { memcpy(s_device_id, id, 8); }
 void berth_posix_on_reset(jmp_buf *target) { s_reset = target; }
 

@@ -1,5 +1,6 @@
 //! @file platform.c
-//! The platform interface on mps2-an385, the UART transport, the fault recorder and semihosting exit.
+//! The platform interface on mps2-an385, the UART transport, the watchdog, the fault recorder
+//! (BERTH_FAULT_CAPTURE), the reset cause (BERTH_PLATFORM_RESET_CAUSE) and semihosting exit.
 #include <string.h>
 
 #include "berth/platform.h"
@@ -12,21 +13,45 @@
 #define UART_STATE REG(UART0 + 0x04)
 #define UART_CTRL REG(UART0 + 0x08)
 #define UART_BAUDDIV REG(UART0 + 0x10)
+#define WDOG 0x40008000u // the CMSDK APB watchdog, clocked at the core clock
+#define WDOG_LOAD REG(WDOG + 0x000)
+#define WDOG_CTRL REG(WDOG + 0x008)
+#define WDOG_INTCLR REG(WDOG + 0x00C)
+#define WDOG_LOCK REG(WDOG + 0xC00)
+#define WDOG_UNLOCK 0x1ACCE551u
 #define SYST_CSR REG(0xE000E010u)
 #define SYST_RVR REG(0xE000E014u)
 #define SCB_AIRCR REG(0xE000ED0Cu)
-#define SCB_CFSR REG(0xE000ED28u)
-#define SCB_HFSR REG(0xE000ED2Cu)
-#define SCB_MMFAR REG(0xE000ED34u)
-#define SCB_BFAR REG(0xE000ED38u)
 #define CORE_CLOCK_HZ 25000000u
 
 static volatile uint32_t s_ticks;
 __attribute__((section(".retained"))) static uint32_t s_retained[64];
 
+#if BERTH_PLATFORM_RESET_CAUSE
+//! "WDOG" in s_watchdog_mark: the watchdog's NMI came, its reset followed.
+#define WATCHDOG_MARK 0x57444F47u
+//! Retained, as the SDK's record: the watchdog's reset keeps it.
+__attribute__((section(".retained"))) static uint32_t s_watchdog_mark;
+static berth_reboot_reason_t s_reset_cause;
+
+//! The watchdog's first timeout: its interrupt is the NMI on this board. Mark the reset that comes at
+//! the second timeout (the interrupt is left pending, so the watchdog resets the board then).
+void NMI_Handler(void) {
+  s_watchdog_mark = WATCHDOG_MARK;
+  for (;;) {}
+}
+
+berth_reboot_reason_t berth_platform_reset_cause(void) { return s_reset_cause; }
+#endif
+
 void SysTick_Handler(void) { s_ticks++; }
 
 void berth_qemu_init(void) {
+#if BERTH_PLATFORM_RESET_CAUSE
+  // Read and clear the mark once per boot, as a reset-cause register is read and cleared.
+  s_reset_cause = s_watchdog_mark == WATCHDOG_MARK ? BERTH_REBOOT_WATCHDOG : BERTH_REBOOT_UNKNOWN;
+  s_watchdog_mark = 0;
+#endif
   UART_BAUDDIV = 16;
   UART_CTRL = 1; // TX enable
   SYST_RVR = CORE_CLOCK_HZ / 1000 - 1;
@@ -40,6 +65,19 @@ void berth_platform_reset(void) {
   __asm volatile("dsb");
   SCB_AIRCR = 0x05FA0004u; // VECTKEY | SYSRESETREQ
   for (;;) {}
+}
+
+void berth_qemu_watchdog_start(uint32_t timeout_ms) {
+  WDOG_LOCK = WDOG_UNLOCK;
+  WDOG_LOAD = CORE_CLOCK_HZ / 1000 * timeout_ms;
+  WDOG_CTRL = 3; // INTEN (the NMI at the first timeout), RESEN (the reset at the second)
+  WDOG_LOCK = 0;
+}
+
+void berth_qemu_watchdog_feed(void) {
+  WDOG_LOCK = WDOG_UNLOCK;
+  WDOG_INTCLR = 1; // reloads the counter
+  WDOG_LOCK = 0;
 }
 
 void berth_platform_device_id(uint8_t id[8]) {
@@ -75,6 +113,12 @@ const char *berth_qemu_build_id(void) {
   return hex;
 }
 
+#if BERTH_FAULT_CAPTURE
+#define SCB_CFSR REG(0xE000ED28u)
+#define SCB_HFSR REG(0xE000ED2Cu)
+#define SCB_MMFAR REG(0xE000ED34u)
+#define SCB_BFAR REG(0xE000ED38u)
+
 void berth_qemu_fault(const uint32_t *stacked) {
   // Stacked frame: r0 r1 r2 r3 r12 lr pc xpsr; the stack pointer before the exception is just above it.
   const berth_fault_t fault = {
@@ -84,6 +128,7 @@ void berth_qemu_fault(const uint32_t *stacked) {
   berth_fault_record(&fault);
   berth_platform_reset();
 }
+#endif
 
 void berth_qemu_exit(int code) {
   // SYS_EXIT: ADP_Stopped_ApplicationExit ends QEMU with status 0, RunTimeErrorUnknown with 1.
