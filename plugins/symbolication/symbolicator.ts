@@ -2,6 +2,7 @@
 // uploaded for the device's build. A fault that cannot be resolved keeps a clear
 // "unsymbolicated: <reason>"; one waiting for its ELF is resolved when the ELF arrives.
 import type { Logger } from 'pino'
+import { elfPath } from '../ingest/elf-files.js'
 import type { IngestService } from '../ingest/index.js'
 import type { SeriesKey, StoredFault } from '../ingest/store.js'
 import { ToolUnavailable, type Addr2line } from './addr2line.js'
@@ -48,7 +49,7 @@ export class Symbolicator {
     // LR carries the Thumb bit and points after the call: 2 bytes back is inside the call instruction.
     const callSite = ((fault.lr & ~1) >>> 0) - 2
     try {
-      const [pc, caller] = await this.#addr2line.resolve(fault.build_id, elf.file, [(fault.pc & ~1) >>> 0, callSite])
+      const [pc, caller] = await this.#addr2line.resolve(fault.build_id, elfPath(this.#ingest.telemetry.elfDir, elf), [(fault.pc & ~1) >>> 0, callSite])
       const symbol = pc ?? caller
       return symbol ?? `unsymbolicated: PC ${hex(fault.pc)} and LR ${hex(fault.lr)} are not in the image of build ${fault.build_id}`
     } catch (err) {

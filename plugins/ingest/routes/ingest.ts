@@ -1,9 +1,8 @@
 // POST /ingest/chunks (device key) and POST /ingest/elf (device key or a provisioner).
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BadRequest, UnsupportedMediaType } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
+import { saveElf } from '../elf-files.js'
 import { ELF_MACHINE_ARM, inspectElf } from '../elf.js'
 import type { Telemetry } from '../telemetry.js'
 
@@ -41,10 +40,7 @@ export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
     if (inspected.info.machine !== ELF_MACHINE_ARM) throw new BadRequest(`not an ARM image (ELF machine ${inspected.info.machine}; ARM is 40): faults are resolved with arm-none-eabi-addr2line`)
     const { software_type: type = null, software_version: version = null } = request.query
     const id = inspected.info.buildId ?? inspected.info.sha1
-    mkdirSync(t.elfDir, { recursive: true, mode: 0o700 })
-    const file = join(t.elfDir, `${id}.elf`)
-    writeFileSync(`${file}.partial`, body, { mode: 0o600 })
-    renameSync(`${file}.partial`, file)
+    const file = saveElf(t.elfDir, id, body)
     const record = { build_id: id, software_type: type, software_version: version, size: body.length, file, uploaded_at: Date.now() }
     await t.store.transaction(() => {
       t.store.elves.put(id, record)

@@ -94,10 +94,13 @@ t.test('an offline device raises one alert, delivered to the webhook with retrie
 t.test('retention deletes what is older than retention_days, and nothing newer', async t => {
   const server = await telemetryServer(t, { retention_days: 7 })
   await server.ingest(Buffer.concat([2, 3, 4].map(sequence => encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[2] }))))
+  const { pendingFaults } = server.service.telemetry.store
+  t.equal(pendingFaults.getKeysCount(), 3, 'each fault is marked pending with it (no symbolication plugin runs here)')
   t.equal(await server.service.applyRetention(Date.now() + 6 * 86_400_000), 0)
   t.equal(await server.service.applyRetention(Date.now() + 8 * 86_400_000), 3)
   const faults = await (await server.api('GET', `/devices/${DEVICE}/faults`, 'viewer')).json() as { items: unknown[] }
   t.equal(faults.items.length, 0)
+  t.equal(pendingFaults.getKeysCount(), 0, 'their pending marks went with them')
 })
 
 t.test('a backup taken while chunks keep arriving holds the telemetry data alone, and restores', async t => {
