@@ -29,13 +29,23 @@ export class Addr2line {
 
   /** Resolve `addresses` in the image `elf` of build `buildId`: undefined for an address not in the image. */
   async resolve (buildId: string, elf: string, addresses: readonly number[]): Promise<Array<string | undefined>> {
-    const missing = [...new Set(addresses.filter(a => !this.#cache.has(`${buildId}:${a}`)))]
+    // Cached answers are taken now: other builds' runs may evict them while this one's runs go on.
+    const known = new Map<number, string | undefined>()
+    for (const address of addresses) {
+      const key = `${buildId}:${address}`
+      if (this.#cache.has(key)) known.set(address, this.#cache.get(key))
+    }
+    const missing = [...new Set(addresses.filter(a => !known.has(a)))]
     const runs: number[][] = []
     for (let i = 0; i < missing.length; i += ADDRESSES_PER_RUN) runs.push(missing.slice(i, i + ADDRESSES_PER_RUN))
     const found = await Promise.all(runs.map(async run => await this.#limited(async () => await this.#run(elf, run))))
-    const resolved = new Map(runs.flatMap((run, r) => run.map((address, i) => [address, found[r][i]] as const)))
-    for (const [address, symbol] of resolved) this.#remember(`${buildId}:${address}`, symbol)
-    return addresses.map(a => resolved.has(a) ? resolved.get(a) : this.#cache.get(`${buildId}:${a}`))
+    runs.forEach((run, r) => {
+      run.forEach((address, i) => {
+        known.set(address, found[r][i])
+        this.#remember(`${buildId}:${address}`, found[r][i])
+      })
+    })
+    return addresses.map(a => known.get(a))
   }
 
   /** Kill the runs under way (their callers get ToolUnavailable) and refuse new ones: the server stops. */

@@ -155,6 +155,9 @@ t.test('the resolver: several addresses per run (at most 1000), answers cached p
   const found = await resolver.resolve('b1', '/x.elf', [0x10, ...many])
   t.equal(found[2500], `f0x${(0x1000 + 2 * 2499).toString(16)} at /src/main.c:7`, 'answers stay with their address across runs')
   t.same(tool.runs().slice(1).map(r => r.addresses).sort(), [1000, 1000, 500], 'the uncached addresses, in runs of at most 1000')
+  const small = new Addr2line({ tool: tool.tool, timeoutMs: 5000, concurrency: 2, cacheEntries: 1 })
+  t.same(await small.resolve('b2', '/x.elf', [0x10, 0x30, 0x10]), ['f0x10 at /src/main.c:7', 'f0x30 at /src/main.c:7', 'f0x10 at /src/main.c:7'], 'answers outlive their eviction from a small cache')
+  t.same(await Promise.all([small.resolve('b2', '/x.elf', [0x30, 0x40]), small.resolve('b3', '/x.elf', [0x50])]), [['f0x30 at /src/main.c:7', 'f0x40 at /src/main.c:7'], ['f0x50 at /src/main.c:7']], 'and cached answers outlive an eviction by a run of another build')
 
   tool.hang(true)
   const slow = new Addr2line({ tool: tool.tool, timeoutMs: 300, concurrency: 1, cacheEntries: 10 })
