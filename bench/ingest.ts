@@ -3,13 +3,11 @@
 // same chunks: decode only; the server's writes (one device per transaction, as a request carries
 // one device, issued as the server issues them); and plain async puts (2 of ~100 bytes per chunk).
 // Run: npm run build && node dist/bench/ingest.js   (BENCH_RUNS, BENCH_SECONDS bound the work)
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { Store } from '../kernel/store.js'
 import { applyChunk, newDevice, WriteBatch, type TelemetryEvent } from '../plugins/ingest/apply.js'
 import { ADMIN_PASSWORD_FILE } from '../plugins/ingest/commands.js'
@@ -17,9 +15,9 @@ import { seenKey, TelemetryStore } from '../plugins/ingest/store.js'
 import { decodeChunk } from '../plugins/ingest/wire/decoder.js'
 import { encodeChunk } from '../plugins/ingest/wire/encoder.js'
 import { codecs } from '../wasm/index.js'
+import { startServer, stopServer } from './berth-server.js'
 import { envInt, markdownTable, median } from './stats.js'
 import { deviceIds, registerEncrypted, runLoad, simulatedPayload, type SimDevice } from './telemetry-load.js'
-import { freePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 5)
 const SECONDS = envInt('BENCH_SECONDS', 3)
@@ -37,51 +35,13 @@ const BUDGET_RATE: Record<number, number> = { 1: 20_000, 10: 60_000, 100: 150_00
 const MEASURED_FROM = 1_000_000_000
 const ID_PREFIX = 'be000000'
 const API_KEY = randomBytes(16).toString('hex')
-const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
 
 const ids = deviceIds(DEVICES, ID_PREFIX)
 const payloads = Array.from({ length: POOL }, (_, n) => simulatedPayload(n % DEVICES, n))
 
-interface Server {
-  url: URL
-  dir: string
-  child: ChildProcess
-}
-
-/** `berth server` with only the ingest plugin, every listener on 127.0.0.1, a fresh state directory. */
-async function startServer (): Promise<Server> {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-bench-ingest-'))
-  const port = await freePort()
-  writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"', ...['control', 'telemetry', 'app'].flatMap(name =>
-    [`[server.listeners.${name}]`, 'host = "127.0.0.1"', `port = ${name === 'telemetry' ? port : 0}`])].join('\n'))
-  const child = spawn(process.execPath, [CLI, 'server'], { cwd: dir, env: { ...process.env, BERTH_PLUGINS: 'ingest', INGEST_API_KEY: API_KEY }, stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })
-  const url = new URL(`http://127.0.0.1:${port}`)
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    try {
-      if ((await fetch(new URL('/auth/mode', url))).ok) return { url, dir, child }
-    } catch {
-      if (child.exitCode !== null) throw new Error(`berth server exited with ${child.exitCode}: ${stderr}`)
-    }
-    if (Date.now() > deadline) throw new Error(`berth server did not answer within 30 s: ${stderr}`)
-    await new Promise(resolve => setTimeout(resolve, 20))
-  }
-}
-
-async function stopServer (server: Server): Promise<void> {
-  if (server.child.exitCode === null) {
-    const exited = new Promise(resolve => server.child.once('exit', resolve))
-    server.child.kill('SIGTERM')
-    await exited
-  }
-  rmSync(server.dir, { recursive: true, force: true })
-}
-
 /** Accepted chunks/s through POST /ingest/chunks, after a warm-up. */
 async function httpRate (batch: number, ccm: boolean, concurrency: number): Promise<number> {
-  const server = await startServer()
+  const server = await startServer({ plugins: 'ingest', env: { INGEST_API_KEY: API_KEY } })
   try {
     const devices: SimDevice[] = ccm
       ? await registerEncrypted(server.url, 'admin', readFileSync(join(server.dir, '.berth', ADMIN_PASSWORD_FILE), 'utf8').trim(), ids)

@@ -249,11 +249,24 @@ export class Kernel {
     return await exposeAll([this.#process.registry, own.registry, ...served.map(slot => slot.metrics.registry)])
   }
 
-  /** The listener whose exposition shows a plugin's metrics: one it declares, else the first it uses, else control. */
+  /** The listener whose exposition shows a plugin's metrics (see #listenerOf), else control. */
   #homeOf (plugin: string): string {
-    const owned = [...this.#listeners.values()].find(l => l.declaration.owner === plugin)
-    const used = [...this.#listeners.values()].find(l => l.users.has(plugin))
-    return owned?.name ?? used?.name ?? 'control'
+    return this.#listenerOf(plugin) ?? 'control'
+  }
+
+  /**
+   * The listener a plugin declares, else the first it uses, else, for a plugin that serves nothing
+   * (it builds on another's product), that of the first plugin it depends on that has one.
+   */
+  #listenerOf (plugin: string): string | undefined {
+    const listeners = [...this.#listeners.values()]
+    const own = listeners.find(l => l.declaration.owner === plugin) ?? listeners.find(l => l.users.has(plugin))
+    if (own !== undefined) return own.name
+    for (const dependency of this.#slots.find(slot => slot.plugin.name === plugin)?.plugin.dependsOn ?? []) {
+      const found = this.#listenerOf(dependency)
+      if (found !== undefined) return found
+    }
+    return undefined
   }
 
   #setKernelState (state: KernelState): void {

@@ -33,9 +33,19 @@ export interface PluginStore {
    * If `fn` throws, none of its writes are committed and the promise rejects with that error.
    */
   transaction<T>(fn: () => T): Promise<T>
-  /** Copy a consistent snapshot of this plugin's databases, and nothing else, to the file `path` (0600). */
-  backup(path: string): Promise<BackupSummary>
+  /**
+   * Copy a consistent snapshot of this plugin's databases, and nothing else, to the file `path` (0600).
+   * `extra` adds entries to the copy alone (see BackupExtra); a restore puts them back like the rest.
+   */
+  backup(path: string, extra?: BackupExtra): Promise<BackupSummary>
 }
+
+/**
+ * Entries a backup holds beyond the snapshot, by database name: raw values in a binary database of the
+ * plugin's (or one of that name it does not have), such as the bytes of files its records name. They
+ * are read after the snapshot, one at a time.
+ */
+export type BackupExtra = Readonly<Record<string, Iterable<readonly [Key, Buffer]>>>
 
 interface DatabaseRecord {
   dupSort: boolean
@@ -48,6 +58,8 @@ const BACKUP_META_DB = '~backup'
 const BACKUP_META_KEY = 'meta'
 const BACKUP_FORMAT = 1
 const COPY_BATCH = 10_000
+/** A copy's write transaction also ends once its values reach this many bytes. */
+const COPY_BATCH_BYTES = 64 << 20
 /** Handle members that reach beyond one database: refused on plugin handles. */
 const ENVIRONMENT_MEMBERS = ['openDB', 'open', 'backup', 'close', 'env'] as const
 
@@ -94,11 +106,30 @@ function hasLmdbMagic (path: string): boolean {
   }
 }
 
-/** Copies of the entries of a range: lmdb may reuse a binary value's buffer for the next entry. */
-function copyEntries (range: Iterable<{ key: Key, value: Buffer }>): Array<readonly [Key, Buffer]> {
-  const entries: Array<readonly [Key, Buffer]> = []
-  for (const { key, value } of range) entries.push([key, Buffer.from(value)])
-  return entries
+/** Copies of the entries of a range, one by one: lmdb may reuse a binary value's buffer for the next entry. */
+function * copiedEntries (range: Iterable<{ key: Key, value: Buffer }>): Generator<readonly [Key, Buffer]> {
+  for (const { key, value } of range) yield [key, Buffer.from(value)]
+}
+
+/** Put `entries` into `db` of the environment `target`, in transactions of COPY_BATCH entries or COPY_BATCH_BYTES at most; resolves with the count. */
+async function writeEntries (target: RootDatabase, db: Database<Buffer, Key>, entries: Iterable<readonly [Key, Buffer]>): Promise<number> {
+  let batch: Array<readonly [Key, Buffer]> = []
+  let bytes = 0
+  let count = 0
+  const flush = async (): Promise<void> => {
+    const pending = batch
+    batch = []
+    bytes = 0
+    await target.transaction(() => { for (const [key, value] of pending) void db.put(key, value) })
+  }
+  for (const entry of entries) {
+    batch.push(entry)
+    bytes += entry[1].length
+    count++
+    if (batch.length >= COPY_BATCH || bytes >= COPY_BATCH_BYTES) await flush()
+  }
+  await flush()
+  return count
 }
 
 export class Store {
@@ -130,7 +161,7 @@ export class Store {
       // A child transaction: lmdb's plain transaction() commits the writes a callback made before
       // it threw, together with the rest of the batch; a child transaction is aborted instead.
       transaction: async <T>(fn: () => T) => await this.#root.childTransaction(fn),
-      backup: async (path: string) => await this.backupPlugin(plugin, path)
+      backup: async (path: string, extra?: BackupExtra) => await this.backupPlugin(plugin, path, extra)
     }
   }
 
@@ -163,31 +194,28 @@ export class Store {
     return [...names].sort()
   }
 
-  /** Write the plugin's databases, as one read snapshot, to a new LMDB file at `path`. */
-  async backupPlugin (plugin: string, path: string): Promise<BackupSummary> {
+  /** Write the plugin's databases, as one read snapshot, to a new LMDB file at `path`, then the `extra` entries. */
+  async backupPlugin (plugin: string, path: string, extra: BackupExtra = {}): Promise<BackupSummary> {
     rmSync(path, { force: true })
     const target = openEnvironment(path)
     const snapshot = this.#root.useReadTransaction()
     const summary: BackupSummary = { plugin, created_at: new Date().toISOString(), databases: [] }
     try {
-      const records = this.#databasesOf(plugin)
+      const records = new Map(this.#databasesOf(plugin))
+      const copy = async (name: string, record: DatabaseRecord, entries: Iterable<readonly [Key, Buffer]>): Promise<number> =>
+        await writeEntries(target, target.openDB<Buffer, Key>({ name, ...rawOptions(record) }), entries)
       for (const [name, record] of records) {
         const source = this.#root.openDB<Buffer, Key>({ name: `${plugin}/${name}`, ...rawOptions(record) })
-        const copy = target.openDB<Buffer, Key>({ name, ...rawOptions(record) })
-        let batch: Array<readonly [Key, Buffer]> = []
-        let entries = 0
-        const flush = async (): Promise<void> => {
-          const pending = batch
-          batch = []
-          await target.transaction(() => { for (const [key, value] of pending) void copy.put(key, value) })
-        }
-        for (const { key, value } of source.getRange({ transaction: snapshot })) {
-          batch.push([key, Buffer.from(value)])
-          entries++
-          if (batch.length >= COPY_BATCH) await flush()
-        }
-        await flush()
-        summary.databases.push({ name, entries })
+        summary.databases.push({ name, entries: await copy(name, record, copiedEntries(source.getRange({ transaction: snapshot }))) })
+      }
+      for (const [name, entries] of Object.entries(extra)) {
+        const record = records.get(name) ?? { dupSort: false, encoding: 'binary' }
+        if (record.encoding !== 'binary' || record.dupSort) throw new Error(`plugin "${plugin}": extra backup entries go into a binary database; ${name} is not one`)
+        records.set(name, record)
+        const added = await copy(name, record, entries)
+        const counted = summary.databases.find(database => database.name === name)
+        if (counted !== undefined) counted.entries += added
+        else summary.databases.push({ name, entries: added })
       }
       const meta = target.openDB<unknown, string>({ name: BACKUP_META_DB })
       await meta.put(BACKUP_META_KEY, { format: BACKUP_FORMAT, ...summary, records: Object.fromEntries(records) })
@@ -222,7 +250,7 @@ export class Store {
       const contents = Object.entries(meta.records).map(([name, record]) => ({
         name,
         record,
-        entries: copyEntries(source.openDB<Buffer, Key>({ name, ...rawOptions(record) }).getRange())
+        entries: [...copiedEntries(source.openDB<Buffer, Key>({ name, ...rawOptions(record) }).getRange())]
       }))
       this.#root.transactionSync(() => {
         for (const [name, record] of this.#databasesOf(plugin)) {

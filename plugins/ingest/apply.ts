@@ -1,8 +1,8 @@
-// What an accepted chunk changes: the device record, and one of the time series. It only computes:
-// the writes go into a batch the ingestor commits (see ingestor.ts), and the events it returns are
-// published after that commit.
+// What an accepted chunk changes: the device record, and one of the time series (a fault also its
+// mark in pendingFaults). It only computes: the writes go into a batch the ingestor commits (see
+// ingestor.ts), and the events it returns are published after that commit.
 import type { Database, Key } from 'lmdb'
-import type { Device, TelemetryStore } from './store.js'
+import { pendingKey, type Device, type StoredFault, type TelemetryStore } from './store.js'
 import type { ChunkPayload } from './wire/payloads.js'
 
 /** Writes gathered to be committed together: in a transaction, or as puts of one event turn. */
@@ -77,10 +77,12 @@ export function applyChunk (store: TelemetryStore, writes: WriteBatch, events: T
     }
     case 'FaultRecord': {
       const r = payload.record
-      writes.put(store.faults, [id, at, sequence], {
+      const fault: StoredFault = {
         device: id, sequence, received_at: at, pc: r.pc, lr: r.lr, sp: r.sp, psr: r.psr, cfsr: r.cfsr, hfsr: r.hfsr, mmfar: r.mmfar, bfar: r.bfar,
         uptime_ms: r.uptime_ms, software_version: device.software_version, build_id: device.build_id, symbol: null
-      })
+      }
+      writes.put(store.faults, [id, at, sequence], fault)
+      writes.put(store.pendingFaults, pendingKey(fault), true)
       events.push({ kind: 'fault', device: id, sequence, pc: r.pc, lr: r.lr, at })
       break
     }

@@ -7,14 +7,7 @@ export async function deleteExpired (store: TelemetryStore, retentionDays: numbe
   const cutoff = now - retentionDays * 86_400_000
   return await store.transaction(() => {
     let removed = 0
-    for (const device of store.devices.getKeys()) {
-      for (const db of store.series) {
-        for (const key of db.getKeys({ start: [device], end: [device, cutoff] })) {
-          db.remove(key)
-          removed++
-        }
-      }
-    }
+    for (const device of store.devices.getKeys()) removed += store.removeSeries(device, cutoff)
     for (const { key, value } of store.seen.getRange()) {
       if (markTime(value) < cutoff) store.seen.remove(key)
     }

@@ -11,6 +11,7 @@ import { generatedSecret, hashedSecret } from './auth/secret-file.js'
 import { clientAddress } from './client-address.js'
 import { ADMIN_PASSWORD_FILE } from './commands.js'
 import { ssoEnabled, type IngestSettings } from './config.js'
+import { settleElfFiles } from './elf-files.js'
 import { EventLog } from './event-log.js'
 import { Ingestor } from './ingestor.js'
 import { ingestKeys, RateLimiter, sendRetryAfter } from './rate-limit.js'
@@ -58,6 +59,10 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const settings = await withDevIdp(ctx)
   reportCodecs(ctx)
   const store = new TelemetryStore(ctx.store)
+  const elfDir = settings.elf_dir !== '' ? resolve(ctx.cwd, settings.elf_dir) : resolve(ctx.stateDir, 'elf')
+  await settleElfFiles(store, elfDir, ctx.log)
+  const indexed = await store.indexPendingFaults()
+  if (indexed > 0) ctx.log.info({ faults: indexed }, 'faults stored before the pending index was kept are indexed for symbolication')
   const apiKey = settings.api_key !== '' ? settings.api_key : generatedSecret(ctx.stateDir, 'ingest-api-key')
   const users = settings.users.length > 0
     ? settings.users
@@ -111,7 +116,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     events,
     authenticator,
     apiKey,
-    elfDir: settings.elf_dir !== '' ? resolve(ctx.cwd, settings.elf_dir) : resolve(ctx.stateDir, 'elf'),
+    elfDir,
     stateDir: ctx.stateDir,
     frames: ctx.metrics.counter({ name: 'berth_ingest_frames_total', help: 'Frames received, by outcome.', labelNames: ['status'] }),
     sequenceReuses: ctx.metrics.counter({ name: 'berth_ingest_sequence_reuses_total', help: 'Chunks stored under a sequence number that held other content before (a new boot reusing numbers, or a device reusing them).' }),

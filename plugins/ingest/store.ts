@@ -1,6 +1,6 @@
-// Telemetry state in LMDB: devices and their keys, received chunks (for idempotency), faults, metrics,
-// reboots, traces, groups, OTA targets and ELF files. Time-series keys start with [device, time], so a
-// device's time range is one ordered range read.
+// Telemetry state in LMDB: devices and their keys, received chunks (for idempotency), faults (and the
+// index of those waiting for symbolication, by build), metrics, reboots, traces, groups, OTA targets and
+// ELF uploads. Time-series keys start with [device, time], so a device's time range is one ordered range read.
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
 import type { StoredMark } from './chunk-marks.js'
@@ -78,6 +78,7 @@ export interface ElfFile {
   software_type: string | null
   software_version: string | null
   size: number
+  /** The file's name in the ELF directory (`[ingest].elf_dir`): see elf-files.ts. */
   file: string
   uploaded_at: number
 }
@@ -97,6 +98,25 @@ export interface PendingChunk {
 /** [device, received_at, sequence] (metrics add the entry index). */
 export type SeriesKey = Array<string | number>
 
+/** [build_id ('' when the device reported none), device, received_at, sequence]: a fault still to symbolicate. */
+export type PendingKey = [string, string, number, number]
+
+/** Where a fault waits in `pendingFaults`. */
+export function pendingKey (fault: Pick<StoredFault, 'build_id' | 'device' | 'received_at' | 'sequence'>): PendingKey {
+  return [fault.build_id ?? '', fault.device, fault.received_at, fault.sequence]
+}
+
+/** The fault's own key in `faults`, from its pending key. */
+export function faultKey (pending: PendingKey): SeriesKey {
+  return pending.slice(1)
+}
+
+/** The database of ELF files a backup carries. */
+const ELF_FILES = 'elf-files'
+
+/** Marks of the store's format in `meta`: set once the change they name has been applied to older data. */
+const PENDING_INDEXED = 'pending-faults-indexed'
+
 export class TelemetryStore {
   readonly devices: Database<Device, string>
   readonly keys: Database<Uint8Array, string>
@@ -111,6 +131,14 @@ export class TelemetryStore {
   readonly elves: Database<ElfFile, string>
   readonly versions: Database<string, string>
   readonly fragments: Database<PendingChunk, string>
+  /**
+   * Faults the symbolication plugin has still to resolve (never tried, waiting for their build's ELF,
+   * or to be tried again), by build: written with the fault, removed once its symbol is final.
+   */
+  readonly pendingFaults: Database<true, PendingKey>
+  /** ELF files carried by a backup, by file name; written out to the ELF directory at start (elf-files.ts). */
+  readonly restoredElves: Database<Buffer, string>
+  readonly meta: Database<true, string>
   /** Held by every read-modify-write of a device's records. */
   readonly locks = new DeviceLocks()
   readonly #store: PluginStore
@@ -129,6 +157,45 @@ export class TelemetryStore {
     this.elves = store.db('elves')
     this.versions = store.db('versions')
     this.fragments = store.db('fragments')
+    this.pendingFaults = store.db('pending-faults')
+    this.restoredElves = store.db(ELF_FILES, { encoding: 'binary' })
+    this.meta = store.db('meta')
+  }
+
+  /**
+   * Index the faults stored before `pendingFaults` existed, once: those never symbolicated, and those
+   * left unsymbolicated whose device reported a build (they may resolve yet).
+   */
+  async indexPendingFaults (): Promise<number> {
+    if (this.meta.get(PENDING_INDEXED) !== undefined) return 0
+    return await this.transaction(() => {
+      let indexed = 0
+      for (const { value } of this.faults.getRange()) {
+        if (value.symbol === null || (value.build_id !== null && value.symbol.startsWith('unsymbolicated'))) {
+          this.pendingFaults.put(pendingKey(value), true)
+          indexed++
+        }
+      }
+      this.meta.put(PENDING_INDEXED, true)
+      return indexed
+    })
+  }
+
+  /** Remove the device's series entries received before `before` (and its faults' pending marks); call inside a transaction. */
+  removeSeries (device: string, before: number): number {
+    let removed = 0
+    for (const { key, value } of this.faults.getRange({ start: [device], end: [device, before] })) {
+      this.pendingFaults.remove(pendingKey(value))
+      this.faults.remove(key)
+      removed++
+    }
+    for (const db of [this.metrics, this.reboots, this.traces]) {
+      for (const key of db.getKeys({ start: [device], end: [device, before] })) {
+        db.remove(key)
+        removed++
+      }
+    }
+    return removed
   }
 
   /** Run `fn` in one write transaction; resolves after the commit. */
@@ -136,13 +203,9 @@ export class TelemetryStore {
     return await this.#store.transaction(fn)
   }
 
-  async backup (path: string): Promise<void> {
-    await this.#store.backup(path)
-  }
-
-  /** The time-series databases, for range queries and retention. */
-  get series (): Array<Database<{ received_at: number }, SeriesKey>> {
-    return [this.faults, this.metrics, this.reboots, this.traces]
+  /** A backup of these databases with the ELF files `elfFiles` ([file name, bytes]) in `restoredElves`, where a restore puts them. */
+  async backup (path: string, elfFiles: Iterable<readonly [string, Buffer]>): Promise<void> {
+    await this.#store.backup(path, { [ELF_FILES]: elfFiles })
   }
 }
 

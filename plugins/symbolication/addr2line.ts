@@ -1,11 +1,10 @@
-// Addresses to `<function> at <file>:<line>` with arm-none-eabi-addr2line (-f -C), several addresses
-// in one run, under a timeout; at most `concurrency` runs at once, results cached per build and address.
-import { execFile } from 'node:child_process'
+// Addresses to `<function> at <file>:<line>` with arm-none-eabi-addr2line (-f -C): many addresses per
+// run, under a timeout past which the run's whole process group is killed; at most `concurrency` runs
+// at once, results cached per build and address.
+import { spawn, type ChildProcess } from 'node:child_process'
 
-export interface Resolution {
-  /** `<function> at <file>:<line>`, or undefined when the address is not in the image. */
-  symbol: string | undefined
-}
+/** Addresses per run: a command line of about 11 KB. */
+const ADDRESSES_PER_RUN = 1000
 
 export class ToolUnavailable extends Error {}
 
@@ -17,6 +16,9 @@ export class Addr2line {
   #running = 0
   readonly #waiting: Array<() => void> = []
   readonly #concurrency: number
+  /** Runs under way, each the leader of its own process group. */
+  readonly #children = new Set<ChildProcess>()
+  #closed = false
 
   constructor (options: { tool: string, timeoutMs: number, concurrency: number, cacheEntries: number }) {
     this.#tool = options.tool
@@ -25,14 +27,31 @@ export class Addr2line {
     this.#cacheLimit = options.cacheEntries
   }
 
-  /** Resolve `addresses` in the image `elf` of build `buildId`. */
+  /** Resolve `addresses` in the image `elf` of build `buildId`: undefined for an address not in the image. */
   async resolve (buildId: string, elf: string, addresses: readonly number[]): Promise<Array<string | undefined>> {
-    const missing = [...new Set(addresses.filter(a => !this.#cache.has(`${buildId}:${a}`)))]
-    if (missing.length > 0) {
-      const found = await this.#limited(async () => await this.#run(elf, missing))
-      missing.forEach((address, i) => { this.#remember(`${buildId}:${address}`, found[i]) })
+    // Cached answers are taken now: other builds' runs may evict them while this one's runs go on.
+    const known = new Map<number, string | undefined>()
+    for (const address of addresses) {
+      const key = `${buildId}:${address}`
+      if (this.#cache.has(key)) known.set(address, this.#cache.get(key))
     }
-    return addresses.map(a => this.#cache.get(`${buildId}:${a}`))
+    const missing = [...new Set(addresses.filter(a => !known.has(a)))]
+    const runs: number[][] = []
+    for (let i = 0; i < missing.length; i += ADDRESSES_PER_RUN) runs.push(missing.slice(i, i + ADDRESSES_PER_RUN))
+    const found = await Promise.all(runs.map(async run => await this.#limited(async () => await this.#run(elf, run))))
+    runs.forEach((run, r) => {
+      run.forEach((address, i) => {
+        known.set(address, found[r][i])
+        this.#remember(`${buildId}:${address}`, found[r][i])
+      })
+    })
+    return addresses.map(a => known.get(a))
+  }
+
+  /** Kill the runs under way (their callers get ToolUnavailable) and refuse new ones: the server stops. */
+  close (): void {
+    this.#closed = true
+    for (const child of this.#children) killGroup(child)
   }
 
   #remember (key: string, value: string | undefined): void {
@@ -52,12 +71,35 @@ export class Addr2line {
   }
 
   async #run (elf: string, addresses: readonly number[]): Promise<Array<string | undefined>> {
+    if (this.#closed) throw new ToolUnavailable('the server is stopping')
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(this.#tool, ['-f', '-C', '-e', elf, ...addresses.map(a => `0x${a.toString(16)}`)], { timeout: this.#timeoutMs, killSignal: 'SIGKILL' }, (err, out) => {
-        if (err === null) resolve(out)
-        else if ((err as NodeJS.ErrnoException).code === 'ENOENT') reject(new ToolUnavailable(`${this.#tool} is not installed`))
-        else if (err.killed) reject(new ToolUnavailable(`${this.#tool} took longer than ${this.#timeoutMs / 1000} s`))
-        else reject(new ToolUnavailable(`${this.#tool} failed: ${err.message.split('\n')[0]}`))
+      // detached: the run leads a process group of its own, so a timeout kills whatever it started too.
+      const child = spawn(this.#tool, ['-f', '-C', '-e', elf, ...addresses.map(a => `0x${a.toString(16)}`)], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      this.#children.add(child)
+      let out = ''
+      let err = ''
+      child.stdout?.setEncoding('utf8').on('data', (text: string) => { out += text })
+      child.stderr?.setEncoding('utf8').on('data', (text: string) => { err += text })
+      /** The first outcome counts (a killed run still closes, later). */
+      const settle = (error: ToolUnavailable | undefined): void => {
+        if (!this.#children.delete(child)) return
+        clearTimeout(timer)
+        if (error === undefined) resolve(out)
+        else reject(error)
+      }
+      const timer = setTimeout(() => {
+        killGroup(child)
+        // Not waiting for its output to close: a process that left the group could hold it open.
+        child.stdout?.destroy()
+        child.stderr?.destroy()
+        settle(new ToolUnavailable(`${this.#tool} took longer than ${this.#timeoutMs / 1000} s`))
+      }, this.#timeoutMs)
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        settle(new ToolUnavailable(error.code === 'ENOENT' ? `${this.#tool} is not installed` : `${this.#tool} failed: ${error.message}`))
+      })
+      child.once('close', (code, signal) => {
+        if (code === 0) settle(undefined)
+        else settle(new ToolUnavailable(`${this.#tool} failed: ${signal !== null ? `killed by ${signal}` : `exit ${code ?? '?'}`}${err === '' ? '' : `: ${err.split('\n')[0]}`}`))
       })
     })
     const lines = stdout.split('\n')
@@ -66,5 +108,15 @@ export class Addr2line {
       const location = (lines[2 * i + 1] ?? '??:0').replace(/ \(discriminator \d+\)$/, '')
       return fn === '??' || location.startsWith('??') ? undefined : `${fn} at ${location}`
     })
+  }
+}
+
+/** SIGKILL to the process group `child` leads (it may have exited already). */
+function killGroup (child: ChildProcess): void {
+  if (child.pid === undefined) return
+  try {
+    process.kill(-child.pid, 'SIGKILL')
+  } catch {
+    // The group is gone already.
   }
 }

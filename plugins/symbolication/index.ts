@@ -1,15 +1,13 @@
 // symbolication: resolves the PC (else the LR's call site) of each device fault to
 // `<function> at <file>:<line>` in the ELF uploaded for the device's build, with
 // arm-none-eabi-addr2line, and stores it with the fault; earlier faults are resolved when their ELF
-// arrives. A fault that cannot be resolved keeps "unsymbolicated: <reason>".
+// arrives, and those whose resolver failed later. A fault that cannot be resolved keeps "unsymbolicated: <reason>".
 import type { Static } from '@sinclair/typebox'
 import { definePlugin, type SectionSchema } from '../../kernel/index.js'
 import type { Symbolicator } from './symbolicator.js'
 
 export interface SymbolicationService {
   readonly symbolicator: Symbolicator
-  /** Resolve the faults never tried (at start, after a restart). */
-  pending(): void
 }
 
 declare module '../../kernel/index.js' {
@@ -20,7 +18,8 @@ const symbolicationSection = ((Type) => Type.Object({
   addr2line: Type.String({ default: 'arm-none-eabi-addr2line', description: 'The address-to-line resolver of the ARM embedded toolchain.' }),
   timeout_secs: Type.Integer({ minimum: 1, default: 10, description: 'Longest run of the resolver; past it the fault stays unsymbolicated.' }),
   concurrency: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'Resolver processes at once.' }),
-  cache_entries: Type.Integer({ minimum: 1, default: 10000, description: 'Resolved addresses kept (by build and address).' })
+  cache_entries: Type.Integer({ minimum: 1, default: 10000, description: 'Resolved addresses kept (by build and address).' }),
+  retry_secs: Type.Integer({ minimum: 1, default: 30, description: 'Wait before the faults of a build whose resolver failed or timed out are tried again; it doubles after each failure in a row, up to an hour.' })
 }, { additionalProperties: false })) satisfies SectionSchema
 
 export type SymbolicationConfig = Static<ReturnType<typeof symbolicationSection>>
@@ -38,6 +37,6 @@ export default definePlugin({
   },
 
   start (_ctx, service) {
-    service.pending()
+    service.symbolicator.all()
   }
 })

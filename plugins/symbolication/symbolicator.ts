@@ -1,60 +1,200 @@
 // Symbolication of faults: the fault's PC, else the call site its LR points to, resolved in the ELF
-// uploaded for the device's build. A fault that cannot be resolved keeps a clear
-// "unsymbolicated: <reason>"; one waiting for its ELF is resolved when the ELF arrives.
+// uploaded for the device's build. Work is read from the ingest store's index of pending faults, by
+// build (never from a scan of all faults): new faults as they are stored, a build's pending faults when
+// its ELF arrives or its retry is due; the faults of one build in a batch are one resolver call.
+import { existsSync } from 'node:fs'
 import type { Logger } from 'pino'
+import { elfPath } from '../ingest/elf-files.js'
 import type { IngestService } from '../ingest/index.js'
-import type { SeriesKey, StoredFault } from '../ingest/store.js'
+import { faultKey, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/store.js'
 import { ToolUnavailable, type Addr2line } from './addr2line.js'
+
+/** Faults taken at a time, of new ones and of each build gone through. */
+const BATCH = 2000
+/** Longest wait between two tries of a build whose resolver failed. */
+const MAX_RETRY_MS = 3_600_000
+/** After every key of a build's pending faults (whose second element is a device id, in hex). */
+const END = '\uffff'
 
 const hex = (n: number): string => `0x${n.toString(16).padStart(8, '0')}`
 
+interface Pending {
+  key: PendingKey
+  fault: StoredFault
+}
+
+/** A build whose resolver failed: how often in a row, why, and the timer of the next try (undefined once it is due). */
+interface Retry {
+  attempts: number
+  reason: string
+  timer: NodeJS.Timeout | undefined
+}
+
+/** What a batch's faults become: final symbols (the faults leave the index), or one reason to wait with. */
+type Outcome = { final: true, symbols: string[] } | { final: false, reason: string }
+
+export interface SymbolicatorOptions {
+  ingest: IngestService
+  addr2line: Addr2line
+  log: Logger
+  outcomes: { inc: (labels: { outcome: string }) => void }
+  /** First wait before a build whose resolver failed is tried again; it doubles with each failure. */
+  retryMs: number
+  /** Runs background work (the plugin's ctx.track: a stop waits for it). */
+  background: (work: Promise<void>) => void
+}
+
 export class Symbolicator {
-  readonly #ingest: IngestService
-  readonly #addr2line: Addr2line
-  readonly #log: Logger
-  readonly resolved: { inc: (labels: { outcome: string }) => void }
+  readonly #options: SymbolicatorOptions
+  /** Keys of faults stored since the last batch. */
+  #fresh: SeriesKey[] = []
+  /** Builds whose pending faults are gone through, and where to read next. */
+  readonly #sweeps = new Map<string, { start: PendingKey | [string], exclusive: boolean }>()
+  /** Builds whose resolver failed. */
+  readonly #retries = new Map<string, Retry>()
+  #working = false
+  #stopped = false
 
-  constructor (ingest: IngestService, addr2line: Addr2line, log: Logger, resolved: { inc: (labels: { outcome: string }) => void }) {
-    this.#ingest = ingest
-    this.#addr2line = addr2line
-    this.#log = log
-    this.resolved = resolved
+  constructor (options: SymbolicatorOptions) {
+    this.#options = options
   }
 
-  #queue: Promise<unknown> = Promise.resolve()
-
-  /** Symbolicate the faults `select` picks, one run after the other (a new fault, those of a build whose ELF arrived, those never tried). */
-  async symbolicate (select: (fault: StoredFault, key: SeriesKey) => boolean): Promise<number> {
-    const run = this.#queue.then(async () => await this.#symbolicate(select))
-    this.#queue = run.catch(() => undefined)
-    return await run
+  /** A fault was stored (its key in the ingest store's faults). */
+  fault (key: SeriesKey): void {
+    this.#fresh.push(key)
+    this.#kick()
   }
 
-  async #symbolicate (select: (fault: StoredFault, key: SeriesKey) => boolean): Promise<number> {
-    const faults = this.#ingest.telemetry.store.faults
-    const picked = [...faults.getRange()].filter(({ key, value }) => select(value, key))
-    for (const { key, value } of picked) {
-      const symbol = await this.#symbolOf(value)
-      await faults.put(key, { ...value, symbol })
-      this.resolved.inc({ outcome: symbol.startsWith('unsymbolicated') ? 'unresolved' : 'resolved' })
+  /** An ELF arrived for `buildId`: its pending faults are tried now, whatever failed before. */
+  elf (buildId: string): void {
+    clearTimeout(this.#retries.get(buildId)?.timer)
+    this.#retries.delete(buildId)
+    this.#sweep(buildId)
+  }
+
+  /** Go through every build's pending faults (at start). */
+  all (): void {
+    const pending = this.#options.ingest.telemetry.store.pendingFaults
+    let start: PendingKey | [string, string] | undefined
+    for (;;) {
+      const [first] = [...pending.getKeys({ start, limit: 1 })]
+      if (first === undefined) break
+      this.#sweep(first[0])
+      start = [first[0], END]
     }
-    return picked.length
   }
 
-  async #symbolOf (fault: StoredFault): Promise<string> {
-    if (fault.build_id === null) return 'unsymbolicated: the device reported no build id'
-    const elf = this.#ingest.telemetry.store.elves.get(fault.build_id)
-    if (elf === undefined) return `unsymbolicated: no ELF uploaded for build ${fault.build_id}`
-    // LR carries the Thumb bit and points after the call: 2 bytes back is inside the call instruction.
-    const callSite = ((fault.lr & ~1) >>> 0) - 2
+  /** Stop: no new batch, the resolver's runs killed, no retry timer left. */
+  stop (): void {
+    this.#stopped = true
+    for (const retry of this.#retries.values()) clearTimeout(retry.timer)
+    this.#options.addr2line.close()
+  }
+
+  #sweep (buildId: string): void {
+    this.#sweeps.set(buildId, { start: [buildId], exclusive: false })
+    this.#kick()
+  }
+
+  #kick (): void {
+    if (this.#working || this.#stopped) return
+    this.#working = true
+    this.#options.background(this.#work())
+  }
+
+  async #work (): Promise<void> {
     try {
-      const [pc, caller] = await this.#addr2line.resolve(fault.build_id, elf.file, [(fault.pc & ~1) >>> 0, callSite])
-      const symbol = pc ?? caller
-      return symbol ?? `unsymbolicated: PC ${hex(fault.pc)} and LR ${hex(fault.lr)} are not in the image of build ${fault.build_id}`
+      // Events are published in a loop after their commit: let the rest of this turn's faults queue up.
+      await Promise.resolve()
+      while (!this.#stopped) {
+        const batches = this.#take()
+        if (batches.size === 0) break
+        await Promise.all([...batches].map(async ([buildId, batch]) => { await this.#symbolicate(buildId, [...batch.values()]) }))
+      }
+    } finally {
+      this.#working = false
+    }
+  }
+
+  /** The next batch, by build: new faults, then a page of each build gone through; only faults still pending. */
+  #take (): Map<string, Map<string, Pending>> {
+    const { faults, pendingFaults } = this.#options.ingest.telemetry.store
+    const batches = new Map<string, Map<string, Pending>>()
+    const add = (key: PendingKey, fault: StoredFault): void => {
+      const batch = batches.get(key[0]) ?? new Map<string, Pending>()
+      batches.set(key[0], batch.set(key.join(':'), { key, fault }))
+    }
+    for (const key of this.#fresh.splice(0, BATCH)) {
+      const fault = faults.get(key)
+      if (fault !== undefined && pendingFaults.doesExist(pendingKey(fault))) add(pendingKey(fault), fault)
+    }
+    for (const [buildId, { start, exclusive }] of this.#sweeps) {
+      const keys = [...pendingFaults.getKeys({ start, exclusiveStart: exclusive, end: [buildId, END], limit: BATCH })]
+      if (keys.length < BATCH) this.#sweeps.delete(buildId)
+      else this.#sweeps.set(buildId, { start: keys[keys.length - 1], exclusive: true })
+      for (const key of keys) {
+        const fault = faults.get(faultKey(key))
+        if (fault !== undefined) add(key, fault)
+      }
+    }
+    return batches
+  }
+
+  /** Resolve one build's batch and store what it gives, in one transaction. */
+  async #symbolicate (buildId: string, batch: Pending[]): Promise<void> {
+    const outcome = await this.#resolve(buildId, batch)
+    if (this.#stopped) return
+    const { store } = this.#options.ingest.telemetry
+    const { faults, pendingFaults } = store
+    const written = await store.transaction(() => {
+      const symbols: string[] = []
+      batch.forEach(({ key }, i) => {
+        const current = faults.get(faultKey(key))
+        const symbol = outcome.final ? outcome.symbols[i] : outcome.reason
+        if (current === undefined || outcome.final) pendingFaults.remove(key)
+        if (current === undefined || current.symbol === symbol) return
+        faults.put(faultKey(key), { ...current, symbol })
+        symbols.push(symbol)
+      })
+      return symbols
+    })
+    for (const symbol of written) this.#options.outcomes.inc({ outcome: symbol.startsWith('unsymbolicated') ? 'unresolved' : 'resolved' })
+  }
+
+  async #resolve (buildId: string, batch: Pending[]): Promise<Outcome> {
+    if (buildId === '') return { final: true, symbols: batch.map(() => 'unsymbolicated: the device reported no build id') }
+    const { telemetry } = this.#options.ingest
+    const elf = telemetry.store.elves.get(buildId)
+    if (elf === undefined) return { final: false, reason: `unsymbolicated: no ELF uploaded for build ${buildId}` }
+    const retry = this.#retries.get(buildId)
+    if (retry?.timer !== undefined) return { final: false, reason: retry.reason }
+    const file = elfPath(telemetry.elfDir, elf)
+    if (!existsSync(file)) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing (${file}); upload it again` }
+    // LR carries the Thumb bit and points after the call: 2 bytes back is inside the call instruction.
+    const addresses = batch.flatMap(({ fault }) => [(fault.pc & ~1) >>> 0, ((fault.lr & ~1) >>> 0) - 2])
+    try {
+      const found = await this.#options.addr2line.resolve(buildId, file, addresses)
+      this.#retries.delete(buildId)
+      return {
+        final: true,
+        symbols: batch.map(({ fault }, i) => found[2 * i] ?? found[2 * i + 1] ?? `unsymbolicated: PC ${hex(fault.pc)} and LR ${hex(fault.lr)} are not in the image of build ${buildId}`)
+      }
     } catch (err) {
       if (!(err instanceof ToolUnavailable)) throw err
-      this.#log.warn({ build_id: fault.build_id, err: err.message }, 'fault left unsymbolicated')
-      return `unsymbolicated: ${err.message}`
+      const reason = `unsymbolicated: ${err.message}`
+      this.#retryLater(buildId, reason)
+      return { final: false, reason }
     }
+  }
+
+  /** Try the build's pending faults again after a wait that doubles with each failure in a row. */
+  #retryLater (buildId: string, reason: string): void {
+    if (this.#stopped) return
+    const attempts = (this.#retries.get(buildId)?.attempts ?? 0) + 1
+    const delay = Math.min(this.#options.retryMs * 2 ** (attempts - 1), MAX_RETRY_MS)
+    const retry: Retry = { attempts, reason, timer: setTimeout(() => { retry.timer = undefined; this.#sweep(buildId) }, delay) }
+    this.#retries.set(buildId, retry)
+    this.#sweeps.delete(buildId)
+    this.#options.log.warn({ build_id: buildId, reason, attempts, retry_in_ms: delay }, 'faults left unsymbolicated for now; they are tried again later')
   }
 }

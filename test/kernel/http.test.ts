@@ -98,7 +98,16 @@ t.test('health reports each plugin; each listener exposes its own product\'s met
       ctx.http('control', async app => { app.get('/ops', async () => ({ ok: true })) })
     }
   })
-  const kernel = await testKernel(t, { plugins: [demo, scraped, operations] })
+  // Serves nothing itself and builds on the product: its metrics are the product's.
+  const extension = definePlugin({
+    name: 'extension',
+    version: '1.0.0',
+    dependsOn: ['scraped'],
+    setup (ctx) {
+      ctx.metrics.counter({ name: 'berth_extension_runs_total', help: 'Runs.' }).inc(2)
+    }
+  })
+  const kernel = await testKernel(t, { plugins: [demo, scraped, operations, extension] })
   const control = kernel.url('control')
   const health = await fetch(new URL('/api/v1/health', control))
   t.equal(health.status, 200)
@@ -118,10 +127,12 @@ t.test('health reports each plugin; each listener exposes its own product\'s met
   t.match(text, /^berth_http_requests_total\{listener="control",status="200"\} [1-9]\d*$/m, 'the health answer is counted')
   t.match(text, /^process_cpu_seconds_total \d/m)
   t.match(text, /^nodejs_heap_size_used_bytes \d/m)
-  t.notMatch(text, /berth_scraped_|plugin="scraped"|plugin="demo"|listener="product"|listener="public"|job="scraped/, 'control shows nothing of the other products')
+  t.notMatch(text, /berth_scraped_|berth_extension_|plugin="(scraped|extension|demo)"|listener="product"|listener="public"|job="scraped/, 'control shows nothing of the other products')
 
   t.match(product, /^berth_scraped_hits_total 1$/m, 'the product listener: its plugin\'s metrics')
   t.match(product, /^berth_plugin_up\{plugin="scraped"\} 1$/m)
+  t.match(product, /^berth_extension_runs_total 2$/m, 'and those of a plugin that serves nothing and depends on it')
+  t.match(product, /^berth_plugin_up\{plugin="extension"\} 1$/m)
   t.match(product, /^berth_http_requests_total\{listener="product",status="404"\} 1$/m)
   t.match(product, /^process_cpu_seconds_total \d/m)
   t.notMatch(product, /berth_operations_|plugin="operations"|plugin="demo"|listener="control"|listener="public"/, 'and nothing of the control plane or another product')

@@ -81,6 +81,34 @@ t.test('a plugin\'s backup holds its own databases and nothing else, and restore
   await t.rejects(store.restorePlugin('alpha', otherLmdb), { message: `${otherLmdb} is not a Berth backup` }, 'an LMDB file without backup metadata')
 })
 
+t.test('a backup carries extra entries (the files its records name) into binary databases, and a restore puts them back', async t => {
+  const dir = tempDir(t)
+  const store = Store.open(join(dir, 'state'))
+  t.teardown(async () => { await store.close() })
+  const alpha = store.forPlugin('alpha')
+  const items = alpha.db<{ file: string }>('items')
+  const files = alpha.db<Buffer, string>('files', { encoding: 'binary' })
+  await items.put('a', { file: 'a.bin' })
+  const read: string[] = []
+  function * carried (): Generator<readonly [string, Buffer]> {
+    for (const name of ['a.bin', 'b.bin']) {
+      read.push(name)
+      yield [name, Buffer.from(`bytes of ${name}`)]
+    }
+  }
+  const entries = carried()
+  t.same(read, [], 'nothing read before the backup asks')
+  const file = join(dir, 'alpha.backup')
+  const summary = await alpha.backup(file, { files: entries, more: [['x', Buffer.from([1])]] })
+  t.same(summary.databases, [{ name: 'files', entries: 2 }, { name: 'items', entries: 1 }, { name: 'more', entries: 1 }])
+  t.equal(files.getKeysCount(), 0, 'the live database is untouched')
+  const restored = await store.restorePlugin('alpha', file)
+  t.same(restored.databases.map(d => [d.name, d.entries]), [['files', 2], ['items', 1], ['more', 1]])
+  t.same(files.get('b.bin'), Buffer.from('bytes of b.bin'))
+  t.same(alpha.db<Buffer, string>('more', { encoding: 'binary' }).get('x'), Buffer.from([1]))
+  await t.rejects(alpha.backup(join(dir, 'refused.backup'), { items: [['k', Buffer.from('v')]] }), { message: 'plugin "alpha": extra backup entries go into a binary database; items is not one' })
+})
+
 t.test('a transaction is all or nothing: when its function throws, none of its writes land', async t => {
   const store = Store.open(join(tempDir(t), 'state'))
   t.teardown(async () => { await store.close() })

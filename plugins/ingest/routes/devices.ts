@@ -89,7 +89,7 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
     const { id } = request.params
     device(id)
     await t.store.locks.run([id], async () => { await t.store.transaction(() => {
-      for (const db of t.store.series) for (const key of db.getKeys({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) db.remove(key)
+      t.store.removeSeries(id, Number.MAX_SAFE_INTEGER)
       for (const key of t.store.seen.getKeys({ start: `${id}:`, end: `${id};` })) t.store.seen.remove(key)
       t.store.keys.remove(id)
       t.store.devices.remove(id)

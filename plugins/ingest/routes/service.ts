@@ -1,12 +1,13 @@
 // The sign-in mode and who is signed in, the live event stream (server-sent events with ids and Last-Event-ID resume), the
-// Prometheus metrics, and a consistent backup of the telemetry data (and nothing else) streamed while
-// writes continue.
+// Prometheus metrics, and a consistent backup of the telemetry data and its ELF files (and nothing else)
+// streamed while writes continue.
 import { createReadStream } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { realmEndpoints } from '../auth/jwt.js'
 import { ssoEnabled } from '../config.js'
+import { elfBackupEntries } from '../elf-files.js'
 import type { LoggedEvent } from '../event-log.js'
 import type { Telemetry } from '../telemetry.js'
 
@@ -56,7 +57,7 @@ export function serviceRoutes (app: FastifyInstance, t: Telemetry): void {
   app.get('/admin/backup', { config: { telemetryAccess: 'admin' } }, async (_request, reply) => {
     const dir = await mkdtemp(join(t.stateDir, 'backup-'))
     const file = join(dir, 'berth.mdb')
-    await t.store.backup(file)
+    await t.store.backup(file, elfBackupEntries(t.store, t.elfDir))
     const stream = createReadStream(file)
     stream.once('close', () => { void rm(dir, { recursive: true, force: true }) })
     const stamp = new Date().toISOString().replace(/[:.]/g, '-')

@@ -16,7 +16,8 @@ const PASSWORD = 'correct horse battery staple'
 export function passwordOf (role: TestRole): string {
   return `${PASSWORD} ${role}`
 }
-const USERS = ROLES.map(role => ({ name: role, role, password: hashPassword(passwordOf(role)) }))
+/** One Basic-auth user per role, for a kernel of ingest and plugins built on it. */
+export const USERS = ROLES.map(role => ({ name: role, role, password: hashPassword(passwordOf(role)) }))
 
 export interface TelemetryServer {
   kernel: Kernel
