@@ -213,8 +213,9 @@ t.test('at start: ELF records with absolute paths are named relative to the ELF 
   const root = Store.open(stateDir)
   const old = new TelemetryStore(root.forPlugin('ingest'))
   await old.elves.put(elf.id, { build_id: elf.id, software_type: null, software_version: null, size: elf.bytes.length, file: join(oldElfDir, `${elf.id}.elf`), uploaded_at: 1 })
-  await old.faults.put(['0000000000000004', 1000, 0], { ...(SAMPLES[2].record as { pc: number, lr: number, sp: number, psr: number, cfsr: number, hfsr: number, mmfar: number, bfar: number, uptime_ms: number }), pc: 0x5000, device: '0000000000000004', sequence: 0, received_at: 1000, software_version: null, build_id: elf.id, symbol: null })
-  await old.devices.put('0000000000000004', { id: '0000000000000004', name: 'old', group: null, serial: null, hardware_version: null, software_type: null, software_version: null, build_id: elf.id, registered: false, encrypted: false, created_at: 1, last_seen: 1000, boot_count: null, offline: false })
+  const at = Date.now() - 60_000 // recent: retention also runs at start
+  await old.faults.put(['0000000000000004', at, 0], { ...(SAMPLES[2].record as { pc: number, lr: number, sp: number, psr: number, cfsr: number, hfsr: number, mmfar: number, bfar: number, uptime_ms: number }), pc: 0x5000, device: '0000000000000004', sequence: 0, received_at: at, software_version: null, build_id: elf.id, symbol: null })
+  await old.devices.put('0000000000000004', { id: '0000000000000004', name: 'old', group: null, serial: null, hardware_version: null, software_type: null, software_version: null, build_id: elf.id, registered: false, encrypted: false, created_at: 1, last_seen: at, boot_count: null, offline: false })
   await root.close()
 
   const tool = standIn(tempDir(t))
