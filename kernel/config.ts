@@ -37,6 +37,7 @@ function serverSection (listeners: ReadonlyMap<string, OwnedListener>): TObject 
     plugins: Type.Optional(Type.Array(Type.String(), { description: 'Plugins to run; absent means every plugin found.' })),
     disable: Type.Array(Type.String(), { default: [], description: 'Plugins not to run.' }),
     plugin_timeout_ms: Type.Integer({ minimum: 1, default: DEFAULT_PLUGIN_TIMEOUT_MS, description: 'Deadline of each plugin\'s setup, start and stop (and of draining its work at stop).' }),
+    store_limit_mb: Type.Integer({ minimum: 0, default: 0, description: 'Refuse writes (507) once the LMDB store holds this many MiB; reads go on. 0: no limit (the store grows as needed).' }),
     listeners: Type.Object(
       Object.fromEntries([...listeners.values()].map(listener => [listener.name, listenerSchema(listener)])),
       { additionalProperties: false, default: {} })
@@ -50,6 +51,7 @@ export interface ServerConfig {
   plugins?: string[]
   disable: string[]
   plugin_timeout_ms: number
+  store_limit_mb: number
   /** Every declared listener's effective settings (a port kept in its owner's section is filled in). */
   listeners: Record<string, ListenerConfig>
 }

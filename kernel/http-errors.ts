@@ -2,12 +2,18 @@
 // throws (5xx details go to the log only). Type-only imports: plugins use it without loading fastify.
 import type { FastifyError, FastifyRequest } from 'fastify'
 import { BerthError } from './errors.js'
+import { describeStorageFault, isStorageFault, noteStorageFault, StorageFault } from './storage-fault.js'
 
 /** A request URL without its query string, which may carry credentials and is never logged. */
 export const pathOf = (url: string): string => url.split('?')[0]
 
 /** Status and client-facing message of any error; 5xx details are for the log only. */
 export function describeHttpError (error: FastifyError, request?: FastifyRequest): { status: number, message: string } {
+  if (isStorageFault(error) && !(error instanceof StorageFault)) {
+    // A commit or a file write failed for want of space (or an I/O error): the store refuses writes until it recovers.
+    noteStorageFault(error)
+    return { status: 507, message: `the server cannot write its state now: ${describeStorageFault(error)}; reads still work, and writes resume by themselves once there is room` }
+  }
   const status = statusOf(error)
   if (status === 500) return { status, message: 'internal server error' }
   if (status === 415 && !(error instanceof BerthError)) return { status, message: `unsupported content type: ${request?.headers['content-type'] ?? 'none'}` }

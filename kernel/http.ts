@@ -83,7 +83,8 @@ export class Listener {
     })
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
       const { status, message } = describeHttpError(error, request)
-      if (status >= 500) this.#log.error({ err: error, reqId: request.id, method: request.method, path: pathOf(request.url) }, 'request failed')
+      // 507: the store refuses writes, which the health report and one log line at the change tell.
+      if (status >= 500 && status !== 507) this.#log.error({ err: error, reqId: request.id, method: request.method, path: pathOf(request.url) }, 'request failed')
       reply.code(status)
       return { error: message }
     })

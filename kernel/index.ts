@@ -3,7 +3,7 @@
 // kernel itself is imported when a kernel is created, and TypeBox for runtimes from './schema.js'.
 import type { Kernel, KernelOptions } from './kernel.js'
 
-export { definePlugin, type AnyPlugin, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
+export { definePlugin, type AnyPlugin, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
 export type { ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName } from './events.js'
 export type { BackupExtra, BackupSummary, PluginStore, DatabaseOptions } from './store.js'
@@ -15,6 +15,7 @@ export { formatTable } from './cli-table.js'
 export type { Kernel, KernelOptions, HealthReport } from './kernel.js'
 export { describeHttpError } from './http-errors.js'
 export * from './errors.js'
+export { StorageFault, isStorageFault } from './storage-fault.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
 export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {

@@ -16,8 +16,9 @@ import { discoverPlugins, orderPlugins } from './loader.js'
 import { createLogger } from './log.js'
 import { exposeAll, MetricSet, processMetrics, type Exposition, type PluginMetrics } from './metrics.js'
 import { VERSION } from './paths.js'
-import type { AnyPlugin, HealthDetails, PluginContext, PluginState, Services } from './plugin.js'
+import type { AnyPlugin, HealthCheck, HealthDetails, PluginContext, PluginState, Services } from './plugin.js'
 import { Scheduler, ScopedScheduler } from './scheduler.js'
+import { installStorageFaultHandler } from './storage-fault.js'
 import { Store } from './store.js'
 
 export interface KernelOptions {
@@ -45,11 +46,20 @@ export interface KernelOptions {
 export type KernelState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed'
 
 export interface HealthReport {
-  status: 'ok' | 'starting' | 'degraded' | 'stopping'
+  /**
+   * `ok`: every plugin runs and every check is ok; `degraded`: something is not (a plugin failed, a
+   * dependency is unreachable, the store refuses writes) while the rest serves; `down`: no plugin runs.
+   */
+  status: 'ok' | 'starting' | 'degraded' | 'down' | 'stopping'
   version: string
   uptime_seconds: number
-  plugins: Record<string, { version: string, state: PluginState, details?: HealthDetails }>
+  /** The kernel's own dependencies: `storage` (the state directory's store). */
+  checks: Record<string, HealthCheck>
+  plugins: Record<string, { version: string, state: PluginState, details?: HealthDetails, checks?: Record<string, HealthCheck> }>
 }
+
+/** How often a store that refuses writes tries again (and checks its size limit). */
+const STORAGE_CHECK_MS = 5000
 
 /** The context of a plugin whose config type has been erased. */
 type AnyContext = PluginContext<Static<TObject>, Record<string, unknown>>
@@ -68,6 +78,7 @@ interface PluginSlot {
   /** Promises handed to ctx.track (and scheduled runs) not yet settled. */
   readonly work: Set<Promise<unknown>>
   details?: HealthDetails
+  readonly checks: Map<string, HealthCheck>
 }
 
 /** Read plugins and config, and return a kernel ready to start. Config errors are thrown here. */
@@ -118,7 +129,7 @@ export class Kernel {
     this.#host = host
     this.#acceptors = host.acceptors ?? new Acceptors()
     this.events = new EventBus(log)
-    this.#slots = plugins.map(plugin => ({ plugin, state: 'loaded', closers: [], startAttempted: false, metrics: new MetricSet(), work: new Set() }))
+    this.#slots = plugins.map(plugin => ({ plugin, state: 'loaded', closers: [], startAttempted: false, metrics: new MetricSet(), work: new Set(), checks: new Map() }))
     this.#scheduler = new Scheduler(log, job => { this.#jobFailures.set(job, (this.#jobFailures.get(job) ?? 0) + 1) })
   }
 
@@ -160,7 +171,15 @@ export class Kernel {
 
   async #startAll (): Promise<void> {
     try {
-      this.#store = Store.open(this.config.stateDir)
+      this.#store = Store.open(this.config.stateDir, { limitBytes: this.config.server.store_limit_mb * 1048576 })
+      installStorageFaultHandler()
+      this.#store.monitor.onChange = reason => {
+        this.#healthCache = undefined
+        if (reason !== undefined) this.log.error({ reason }, 'the store refuses writes (507) until it can take them again; reads go on')
+        else this.log.info('the store takes writes again')
+      }
+      this.#store.monitor.start(STORAGE_CHECK_MS, err => { this.log.error({ err }, 'the storage check failed') })
+      await this.#store.monitor.check()
       this.#createListeners()
       for (const slot of this.#slots) {
         this.#refuseIfStopping()
@@ -226,18 +245,28 @@ export class Kernel {
     return slot.service as Services[K]
   }
 
+  /** Check the store now: its size limit, and while it refuses writes, whether it takes them again (also every few seconds). */
+  async checkStorage (): Promise<void> {
+    await this.#store?.monitor.check()
+  }
+
   /** The health report; rebuilt only when a state or the uptime second changed (it is polled often). */
   health (): HealthReport {
     const uptime = Math.round((Date.now() - this.#startedAt) / 1000)
-    if (this.#healthCache?.uptime_seconds === uptime) return this.#healthCache
+    const storage = this.#store?.monitor.state() ?? { status: 'ok' as const }
+    if (this.#healthCache?.uptime_seconds === uptime && this.#healthCache.checks.storage.status === storage.status) return this.#healthCache
     const plugins: HealthReport['plugins'] = {}
+    let allWell = storage.status === 'ok'
     for (const slot of this.#slots) {
-      plugins[slot.plugin.name] = { version: slot.plugin.version, state: slot.state, ...(slot.details !== undefined ? { details: slot.details } : {}) }
+      const checks = slot.checks.size > 0 ? Object.fromEntries(slot.checks) : undefined
+      plugins[slot.plugin.name] = { version: slot.plugin.version, state: slot.state, ...(slot.details !== undefined ? { details: slot.details } : {}), ...(checks !== undefined ? { checks } : {}) }
+      allWell &&= slot.state === 'running' && [...slot.checks.values()].every(check => check.status === 'ok')
     }
+    const running = this.#slots.filter(slot => slot.state === 'running').length
     const status = this.#state === 'running'
-      ? (this.#slots.every(s => s.state === 'running') ? 'ok' : 'degraded')
+      ? (running === 0 && this.#slots.length > 0 ? 'down' : allWell ? 'ok' : 'degraded')
       : this.#state === 'starting' || this.#state === 'created' ? 'starting' : 'stopping'
-    this.#healthCache = { status, version: VERSION, uptime_seconds: uptime, plugins }
+    this.#healthCache = { status, version: VERSION, uptime_seconds: uptime, checks: { storage }, plugins }
     return this.#healthCache
   }
 
@@ -327,9 +356,11 @@ export class Kernel {
     // it waits for the response to finish, which costs listeners on every request.
     app.get('/api/v1/health', async (_request, reply) => {
       const report = this.health()
-      reply.code(report.status === 'ok' ? 200 : 503)
+      reply.code(report.status === 'ok' || report.status === 'degraded' ? 200 : 503)
       return report
     })
+    // For supervisors: the process answers. Whatever else is wrong, restarting it would not help.
+    app.get('/api/v1/health/live', async () => ({ status: 'alive' }))
     app.get('/metrics', async (_request, reply) => {
       const { contentType, body } = await this.exposition('control')
       reply.type(contentType)
@@ -436,6 +467,12 @@ export class Kernel {
       report: details => {
         slot.details = { ...details }
         this.#healthCache = undefined
+      },
+      check: (name, check) => {
+        const before = slot.checks.get(name)
+        const changed = before?.status !== check.status || before.reason !== check.reason
+        slot.checks.set(name, { ...check, since: changed ? new Date().toISOString() : before.since })
+        if (changed) this.#healthCache = undefined
       },
       onClose: fn => { slot.closers.push(fn) },
       allState: {

@@ -34,6 +34,15 @@ export type SectionValues<X extends Record<string, TObject>> = { readonly [K in 
 /** Short facts a plugin reports in `GET /api/v1/health` (which implementation runs, and the like). */
 export type HealthDetails = Readonly<Record<string, string | number | boolean>>
 
+/** One thing a plugin depends on, as the health report shows it: `down` when it cannot be used at all. */
+export interface HealthCheck {
+  status: 'ok' | 'degraded' | 'down'
+  /** Why, when not ok: what failed and what it means (`the container engine is unreachable: …`). */
+  reason?: string
+  /** When it last changed, ISO 8601. */
+  since?: string
+}
+
 export interface RouteOptions {
   /** Path prefix for every route the function registers, e.g. `/api/v1`. */
   prefix?: string
@@ -93,6 +102,11 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   track<T>(work: Promise<T>): Promise<T>
   /** Replace the details this plugin shows in the health report. */
   report(details: HealthDetails): void
+  /**
+   * Set the state of one of the plugin's dependencies (`engine`, `identity-provider`, `acme`) in the
+   * health report; anything not ok makes the server `degraded`. The time it changed is kept.
+   */
+  check(name: string, check: HealthCheck): void
   /** Register cleanup that runs when the plugin stops, even if setup failed half-way. */
   onClose(fn: () => void | Promise<void>): void
   /**

@@ -3,6 +3,7 @@
 import { Cron } from 'croner'
 import type { Logger } from 'pino'
 import { messageOf } from './errors.js'
+import { StorageFault } from './storage-fault.js'
 
 const CRON_FIELDS = 'seconds minutes hours day-of-month month day-of-week'
 
@@ -92,7 +93,9 @@ export class Scheduler {
       try {
         await fn()
       } catch (err) {
-        this.#log.error({ err, job: name }, 'scheduled job failed')
+        // A store refusing writes is reported once, by the health report; each refused run is only counted.
+        if (err instanceof StorageFault) this.#log.debug({ job: name, reason: err.message }, 'scheduled job refused: the store takes no writes now')
+        else this.#log.error({ err, job: name }, 'scheduled job failed')
         this.#onFailure(name)
       } finally {
         busy = false

@@ -1,10 +1,13 @@
 // State: one LMDB environment in the state directory; each plugin opens its own named databases and
 // reaches no others. A write whose promise has resolved is committed and survives `kill -9`. A plugin's
-// backup is an LMDB file holding only that plugin's databases, restored in one transaction.
+// backup is an LMDB file holding only that plugin's databases, restored in one transaction. While the
+// disk fails or the store is over its limit, plugins' writes are refused with a StorageFault (507) and
+// reads go on (storage-fault.ts).
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type Key, type RootDatabase } from 'lmdb'
 import { BadRequest, StartupError, messageOf } from './errors.js'
+import { isStorageFault, StorageMonitor } from './storage-fault.js'
 
 export const STORE_FILE = 'berth.mdb'
 
@@ -62,6 +65,10 @@ const COPY_BATCH = 10_000
 const COPY_BATCH_BYTES = 64 << 20
 /** Handle members that reach beyond one database: refused on plugin handles. */
 const ENVIRONMENT_MEMBERS = ['openDB', 'open', 'backup', 'close', 'env'] as const
+/** Writes of a plugin handle, refused while the store's breaker is open: those returning a promise, and those that throw. */
+const ASYNC_WRITES = ['put', 'remove', 'ifNoExists'] as const
+const SYNC_WRITES = ['putSync', 'removeSync', 'clearSync'] as const
+const PROBE_DB = '~kernel/probe'
 
 /** Create the state directory (0700) or explain in one line why it cannot be used. */
 export function prepareStateDir (dir: string): void {
@@ -132,23 +139,36 @@ async function writeEntries (target: RootDatabase, db: Database<Buffer, Key>, en
   return count
 }
 
+export interface StoreOptions {
+  /** Refuse writes once the store holds this many bytes; 0: no limit (LMDB's map grows as needed). */
+  limitBytes?: number
+}
+
 export class Store {
   readonly #root: RootDatabase
   readonly #registry: Database<DatabaseRecord, string>
   readonly path: string
+  /** The breaker of plugins' writes: open while the disk fails or the store is over its limit. */
+  readonly monitor: StorageMonitor
 
-  private constructor (root: RootDatabase, path: string) {
+  private constructor (root: RootDatabase, path: string, options: StoreOptions) {
     this.#root = root
     this.path = path
     this.#registry = root.openDB<DatabaseRecord, string>({ name: REGISTRY_DB })
+    const probe = root.openDB<number, string>({ name: PROBE_DB })
+    this.monitor = new StorageMonitor(path, {
+      probe: async () => { await probe.put('probe', Date.now()) },
+      size: () => { const { lastPageNumber, pageSize } = root.getStats() as { lastPageNumber: number, pageSize: number }; return (lastPageNumber + 1) * pageSize },
+      limitBytes: options.limitBytes ?? 0
+    })
   }
 
   /** Open the environment in `stateDir`; its files are readable by the owner only. */
-  static open (stateDir: string): Store {
+  static open (stateDir: string, options: StoreOptions = {}): Store {
     prepareStateDir(stateDir)
     const path = join(stateDir, STORE_FILE)
     try {
-      return new Store(openEnvironment(path), path)
+      return new Store(openEnvironment(path), path, options)
     } catch (err) {
       throw new StartupError(`state directory ${stateDir} cannot be used: ${messageOf(err)}`)
     }
@@ -160,8 +180,37 @@ export class Store {
       db: <V, K extends Key>(name: string, options: DatabaseOptions = {}) => this.#openPluginDb<V, K>(plugin, name, options),
       // A child transaction: lmdb's plain transaction() commits the writes a callback made before
       // it threw, together with the rest of the batch; a child transaction is aborted instead.
-      transaction: async <T>(fn: () => T) => await this.#root.childTransaction(fn),
+      transaction: async <T>(fn: () => T) => {
+        if (this.monitor.refusing) throw this.monitor.refusal()
+        try {
+          return await this.#root.childTransaction(fn)
+        } catch (err) {
+          if (isStorageFault(err)) this.monitor.failed(err)
+          throw err
+        }
+      },
       backup: async (path: string, extra?: BackupExtra) => await this.backupPlugin(plugin, path, extra)
+    }
+  }
+
+  /** Make a plugin handle's writes refuse at once while the breaker is open (reads are untouched). */
+  #guardWrites (db: Database<unknown, Key>): void {
+    const monitor = this.monitor
+    const handle = db as unknown as Record<string, (...args: unknown[]) => unknown>
+    for (const method of ASYNC_WRITES) {
+      const write = handle[method]
+      Object.defineProperty(db, method, {
+        value: function (this: unknown, ...args: unknown[]) { return monitor.refusing ? Promise.reject(monitor.refusal()) : write.apply(this, args) }
+      })
+    }
+    for (const method of SYNC_WRITES) {
+      const write = handle[method]
+      Object.defineProperty(db, method, {
+        value: function (this: unknown, ...args: unknown[]) {
+          if (monitor.refusing) throw monitor.refusal()
+          return write.apply(this, args)
+        }
+      })
     }
   }
 
@@ -171,6 +220,7 @@ export class Store {
     const known = this.#registry.get(fullName)
     if (known?.dupSort !== record.dupSort || known.encoding !== record.encoding) void this.#registry.put(fullName, record)
     const db = this.#root.openDB<V, K>({ name: fullName, ...options })
+    this.#guardWrites(db as unknown as Database<unknown, Key>)
     for (const member of ENVIRONMENT_MEMBERS) {
       Object.defineProperty(db, member, {
         get () { throw new Error(`plugin "${plugin}": a database handle cannot use ${member}; the store reaches only the plugin's own databases`) }
@@ -272,6 +322,7 @@ export class Store {
   }
 
   async close (): Promise<void> {
+    this.monitor.stop()
     await this.#root.close()
   }
 }

@@ -189,3 +189,33 @@ t.test('every plugin\'s state is copied only by a plugin that declares copiesAll
   t.match(await keeper.allState.backup('alpha', file), { plugin: 'alpha', databases: [{ name: 'items', entries: 1 }] })
   t.equal(statSync(file).mode & 0o777, 0o600)
 })
+
+t.test('a store over [server].store_limit_mb refuses writes with a StorageFault (507), reads go on, health says why', async t => {
+  let ctx: PluginContext | undefined
+  const filler = definePlugin({
+    name: 'filler',
+    version: '1',
+    async setup (context) {
+      ctx = context
+      context.http('control', async app => {
+        app.put<{ Params: { key: string } }>('/filler/:key', async request => {
+          await context.store.db<string>('blobs').put(request.params.key, 'x'.repeat(64 * 1024))
+          return { stored: request.params.key }
+        })
+      })
+    }
+  })
+  const kernel = await testKernel(t, { plugins: [filler], config: { server: { store_limit_mb: 1 } } })
+  const url = (path: string): URL => new URL(path, kernel.url('control'))
+  let refused: Response | undefined
+  for (let i = 0; i < 64 && refused === undefined; i++) {
+    const response = await fetch(url(`/filler/k${i}`), { method: 'PUT' })
+    if (response.status !== 200) refused = response
+    await kernel.checkStorage() // it also runs every few seconds on its own
+  }
+  t.equal(refused?.status, 507, 'past the limit a write is refused with 507')
+  t.match(await refused?.json(), { error: /limit of 1\.0 MiB \(\[server\]\.store_limit_mb\)/ })
+  t.equal(ctx?.store.db<string>('blobs').get('k0')?.length, 64 * 1024, 'reads go on')
+  t.match(kernel.health(), { status: 'degraded', checks: { storage: { status: 'degraded', reason: /store_limit_mb/ } } })
+  await t.rejects(async () => { await ctx?.store.transaction(() => 1) }, { name: 'StorageFault' }, 'a transaction is refused too')
+})

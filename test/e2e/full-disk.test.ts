@@ -1,0 +1,122 @@
+// A full disk is an answer, not a crash: the state directory on a small tmpfs (as root), filled up
+// while the three products run in one process. Writes of each product are answered 507 (JSON on the
+// control and telemetry listeners, CBOR on the campaign app), reads go on, a background job's write
+// fails without ending the process, health names the fault; once space returns, writes resume by
+// themselves and everything acknowledged before is still there.
+import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import ingest from '../../plugins/ingest/index.js'
+import secrets from '../../plugins/secrets/index.js'
+import tokens from '../../plugins/tokens/index.js'
+import campaign from '../../plugins/campaign/index.js'
+import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
+import { encodeChunk } from '../../plugins/ingest/wire/encoder.js'
+import { hashPassword } from '../../plugins/ingest/auth/passwords.js'
+import { scriptedLogin } from '../support/campaign.js'
+import { testKernel } from '../support/kernel.js'
+import { adminToken } from '../support/orchestration.js'
+import { pollUntil } from '../support/poll.js'
+import { tempDir } from '../support/tmp.js'
+
+const TMPFS_BYTES = 8 * 1024 * 1024
+const DEVICE = 'd15c000000000001'
+const KEY = 'full-disk-device-key-0123456789'
+const basic = `Basic ${Buffer.from('admin:full disk admin').toString('base64')}`
+
+/** A tmpfs of TMPFS_BYTES mounted on a new directory, or the reason it cannot be had here. */
+function smallDisk (t: Test): string | Error {
+  const dir = tempDir(t)
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_BYTES},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' })
+  } catch (err) {
+    return err as Error
+  }
+  t.teardown(() => { execFileSync('umount', ['-l', dir]) })
+  return dir
+}
+
+/** Fill the disk to its last byte with a file of its own (removing it gives the space back). */
+function fill (dir: string): string {
+  const file = join(dir, 'filler')
+  for (const size of [64 * 1024, 512]) {
+    const block = Buffer.alloc(size, 0x5a)
+    try {
+      for (;;) writeFileSync(file, block, { flag: 'a' })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err
+    }
+  }
+  return file
+}
+
+const mounted = process.getuid?.() === 0 ? smallDisk(t) : new Error('not root')
+if (mounted instanceof Error) {
+  if (process.env.CI !== undefined) t.fail(`a tmpfs is needed to fill a disk: ${mounted.message}`)
+  else t.comment(`skipped: a tmpfs is needed to fill a disk (${mounted.message})`)
+} else {
+  t.test('a full disk: 507s and reads in every product, health says why, recovery by itself', async t => {
+    const stateDir = join(mounted, 'state')
+    mkdirSync(stateDir)
+    const kernel = await testKernel(t, {
+      plugins: [tokens, secrets, ingest, campaign],
+      config: {
+        server: { state_dir: stateDir },
+        ingest: { api_key: KEY, users: [{ name: 'admin', role: 'admin', password: hashPassword('full disk admin') }] }
+      }
+    })
+    const control = kernel.url('control')
+    const telemetry = kernel.url('telemetry')
+    const app = kernel.url('app')
+    const admin = adminToken(kernel)
+    const auth = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }
+    const putSecret = async (name: string): Promise<Response> => await fetch(new URL(`/api/v1/secrets/${name}`, control), { method: 'PUT', headers: auth, body: JSON.stringify({ value: 'x'.repeat(2000) }) })
+    let sequence = 0
+    const chunks = (n: number): Uint8Array => Buffer.concat(Array.from({ length: n }, () => encodeChunk({ device: DEVICE, sequence: sequence++, payload: { type: 'Trace', record: { uptime_ms: sequence, dropped: 0, data: Buffer.alloc(2000, 0x61) } } })))
+    const ingestChunks = async (n: number): Promise<Response> => await fetch(new URL('/ingest/chunks', telemetry), { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': KEY }, body: chunks(n) })
+    const user = kernel.service('campaign').devIdp?.users.find(u => u.role === 'staff')
+    const cookie = (await scriptedLogin(app, user as { username: string, password: string })).cookie
+    const feedback = async (resource: string): Promise<number | string> => await callServerFunction('record-feedback', { module_id: 'policy-chat', resource_id: resource, is_positive: true, is_active: true }, { baseUrl: app, headers: { cookie } })
+      .then(() => 200, (err: unknown) => err instanceof ServerFunctionError ? `${err.status} ${err.message}` : String(err))
+
+    // Before: everything is written and acknowledged.
+    t.equal((await putSecret('before')).status, 201)
+    t.equal((await ingestChunks(5)).status, 200)
+    t.equal(await feedback('before'), 200)
+
+    const filler = fill(mounted)
+    // Writes until the store cannot grow: the first may still fit in pages LMDB holds already.
+    const refused = await pollUntil(async () => {
+      const response = await ingestChunks(50)
+      return response.status === 507 && await response.json() as { error: string }
+    }, { what: 'an ingest refused with 507', timeout: 20_000 })
+    t.match(refused.error, /cannot write its state now/, 'telemetry: 507 with a JSON error')
+    const secret = await putSecret('during')
+    t.same([secret.status, ((await secret.json()) as { error: string }).error.includes('cannot write')], [507, true], 'control: a secret write is 507')
+    t.match(await feedback('during'), /^507 .*cannot write/, 'campaign: a server function that writes is 507, in CBOR')
+
+    const health = await (await fetch(new URL('/api/v1/health', control))).json() as { status: string, checks: { storage: { status: string, reason: string } } }
+    t.equal(health.status, 'degraded')
+    t.match(health.checks.storage, { status: 'degraded', reason: /berth\.mdb/ }, 'health names the storage fault')
+    t.equal((await fetch(new URL('/api/v1/health/live', control))).status, 200, 'alive for a supervisor')
+
+    // Reads go on in each product.
+    t.equal((await fetch(new URL('/api/v1/secrets', control), { headers: auth })).status, 200)
+    const traces = await fetch(new URL(`/devices/${DEVICE}/traces`, telemetry), { headers: { authorization: basic } })
+    t.equal(traces.status, 200)
+    t.equal(((await traces.json()) as { items: unknown[] }).items.length, 5, 'what was acknowledged is there')
+    t.same(await callServerFunction('check-auth', {}, { baseUrl: app, headers: { cookie } }).then(() => 'read'), 'read')
+    // A background job's write fails without ending the process.
+    await t.rejects(kernel.service('ingest').checkOffline(Date.now() + 10 * 86_400_000), { name: 'StorageFault' }, 'a background job\'s write is refused, the process goes on')
+
+    rmSync(filler)
+    await pollUntil(async () => (await (await fetch(new URL('/api/v1/health', control))).json() as { status: string }).status === 'ok', { what: 'the store to take writes again', timeout: 20_000 })
+    t.equal((await putSecret('after')).status, 201, 'writes resume by themselves')
+    t.equal((await putSecret('during')).status, 201, 'and what was refused can be written now')
+    t.equal((await ingestChunks(5)).status, 200)
+    t.equal(await feedback('after'), 200)
+    const after = await (await fetch(new URL(`/devices/${DEVICE}/traces?limit=1000`, telemetry), { headers: { authorization: basic } })).json() as { items: unknown[] }
+    t.ok(after.items.length >= 10, `the traces acknowledged before and after are there (${after.items.length})`)
+  })
+}
