@@ -18,6 +18,8 @@ import { Traffic } from './traffic.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
+/** How often the health report asks whether the engine answers. */
+const ENGINE_CHECK_MS = 10_000
 
 export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): ReconcilerService {
   const config = ctx.config
@@ -75,6 +77,18 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: '', runtime: docker })
   }), { prefix: '/api/v1' })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
+  const checkEngine = async (): Promise<void> => {
+    try {
+      const info = await docker.info()
+      ctx.check('engine', { status: 'ok', reason: `${info.kind} ${info.version}` })
+    } catch (err) {
+      ctx.check('engine', err instanceof RuntimeUnavailable
+        ? { status: 'down', reason: `the container engine does not answer (${err.message}); services cannot be deployed or repaired until it does` }
+        : { status: 'degraded', reason: `the container engine answered with an error: ${(err as Error).message}` })
+    }
+  }
+  ctx.schedule.every('engine-check', ENGINE_CHECK_MS, checkEngine)
+  void ctx.track(checkEngine())
   // A reload restarted the server: every plugin runs again, now every service is redeployed.
   ctx.events.on('kernel.started', () => { void ctx.track(finishReload(state, reconciler)) })
   return { reconciler, liveness, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
