@@ -46,13 +46,25 @@ export class CertificateManager {
   readonly #track: (work: Promise<void>) => void
   #domains: string[] = []
 
-  constructor (deps: { certificates: Certificates, issuer?: AcmeIssuer, settings: ManagerSettings, log: Logger, outcomes: Counter<'outcome'>, track: (work: Promise<void>) => void }) {
+  readonly #changed: () => void
+
+  /** `changed` is called after each order, when the list of failing domains may have changed. */
+  constructor (deps: { certificates: Certificates, issuer?: AcmeIssuer, settings: ManagerSettings, log: Logger, outcomes: Counter<'outcome'>, track: (work: Promise<void>) => void, changed?: () => void }) {
     this.#certificates = deps.certificates
     this.#issuer = deps.issuer
     this.#settings = deps.settings
     this.#log = deps.log
     this.#outcomes = deps.outcomes
     this.#track = deps.track
+    this.#changed = deps.changed ?? (() => {})
+  }
+
+  /** The routed domains whose last order failed, with the error, for the health report. */
+  failing (): Array<{ domain: string, error: string }> {
+    return this.#domains.flatMap(domain => {
+      const error = this.#orders.get(domain)?.error
+      return error === undefined ? [] : [{ domain, error }]
+    })
   }
 
   /** Whether `domain` has an issued certificate that has not expired (HTTP is then redirected to HTTPS). */
@@ -108,6 +120,7 @@ export class CertificateManager {
       this.#log.warn({ domain, attempts: order.attempts, next_attempt_at: new Date(order.nextAttemptAt).toISOString(), err: order.error }, 'certificate order failed; it will be retried')
     } finally {
       order.running = false
+      this.#changed()
     }
   }
 

@@ -51,8 +51,17 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     settings: { renewBeforeDays: acmeSection.renew_before_days, retryBaseMs: acmeSection.retry_base_secs * 1000 },
     log: ctx.log,
     outcomes: ctx.metrics.counter({ name: 'berth_proxy_certificate_orders_total', help: 'ACME orders by outcome: issued, renewed, failed.', labelNames: ['outcome'] }),
-    track: work => { void ctx.track(work) }
+    track: work => { void ctx.track(work) },
+    changed: () => { reportAcme() }
   })
+  const reportAcme = (): void => {
+    if (issuer === undefined) return
+    const failing = manager.failing()
+    ctx.check('acme', failing.length === 0
+      ? { status: 'ok', reason: issuer.directory }
+      : { status: 'degraded', reason: `certificate orders failing for ${failing.length} domain(s), retried with backoff: ${failing.slice(0, 3).map(f => `${f.domain} (${f.error})`).join('; ')}` })
+  }
+  reportAcme()
 
   const router = new Router({
     table,

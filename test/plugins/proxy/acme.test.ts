@@ -68,6 +68,7 @@ if (docker !== undefined) {
 
     const failed = await pollUntil(async () => (await routes()).find(r => r.domain === 'web.test' && r.certificate.status === 'failed'), { what: 'the first order to fail' })
     t.match(failed.certificate, { status: 'failed', attempts: Number, next_attempt_at: String, error: String })
+    t.match(kernel.health(), { status: 'degraded', plugins: { proxy: { checks: { acme: { status: 'degraded', reason: /certificate orders failing for 1 domain\(s\).*web\.test/ } } } } }, 'health says the orders fail')
     const selfSigned = await https(httpsPort, 'web.test', 'web.test')
     t.same([selfSigned.status, selfSigned.body], [200, HTTPD_INDEX], 'meanwhile served with a self-signed certificate')
     t.equal((await http(httpPort, 'web.test')).status, 200, 'and no redirect while it has no certificate')
@@ -75,6 +76,7 @@ if (docker !== undefined) {
     const pebble = await startPebble(t, httpPort, acmePort)
     copyFileSync(pebble.caFile, pebbleCa)
     const valid = await pollUntil(async () => (await routes()).find(r => r.domain === 'web.test' && r.certificate.status === 'valid'), { what: 'a certificate from pebble', timeout: 60_000 })
+    t.match(kernel.health().plugins.proxy.checks, { acme: { status: 'ok' } }, 'and that they succeed again')
     t.match(valid.certificate, { issuer: /^Pebble Intermediate CA/, not_after: String })
     const status = await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })
     t.match(status.body.services, [{ name: 'web', route: { domain: 'web.test', serving: 1, certificate: { status: 'valid', issuer: /^Pebble/ } } }], 'the status shows the route and its certificate')
