@@ -60,6 +60,11 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   readonly stateDir: string
   /** The server's working directory (absolute): relative paths in config resolve against it. */
   readonly cwd: string
+  /**
+   * `[server].environment` (NODE_ENV) is `production`: a development aid (an embedded identity
+   * provider, a fallback user) must refuse to start, naming its setting.
+   */
+  readonly production: boolean
   /** Aborted when the kernel begins to stop: end long-lived answers (streams) and cancel long work. */
   readonly stopping: AbortSignal
   /**
@@ -93,6 +98,12 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   track<T>(work: Promise<T>): Promise<T>
   /** Replace the details this plugin shows in the health report. */
   report(details: HealthDetails): void
+  /**
+   * Tell the person who started the server how to use what this plugin serves (where to sign in, a
+   * file to read, a password drawn for them): `berth server` shows the notes once after start, when a
+   * terminal is attached. Notes are never logged.
+   */
+  note(text: string): void
   /** Register cleanup that runs when the plugin stops, even if setup failed half-way. */
   onClose(fn: () => void | Promise<void>): void
   /**
