@@ -122,6 +122,11 @@ export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X 
   readonly name: string
   readonly version: string
   readonly description?: string
+  /**
+   * The product this plugin is part of (`orchestration`, `telemetry`, …): `berth install-service
+   * --product <name>` writes a unit that runs one product's plugins in a process of their own.
+   */
+  readonly product?: string
   /** Plugins that must be set up and started before this one (and stopped after it). */
   readonly dependsOn?: readonly string[]
   /** Plugins this one uses when they are enabled (set up and started first then), and does without otherwise. */

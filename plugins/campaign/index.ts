@@ -25,6 +25,7 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'campaign',
   version: '0.1.0',
+  product: 'campaign',
   description: 'Campaign operations app: OIDC + PKCE login, sessions, roles, CBOR server functions, web UI.',
   // The generative provider's key may be kept in the secret store.
   optionalDependsOn: ['secrets'],

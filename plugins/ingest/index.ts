@@ -27,6 +27,7 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'ingest',
   version: '0.1.0',
+  product: 'telemetry',
   description: 'Device telemetry ingest: chunks, devices, faults, metrics, alerts.',
   config: ingestSection,
   env: INGEST_ENV,
