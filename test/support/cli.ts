@@ -1,4 +1,5 @@
-// Run the built `berth` command in a child process, as an operator would.
+// Run the built `berth` command in a child process, as an operator would: with its output in pipes,
+// or on a pseudo-terminal of its own (python3's pty module), as in a person's terminal.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
@@ -32,13 +33,50 @@ export async function runCli (args: string[], options: { cwd?: string, env?: Nod
   return { code, stdout, stderr }
 }
 
-/** Start `berth ...args` and leave it running; the caller stops it. */
-export function spawnCli (args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv } = {}): ChildProcess & { output: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] })
+/**
+ * Run a command on a new pseudo-terminal (its standard input, output and error; it is the session
+ * leader with the terminal as its controlling one, so it gets SIGHUP if this relay dies), relay what
+ * it writes to standard output, pass SIGTERM and SIGINT on, and exit with its code.
+ */
+const IN_TERMINAL = `
+import fcntl, os, pty, signal, subprocess, sys, termios
+master, slave = pty.openpty()
+def own_terminal():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+child = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal)
+os.close(slave)
+for number in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(number, lambda received, frame: child.send_signal(received))
+while True:
+    try:
+        data = os.read(master, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+sys.exit(child.wait())
+`
+
+export type RunningCli = ChildProcess & {
+  /** Standard output and error as they came. */
+  output: () => string
+  /** Standard output alone (on a terminal: everything the terminal showed). */
+  stdout: () => string
+}
+
+/** Start `berth ...args` and leave it running; the caller stops it. `terminal` runs it on a pseudo-terminal (needs python3). */
+export function spawnCli (args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv, terminal?: boolean } = {}): RunningCli {
+  const command = [process.execPath, CLI, ...args]
+  const [file, ...rest] = options.terminal === true ? ['python3', '-c', IN_TERMINAL, ...command] : command
+  const child = spawn(file, rest, { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  child.stdout.on('data', (d: Buffer) => { output += d.toString() })
+  let stdout = ''
+  child.stdout.on('data', (d: Buffer) => { output += d.toString(); stdout += d.toString() })
   child.stderr.on('data', (d: Buffer) => { output += d.toString() })
-  return Object.assign(child, { output: () => output })
+  return Object.assign(child, { output: () => output, stdout: () => stdout })
 }
 
 /** Wait for a child to exit, returning its code (or the signal name). */
