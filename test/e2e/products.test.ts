@@ -7,9 +7,8 @@
 import t, { type Test } from 'tap'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { CLI, exited, runCli, spawnCli, type RunningCli } from '../support/cli.js'
+import { CLI, exited, runCli, spawnCliForTest, untilAnswers, type RunningCli } from '../support/cli.js'
 import { freePort } from '../support/net.js'
-import { pollUntil } from '../support/poll.js'
 import { tempDir } from '../support/tmp.js'
 
 interface Health { status: string, plugins: Record<string, unknown> }
@@ -27,17 +26,8 @@ async function installedUnit (t: Test, dir: string, units: string, product: stri
 
 /** Run a unit's command in `dir` until `ready` answers; SIGKILLed at the end of the test. */
 async function run (t: Test, dir: string, unit: { args: string[], env: Record<string, string> }, env: NodeJS.ProcessEnv, ready: string): Promise<RunningCli> {
-  const server = spawnCli(unit.args, { cwd: dir, env: { ...unit.env, ...env } })
-  t.teardown(async () => {
-    if (server.exitCode === null && server.signalCode === null) {
-      server.kill('SIGKILL')
-      await exited(server)
-    }
-  })
-  await pollUntil(async () => {
-    if (server.exitCode !== null) throw new Error(`server exited: ${server.output()}`)
-    return (await fetch(ready)).ok
-  }, { timeout: 30_000, what: `berth server ${unit.args.join(' ')}` })
+  const server = spawnCliForTest(t, unit.args, { cwd: dir, env: { ...unit.env, ...env } })
+  await untilAnswers(server, ready, `berth server ${unit.args.join(' ')}`)
   return server
 }
 

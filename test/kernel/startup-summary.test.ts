@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { exited, spawnCli, type RunningCli } from '../support/cli.js'
+import { exited, spawnCliForTest, untilAnswers, type RunningCli } from '../support/cli.js'
 import { ensureDebianPackages, requireComponent } from '../support/component.js'
 import { freePort } from '../support/net.js'
 import { pollUntil } from '../support/poll.js'
@@ -21,18 +21,6 @@ async function workdir (t: Test): Promise<{ dir: string, port: number, env: Node
     ...['telemetry', 'app', 'proxy-http', 'proxy-https'].flatMap(name => [`[server.listeners.${name}]`, 'host = "127.0.0.1"'])
   ].join('\n'))
   return { dir, port, env: { BERTH_DOCKER_SOCKET: join(dir, 'no-engine.sock') } }
-}
-
-/** `berth server --dev` in `dir`, stopped at the end of the test. */
-function startServer (t: Test, dir: string, env: NodeJS.ProcessEnv, terminal: boolean): RunningCli {
-  const server = spawnCli(['server', '--dev'], { cwd: dir, env, terminal })
-  t.teardown(async () => {
-    if (server.exitCode === null && server.signalCode === null) {
-      server.kill('SIGKILL')
-      await exited(server)
-    }
-  })
-  return server
 }
 
 async function stop (t: Test, server: RunningCli): Promise<void> {
@@ -50,7 +38,7 @@ const python = await requireComponent(t, 'python3', async () => { await ensureDe
 if (python !== undefined) {
   t.test('on a terminal: one block with each listener, the admin token and how to sign in', async t => {
     const { dir, port, env } = await workdir(t)
-    const server = startServer(t, dir, env, true)
+    const server = spawnCliForTest(t, ['server', '--dev'], { cwd: dir, env, terminal: true })
     const state = join(dir, '.berth')
     // The block is written at once; the terminal relay may hand it over in pieces.
     const shown = await pollUntil(() => {
@@ -97,11 +85,9 @@ if (python !== undefined) {
 
 t.test('not on a terminal: standard output is JSON log lines only, with no block and no password', async t => {
   const { dir, port, env } = await workdir(t)
-  const server = startServer(t, dir, env, false)
-  await pollUntil(async () => {
-    if (server.exitCode !== null) throw new Error(`server exited: ${server.output()}`)
-    return server.stdout().includes('"msg":"berth server running"') && (await fetch(`http://127.0.0.1:${port}/api/v1/health`)).ok
-  }, { timeout: 30_000, what: 'the server to start' })
+  const server = spawnCliForTest(t, ['server', '--dev'], { cwd: dir, env })
+  await untilAnswers(server, `http://127.0.0.1:${port}/api/v1/health`, 'berth server')
+  await pollUntil(() => server.stdout().includes('"msg":"berth server running"'), { what: 'its log line saying it runs' })
   await stop(t, server)
   const lines = server.stdout().trim().split('\n')
   t.same(lines.filter(line => { try { return typeof JSON.parse(line) !== 'object' } catch { return true } }), [], 'every line is JSON')

@@ -2,6 +2,7 @@
 // or on a pseudo-terminal of its own (python3's pty module), as in a person's terminal.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { pollUntil } from './poll.js'
 
 export const CLI = fileURLToPath(new URL('../../dist/kernel/cli.js', import.meta.url))
 
@@ -84,4 +85,26 @@ export async function exited (child: ChildProcess): Promise<number | string> {
   if (child.exitCode !== null) return child.exitCode
   if (child.signalCode !== null) return child.signalCode
   return await new Promise(resolve => child.on('exit', (code, signal) => { resolve(code ?? signal ?? 'unknown') }))
+}
+
+interface Teardown { teardown(fn: () => void | Promise<void>): void }
+
+/** `berth ...args` started for a test and killed (SIGKILL) at its end if still running. */
+export function spawnCliForTest (t: Teardown, args: string[], options: Parameters<typeof spawnCli>[1] = {}): RunningCli {
+  const child = spawnCli(args, options)
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited(child)
+    }
+  })
+  return child
+}
+
+/** Wait until `url` answers 2xx, failing at once (with its output) when the child exits first. */
+export async function untilAnswers (child: RunningCli, url: string | URL, what: string, timeout = 30_000): Promise<void> {
+  await pollUntil(async () => {
+    if (child.exitCode !== null) throw new Error(`${what} exited: ${child.output()}`)
+    return (await fetch(url)).ok
+  }, { timeout, what })
 }
