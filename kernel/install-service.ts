@@ -85,7 +85,7 @@ export function addInstallServiceCommand (program: Command, deps: InstallService
     .option('--user <name>', 'run the server as this user (it binds ports below 1024 through CAP_NET_BIND_SERVICE)')
     .option('--leader <host:port>', 'write an agent\'s unit instead: `berth server --join host:port`, joining the master there')
     .option('--product <name>', 'write berth-<name>.service, running only that product\'s plugins, with the state directory <state dir>-<name>')
-    .option('--control-port <port>', `the control listener's port (health, metrics) in the unit (default ${CONTROL_LISTENER.port}); one per process on a machine`)
+    .option('--control-port <port>', `the control listener's port (health, metrics), BERTH_CONTROL_PORT in the unit (with --product: ${CONTROL_LISTENER.port} unless given); one per process on a machine`)
     .action(async (options: InstallOptions) => {
       const { leader, product } = options
       if (leader !== undefined && !/^\S+$/.test(leader)) throw new UsageError(`--leader ${JSON.stringify(leader)} is not <host>:<port>`)
