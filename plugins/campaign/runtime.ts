@@ -119,7 +119,7 @@ export async function startCampaign (ctx: PluginContext<CampaignConfig>, service
     return
   }
   let idpUrl = config.idp_url.replace(/\/+$/, '')
-  let signIn = `sign in through ${idpUrl}/realms/${config.idp_realm}`
+  let devSignIn: string | undefined
   if (config.dev_idp) {
     // Loaded only when used: oidc-provider is a development aid here, and it warns on import.
     const { signInNote, startEmbeddedIdp } = await import('./dev-idp/embedded.js')
@@ -133,10 +133,10 @@ export async function startCampaign (ctx: PluginContext<CampaignConfig>, service
     })
     service.devIdp = embedded.idp
     idpUrl = embedded.idp.url
-    signIn = signInNote(embedded)
+    devSignIn = signInNote(embedded)
   }
-  ctx.note(`${app} — ${signIn}`)
   const issuer = `${idpUrl}/realms/${config.idp_realm}`
+  ctx.note(`${app} — ${devSignIn ?? `sign in through ${issuer}`}`)
   service.login = {
     issuer,
     appUrl: new URL(appUrl),

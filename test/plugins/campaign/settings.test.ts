@@ -34,6 +34,7 @@ t.test('the environment names the IDP, realm, client and app address', async t =
   t.equal(devIdp, undefined, 'no embedded IDP when one is configured')
   t.equal(login?.issuer, 'http://127.0.0.1:9/realms/hq')
   t.equal(login?.appUrl.href, 'https://app.example.org/')
+  t.same(kernel.notes, ['campaign app: https://app.example.org/ — sign in through http://127.0.0.1:9/realms/hq'], 'the start-up summary says where to sign in')
 })
 
 t.test('opted in, check-auth reports the fixed admin to nobody; other functions still need a session', async t => {
