@@ -14,7 +14,7 @@ export interface CliSettings {
 
 /** An option of `berth server` that a plugin adds: it sets one environment variable of the server it starts. */
 export interface ServerOption {
-  /** commander's flags, with a value: `--join <host:port>`. */
+  /** commander's flags, with a value (`--join <host:port>`) or without (`--dev`: the variable is set to `true`). */
   flags: string
   description: string
   /** The variable it sets, one the plugin claims in its definition's `env`. */

@@ -56,14 +56,15 @@ async function main (argv: string[]): Promise<void> {
     const stateDir = globals().stateDir
     return await resolveCliSettings({ configFile: configFile(), stateDir: stateDir === undefined ? undefined : resolve(stateDir), env: process.env, cwd: process.cwd(), plugins })
   }
-  const globalArgs = async (): Promise<string[]> => {
+  /** The global options again, for a detached server or a unit; `stateDirSuffix` makes a product's own state directory. */
+  const globalArgs = async (stateDirSuffix = ''): Promise<string[]> => {
     const { stateDir, configFile: file } = await settings()
-    return ['--state-dir', stateDir, ...(file !== undefined ? ['--config', file] : [])]
+    return ['--state-dir', `${stateDir}${stateDirSuffix}`, ...(file !== undefined ? ['--config', file] : [])]
   }
 
   const serverOptions = addServerCommands(program, { settings, env, globalArgs })
   addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
-  addInstallServiceCommand(program, { globalArgs, serverOptions: () => serverOptions.list() })
+  addInstallServiceCommand(program, { globalArgs, serverOptions: () => serverOptions.list(), plugins: () => plugins })
   addUpdateCommand(program)
   plugins = await discoverPlugins()
   const registry: CliRegistry = { program, settings, serverOption: serverOptions.add }

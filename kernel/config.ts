@@ -32,6 +32,7 @@ function listenerSchema (listener: OwnedListener): TObject {
 function serverSection (listeners: ReadonlyMap<string, OwnedListener>): TObject {
   return Type.Object({
     state_dir: Type.String({ default: DEFAULT_STATE_DIR, description: 'State directory (LMDB, pid, logs, keys), relative to the working directory.' }),
+    environment: Type.String({ default: 'development', description: 'The deployment environment (NODE_ENV): "production" refuses development aids such as embedded identity providers.' }),
     log_level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }),
     access_log: Type.Boolean({ default: false, description: 'Log every HTTP request at info (off by default, as it costs throughput).' }),
     plugins: Type.Optional(Type.Array(Type.String(), { description: 'Plugins to run; absent means every plugin found.' })),
@@ -46,6 +47,7 @@ function serverSection (listeners: ReadonlyMap<string, OwnedListener>): TObject 
 
 export interface ServerConfig {
   state_dir: string
+  environment: string
   log_level: string
   access_log: boolean
   plugins?: string[]
@@ -59,6 +61,7 @@ export interface ServerConfig {
 /** Environment variables the kernel itself reads, and the `[server]` key each overrides. */
 const SERVER_ENV: Readonly<Record<string, string>> = {
   BERTH_STATE_DIR: 'state_dir',
+  NODE_ENV: 'environment',
   BERTH_LOG_LEVEL: 'log_level',
   BERTH_ACCESS_LOG: 'access_log',
   BERTH_PLUGINS: 'plugins',

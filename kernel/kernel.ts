@@ -115,6 +115,8 @@ export class Kernel {
   readonly #listenerMetrics = new Map<string, MetricSet>()
   /** Failed scheduled runs by job (`<plugin>.<job>`). */
   readonly #jobFailures = new Map<string, number>()
+  /** What the plugins told the person at the terminal (ctx.note), in order. */
+  readonly #notes: string[] = []
   #store: Store | undefined
   readonly #plugins: readonly AnyPlugin[]
   readonly #host: Pick<KernelOptions, 'acceptors' | 'restart'>
@@ -145,6 +147,11 @@ export class Kernel {
   /** Names of the listeners open now. */
   get listenerNames (): string[] {
     return [...this.#listeners.values()].filter(listener => listener.url !== undefined).map(listener => listener.name)
+  }
+
+  /** The plugins' notes for the person at the terminal (ctx.note), in the order they were made. */
+  get notes (): readonly string[] {
+    return this.#notes
   }
 
   /** Names of the plugins this kernel runs, dependencies first. */
@@ -435,6 +442,7 @@ export class Kernel {
       metrics,
       stateDir: this.config.stateDir,
       cwd: this.cwd,
+      production: this.config.server.environment === 'production',
       stopping: this.#abort.signal,
       http: (listener, routes, options) => {
         duringSetup('routes can be mounted')
@@ -474,6 +482,7 @@ export class Kernel {
         slot.checks.set(name, { ...check, since: changed ? new Date().toISOString() : before.since })
         if (changed) this.#healthCache = undefined
       },
+      note: text => { this.#notes.push(text) },
       onClose: fn => { slot.closers.push(fn) },
       allState: {
         plugins: () => { granted(); return (this.#store as Store).pluginsWithData() },

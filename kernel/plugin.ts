@@ -69,6 +69,11 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   readonly stateDir: string
   /** The server's working directory (absolute): relative paths in config resolve against it. */
   readonly cwd: string
+  /**
+   * `[server].environment` (NODE_ENV) is `production`: a development aid (an embedded identity
+   * provider, a fallback user) must refuse to start, naming its setting.
+   */
+  readonly production: boolean
   /** Aborted when the kernel begins to stop: end long-lived answers (streams) and cancel long work. */
   readonly stopping: AbortSignal
   /**
@@ -107,6 +112,12 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
    * health report; anything not ok makes the server `degraded`. The time it changed is kept.
    */
   check(name: string, check: HealthCheck): void
+  /**
+   * Tell the person who started the server how to use what this plugin serves (where to sign in, a
+   * file to read, a password drawn for them): `berth server` shows the notes once after start, when a
+   * terminal is attached. Notes are never logged.
+   */
+  note(text: string): void
   /** Register cleanup that runs when the plugin stops, even if setup failed half-way. */
   onClose(fn: () => void | Promise<void>): void
   /**
@@ -125,6 +136,11 @@ export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X 
   readonly name: string
   readonly version: string
   readonly description?: string
+  /**
+   * The product this plugin is part of (`orchestration`, `telemetry`, …): `berth install-service
+   * --product <name>` writes a unit that runs one product's plugins in a process of their own.
+   */
+  readonly product?: string
   /** Plugins that must be set up and started before this one (and stopped after it). */
   readonly dependsOn?: readonly string[]
   /** Plugins this one uses when they are enabled (set up and started first then), and does without otherwise. */

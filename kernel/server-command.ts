@@ -1,5 +1,6 @@
-// `berth server [-d]` and `berth shutdown`: run the kernel in the foreground until a signal, start it
-// detached with a pid file and a log file in the state directory, or stop the one running.
+// `berth server [-d]` and `berth shutdown`: run the kernel in the foreground until a signal (telling a
+// person at a terminal where things are once it runs), start it detached with a pid file and a log
+// file in the state directory, or stop the one running.
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { StartupError } from './errors.js'
 import { isAlive, LOG_FILE, pidFilePath, readPid, removePid, writePid } from './pidfile.js'
+import { startupSummary } from './summary.js'
 import type { CliSettings, ServerOption } from './cli-registry.js'
 
 const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url))
@@ -42,6 +44,7 @@ export function addServerCommands (program: Command, deps: ServerCommandDeps): S
       for (const option of extra) {
         const value = options[server.options.find(o => o.flags === option.flags)?.attributeName() ?? '']
         if (typeof value === 'string') variables[option.variable] = value
+        else if (value === true) variables[option.variable] = 'true'
       }
       if (options.detach === true) await startDetached(settings.stateDir, await deps.globalArgs(), variables)
       else await runForeground(settings, { ...deps.env(), ...variables })
@@ -83,6 +86,9 @@ async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Pr
   const kernel = await host.start()
   writePid(kernel.config.stateDir, process.pid)
   kernel.log.info({ plugins: kernel.pluginNames, stateDir: kernel.config.stateDir }, 'berth server running')
+  // A person at a terminal is told where things are; logs to a file or a pipe stay JSON lines only.
+  const terminal = [process.stderr, process.stdout].find(stream => stream.isTTY)
+  terminal?.write(startupSummary(kernel))
   let stopping = false
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) process.exit(1)

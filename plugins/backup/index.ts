@@ -38,6 +38,7 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'backup',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'Volume snapshots to local directories and S3 (rclone), on a schedule or on demand, and restores.',
   dependsOn: ['tokens', 'secrets', 'reconciler'],
   // Snapshots hold every plugin's databases beside the volumes.

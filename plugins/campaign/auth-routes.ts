@@ -1,5 +1,6 @@
 // The login routes, open to everyone: GET /auth starts a login (PKCE + state) at the provider,
-// GET /auth/callback completes it and starts a session, GET /logout ends it at both ends.
+// GET /auth/callback completes it and starts a session, GET /logout ends it at both ends. Without an
+// identity provider configured, /auth and /auth/callback answer a 503 page saying so.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { Logger } from 'pino'
 import { BerthError, messageOf } from '../../kernel/index.js'
@@ -15,20 +16,26 @@ export interface AuthRoutesOptions {
   pending: PendingLogins
   auth: SessionAuth
   log: Logger
-  /** The provider client and the app's base URL, known once the plugin has started. */
-  login(): { idp: IdpClient, appUrl: URL }
+  /** The provider client and the app's base URL, known once the plugin has started; undefined when no provider is configured. */
+  login(): { idp: IdpClient, appUrl: URL } | undefined
+  /** What the operator can do about `login()` being undefined, for the page saying that nobody can sign in. */
+  remedy: string
   /** Called after each successful login. */
   onLogin(record: SessionRecord): Promise<void>
 }
 
-export function authRoutes ({ pending, auth, log, login, onLogin }: AuthRoutesOptions): FastifyPluginAsync {
+export function authRoutes ({ pending, auth, log, login, remedy, onLogin }: AuthRoutesOptions): FastifyPluginAsync {
   const open = { config: { access: 'open' as const } }
+  const notConfigured = async (reply: FastifyReply): Promise<FastifyReply> =>
+    await page(reply, 503, 'Sign-in is not configured', `This application has no identity provider, so nobody can sign in yet. The operator can ${remedy}.`)
   return async app => {
     app.get<{ Querystring: { redirect_url?: string } }>('/auth', open, async (request, reply) => {
       const redirectPath = localPath(request.query.redirect_url ?? '/')
       if (redirectPath === undefined) return await page(reply, 400, 'Sign-in refused', 'redirect_url must be a path on this application.')
+      const provider = login()
+      if (provider === undefined) return await notConfigured(reply)
       const secrets = await newLoginSecrets()
-      const { idp } = login()
+      const { idp } = provider
       const target = await idp.authorizationUrl(secrets)
       pending.add(secrets.state, { codeVerifier: secrets.codeVerifier, redirectPath })
       return await reply.redirect(target.href, 302)
@@ -36,12 +43,14 @@ export function authRoutes ({ pending, auth, log, login, onLogin }: AuthRoutesOp
 
     app.get<{ Querystring: Record<string, string | undefined> }>('/auth/callback', open, async (request, reply) => {
       const { state, error } = request.query
+      const provider = login()
+      if (provider === undefined) return await notConfigured(reply)
       if (error !== undefined) return await page(reply, 400, 'Sign-in not completed', `The identity provider answered: ${error}.`)
       const entry = state === undefined ? undefined : pending.take(state)
       if (state === undefined || entry === undefined) {
         return await page(reply, 400, 'Sign-in link not valid', 'This sign-in is unknown, has expired or was already used. Please sign in again.')
       }
-      const { idp, appUrl } = login()
+      const { idp, appUrl } = provider
       let record: SessionRecord
       try {
         record = await idp.completeLogin(new URL(request.url, appUrl), state, entry.codeVerifier)
@@ -57,8 +66,9 @@ export function authRoutes ({ pending, auth, log, login, onLogin }: AuthRoutesOp
     app.get('/logout', open, async (request, reply) => {
       const idToken = auth.current(request)?.id_token
       reply.header('set-cookie', auth.end(request))
-      const { idp, appUrl } = login()
-      const target = await idp.logoutUrl(idToken).catch(() => appUrl)
+      const provider = login()
+      if (provider === undefined) return await reply.redirect('/', 302)
+      const target = await provider.idp.logoutUrl(idToken).catch(() => provider.appUrl)
       return await reply.redirect(target.href, 302)
     })
 

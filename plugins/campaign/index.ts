@@ -1,5 +1,6 @@
 // campaign: the campaign operations web app on the app listener: OIDC login with PKCE, sessions in
-// memory, four roles, CBOR server functions of the modules, the web UI, and a development IDP.
+// memory, four roles, CBOR server functions of the modules, the web UI, and a development IDP when
+// asked for (`[campaign].dev_idp`, or `berth server --dev`).
 import { definePlugin } from '../../kernel/index.js'
 import type { DevIdp } from './dev-idp/provider.js'
 import type { FunctionRegistry } from './functions.js'
@@ -11,7 +12,7 @@ export interface CampaignService {
   readonly registry: FunctionRegistry
   /** The sentiment monitor's post stream. */
   readonly posts: PostStore
-  /** The embedded development IDP, while it runs (no idp_url configured). */
+  /** The embedded development IDP, while it runs (`dev_idp` on). */
   devIdp?: DevIdp
   /** The provider client and the application's base URL, set at start. */
   login?: { idp: IdpClient, appUrl: URL, issuer: string }
@@ -24,6 +25,7 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'campaign',
   version: '0.1.0',
+  product: 'campaign',
   description: 'Campaign operations app: OIDC + PKCE login, sessions, roles, CBOR server functions, web UI.',
   // The generative provider's key may be kept in the secret store.
   optionalDependsOn: ['secrets'],
@@ -47,5 +49,9 @@ export default definePlugin({
     await service.devIdp?.close()
     service.devIdp = undefined
     service.login = undefined
+  },
+
+  commands (cli) {
+    cli.serverOption({ flags: '--dev', description: 'development: sign in to the campaign app through an embedded identity provider on loopback', variable: 'CAMPAIGN_DEV_IDP' })
   }
 })

@@ -23,13 +23,17 @@ import { SessionStore } from './sessions.js'
 import { uiRoutes } from './ui-routes.js'
 import type { PluginContext } from '../../kernel/index.js'
 import type { CampaignService } from './index.js'
-import { checkSettings, type CampaignConfig } from './settings.js'
+import { checkSettings, DEV_IDP_SETTING, signInConfigured, type CampaignConfig } from './settings.js'
 
 const SWEEP_MS = 60_000
+/** The embedded development IDP's passwords, in the state directory. */
+const DEV_IDP_FILE = 'campaign-dev-idp-passwords'
+/** What to do when no identity provider is configured. */
+const REMEDY = `set [campaign].idp_url (CAMPAIGN_IDP_URL), or, for development, turn on ${DEV_IDP_SETTING}`
 
 export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignService {
   const config = ctx.config
-  checkSettings(config)
+  checkSettings(config, ctx.production)
   const startedAt = Date.now()
   const sessions = new SessionStore({ idleMs: config.session_idle_hours * 3_600_000, maxSessions: config.max_sessions })
   const pending = new PendingLogins({ ttlMs: config.login_timeout_seconds * 1000, maxEntries: config.max_pending_logins })
@@ -85,9 +89,11 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
       auth,
       log: ctx.log,
       login: () => {
+        if (!signInConfigured(config)) return undefined
         if (service.login === undefined) throw new Error('the campaign plugin has not started')
         return service.login
       },
+      remedy: REMEDY,
       onLogin: async record => { await recordLogin(users, record) }
     }))
     await app.register(functionRoutes({ registry, auth, log: ctx.log, maxRequestBytes: config.max_request_bytes }))
@@ -105,24 +111,32 @@ export async function startCampaign (ctx: PluginContext<CampaignConfig>, service
   const config = ctx.config
   const appUrl = config.app_url !== '' ? config.app_url : ctx.address('app').href
   const redirectUri = new URL('/auth/callback', appUrl).href
+  const app = `campaign app: ${appUrl}`
+  if (!signInConfigured(config)) {
+    ctx.log.warn(`nobody can sign in to the campaign app: no identity provider is configured; ${REMEDY}`)
+    ctx.report({ sign_in: 'off: no identity provider' })
+    ctx.note(`${app} — nobody can sign in: no identity provider is configured; ${REMEDY}`)
+    return
+  }
   let idpUrl = config.idp_url.replace(/\/+$/, '')
-  if (idpUrl === '') {
+  let devSignIn: string | undefined
+  if (config.dev_idp) {
     // Loaded only when used: oidc-provider is a development aid here, and it warns on import.
-    const { startDevIdp } = await import('./dev-idp/provider.js')
-    service.devIdp = await startDevIdp({
+    const { signInNote, startEmbeddedIdp } = await import('./dev-idp/embedded.js')
+    const embedded = await startEmbeddedIdp(ctx, {
+      file: DEV_IDP_FILE,
       realm: config.idp_realm,
       clientId: config.idp_client_id,
       redirectUris: [redirectUri],
       postLogoutRedirectUris: [appUrl],
       port: config.dev_idp_port
     })
-    idpUrl = service.devIdp.url
-    ctx.log.warn({ idp_url: idpUrl }, 'no CAMPAIGN_IDP_URL configured: the development identity provider runs on loopback')
-    for (const user of service.devIdp.users) {
-      ctx.log.info(`development IDP user "${user.username}" (role ${user.role}), password: ${user.password}`)
-    }
+    service.devIdp = embedded.idp
+    idpUrl = embedded.idp.url
+    devSignIn = signInNote(embedded)
   }
   const issuer = `${idpUrl}/realms/${config.idp_realm}`
+  ctx.note(`${app} — ${devSignIn ?? `sign in through ${issuer}`}`)
   service.login = {
     issuer,
     appUrl: new URL(appUrl),

@@ -2,14 +2,15 @@
 // production refuses the development fallback and the embedded IDP; an http IDP must be on loopback.
 import type { Static } from '@sinclair/typebox'
 import { StartupError, type SectionSchema } from '../../kernel/index.js'
+import { developmentOnly } from './dev-idp/development-only.js'
 
 export const campaignSection = ((Type) => Type.Object({
-  idp_url: Type.String({ default: '', description: 'Base URL of the OpenID provider (Keycloak style, before /realms/...); empty starts the embedded development IDP.' }),
+  idp_url: Type.String({ default: '', description: 'Base URL of the OpenID provider (Keycloak style, before /realms/...); empty: nobody can sign in, unless dev_idp is on.' }),
   idp_realm: Type.String({ default: 'campaign', pattern: '^[A-Za-z0-9_-]+$', description: 'Realm: the issuer is {idp_url}/realms/{idp_realm}.' }),
   idp_client_id: Type.String({ default: 'campaign-app', minLength: 1, description: 'Client id of this application at the IDP (public client with PKCE, no secret).' }),
   app_url: Type.String({ default: '', description: 'Public base URL of the application (login callback, post-logout address); empty: the app listener\'s address.' }),
-  environment: Type.String({ default: 'development', description: 'The deployment environment (NODE_ENV); "production" refuses the development fallback and the embedded IDP.' }),
   dev_fallback: Type.Boolean({ default: false, description: 'Development only: check-auth reports a fixed admin when nobody is signed in.' }),
+  dev_idp: Type.Boolean({ default: false, description: 'Development only: run an embedded identity provider on 127.0.0.1 with one user per role (passwords in <state_dir>/campaign-dev-idp-passwords) and sign in through it; refused with idp_url set, and when NODE_ENV=production.' }),
   dev_idp_port: Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: 'Port of the embedded development IDP on 127.0.0.1; 0 picks a free one.' }),
   session_idle_hours: Type.Number({ exclusiveMinimum: 0, default: 24, description: 'A session ends after this many hours without a request.' }),
   max_sessions: Type.Integer({ minimum: 1, default: 10000, description: 'Most sessions kept in memory; the least recently used gives way.' }),
@@ -34,8 +35,8 @@ export const CAMPAIGN_ENV = {
   CAMPAIGN_IDP_REALM: 'idp_realm',
   CAMPAIGN_IDP_CLIENT_ID: 'idp_client_id',
   APP_URL: 'app_url',
-  NODE_ENV: 'environment',
   CAMPAIGN_DEV_FALLBACK: 'dev_fallback',
+  CAMPAIGN_DEV_IDP: 'dev_idp',
   CAMPAIGN_GENERATOR_URL: 'generator_url',
   CAMPAIGN_GENERATOR_MODEL: 'generator_model',
   CAMPAIGN_GENERATOR_API_KEY: 'generator_api_key'
@@ -43,21 +44,25 @@ export const CAMPAIGN_ENV = {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/
 
+/** The embedded development IDP's setting, with its variable and the flag of `berth server` that sets it. */
+export const DEV_IDP_SETTING = '[campaign].dev_idp (CAMPAIGN_DEV_IDP, berth server --dev)'
+
+/** Whether anybody can sign in: an identity provider is configured, or the development one asked for. */
+export function signInConfigured (config: CampaignConfig): boolean {
+  return config.idp_url !== '' || config.dev_idp
+}
+
 /** Refuse configurations that must not run; the message names the key and its variable. */
-export function checkSettings (config: CampaignConfig): void {
-  const production = config.environment === 'production'
+export function checkSettings (config: CampaignConfig, production: boolean): void {
   if (config.app_url !== '') httpUrl(config.app_url, '[campaign].app_url (APP_URL)')
-  if (production && config.dev_fallback) {
-    throw new StartupError('[campaign].dev_fallback (CAMPAIGN_DEV_FALLBACK) is for development and is refused when NODE_ENV=production')
-  }
+  if (config.dev_fallback) developmentOnly(production, '[campaign].dev_fallback (CAMPAIGN_DEV_FALLBACK)')
+  if (config.dev_idp) developmentOnly(production, DEV_IDP_SETTING)
   if (config.generator_url !== '') {
     httpUrl(config.generator_url, '[campaign].generator_url (CAMPAIGN_GENERATOR_URL)')
     if (config.generator_model === '') throw new StartupError('[campaign].generator_model (CAMPAIGN_GENERATOR_MODEL) must name a model when generator_url is set')
   }
-  if (config.idp_url === '') {
-    if (production) throw new StartupError('[campaign].idp_url (CAMPAIGN_IDP_URL) must name the identity provider when NODE_ENV=production; the development IDP does not run in production')
-    return
-  }
+  if (config.idp_url === '') return
+  if (config.dev_idp) throw new StartupError(`${DEV_IDP_SETTING} runs its own identity provider; leave [campaign].idp_url (CAMPAIGN_IDP_URL) empty, or turn dev_idp off`)
   const idp = httpUrl(config.idp_url, '[campaign].idp_url (CAMPAIGN_IDP_URL)')
   if (idp.protocol === 'http:' && !LOOPBACK.test(idp.hostname)) {
     throw new StartupError(`[campaign].idp_url (CAMPAIGN_IDP_URL) must use https unless the provider is on loopback; got ${config.idp_url}`)

@@ -22,6 +22,7 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'cluster',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'Agent nodes join the leader: placement, drain, heartbeats and failure handling.',
   dependsOn: ['tokens', 'secrets', 'reconciler'],
   config: clusterSection,

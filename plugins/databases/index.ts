@@ -15,6 +15,7 @@ export type DatabasesConfig = Static<ReturnType<typeof databasesSection>>
 export default definePlugin({
   name: 'databases',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'berth db create: databases deployed as services with a secret password, a volume, a health check and a backup hook.',
   dependsOn: ['tokens', 'secrets', 'reconciler'],
   config: databasesSection,

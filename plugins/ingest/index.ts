@@ -9,6 +9,8 @@ import type { Telemetry } from './telemetry.js'
 /** What other plugins (and tests) may use. */
 export interface IngestService {
   readonly telemetry: Telemetry
+  /** How a person signs in to the dashboard, for the start-up summary (`berth server` on a terminal). */
+  readonly signIn: string
   /** Run the offline check now (it also runs every 60 s). */
   checkOffline(now?: number): Promise<TelemetryEvent[]>
   /** Apply retention now (it also runs when the plugin starts, and every hour); returns the entries deleted. */
@@ -25,10 +27,11 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'ingest',
   version: '0.1.0',
+  product: 'telemetry',
   description: 'Device telemetry ingest: chunks, devices, faults, metrics, alerts.',
   config: ingestSection,
   env: INGEST_ENV,
-  listeners: [{ name: 'telemetry', port: 6881, description: 'device ingest and the telemetry API' }],
+  listeners: [{ name: 'telemetry', port: 6881, description: 'device ingest, the telemetry API and its dashboard (/dashboard/)' }],
 
   async setup (ctx) {
     // Imported here rather than above: the CLI reads every plugin's definition for its commands and

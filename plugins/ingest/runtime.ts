@@ -5,7 +5,7 @@ import { findOfflineDevices, WebhookNotifier } from './alerts.js'
 import type { TelemetryEvent } from './apply.js'
 import { BasicAuthenticator } from './auth/basic.js'
 import { installGuard } from './auth/guard.js'
-import { JwtAuthenticator } from './auth/jwt.js'
+import { JwtAuthenticator, realmEndpoints } from './auth/jwt.js'
 import { hashPassword } from './auth/passwords.js'
 import { generatedSecret, hashedSecret } from './auth/secret-file.js'
 import { clientAddress } from './client-address.js'
@@ -24,9 +24,10 @@ import { serviceRoutes } from './routes/service.js'
 import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { StartupError, type PluginContext } from '../../kernel/index.js'
 import { codecs } from '../../wasm/index.js'
+import { developmentOnly } from '../campaign/dev-idp/development-only.js'
 import type { IngestService } from './index.js'
 
 /** The methods of the telemetry API's routes, as CORS preflights allow them. */
@@ -34,29 +35,40 @@ const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']
 
 /** The fleet's roles, as realm roles, for the development identity provider's users. */
 const FLEET_REALM_ROLES = ['fleet-admin', 'fleet-provisioner', 'fleet-viewer']
+/** The development identity provider's passwords, in the state directory. */
+const DEV_IDP_FILE = 'telemetry-dev-idp-passwords'
 
 /**
- * With [ingest].sso.dev_idp: the campaign's development identity provider (oidc-provider, Keycloak
- * paths) on loopback with one user per fleet role, and the settings that point SSO at it.
+ * With [ingest].sso.dev_idp (refused when NODE_ENV=production): the campaign's development identity
+ * provider (oidc-provider, Keycloak paths) on loopback with one user per fleet role, the settings that
+ * point SSO at it, and how to sign in through it.
  */
-async function withDevIdp (ctx: PluginContext<IngestSettings>): Promise<IngestSettings> {
+async function withDevIdp (ctx: PluginContext<IngestSettings>): Promise<{ settings: IngestSettings, signIn?: string }> {
   const settings = ctx.config
-  if (!settings.sso.dev_idp) return settings
+  if (!settings.sso.dev_idp) return { settings }
+  developmentOnly(ctx.production, '[ingest].sso.dev_idp')
   if (settings.sso.idp_url !== '') throw new StartupError('[ingest].sso.dev_idp runs its own identity provider; leave sso.idp_url (IDP_URL) empty, or turn dev_idp off')
-  const { startDevIdp } = await import('../campaign/dev-idp/provider.js')
-  const { seedUsers } = await import('../campaign/dev-idp/users.js')
+  const { signInNote, startEmbeddedIdp } = await import('../campaign/dev-idp/embedded.js')
   const realm = settings.sso.realm === '' ? 'fleet' : settings.sso.realm
   const clientId = settings.sso.client_id === '' ? 'dashboard' : settings.sso.client_id
   const dashboard = (): string[] => [new URL('/dashboard/', ctx.address('telemetry')).href]
-  const idp = await startDevIdp({ realm, clientId, redirectUris: dashboard, postLogoutRedirectUris: dashboard, port: settings.sso.dev_idp_port, users: seedUsers(FLEET_REALM_ROLES, 'fleet.test') })
-  ctx.onClose(async () => { await idp.close() })
-  ctx.log.warn({ idp_url: idp.url }, 'sso.dev_idp: the development identity provider runs on loopback; never use it in production')
-  for (const user of idp.users) ctx.log.info(`development IDP user "${user.username}" (realm role ${user.role}), password: ${user.password}`)
-  return { ...settings, sso: { ...settings.sso, idp_url: idp.url, realm, client_id: clientId } }
+  const embedded = await startEmbeddedIdp(ctx, {
+    file: DEV_IDP_FILE, realm, clientId, redirectUris: dashboard, postLogoutRedirectUris: dashboard, port: settings.sso.dev_idp_port, roles: FLEET_REALM_ROLES, domain: 'fleet.test'
+  })
+  ctx.onClose(async () => { await embedded.idp.close() })
+  return { settings: { ...settings, sso: { ...settings.sso, idp_url: embedded.idp.url, realm, client_id: clientId } }, signIn: signInNote(embedded) }
+}
+
+/** How a person signs in to the dashboard, for the start-up summary. */
+function dashboardSignIn (settings: IngestSettings, stateDir: string): string {
+  if (ssoEnabled(settings)) return `sign in through ${realmEndpoints(settings.sso).issuer}`
+  if (settings.users.length > 0) return `sign in as one of [ingest].users (${settings.users.map(user => user.name).join(', ')})`
+  return `sign in as admin with the password in ${join(stateDir, ADMIN_PASSWORD_FILE)}`
 }
 
 export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<IngestService> {
-  const settings = await withDevIdp(ctx)
+  const devIdp = await withDevIdp(ctx)
+  const settings = devIdp.settings
   reportCodecs(ctx)
   const store = new TelemetryStore(ctx.store)
   const elfDir = settings.elf_dir !== '' ? resolve(ctx.cwd, settings.elf_dir) : resolve(ctx.stateDir, 'elf')
@@ -142,6 +154,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 
   const service: IngestService = {
     telemetry,
+    signIn: devIdp.signIn ?? dashboardSignIn(settings, ctx.stateDir),
     checkOffline: async (now = Date.now()) => {
       const offline = await findOfflineDevices(store, settings.offline_after_seconds * 1000, now)
       publish(offline)
@@ -161,10 +174,12 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 }
 
 /**
- * When the plugin starts: retention runs once in the background (start does not wait for it, and a
- * failure is logged, not fatal: a server restarted more often than hourly still prunes), then hourly.
+ * When the plugin starts: the dashboard's address and sign-in for the start-up summary; retention runs
+ * once in the background (start does not wait for it, and a failure is logged, not fatal: a server
+ * restarted more often than hourly still prunes), then hourly.
  */
 export function startIngest (ctx: PluginContext<IngestSettings>, service: IngestService): void {
+  ctx.note(`telemetry dashboard: ${new URL('/dashboard/', ctx.address('telemetry')).href} — ${service.signIn}`)
   ctx.track(service.applyRetention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
   ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
 }

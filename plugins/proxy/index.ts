@@ -51,6 +51,7 @@ export type ProxySections = { readonly acme: Static<ReturnType<typeof acmeSectio
 export default definePlugin({
   name: 'proxy',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'Reverse proxy: routes by domain to the replicas of services, zero-downtime deploys.',
   dependsOn: ['reconciler', 'tokens'],
   // [cluster] (the default domain, the ACME contact) belongs to the cluster plugin.

@@ -49,6 +49,7 @@ export type ReconcilerConfig = Static<ReturnType<typeof reconcilerSection>>
 export default definePlugin({
   name: 'reconciler',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'Deploys services/*/service.toml to the container engine and keeps them running.',
   dependsOn: ['tokens', 'secrets'],
   config: reconcilerSection,

@@ -27,6 +27,7 @@ export type SecretsConfig = Static<ReturnType<typeof secretsSection>>
 export default definePlugin({
   name: 'secrets',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'Encrypted secret store; values reach containers only through their environment.',
   dependsOn: ['tokens'],
   config: secretsSection,

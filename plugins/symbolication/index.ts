@@ -27,6 +27,7 @@ export type SymbolicationConfig = Static<ReturnType<typeof symbolicationSection>
 export default definePlugin({
   name: 'symbolication',
   version: '0.1.0',
+  product: 'telemetry',
   description: 'Resolves device fault addresses to function, file and line from uploaded ELF files.',
   dependsOn: ['ingest'],
   config: symbolicationSection,

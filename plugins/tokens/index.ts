@@ -20,6 +20,7 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'tokens',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'Bearer tokens with roles for the control API; the admin token is created on first boot.',
 
   async setup (ctx) {

@@ -10,6 +10,7 @@ export async function setupTokens (ctx: PluginContext): Promise<TokenService> {
   const store = new TokenStore(ctx.store.db<TokenRecord, string>('tokens'))
   const file = await store.ensureAdminToken(ctx.stateDir)
   ctx.log.info({ file }, 'admin token ready')
+  ctx.note(`admin token: ${file} (berth commands on this machine read it; API clients send it as "Authorization: Bearer <token>")`)
   const guard = new Guard(store)
   ctx.http('control', tokenRoutes(store, guard), { prefix: '/api/v1/tokens' })
   return {

@@ -16,6 +16,7 @@ declare module '../../kernel/index.js' {
 export default definePlugin({
   name: 'webhooks',
   version: '0.1.0',
+  product: 'orchestration',
   description: 'Git push webhooks (git, GitHub, Gitea, GitLab) that redeploy services or the infrastructure repository.',
   dependsOn: ['tokens', 'reconciler'],
 

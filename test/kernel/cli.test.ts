@@ -1,5 +1,5 @@
-// The berth command as an operator runs it: exit codes 0/1/2, one-line failures, foreground and
-// detached servers with a pid file, and shutdown.
+// The berth command as an operator runs it: exit codes 0/1/2, one-line failures (--dev in production
+// too), foreground and detached servers with a pid file, and shutdown.
 import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
@@ -66,6 +66,13 @@ t.test('bad configuration stops start-up with exit code 1 and one line naming wh
   result = await runCli(['server'], { cwd: envWrong, env: { BERTH_CONTROL_PORT: 'eighty' } })
   t.equal(result.code, 1)
   t.equal(oneLine(t, result.stderr), 'berth: environment BERTH_CONTROL_PORT: [server].listeners.control.port: expected integer, got "eighty"')
+})
+
+t.test('berth server --dev asks for the development identity provider, which production refuses in one line', async t => {
+  const dir = workdir(t, await freePort(), 'plugins = ["campaign"]\n')
+  const result = await runCli(['server', '--dev'], { cwd: dir, env: { NODE_ENV: 'production' } })
+  t.equal(result.code, 1)
+  t.equal(oneLine(t, result.stderr), 'berth: plugin "campaign" failed during setup: [campaign].dev_idp (CAMPAIGN_DEV_IDP, berth server --dev) is for development and is refused when NODE_ENV=production')
 })
 
 t.test('a port in use and an unusable state directory are named', async t => {

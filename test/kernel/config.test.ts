@@ -32,6 +32,7 @@ t.test('no file: every default', async t => {
   t.equal(config.stateDir, '/srv/app/.berth')
   t.same(config.server.listeners, { control: { host: '0.0.0.0', port: 6880, body_limit: 1048576 } }, 'the kernel declares only control')
   t.equal(config.server.plugin_timeout_ms, 30000)
+  t.equal(config.server.environment, 'development')
   t.same(config.sections.get('backup'), { enabled: false, schedule: '0 0 3 * * *', retention_days: 7, tags: [], targets: [] })
 })
 
@@ -47,8 +48,9 @@ schedule = "0 */5 * * * *"
 [[backup.targets]]
 type = "local"
 path = "/var/backups"
-`, { BERTH_CONTROL_PORT: '7100', BACKUP_RETENTION_DAYS: '30', BACKUP_TAGS: 'a, b', BERTH_PLUGINS: 'backup', BERTH_ACCESS_LOG: 'true' })
+`, { BERTH_CONTROL_PORT: '7100', BACKUP_RETENTION_DAYS: '30', BACKUP_TAGS: 'a, b', BERTH_PLUGINS: 'backup', BERTH_ACCESS_LOG: 'true', NODE_ENV: 'production' })
   t.match(config.stateDir, /\/state$/)
+  t.equal(config.server.environment, 'production', 'NODE_ENV is the kernel\'s')
   t.equal(config.server.access_log, true)
   t.equal(config.server.listeners.control.port, 7100)
   t.same(config.server.plugins, ['backup'])

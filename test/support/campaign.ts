@@ -139,9 +139,14 @@ export interface CampaignApp {
   call<T>(name: string, args: object, cookie?: string): Promise<T>
 }
 
-/** The campaign plugin in a test kernel (`[campaign]` settings from `config`), with a staff session. */
+/** `[campaign]` settings that start the embedded development IDP, with `more` settings. */
+export function withDevIdp (more: Record<string, unknown> = {}): { campaign: Record<string, unknown> } {
+  return { campaign: { dev_idp: true, ...more } }
+}
+
+/** The campaign plugin in a test kernel with the development IDP (more `[campaign]` settings from `config`), with a staff session. */
 export async function campaignApp (t: { teardown(fn: () => void | Promise<void>): void }, config: Record<string, unknown> = {}): Promise<CampaignApp> {
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: config } })
+  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp(config) })
   const baseUrl = kernel.url('app')
   const users = kernel.service('campaign').devIdp?.users ?? []
   const login = async (role: string): Promise<string> => {

@@ -1,6 +1,8 @@
-// Run the built `berth` command in a child process, as an operator would.
+// Run the built `berth` command in a child process, as an operator would: with its output in pipes,
+// or on a pseudo-terminal of its own (python3's pty module), as in a person's terminal.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { pollUntil } from './poll.js'
 
 export const CLI = fileURLToPath(new URL('../../dist/kernel/cli.js', import.meta.url))
 
@@ -32,13 +34,50 @@ export async function runCli (args: string[], options: { cwd?: string, env?: Nod
   return { code, stdout, stderr }
 }
 
-/** Start `berth ...args` and leave it running; the caller stops it. */
-export function spawnCli (args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv } = {}): ChildProcess & { output: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] })
+/**
+ * Run a command on a new pseudo-terminal (its standard input, output and error; it is the session
+ * leader with the terminal as its controlling one, so it gets SIGHUP if this relay dies), relay what
+ * it writes to standard output, pass SIGTERM and SIGINT on, and exit with its code.
+ */
+const IN_TERMINAL = `
+import fcntl, os, pty, signal, subprocess, sys, termios
+master, slave = pty.openpty()
+def own_terminal():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+child = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal)
+os.close(slave)
+for number in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(number, lambda received, frame: child.send_signal(received))
+while True:
+    try:
+        data = os.read(master, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+sys.exit(child.wait())
+`
+
+export type RunningCli = ChildProcess & {
+  /** Standard output and error as they came. */
+  output: () => string
+  /** Standard output alone (on a terminal: everything the terminal showed). */
+  stdout: () => string
+}
+
+/** Start `berth ...args` and leave it running; the caller stops it. `terminal` runs it on a pseudo-terminal (needs python3). */
+export function spawnCli (args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv, terminal?: boolean } = {}): RunningCli {
+  const command = [process.execPath, CLI, ...args]
+  const [file, ...rest] = options.terminal === true ? ['python3', '-c', IN_TERMINAL, ...command] : command
+  const child = spawn(file, rest, { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  child.stdout.on('data', (d: Buffer) => { output += d.toString() })
+  let stdout = ''
+  child.stdout.on('data', (d: Buffer) => { output += d.toString(); stdout += d.toString() })
   child.stderr.on('data', (d: Buffer) => { output += d.toString() })
-  return Object.assign(child, { output: () => output })
+  return Object.assign(child, { output: () => output, stdout: () => stdout })
 }
 
 /** Wait for a child to exit, returning its code (or the signal name). */
@@ -46,4 +85,26 @@ export async function exited (child: ChildProcess): Promise<number | string> {
   if (child.exitCode !== null) return child.exitCode
   if (child.signalCode !== null) return child.signalCode
   return await new Promise(resolve => child.on('exit', (code, signal) => { resolve(code ?? signal ?? 'unknown') }))
+}
+
+interface Teardown { teardown(fn: () => void | Promise<void>): void }
+
+/** `berth ...args` started for a test and killed (SIGKILL) at its end if still running. */
+export function spawnCliForTest (t: Teardown, args: string[], options: Parameters<typeof spawnCli>[1] = {}): RunningCli {
+  const child = spawnCli(args, options)
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited(child)
+    }
+  })
+  return child
+}
+
+/** Wait until `url` answers 2xx, failing at once (with its output) when the child exits first. */
+export async function untilAnswers (child: RunningCli, url: string | URL, what: string, timeout = 30_000): Promise<void> {
+  await pollUntil(async () => {
+    if (child.exitCode !== null) throw new Error(`${what} exited: ${child.output()}`)
+    return (await fetch(url)).ok
+  }, { timeout, what })
 }

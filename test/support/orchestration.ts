@@ -2,16 +2,14 @@
 // (so a test can restart it), control API calls with a bearer token, and tokens for each role.
 import type Docker from 'dockerode'
 import type { ContainerInfo } from 'dockerode'
-import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
 import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
-import { exited, spawnCli } from './cli.js'
+import { spawnCliForTest, untilAnswers, type RunningCli } from './cli.js'
 import { busyboxImage, pushImage, startRegistry } from './docker.js'
 import { loopbackListeners } from './kernel.js'
-import { pollUntil } from './poll.js'
 import { tempDir } from './tmp.js'
 import { freePort } from './net.js'
 import reconciler from '../../plugins/reconciler/index.js'
@@ -100,18 +98,9 @@ export async function serverDir (t: Teardown, plugins: readonly string[], sectio
 }
 
 /** Run `berth server` in `dir` (a child process, with `env` added) until its health answers; SIGKILLed at test end. */
-export async function startServer (t: Teardown, server: ServerDir, env: NodeJS.ProcessEnv = {}): Promise<ChildProcess & { output: () => string }> {
-  const child = spawnCli(['server'], { cwd: server.dir, env })
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited(child)
-    }
-  })
-  await pollUntil(async () => {
-    if (child.exitCode !== null) throw new Error(`server exited: ${child.output()}`)
-    return (await fetch(`${server.url}/api/v1/health`)).status === 200
-  }, { timeout: 20_000, what: `berth server in ${server.dir}` })
+export async function startServer (t: Teardown, server: ServerDir, env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
+  const child = spawnCliForTest(t, ['server'], { cwd: server.dir, env })
+  await untilAnswers(child, `${server.url}/api/v1/health`, `berth server in ${server.dir}`, 20_000)
   return child
 }
 

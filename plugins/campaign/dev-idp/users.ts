@@ -1,7 +1,8 @@
 // The accounts of the development identity provider: one per role (the campaign's by default, or
-// any realm roles, such as the telemetry fleet's), each with a random password drawn at start,
-// checked in constant time.
+// any realm roles, such as the telemetry fleet's), each with a random password, drawn once and kept
+// in a 0600 file when the server runs it, checked in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { ROLES } from '../roles.js'
 
 export interface DevUser {
@@ -31,6 +32,28 @@ export function seedUsers (roles: readonly string[] = ROLES, domain = 'campaign.
       role
     }
   })
+}
+
+const USERS_FILE_HEADER = '# Sign-in names and passwords of the development identity provider: <login> <password>\n'
+
+/**
+ * One user per role, as `seedUsers` makes them, with the passwords kept in `file` (0600, one line
+ * `<login> <password>` each): those found there are used again, missing ones are drawn and the file
+ * is written anew. `drawn` says whether any password is new (to be told to the person at the terminal).
+ */
+export function keptUsers (file: string, roles: readonly string[] = ROLES, domain = 'campaign.test'): { users: DevUser[], drawn: boolean } {
+  const kept = new Map<string, string>()
+  for (const line of existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []) {
+    const match = /^([^#\s]\S*) (\S+)$/.exec(line)
+    if (match !== null) kept.set(match[1], match[2])
+  }
+  const users = seedUsers(roles, domain).map(user => ({ ...user, password: kept.get(user.username) ?? user.password }))
+  const drawn = users.some(user => kept.get(user.username) !== user.password)
+  if (drawn) {
+    writeFileSync(file, USERS_FILE_HEADER + users.map(user => `${user.username} ${user.password}\n`).join(''), { mode: 0o600 })
+    chmodSync(file, 0o600)
+  }
+  return { users, drawn }
 }
 
 /** The user with these credentials, or undefined; the password comparison takes constant time. */

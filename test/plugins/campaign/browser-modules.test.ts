@@ -9,7 +9,7 @@ import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import type { DevUser } from '../../../plugins/campaign/dev-idp/users.js'
 import { builtUi, signIn } from '../../support/campaign-browser.js'
-import { scriptedLogin } from '../../support/campaign.js'
+import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { testKernel } from '../../support/kernel.js'
@@ -198,7 +198,7 @@ const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('a staff member uses each module page', async t => {
     await builtUi()
-    const kernel = await testKernel(t, { plugins: [campaign] })
+    const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp() })
     const app = kernel.url('app')
     const staff = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
     const { cookie } = await scriptedLogin(app, staff)

@@ -15,7 +15,7 @@ import type { KbLike } from '../../../plugins/campaign/modules/disinfo-signals.j
 import { Citations, clip, groundedSentences, resourceHash } from '../../../plugins/campaign/modules/grounding.js'
 import { analyseStatements, type Statement } from '../../../plugins/campaign/modules/opponent-statements.js'
 import type { Post } from '../../../plugins/campaign/modules/posts.js'
-import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -298,7 +298,7 @@ t.test('campaign copy and briefings with a generative provider (a stand-in OpenA
   const standIn = await startChatStandIn(t, request => request.body.messages[1].content.includes('Channel: an SMS')
     ? `HEADLINE: none\nTEXT: Free transit fares for students and seniors [1]. ${'Ride with us. '.repeat(20)}`
     : 'The bridge toll is contested [1].')
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { generator_url: standIn.url, generator_model: 'stand-in' } } })
+  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const staff = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
   const { cookie } = await scriptedLogin(baseUrl, staff)

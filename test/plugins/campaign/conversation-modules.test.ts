@@ -16,7 +16,7 @@ import { loadPersonaBook } from '../../../plugins/campaign/modules/personas.js'
 import {
   answerSentences, composeAnswer, isPolicyDocument, NOT_FOUND_ANSWER, policyQueries, policySource
 } from '../../../plugins/campaign/modules/policy-answer.js'
-import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -218,7 +218,7 @@ t.test('with a generative provider (a stand-in OpenAI-compatible server), and wh
     if (system.includes('coach')) return 'Lead with the figure [1].'
     return 'The platform builds 5,000 homes by 2030 [1].'
   })
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { generator_url: standIn.url, generator_model: 'stand-in' } } })
+  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
   const { cookie } = await scriptedLogin(baseUrl, staffUser)

@@ -11,7 +11,7 @@ import { addressingPassages, composeExtractive, counterPrompt, readGenerated } f
 import { analyzeDisinfo, negatedTerms, shoutedWords, statisticsIn, WEIGHTS, type KbLike } from '../../../plugins/campaign/modules/disinfo-signals.js'
 import { analyzeArticle, compareOutlets, storedTerms, topicRelevance } from '../../../plugins/campaign/modules/media-coverage.js'
 import { analyzeRegulation, classifyClause, deadlineOf, splitSections } from '../../../plugins/campaign/modules/regulation-parse.js'
-import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -237,7 +237,7 @@ t.test('the document modules through the API', async t => {
 t.test('counter-messaging with a generative provider (a stand-in OpenAI-compatible server), and while it is down', async t => {
   const standIn = await startChatStandIn(t, () => 'SHORT: The audit found no hacked machines [1].\nLONG: The state audit checked every county and found no hacking [1].')
   const received = standIn.received
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { generator_url: standIn.url, generator_model: 'stand-in' } } })
+  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
   const { cookie } = await scriptedLogin(baseUrl, staffUser)

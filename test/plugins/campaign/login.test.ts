@@ -1,17 +1,23 @@
-// The login against the embedded development IDP (oidc-provider on loopback): /auth with PKCE and state,
-// the callback, sessions and their cookie, the middleware, logout, and every way a login must fail cleanly.
+// The login against the embedded development IDP (oidc-provider on loopback, started when asked for,
+// its passwords kept in a 0600 file and never logged): /auth with PKCE and state, the callback,
+// sessions and their cookie, the middleware, logout, every way a login must fail cleanly, and the
+// clear page when no identity provider is configured.
 import t, { type Test } from 'tap'
+import { readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Kernel } from '../../../kernel/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { startDevIdp } from '../../../plugins/campaign/dev-idp/provider.js'
-import { CookieJar, followRedirects, scriptedLogin, scriptedLogout, send } from '../../support/campaign.js'
+import { CookieJar, followRedirects, scriptedLogin, scriptedLogout, send, withDevIdp } from '../../support/campaign.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { freePort } from '../../support/net.js'
 
-async function campaignKernel (t: Test, config: Record<string, unknown> = {}, logger = capturedLogger()): Promise<{ app: URL, users: Record<string, { username: string, password: string }>, logs: () => string }> {
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: config }, logger: logger.logger })
+/** A kernel with the campaign plugin and its development IDP (more `[campaign]` settings from `config`). */
+async function campaignKernel (t: Test, config: Record<string, unknown> = {}, logger = capturedLogger()): Promise<{ kernel: Kernel, app: URL, users: Record<string, { username: string, password: string }>, logs: () => string }> {
+  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp(config), logger: logger.logger })
   const idp = kernel.service('campaign').devIdp
-  return { app: kernel.url('app'), users: Object.fromEntries((idp?.users ?? []).map(u => [u.role, u])), logs: logger.lines }
+  return { kernel, app: kernel.url('app'), users: Object.fromEntries((idp?.users ?? []).map(u => [u.role, u])), logs: logger.lines }
 }
 
 async function checkAuth (app: URL, cookie: string): Promise<{ authenticated: boolean, role: string, email: string, modules: string[] }> {
@@ -35,8 +41,12 @@ const stateOf = async (app: URL): Promise<string> =>
   new URL((await send(new CookieJar(), new URL('/auth', app))).headers.get('location') ?? '').searchParams.get('state') ?? ''
 
 t.test('a full login: /auth → IDP form → callback → session → the page asked for', async t => {
-  const { app, users, logs } = await campaignKernel(t)
-  t.match(logs(), /development IDP user \\"admin\\" \(role admin\), password: [A-Za-z0-9_-]{16}/, 'the seeded users are printed at start')
+  const { kernel, app, users, logs } = await campaignKernel(t)
+  const file = join(kernel.config.stateDir, 'campaign-dev-idp-passwords')
+  t.equal(statSync(file).mode & 0o777, 0o600, 'the passwords are kept in a 0600 file')
+  t.match(readFileSync(file, 'utf8'), `\nadmin ${users.admin.password}\nstaff ${users.staff.password}\n`)
+  t.match(kernel.notes.join('\n'), `admin ${users.admin.password}`, 'and told to the person at the terminal')
+  t.notMatch(logs(), users.admin.password, 'but never logged')
   const started = Date.now()
   const login = await scriptedLogin(app, users.staff, '/fundraising?tab=donors')
   t.comment(`scripted login took ${Date.now() - started} ms`)
@@ -208,8 +218,43 @@ t.test('an IDP configured by URL is used instead of the embedded one', async t =
 })
 
 t.test('an unreachable IDP gives a 503 page', async t => {
-  const { app } = await campaignKernel(t, { idp_url: 'http://127.0.0.1:9' })
+  const { app } = await campaignKernel(t, { dev_idp: false, idp_url: 'http://127.0.0.1:9' })
   const response = await fetch(new URL('/auth', app), { redirect: 'manual' })
   t.equal(response.status, 503)
   t.match(await response.text(), /identity provider cannot be reached/)
+})
+
+t.test('a restart on the same state directory keeps the development IDP\'s passwords, and says where they are', async t => {
+  const first = await campaignKernel(t)
+  await first.kernel.stop()
+  const again = await testKernel(t, { plugins: [campaign], config: { ...withDevIdp(), server: { state_dir: first.kernel.config.stateDir } } })
+  const users = again.service('campaign').devIdp?.users ?? []
+  t.same(users.map(u => u.password), Object.values(first.users).map(u => u.password), 'the same passwords')
+  t.same(again.notes.filter(note => note.startsWith('campaign app:')), [`campaign app: ${again.url('app').href} — sign in through the development identity provider as admin, staff, volunteer, readonly; passwords in ${join(first.kernel.config.stateDir, 'campaign-dev-idp-passwords')}`], 'not told again')
+  const login = await scriptedLogin(again.url('app'), users.find(u => u.role === 'staff') as { username: string, password: string })
+  t.match(await checkAuth(again.url('app'), login.cookie), { authenticated: true, role: 'staff' })
+})
+
+t.test('without an identity provider the app runs and says, on a clear page, that nobody can sign in', async t => {
+  const logger = capturedLogger()
+  const kernel = await testKernel(t, { plugins: [campaign], logger: logger.logger })
+  const app = kernel.url('app')
+  t.equal(kernel.service('campaign').devIdp, undefined, 'no embedded IDP unless asked for')
+  const remedy = 'set [campaign].idp_url (CAMPAIGN_IDP_URL), or, for development, turn on [campaign].dev_idp (CAMPAIGN_DEV_IDP, berth server --dev)'
+  const page = await fetch(new URL('/volunteers', app), { redirect: 'manual' })
+  t.equal(page.headers.get('location'), '/auth?redirect_url=%2Fvolunteers', 'pages still send a visitor to the login')
+  for (const path of ['/auth?redirect_url=%2Fvolunteers', '/auth/callback?code=x&state=y']) {
+    const response = await fetch(new URL(path, app), { redirect: 'manual' })
+    t.equal(response.status, 503, path)
+    t.equal(response.headers.get('content-type'), 'text/html; charset=utf-8')
+    const html = await response.text()
+    t.match(html, '<h1>Sign-in is not configured</h1>', `${path}: a page that says so`)
+    t.match(html, remedy, `${path}: and what to do`)
+  }
+  const logout = await fetch(new URL('/logout', app), { redirect: 'manual' })
+  t.same([logout.status, logout.headers.get('location')], [302, '/'], 'logout goes back to the app')
+  t.match(await checkAuth(app, ''), { authenticated: false })
+  t.match(kernel.health().plugins.campaign, { state: 'running', details: { sign_in: 'off: no identity provider' } }, 'the health report says so')
+  t.same(kernel.notes, [`campaign app: ${app.href} — nobody can sign in: no identity provider is configured; ${remedy}`], 'so does the start-up summary')
+  t.match(logger.lines(), `nobody can sign in to the campaign app: no identity provider is configured; ${remedy}`, 'and the log')
 })

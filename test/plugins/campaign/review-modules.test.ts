@@ -24,7 +24,7 @@ import type { Post } from '../../../plugins/campaign/modules/posts.js'
 import { deadlineItems, gapItems, loadLogistics, logisticsItems, orderItems } from '../../../plugins/campaign/modules/preparation.js'
 import type { StoredRegulation } from '../../../plugins/campaign/modules/regulatory-monitor.js'
 import { SourceList } from '../../../plugins/campaign/modules/source-list.js'
-import { campaignApp, scriptedLogin, statusOf } from '../../support/campaign.js'
+import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 import { POLICY_A, POLICY_B } from '../../../plugins/campaign/ui/src/examples.js'
@@ -316,7 +316,7 @@ t.test('the generative paths against a stand-in OpenAI-compatible server, and 50
     if (prompt.includes('policy text changed')) return '[B] makes disclosure mandatory and raises the threshold to $500.'
     return 'Dora Donor is near the limit.'
   })
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { generator_url: standIn.url, generator_model: 'stand-in' } } })
+  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const user = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
   const { cookie } = await scriptedLogin(baseUrl, user)

@@ -2,11 +2,16 @@
 // for the dashboard's client, roles from realm_access.roles, and the userinfo fallback for tokens that
 // do not verify. The first provider is a small loopback server publishing a real RSA key (Keycloak-shaped
 // tokens signed here) and answering userinfo; the audience is also tested with oidc-provider itself.
+// The embedded development provider: asked for, refused in production, its passwords never logged.
 import t, { type Test } from 'tap'
+import { readFileSync, statSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { join } from 'node:path'
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
 import { startDevIdp } from '../../../plugins/campaign/dev-idp/provider.js'
 import { seedUsers } from '../../../plugins/campaign/dev-idp/users.js'
+import ingest from '../../../plugins/ingest/index.js'
+import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { accessToken } from '../../support/oidc.js'
 import { pollUntil } from '../../support/poll.js'
 import { telemetryServer, type TelemetryServer } from './harness.js'
@@ -130,7 +135,31 @@ t.test('with oidc-provider: a token of the dashboard\'s client is accepted, one 
   t.same(await me(await accessToken(idp, 'campaign', redirectUri, admin)), { status: 401, body: { error: 'a valid bearer token is required' } }, 'the same user\'s token for the campaign app')
 })
 
-t.test('the development provider is refused beside a real one', async t => {
+t.test('the development provider is refused beside a real one, and in production', async t => {
   await t.rejects(telemetryServer(t, { sso: { dev_idp: true, idp_url: 'https://id.example.org', realm: 'fleet', client_id: 'dashboard' } }),
     { message: /\[ingest\]\.sso\.dev_idp runs its own identity provider; leave sso\.idp_url \(IDP_URL\) empty/ })
+  const production = await testKernel(t, { plugins: [ingest], env: { NODE_ENV: 'production' }, config: { ingest: { sso: { dev_idp: true } } }, noStart: true })
+  await t.rejects(production.start(), { message: 'plugin "ingest" failed during setup: [ingest].sso.dev_idp is for development and is refused when NODE_ENV=production' })
+})
+
+t.test('the development provider\'s passwords: in a 0600 file and the start-up summary, never in the log', async t => {
+  const { logger, lines } = capturedLogger('trace')
+  const server = await telemetryServer(t, { users: [], sso: { dev_idp: true } }, logger)
+  const file = join(server.kernel.config.stateDir, 'telemetry-dev-idp-passwords')
+  t.equal(statSync(file).mode & 0o777, 0o600)
+  const kept = [...readFileSync(file, 'utf8').matchAll(/^(admin|provisioner|viewer) (\S+)$/gm)].map(m => [m[1], m[2]])
+  t.same(kept.map(([login]) => login), ['admin', 'provisioner', 'viewer'], 'one user per fleet role')
+  const dashboard = new URL('/dashboard/', server.base).href
+  t.same(server.kernel.notes, [`telemetry dashboard: ${dashboard} — sign in through the development identity provider; new passwords (kept in ${file}):\n${kept.map(pair => pair.join(' ')).join('   ')}`])
+  for (const [, password] of kept) t.notMatch(lines(), password, 'no password in the log')
+  t.match(await (await fetch(new URL('/auth/mode', dashboard))).json(), { mode: 'sso', realm: 'fleet', client_id: 'dashboard' })
+})
+
+t.test('the start-up summary says how to sign in to the dashboard in each mode', async t => {
+  const basic = await telemetryServer(t, { users: [] })
+  t.same(basic.kernel.notes, [`telemetry dashboard: ${new URL('/dashboard/', basic.base).href} — sign in as admin with the password in ${join(basic.kernel.config.stateDir, 'telemetry-admin-password')}`])
+  const users = await telemetryServer(t)
+  t.match(users.kernel.notes[0], /— sign in as one of \[ingest\]\.users \(\w+(, \w+)*\)$/)
+  const sso = await telemetryServer(t, { sso: { idp_url: 'https://id.example.org/', realm: 'fleet', client_id: 'dashboard' } })
+  t.match(sso.kernel.notes[0], /— sign in through https:\/\/id\.example\.org\/realms\/fleet$/)
 })
