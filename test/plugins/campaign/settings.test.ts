@@ -5,6 +5,7 @@ import t from 'tap'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { testKernel } from '../../support/kernel.js'
+import { pollUntil } from '../../support/poll.js'
 
 t.test('refused at start, each in one clear line: development aids in production, the embedded IDP beside a configured one, bad URLs', async t => {
   const cases: Array<[string, NodeJS.ProcessEnv, Record<string, unknown>, RegExp]> = [
@@ -35,6 +36,9 @@ t.test('the environment names the IDP, realm, client and app address', async t =
   t.equal(login?.issuer, 'http://127.0.0.1:9/realms/hq')
   t.equal(login?.appUrl.href, 'https://app.example.org/')
   t.same(kernel.notes, ['campaign app: https://app.example.org/ — sign in through http://127.0.0.1:9/realms/hq'], 'the start-up summary says where to sign in')
+  const down = await pollUntil(() => kernel.health().plugins.campaign.checks?.['identity-provider'], { what: 'the identity provider check' })
+  t.match(down, { status: 'down', reason: /^http:\/\/127\.0\.0\.1:9\/realms\/hq is unreachable \(bad port\): nobody can sign in/ }, 'health says nobody can sign in')
+  t.equal(kernel.health().status, 'degraded')
 })
 
 t.test('opted in, check-auth reports the fixed admin to nobody; other functions still need a session', async t => {
