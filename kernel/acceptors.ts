@@ -2,8 +2,10 @@
 // connections it accepts are handed to the server of the kernel attached now (`emit('connection')`,
 // as node:http documents for injected connections). While no server is attached — a restart in
 // progress — accepted connections wait, unread, and go to the next kernel's server when it attaches:
-// clients see a pause, never a refused connection.
+// clients see a pause, never a refused connection. Every accepted connection is counted against the
+// connection limits shared by all acceptors (connection-limits.ts); one over a cap is closed at once.
 import { createServer, type Server, type Socket } from 'node:net'
+import { ConnectionLimits } from './connection-limits.js'
 
 /** node:http starts its connection checks (header and request timeouts) when a server starts listening. */
 const CHECKS_STARTED = new WeakSet<Server>()
@@ -13,12 +15,14 @@ export class Acceptor {
   /** The configured port (0: any free one, kept across restarts once bound). */
   readonly port: number
   readonly #server: Server
+  readonly #limits: ConnectionLimits
   #target: Server | undefined
   readonly #waiting = new Set<Socket>()
 
-  constructor (host: string, port: number) {
+  constructor (host: string, port: number, limits: ConnectionLimits) {
     this.host = host
     this.port = port
+    this.#limits = limits
     // Paused: a waiting connection's bytes stay in the kernel until its server reads them.
     this.#server = createServer({ pauseOnConnect: true }, socket => { this.#accept(socket) })
   }
@@ -53,6 +57,11 @@ export class Acceptor {
   }
 
   #accept (socket: Socket): void {
+    if (!this.#limits.admit(socket)) {
+      socket.on('error', ignore)
+      socket.destroy()
+      return
+    }
     if (this.#target !== undefined) {
       this.#handOver(socket, this.#target)
       return
@@ -81,6 +90,8 @@ function ignore (): void {}
 /** The acceptors of a server's listeners, by listener name. */
 export class Acceptors {
   readonly #byName = new Map<string, Acceptor>()
+  /** The caps every acceptor counts its connections against (the kernel configures them at each start). */
+  readonly limits = new ConnectionLimits()
 
   /**
    * The acceptor of listener `name` on host:port: the one bound already when the address is the same,
@@ -91,7 +102,7 @@ export class Acceptors {
     if (known !== undefined && known.host === host && known.port === port) return known
     this.#byName.delete(name)
     known?.close()
-    const acceptor = new Acceptor(host, port)
+    const acceptor = new Acceptor(host, port, this.limits)
     await acceptor.bind()
     this.#byName.set(name, acceptor)
     return acceptor

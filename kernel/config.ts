@@ -17,6 +17,9 @@ export interface ListenerConfig {
   host: string
   port: number
   body_limit: number
+  headers_timeout_ms: number
+  request_timeout_ms: number
+  idle_timeout_ms: number
 }
 
 function listenerSchema (listener: OwnedListener): TObject {
@@ -25,7 +28,12 @@ function listenerSchema (listener: OwnedListener): TObject {
   const bodyLimit = Type.Integer({ minimum: 1, default: MIB, description: 'Largest request body in bytes (413 beyond).' })
   const keys: TProperties = { host }
   if (listener.portKey === undefined) keys.port = port
-  if (listener.kind === 'fastify') keys.body_limit = bodyLimit
+  if (listener.kind === 'fastify') {
+    keys.body_limit = bodyLimit
+    keys.headers_timeout_ms = Type.Integer({ minimum: 1000, default: 20_000, description: 'A request whose head has not arrived within this is answered 408 and its connection closed.' })
+    keys.request_timeout_ms = Type.Integer({ minimum: 1000, default: 120_000, description: 'A request (head and body) not received within this is answered 408 and its connection closed.' })
+    keys.idle_timeout_ms = Type.Integer({ minimum: 100, default: 5000, description: 'A kept-alive connection idle this long is closed.' })
+  }
   return Type.Object(keys, { additionalProperties: false, default: {} })
 }
 
@@ -38,6 +46,8 @@ function serverSection (listeners: ReadonlyMap<string, OwnedListener>): TObject 
     plugins: Type.Optional(Type.Array(Type.String(), { description: 'Plugins to run; absent means every plugin found.' })),
     disable: Type.Array(Type.String(), { default: [], description: 'Plugins not to run.' }),
     plugin_timeout_ms: Type.Integer({ minimum: 1, default: DEFAULT_PLUGIN_TIMEOUT_MS, description: 'Deadline of each plugin\'s setup, start and stop (and of draining its work at stop).' }),
+    connections_per_address: Type.Integer({ minimum: 1, default: 1024, description: 'Connections one client address may hold at once on all listeners together; more are closed at once.' }),
+    connections_total: Type.Integer({ minimum: 0, default: 0, description: 'Connections on all listeners together; more are closed at once. 0: the descriptor limit less 1,024 kept for files, the engine and outgoing calls.' }),
     store_limit_mb: Type.Integer({ minimum: 0, default: 0, description: 'Refuse writes (507) once the LMDB store holds this many MiB; reads go on. 0: no limit (the store grows as needed).' }),
     listeners: Type.Object(
       Object.fromEntries([...listeners.values()].map(listener => [listener.name, listenerSchema(listener)])),
@@ -54,6 +64,8 @@ export interface ServerConfig {
   disable: string[]
   plugin_timeout_ms: number
   store_limit_mb: number
+  connections_per_address: number
+  connections_total: number
   /** Every declared listener's effective settings (a port kept in its owner's section is filled in). */
   listeners: Record<string, ListenerConfig>
 }

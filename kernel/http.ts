@@ -18,6 +18,9 @@ export interface ListenerSettings {
   host: string
   port: number
   body_limit: number
+  headers_timeout_ms?: number
+  request_timeout_ms?: number
+  idle_timeout_ms?: number
 }
 
 /** What the access log records of a request and a reply: never headers, never the query string. */
@@ -79,8 +82,11 @@ export class Listener {
         onMaxParamLength: (_path: string, _request: unknown, response: ServerResponse) => { response.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end(PARAM_TOO_LONG) }
       },
       forceCloseConnections: 'idle',
-      return503OnClosing: true
+      return503OnClosing: true,
+      ...(settings.request_timeout_ms !== undefined ? { requestTimeout: settings.request_timeout_ms } : {}),
+      ...(settings.idle_timeout_ms !== undefined ? { keepAliveTimeout: settings.idle_timeout_ms } : {})
     })
+    if (settings.headers_timeout_ms !== undefined) app.server.headersTimeout = Math.min(settings.headers_timeout_ms, settings.request_timeout_ms ?? settings.headers_timeout_ms)
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
       const { status, message } = describeHttpError(error, request)
       // 507: the store refuses writes, which the health report and one log line at the change tell.

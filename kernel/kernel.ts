@@ -7,6 +7,7 @@ import type { Logger } from 'pino'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Acceptors } from './acceptors.js'
+import { raiseDescriptorLimit } from './connection-limits.js'
 import { loadConfig, type LoadedConfig } from './config.js'
 import { Conflict, PluginLoadError, StartupError, messageOf } from './errors.js'
 import { EventBus, ScopedEvents } from './events.js'
@@ -195,6 +196,10 @@ export class Kernel {
       for (const listener of this.#listeners.values()) {
         if (listener.app !== undefined) await this.#withinDeadline(listener.app.ready(), `the ${listener.name} listener's routes did not finish registering`)
       }
+      const { limits, problem } = raiseDescriptorLimit()
+      if (problem !== undefined) this.log.warn(problem)
+      this.#acceptors.limits.configure({ perAddress: this.config.server.connections_per_address, total: this.config.server.connections_total }, limits)
+      this.log.debug({ descriptors: limits, connections: this.#acceptors.limits.settings }, 'connection limits')
       const urls: Record<string, string> = {}
       for (const listener of this.#listeners.values()) {
         if (listener.used) urls[listener.name] = (await listener.listen(this.#acceptors)).href
@@ -346,6 +351,19 @@ export class Kernel {
         for (const slot of slots) if (shown(slot.plugin.name)) this.labels(slot.plugin.name).set(slot.state === 'running' ? 1 : 0)
       }
     })
+    if (listener.name === 'control') {
+      const limits = this.#acceptors.limits
+      set.counter({
+        name: 'berth_connections_refused_total',
+        help: 'Connections closed at once: their client address held connections_per_address, or the server connections_total.',
+        labelNames: ['cap'],
+        collect () {
+          this.reset()
+          for (const [cap, count] of Object.entries(limits.refused)) this.labels(cap).inc(count)
+        }
+      })
+      set.gauge({ name: 'berth_connections_open', help: 'Connections open on all listeners.', collect () { this.set(limits.total) } })
+    }
     set.counter({
       name: 'berth_schedule_failures_total',
       help: 'Scheduled job runs that failed.',

@@ -30,7 +30,7 @@ t.test('no file: every default', async t => {
   const config = loadConfig({ cwd: '/srv/app', env: {} }, [backup])
   t.equal(config.origin, 'defaults')
   t.equal(config.stateDir, '/srv/app/.berth')
-  t.same(config.server.listeners, { control: { host: '0.0.0.0', port: 6880, body_limit: 1048576 } }, 'the kernel declares only control')
+  t.same(config.server.listeners, { control: { host: '0.0.0.0', port: 6880, body_limit: 1048576, headers_timeout_ms: 20000, request_timeout_ms: 120000, idle_timeout_ms: 5000 } }, 'the kernel declares only control')
   t.equal(config.server.plugin_timeout_ms, 30000)
   t.equal(config.server.environment, 'development')
   t.same(config.sections.get('backup'), { enabled: false, schedule: '0 0 3 * * *', retention_days: 7, tags: [], targets: [] })

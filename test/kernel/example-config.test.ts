@@ -19,7 +19,7 @@ t.test('config/cluster.toml is valid and says what the defaults are', async t =>
   t.same(shipped.server, defaults.server)
   t.equal(shipped.stateDir, '/srv/.berth')
   t.same(Object.keys(shipped.server.listeners).sort(), ['app', 'control', 'proxy-http', 'proxy-https', 'telemetry'])
-  t.same(shipped.server.listeners.telemetry, { host: '0.0.0.0', port: 6881, body_limit: 1048576 })
+  t.same(shipped.server.listeners.telemetry, { host: '0.0.0.0', port: 6881, body_limit: 1048576, headers_timeout_ms: 20000, request_timeout_ms: 120000, idle_timeout_ms: 5000 })
 })
 
 t.test('the specification\'s cluster.toml: each section is read by its owner, or refused as not supported yet', async t => {
