@@ -134,8 +134,9 @@ async function until (server: BenchServer, done: (counts: { resolved: number, un
 
 async function post (server: BenchServer, frames: Uint8Array): Promise<void> {
   const answer = await fetch(new URL('/ingest/chunks', server.url), { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body: frames })
-  const summary = await answer.json() as { accepted: number, frames: unknown[] }
-  if (summary.accepted !== summary.frames.length) throw new Error(`frames refused: ${JSON.stringify(summary).slice(0, 300)}`)
+  const text = await answer.text()
+  const summary = answer.ok ? JSON.parse(text) as { accepted: number, frames: unknown[] } : undefined
+  if (summary === undefined || summary.accepted !== summary.frames.length) throw new Error(`frames refused (${answer.status}): ${text.slice(0, 300)}`)
 }
 
 async function upload (server: BenchServer, builds: Build[]): Promise<void> {
@@ -150,6 +151,7 @@ async function postFaults (server: BenchServer, builds: Build[], faults: number)
   await Promise.all(devices.map(async (id, d) => { await post(server, encodeChunk({ device: id, sequence: 0, payload: { type: 'DeviceInfo', record: { serial: id, hardware_version: 'mps2-an385', software_type: 'qemu-demo', software_version: '1.0.0', build_id: buildOf(builds, d).id } } })) }))
   const next = random(faults)
   const bodies = devices.map((id, d) => Buffer.concat(Array.from({ length: Math.ceil((faults - d) / DEVICES) }, (_, i) => encodeChunk({ device: id, sequence: 1 + i, payload: faultIn(buildOf(builds, d), next) }))))
+    .filter(body => body.length > 0)
   let taken = 0
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (taken < bodies.length) await post(server, bodies[taken++])
