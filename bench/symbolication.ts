@@ -124,11 +124,12 @@ async function counted (server: BenchServer): Promise<{ resolved: number, unreso
   return { resolved: 0, unresolved: 0 }
 }
 
+/** Poll the counts every 50 ms until `done` (a scrape costs the server about a millisecond; a figure may be late by up to 50 ms). */
 async function until (server: BenchServer, done: (counts: { resolved: number, unresolved: number }) => boolean): Promise<void> {
   const deadline = Date.now() + 300_000
   while (!done(await counted(server))) {
     if (Date.now() > deadline) throw new Error(`not done after 300 s: ${JSON.stringify(await counted(server))}`)
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await new Promise(resolve => setTimeout(resolve, 50))
   }
 }
 
