@@ -124,18 +124,20 @@ async function counted (server: BenchServer): Promise<{ resolved: number, unreso
   return { resolved: 0, unresolved: 0 }
 }
 
+/** Poll the counts every 50 ms until `done` (a scrape costs the server about a millisecond; a figure may be late by up to 50 ms). */
 async function until (server: BenchServer, done: (counts: { resolved: number, unresolved: number }) => boolean): Promise<void> {
   const deadline = Date.now() + 300_000
   while (!done(await counted(server))) {
     if (Date.now() > deadline) throw new Error(`not done after 300 s: ${JSON.stringify(await counted(server))}`)
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await new Promise(resolve => setTimeout(resolve, 50))
   }
 }
 
 async function post (server: BenchServer, frames: Uint8Array): Promise<void> {
   const answer = await fetch(new URL('/ingest/chunks', server.url), { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body: frames })
-  const summary = await answer.json() as { accepted: number, frames: unknown[] }
-  if (summary.accepted !== summary.frames.length) throw new Error(`frames refused: ${JSON.stringify(summary).slice(0, 300)}`)
+  const text = await answer.text()
+  const summary = answer.ok ? JSON.parse(text) as { accepted: number, frames: unknown[] } : undefined
+  if (summary === undefined || summary.accepted !== summary.frames.length) throw new Error(`frames refused (${answer.status}): ${text.slice(0, 300)}`)
 }
 
 async function upload (server: BenchServer, builds: Build[]): Promise<void> {
@@ -150,6 +152,7 @@ async function postFaults (server: BenchServer, builds: Build[], faults: number)
   await Promise.all(devices.map(async (id, d) => { await post(server, encodeChunk({ device: id, sequence: 0, payload: { type: 'DeviceInfo', record: { serial: id, hardware_version: 'mps2-an385', software_type: 'qemu-demo', software_version: '1.0.0', build_id: buildOf(builds, d).id } } })) }))
   const next = random(faults)
   const bodies = devices.map((id, d) => Buffer.concat(Array.from({ length: Math.ceil((faults - d) / DEVICES) }, (_, i) => encodeChunk({ device: id, sequence: 1 + i, payload: faultIn(buildOf(builds, d), next) }))))
+    .filter(body => body.length > 0)
   let taken = 0
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (taken < bodies.length) await post(server, bodies[taken++])

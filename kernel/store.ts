@@ -1,8 +1,8 @@
 // State: one LMDB environment in the state directory; each plugin opens its own named databases and
 // reaches no others. A write whose promise has resolved is committed and survives `kill -9`. A plugin's
-// backup is an LMDB file holding only that plugin's databases, restored in one transaction. While the
-// disk fails or the store is over its limit, plugins' writes are refused with a StorageFault (507) and
-// reads go on (storage-fault.ts).
+// backup is an LMDB file holding only that plugin's databases (and entries it adds, such as the files
+// its records name), restored in one transaction. While the disk fails or the store is over its
+// limit, plugins' writes are refused with a StorageFault (507) and reads go on (storage-fault.ts).
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type Key, type RootDatabase } from 'lmdb'

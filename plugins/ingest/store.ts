@@ -138,6 +138,7 @@ export class TelemetryStore {
   readonly pendingFaults: Database<true, PendingKey>
   /** ELF files carried by a backup, by file name; written out to the ELF directory at start (elf-files.ts). */
   readonly restoredElves: Database<Buffer, string>
+  /** Marks of the store's format (PENDING_INDEXED). */
   readonly meta: Database<true, string>
   /** Held by every read-modify-write of a device's records. */
   readonly locks = new DeviceLocks()

@@ -169,7 +169,7 @@ export class Symbolicator {
     const retry = this.#retries.get(buildId)
     if (retry?.timer !== undefined) return { final: false, reason: retry.reason }
     const file = elfPath(telemetry.elfDir, elf)
-    if (!existsSync(file)) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing (${file}); upload it again` }
+    if (!existsSync(file)) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing from the ELF directory; upload it again` }
     // LR carries the Thumb bit and points after the call: 2 bytes back is inside the call instruction.
     const addresses = batch.flatMap(({ fault }) => [(fault.pc & ~1) >>> 0, ((fault.lr & ~1) >>> 0) - 2])
     try {

@@ -13,9 +13,9 @@ import { promisify } from 'node:util'
 import type { Kernel } from '../../../kernel/index.js'
 import { Store } from '../../../kernel/store.js'
 import ingest from '../../../plugins/ingest/index.js'
-import { TelemetryStore } from '../../../plugins/ingest/store.js'
+import { TelemetryStore, type StoredFault } from '../../../plugins/ingest/store.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
-import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
+import type { ChunkPayload, FaultRecord } from '../../../plugins/ingest/wire/payloads.js'
 import symbolication from '../../../plugins/symbolication/index.js'
 import { Addr2line } from '../../../plugins/symbolication/addr2line.js'
 import { runCli } from '../../support/cli.js'
@@ -214,8 +214,13 @@ t.test('at start: ELF records with absolute paths are named relative to the ELF 
   const old = new TelemetryStore(root.forPlugin('ingest'))
   await old.elves.put(elf.id, { build_id: elf.id, software_type: null, software_version: null, size: elf.bytes.length, file: join(oldElfDir, `${elf.id}.elf`), uploaded_at: 1 })
   const at = Date.now() - 60_000 // recent: retention also runs at start
-  await old.faults.put(['0000000000000004', at, 0], { ...(SAMPLES[2].record as { pc: number, lr: number, sp: number, psr: number, cfsr: number, hfsr: number, mmfar: number, bfar: number, uptime_ms: number }), pc: 0x5000, device: '0000000000000004', sequence: 0, received_at: at, software_version: null, build_id: elf.id, symbol: null })
+  const oldFault: StoredFault = { ...(SAMPLES[2].record as FaultRecord), pc: 0x5000, device: '0000000000000004', sequence: 0, received_at: at, software_version: null, build_id: elf.id, symbol: null }
+  await old.faults.put(['0000000000000004', at, 0], oldFault)
   await old.devices.put('0000000000000004', { id: '0000000000000004', name: 'old', group: null, serial: null, hardware_version: null, software_type: null, software_version: null, build_id: elf.id, registered: false, encrypted: false, created_at: 1, last_seen: at, boot_count: null, offline: false })
+  // And a record whose file is gone (a state directory copied without its ELF directory), with a fault of its build.
+  const lost = headerOnlyElf('lost')
+  await old.elves.put(lost.id, { build_id: lost.id, software_type: null, software_version: null, size: lost.bytes.length, file: join(oldElfDir, 'gone', `${lost.id}.elf`), uploaded_at: 1 })
+  await old.faults.put(['0000000000000004', at + 1000, 1], { ...oldFault, sequence: 1, received_at: at + 1000, build_id: lost.id })
   await root.close()
 
   const tool = standIn(tempDir(t))
@@ -223,7 +228,10 @@ t.test('at start: ELF records with absolute paths are named relative to the ELF 
   const { store, elfDir } = server.kernel.service('ingest').telemetry
   t.equal(store.elves.get(elf.id)?.file, `${elf.id}.elf`, 'the record names its file relative to the ELF directory')
   t.same(readFileSync(join(elfDir, `${elf.id}.elf`)), elf.bytes, 'the file was copied in')
-  t.ok(await pollUntil(async () => (await server.symbols('0000000000000004'))[0] === 'f0x5000 at /src/main.c:7', { what: 'the old fault to be resolved' }))
+  t.equal(store.elves.get(lost.id)?.file, `${lost.id}.elf`, 'a record whose file is gone is named relative too')
+  t.same(await pollUntil(async () => { const symbols = await server.symbols('0000000000000004'); return symbols.every(symbol => symbol !== null) && symbols }, { what: 'the old faults to be looked at' }),
+    ['f0x5000 at /src/main.c:7', `unsymbolicated: the ELF file of build ${lost.id} is missing from the ELF directory; upload it again`])
+  t.equal(store.pendingFaults.getKeysCount(), 1, 'the fault whose ELF file is missing waits for an upload')
 })
 
 t.test('a fresh server restored from /admin/backup resolves faults with the restored ELF (the real addr2line)', async t => {
