@@ -3,7 +3,7 @@
 // kernel itself is imported when a kernel is created, and TypeBox for runtimes from './schema.js'.
 import type { Kernel, KernelOptions } from './kernel.js'
 
-export { definePlugin, type AnyPlugin, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
+export { definePlugin, type AnyPlugin, type ErrorFormat, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
 export type { ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName } from './events.js'
 export type { BackupSummary, PluginStore, DatabaseOptions } from './store.js'
