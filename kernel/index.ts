@@ -13,7 +13,7 @@ export { UsageError } from './cli-registry.js'
 export { ApiClient } from './cli-client.js'
 export { formatTable } from './cli-table.js'
 export type { Kernel, KernelOptions, HealthReport } from './kernel.js'
-export { describeHttpError } from './http-errors.js'
+export { describeHttpError, pathOf } from './http-errors.js'
 export * from './errors.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
