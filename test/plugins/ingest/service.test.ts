@@ -60,6 +60,8 @@ t.test('events stream live and resume from Last-Event-ID', async t => {
   const missed = await readEvents(resumed, 2)
   t.same(missed.map(e => [e.event, e.data.sequence]), [['chunk', 2], ['chunk', 3]])
   t.equal((await fetch(url)).status, 401)
+  const head = await fetch(url, { method: 'HEAD', headers: { authorization: basic('viewer') }, signal: AbortSignal.timeout(5000) })
+  t.same([head.status, head.headers.get('content-type')], [200, 'text/event-stream; charset=utf-8'], 'HEAD answers the head at once')
 })
 
 t.test('an offline device raises one alert, delivered to the webhook with retries', async t => {
@@ -220,6 +222,8 @@ t.test('CORS: the configured origin, preflights of reads and writes (PUT, DELETE
     t.ok(allowed.includes(method), `${method} allowed (${allowed.join(', ')})`)
     t.equal(writes.headers.get('access-control-allow-origin'), 'https://dash.example')
   }
+  const bare = await fetch(new URL('/auth/me', server.base), { method: 'OPTIONS' })
+  t.same([bare.status, await bare.text()], [204, ''], 'an OPTIONS request without the preflight headers is no error')
   const simple = await server.api('GET', '/auth/mode', null, undefined, { origin: 'https://dash.example' })
   t.equal(simple.headers.get('access-control-allow-origin'), 'https://dash.example')
   t.same(await simple.json(), { mode: 'basic' })
