@@ -34,6 +34,9 @@ const MAX_PARAM_LENGTH = 100
 /** A listener's error bodies unless a plugin declares another format for its prefix. */
 const JSON_ERRORS: ErrorFormat = { type: 'application/json; charset=utf-8', encode: body => JSON.stringify(body) }
 
+/** How long a connection whose request node refused is kept to read what the client still sends. */
+const REFUSAL_LINGER_MS = 2000
+
 /** What node's HTTP parser reports when it refuses a request; `rawPacket` is the last bytes it read. */
 type ClientError = Error & { code?: string, reason?: unknown, rawPacket?: unknown }
 
@@ -82,6 +85,8 @@ export class Listener {
   readonly responses = new Map<number, number>()
   /** The routes of a fastify listener: method and URL pattern, in the order they were added. */
   readonly routes: Array<{ method: string, url: string }> = []
+  /** Connections answered after node refused their request, closing now. */
+  readonly #refused = new WeakSet<Socket>()
   /** Error formats plugins declared, by path prefix (without a trailing slash). */
   readonly #errorFormats: Array<{ prefix: string, format: ErrorFormat }> = []
   #closing = false
@@ -250,21 +255,30 @@ export class Listener {
 
   /**
    * Node refused a request before routing (malformed, headers over its limit, too slow): answer on the
-   * socket, as node would, unless a response on the connection has begun, then close it.
+   * socket, as node would, unless a response on the connection has begun. Then close it lingering:
+   * closing at once while the client still sends (a body after headers too large) resets the
+   * connection, and the client may lose the answer; so the write side is ended and what still arrives
+   * is read and dropped until the client ends too, for REFUSAL_LINGER_MS at most.
    */
   #refuse (err: ClientError, socket: Socket): void {
-    if (err.code === 'ECONNRESET' || socket.destroyed) return
+    if (err.code === 'ECONNRESET' || socket.destroyed || this.#refused.has(socket)) return
     const { status, message, path } = refusal(err)
     // Node's own rule: write nothing once a response on this connection has begun.
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
-    if (socket.writable && (inFlight === undefined || inFlight === null || !inFlight.headersSent)) {
-      const format = this.#formatOf(path)
-      const body = format.encode({ error: message })
-      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: ${format.type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`)
-      socket.write(body)
-      this.#tally(status)
+    if (!socket.writable || (inFlight !== undefined && inFlight !== null && inFlight.headersSent)) {
+      socket.destroy(err)
+      return
     }
-    socket.destroy(err)
+    // The parser stays failed: more bytes from the client report the same error again, ignored here.
+    this.#refused.add(socket)
+    const format = this.#formatOf(path)
+    const body = format.encode({ error: message })
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: ${format.type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`)
+    socket.end(body)
+    this.#tally(status)
+    const linger = setTimeout(() => { socket.destroy() }, REFUSAL_LINGER_MS)
+    socket.once('end', () => { socket.destroy() })
+    socket.once('close', () => { clearTimeout(linger) })
   }
 
   #tally (status: number): void {

@@ -2,6 +2,7 @@
 // a plugin's format for its prefix, node's refusals before routing, body limits, health and metrics on
 // control.
 import t from 'tap'
+import { connect } from 'node:net'
 import { definePlugin, NotFound, Forbidden } from '../../kernel/index.js'
 import { Type } from '../../kernel/schema.js'
 import { capturedLogger, testKernel } from '../support/kernel.js'
@@ -90,6 +91,16 @@ t.test('a plugin\'s error format for its prefix: route failures, unknown routes,
     const raw = await rawRequest(base, request)
     t.match([raw.status, raw.headers['content-type'], raw.body.toString()], [status, type, body], `${status}: ${request.slice(0, 24)}`)
   }
+  const withBody = await rawRequest(base, `NOPE /plain/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n${'a'.repeat(1_000_000)}`)
+  t.match([withBody.status, withBody.body.toString()], [400, /^\{"error":"malformed HTTP request: /], 'the whole answer arrives while the client is still sending (no reset)')
+  // A client that never stops sending (and ignores the server's end) is cut off after a while.
+  const endless = connect({ port: Number(base.port), host: '127.0.0.1', allowHalfOpen: true })
+  let closed = false
+  endless.on('close', () => { closed = true }).on('error', () => {}).resume()
+  endless.write('NOPE /plain/1 HTTP/1.1\r\n\r\n')
+  const drip = setInterval(() => { if (!endless.destroyed) endless.write('more') }, 100)
+  t.teardown(() => { clearInterval(drip) })
+  await pollUntil(() => closed, { timeout: 6000, what: 'a refused connection the client keeps sending on to be closed' })
   t.match((await kernel.exposition('public')).body, /berth_http_requests_total\{listener="public",status="431"\} 2/, 'refusals are counted')
 })
 
