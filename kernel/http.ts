@@ -48,7 +48,8 @@ type ClientError = Error & { code?: string, reason?: unknown, rawPacket?: unknow
  */
 function refusal (err: ClientError): { status: number, message: string, path: string | undefined } {
   const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : ''
-  const target = /^[A-Z][A-Z-]* (\/\S*)/.exec(head)?.[1]
+  // A method is any token here: a request refused for its method ("get") still names its path.
+  const target = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\/\S*)/.exec(head)?.[1]
   const path = target === undefined ? undefined : pathOf(target)
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW': {

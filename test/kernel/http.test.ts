@@ -84,6 +84,7 @@ t.test('a plugin\'s error format for its prefix: route failures, unknown routes,
     [`GET /plain/1 HTTP/1.1\r\nHost: x\r\n${big}\r\n`, 431, 'application/json; charset=utf-8', /^\{"error":"the request headers are too large/],
     [`GET /fmt/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'text/x-error', /^E the URL is too long/],
     ['GET /fmt/1 HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 400, 'text/x-error', /^E malformed HTTP request: /],
+    ['get /fmt/1 HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'text/x-error', /^E malformed HTTP request: /],
     ['NOPE /plain/1 HTTP/1.1\r\n\r\n', 400, 'application/json; charset=utf-8', /^\{"error":"malformed HTTP request: /],
     ['\x16\x03\x01 not HTTP at all\r\n\r\n', 400, 'application/json; charset=utf-8', /^\{"error":"malformed HTTP request: /]
   ]
