@@ -3,8 +3,13 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BadRequest, UnsupportedMediaType } from '../../../kernel/index.js'
+import { Type, type Static } from '../../../kernel/schema.js'
 import { ELF_MACHINE_ARM, inspectElf } from '../elf.js'
 import type { Telemetry } from '../telemetry.js'
+
+/** Names an ELF upload may carry: 1–64 printable characters each (as OTA targets' software_type and version). */
+const Label = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]*$' })
+const ElfQuery = Type.Object({ software_type: Type.Optional(Label), software_version: Type.Optional(Label) })
 
 /** The raw body of an application/octet-stream request; anything else is refused. */
 function binaryBody (request: FastifyRequest, what: string): Buffer {
@@ -26,9 +31,11 @@ export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
     return summary
   })
 
-  app.post<{ Querystring: { software_type?: string, software_version?: string } }>('/ingest/elf', {
+  // Parameters are checked before anything is written (fastify validates them before the handler runs).
+  app.post<{ Querystring: Static<typeof ElfQuery> }>('/ingest/elf', {
     config: { telemetryAccess: 'device-or-provisioner' },
-    bodyLimit: t.settings.elf_max_bytes
+    bodyLimit: t.settings.elf_max_bytes,
+    schema: { querystring: ElfQuery }
   }, async (request, reply) => {
     const body = binaryBody(request, 'an ELF file')
     const inspected = inspectElf(body)

@@ -3,7 +3,7 @@
 // limits and CORS.
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { statSync, writeFileSync } from 'node:fs'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -192,6 +192,36 @@ t.test('ELF uploads are validated (ARM images only), keyed by GNU build id, size
   const notArm = await upload(readFileSync(join(dir, 'host.elf')), { authorization: basic('admin') })
   t.same([notArm.status, await notArm.json()], [400, { error: 'not an ARM image (ELF machine 62; ARM is 40): faults are resolved with arm-none-eabi-addr2line' }])
   t.equal((await upload(Buffer.alloc(300_000), { authorization: basic('admin') })).status, 413)
+})
+
+t.test('ELF upload parameters are checked first: 400 with the reason, and nothing written', async t => {
+  const dir = tempDir(t)
+  const elfDir = join(dir, 'elves')
+  const server = await telemetryServer(t, { elf_dir: elfDir })
+  // A 32-bit ARM ELF header alone: the smallest image the upload accepts.
+  const image = Buffer.alloc(52)
+  image.writeUInt32BE(0x7f454c46, 0)
+  image.set([1, 1, 1], 4)
+  image.writeUInt16LE(40, 18)
+  const upload = async (query: string): Promise<Response> => await fetch(new URL(`/ingest/elf?${query}`, server.base), {
+    method: 'POST', headers: { 'content-type': 'application/octet-stream', authorization: basic('provisioner') }, body: image
+  })
+  const refused: Array<[string, string]> = [
+    [`software_type=${'x'.repeat(2000)}`, 'invalid querystring: software_type must NOT have more than 64 characters'],
+    [`software_type=main&software_version=${'1'.repeat(65)}`, 'invalid querystring: software_version must NOT have more than 64 characters'],
+    ['software_type=', 'invalid querystring: software_type must NOT have fewer than 1 characters'],
+    ['software_version=1.0%0A', 'invalid querystring: software_version must match pattern "^[^\\x00-\\x1f\\x7f]*$"'],
+    ['software_type=a&software_type=b', 'invalid querystring: software_type must be string']
+  ]
+  for (const [query, error] of refused) {
+    const answer = await upload(query)
+    t.same([answer.status, await answer.json()], [400, { error }], query.slice(0, 40))
+  }
+  t.notOk(existsSync(elfDir), 'no file written')
+  t.equal(server.service.telemetry.store.elves.getKeysCount(), 0, 'no record written')
+  const accepted = await upload(`software_type=${'t'.repeat(64)}&software_version=${'v'.repeat(64)}`)
+  t.equal(accepted.status, 201, '64 characters each are accepted')
+  t.match(await accepted.json(), { software_type: 't'.repeat(64), software_version: 'v'.repeat(64) })
 })
 
 t.test('rate limit: 429 with Retry-After on /ingest once the bucket is empty; other paths untouched', async t => {
