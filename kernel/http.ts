@@ -1,7 +1,7 @@
 // Listeners: a fastify instance per fastify listener (the shared {"error": "..."} format, in JSON or
 // in the format a plugin declares for its prefix, for route failures, unknown routes, bad URLs and the
 // requests node refuses before routing; a body-size limit; a 400 for a path parameter longer than the
-// router matches), or a raw server a plugin drives itself. Both receive their connections from an acceptor
+// router matches or a query parameter given twice), or a raw server a plugin drives itself. Both receive their connections from an acceptor
 // (acceptors.ts), which binds the address with clear errors when a port cannot be bound and may
 // outlive the listener; they count their responses, and close by draining in-flight requests up to
 // a deadline.
@@ -11,7 +11,7 @@ import type { Server, Socket } from 'node:net'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { Acceptor, Acceptors } from './acceptors.js'
-import { StartupError, messageOf } from './errors.js'
+import { BadRequest, StartupError, messageOf } from './errors.js'
 import { describeHttpError, pathOf } from './http-errors.js'
 import { reachableUrl, type OwnedListener } from './listeners.js'
 import type { ErrorFormat, RouteOptions } from './plugin.js'
@@ -126,6 +126,11 @@ export class Listener {
       clientErrorHandler: (err, socket) => { this.#refuse(err, socket) },
       forceCloseConnections: 'idle',
       return503OnClosing: true
+    })
+    // Routes read each query parameter as one string; one given twice would reach them as an array.
+    app.addHook('onRequest', (request, _reply, done) => {
+      const repeated = Object.keys(request.query as object).find(name => Array.isArray((request.query as Record<string, unknown>)[name]))
+      done(repeated === undefined ? undefined : new BadRequest(`invalid querystring: ${repeated.slice(0, 64)} is given more than once`))
     })
     app.addHook('onRoute', route => {
       for (const method of [route.method].flat()) this.routes.push({ method, url: route.url })

@@ -41,6 +41,7 @@ t.test('errors are {"error": "..."} with the right status', async t => {
   t.same(await get('/v1/nothing'), [404, { error: 'no route for GET /v1/nothing' }])
   t.same(await get(`/v1/things/${'x'.repeat(100)}`), [200, { name: 'x'.repeat(100) }])
   t.same(await get(`/v1/things/${'x'.repeat(101)}`), [400, { error: 'a path parameter is longer than 100 characters' }], 'not an unknown route')
+  t.same(await get('/v1/forbidden?a=1&b=2&a=3'), [400, { error: 'invalid querystring: a is given more than once' }], 'a query parameter given twice, before the route runs')
   const json = { method: 'POST', headers: { 'content-type': 'application/json' } }
   t.same(await get('/v1/echo', { ...json, body: '{"n":3}' }), [200, { n: 3 }])
   const [status, body] = await get('/v1/echo', { ...json, body: '{"n":"three"}' })

@@ -211,7 +211,7 @@ t.test('ELF upload parameters are checked first: 400 with the reason, and nothin
     [`software_type=main&software_version=${'1'.repeat(65)}`, 'invalid querystring: software_version must NOT have more than 64 characters'],
     ['software_type=', 'invalid querystring: software_type must NOT have fewer than 1 characters'],
     ['software_version=1.0%0A', 'invalid querystring: software_version must match pattern "^[^\\x00-\\x1f\\x7f]*$"'],
-    ['software_type=a&software_type=b', 'invalid querystring: software_type must be string']
+    ['software_type=a&software_type=b', 'invalid querystring: software_type is given more than once']
   ]
   for (const [query, error] of refused) {
     const answer = await upload(query)
