@@ -1,7 +1,8 @@
-// Listeners: a fastify instance per fastify listener (the shared {"error": "..."} format, in JSON or
-// in the format a plugin declares for its prefix, for route failures, unknown routes, bad URLs and the
-// requests node refuses before routing; a body-size limit; a 400 for a path parameter longer than the
-// router matches or a query parameter given twice), or a raw server a plugin drives itself. Both receive their connections from an acceptor
+// Listeners: a fastify instance per fastify listener, or a raw server a plugin drives itself. A
+// fastify listener answers every failure in the shared {"error": "..."} format, in JSON or in the
+// format a plugin declares for its prefix: route failures, unknown routes, bad URLs, a path parameter
+// longer than the router matches, a query parameter given twice, and the requests node refuses before
+// routing; and it limits body sizes. Both kinds receive their connections from an acceptor
 // (acceptors.ts), which binds the address with clear errors when a port cannot be bound and may
 // outlive the listener; they count their responses, and close by draining in-flight requests up to
 // a deadline.
