@@ -153,7 +153,7 @@ async function models (kernel: Kernel): Promise<Record<ListenerName, ListenerMod
         agent: { authorization: `Bearer ${await tokenFor(kernel, 'agent')}` }
       },
       headers: ['x-hub-signature-256', 'x-gitlab-token', 'x-gitea-signature', 'sec-websocket-key'],
-      body: bodies(encodeCbor, controlFields),
+      body: bodies(controlFields),
       typical: operatorRequests
     },
     telemetry: {
@@ -161,7 +161,7 @@ async function models (kernel: Kernel): Promise<Record<ListenerName, ListenerMod
       samples: { id: [DEVICE, target.id], name: ['fuzz-group', 'index.html'] },
       credentials: { anonymous: {}, device: { 'x-api-key': API_KEY }, ...Object.fromEntries(TELEMETRY_ROLES.map(role => [role, { authorization: basic(role) }])) },
       headers: ['last-event-id', 'access-control-request-method'],
-      body: bodies(encodeCbor, telemetryFields),
+      body: bodies(telemetryFields),
       typical: fc.oneof(frameUploads, elfUploads)
     },
     app: {
@@ -170,7 +170,7 @@ async function models (kernel: Kernel): Promise<Record<ListenerName, ListenerMod
       samples: { name: registry.names },
       credentials: { anonymous: {}, ...sessions },
       headers: [],
-      body: bodies(encodeCbor, ['text', 'query', 'id', 'name', 'limit', 'cursor']),
+      body: bodies(['text', 'query', 'id', 'name', 'limit', 'cursor']),
       typical: functionCalls
     }
   }
