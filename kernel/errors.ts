@@ -33,6 +33,10 @@ export class NotFound extends BerthError {
   constructor (message: string, options?: ErrorOptions) { super(message, 404, 'BERTH_NOT_FOUND', options) }
 }
 
+export class MethodNotAllowed extends BerthError {
+  constructor (message: string, options?: ErrorOptions) { super(message, 405, 'BERTH_METHOD_NOT_ALLOWED', options) }
+}
+
 export class Conflict extends BerthError {
   constructor (message: string, options?: ErrorOptions) { super(message, 409, 'BERTH_CONFLICT', options) }
 }

@@ -1,18 +1,21 @@
-// Listeners: a fastify instance per fastify listener (the shared {"error": "..."} format, a body-size
-// limit, a 400 for a path parameter longer than the router matches), or a raw server a plugin drives itself. Both receive their connections from an acceptor
+// Listeners: a fastify instance per fastify listener, or a raw server a plugin drives itself. A
+// fastify listener answers every failure in the shared {"error": "..."} format, in JSON or in the
+// format a plugin declares for its prefix: route failures, unknown routes, bad URLs, a path parameter
+// longer than the router matches, a query parameter given twice, and the requests node refuses before
+// routing; and it limits body sizes. Both kinds receive their connections from an acceptor
 // (acceptors.ts), which binds the address with clear errors when a port cannot be bound and may
 // outlive the listener; they count their responses, and close by draining in-flight requests up to
 // a deadline.
 import diagnostics from 'node:diagnostics_channel'
-import type { ServerResponse } from 'node:http'
+import { maxHeaderSize, STATUS_CODES, type ServerResponse } from 'node:http'
 import type { Server, Socket } from 'node:net'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { Acceptor, Acceptors } from './acceptors.js'
-import { StartupError, messageOf } from './errors.js'
+import { BadRequest, StartupError, messageOf } from './errors.js'
 import { describeHttpError, pathOf } from './http-errors.js'
 import { reachableUrl, type OwnedListener } from './listeners.js'
-import type { RouteOptions } from './plugin.js'
+import type { ErrorFormat, RouteOptions } from './plugin.js'
 
 export interface ListenerSettings {
   host: string
@@ -31,7 +34,39 @@ const ACCESS_LOG_SERIALIZERS = {
 
 /** The router's longest path parameter (fastify's default). */
 const MAX_PARAM_LENGTH = 100
-const PARAM_TOO_LONG = JSON.stringify({ error: `a path parameter is longer than ${MAX_PARAM_LENGTH} characters` })
+
+/** A listener's error bodies unless a plugin declares another format for its prefix. */
+const JSON_ERRORS: ErrorFormat = { type: 'application/json; charset=utf-8', encode: body => JSON.stringify(body) }
+
+/** How long a connection whose request node refused is kept to read what the client still sends. */
+const REFUSAL_LINGER_MS = 2000
+
+/** What node's HTTP parser reports when it refuses a request; `rawPacket` is the last bytes it read. */
+type ClientError = Error & { code?: string, reason?: unknown, rawPacket?: unknown }
+
+/**
+ * The answer to a request node refused before fastify saw it, and the path of its request line when
+ * the bytes node kept begin with one (they do when the request line arrived in the same read as the
+ * failure; otherwise the path is unknown). A request line longer than node's header limit is a URL too
+ * long (414); headers over it are 431.
+ */
+function refusal (err: ClientError): { status: number, message: string, path: string | undefined } {
+  const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : ''
+  // A method is any token here: a request refused for its method ("get") still names its path.
+  const target = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\/\S*)/.exec(head)?.[1]
+  const path = target === undefined ? undefined : pathOf(target)
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW': {
+      const lineEnd = head.indexOf('\n')
+      return target !== undefined && (lineEnd === -1 || lineEnd >= maxHeaderSize)
+        ? { status: 414, message: `the URL is too long: the request line and headers may have ${maxHeaderSize} bytes`, path }
+        : { status: 431, message: `the request headers are too large: the request line and headers may have ${maxHeaderSize} bytes`, path }
+    }
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW': return { status: 413, message: 'the chunk extensions of the request body are too large', path }
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return { status: 408, message: 'the request was not received in time', path }
+    default: return { status: 400, message: `malformed HTTP request: ${typeof err.reason === 'string' ? err.reason : err.message}`, path }
+  }
+}
 
 /** Node publishes every finished response here; listeners count theirs by status without per-request hooks. */
 const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
@@ -53,11 +88,17 @@ export class Listener {
   readonly users = new Set<string>()
   /** Responses sent, by status code; read when metrics are collected (cheaper than a labelled counter per request). */
   readonly responses = new Map<number, number>()
+  /** The routes of a fastify listener: method and URL pattern, in the order they were added. */
+  readonly routes: Array<{ method: string, url: string }> = []
+  /** Connections answered after node refused their request, closing now. */
+  readonly #refused = new WeakSet<Socket>()
+  /** Error formats plugins declared, by path prefix (without a trailing slash). */
+  readonly #errorFormats: Array<{ prefix: string, format: ErrorFormat }> = []
   #closing = false
   readonly #count = (message: unknown): void => {
     const { server, response } = message as { server: unknown, response: ServerResponse }
     if (server !== this.#server) return
-    this.responses.set(response.statusCode, (this.responses.get(response.statusCode) ?? 0) + 1)
+    this.#tally(response.statusCode)
     // A keep-alive connection whose last request finished while closing is idle now: let it go.
     if (this.#closing) setImmediate(() => { this.#closeIdle() })
   }
@@ -79,25 +120,35 @@ export class Listener {
       // Answered before any hook: a longer parameter would otherwise make the route unknown (404).
       routerOptions: {
         maxParamLength: MAX_PARAM_LENGTH,
-        onMaxParamLength: (_path: string, _request: unknown, response: ServerResponse) => { response.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end(PARAM_TOO_LONG) }
+        onMaxParamLength: (_path: string, request: { url?: string }, response: ServerResponse) => {
+          this.#answerRaw(response, request.url, 400, `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`)
+        },
+        onBadUrl: (_path: string, request: { url?: string }, response: ServerResponse) => {
+          this.#answerRaw(response, request.url, 400, 'the URL path is not valid percent-encoding')
+        }
       },
+      clientErrorHandler: (err, socket) => { this.#refuse(err, socket) },
       forceCloseConnections: 'idle',
       return503OnClosing: true,
       ...(settings.request_timeout_ms !== undefined ? { requestTimeout: settings.request_timeout_ms } : {}),
       ...(settings.idle_timeout_ms !== undefined ? { keepAliveTimeout: settings.idle_timeout_ms } : {})
     })
     if (settings.headers_timeout_ms !== undefined) app.server.headersTimeout = Math.min(settings.headers_timeout_ms, settings.request_timeout_ms ?? settings.headers_timeout_ms)
+    // Routes read each query parameter as one string; one given twice would reach them as an array.
+    app.addHook('onRequest', (request, _reply, done) => {
+      const repeated = Object.keys(request.query as object).find(name => Array.isArray((request.query as Record<string, unknown>)[name]))
+      done(repeated === undefined ? undefined : new BadRequest(`invalid querystring: ${repeated.slice(0, 64)} is given more than once`))
+    })
+    app.addHook('onRoute', route => {
+      for (const method of [route.method].flat()) this.routes.push({ method, url: route.url })
+    })
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
       const { status, message } = describeHttpError(error, request)
       // 507: the store refuses writes, which the health report and one log line at the change tell.
       if (status >= 500 && status !== 507) this.#log.error({ err: error, reqId: request.id, method: request.method, path: pathOf(request.url) }, 'request failed')
-      reply.code(status)
-      return { error: message }
+      return this.#answer(reply.code(status), request.url, message)
     })
-    app.setNotFoundHandler(async (request, reply) => {
-      reply.code(404)
-      return { error: `no route for ${request.method} ${pathOf(request.url)}` }
-    })
+    app.setNotFoundHandler(async (request, reply) => this.#answer(reply.code(404), request.url, `no route for ${request.method} ${pathOf(request.url)}`))
     this.app = app
     this.#server = app.server
   }
@@ -110,6 +161,10 @@ export class Listener {
   mount (plugin: string, routes: FastifyPluginAsync, options: RouteOptions = {}): void {
     if (this.app === undefined) throw new StartupError(`plugin "${plugin}": the ${this.name} listener is raw; hand it a server with ctx.serve()`)
     this.users.add(plugin)
+    if (options.errors !== undefined) {
+      if (options.prefix === undefined) throw new StartupError(`plugin "${plugin}": an error format for the ${this.name} listener needs a prefix`)
+      this.#errorFormats.push({ prefix: options.prefix.replace(/\/+$/, ''), format: options.errors })
+    }
     this.app.register(async (scope, opts) => {
       try {
         await routes(scope, opts)
@@ -191,6 +246,57 @@ export class Listener {
     this.#allClosed = undefined
     this.#closing = false
     this.#url = undefined
+  }
+
+  /** The format of error bodies for a request path: the one declared for its prefix, or JSON. */
+  #formatOf (url: string | undefined): ErrorFormat {
+    const path = url === undefined ? undefined : pathOf(url)
+    return this.#errorFormats.find(({ prefix }) => path === prefix || path?.startsWith(`${prefix}/`) === true)?.format ?? JSON_ERRORS
+  }
+
+  /** An error answer through fastify: the body to return, in the format of the request's path. */
+  #answer (reply: FastifyReply, url: string, message: string): string | Uint8Array {
+    const format = this.#formatOf(url)
+    reply.type(format.type)
+    return format.encode({ error: message })
+  }
+
+  /** An error answer the router gives before fastify has a request (a bad URL, a parameter too long). */
+  #answerRaw (response: ServerResponse, url: string | undefined, status: number, message: string): void {
+    const format = this.#formatOf(url)
+    response.writeHead(status, { 'content-type': format.type }).end(format.encode({ error: message }))
+  }
+
+  /**
+   * Node refused a request before routing (malformed, headers over its limit, too slow): answer on the
+   * socket, as node would, unless a response on the connection has begun. Then close it lingering:
+   * closing at once while the client still sends (a body after headers too large) resets the
+   * connection, and the client may lose the answer; so the write side is ended and what still arrives
+   * is read and dropped until the client ends too, for REFUSAL_LINGER_MS at most.
+   */
+  #refuse (err: ClientError, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed || this.#refused.has(socket)) return
+    const { status, message, path } = refusal(err)
+    // Node's own rule: write nothing once a response on this connection has begun.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+    if (!socket.writable || (inFlight !== undefined && inFlight !== null && inFlight.headersSent)) {
+      socket.destroy(err)
+      return
+    }
+    // The parser stays failed: more bytes from the client report the same error again, ignored here.
+    this.#refused.add(socket)
+    const format = this.#formatOf(path)
+    const body = format.encode({ error: message })
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: ${format.type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`)
+    socket.end(body)
+    this.#tally(status)
+    const linger = setTimeout(() => { socket.destroy() }, REFUSAL_LINGER_MS)
+    socket.once('end', () => { socket.destroy() })
+    socket.once('close', () => { clearTimeout(linger) })
+  }
+
+  #tally (status: number): void {
+    this.responses.set(status, (this.responses.get(status) ?? 0) + 1)
   }
 
   #closeIdle (): void {

@@ -3,7 +3,7 @@
 // kernel itself is imported when a kernel is created, and TypeBox for runtimes from './schema.js'.
 import type { Kernel, KernelOptions } from './kernel.js'
 
-export { definePlugin, type AnyPlugin, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
+export { definePlugin, type AnyPlugin, type ErrorFormat, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
 export type { ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName } from './events.js'
 export type { BackupExtra, BackupSummary, PluginStore, DatabaseOptions } from './store.js'
@@ -13,7 +13,7 @@ export { UsageError } from './cli-registry.js'
 export { ApiClient } from './cli-client.js'
 export { formatTable } from './cli-table.js'
 export type { Kernel, KernelOptions, HealthReport } from './kernel.js'
-export { describeHttpError } from './http-errors.js'
+export { describeHttpError, pathOf } from './http-errors.js'
 export * from './errors.js'
 export { StorageFault, isStorageFault } from './storage-fault.js'
 

@@ -250,6 +250,13 @@ export class Kernel {
     return url
   }
 
+  /** The routes a fastify listener serves (method and URL pattern), to enumerate its API. */
+  routes (listener: string): ReadonlyArray<{ method: string, url: string }> {
+    const target = this.#listeners.get(listener)
+    if (target === undefined) throw new Error(`no ${listener} listener`)
+    return target.routes
+  }
+
   /** A plugin's service, as `ctx.use()` would return it. */
   service<K extends keyof Services> (name: K): Services[K] {
     const slot = this.#slots.find(s => s.plugin.name === name)

@@ -1,8 +1,9 @@
 // The middleware every campaign request passes: each route declares its access class; pages without
 // a session are redirected to /auth, server functions answer 404/401/403 before their body is read.
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import { Forbidden, NotFound, Unauthorized } from '../../kernel/index.js'
+import { Forbidden, NotFound, Unauthorized, pathOf } from '../../kernel/index.js'
 import type { FunctionRegistry } from './functions.js'
+import { MAX_LOCAL_PATH } from './local-path.js'
 import type { SessionAuth } from './session-auth.js'
 
 /** `open`: login routes and static assets; `page`: the UI (the default); `function`: POST /api/{name}. */
@@ -30,7 +31,8 @@ export function accessControl (auth: SessionAuth, registry: FunctionRegistry): o
   }
 }
 
-/** Where a visitor without a session goes: the login, returning to the page asked for. */
+/** Where a visitor without a session goes: the login, returning to the page asked for (without a query too long to keep). */
 export function loginUrl (request: FastifyRequest): string {
-  return `/auth?redirect_url=${encodeURIComponent(request.url)}`
+  const back = request.url.length <= MAX_LOCAL_PATH ? request.url : pathOf(request.url)
+  return `/auth?redirect_url=${encodeURIComponent(back)}`
 }

@@ -1,8 +1,9 @@
-// POST /api/{name}: CBOR arguments in, CBOR result out, errors as CBOR {error} with the kernel's
-// status mapping (400 bad CBOR or arguments, 401, 403, 404, 413 over the size limit, 415 not CBOR, 500).
+// POST /api/{name}: CBOR arguments in, CBOR result out. Mounted under /api with CBOR_ERRORS, so the
+// kernel answers every failure under /api as CBOR {error} with its status mapping: 400 bad CBOR or
+// arguments, 401, 403, 404 (unknown functions and routes), 405 another method, 413 over the size
+// limit, 415 not CBOR, 500.
 import type { FastifyError, FastifyPluginAsync } from 'fastify'
-import type { Logger } from 'pino'
-import { BadRequest, describeHttpError, messageOf } from '../../kernel/index.js'
+import { BadRequest, MethodNotAllowed, NotFound, UnsupportedMediaType, messageOf } from '../../kernel/index.js'
 import { CBOR_TYPE, decodeCbor, encodeCbor } from './cbor.js'
 import type { FunctionRegistry } from './functions.js'
 import type { SessionAuth } from './session-auth.js'
@@ -10,12 +11,12 @@ import type { SessionAuth } from './session-auth.js'
 export interface FunctionRoutesOptions {
   registry: FunctionRegistry
   auth: SessionAuth
-  log: Logger
   /** Largest request body in bytes. */
   maxRequestBytes: number
 }
 
-export function functionRoutes ({ registry, auth, log, maxRequestBytes }: FunctionRoutesOptions): FastifyPluginAsync {
+/** Routes relative to the /api prefix they are mounted under. */
+export function functionRoutes ({ registry, auth, maxRequestBytes }: FunctionRoutesOptions): FastifyPluginAsync {
   return async app => {
     app.removeAllContentTypeParsers()
     app.addContentTypeParser(CBOR_TYPE, { parseAs: 'buffer', bodyLimit: maxRequestBytes }, (_request, body, done) => {
@@ -25,18 +26,24 @@ export function functionRoutes ({ registry, auth, log, maxRequestBytes }: Functi
         done(new BadRequest(`malformed CBOR body: ${messageOf(err)}`) as unknown as FastifyError)
       }
     })
-    app.setErrorHandler(async (error: FastifyError, request, reply) => {
-      const { status, message } = describeHttpError(error, request)
-      if (status >= 500) log.error({ err: error, function: (request.params as { name?: string }).name }, 'server function failed')
-      await reply.code(status).type(CBOR_TYPE).send(encodeCbor({ error: message }))
-    })
 
-    app.post<{ Params: { name: string } }>('/api/:name', { bodyLimit: maxRequestBytes, config: { access: 'function' } }, async (request, reply) => {
-      if (request.headers['content-type']?.split(';')[0].trim().toLowerCase() !== CBOR_TYPE) {
-        throw Object.assign(new Error('unsupported content type'), { statusCode: 415 })
-      }
+    app.post<{ Params: { name: string } }>('/:name', { bodyLimit: maxRequestBytes, config: { access: 'function' } }, async (request, reply) => {
+      const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase()
+      if (type !== CBOR_TYPE) throw new UnsupportedMediaType(`unsupported content type: ${type ?? 'none'}`)
       const result = await registry.call(request.params.name, request.body, { session: auth.current(request) })
       return await reply.type(CBOR_TYPE).send(encodeCbor(result ?? null))
+    })
+
+    // A server function is called with POST only; the others name the function, or its absence.
+    app.route<{ Params: { name: string } }>({
+      method: app.supportedMethods.filter(method => method !== 'POST'),
+      url: '/:name',
+      config: { access: 'open' },
+      handler: async (request, reply) => {
+        if (registry.get(request.params.name) === undefined) throw new NotFound(`no server function "${request.params.name}"`)
+        reply.header('allow', 'POST')
+        throw new MethodNotAllowed(`server functions are called with POST, not ${request.method}`)
+      }
     })
   }
 }

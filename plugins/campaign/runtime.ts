@@ -1,6 +1,7 @@
 // The campaign plugin's runtime: sessions, pending logins, the modules' server functions, routes on
 // the app listener, and the identity provider client at start. Imported by setup only.
 import { accessControl } from './access.js'
+import { CBOR_ERRORS } from './cbor.js'
 import { authRoutes } from './auth-routes.js'
 import { functionRoutes } from './function-routes.js'
 import { FunctionRegistry } from './functions.js'
@@ -85,8 +86,9 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
     })
   ])
 
+  const access = accessControl(auth, registry)
   ctx.http('app', async app => {
-    app.addHook('onRequest', accessControl(auth, registry))
+    app.addHook('onRequest', access)
     await app.register(authRoutes({
       pending,
       auth,
@@ -99,9 +101,13 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
       remedy: REMEDY,
       onLogin: async record => { await recordLogin(users, record) }
     }))
-    await app.register(functionRoutes({ registry, auth, log: ctx.log, maxRequestBytes: config.max_request_bytes }))
     await app.register(uiRoutes(registry.modules))
   })
+  // Every failure under /api is answered in CBOR, unknown routes and refused requests included.
+  ctx.http('app', async app => {
+    app.addHook('onRequest', access)
+    await app.register(functionRoutes({ registry, auth, maxRequestBytes: config.max_request_bytes }))
+  }, { prefix: '/api', errors: CBOR_ERRORS })
   ctx.schedule.every('sweep-sessions', SWEEP_MS, () => {
     sessions.sweep()
     pending.sweep()

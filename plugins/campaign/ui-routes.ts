@@ -2,6 +2,7 @@
 // (open to all) are served from memory with their content types. Built by `npm run build:ui`.
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
+import { NotFound } from '../../kernel/index.js'
 import { PACKAGE_ROOT } from '../../kernel/paths.js'
 import { loadBuiltUi } from '../../kernel/ui-assets.js'
 import { messagePage } from './html.js'
@@ -15,7 +16,7 @@ export function uiRoutes (modules: readonly string[], dir = UI_BUILD_DIR): Fasti
   return async app => {
     app.get<{ Params: { name: string } }>('/assets/:name', { config: { access: 'open' } }, async (request, reply) => {
       const asset = assets.get(request.params.name)
-      if (asset === undefined) return await reply.code(404).type('text/plain').send('not found')
+      if (asset === undefined) throw new NotFound(`no asset ${request.params.name}`)
       // Asset names carry a content hash: a name never changes content.
       return await reply.type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body)
     })

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
 import type { Logger } from 'pino'
 import type { WebSocket } from 'ws'
-import { Conflict } from '../../kernel/index.js'
+import { BerthError, Conflict } from '../../kernel/index.js'
 import {
   CLOSE, PROTOCOL_VERSION, parseAgentMessage,
   type AppliedMessage, type DesiredMessage, type HelloMessage, type LeaderMessage, type RequestMessage, type TrafficMessage
@@ -68,8 +68,16 @@ export class LeaderChannel {
         options: { maxPayload: 64 * 1024 * 1024 },
         preClose: async () => { this.close() }
       })
-      app.get('/cluster/join', { websocket: true, onRequest: this.#deps.requireAgent }, (socket, request) => {
-        this.#accept(socket, request.ip)
+      app.route({
+        method: 'GET',
+        url: '/cluster/join',
+        onRequest: this.#deps.requireAgent,
+        // Without Upgrade: websocket the request is plain HTTP, and told what the route is.
+        handler: async (_request, reply) => {
+          reply.header('upgrade', 'websocket')
+          throw new BerthError('the agents\' channel is a WebSocket: send Upgrade: websocket', 426, 'BERTH_UPGRADE_REQUIRED')
+        },
+        wsHandler: (socket, request) => { this.#accept(socket, request.ip) }
       })
     }
   }

@@ -5,12 +5,14 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BadRequest, BerthError, Conflict, type PluginContext } from '../../kernel/index.js'
-import { NAME } from '../reconciler/spec.js'
+import { IMAGE, NAME } from '../reconciler/spec.js'
 import { ENGINES, engineService, type Engine } from './engines.js'
 import type { DatabasesConfig } from './index.js'
 
 /** How long a new database may take to become healthy before the answer says it is not yet. */
 const HEALTHY_WITHIN_MS = 120_000
+/** Longest image reference accepted (registry, name, tag and digest together). */
+const MAX_IMAGE = 512
 
 export interface CreatedDatabase {
   service: string
@@ -33,7 +35,10 @@ export function setupDatabases (ctx: PluginContext<DatabasesConfig>): void {
       const { engine, name, image } = request.body ?? {}
       if (typeof engine !== 'string' || !(ENGINES as readonly string[]).includes(engine)) throw new BadRequest(`engine must be one of ${ENGINES.join(', ')}, got ${JSON.stringify(engine)}`)
       if (typeof name !== 'string' || !NAME.test(name)) throw new BadRequest(`name must be a service name (lowercase letters, digits and dashes), got ${JSON.stringify(name)}`)
-      if (image !== undefined && (typeof image !== 'string' || image === '')) throw new BadRequest('image must be an image reference')
+      // Checked before the service file and the secret are written, as the deploy would check it after.
+      if (image !== undefined && (typeof image !== 'string' || image.length > MAX_IMAGE || !IMAGE.test(image))) {
+        throw new BadRequest(`image must be an image reference such as postgres:16 (at most ${MAX_IMAGE} characters), got ${JSON.stringify(image).slice(0, 80)}`)
+      }
       const folder = join(servicesDir, name)
       if (existsSync(folder) || reconciler.specs().some(s => s.name === name)) throw new Conflict(`a service named ${name} already exists (${folder})`)
       const kind = engine as Engine

@@ -139,7 +139,8 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 
   const limits = settings.rate_limit.enabled ? { auth: new RateLimiter(settings.rate_limit), ingest: new RateLimiter(settings.rate_limit) } : undefined
   ctx.http('telemetry', async app => {
-    await app.register(cors, { origin: settings.cors_origin === '*' ? '*' : settings.cors_origin.split(',').map(o => o.trim()), methods: API_METHODS })
+    // Not strict: an OPTIONS request without the preflight headers gets the same 204, not a text/plain 400.
+    await app.register(cors, { origin: settings.cors_origin === '*' ? '*' : settings.cors_origin.split(',').map(o => o.trim()), methods: API_METHODS, strictPreflight: false })
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
     sendRetryAfter(app)
     installGuard(app, authenticator, apiKey)

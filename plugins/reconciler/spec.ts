@@ -60,7 +60,8 @@ const LIVENESS_DEFAULTS = { interval_secs: 10, timeout_secs: 2, failure_threshol
 export const NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 const NAME_HINT = 'lowercase letters, digits and dashes (a DNS label, at most 63)'
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
-const IMAGE = /^[a-z0-9][a-z0-9._\-/:@]*$/i
+/** An image reference as a service file may give it (name, tag, digest). */
+export const IMAGE = /^[a-z0-9][a-z0-9._\-/:@]*$/i
 const HTTP_PATH = /^\/[^\s]*$/
 const ABSOLUTE_PATH = /^\/[^\0]*$/
 const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/

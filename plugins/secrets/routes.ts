@@ -34,6 +34,7 @@ export function secretRoutes (store: SecretStore, tokens: TokenService): Fastify
 
     app.delete<{ Params: { name: string } }>('/:name', async request => {
       const { name } = request.params
+      checkName(name)
       if (!await store.remove(name)) throw new NotFound(`no secret named "${name}"`)
       return { deleted: name }
     })

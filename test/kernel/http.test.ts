@@ -1,10 +1,13 @@
-// Listeners: the {"error"} format for every failure (a path parameter too long included), body limits,
-// health and metrics on control.
+// Listeners: the {"error"} format for every failure (a path parameter too long included), in JSON or
+// a plugin's format for its prefix, node's refusals before routing, body limits, health and metrics on
+// control.
 import t from 'tap'
+import { connect } from 'node:net'
 import { definePlugin, NotFound, Forbidden } from '../../kernel/index.js'
 import { Type } from '../../kernel/schema.js'
 import { capturedLogger, testKernel } from '../support/kernel.js'
 import { pollUntil } from '../support/poll.js'
+import { rawRequest } from '../support/raw-http.js'
 
 const demo = definePlugin({
   name: 'demo',
@@ -38,6 +41,7 @@ t.test('errors are {"error": "..."} with the right status', async t => {
   t.same(await get('/v1/nothing'), [404, { error: 'no route for GET /v1/nothing' }])
   t.same(await get(`/v1/things/${'x'.repeat(100)}`), [200, { name: 'x'.repeat(100) }])
   t.same(await get(`/v1/things/${'x'.repeat(101)}`), [400, { error: 'a path parameter is longer than 100 characters' }], 'not an unknown route')
+  t.same(await get('/v1/forbidden?a=1&b=2&a=3'), [400, { error: 'invalid querystring: a is given more than once' }], 'a query parameter given twice, before the route runs')
   const json = { method: 'POST', headers: { 'content-type': 'application/json' } }
   t.same(await get('/v1/echo', { ...json, body: '{"n":3}' }), [200, { n: 3 }])
   const [status, body] = await get('/v1/echo', { ...json, body: '{"n":"three"}' })
@@ -46,6 +50,70 @@ t.test('errors are {"error": "..."} with the right status', async t => {
   t.same(await get('/v1/echo', { ...json, body: '{"n":' }), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }])
   t.same(await get('/v1/echo', { ...json, body: JSON.stringify({ n: 1, pad: 'x'.repeat(100) }) }), [413, { error: 'request body is too large' }])
   t.same(await get('/v1/echo', { method: 'POST', headers: { 'content-type': 'application/x-nope' }, body: 'x' }), [415, { error: 'unsupported content type: application/x-nope' }])
+})
+
+t.test('a plugin\'s error format for its prefix: route failures, unknown routes, bad URLs, and requests node refuses', async t => {
+  const text = { type: 'text/x-error', encode: ({ error }: { error: string }) => `E ${error}` }
+  const formatted = definePlugin({
+    name: 'formatted',
+    version: '1.0.0',
+    listeners: [{ name: 'public', port: 6890 }],
+    setup (ctx) {
+      ctx.http('public', async app => { app.get('/:id', async () => { throw new NotFound('no such thing') }) }, { prefix: '/fmt/', errors: text })
+      ctx.http('public', async app => { app.get('/plain/:id', async () => { throw new NotFound('no such thing') }) })
+    }
+  })
+  const kernel = await testKernel(t, { plugins: [formatted] })
+  const base = kernel.url('public')
+  t.same(kernel.routes('public').filter(route => route.method === 'GET').map(route => route.url), ['/fmt/:id', '/plain/:id'], 'the routes are listed')
+  const answer = async (path: string): Promise<[number, string | null, string]> => {
+    const response = await fetch(new URL(path, base))
+    return [response.status, response.headers.get('content-type'), await response.text()]
+  }
+  t.same(await answer('/fmt/1'), [404, 'text/x-error', 'E no such thing'])
+  t.same(await answer('/fmt'), [404, 'text/x-error', 'E no route for GET /fmt'], 'the prefix itself')
+  t.same(await answer('/fmt/1/2'), [404, 'text/x-error', 'E no route for GET /fmt/1/2'], 'an unknown route under the prefix')
+  t.same(await answer(`/fmt/${'x'.repeat(101)}`), [400, 'text/x-error', 'E a path parameter is longer than 100 characters'])
+  t.same(await answer('/fmt/%zz'), [400, 'text/x-error', 'E the URL path is not valid percent-encoding'])
+  t.same(await answer('/fmtx'), [404, 'application/json; charset=utf-8', '{"error":"no route for GET /fmtx"}'], 'a path that only begins like the prefix')
+  t.same(await answer('/plain/1'), [404, 'application/json; charset=utf-8', '{"error":"no such thing"}'])
+  t.same(await answer('/plain/%zz'), [400, 'application/json; charset=utf-8', '{"error":"the URL path is not valid percent-encoding"}'])
+
+  const big = `X-Big: ${'a'.repeat(20_000)}\r\n`
+  const refused: Array<[request: string, status: number, type: string, body: RegExp]> = [
+    [`GET /fmt/1 HTTP/1.1\r\nHost: x\r\n${big}\r\n`, 431, 'text/x-error', /^E the request headers are too large: the request line and headers may have \d+ bytes$/],
+    [`GET /plain/1 HTTP/1.1\r\nHost: x\r\n${big}\r\n`, 431, 'application/json; charset=utf-8', /^\{"error":"the request headers are too large/],
+    [`GET /fmt/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'text/x-error', /^E the URL is too long/],
+    ['GET /fmt/1 HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 400, 'text/x-error', /^E malformed HTTP request: /],
+    ['get /fmt/1 HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'text/x-error', /^E malformed HTTP request: /],
+    ['NOPE /plain/1 HTTP/1.1\r\n\r\n', 400, 'application/json; charset=utf-8', /^\{"error":"malformed HTTP request: /],
+    ['\x16\x03\x01 not HTTP at all\r\n\r\n', 400, 'application/json; charset=utf-8', /^\{"error":"malformed HTTP request: /]
+  ]
+  for (const [request, status, type, body] of refused) {
+    const raw = await rawRequest(base, request)
+    t.match([raw.status, raw.headers['content-type'], raw.body.toString()], [status, type, body], `${status}: ${request.slice(0, 24)}`)
+  }
+  const withBody = await rawRequest(base, `NOPE /plain/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n${'a'.repeat(1_000_000)}`)
+  t.match([withBody.status, withBody.body.toString()], [400, /^\{"error":"malformed HTTP request: /], 'the whole answer arrives while the client is still sending (no reset)')
+  // A client that never stops sending (and ignores the server's end) is cut off after a while.
+  const endless = connect({ port: Number(base.port), host: '127.0.0.1', allowHalfOpen: true })
+  let closed = false
+  endless.on('close', () => { closed = true }).on('error', () => {}).resume()
+  endless.write('NOPE /plain/1 HTTP/1.1\r\n\r\n')
+  const drip = setInterval(() => { if (!endless.destroyed) endless.write('more') }, 100)
+  t.teardown(() => { clearInterval(drip) })
+  await pollUntil(() => closed, { timeout: 6000, what: 'a refused connection the client keeps sending on to be closed' })
+  t.match((await kernel.exposition('public')).body, /berth_http_requests_total\{listener="public",status="431"\} 2/, 'refusals are counted')
+})
+
+t.test('an error format needs a prefix', async t => {
+  const unprefixed = definePlugin({
+    name: 'unprefixed',
+    version: '1.0.0',
+    listeners: [{ name: 'public', port: 6890 }],
+    setup (ctx) { ctx.http('public', async () => {}, { errors: { type: 'text/plain', encode: ({ error }) => error } }) }
+  })
+  await t.rejects(testKernel(t, { plugins: [unprefixed] }), /plugin "unprefixed": an error format for the public listener needs a prefix/)
 })
 
 t.test('access_log: off, no line per request; on, two lines with request id and path, never the query or headers', async t => {

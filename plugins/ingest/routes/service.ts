@@ -32,6 +32,11 @@ export function serviceRoutes (app: FastifyInstance, t: Telemetry): void {
     reply.hijack()
     const out = reply.raw
     out.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' })
+    // A HEAD answer has no body: node would hold its head back until the end, so end it at once.
+    if (request.method === 'HEAD') {
+      out.end()
+      return
+    }
     out.write('retry: 2000\n\n')
     if (header !== undefined && Number.isInteger(lastId) && lastId >= 0) {
       const missed = t.events.since(lastId)

@@ -93,6 +93,8 @@ t.test('middleware: pages redirect to /auth, functions answer 401, login routes 
   const page = await fetch(new URL('/volunteers?x=1', app), { redirect: 'manual' })
   t.equal(page.status, 302)
   t.equal(page.headers.get('location'), '/auth?redirect_url=%2Fvolunteers%3Fx%3D1')
+  const long = await fetch(new URL(`/volunteers?x=${'é'.repeat(1000)}`, app), { redirect: 'manual' })
+  t.equal(long.headers.get('location'), '/auth?redirect_url=%2Fvolunteers', 'a query too long to keep is left out of the return path')
   const fn = await fetch(new URL('/api/list-volunteers', app), { method: 'POST', headers: { 'content-type': 'application/cbor' }, body: new Uint8Array([0xa0]) })
   t.equal(fn.status, 401)
   t.equal(fn.headers.get('content-type'), 'application/cbor')

@@ -1,11 +1,12 @@
-// The server-function layer on its own (no IDP): CBOR in and out, the middleware's 404/401/403, argument
-// validation, body limit, content type, malformed CBOR, plain-data decoding, hidden 500 details.
+// The server-function layer on its own (no IDP), in a kernel: CBOR in and out, the middleware's
+// 404/401/403, argument validation, body limit, content type, malformed CBOR, plain-data decoding,
+// hidden 500 details, and CBOR errors for everything under /api that no function answers.
 import t, { type Test } from 'tap'
-import Fastify, { type FastifyInstance } from 'fastify'
 import { encode } from 'cbor-x'
+import { definePlugin } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { accessControl } from '../../../plugins/campaign/access.js'
-import { decodeCbor, encodeCbor } from '../../../plugins/campaign/cbor.js'
+import { CBOR_ERRORS, decodeCbor, encodeCbor } from '../../../plugins/campaign/cbor.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { functionRoutes } from '../../../plugins/campaign/function-routes.js'
 import { FunctionRegistry, serverFunction } from '../../../plugins/campaign/functions.js'
@@ -13,7 +14,8 @@ import type { Role } from '../../../plugins/campaign/roles.js'
 import { SessionAuth } from '../../../plugins/campaign/session-auth.js'
 import { SessionCookie } from '../../../plugins/campaign/session-cookie.js'
 import { SessionStore } from '../../../plugins/campaign/sessions.js'
-import { capturedLogger } from '../../support/kernel.js'
+import { capturedLogger, testKernel } from '../../support/kernel.js'
+import { rawRequest } from '../../support/raw-http.js'
 
 const LIMIT = 1024
 
@@ -29,17 +31,22 @@ async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => 
   ])
   const sessions = new SessionStore({ idleMs: 60_000, maxSessions: 10 })
   const cookie = new SessionCookie({ secure: false })
-  const app: FastifyInstance = Fastify()
-  app.register(async scope => {
-    scope.addHook('onRequest', accessControl(new SessionAuth(sessions, cookie), registry))
-    await scope.register(functionRoutes({ registry, auth: new SessionAuth(sessions, cookie), log: logger, maxRequestBytes: LIMIT }))
+  const auth = new SessionAuth(sessions, cookie)
+  const functions = definePlugin({
+    name: 'functions',
+    version: '1.0.0',
+    listeners: [{ name: 'app', port: 6882 }],
+    setup (ctx) {
+      ctx.http('app', async app => {
+        app.addHook('onRequest', accessControl(auth, registry))
+        await app.register(functionRoutes({ registry, auth, maxRequestBytes: LIMIT }))
+      }, { prefix: '/api', errors: CBOR_ERRORS })
+    }
   })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(async () => { await app.close() })
-  const address = app.server.address() as { port: number }
+  const kernel = await testKernel(t, { plugins: [functions], logger })
   return {
     logs: lines,
-    url: new URL(`http://127.0.0.1:${address.port}`),
+    url: kernel.url('app'),
     cookieFor: role => cookie.issue(sessions.create({ sub: `${role}-1`, email: '', name: '', role, access_token: '', refresh_token: '', id_token: '' })).split(';')[0]
   }
 }
@@ -113,10 +120,39 @@ t.test('unauthenticated bodies are not read: 401 comes before 413 and 400', asyn
   t.equal((await post(url, 'staff-only', new Uint8Array([0xff]))).status, 401)
 })
 
-t.test('a failing handler answers 500 without its details, which go to the plugin log', async t => {
+t.test('every error under /api is CBOR {error}: other methods, unknown routes, bad URLs, requests node refuses', async t => {
+  const { url, cookieFor } = await server(t)
+  const cbor = async (response: Response): Promise<[number, string | null, unknown]> =>
+    [response.status, response.headers.get('content-type'), decodeCbor(new Uint8Array(await response.arrayBuffer()))]
+  const get = await fetch(new URL('/api/echo', url), { headers: { cookie: cookieFor('staff') } })
+  t.equal(get.headers.get('allow'), 'POST')
+  t.same(await cbor(get), [405, 'application/cbor', { error: 'server functions are called with POST, not GET' }])
+  t.same(await cbor(await fetch(new URL('/api/echo', url), { method: 'DELETE' })), [405, 'application/cbor', { error: 'server functions are called with POST, not DELETE' }])
+  t.same(await cbor(await fetch(new URL('/api/nope', url))), [404, 'application/cbor', { error: 'no server function "nope"' }])
+  t.same(await cbor(await fetch(new URL('/api/', url), { method: 'POST' })), [404, 'application/cbor', { error: 'no server function ""' }])
+  for (const path of ['/api', '/api/echo/more']) {
+    t.same(await cbor(await fetch(new URL(path, url), { method: 'POST' })), [404, 'application/cbor', { error: `no route for POST ${path}` }], path)
+  }
+  t.same(await cbor(await fetch(new URL(`/api/${'x'.repeat(101)}`, url), { method: 'POST' })), [400, 'application/cbor', { error: 'a path parameter is longer than 100 characters' }])
+  t.same(await cbor(await fetch(new URL('/api/%zz', url), { method: 'POST' })), [400, 'application/cbor', { error: 'the URL path is not valid percent-encoding' }])
+  const refused: Array<[string, number, RegExp]> = [
+    [`POST /api/echo HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, /^the request headers are too large/],
+    [`POST /api/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, /^the URL is too long/],
+    ['NOPE /api/echo HTTP/1.1\r\nHost: x\r\n\r\n', 400, /^malformed HTTP request: /]
+  ]
+  for (const [request, status, error] of refused) {
+    const answer = await rawRequest(url, request)
+    t.match([answer.status, answer.headers['content-type'], decodeCbor(answer.body)], [status, 'application/cbor', { error }], `${status} before routing`)
+  }
+  const outside = await fetch(new URL('/elsewhere', url))
+  t.same([outside.status, await outside.json()], [404, { error: 'no route for GET /elsewhere' }], 'JSON outside /api')
+})
+
+t.test('a failing handler answers 500 without its details, which go to the log', async t => {
   const { url, cookieFor, logs } = await server(t)
   t.same(await post(url, 'broken', encodeCbor({}), { cookie: cookieFor('staff') }), { status: 500, type: 'application/cbor', body: { error: 'internal server error' } })
-  t.match(JSON.parse(logs()), { function: 'broken', err: { message: 'secret detail /etc/passwd' }, msg: 'server function failed' })
+  const failed = logs().trim().split('\n').map(line => JSON.parse(line) as { msg: string }).find(entry => entry.msg === 'request failed')
+  t.match(failed, { path: '/api/broken', err: { message: 'secret detail /etc/passwd' } })
 })
 
 t.test('decoding gives plain data: a __proto__ key is an own property, never a prototype', async t => {

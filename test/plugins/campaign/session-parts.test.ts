@@ -3,7 +3,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { UnsecuredJWT } from 'jose'
-import { localPath } from '../../../plugins/campaign/local-path.js'
+import { localPath, MAX_LOCAL_PATH } from '../../../plugins/campaign/local-path.js'
 import { newLoginSecrets } from '../../../plugins/campaign/login-secrets.js'
 import { PendingLogins } from '../../../plugins/campaign/pending-logins.js'
 import { mayCall, roleFromAccessToken, roleFromClaim } from '../../../plugins/campaign/roles.js'
@@ -82,10 +82,10 @@ t.test('login secrets: verifier of 43 base64url characters, S256 challenge, stat
 })
 
 t.test('only local paths are accepted as redirect targets', async t => {
-  for (const good of ['/', '/fundraising', '/knowledge-base?q=x#top', '/a/%2F%2Fevil.test']) t.equal(localPath(good), good, good)
+  for (const good of ['/', '/fundraising', '/knowledge-base?q=x#top', '/a/%2F%2Fevil.test', `/${'x'.repeat(MAX_LOCAL_PATH - 1)}`]) t.equal(localPath(good), good, good.slice(0, 40))
   const bad = ['https://evil.test/', '//evil.test', '/\\evil.test', '\\\\evil.test', 'evil.test', '', 'javascript:alert(1)',
-    '/\t/evil.test', '/\n/evil.test', ' /x', '%2F%2Fevil.test', 'http:/evil.test']
-  for (const value of bad) t.equal(localPath(value), undefined, JSON.stringify(value))
+    '/\t/evil.test', '/\n/evil.test', ' /x', '%2F%2Fevil.test', 'http:/evil.test', `/${'x'.repeat(MAX_LOCAL_PATH)}`]
+  for (const value of bad) t.equal(localPath(value), undefined, JSON.stringify(value).slice(0, 40))
 })
 
 t.test('role from realm_access.roles: admin > staff > volunteer > readonly, staff when none', async t => {

@@ -4,17 +4,34 @@
 // health check reports healthy, the backup hook dumps; and the refusals.
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import databases from '../../../plugins/databases/index.js'
+import reconciler from '../../../plugins/reconciler/index.js'
+import secrets from '../../../plugins/secrets/index.js'
+import tokens from '../../../plugins/tokens/index.js'
 import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
 import { postgresImage, redisImage } from '../../support/databases.js'
 import { dockerEngine } from '../../support/docker.js'
-import { api, reconcilerKernel, tokenFor } from '../../support/orchestration.js'
+import { adminToken, api, reconcilerKernel, reconcilerSection, startKernel, testInstance, tokenFor } from '../../support/orchestration.js'
+import { tempDir } from '../../support/tmp.js'
 
 const run = promisify(execFile)
+
+t.test('a request the deploy would refuse is refused first, and nothing is written (no engine needed)', async t => {
+  const cwd = tempDir(t)
+  const kernel = await startKernel(t, { plugins: [tokens, secrets, reconciler, databases], cwd, config: { reconciler: reconcilerSection(testInstance(), { docker_socket: join(cwd, 'no-engine.sock') }) } })
+  const token = adminToken(kernel)
+  for (const image of ['post gres:16', 'x'.repeat(513), '"quoted"\nimage', 5]) {
+    const answer = await api<{ error: string }>(kernel, 'POST', '/api/v1/databases', { token, body: { engine: 'postgres', name: 'db', image } })
+    t.match([answer.status, answer.body], [400, { error: /^image must be an image reference such as postgres:16 \(at most 512 characters\), got / }], String(image).slice(0, 20))
+  }
+  t.notOk(existsSync(join(cwd, 'services')), 'no service file')
+  t.same((await api(kernel, 'GET', '/api/v1/secrets', { token })).body, { secrets: [] }, 'no secret')
+})
+
 const docker = await requireComponent(t, 'docker', dockerEngine)
 
 if (docker !== undefined) {

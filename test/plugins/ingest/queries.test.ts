@@ -40,7 +40,8 @@ t.test('the devices list filters and pages; bad cursors and filters are 400s', a
   for (const [query, error] of [
     ['cursor=not-a-device', 'cursor is not one this server issued (a device id from next_cursor)'],
     ['state=sleeping', 'state must be online, offline or never_seen, got "sleeping"'],
-    ['limit=0', 'limit must be an integer from 1 to 1000, got "0"']
+    ['limit=0', 'limit must be an integer from 1 to 1000, got "0"'],
+    ['q=a&q=b', 'invalid querystring: q is given more than once']
   ]) {
     const response = await server.api('GET', `/devices?${query}`, 'viewer')
     t.same([response.status, await response.json()], [400, { error }], query)

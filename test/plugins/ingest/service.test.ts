@@ -60,6 +60,8 @@ t.test('events stream live and resume from Last-Event-ID', async t => {
   const missed = await readEvents(resumed, 2)
   t.same(missed.map(e => [e.event, e.data.sequence]), [['chunk', 2], ['chunk', 3]])
   t.equal((await fetch(url)).status, 401)
+  const head = await fetch(url, { method: 'HEAD', headers: { authorization: basic('viewer') }, signal: AbortSignal.timeout(5000) })
+  t.same([head.status, head.headers.get('content-type')], [200, 'text/event-stream; charset=utf-8'], 'HEAD answers the head at once')
 })
 
 t.test('an offline device raises one alert, delivered to the webhook with retries', async t => {
@@ -212,7 +214,7 @@ t.test('ELF upload parameters are checked first: 400 with the reason, and nothin
     [`software_type=main&software_version=${'1'.repeat(65)}`, 'invalid querystring: software_version must NOT have more than 64 characters'],
     ['software_type=', 'invalid querystring: software_type must NOT have fewer than 1 characters'],
     ['software_version=1.0%0A', 'invalid querystring: software_version must match pattern "^[^\\x00-\\x1f\\x7f]*$"'],
-    ['software_type=a&software_type=b', 'invalid querystring: software_type must be string']
+    ['software_type=a&software_type=b', 'invalid querystring: software_type is given more than once']
   ]
   for (const [query, error] of refused) {
     const answer = await upload(query)
@@ -253,6 +255,8 @@ t.test('CORS: the configured origin, preflights of reads and writes (PUT, DELETE
     t.ok(allowed.includes(method), `${method} allowed (${allowed.join(', ')})`)
     t.equal(writes.headers.get('access-control-allow-origin'), 'https://dash.example')
   }
+  const bare = await fetch(new URL('/auth/me', server.base), { method: 'OPTIONS' })
+  t.same([bare.status, await bare.text()], [204, ''], 'an OPTIONS request without the preflight headers is no error')
   const simple = await server.api('GET', '/auth/mode', null, undefined, { origin: 'https://dash.example' })
   t.equal(simple.headers.get('access-control-allow-origin'), 'https://dash.example')
   t.same(await simple.json(), { mode: 'basic' })

@@ -57,6 +57,8 @@ t.test('bad names and values get 400; the role matrix allows admins only', async
   const admin = adminToken(kernel)
   const put = async (name: string, body: unknown): Promise<unknown> => (await api(kernel, 'PUT', `/api/v1/secrets/${name}`, { token: admin, body })).body
   t.match(await put('1BAD', { value: 'x' }), { error: /^secret name "1BAD" must be letters, digits and underscores/ })
+  const removed = await api(kernel, 'DELETE', `/api/v1/secrets/${encodeURIComponent('../../X💥')}`, { token: admin })
+  t.match([removed.status, removed.body], [400, { error: /^secret name "..\/..\/X💥" must be letters, digits and underscores/ }], 'a name checked before the store is read to delete')
   t.match(await put('OK', { value: { a: 1 } }), { error: /^invalid body: .*string/ })
   t.match(await put('OK', { value: 'x'.repeat(64 * 1024 + 1) }), { error: 'secret "OK": the value is longer than 65536 bytes' })
 
