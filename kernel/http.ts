@@ -70,6 +70,21 @@ function refusal (err: ClientError): { status: number, message: string, path: st
 
 /** Node publishes every finished response here; listeners count theirs by status without per-request hooks. */
 const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
+/** ... and every request as it begins: a closing listener turns keep-alive off on each (subscribed only then). */
+const REQUEST_STARTED = diagnostics.channel('http.server.request.start')
+
+/**
+ * While a listener closes, a kept-alive connection idle this long is closed: its client may be sending
+ * its next request right now, which is answered (with `Connection: close`) instead of being cut off.
+ */
+const IDLE_GRACE_MS = 1000
+const DRAIN_SWEEP_MS = 250
+
+/** The response a connection of node:http is writing, if any (node's own field, as its refusals use). */
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null }
+
+/** A raw server that can stop keeping connections alive (its answers say `Connection: close` from now on). */
+interface DrainableServer { drain?: () => void, closeIdleConnections?: () => void }
 
 export class Listener {
   readonly name: string
@@ -95,12 +110,20 @@ export class Listener {
   /** Error formats plugins declared, by path prefix (without a trailing slash). */
   readonly #errorFormats: Array<{ prefix: string, format: ErrorFormat }> = []
   #closing = false
+  /** While closing: when each connection last finished a response (or closing began), to close it once idle long enough. */
+  readonly #idleSince = new WeakMap<Socket, number>()
   readonly #count = (message: unknown): void => {
     const { server, response } = message as { server: unknown, response: ServerResponse }
     if (server !== this.#server) return
     this.#tally(response.statusCode)
-    // A keep-alive connection whose last request finished while closing is idle now: let it go.
-    if (this.#closing) setImmediate(() => { this.#closeIdle() })
+    // Raw servers publish answers of their own making (no socket): only node:http's are timed here.
+    if (this.#closing && this.app !== undefined && response.socket !== null && response.socket !== undefined) this.#idleSince.set(response.socket, Date.now())
+  }
+
+  /** A request that begins while closing is the last of its connection. */
+  readonly #noKeepAlive = (message: unknown): void => {
+    const { server, response } = message as { server: unknown, response: ServerResponse }
+    if (server === this.#server) response.shouldKeepAlive = false
   }
 
   /**
@@ -226,13 +249,15 @@ export class Listener {
       this.#allClosed = resolve
       if (this.#sockets.size === 0) resolve()
     })
-    this.#closeIdle()
+    const sweeper = this.#drain()
     let timer: NodeJS.Timeout | undefined
     const drained = await Promise.race([
       closed.then(() => true),
       new Promise<boolean>(resolve => { timer = setTimeout(() => { resolve(false) }, graceMs) })
     ])
     clearTimeout(timer)
+    clearInterval(sweeper)
+    REQUEST_STARTED.unsubscribe(this.#noKeepAlive)
     if (!drained) {
       this.#log.warn({ connections: this.#sockets.size }, `requests still in flight after ${graceMs / 1000} s; closing their connections`)
       for (const socket of this.#sockets) socket.destroy()
@@ -299,8 +324,36 @@ export class Listener {
     this.responses.set(status, (this.responses.get(status) ?? 0) + 1)
   }
 
-  #closeIdle (): void {
-    (this.#server as Server & { closeIdleConnections?: () => void }).closeIdleConnections?.()
+  /**
+   * Stop keeping connections alive without cutting off a request on its way: every answer from now on
+   * (and every one not begun yet) says `Connection: close` and its connection closes after it; a
+   * connection idle for IDLE_GRACE_MS is closed by a sweep. Returns the sweep's timer.
+   */
+  #drain (): NodeJS.Timeout {
+    const server = this.#server as Server & DrainableServer
+    const started = Date.now()
+    if (this.app !== undefined) {
+      REQUEST_STARTED.subscribe(this.#noKeepAlive)
+      for (const socket of this.#sockets as Set<HttpSocket>) {
+        const response = socket._httpMessage
+        if (response !== undefined && response !== null && !response.headersSent) response.shouldKeepAlive = false
+        else this.#idleSince.set(socket, started)
+      }
+    } else {
+      server.drain?.()
+    }
+    const sweep = (): void => {
+      const now = Date.now()
+      if (this.app === undefined) {
+        if (now - started >= IDLE_GRACE_MS) server.closeIdleConnections?.()
+        return
+      }
+      for (const socket of this.#sockets as Set<HttpSocket>) {
+        const busy = socket._httpMessage !== undefined && socket._httpMessage !== null
+        if (!busy && now - (this.#idleSince.get(socket) ?? started) >= IDLE_GRACE_MS) socket.destroy()
+      }
+    }
+    return setInterval(sweep, DRAIN_SWEEP_MS)
   }
 
   readonly #track = (socket: Socket): void => {

@@ -141,9 +141,13 @@ function serveProxy<S extends Server> (server: S, settings: ServerSettings, sche
 
 /** Node publishes every finished response of node:http here (the kernel counts each listener's). */
 const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
+/** ... and every request as it begins: a draining front turns keep-alive off on the general path's. */
+const REQUEST_STARTED = diagnostics.channel('http.server.request.start')
 
 /** A proxy listener's server: connections go to the fast lane first, to node:http's server for the rest. */
 export type ProxyFront<S extends NetServer> = S & {
+  /** From now on every answer says `connection: close` and ends its connection (the listener is closing). */
+  drain: () => void
   closeIdleConnections: () => void
   closeAllConnections: () => void
 }
@@ -190,11 +194,20 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
   RESPONSE_FINISHED.subscribe(relay)
   // node:http checks its connections' header timeouts once told it listens.
   general.emit('listening')
+  const noKeepAlive = (message: unknown): void => {
+    const { server, response } = message as { server: unknown, response: { shouldKeepAlive: boolean } }
+    if (server === general) response.shouldKeepAlive = false
+  }
   front.on('close', () => {
     RESPONSE_FINISHED.unsubscribe(relay)
+    REQUEST_STARTED.unsubscribe(noKeepAlive)
     general.close()
   })
   return Object.assign(front, {
+    drain: () => {
+      if (fast !== undefined) fast.closing = true
+      REQUEST_STARTED.subscribe(noKeepAlive)
+    },
     closeIdleConnections: () => { fast?.closeIdle(); general.closeIdleConnections() },
     closeAllConnections: () => { fast?.closeAll(); general.closeAllConnections() }
   })

@@ -14,7 +14,7 @@ import campaign from '../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
 import { encodeChunk } from '../../plugins/ingest/wire/encoder.js'
 import { hashPassword } from '../../plugins/ingest/auth/passwords.js'
-import { scriptedLogin } from '../support/campaign.js'
+import { scriptedLogin, withDevIdp } from '../support/campaign.js'
 import { testKernel } from '../support/kernel.js'
 import { adminToken } from '../support/orchestration.js'
 import { pollUntil } from '../support/poll.js'
@@ -63,7 +63,8 @@ if (mounted instanceof Error) {
       plugins: [tokens, secrets, ingest, campaign],
       config: {
         server: { state_dir: stateDir },
-        ingest: { api_key: KEY, users: [{ name: 'admin', role: 'admin', password: hashPassword('full disk admin') }] }
+        ingest: { api_key: KEY, users: [{ name: 'admin', role: 'admin', password: hashPassword('full disk admin') }] },
+        ...withDevIdp()
       }
     })
     const control = kernel.url('control')

@@ -1,5 +1,5 @@
 // `berth reload` against `berth server` in a child process with the proxy in front of a service of two
-// replicas, under a bounded load: the server restarts in place (same process, cluster.toml read
+// replicas, under a bounded load of keep-alive clients: the server restarts in place (same process, cluster.toml read
 // again, the proxy's port never closed), every container is recreated one at a time, no request
 // fails, and the service runs at its spec afterwards. A cluster.toml the server cannot use is
 // refused and changes nothing.
@@ -54,7 +54,8 @@ if (docker !== undefined) {
     t.match((await call<{ reload: ReloadRecord }>('GET', '/api/v1/reload')).body.reload, { state: 'failed', error: /^not restarted/ })
     writeFileSync(configFile, config.replace('name = "before"', 'name = "after"'))
 
-    const load = startLoad(new URL(`http://127.0.0.1:${proxyPort}`), 'web.test', { maxRequests: 50_000, timeoutMs: 180_000 })
+    // Clients that keep their connections alive: the restart closes the old proxy's, none mid-request.
+    const load = startLoad(new URL(`http://127.0.0.1:${proxyPort}`), 'web.test', { maxRequests: 50_000, timeoutMs: 180_000, keepAlive: true })
     await pollUntil(() => load.answers.length >= 20, { what: 'the load to begin' })
     const reloaded = await runCli(['reload'], { cwd: server.dir, timeout: 180_000 })
     t.equal(reloaded.code, 0, reloaded.stderr)
