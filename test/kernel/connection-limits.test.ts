@@ -8,6 +8,8 @@ import { connect, type Socket } from 'node:net'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { definePlugin } from '../../kernel/index.js'
+import campaign from '../../plugins/campaign/index.js'
+import ingest from '../../plugins/ingest/index.js'
 import { CLI, exited } from '../support/cli.js'
 import { testKernel } from '../support/kernel.js'
 import { freePort } from '../support/net.js'
@@ -56,16 +58,18 @@ async function get (url: URL, from: string): Promise<number> {
 }
 
 t.test('over its cap an address is refused on every listener; other addresses are served; the total cap holds', async t => {
-  const kernel = await testKernel(t, { plugins: [raw], config: { server: { connections_per_address: 20, connections_total: 50 } } })
+  const kernel = await testKernel(t, { plugins: [raw, ingest, campaign], config: { server: { connections_per_address: 20, connections_total: 50 } } })
   const control = kernel.url('control')
   const rawUrl = kernel.url('rawdemo')
   const sockets: Socket[] = []
   t.teardown(() => { for (const socket of sockets) socket.destroy() })
   for (let i = 0; i < 20; i++) await hold(Number(control.port), '127.0.0.2', sockets)
   t.ok(await refused(Number(control.port), '127.0.0.2', sockets), 'the 21st connection of 127.0.0.2 to control is closed at once')
-  t.ok(await refused(Number(rawUrl.port), '127.0.0.2', sockets), 'and to the raw listener: the cap spans listeners')
+  for (const name of ['rawdemo', 'telemetry', 'app']) t.ok(await refused(Number(kernel.url(name).port), '127.0.0.2', sockets), `and to ${name}: the cap spans listeners`)
   t.equal(await get(new URL('/api/v1/health/live', control), '127.0.0.1'), 200, 'another address is served on control')
-  t.equal(await get(rawUrl, '127.0.0.1'), 200, 'and on the raw listener')
+  t.equal(await get(rawUrl, '127.0.0.1'), 200, 'on the raw listener')
+  t.equal(await get(new URL('/auth/mode', kernel.url('telemetry')), '127.0.0.1'), 200, 'on telemetry')
+  t.equal(await get(new URL('/assets/none.js', kernel.url('app')), '127.0.0.1'), 404, 'and on the campaign app (an answer: its 404)')
 
   for (let i = 0; i < 20; i++) await hold(Number(rawUrl.port), '127.0.0.3', sockets)
   const fourth: Socket[] = []
