@@ -16,6 +16,7 @@ export type { Kernel, KernelOptions, HealthReport } from './kernel.js'
 export { describeHttpError, pathOf } from './http-errors.js'
 export * from './errors.js'
 export { StorageFault, isStorageFault } from './storage-fault.js'
+export { reachabilityCheck } from './reachability.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
 export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {

@@ -22,14 +22,13 @@ import { SessionAuth } from './session-auth.js'
 import { SessionCookie } from './session-cookie.js'
 import { SessionStore } from './sessions.js'
 import { uiRoutes } from './ui-routes.js'
-import { messageOf, type HealthCheck, type PluginContext } from '../../kernel/index.js'
+import { reachabilityCheck, type PluginContext } from '../../kernel/index.js'
 import type { CampaignService } from './index.js'
 import { checkSettings, DEV_IDP_SETTING, signInConfigured, type CampaignConfig } from './settings.js'
 
 const SWEEP_MS = 60_000
-/** How often the health report asks whether the identity provider answers, and how long it waits. */
+/** How often the health report asks whether the identity provider answers. */
 const IDP_CHECK_MS = 30_000
-const IDP_ANSWER_MS = 5000
 /** The embedded development IDP's passwords, in the state directory. */
 const DEV_IDP_FILE = 'campaign-dev-idp-passwords'
 /** What to do when no identity provider is configured. */
@@ -151,20 +150,9 @@ export async function startCampaign (ctx: PluginContext<CampaignConfig>, service
     appUrl: new URL(appUrl),
     idp: new IdpClient({ issuer: new URL(issuer), clientId: config.idp_client_id, redirectUri, postLogoutRedirectUri: appUrl })
   }
-  const checkIdp = async (): Promise<void> => { ctx.check('identity-provider', await identityProviderCheck(issuer)) }
+  const discovery = `${issuer}/.well-known/openid-configuration`
+  const checkIdp = async (): Promise<void> => { ctx.check('identity-provider', await reachabilityCheck(discovery, 'nobody can sign in until it answers; open sessions go on')) }
   ctx.schedule.every('identity-provider-check', IDP_CHECK_MS, checkIdp)
   void ctx.track(checkIdp())
 }
 
-/** Whether the realm's discovery document answers: without it nobody can sign in (open sessions go on). */
-async function identityProviderCheck (issuer: string): Promise<HealthCheck> {
-  try {
-    const response = await fetch(`${issuer}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(IDP_ANSWER_MS) })
-    await response.body?.cancel()
-    return response.ok ? { status: 'ok', reason: issuer } : { status: 'down', reason: `${issuer} answered ${response.status}: nobody can sign in until it answers; open sessions go on` }
-  } catch (err) {
-    const { cause } = err as { cause?: { code?: string, message?: string } }
-    const why = cause?.code ?? cause?.message ?? messageOf(err)
-    return { status: 'down', reason: `${issuer} is unreachable (${why}): nobody can sign in until it answers; open sessions go on` }
-  }
-}

@@ -25,7 +25,7 @@ import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
 import { join, resolve } from 'node:path'
-import { StartupError, type PluginContext } from '../../kernel/index.js'
+import { reachabilityCheck, StartupError, type PluginContext } from '../../kernel/index.js'
 import { codecs } from '../../wasm/index.js'
 import { developmentOnly } from '../campaign/dev-idp/development-only.js'
 import type { IngestService } from './index.js'
@@ -37,6 +37,8 @@ const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']
 const FLEET_REALM_ROLES = ['fleet-admin', 'fleet-provisioner', 'fleet-viewer']
 /** The development identity provider's passwords, in the state directory. */
 const DEV_IDP_FILE = 'telemetry-dev-idp-passwords'
+/** How often the health report asks whether the identity provider's realm answers (SSO mode). */
+const IDP_CHECK_MS = 30_000
 
 /**
  * With [ingest].sso.dev_idp (refused when NODE_ENV=production): the campaign's development identity
@@ -177,12 +179,20 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 /**
  * When the plugin starts: the dashboard's address and sign-in for the start-up summary; retention runs
  * once in the background (start does not wait for it, and a failure is logged, not fatal: a server
- * restarted more often than hourly still prunes), then hourly.
+ * restarted more often than hourly still prunes), then hourly; in SSO mode the health report says
+ * whether the identity provider's realm answers (every 30 s).
  */
 export function startIngest (ctx: PluginContext<IngestSettings>, service: IngestService): void {
   ctx.note(`telemetry dashboard: ${new URL('/dashboard/', ctx.address('telemetry')).href} — ${service.signIn}`)
   ctx.track(service.applyRetention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
   ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
+  const settings = service.telemetry.settings
+  if (ssoEnabled(settings)) {
+    const discovery = `${realmEndpoints(settings.sso).issuer}/.well-known/openid-configuration`
+    const checkIdp = async (): Promise<void> => { ctx.check('identity-provider', await reachabilityCheck(discovery, 'the dashboard cannot sign anyone in until it answers')) }
+    ctx.schedule.every('identity-provider-check', IDP_CHECK_MS, checkIdp)
+    void ctx.track(checkIdp())
+  }
 }
 
 /** Which codec implementation decodes chunks, in the health report and the metrics; loudly when it is the slow fallback. */

@@ -37,7 +37,7 @@ t.test('the environment names the IDP, realm, client and app address', async t =
   t.equal(login?.appUrl.href, 'https://app.example.org/')
   t.same(kernel.notes, ['campaign app: https://app.example.org/ — sign in through http://127.0.0.1:9/realms/hq'], 'the start-up summary says where to sign in')
   const down = await pollUntil(() => kernel.health().plugins.campaign.checks?.['identity-provider'], { what: 'the identity provider check' })
-  t.match(down, { status: 'down', reason: /^http:\/\/127\.0\.0\.1:9\/realms\/hq is unreachable \(bad port\): nobody can sign in/ }, 'health says nobody can sign in')
+  t.match(down, { status: 'down', reason: /^http:\/\/127\.0\.0\.1:9\/realms\/hq\/\.well-known\/openid-configuration is unreachable \(bad port\): nobody can sign in/ }, 'health says nobody can sign in')
   t.equal(kernel.health().status, 'degraded')
 })
 

@@ -30,7 +30,9 @@ async function loopbackIdp (t: Test): Promise<{ server: TelemetryServer, issuer:
   const idp = createServer((request, response) => {
     response.setHeader('content-type', 'application/json')
     const roles = accepted.get((request.headers.authorization ?? '').replace(/^Bearer /, ''))
-    if (request.url === '/realms/fleet/protocol/openid-connect/certs') {
+    if (request.url === '/realms/fleet/.well-known/openid-configuration') {
+      response.end(JSON.stringify({ issuer: 'realm' }))
+    } else if (request.url === '/realms/fleet/protocol/openid-connect/certs') {
       counts.jwks++
       response.end(JSON.stringify({ keys: [jwk] }))
     } else if (request.url === '/realms/fleet/protocol/openid-connect/userinfo') {
@@ -77,6 +79,7 @@ t.test('bearer tokens decide the role; unverifiable tokens go to userinfo', asyn
   t.equal(await call('GET', '/admin/backup', await token(['fleet-provisioner'])), 403)
   t.equal(await call('GET', '/admin/backup', await token(['fleet-admin'])), 200)
   t.equal(counts.userinfo, 0, 'verified tokens never go to userinfo')
+  t.match(await pollUntil(() => server.kernel.health().plugins.ingest.checks?.['identity-provider'], { what: 'the identity provider check' }), { status: 'ok' }, 'health: the provider answers')
   t.equal(await call('GET', '/devices', await token(['fleet-admin'], { key: strangerKey })), 401, 'signed by another key, unknown to userinfo')
   t.equal(counts.userinfo, 1)
   t.equal(await call('GET', '/devices', await token(['fleet-admin'], { iss: 'http://evil.example/realms/fleet' })), 401, 'wrong issuer')
@@ -160,6 +163,9 @@ t.test('the start-up summary says how to sign in to the dashboard in each mode',
   t.same(basic.kernel.notes, [`telemetry dashboard: ${new URL('/dashboard/', basic.base).href} — sign in as admin with the password in ${join(basic.kernel.config.stateDir, 'telemetry-admin-password')}`])
   const users = await telemetryServer(t)
   t.match(users.kernel.notes[0], /— sign in as one of \[ingest\]\.users \(\w+(, \w+)*\)$/)
-  const sso = await telemetryServer(t, { sso: { idp_url: 'https://id.example.org/', realm: 'fleet', client_id: 'dashboard' } })
-  t.match(sso.kernel.notes[0], /— sign in through https:\/\/id\.example\.org\/realms\/fleet$/)
+  // A provider on loopback that does not answer (port 9): health says so.
+  const sso = await telemetryServer(t, { sso: { idp_url: 'http://127.0.0.1:9/', realm: 'fleet', client_id: 'dashboard' } })
+  t.match(sso.kernel.notes[0], /— sign in through http:\/\/127\.0\.0\.1:9\/realms\/fleet$/)
+  const down = await pollUntil(() => sso.kernel.health().plugins.ingest.checks?.['identity-provider'], { what: 'the identity provider check' })
+  t.match(down, { status: 'down', reason: /^http:\/\/127\.0\.0\.1:9\/realms\/fleet\/\.well-known\/openid-configuration is unreachable \(bad port\): the dashboard cannot sign anyone in/ })
 })
