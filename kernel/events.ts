@@ -11,6 +11,22 @@ export interface BerthEvents {
   'kernel.started': { listeners: Record<string, string> }
   'kernel.stopping': Record<string, never>
   'plugin.state': { plugin: string, state: PluginState }
+  /** Something an operator should hear about (a failed deploy, a rollback, a failed backup…), for notifiers. */
+  'operator.alert': OperatorAlert
+}
+
+/** An alert for operators: what happened, to what, in one line, and when. */
+export interface OperatorAlert {
+  /** What happened, dotted: `deploy.failed`, `deploy.rolled-back`, `backup.failed`, `certificate.failed`, `node.offline`. */
+  kind: string
+  /** What it happened to: a service, a backup target, a domain, a node. */
+  subject: string
+  /** One line a person can act on. */
+  message: string
+  /** ms since the epoch. */
+  at: number
+  /** Facts for machines (the deploy id, the error, …). */
+  details?: Record<string, string | number | boolean>
 }
 
 export type EventName = keyof BerthEvents

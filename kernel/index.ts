@@ -5,7 +5,7 @@ import type { Kernel, KernelOptions } from './kernel.js'
 
 export { definePlugin, type AnyPlugin, type ErrorFormat, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
 export type { ListenerDeclaration } from './listeners.js'
-export type { BerthEvents, EventName } from './events.js'
+export type { BerthEvents, EventName, OperatorAlert } from './events.js'
 export type { BackupExtra, BackupSummary, PluginStore, DatabaseOptions } from './store.js'
 export type { Exposition, PluginMetrics } from './metrics.js'
 export type { CliRegistry, CliSettings } from './cli-registry.js'
