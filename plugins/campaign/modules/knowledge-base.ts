@@ -5,6 +5,7 @@ import type { Database } from 'lmdb'
 import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { localEngine } from '../language/local-engine.js'
 import { Bm25Index } from './bm25.js'
 
 export interface KbDocument {
@@ -22,18 +23,26 @@ export type KbPassageDb = Database<string, [string, number]>
 /** Passages are paragraphs, cut at sentence ends when longer than this many words. */
 export const MAX_PASSAGE_WORDS = 120
 
-/** Paragraphs (blank-line separated), long ones cut at sentence ends into pieces of at most MAX_PASSAGE_WORDS words. */
-export function splitPassages (text: string): string[] {
+/**
+ * Paragraphs (blank-line separated), long ones cut at sentence ends into pieces of at most
+ * MAX_PASSAGE_WORDS words. Sentences come from the language engine's segmenter, which keeps "$17.25",
+ * "3.4 percent", "Dr. Smith", "U.S.", URLs and e-mail addresses whole; the text is kept as written.
+ */
+export async function splitPassages (text: string): Promise<string[]> {
+  const engine = await localEngine()
   const passages: string[] = []
   for (const paragraph of text.split(/\n\s*\n/).map(p => p.replace(/\s+/g, ' ').trim()).filter(p => p !== '')) {
     let current: string[] = []
-    for (const sentence of paragraph.match(/[^.!?]+(?:[.!?]+|$)/g) ?? [paragraph]) {
-      const words = sentence.trim().split(' ').filter(w => w !== '')
-      if (current.length > 0 && current.length + words.length > MAX_PASSAGE_WORDS) {
+    let words = 0
+    for (const sentence of engine.sentences(paragraph)) {
+      const count = sentence.split(' ').filter(word => word !== '').length
+      if (current.length > 0 && words + count > MAX_PASSAGE_WORDS) {
         passages.push(current.join(' '))
         current = []
+        words = 0
       }
-      current.push(...words)
+      current.push(sentence.trim())
+      words += count
     }
     if (current.length > 0) passages.push(current.join(' '))
   }
@@ -79,7 +88,7 @@ export class KnowledgeBase {
   /** Store a document (the same title and text replace the earlier copy) and index its passages. */
   async ingest (title: string, text: string, source: string): Promise<KbDocument> {
     const documentId = createHash('sha256').update(title).update('\0').update(text).digest('hex').slice(0, 16)
-    const passages = splitPassages(text)
+    const passages = await splitPassages(text)
     if (passages.length === 0) throw new BadRequest('text holds no words to index')
     const document: KbDocument = { document_id: documentId, title, source, ingested_at: new Date().toISOString(), passage_count: passages.length }
     const previous = this.#documents.get(documentId)
