@@ -1,11 +1,13 @@
 // The policy chatbot's method: policy documents are knowledge-base documents tagged `policy` in their
-// source; a message is answered from their passages (retrieved for it and for the previous question),
-// extractively with citations, or by the generative provider from the cited passages and recent turns.
+// source; a message is answered from the passages retrieved for it (for a follow-up with no subject of
+// its own, for the previous question and it together), extractively with citations, or by the
+// generative provider from the cited passages and recent turns.
 import type { LanguageEngine } from '../language/engine.js'
 import type { ChatMessage } from '../language/generator.js'
 import { promptMessages, type PromptTemplate } from '../language/prompts.js'
 import { RELEVANT, type CitedSource } from './counter-message.js'
 import type { KbLike } from './disinfo-signals.js'
+import { tokenize } from './bm25.js'
 import type { KbDocument, KnowledgeBase } from './knowledge-base.js'
 
 /** The source tag of policy documents: `policy`, or `policy: <where it came from>`. */
@@ -25,9 +27,19 @@ export const CONTEXT_TURNS = 6
 
 export interface AnswerSentence { cite: number, text: string, relevance: number }
 
-/** The retrieval queries: the message, and the previous question followed by the message (for follow-ups such as "and for seniors?"). */
+/** A message with at most this many terms of its own ("and by when?", "and for seniors?") may lean on the previous question. */
+export const FOLLOW_UP_TERMS = 2
+
+/** Whether a message is a follow-up: too few terms of its own to be asked on its own. */
+export const isFollowUp = (message: string): boolean => tokenize(message).length <= FOLLOW_UP_TERMS
+
+/**
+ * The retrieval queries: the message alone; for a follow-up, also the previous question followed by
+ * the message. Context helps a follow-up find its subject; it never stands in for a question that has
+ * a subject of its own.
+ */
 export function policyQueries (message: string, previousQuestion?: string): string[] {
-  return previousQuestion === undefined ? [message] : [message, `${previousQuestion} ${message}`]
+  return previousQuestion === undefined || !isFollowUp(message) ? [message] : [message, `${previousQuestion} ${message}`]
 }
 
 /**
