@@ -4,6 +4,7 @@ import { accessControl } from './access.js'
 import { CBOR_ERRORS } from './cbor.js'
 import { authRoutes } from './auth-routes.js'
 import { functionRoutes } from './function-routes.js'
+import { sameOriginOnly, securityHeaders } from './page-security.js'
 import { FunctionRegistry } from './functions.js'
 import { localEngine } from './language/local-engine.js'
 import { generatorFrom } from './language/generator-settings.js'
@@ -88,6 +89,7 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
   const access = accessControl(auth, registry)
   ctx.http('app', async app => {
     app.addHook('onRequest', access)
+    app.addHook('onSend', securityHeaders)
     await app.register(authRoutes({
       pending,
       auth,
@@ -104,7 +106,9 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
   })
   // Every failure under /api is answered in CBOR, unknown routes and refused requests included.
   ctx.http('app', async app => {
+    app.addHook('onRequest', sameOriginOnly(config.app_url))
     app.addHook('onRequest', access)
+    app.addHook('onSend', securityHeaders)
     await app.register(functionRoutes({ registry, auth, maxRequestBytes: config.max_request_bytes }))
   }, { prefix: '/api', errors: CBOR_ERRORS })
   ctx.schedule.every('sweep-sessions', SWEEP_MS, () => {
