@@ -16,8 +16,11 @@ export interface ExtractedCommitment {
   due_text: string | null
 }
 
-/** will / shall / 'll, promise(s) / pledge(s) / commit(s) / vow(s) to, am / are / is / 'm / 're going to. */
-const VERB = /'ll\b|\b(?:will|shall)\b|\b(?:promise|promises|pledge|pledges|commit|commits|vow|vows)\s+to\b|(?:\b(?:am|are|is)\s+|'(?:m|re|s)\s+)going\s+to\b/gi
+/**
+ * will / shall / 'll; promise(s/d) / pledge(s/d) / commit(s/ted) / vow(s/ed) to, also as reported
+ * ("Mayor Lopez promised to…", "has pledged to"); am / are / is / 'm / 're going to.
+ */
+const VERB = /'ll\b|\b(?:will|shall)\b|\b(?:promise|promises|promised|pledge|pledges|pledged|commit|commits|committed|vow|vows|vowed)\s+to\b|(?:\b(?:am|are|is)\s+|'(?:m|re|s)\s+)going\s+to\b/gi
 /** The subject is looked for after the last of these before the verb. */
 const CLAUSE_BREAK = /[,;:()–—]|\s-\s|\b(?:and|but|so|that|because|while|when|if|then)\b/gi
 const SELF = /\b(I|we)$/i
@@ -32,7 +35,8 @@ interface Subject { start: number, actor: string }
 
 /** The subject directly before a commitment verb at `at` in `sentence`, when it names who commits. */
 function subjectBefore (sentence: string, at: number, speaker: string | undefined, isEntity: (name: string) => boolean): Subject | undefined {
-  const before = sentence.slice(0, at).replace(/\s+$/, '')
+  // "Lopez has pledged to": the auxiliary is not part of the subject.
+  const before = sentence.slice(0, at).replace(/\s+$/, '').replace(/\s+(?:has|have|had)$/i, '')
   let clauseStart = 0
   for (const brk of before.matchAll(CLAUSE_BREAK)) clauseStart = (brk.index ?? 0) + brk[0].length
   const candidate = before.slice(clauseStart)
@@ -51,8 +55,8 @@ function subjectBefore (sentence: string, at: number, speaker: string | undefine
   return { start, actor }
 }
 
-/** A clause without the joining words and punctuation at its end. */
-const trimClause = (text: string): string => text.replace(/(?:[\s,;:.!–—-]|\band\b|\bbut\b)+$/i, '').trim()
+/** A clause without the joining words, articles (of the next clause's subject) and punctuation at its end. */
+const trimClause = (text: string): string => text.replace(/(?:[\s,;:.!–—-]|\band\b|\bbut\b|\bthe\b)+$/i, '').trim()
 
 /**
  * Commitments sentence by sentence: questions are skipped; each commitment verb with a subject that

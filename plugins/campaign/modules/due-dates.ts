@@ -25,6 +25,8 @@ const monthIndex = (name: string): number => MONTHS.findIndex(m => m.startsWith(
 const endOfMonth = (y: number, m: number): Date => utc(y, m + 1, 0)
 /** The first `weekday` (0 = Sunday) on or after `from`. */
 const nextWeekday = (from: Date, weekday: number): Date => addDays(from, (weekday - from.getUTCDay() + 7) % 7)
+/** The Monday after the week (Monday to Sunday) of `day`. */
+const startOfNextWeek = (day: Date): Date => addDays(day, 7 - ((day.getUTCDay() + 6) % 7))
 
 type Resolve = (match: RegExpExecArray, ref: Date) => Date | undefined
 
@@ -76,10 +78,11 @@ const RULES: ReadonlyArray<[RegExp, Resolve]> = [
     if (unit === 'month') return endOfMonth(ref.getUTCFullYear(), ref.getUTCMonth())
     return utc(ref.getUTCFullYear(), 11, 31)
   }],
-  // by Friday / on Monday / next Tuesday (the one in the following week)
+  // by Friday / on Monday (the coming one) / next Tuesday (the one of the following week, Monday to Sunday:
+  // said on a Wednesday, "next Monday" is in five days and "next Friday" in nine)
   [new RegExp(`\\b(by|on|before|until|this|next)\\s+(${WEEKDAYS.join('|')})\\b`, 'i'), (m, ref) => {
     const weekday = WEEKDAYS.indexOf(m[2].toLowerCase())
-    return nextWeekday(m[1].toLowerCase() === 'next' ? addDays(ref, 7) : ref, weekday)
+    return nextWeekday(m[1].toLowerCase() === 'next' ? startOfNextWeek(ref) : ref, weekday)
   }],
   [/\b(?:by\s+)?tomorrow\b/i, (_m, ref) => addDays(ref, 1)],
   [/\b(?:by\s+)?(?:the\s+end\s+of\s+)?(?:today|tonight)\b/i, (_m, ref) => ref]

@@ -41,11 +41,17 @@ export const SECTION_LINE = /^\s*(?:(?:section|sec\.?|article|art\.?|§{1,2})\s*
 /** A section line this long or shorter is a heading; a longer one is the marker followed by text. */
 const HEADING_WORDS = 10
 
-/** Sections by their opening lines; without any, paragraphs are sections "¶1", "¶2"… Text before the first is the "preamble". */
+/**
+ * Sections by their opening lines; without any, paragraphs are sections "¶1", "¶2"… (blank-line
+ * separated, or one per line when the text has no blank line but several lines, as pasted text often
+ * does). Text before the first opening line is the "preamble".
+ */
 export function splitSections (text: string): Section[] {
   const lines = text.split(/\r?\n/)
   if (!lines.some(line => SECTION_LINE.test(line))) {
-    return text.split(/\n\s*\n/).map(p => p.trim()).filter(p => p !== '').map((body, i) => ({ heading: `¶${i + 1}`, body }))
+    const blocks = text.split(/\n\s*\n/).map(p => p.trim()).filter(p => p !== '')
+    const paragraphs = blocks.length === 1 ? lines.map(line => line.trim()).filter(line => line !== '') : blocks
+    return paragraphs.map((body, i) => ({ heading: `¶${i + 1}`, body }))
   }
   const sections: Array<{ heading: string, lines: string[] }> = [{ heading: 'preamble', lines: [] }]
   for (const line of lines) {

@@ -175,6 +175,7 @@ t.test('regulatory monitor: exactly the planted obligations, prohibition, deadli
   t.match(deadlineOf({ section: '1', text: 'Reports are due not later than January 31, 2027.' }, new Date('2026-05-01T00:00:00Z')), { kind: 'date', date: '2027-01-31' })
   t.match(deadlineOf({ section: '1', text: 'Notice is due within thirty (30) days.' }, new Date('2026-05-01T00:00:00Z')), { kind: 'period', days: 30 })
   t.same(splitSections('First paragraph.\n\nSecond one.').map(s => s.heading), ['¶1', '¶2'], 'paragraphs when no section markers')
+  t.same(splitSections('Fares are free for students.\nBuses run every 10 minutes.\nParking costs $3 an hour.').map(s => s.heading), ['¶1', '¶2', '¶3'], 'pasted text without blank lines: a paragraph per line, not all ¶1')
 })
 
 t.test('the document modules through the API', async t => {

@@ -74,6 +74,10 @@ t.test('issues and due dates', async t => {
   t.equal(due('by June 3'), '2026-06-03')
   t.equal(due('by Friday'), '2026-05-08')
   t.equal(due('next Friday'), '2026-05-15')
+  const wednesday = new Date('2026-05-06T15:00:00Z')
+  t.same(['next Monday', 'next Friday', 'this Friday', 'on Monday'].map(text => findDue(text, wednesday)?.due_on), ['2026-05-11', '2026-05-15', '2026-05-08', '2026-05-11'],
+    'said on a Wednesday: next Monday is the one of the following week, in five days, not twelve')
+  t.equal(findDue('next Monday', new Date('2026-05-10T15:00:00Z'))?.due_on, '2026-05-11', 'said on a Sunday: tomorrow, the Monday of the next week')
   t.equal(due('by tomorrow'), '2026-05-05')
   t.equal(due('we built it years ago'), undefined)
   t.equal(findDue('in 100 days, or by 2030', said)?.due_text, 'in 100 days', 'the first phrase in the text wins')
@@ -120,6 +124,12 @@ t.test('commitments: exactly the three in the speech, with actors and due dates;
   const more = extractCommitments(engine, "If elected, I will cut bus fares, and we'll plant 1,000 trees; Senator Ben Ortiz is going to fund two shelters in 2027. Will we win?", { saidOn: new Date('2026-01-10') })
   t.same(more.map(c => [c.actor, c.verb, c.promise]), [['I', 'will', 'cut bus fares'], ['we', "'ll", 'plant 1,000 trees'], ['Senator Ben Ortiz', 'is going to', 'fund two shelters in 2027']],
     'without an actor "I" and "we" stay as written; two clauses of one sentence; the question is no commitment')
+  const reported = extractCommitments(engine, 'At the rally, Mayor Lopez promised to repave Main Street by June 1. Senator Ben Ortiz has pledged to fund two shelters, and the Transit Authority vowed to restore night buses.', { saidOn: new Date('2026-01-10') })
+  t.same(reported.map(c => [c.actor, c.verb, c.promise]), [
+    ['Mayor Lopez', 'promised to', 'repave Main Street by June 1'],
+    ['Senator Ben Ortiz', 'pledged to', 'fund two shelters'],
+    ['Transit Authority', 'vowed to', 'restore night buses']
+  ], 'reported speech: promised, pledged (after has), vowed')
 
   t.same(inferVerdict('The clinic opened in February and was completed on time.'), { verdict: 'kept', cues: ['opened', 'completed'] })
   t.same(inferVerdict('The project was cancelled after the vote failed.'), { verdict: 'broken', cues: ['cancelled', 'failed'] })
