@@ -44,7 +44,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const certificates = new Certificates(ctx.store.db<StoredCertificate, string>('certificates'))
   const issuer = acmeSection.directory === ''
     ? undefined
-    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'))
+    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'), ctx.log)
   const manager = new CertificateManager({
     certificates,
     issuer,
@@ -52,7 +52,8 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     log: ctx.log,
     outcomes: ctx.metrics.counter({ name: 'berth_proxy_certificate_orders_total', help: 'ACME orders by outcome: issued, renewed, failed.', labelNames: ['outcome'] }),
     track: work => { void ctx.track(work) },
-    changed: () => { reportAcme() }
+    changed: () => { reportAcme() },
+    alert: alert => { ctx.events.emit('operator.alert', alert) }
   })
   const reportAcme = (): void => {
     if (issuer === undefined) return
