@@ -1,6 +1,7 @@
-// The proxy plugin at work: the routing table fed by the reconciler, the HTTP listener's server with
-// its limits and timeouts, health checks, the traffic hooks of zero-downtime deploys, and the routes
-// on the control API. Imported by setup only.
+// The proxy plugin at work: the routing table fed by the reconciler (and, while the engine does not
+// answer, the last one remembered), the HTTP listener's server with its limits and timeouts, health
+// checks, the traffic hooks of zero-downtime deploys, and the routes on the control API. Imported by
+// setup only.
 import diagnostics from 'node:diagnostics_channel'
 import { createServer, type Server, type ServerOptions } from 'node:http'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
@@ -17,6 +18,7 @@ import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { createParser } from './llhttp.js'
 import { RouteMetrics } from './metrics.js'
 import { Pools } from './pools.js'
+import { RememberedRoutes, type RememberedTable } from './remembered-routes.js'
 import { RouteTable, type Upstream } from './route-table.js'
 import { Router } from './router.js'
 import { upgrader } from './upgrade.js'
@@ -64,6 +66,8 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   }
   reportAcme()
 
+  const remembered = new RememberedRoutes(ctx.store.db<RememberedTable, string>('routes'))
+  const followDomains = (): void => { manager.follow(table.routes.map(route => route.domain)) }
   const router = new Router({
     table,
     pools,
@@ -75,7 +79,10 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     readyTimeoutMs: config.ready_timeout_secs * 1000,
     probeTimeoutMs: Math.min(config.connect_timeout_ms * 2, 5000),
     log: ctx.log,
-    changed: () => { manager.follow(table.routes.map(route => route.domain)) }
+    changed: () => {
+      void ctx.track(remembered.keep(table.records()))
+      followDomains()
+    }
   })
   ctx.onClose(orchestration.traffic.add(router))
   const metrics = new RouteMetrics(ctx.metrics)
@@ -98,8 +105,19 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const refresh = async (): Promise<void> => {
     try {
       await router.refresh()
+      ctx.check('routes', { status: 'ok', reason: `${table.routes.length} route(s), from the container engine` })
     } catch (err) {
-      ctx.log.warn({ err: (err as Error).message }, 'routing table not refreshed: the engine did not answer')
+      const cause = (err as Error).message
+      ctx.log.warn({ err: cause }, 'routing table not refreshed: the engine did not answer')
+      // Started while the engine does not answer: the table of the last run serves meanwhile.
+      const last = table.version === 0 ? remembered.recall() : undefined
+      if (last !== undefined) {
+        table.restore(last.routes)
+        followDomains()
+      }
+      ctx.check('routes', table.version === 0
+        ? { status: 'down', reason: `the routing table could not be built (${cause}) and none is remembered: nothing is routed until the container engine answers` }
+        : { status: 'degraded', reason: `the routing table could not be refreshed (${cause}); serving the last one the engine gave (${table.routes.length} route(s), unchanged since ${new Date(remembered.since()).toISOString()}) until it answers` })
     }
   }
   ctx.events.on('reconciler.changed', ({ services }) => {
