@@ -24,8 +24,10 @@ export interface Upstream extends UpstreamRecord {
   origin: string
   /** Requests and tunnels in flight. */
   inflight: number
-  /** False after a failed health probe or connection, until a probe passes. */
+  /** False after a failed health probe, or requests that failed (`failures`), until a probe passes. */
   healthy: boolean
+  /** Requests in a row that could not connect or got no response head in time; a response head resets it. */
+  failures: number
   /** Being taken out of rotation before its container stops. */
   draining: boolean
   /** Resolved (and cleared) when `inflight` reaches zero. */
@@ -127,7 +129,7 @@ export class RouteTable {
       if (known.port !== port || known.host !== host) Object.assign(known, { host, port, origin: originOf(host, port), healthy: false })
       return known
     }
-    const upstream: Upstream = { id: record.id, container: record.container, replica: record.replica, canary: record.canary, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, draining: false }
+    const upstream: Upstream = { id: record.id, container: record.container, replica: record.replica, canary: record.canary, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, failures: 0, draining: false }
     this.#upstreams.set(record.id, upstream)
     return upstream
   }

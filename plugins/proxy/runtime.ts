@@ -1,7 +1,7 @@
 // The proxy plugin at work: the routing table fed by the reconciler (and, while the engine does not
 // answer, the last one remembered), the HTTP listener's server with its limits and timeouts, health
-// checks, the traffic hooks of zero-downtime deploys, and the routes on the control API. Imported by
-// setup only.
+// checks, the traffic hooks of zero-downtime deploys and liveness restarts, and the routes on the
+// control API. Imported by setup only.
 import diagnostics from 'node:diagnostics_channel'
 import { createServer, type Server, type ServerOptions } from 'node:http'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
@@ -13,7 +13,7 @@ import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
 import { FastLane, HELD_FOR_CLIENT, type LaneOptions } from './fast-lane.js'
-import { CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
+import { awaitsAnswer, CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { createParser } from './llhttp.js'
 import { RouteMetrics } from './metrics.js'
@@ -77,6 +77,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     defaultDomain: cluster.domain,
     drainTimeoutMs: config.drain_timeout_secs * 1000,
     readyTimeoutMs: config.ready_timeout_secs * 1000,
+    maxFails: config.max_fails,
     probeTimeoutMs: Math.min(config.connect_timeout_ms * 2, 5000),
     log: ctx.log,
     changed: () => {
@@ -85,8 +86,10 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     }
   })
   ctx.onClose(orchestration.traffic.add(router))
+  // A liveness restart goes through the same seam: drained first, back in rotation once it serves.
+  orchestration.liveness.traffic = orchestration.traffic
   const metrics = new RouteMetrics(ctx.metrics)
-  const forwarding = { table, pools, metrics, connectionFailed: (upstream: Upstream) => { router.connectionFailed(upstream) } }
+  const forwarding = { table, pools, metrics, failed: (upstream: Upstream, why: string) => { router.failed(upstream, why) } }
   ctx.serve('proxy-http', proxyServer(config, {
     ...forwarding,
     challenge: token => issuer?.challenges.get(token),
@@ -153,7 +156,10 @@ function serverOptions (settings: ServerSettings): ServerOptions {
 }
 
 function serveProxy<S extends Server> (server: S, settings: ServerSettings, scheme: 'http' | 'https', table: RouteTable): S {
-  server.setTimeout(settings.client_idle_timeout_secs * 1000, socket => { socket.destroy() })
+  server.setTimeout(settings.client_idle_timeout_secs * 1000, socket => {
+    // A request waiting for a replica's head is ended by upstream_timeout_secs (504), not cut off.
+    if (!awaitsAnswer(socket)) socket.destroy()
+  })
   server.on('upgrade', upgrader({ table, scheme, connectTimeoutMs: settings.connect_timeout_ms }))
   return server
 }
@@ -198,7 +204,7 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
       maxUrlBytes: settings.max_url_bytes,
       headersTimeoutMs: settings.client_headers_timeout_secs * 1000,
       idleTimeoutMs: settings.client_idle_timeout_secs * 1000,
-      connectionFailed: deps.connectionFailed,
+      failed: deps.failed,
       handOff,
       answered
     })
