@@ -1,8 +1,10 @@
 // Automatic HTTPS: every routed domain gets a certificate over ACME without a restart, is renewed
 // ahead of expiry (a third of its lifetime left, or renew_before_days), and a failed order is retried
 // with exponential backoff. One name is never ordered twice at once. Until an issued certificate
-// exists, the domain is served with a self-signed one, and its state says so.
+// exists, the domain is served with a self-signed one, and its state says so. The first failure of a
+// domain's orders since its last success raises an operator alert (`certificate.failed`).
 import type { Logger } from 'pino'
+import type { OperatorAlert } from '../../kernel/index.js'
 import type { Counter } from 'prom-client'
 import type { AcmeIssuer } from './acme.js'
 import { describe, type Certificates } from './certificates.js'
@@ -47,16 +49,18 @@ export class CertificateManager {
   #domains: string[] = []
 
   readonly #changed: () => void
+  readonly #alert: (alert: OperatorAlert) => void
 
-  /** `changed` is called after each order, when the list of failing domains may have changed. */
-  constructor (deps: { certificates: Certificates, issuer?: AcmeIssuer, settings: ManagerSettings, log: Logger, outcomes: Counter<'outcome'>, track: (work: Promise<void>) => void, changed?: () => void }) {
+  /** `changed` is called after each order, when the list of failing domains may have changed; `alert` raises an operator alert. */
+  constructor (deps: { certificates: Certificates, issuer?: AcmeIssuer, settings: ManagerSettings, log: Logger, outcomes: Counter<'outcome'>, track: (work: Promise<void>) => void, changed: () => void, alert: (alert: OperatorAlert) => void }) {
     this.#certificates = deps.certificates
     this.#issuer = deps.issuer
     this.#settings = deps.settings
     this.#log = deps.log
     this.#outcomes = deps.outcomes
     this.#track = deps.track
-    this.#changed = deps.changed ?? (() => {})
+    this.#changed = deps.changed
+    this.#alert = deps.alert
   }
 
   /** The routed domains whose last order failed, with the error, for the health report. */
@@ -103,7 +107,8 @@ export class CertificateManager {
     const order = this.#orders.get(domain) ?? { attempts: 0, nextAttemptAt: 0, running: false }
     order.running = true
     this.#orders.set(domain, order)
-    const renewal = this.#certificates.get(domain) !== undefined
+    const current = this.#certificates.get(domain)
+    const renewal = current !== undefined
     this.#log.info({ domain, directory: issuer.directory, renewal }, renewal ? 'renewing certificate' : 'ordering certificate')
     try {
       const { cert, key } = await issuer.order(domain)
@@ -118,6 +123,17 @@ export class CertificateManager {
       order.nextAttemptAt = Date.now() + Math.min(this.#settings.retryBaseMs * 2 ** (order.attempts - 1), MAX_RETRY_MS)
       this.#outcomes.labels('failed').inc()
       this.#log.warn({ domain, attempts: order.attempts, next_attempt_at: new Date(order.nextAttemptAt).toISOString(), err: order.error }, 'certificate order failed; it will be retried')
+      if (order.attempts === 1) {
+        this.#alert({
+          kind: 'certificate.failed',
+          subject: domain,
+          message: current === undefined
+            ? `no certificate for ${domain}: ${order.error}; it is served with a self-signed one until an order succeeds (retried with backoff)`
+            : `the certificate of ${domain} was not renewed: ${order.error}; the current one is served until ${new Date(current.not_after).toISOString()} (retried with backoff)`,
+          at: Date.now(),
+          details: { directory: issuer.directory, error: order.error, renewal }
+        })
+      }
     } finally {
       order.running = false
       this.#changed()

@@ -26,7 +26,8 @@ export interface LaneOptions {
   maxUrlBytes: number
   headersTimeoutMs: number
   idleTimeoutMs: number
-  connectionFailed: (upstream: Upstream) => void
+  /** A request could not connect to `upstream`, or got no response head in time (`why`: the failure's code). */
+  failed: (upstream: Upstream, why: string) => void
   /** Whether the general path answers this request itself (an ACME challenge, a redirect to HTTPS). */
   general?: (url: string, route: Route) => boolean
   /** Give the connection (its unread bytes put back) to node:http's server. */
@@ -180,8 +181,9 @@ class LaneConnection implements AnswerHandler {
     this.#socket.destroy()
   }
 
+  /** Close the connection if it has been silent since `time`, unless its request waits for a replica's head (`upstream_timeout_secs` ends that). */
   closeIfSilentSince (time: number): void {
-    if (this.#active < time) this.#socket.destroy()
+    if (this.#active < time && !(this.#exchange !== undefined && this.#status === 0)) this.#socket.destroy()
   }
   readonly #onError = (): void => { this.#socket.destroy() }
 
@@ -339,6 +341,8 @@ class LaneConnection implements AnswerHandler {
     const request = this.#request as Forwarded
     const status = answer.statusCode
     this.#status = status
+    const upstream = this.#upstream as Upstream
+    upstream.failures = 0
     this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
     // As received (it has a content-length): unless this connection ends after it, it goes on unchanged.
     if (asReceived && !this.#closeAfter && !this.#lane.closing) {
@@ -439,7 +443,8 @@ class LaneConnection implements AnswerHandler {
     }
     const options = this.#lane.options
     const connection = CONNECT_FAILURES.has(failure.code)
-    if (connection) options.connectionFailed(upstream)
+    const timeout = TIMEOUTS.has(failure.code)
+    if (connection || timeout) options.failed(upstream, failure.code)
     const next = connection && this.#retries > 0 ? options.table.pick(request.route, upstream) : undefined
     if (next !== undefined) {
       this.#retries--
@@ -447,7 +452,7 @@ class LaneConnection implements AnswerHandler {
       return
     }
     const service = request.route.service
-    const [status, message] = TIMEOUTS.has(failure.code) ? [504, `${service} did not answer in time`] : [502, `${service} could not be reached`]
+    const [status, message] = timeout ? [504, `${service} did not answer in time`] : [502, `${service} could not be reached`]
     options.metrics.answered(request.route, status)
     this.#active = this.#lane.now
     this.#socket.write(rawError(request.accept, request.headOnly, this.#closeAfter || this.#lane.closing, status, message))

@@ -1,8 +1,10 @@
 // The proxy's request path: find the route by Host, pick a replica, and stream the request to it and
 // its answer back through undici's dispatcher (no buffering either way). Idempotent requests without a
 // body are retried once on another replica when a connection fails; a dead or slow upstream is
-// answered 502, 503 or 504 with a small page (JSON for JSON clients), never a hang.
+// answered 502, 503 or 504 with a small page (JSON for JSON clients), never a hang, and counted
+// against the replica's health.
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Dispatcher } from 'undici'
 import { forwardedHeaders, requestHeaders, responseHeaders } from './headers.js'
 import type { RouteMetrics } from './metrics.js'
@@ -16,8 +18,8 @@ export interface ForwardOptions {
   metrics: RouteMetrics
   scheme: 'http' | 'https'
   maxUrlBytes: number
-  /** A replica whose connection failed is checked again soon. */
-  connectionFailed(upstream: Upstream): void
+  /** A request could not connect to `upstream`, or got no response head in time (`why`: the error's code). */
+  failed(upstream: Upstream, why: string): void
   /** HTTP only: the key authorization of an ACME HTTP-01 token being validated. */
   challenge?(token: string): string | undefined
   /** HTTP only: whether a domain has a certificate, so that its requests are redirected to HTTPS. */
@@ -32,6 +34,15 @@ export const CHALLENGE_PREFIX = '/.well-known/acme-challenge/'
 export const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 /** Errors that mean the request never reached the replica: safe to send to another one. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'])
+const HEADERS_TIMEOUT = 'UND_ERR_HEADERS_TIMEOUT'
+
+/** Client connections whose request waits for a replica's response head: `upstream_timeout_secs` ends that wait, not the client's silence. */
+const awaiting = new WeakSet<Socket>()
+
+/** Whether the request on this client connection waits for a replica's response head. */
+export function awaitsAnswer (socket: Socket): boolean {
+  return awaiting.has(socket)
+}
 
 /** The request handler of the proxy's listeners. */
 export function forwarder (options: ForwardOptions): (req: IncomingMessage, res: ServerResponse) => void {
@@ -88,12 +99,18 @@ function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.Di
   }
   const end = begin(upstream)
   const started = performance.now()
+  awaiting.add(req.socket)
   const handler = new ResponseRelay(res, {
-    responded: status => { options.metrics.answered(route, status, (performance.now() - started) / 1000) },
+    responded: status => {
+      awaiting.delete(req.socket)
+      upstream.failures = 0
+      options.metrics.answered(route, status, (performance.now() - started) / 1000)
+    },
     failed: err => {
+      awaiting.delete(req.socket)
       end()
       const code = (err as NodeJS.ErrnoException).code ?? ''
-      if (CONNECT_FAILURES.has(code)) options.connectionFailed(upstream)
+      if (CONNECT_FAILURES.has(code) || code === HEADERS_TIMEOUT) options.failed(upstream, code)
       if (res.headersSent || res.destroyed) return
       if (retries > 0 && CONNECT_FAILURES.has(code) && options.table.pick(route, upstream) !== undefined) {
         dispatch(options, route, request, req, res, retries - 1, upstream)
@@ -109,7 +126,7 @@ function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.Di
 }
 
 function failureAnswer (code: string, route: Route): [number, string] {
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return [504, `${route.service} did not answer in time`]
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === HEADERS_TIMEOUT) return [504, `${route.service} did not answer in time`]
   return [502, `${route.service} could not be reached`]
 }
 

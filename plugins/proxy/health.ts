@@ -1,13 +1,16 @@
-// Health of replicas: a route with a health path has each replica probed on it (2xx or 3xx passes),
-// one without is checked by opening a connection. A replica that fails leaves the rotation until a
-// probe passes; a connection failure seen by a request asks for a probe at once.
+// Health of replicas: a route with a health path has each replica probed on it (2xx or 3xx passes).
+// One without is checked by opening a connection, or, for a replica that requests found failing, by
+// asking it `GET /` (any answer passes): a frozen container behind the engine's port forwarder still
+// accepts connections. A replica that fails leaves the rotation until a probe passes.
+import { request } from 'node:http'
 import { connect } from 'node:net'
 import { probe } from '../reconciler/probe.js'
 import type { Route, Upstream } from './route-table.js'
 
-/** Whether the replica serves: its health path answers, or (without one) it accepts a connection. */
+/** Whether the replica serves: its health path answers, or (without one) it accepts a connection, and answers HTTP after failed requests. */
 export async function serves (upstream: Upstream, route: Route, timeoutMs: number): Promise<boolean> {
   if (route.health !== undefined) return await probe(upstream, route.health, timeoutMs)
+  if (upstream.failures > 0) return await answers(upstream, timeoutMs)
   return await new Promise<boolean>(resolve => {
     const socket = connect({ host: upstream.host, port: upstream.port })
     const done = (ok: boolean): void => {
@@ -20,15 +23,28 @@ export async function serves (upstream: Upstream, route: Route, timeoutMs: numbe
   })
 }
 
+/** Whether `GET /` gets a response head, of any status, within `timeoutMs`. */
+async function answers (upstream: Upstream, timeoutMs: number): Promise<boolean> {
+  return await new Promise<boolean>(resolve => {
+    const asked = request({ host: upstream.host, port: upstream.port, path: '/', agent: false, timeout: timeoutMs }, response => {
+      response.destroy()
+      resolve(true)
+    })
+    asked.on('timeout', () => { asked.destroy() })
+    asked.on('error', () => { resolve(false) })
+    asked.end()
+  })
+}
+
 /** Probe every replica of every route; returns the replicas whose health changed. */
 export async function checkAll (routes: readonly Route[], timeoutMs: number): Promise<Upstream[]> {
   const changed: Upstream[] = []
   await Promise.all(routes.flatMap(route => route.upstreams.map(async upstream => {
     const healthy = await serves(upstream, route, timeoutMs)
-    if (healthy !== upstream.healthy) {
-      upstream.healthy = healthy
-      changed.push(upstream)
-    }
+    if (healthy === upstream.healthy) return
+    upstream.healthy = healthy
+    if (healthy) upstream.failures = 0
+    changed.push(upstream)
   })))
   return changed
 }

@@ -24,13 +24,14 @@ const proxySection = ((Type) => Type.Object({
   http_port: Type.Integer({ minimum: 0, maximum: 65535, default: 80, description: 'Port of the HTTP listener (PROXY_HTTP_PORT).' }),
   https_port: Type.Integer({ minimum: 0, maximum: 65535, default: 443, description: 'Port of the HTTPS listener (PROXY_HTTPS_PORT).' }),
   connect_timeout_ms: Type.Integer({ minimum: 1, default: 3000, description: 'Longest wait for a connection to a replica; past it the answer is 504.' }),
-  upstream_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Longest wait for a replica\'s response headers; past it the answer is 504.' }),
+  upstream_timeout_secs: Type.Integer({ minimum: 1, default: 30, description: 'Longest wait for a replica\'s response headers; past it the answer is 504 (and the request counts against the replica, see max_fails).' }),
   upstream_idle_timeout_secs: Type.Integer({ minimum: 0, default: 0, description: 'Longest silence inside a replica\'s response body; 0: none (server-sent events may idle).' }),
   client_headers_timeout_secs: Type.Integer({ minimum: 1, default: 10, description: 'Time a client has to send its request headers (slow clients are cut off with 408).' }),
   client_idle_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'A client connection silent this long is closed.' }),
   max_header_bytes: Type.Integer({ minimum: 1024, default: 16384, description: 'Largest request header block (431 beyond).' }),
   max_url_bytes: Type.Integer({ minimum: 64, default: 8192, description: 'Longest request URL (414 beyond).' }),
   health_interval_secs: Type.Integer({ minimum: 1, default: 5, description: 'How often each replica is probed (its service\'s health path, else a connection).' }),
+  max_fails: Type.Integer({ minimum: 1, default: 1, description: 'Requests in a row that fail to connect to a replica or get no response headers in time before it leaves the rotation (until a health probe passes).' }),
   drain_timeout_secs: Type.Integer({ minimum: 0, default: 30, description: 'Longest wait for a replica\'s requests in flight before its container is stopped.' }),
   ready_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Longest wait for a new replica to serve during a rollout before the rollout stops.' })
 }, { additionalProperties: false })) satisfies SectionSchema

@@ -2,11 +2,13 @@
 // whole snapshot from the reconciler's specs and one container list, then swapped in at once (as
 // Traefik's providers push whole configurations); upstream objects outlive snapshots, so counts of
 // requests in flight, health and draining carry over. A service with a canary has its requests split
-// by the canary's weight between the canary replica and the others.
+// by the canary's weight between the canary replica and the others. A snapshot is also plain data
+// (RouteRecord), which the proxy keeps in its store and serves from while the engine does not answer.
 import type { ContainerState } from '../reconciler/runtime.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
 
-export interface Upstream {
+/** A replica as plain data: what a snapshot knows of it. */
+export interface UpstreamRecord {
   /** Container id. */
   readonly id: string
   readonly container: string
@@ -15,29 +17,37 @@ export interface Upstream {
   readonly canary: boolean
   host: string
   port: number
+}
+
+export interface Upstream extends UpstreamRecord {
   /** `host:port`, the key of its connection pool. */
   origin: string
   /** Requests and tunnels in flight. */
   inflight: number
-  /** False after a failed health probe or connection, until a probe passes. */
+  /** False after a failed health probe, or requests that failed (`failures`), until a probe passes. */
   healthy: boolean
+  /** Requests in a row that could not connect or got no response head in time; a response head resets it. */
+  failures: number
   /** Being taken out of rotation before its container stops. */
   draining: boolean
   /** Resolved (and cleared) when `inflight` reaches zero. */
   idle?: () => void
 }
 
-export interface Route {
+/** A route as plain data, its replicas as records. */
+export interface RouteRecord<U extends UpstreamRecord = UpstreamRecord> {
   readonly domain: string
   readonly service: string
   readonly project: string
   readonly port: number
   /** Health path probed on each replica, if the service has one. */
   readonly health?: string
-  readonly upstreams: readonly Upstream[]
+  readonly upstreams: readonly U[]
   /** Percent of requests for the canary replica, when the service has a canary. */
   readonly canaryWeight?: number
 }
+
+export type Route = RouteRecord<Upstream>
 
 /** The domain a service is served at: its own, else `<name>.<default domain>`; none when it is not routed. */
 export function routedDomain (spec: ServiceSpec, defaultDomain: string): string | undefined {
@@ -72,21 +82,31 @@ export class RouteTable {
 
   /** Build the next snapshot and swap it in; `canaries` gives each canary's weight by service. Returns the upstreams that no longer exist. */
   replace (specs: readonly ServiceSpec[], containers: readonly ContainerState[], defaultDomain: string, canaries: ReadonlyMap<string, number> = new Map()): Upstream[] {
-    const routes = new Map<string, Route>()
-    const seen = new Set<string>()
+    const records: RouteRecord[] = []
     for (const spec of specs) {
       const domain = routedDomain(spec, defaultDomain)
       if (domain === undefined) continue
       const upstreams = containers
         .filter(c => c.service === spec.name && c.running && c.address !== undefined)
         .sort((a, b) => a.replica - b.replica)
-        .map(c => this.#upstreamOf(c))
-      for (const upstream of upstreams) seen.add(upstream.id)
+        .map(c => ({ id: c.id, container: c.name, replica: c.replica, canary: c.canary === true, ...(c.address as { host: string, port: number }) }))
       const canaryWeight = canaries.get(spec.name)
-      routes.set(domain, {
+      records.push({
         domain, service: spec.name, project: spec.project, port: spec.port as number, ...(spec.health !== undefined && { health: spec.health }), upstreams,
         ...(canaryWeight !== undefined && { canaryWeight })
       })
+    }
+    return this.restore(records)
+  }
+
+  /** Swap in a snapshot given as records (one kept from an earlier run); returns the upstreams that no longer exist. */
+  restore (records: readonly RouteRecord[]): Upstream[] {
+    const routes = new Map<string, Route>()
+    const seen = new Set<string>()
+    for (const record of records) {
+      const upstreams = record.upstreams.map(u => this.#upstreamOf(u))
+      for (const upstream of upstreams) seen.add(upstream.id)
+      routes.set(record.domain, { ...record, upstreams })
     }
     for (const domain of this.#credits.keys()) if (routes.get(domain)?.canaryWeight === undefined) this.#credits.delete(domain)
     const gone = [...this.#upstreams.values()].filter(u => !seen.has(u.id))
@@ -97,15 +117,20 @@ export class RouteTable {
     return gone
   }
 
-  #upstreamOf (container: ContainerState): Upstream {
-    const { host, port } = container.address as { host: string, port: number }
-    const known = this.#upstreams.get(container.id)
+  /** The routes as plain data (the replicas' records, without their state). */
+  records (): RouteRecord[] {
+    return this.routes.map(route => ({ ...route, upstreams: route.upstreams.map(({ id, container, replica, canary, host, port }) => ({ id, container, replica, canary, host, port })) }))
+  }
+
+  #upstreamOf (record: UpstreamRecord): Upstream {
+    const { host, port } = record
+    const known = this.#upstreams.get(record.id)
     if (known !== undefined) {
       if (known.port !== port || known.host !== host) Object.assign(known, { host, port, origin: originOf(host, port), healthy: false })
       return known
     }
-    const upstream: Upstream = { id: container.id, container: container.name, replica: container.replica, canary: container.canary === true, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, draining: false }
-    this.#upstreams.set(container.id, upstream)
+    const upstream: Upstream = { id: record.id, container: record.container, replica: record.replica, canary: record.canary, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, failures: 0, draining: false }
+    this.#upstreams.set(record.id, upstream)
     return upstream
   }
 

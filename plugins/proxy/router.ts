@@ -1,6 +1,7 @@
 // The proxy's view of what runs: it rebuilds the routing table from the reconciler (after every
-// change, and on a schedule to see restarts), keeps replicas' health, and is the reconciler's traffic
-// hook: a replica is drained before its container goes, and a new one is routed once it serves.
+// change, and on a schedule to see restarts), keeps replicas' health (probes, and requests that fail
+// in a row), and is the reconciler's traffic hook: a replica is drained before its container goes
+// (or restarts), and a new or restarted one is routed once it serves.
 import type { Logger } from 'pino'
 import type { ContainerState } from '../reconciler/runtime.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
@@ -19,6 +20,8 @@ export interface RouterDeps {
   defaultDomain: string
   drainTimeoutMs: number
   readyTimeoutMs: number
+  /** Requests in a row that fail (no connection, no response head in time) before a replica leaves the rotation. */
+  maxFails: number
   probeTimeoutMs: number
   log: Logger
   /** Called after every new snapshot (certificates follow the domains). */
@@ -78,7 +81,11 @@ export class Router implements TrafficHooks {
     if (!drained) this.#deps.log.warn({ container: container.name, inflight: upstream.inflight }, 'requests still in flight when the drain timeout passed')
   }
 
-  /** Resolve once the new replica `id` of a routed service is in the table and serves. */
+  /**
+   * Resolve once the new (or restarted) replica `id` of a routed service is in the table and serves.
+   * A restarted replica, drained before, is no longer draining: from here it enters the rotation as
+   * soon as a probe passes (this one, or a later health check should this one give up).
+   */
   async ready (spec: ServiceSpec, id: string): Promise<void> {
     if (routedDomain(spec, this.#deps.defaultDomain) === undefined) return
     this.#rolling.set(spec.name, spec)
@@ -87,8 +94,9 @@ export class Router implements TrafficHooks {
       await this.refresh()
       const upstream = this.#deps.table.upstream(id)
       const route = this.#deps.table.routes.find(r => r.service === spec.name)
+      if (upstream?.draining === true) Object.assign(upstream, { draining: false, healthy: false })
       if (upstream !== undefined && route !== undefined && await serves(upstream, route, this.#deps.probeTimeoutMs)) {
-        upstream.healthy = true
+        Object.assign(upstream, { healthy: true, failures: 0 })
         return
       }
       if (Date.now() > deadline) throw new Error(`the new replica did not serve ${route?.health ?? 'connections'} within ${this.#deps.readyTimeoutMs / 1000} s, so the rollout stopped`)
@@ -108,9 +116,14 @@ export class Router implements TrafficHooks {
     }
   }
 
-  /** A request could not connect: out of rotation until the next health check passes. */
-  connectionFailed (upstream: Upstream): void {
-    if (upstream.healthy) this.#deps.log.warn({ container: upstream.container }, 'connection to replica failed: out of rotation')
+  /**
+   * A request could not connect to the replica, or got no response head within its timeout (`why`):
+   * after `maxFails` such requests in a row, out of rotation until a health probe passes.
+   */
+  failed (upstream: Upstream, why: string): void {
+    upstream.failures++
+    if (upstream.failures < this.#deps.maxFails || !upstream.healthy) return
     upstream.healthy = false
+    this.#deps.log.warn({ container: upstream.container, failures: upstream.failures, why }, 'requests to the replica failed: out of rotation until a health probe passes')
   }
 }

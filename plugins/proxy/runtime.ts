@@ -1,6 +1,7 @@
-// The proxy plugin at work: the routing table fed by the reconciler, the HTTP listener's server with
-// its limits and timeouts, health checks, the traffic hooks of zero-downtime deploys, and the routes
-// on the control API. Imported by setup only.
+// The proxy plugin at work: the routing table fed by the reconciler (and, while the engine does not
+// answer, the last one remembered), the HTTP listener's server with its limits and timeouts, health
+// checks, the traffic hooks of zero-downtime deploys and liveness restarts, and the routes on the
+// control API. Imported by setup only.
 import diagnostics from 'node:diagnostics_channel'
 import { createServer, type Server, type ServerOptions } from 'node:http'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
@@ -12,11 +13,12 @@ import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
 import { FastLane, HELD_FOR_CLIENT, type LaneOptions } from './fast-lane.js'
-import { CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
+import { awaitsAnswer, CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { createParser } from './llhttp.js'
 import { RouteMetrics } from './metrics.js'
 import { Pools } from './pools.js'
+import { RememberedRoutes, type RememberedTable } from './remembered-routes.js'
 import { RouteTable, type Upstream } from './route-table.js'
 import { Router } from './router.js'
 import { upgrader } from './upgrade.js'
@@ -44,7 +46,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const certificates = new Certificates(ctx.store.db<StoredCertificate, string>('certificates'))
   const issuer = acmeSection.directory === ''
     ? undefined
-    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'))
+    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'), ctx.log)
   const manager = new CertificateManager({
     certificates,
     issuer,
@@ -52,7 +54,8 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     log: ctx.log,
     outcomes: ctx.metrics.counter({ name: 'berth_proxy_certificate_orders_total', help: 'ACME orders by outcome: issued, renewed, failed.', labelNames: ['outcome'] }),
     track: work => { void ctx.track(work) },
-    changed: () => { reportAcme() }
+    changed: () => { reportAcme() },
+    alert: alert => { ctx.events.emit('operator.alert', alert) }
   })
   const reportAcme = (): void => {
     if (issuer === undefined) return
@@ -63,6 +66,8 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   }
   reportAcme()
 
+  const remembered = new RememberedRoutes(ctx.store.db<RememberedTable, string>('routes'))
+  const followDomains = (): void => { manager.follow(table.routes.map(route => route.domain)) }
   const router = new Router({
     table,
     pools,
@@ -72,13 +77,19 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     defaultDomain: cluster.domain,
     drainTimeoutMs: config.drain_timeout_secs * 1000,
     readyTimeoutMs: config.ready_timeout_secs * 1000,
+    maxFails: config.max_fails,
     probeTimeoutMs: Math.min(config.connect_timeout_ms * 2, 5000),
     log: ctx.log,
-    changed: () => { manager.follow(table.routes.map(route => route.domain)) }
+    changed: () => {
+      void ctx.track(remembered.keep(table.records()))
+      followDomains()
+    }
   })
   ctx.onClose(orchestration.traffic.add(router))
+  // A liveness restart goes through the same seam: drained first, back in rotation once it serves.
+  orchestration.liveness.traffic = orchestration.traffic
   const metrics = new RouteMetrics(ctx.metrics)
-  const forwarding = { table, pools, metrics, connectionFailed: (upstream: Upstream) => { router.connectionFailed(upstream) } }
+  const forwarding = { table, pools, metrics, failed: (upstream: Upstream, why: string) => { router.failed(upstream, why) } }
   ctx.serve('proxy-http', proxyServer(config, {
     ...forwarding,
     challenge: token => issuer?.challenges.get(token),
@@ -97,8 +108,19 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const refresh = async (): Promise<void> => {
     try {
       await router.refresh()
+      ctx.check('routes', { status: 'ok', reason: `${table.routes.length} route(s), from the container engine` })
     } catch (err) {
-      ctx.log.warn({ err: (err as Error).message }, 'routing table not refreshed: the engine did not answer')
+      const cause = (err as Error).message
+      ctx.log.warn({ err: cause }, 'routing table not refreshed: the engine did not answer')
+      // Started while the engine does not answer: the table of the last run serves meanwhile.
+      const last = table.version === 0 ? remembered.recall() : undefined
+      if (last !== undefined) {
+        table.restore(last.routes)
+        followDomains()
+      }
+      ctx.check('routes', table.version === 0
+        ? { status: 'down', reason: `the routing table could not be built (${cause}) and none is remembered: nothing is routed until the container engine answers` }
+        : { status: 'degraded', reason: `the routing table could not be refreshed (${cause}); serving the last one the engine gave (${table.routes.length} route(s), unchanged since ${new Date(remembered.since()).toISOString()}) until it answers` })
     }
   }
   ctx.events.on('reconciler.changed', ({ services }) => {
@@ -134,7 +156,10 @@ function serverOptions (settings: ServerSettings): ServerOptions {
 }
 
 function serveProxy<S extends Server> (server: S, settings: ServerSettings, scheme: 'http' | 'https', table: RouteTable): S {
-  server.setTimeout(settings.client_idle_timeout_secs * 1000, socket => { socket.destroy() })
+  server.setTimeout(settings.client_idle_timeout_secs * 1000, socket => {
+    // A request waiting for a replica's head is ended by upstream_timeout_secs (504), not cut off.
+    if (!awaitsAnswer(socket)) socket.destroy()
+  })
   server.on('upgrade', upgrader({ table, scheme, connectTimeoutMs: settings.connect_timeout_ms }))
   return server
 }
@@ -179,7 +204,7 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
       maxUrlBytes: settings.max_url_bytes,
       headersTimeoutMs: settings.client_headers_timeout_secs * 1000,
       idleTimeoutMs: settings.client_idle_timeout_secs * 1000,
-      connectionFailed: deps.connectionFailed,
+      failed: deps.failed,
       handOff,
       answered
     })

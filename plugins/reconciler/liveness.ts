@@ -1,10 +1,13 @@
 // Liveness probing: for every running container of a service with `[service.liveness]`, an HTTP probe
 // of the primary port after `initial_delay_secs`, then every `interval_secs` with `timeout_secs`;
-// `failure_threshold` consecutive failures restart the container, and the restart is counted.
+// `failure_threshold` consecutive failures restart the container, and the restart is counted. Through
+// the traffic seam, as every other restart: the container is drained (out of rotation, its requests in
+// flight finished) before it stops, and routed again once it serves.
 import type { Logger } from 'pino'
 import { probe } from './probe.js'
 import type { ContainerState, Runtime } from './runtime.js'
 import type { LivenessSpec, ServiceSpec } from './spec.js'
+import type { TrafficHooks } from './traffic.js'
 
 export interface LivenessDeps {
   runtime(name: string): Runtime
@@ -30,6 +33,8 @@ export class Liveness {
   readonly #deps: LivenessDeps
   readonly #targets = new Map<string, Target>()
   #stopped = false
+  /** The routers' seam (set by the proxy when it routes): without it a restart is not announced to anyone. */
+  traffic: TrafficHooks | undefined
 
   constructor (deps: LivenessDeps) {
     this.#deps = deps
@@ -84,12 +89,29 @@ export class Liveness {
     try {
       const runtime = this.#deps.runtime(container.runtime)
       log.warn({ path: liveness.path, failures: liveness.failure_threshold }, 'liveness probe failed; restarting the container')
-      await runtime.restart(container.id)
+      await this.traffic?.drain(container)
+      try {
+        await runtime.restart(container.id)
+        target.address = await runtime.address(container.id, target.port) ?? target.address
+      } finally {
+        // Drained, it stays out of rotation until it serves again (restarted or not).
+        await this.#serving(container, log)
+      }
       await this.#deps.restarted(container.service)
-      target.address = await runtime.address(container.id, target.port) ?? target.address
     } catch (err) {
       log.error({ err }, 'liveness restart failed')
     }
     if (this.#targets.get(container.id) === target) this.#schedule(target, liveness.initial_delay_secs)
+  }
+
+  /** Wait (as a rollout does) until the routers see the container serve; one that does not yet is routed when a health probe passes. */
+  async #serving (container: ContainerState, log: Logger): Promise<void> {
+    const spec = this.#deps.spec(container)
+    if (spec === undefined || this.traffic === undefined) return
+    try {
+      await this.traffic.ready(spec, container.id)
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'the restarted container does not serve yet; it is routed once a health probe passes')
+    }
   }
 }

@@ -1,14 +1,16 @@
 // A real ACME server for tests: Debian's pebble, with pebble-challtestsrv answering DNS so that every
 // made-up name resolves to 127.0.0.1. pebble's own HTTPS listener gets a certificate from a CA made
 // here with openssl; HTTP-01 challenges are validated against the given port (the proxy's HTTP
-// listener). Both daemons belong to the test that starts them.
+// listener). Both daemons belong to the test that starts them. `restart()` starts pebble again on the
+// same ports with the same listener certificate and fresh state (it keeps everything in memory): a
+// reset ACME server that knows no account and issues from a new root.
 import { execFile } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:https'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { ensureDebianPackages } from './component.js'
-import { startDaemon } from './daemon.js'
+import { startDaemon, type Daemon } from './daemon.js'
 import { freePort } from './net.js'
 import { tempDir } from './tmp.js'
 
@@ -23,6 +25,8 @@ export interface Pebble {
   caFile: string
   /** PEM of the root that issues certificates (new at every start): trust it to verify them. */
   issuingRoot(): Promise<string>
+  /** Stop pebble and start it again with fresh state. */
+  restart(): Promise<void>
 }
 
 /** openssl: a CA, and a certificate for localhost / 127.0.0.1 signed by it. */
@@ -77,16 +81,22 @@ export async function startPebble (t: Teardown, httpPort: number, acmePort?: num
   }))
   const ca = readFileSync(certs.ca, 'utf8')
   const directory = pebbleDirectory(directoryPort)
-  await startDaemon(t, 'pebble', {
+  let starts = 0
+  const start = async (): Promise<Daemon> => await startDaemon(t, 'pebble', {
     command: 'pebble',
     args: ['-config', config, '-dnsserver', `127.0.0.1:${dnsPort}`],
     env: { ...process.env, PEBBLE_VA_NOSLEEP: '1' },
-    logFile: join(dir, 'pebble.log'),
+    logFile: join(dir, `pebble-${++starts}.log`),
     ready: async () => (await httpsGet(directory, ca)).status === 200
   })
+  let pebble = await start()
   return {
     directory,
     caFile: certs.ca,
-    issuingRoot: async () => (await httpsGet(`https://127.0.0.1:${managementPort}/roots/0`, ca)).body
+    issuingRoot: async () => (await httpsGet(`https://127.0.0.1:${managementPort}/roots/0`, ca)).body,
+    restart: async () => {
+      await pebble.stop()
+      pebble = await start()
+    }
   }
 }

@@ -37,16 +37,17 @@ export interface TestProxy {
   exposition: () => Promise<string>
 }
 
-export async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>, options: { tls?: boolean, settings?: Partial<typeof PROXY_SETTINGS> } = {}): Promise<TestProxy> {
+/** `upstreamTimeoutMs`: the wait for a replica's response head (1 s by default). */
+export async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>, options: { tls?: boolean, settings?: Partial<typeof PROXY_SETTINGS>, upstreamTimeoutMs?: number } = {}): Promise<TestProxy> {
   const settings = { ...PROXY_SETTINGS, ...options.settings }
   const table = new RouteTable()
   table.replace(routes.map(r => spec(r.domain, r.ports.length)), routes.flatMap(r => r.ports.map((port, i) => container(r.domain.split('.')[0], i + 1, port))), '')
-  const pools = new Pools({ connectTimeoutMs: 1000, headersTimeoutMs: 1000, bodyTimeoutMs: 0 })
+  const pools = new Pools({ connectTimeoutMs: 1000, headersTimeoutMs: options.upstreamTimeoutMs ?? 1000, bodyTimeoutMs: 0 })
   t.teardown(async () => { await pools.closeAll() })
   const set = new MetricSet()
   const metrics: PluginMetrics = { counter: c => set.counter(c), gauge: c => set.gauge(c), histogram: c => set.histogram(c), expose: async () => await exposeAll([set.registry]) }
   const failed: Upstream[] = []
-  const deps = { table, pools, metrics: new RouteMetrics(metrics), connectionFailed: (upstream: Upstream) => { failed.push(upstream); upstream.healthy = false } }
+  const deps = { table, pools, metrics: new RouteMetrics(metrics), failed: (upstream: Upstream) => { failed.push(upstream); upstream.healthy = false } }
   const port = await listen(t, proxyServer(settings, deps))
   let tlsPort: number | undefined
   if (options.tls === true) {

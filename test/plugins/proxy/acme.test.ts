@@ -1,14 +1,18 @@
-// Automatic HTTPS against a real ACME server (Debian's pebble) on loopback: a failed order is retried
-// with backoff until the directory answers; a deployed domain gets a certificate pebble issued and is
-// served by SNI; HTTP is redirected to HTTPS but for ACME challenge paths; a domain deployed later
-// gets its own; certificates are renewed on schedule; a mismatched SNI is 421.
+// Automatic HTTPS against a real ACME server (Debian's pebble) on loopback: a failed order names its
+// cause, raises one operator alert, and is retried with backoff until the directory answers; a
+// deployed domain gets a certificate pebble issued and is served by SNI; HTTP is redirected to HTTPS
+// but for ACME challenge paths; after pebble is reset (restarted with fresh state, knowing no
+// account) a domain deployed later gets its own, the account registered again; certificates are
+// renewed on schedule, against the reset pebble too; a mismatched SNI is 421.
 import t from 'tap'
-import { copyFileSync } from 'node:fs'
+import { copyFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { request, type RequestOptions } from 'node:https'
 import { join } from 'node:path'
 import type { TLSSocket } from 'node:tls'
+import type { OperatorAlert } from '../../../kernel/index.js'
 import proxy from '../../../plugins/proxy/index.js'
+import { selfSigned as selfSignedPair } from '../../../plugins/proxy/certificates.js'
 import type { RouteView } from '../../../plugins/proxy/control-routes.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
@@ -48,16 +52,20 @@ async function http (port: number, host: string, path = '/'): Promise<Answer> {
 }
 
 if (docker !== undefined) {
-  t.test('certificates from pebble: retried until it answers, served by SNI, a later domain, renewal', async t => {
+  t.test('certificates from pebble: retried until it answers, served by SNI, a later domain after a reset of pebble, renewal', async t => {
     await httpdImage(docker)
     const [httpPort, httpsPort, acmePort] = await Promise.all([freePort(), freePort(), freePort()])
-    // pebble is not running yet: the first order fails and is retried with backoff.
+    // pebble is not running yet: the first order fails and is retried with backoff. Its CA file holds
+    // another certificate until then.
     const pebbleCa = join(tempDir(t), 'pebble-ca.pem')
+    writeFileSync(pebbleCa, (await selfSignedPair('placeholder.test')).cert)
     const sections = (renewBeforeDays: number): Record<string, Record<string, unknown>> => ({
       proxy: { http_port: httpPort, https_port: httpsPort, health_interval_secs: 1 },
       acme: { directory: pebbleDirectory(acmePort), email: 'ops@example.org', ca_file: pebbleCa, retry_base_secs: 1, check_interval_secs: 1, renew_before_days: renewBeforeDays }
     })
     const { kernel, token, project, instance } = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(0) })
+    const alerts: OperatorAlert[] = []
+    kernel.events.on('operator.alert', alert => { alerts.push(alert) })
     const routes = async (): Promise<RouteView[]> => (await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })).body.routes
     const deploy = async (services: Array<Record<string, unknown>>): Promise<void> => {
       const answer = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token, body: { services } })
@@ -66,9 +74,13 @@ if (docker !== undefined) {
     const service = (name: string): Record<string, unknown> => ({ name, project, image: 'berth-test/httpd:1', port: 8080, domain: `${name}.test` })
     await deploy([service('web')])
 
+    const refused = /^the ACME server at https:\/\/127\.0\.0\.1:\d+\/dir refused the connection \(ECONNREFUSED\)$/
     const failed = await pollUntil(async () => (await routes()).find(r => r.domain === 'web.test' && r.certificate.status === 'failed'), { what: 'the first order to fail' })
-    t.match(failed.certificate, { status: 'failed', attempts: Number, next_attempt_at: String, error: String })
-    t.match(kernel.health(), { status: 'degraded', plugins: { proxy: { checks: { acme: { status: 'degraded', reason: /certificate orders failing for 1 domain\(s\).*web\.test/ } } } } }, 'health says the orders fail')
+    t.match(failed.certificate, { status: 'failed', attempts: Number, next_attempt_at: String, error: refused }, 'the error names the cause')
+    t.match(kernel.health(), { status: 'degraded', plugins: { proxy: { checks: { acme: { status: 'degraded', reason: /certificate orders failing for 1 domain\(s\).*web\.test \(the ACME server .* refused the connection/ } } } } }, 'health says the orders fail, and why')
+    await pollUntil(async () => ((await routes()).find(r => r.domain === 'web.test')?.certificate.attempts ?? 0) >= 2, { what: 'a retry that fails too' })
+    t.equal(alerts.length, 1, 'one alert for the streak of failures')
+    t.match(alerts[0], { kind: 'certificate.failed', subject: 'web.test', message: /^no certificate for web\.test: the ACME server .* refused the connection .*self-signed/, at: Number, details: { error: refused, renewal: false } })
     const selfSigned = await https(httpsPort, 'web.test', 'web.test')
     t.same([selfSigned.status, selfSigned.body], [200, HTTPD_INDEX], 'meanwhile served with a self-signed certificate')
     t.equal((await http(httpPort, 'web.test')).status, 200, 'and no redirect while it has no certificate')
@@ -90,9 +102,14 @@ if (docker !== undefined) {
     t.equal((await http(httpPort, 'web.test', '/.well-known/acme-challenge/unknown')).status, 404, 'challenge paths are not redirected')
     t.equal((await https(httpsPort, 'web.test', 'other.test')).status, 421, 'a request for another host on this connection')
 
+    // pebble is reset: it knows no account now and issues from a new root. The next order registers
+    // the account again and succeeds, without a restart.
+    await pebble.restart()
+    const resetRoot = await pebble.issuingRoot()
     await deploy([service('web'), service('api')])
-    await pollUntil(async () => (await routes()).find(r => r.domain === 'api.test' && r.certificate.status === 'valid'), { what: 'a certificate for the later domain', timeout: 60_000 })
-    t.same((await https(httpsPort, 'api.test', 'api.test', root)).status, 200, 'the later domain is served with its own certificate')
+    await pollUntil(async () => (await routes()).find(r => r.domain === 'api.test' && r.certificate.status === 'valid'), { what: 'a certificate for the later domain from the reset pebble', timeout: 60_000 })
+    t.same((await https(httpsPort, 'api.test', 'api.test', resetRoot)).status, 200, 'the later domain is served with its own certificate')
+    t.equal(alerts.length, 1, 'no alert for orders that succeed')
 
     const unknown = await https(httpsPort, 'nobody.test', 'nobody.test')
     t.equal(unknown.status, 404, 'an unknown name gets a handshake and a 404')
@@ -106,9 +123,9 @@ if (docker !== undefined) {
     const again = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(36_500), stateDir: kernel.config.stateDir, extra: { instance } })
     t.equal((await https(httpsPort, 'web.test', 'web.test', root)).serial, secure.serial, 'after a restart the stored certificate is served')
     const renewed = await pollUntil(async () => {
-      const answer = await https(httpsPort, 'web.test', 'web.test', root)
-      return answer.serial !== secure.serial && answer
-    }, { what: 'a renewed certificate', timeout: 60_000 })
+      const answer = await https(httpsPort, 'web.test', 'web.test', resetRoot).catch(() => undefined)
+      return answer !== undefined && answer.serial !== secure.serial && answer
+    }, { what: 'a certificate renewed by the reset pebble', timeout: 60_000 })
     t.equal(renewed.status, 200, 'served with the renewed certificate')
     t.match((await again.kernel.exposition('control')).body, /^berth_proxy_certificate_orders_total\{outcome="renewed"\} [1-9]\d*$/m)
   })

@@ -104,6 +104,25 @@ t.test('dead replicas: a GET is retried once on another, then a dead route is 50
   t.same([slow.status, JSON.parse(slow.body)], [504, { error: 'slow did not answer in time' }])
 })
 
+t.test('a client silent while its request waits for the replica gets the 504 at the upstream timeout, on both paths', async t => {
+  // The client's idle timeout (1 s) is shorter than the wait for the replica's head (2 s).
+  const proxy = await startProxy(t, [{ domain: 'slow.test', ports: [await listen(t, replica('silent', { received: [] }))] }], { settings: { client_idle_timeout_secs: 1 }, upstreamTimeoutMs: 2000 })
+  for (const [path, method] of [['the fast lane', 'GET'], ['the general path', 'POST']]) {
+    const started = performance.now()
+    const answer = await new Promise<{ status: number, body: string }>((resolve, reject) => {
+      request(new URL('/silent', proxy.url), { method, headers: { host: 'slow.test', accept: 'application/json', 'content-length': method === 'POST' ? 1 : 0 }, agent: false }, response => {
+        let body = ''
+        response.on('data', (chunk: Buffer) => { body += chunk.toString() })
+        response.on('end', () => { resolve({ status: response.statusCode ?? 0, body }) })
+      }).on('error', reject).end(method === 'POST' ? 'x' : undefined)
+    })
+    const ms = performance.now() - started
+    t.same([answer.status, JSON.parse(answer.body)], [504, { error: 'slow did not answer in time' }], `${path}: 504, not a closed connection`)
+    t.ok(ms >= 2000 && ms < 3000, `${path}: at the upstream timeout (${Math.round(ms)} ms)`)
+    for (const upstream of proxy.table.routes[0].upstreams) upstream.healthy = true // the timeout took it out of rotation
+  }
+})
+
 t.test('bodies stream both ways; server-sent events arrive as sent', async t => {
   const state: { received: number[], hold?: Promise<void> } = { received: [] }
   let release = (): void => {}
