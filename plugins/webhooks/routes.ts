@@ -46,6 +46,8 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
     })
 
     await app.register(async receivers => {
+      // The signature covers the raw bytes: this scope reads them instead of the listener's JSON.
+      receivers.removeContentTypeParser('application/json')
       receivers.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_PUSH_BYTES }, (_request, body, done) => { done(null, body) })
       receivers.post<{ Params: { provider: string } }>('/:provider', { bodyLimit: MAX_PUSH_BYTES }, async (request, reply) => {
         const provider = request.params.provider as Provider
