@@ -157,6 +157,13 @@ export class Listener {
       ...(settings.idle_timeout_ms !== undefined ? { keepAliveTimeout: settings.idle_timeout_ms } : {})
     })
     if (settings.headers_timeout_ms !== undefined) app.server.headersTimeout = Math.min(settings.headers_timeout_ms, settings.request_timeout_ms ?? settings.headers_timeout_ms)
+    // Many clients say `Content-Type: application/json` on every call: an empty body is no body, not a 400.
+    const parseJson = app.getDefaultJsonParser('error', 'error')
+    app.removeContentTypeParser('application/json')
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if (body === '') done(null, undefined)
+      else parseJson(request, body as string, done)
+    })
     // Routes read each query parameter as one string; one given twice would reach them as an array.
     app.addHook('onRequest', (request, _reply, done) => {
       const repeated = Object.keys(request.query as object).find(name => Array.isArray((request.query as Record<string, unknown>)[name]))

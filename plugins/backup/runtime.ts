@@ -1,11 +1,13 @@
 // The backup plugin at work: its targets (S3 credentials resolved from the secret store at each run),
-// one run at a time (scheduled or asked for), the schedule's state in health, and the routes.
+// one run at a time (scheduled or asked for) and what it tells operators (outcomes.ts), the
+// schedule's state in health, and the routes.
 // Imported by setup only.
 import { resolve } from 'node:path'
 import { Conflict, NotFound, type PluginContext } from '../../kernel/index.js'
 import { cronProblem } from '../../kernel/scheduler.js'
 import type { BackupConfig } from './index.js'
 import { backupRoutes } from './routes.js'
+import { runOutcomes } from './outcomes.js'
 import { restore, takeSnapshot, type Progress, type RestoreRequest, type RunResult } from './snapshots.js'
 import { LocalTarget, readManifest, S3Target, type Target } from './targets.js'
 import type { Manifest } from './snapshots.js'
@@ -31,8 +33,10 @@ export function setupBackups (ctx: PluginContext<BackupConfig>): Backups {
   const reconciler = ctx.use('reconciler').reconciler
   const secrets = ctx.use('secrets')
   const staging = resolve(ctx.stateDir, config.staging_dir)
+  const outcomes = runOutcomes(ctx)
+  const targetNames = config.targets.map((t, i) => t.name ?? `${t.type}-${i + 1}`)
   const targets = (): Target[] => config.targets.map((t, i) => {
-    const name = t.name ?? `${t.type}-${i + 1}`
+    const name = targetNames[i]
     if (t.type === 'local') return new LocalTarget(name, resolve(ctx.cwd, t.path))
     const keys = secrets.resolve({ access_key: t.access_key, secret_key: t.secret_key }, `backup target ${name}`)
     return new S3Target(name, { ...t, access_key: keys.access_key, secret_key: keys.secret_key })
@@ -59,8 +63,15 @@ export function setupBackups (ctx: PluginContext<BackupConfig>): Backups {
   const backups: Backups = {
     run: async progress => await exclusive(async () => {
       if (config.targets.length === 0) throw new NotFound('no [[backup.targets]] are configured')
-      const result = await takeSnapshot(reconciler, targets(), { staging, retentionDays: config.retention_days, progress, state: ctx.allState })
-      ctx.log.info({ snapshot: result.snapshot, volumes: result.volumes, bytes: result.bytes, skipped: result.skipped, targets: result.targets }, 'backup finished')
+      const started = Date.now()
+      let result: RunResult
+      try {
+        result = await takeSnapshot(reconciler, targets(), { staging, retentionDays: config.retention_days, progress, state: ctx.allState })
+      } catch (err) {
+        outcomes.failed(err, targetNames)
+        throw err
+      }
+      await outcomes.finished(result, Date.now() - started)
       return result
     }),
     list: async () => await Promise.all(targets().map(async t => {
@@ -85,9 +96,9 @@ export function setupBackups (ctx: PluginContext<BackupConfig>): Backups {
   const off = scheduleOff(config)
   if (off === undefined) {
     ctx.schedule.cron('run', config.schedule, async () => {
+      // A failed run was logged, counted and alerted on by the run itself.
       await backups.run(() => {}).catch((err: Error) => {
         if (err instanceof Conflict) ctx.log.info('scheduled backup skipped: another backup or restore is running')
-        else ctx.log.error({ err }, 'scheduled backup failed')
       })
     })
     ctx.report({ schedule: config.schedule, targets: config.targets.length })

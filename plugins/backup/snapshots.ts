@@ -48,7 +48,10 @@ export interface Manifest {
 export interface RunResult {
   snapshot: string
   volumes: number
+  /** Bytes of the volume archives. */
   bytes: number
+  /** Bytes of the whole snapshot: the volume archives and the plugins' state files. */
+  total_bytes: number
   skipped: Manifest['skipped']
   targets: Array<{ name: string, ok: boolean, error?: string, pruned?: string[] }>
 }
@@ -103,7 +106,8 @@ export async function takeSnapshot (reconciler: Reconciler, targets: readonly Ta
     }
     await writeFile(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 })
     await writeFile(join(dir, 'SHA256SUMS'), [...manifest.volumes, ...manifest.state].map(v => `${v.sha256}  ${v.file}\n`).join(''), { mode: 0o600 })
-    const result: RunResult = { snapshot, volumes: manifest.volumes.length, bytes: manifest.volumes.reduce((n, v) => n + v.bytes, 0), skipped: manifest.skipped, targets: [] }
+    const bytes = manifest.volumes.reduce((n, v) => n + v.bytes, 0)
+    const result: RunResult = { snapshot, volumes: manifest.volumes.length, bytes, total_bytes: manifest.state.reduce((n, s) => n + s.bytes, bytes), skipped: manifest.skipped, targets: [] }
     for (const target of targets) {
       options.progress({ step: 'upload', detail: target.name })
       try {

@@ -60,10 +60,11 @@ export function clusterCommands (cli: CliRegistry): void {
     })
 
   cluster.command('drain <node>')
-    .description('move a node\'s replicas to other nodes and place none there (node name or id)')
-    .action(async (id: string) => {
+    .description('move a node\'s replicas to other nodes and place none there (node name or id); refused when some replica would have nowhere to run')
+    .option('--force', 'drain even when replicas no other node can take stop')
+    .action(async (id: string, options: { force?: boolean }) => {
       const client = await controlClient(cli)
-      describeDrain(await client.json<DrainAnswer>('POST', `${node(id)}/drain`), true)
+      describeDrain(await client.json<DrainAnswer>('POST', `${node(id)}/drain${options.force === true ? '?force=true' : ''}`), true)
     })
 
   cluster.command('undrain <node>')

@@ -193,18 +193,22 @@ export class NodeRegistry {
   }
 
   /**
-   * The nodes as the placement function sees them. When no node takes replicas, the leader (unless
-   * drained) still does: its own reconciler then reports why they do not run (its engine's error).
+   * The nodes as the placement function sees them (with the node named `draining` taken as drained,
+   * to see what a drain would do). When no node takes replicas, the leader (unless drained) still
+   * does: its own reconciler then reports why they do not run (its engine's error).
    */
-  placementNodes (): PlacementNode[] {
-    const nodes = [...this.#nodes.values()].map(node => ({
-      name: node.name,
-      role: node.role,
-      accepts: !node.drained && node.state === 'ready',
-      keeps: !node.drained && (node.state === 'ready' || !node.expired),
-      drained: node.drained,
-      capacity: { cpus: node.engine.cpus ?? 0, memory_bytes: node.engine.memory_bytes ?? 0 }
-    }))
+  placementNodes (draining?: string): PlacementNode[] {
+    const nodes = [...this.#nodes.values()].map(node => {
+      const drained = node.drained || node.name === draining
+      return {
+        name: node.name,
+        role: node.role,
+        accepts: !drained && node.state === 'ready',
+        keeps: !drained && (node.state === 'ready' || !node.expired),
+        drained,
+        capacity: { cpus: node.engine.cpus ?? 0, memory_bytes: node.engine.memory_bytes ?? 0 }
+      }
+    })
     if (!nodes.some(n => n.accepts)) {
       for (const n of nodes) if (n.role === 'leader' && !n.drained) Object.assign(n, { accepts: true, keeps: true })
     }

@@ -113,6 +113,15 @@ export class ClusterScheduler implements Scheduler {
     return found
   }
 
+  /**
+   * The replicas on node `name` that no node would take if it were drained: pinned to it, or with no
+   * other node ready and with room.
+   */
+  strandedByDrain (name: string): Array<{ service: string, replica: number }> {
+    const { assignment } = place(this.#deps.specs().map(spec => placementOf(spec)), this.#deps.registry.placementNodes(name), this.#assignment)
+    return this.replicasOn(name).filter(({ service, replica }) => assignment.get(service)?.get(replica) === undefined)
+  }
+
   unavailable (spec: ServiceSpec): string | undefined {
     const pin = spec.placement?.node
     if (pin === undefined) return undefined

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
-import { Conflict, StartupError, type PluginContext } from '../../kernel/index.js'
+import { BadRequest, Conflict, StartupError, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, RuntimeInfo } from '../reconciler/runtime.js'
 import type { Scheduler } from '../reconciler/scheduler.js'
 import type { Traffic } from '../reconciler/traffic.js'
@@ -303,8 +303,12 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
     }
   }
 
-  const setDrained = async (idOrName: string, drained: boolean): Promise<{ node: NodeRecord, moved: Array<{ service: string, replica: number, to: string }>, unplaced: Array<{ service: string, replica: number }> }> => {
+  const setDrained = async (idOrName: string, drained: boolean, force = false): Promise<{ node: NodeRecord, moved: Array<{ service: string, replica: number, to: string }>, unplaced: Array<{ service: string, replica: number }> }> => {
     const node = registry.find(idOrName)
+    const stranded = drained && !force ? scheduler.strandedByDrain(node.name) : []
+    if (stranded.length > 0) {
+      throw new Conflict(`draining node "${node.name}" would stop ${stranded.length} ${stranded.length === 1 ? 'replica' : 'replicas'} that no other node can take (pinned to it, or no other node ready with room): ${describeReplicas(stranded)}; add a node, or drain with --force (?force=true) to stop them`)
+    }
     const before = scheduler.replicasOn(node.name)
     await registry.setDrained(node.id, drained)
     await orchestration.reschedule(drained ? 'drain' : 'undrain')
@@ -343,9 +347,17 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
   }
 }
 
+/** `web (replicas 1, 2), cache (replica 1)`. */
+function describeReplicas (replicas: ReadonlyArray<{ service: string, replica: number }>): string {
+  const byService = new Map<string, number[]>()
+  for (const { service, replica } of replicas) byService.set(service, [...(byService.get(service) ?? []), replica])
+  return [...byService].sort(([a], [b]) => a.localeCompare(b))
+    .map(([service, list]) => `${service} (${list.length === 1 ? 'replica' : 'replicas'} ${list.sort((a, b) => a - b).join(', ')})`).join(', ')
+}
+
 interface RouteDeps {
   tokens: TokenService
-  setDrained(idOrName: string, drained: boolean): Promise<unknown>
+  setDrained(idOrName: string, drained: boolean, force?: boolean): Promise<unknown>
   forget(idOrName: string): Promise<unknown>
 }
 
@@ -353,7 +365,11 @@ interface RouteDeps {
 function clusterRoutes ({ tokens, setDrained, forget }: RouteDeps): FastifyPluginAsync {
   const deployer = { onRequest: tokens.requireRole('deployer') }
   return async app => {
-    app.post<{ Params: { id: string } }>('/cluster/nodes/:id/drain', deployer, async request => await setDrained(request.params.id, true))
+    app.post<{ Params: { id: string }, Querystring: { force?: string } }>('/cluster/nodes/:id/drain', deployer, async request => {
+      const { force } = request.query
+      if (force !== undefined && force !== 'true' && force !== 'false') throw new BadRequest(`force must be true or false, got ${JSON.stringify(force.slice(0, 20))}`)
+      return await setDrained(request.params.id, true, force === 'true')
+    })
     app.post<{ Params: { id: string } }>('/cluster/nodes/:id/undrain', deployer, async request => await setDrained(request.params.id, false))
     app.delete<{ Params: { id: string } }>('/cluster/nodes/:id', { onRequest: tokens.requireRole('admin') }, async request => await forget(request.params.id))
   }

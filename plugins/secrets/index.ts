@@ -12,6 +12,10 @@ export interface SecretService {
   resolve(env: Readonly<Record<string, string>>, service: string): Record<string, string>
   /** Store (or replace) a secret, as `PUT /api/v1/secrets/{name}` does. */
   set(name: string, value: string): Promise<void>
+  /** Whether a secret of that name is stored. */
+  has(name: string): boolean
+  /** Remove a secret, as `DELETE /api/v1/secrets/{name}` does; false when there was none. */
+  remove(name: string): Promise<boolean>
 }
 
 declare module '../../kernel/index.js' {

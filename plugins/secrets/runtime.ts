@@ -17,5 +17,10 @@ export function setupSecrets (ctx: PluginContext<SecretsConfig>, tokens: TokenSe
   }
   const store = new SecretStore(db, loadKey(keyFile))
   ctx.http('control', secretRoutes(store, tokens), { prefix: '/api/v1/secrets' })
-  return { resolve: (env, name) => store.resolve(env, name), set: async (name, value) => { await store.set(name, value) } }
+  return {
+    resolve: (env, name) => store.resolve(env, name),
+    set: async (name, value) => { await store.set(name, value) },
+    has: name => store.has(name),
+    remove: async name => await store.remove(name)
+  }
 }

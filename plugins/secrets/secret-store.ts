@@ -37,6 +37,10 @@ export class SecretStore {
     return [...this.#db.getRange()].map(({ key, value }) => ({ name: key, updated_at: value.updated_at }))
   }
 
+  has (name: string): boolean {
+    return this.#db.get(name) !== undefined
+  }
+
   /** False when there was no secret of that name. */
   async remove (name: string): Promise<boolean> {
     if (this.#db.get(name) === undefined) return false

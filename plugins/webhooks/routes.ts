@@ -1,10 +1,11 @@
 // Control API routes under /api/v1/webhooks: register, list, remove and read the history (bearer
 // token), and the receivers POST /api/v1/webhooks/{git|github|gitea|gitlab}, authenticated by the
-// signature over the raw body instead (so they read the body as bytes, up to MAX_PUSH_BYTES).
+// signature over the raw body instead (so they read the body as bytes, up to MAX_PUSH_BYTES): a push
+// runs; a ping, a test delivery or another event, once signed, is answered 200 and runs nothing.
 import type { FastifyPluginAsync } from 'fastify'
 import { BadRequest, NotFound, Unauthorized } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
-import { PROVIDERS, readPush, signatureValid, type Provider } from './push.js'
+import { eventOf, PROVIDERS, readDelivery, signatureValid, type Provider } from './push.js'
 import { checkRegistration, INFRA, publicView, type Registrations } from './registrations.js'
 import type { Runner } from './runner.js'
 
@@ -46,6 +47,8 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
     })
 
     await app.register(async receivers => {
+      // The signature covers the raw bytes: this scope reads them instead of the listener's JSON.
+      receivers.removeContentTypeParser('application/json')
       receivers.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_PUSH_BYTES }, (_request, body, done) => { done(null, body) })
       receivers.post<{ Params: { provider: string } }>('/:provider', { bodyLimit: MAX_PUSH_BYTES }, async (request, reply) => {
         const provider = request.params.provider as Provider
@@ -57,15 +60,20 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
         } catch {
           throw new BadRequest('the body is not valid JSON')
         }
-        const push = readPush(provider, parsed)
-        if (typeof push === 'string') throw new BadRequest(push)
-        const candidates = registrations.list().filter(r => r.repo === push.repo)
-        if (candidates.length === 0) throw new NotFound(`no webhook is registered for ${push.repo}`)
+        const event = eventOf(provider, request.headers)
+        const delivery = readDelivery(provider, event, parsed)
+        if (typeof delivery === 'string') throw new BadRequest(delivery)
+        const { repo } = delivery
+        // A ping of an organisation's hook names no repository: any registration's secret may have signed it.
+        const candidates = registrations.list().filter(r => repo === undefined || r.repo === repo)
+        if (candidates.length === 0) throw new NotFound(repo === undefined ? 'no webhook is registered' : `no webhook is registered for ${repo}`)
         const body = request.body
         const signed = candidates.filter(r => signatureValid(provider, request.headers, body, r.secret))
         if (signed.length === 0) {
           throw new Unauthorized(provider === 'gitlab' ? 'missing or wrong X-Gitlab-Token' : 'missing or bad signature: expected X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>')
         }
+        if ('ignored' in delivery) return await reply.code(200).send({ event, webhooks: signed.map(r => r.id), detail: delivery.ignored })
+        const push = delivery
         const matched = signed.filter(r => r.branch === push.branch)
         if (matched.length === 0) throw new NotFound(`no webhook of ${push.repo} is registered for branch ${push.branch}`)
         for (const registration of matched) if (registration.service_name !== INFRA) reachable(registration.service_name)

@@ -3,6 +3,7 @@
 // control.
 import t from 'tap'
 import { connect } from 'node:net'
+import type { FastifyPluginAsync } from 'fastify'
 import { definePlugin, NotFound, Forbidden } from '../../kernel/index.js'
 import { Type } from '../../kernel/schema.js'
 import { capturedLogger, testKernel } from '../support/kernel.js'
@@ -50,6 +51,46 @@ t.test('errors are {"error": "..."} with the right status', async t => {
   t.same(await get('/v1/echo', { ...json, body: '{"n":' }), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }])
   t.same(await get('/v1/echo', { ...json, body: JSON.stringify({ n: 1, pad: 'x'.repeat(100) }) }), [413, { error: 'request body is too large' }])
   t.same(await get('/v1/echo', { method: 'POST', headers: { 'content-type': 'application/x-nope' }, body: 'x' }), [415, { error: 'unsupported content type: application/x-nope' }])
+})
+
+t.test('an empty body sent as application/json is no body, on every listener; a JSON body is parsed as before', async t => {
+  const bodies: unknown[] = []
+  const actions = definePlugin({
+    name: 'actions',
+    version: '1.0.0',
+    listeners: [{ name: 'public', port: 6890 }],
+    setup (ctx) {
+      const routes: FastifyPluginAsync = async app => {
+        app.post('/things/:id/promote', async request => { bodies.push(request.body); return { promoted: true } })
+        app.delete('/things/:id', async request => { bodies.push(request.body); return { deleted: true } })
+        app.post('/echo', { schema: { body: Type.Object({ n: Type.Integer() }) } }, async request => request.body)
+      }
+      ctx.http('public', routes, { prefix: '/v1' })
+      ctx.http('control', routes, { prefix: '/api/v1/actions' })
+    }
+  })
+  const kernel = await testKernel(t, { plugins: [actions] })
+  const json = { 'content-type': 'application/json' }
+  for (const [listener, prefix] of [['public', '/v1'], ['control', '/api/v1/actions']] as const) {
+    const url = (path: string): URL => new URL(`${prefix}${path}`, kernel.url(listener))
+    const call = async (method: string, path: string, body?: string): Promise<[number, unknown]> => {
+      const response = await fetch(url(path), { method, headers: json, body })
+      return [response.status, await response.json()]
+    }
+    bodies.length = 0
+    t.same(await call('POST', '/things/a/promote'), [200, { promoted: true }], `${listener}: POST with the header and no body`)
+    t.same(await call('POST', '/things/a/promote', ''), [200, { promoted: true }], `${listener}: Content-Length: 0`)
+    t.same(await call('DELETE', '/things/a'), [200, { deleted: true }], `${listener}: DELETE with the header and no body`)
+    const bare = await rawRequest(url('/things/a/promote'), `POST ${prefix}/things/a/promote HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n`)
+    t.same([bare.status, JSON.parse(bare.body.toString())], [200, { promoted: true }], `${listener}: neither Content-Length nor a body (curl -X POST -H ...)`)
+    t.same(bodies, [undefined, undefined, undefined, undefined], 'the routes see no body')
+    t.same(await call('POST', '/things/a/promote', '{"weight":5}'), [200, { promoted: true }])
+    t.same(bodies.at(-1), { weight: 5 }, 'a body is parsed as before')
+    t.same(await call('POST', '/echo', '{"n":2}'), [200, { n: 2 }])
+    t.same(await call('POST', '/echo'), [400, { error: 'invalid body: must be object' }], `${listener}: a route that needs a body still says so`)
+    t.same(await call('POST', '/echo', '{"n":'), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }])
+    t.same(await call('POST', '/echo', '{"n":1,"__proto__":{"x":1}}'), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }], 'prototype poisoning is still refused')
+  }
 })
 
 t.test('a plugin\'s error format for its prefix: route failures, unknown routes, bad URLs, and requests node refuses', async t => {

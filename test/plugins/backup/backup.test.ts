@@ -2,15 +2,19 @@
 // not check signatures) with Debian's rclone, and local disk: data written into a volume, a
 // snapshot taken through the CLI (the hook first; a failing hook skips its service), old snapshots
 // pruned, the volume destroyed and restored from each target byte for byte, a damaged archive
-// refused, the roles, and the schedule's refusal of a five-field expression shown in health.
+// refused, the roles, and the schedule's refusal of a five-field expression shown in health; a run
+// that fails or skips a service logged at error, counted and alerted per target, and the last
+// complete snapshot per target as metrics that survive a restart.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import backup from '../../../plugins/backup/index.js'
+import type { OperatorAlert } from '../../../kernel/index.js'
 import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine } from '../../support/docker.js'
+import { capturedLogger } from '../../support/kernel.js'
 import { api, reconcilerKernel, tokenFor, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 import { s3Server } from '../../support/s3.js'
@@ -78,7 +82,7 @@ if (docker !== undefined && s3 !== undefined) {
     t.same(readdirSync(local), [snapshot])
     const manifest = JSON.parse(readFileSync(join(local, snapshot, 'manifest.json'), 'utf8')) as { volumes: Array<{ volume: string, sha256: string }>, state: Array<{ plugin: string, file: string, sha256: string }> }
     t.match(manifest.volumes, [{ volume, service: 'db' }])
-    t.same(manifest.state.map(s => s.plugin), ['reconciler', 'secrets', 'tokens'], 'every plugin with databases has its state in the snapshot')
+    t.same(manifest.state.map(s => s.plugin), ['backup', 'reconciler', 'secrets', 'tokens'], 'every plugin with databases has its state in the snapshot')
     t.match(all.stdout, /^ {2}state {2}reconciler$/m)
     t.equal(readFileSync(join(local, snapshot, 'SHA256SUMS'), 'utf8'),
       [`${manifest.volumes[0].sha256}  volumes/${volume}.tar.gz`, ...manifest.state.map(s => `${s.sha256}  ${s.file}`)].join('\n') + '\n')
@@ -119,6 +123,88 @@ if (docker !== undefined && s3 !== undefined) {
     t.same([unknown.code, unknown.stderr], [1, 'berth: no snapshot on disk holds nothing\n'])
     const badId = await runCli(['backup', 'restore', 'db', 'yesterday'], { env })
     t.same([badId.code, badId.stderr], [2, 'berth: snapshot yesterday: expected an id like 20261123T030000000Z (see berth backup list)\n'])
+  })
+
+  t.test('a run that fails or skips a service is logged at error, counted and alerted per target; the last complete snapshot per target is a metric that survives a restart', async t => {
+    const image = await busyboxImage(docker)
+    const local = tempDir(t)
+    const blocker = join(tempDir(t), 'a-file')
+    writeFileSync(blocker, 'not a directory')
+    const { logger, lines } = capturedLogger()
+    const sections = {
+      backup: {
+        targets: [
+          { type: 'local', name: 'disk', path: local },
+          { type: 's3', name: 'bucket', endpoint: s3.endpoint, bucket: s3.bucket, prefix: 'observed', access_key: '${secrets.S3_KEY}', secret_key: '${secrets.S3_SECRET}' },
+          { type: 'local', name: 'jammed', path: join(blocker, 'backups') }
+        ]
+      }
+    }
+    const first = await reconcilerKernel(t, docker, { plugins: [backup], logger, sections })
+    const { kernel, cwd, project, token } = first
+    const alerts: OperatorAlert[] = []
+    kernel.events.on('operator.alert', alert => { alerts.push(alert) })
+    writeServices(cwd, { [project]: `[[service]]\nname = "db"\nimage = "${image}"\ncommand = ["/bin/busybox", "sleep", "3600"]\n[[service.volumes]]\nsource = "data"\ntarget = "/data"\n[service.backup]\npre_hook = "test ! -e /data/fail-hook && echo dumped > /data/dump.sql"\n` })
+    t.equal((await api(kernel, 'POST', '/api/v1/deploy', { token })).status, 200)
+    for (const [name, value] of [['S3_KEY', 'S3RVER'], ['S3_SECRET', 'S3RVER-secret-value']]) {
+      t.equal((await api(kernel, 'PUT', `/api/v1/secrets/${name}`, { token, body: { value } })).status, 201)
+    }
+    const env = { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token }
+    const metrics = async (of = kernel): Promise<string> => await (await fetch(new URL('/metrics', of.url('control')))).text()
+    const metric = (text: string, name: string, labels: string): number | undefined => {
+      const value = new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text)?.[1]
+      return value === undefined ? undefined : Number(value)
+    }
+    const errors = (): Array<Record<string, unknown>> => lines().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(entry => entry.level === 50)
+
+    // One target fails: the two others hold the snapshot, and say so in the metrics.
+    const started = Date.now()
+    const partly = await runCli(['backup', 'all'], { env, timeout: 120_000 })
+    t.equal(partly.code, 1, 'a failed target fails the command')
+    const snapshot = /^snapshot (\d{8}T\d{9}Z):/m.exec(partly.stdout)?.[1] ?? ''
+    const manifest = JSON.parse(readFileSync(join(local, snapshot, 'manifest.json'), 'utf8')) as { volumes: Array<{ bytes: number }>, state: Array<{ bytes: number }> }
+    const size = [...manifest.volumes, ...manifest.state].reduce((n, entry) => n + entry.bytes, 0)
+    let text = await metrics()
+    for (const target of ['disk', 'bucket']) {
+      const at = metric(text, 'berth_backup_last_success_timestamp_seconds', `target="${target}"`) ?? 0
+      t.ok(at * 1000 >= started - 1000 && at * 1000 <= Date.now(), `${target}: when its last complete snapshot was written`)
+      t.equal(metric(text, 'berth_backup_last_success_bytes', `target="${target}"`), size, `${target}: its bytes (archives and state files)`)
+      t.ok((metric(text, 'berth_backup_last_success_duration_seconds', `target="${target}"`) ?? 0) > 0, `${target}: how long the run took`)
+    }
+    t.equal(metric(text, 'berth_backup_last_success_timestamp_seconds', 'target="jammed"'), undefined, 'the failed target has no success')
+    t.equal(metric(text, 'berth_backup_failures_total', 'target="jammed",reason="target"'), 1)
+    t.match(alerts, [{ kind: 'backup.failed', subject: 'jammed', message: /^backup to target jammed failed: local target jammed: writing in .*a-file\/backups failed: ENOTDIR$/, at: Number, details: { reason: 'target', snapshot } }])
+    t.equal(alerts.length, 1, 'one alert: the failed target')
+    t.match(errors(), [{ plugin: 'backup', msg: 'backup finished with failures: not every target holds a complete snapshot', snapshot, targets: [{ name: 'disk', ok: true }, { name: 'bucket', ok: true }, { name: 'jammed', ok: false }] }])
+    const firstAt = metric(text, 'berth_backup_last_success_timestamp_seconds', 'target="disk"')
+
+    // The hook fails: every target gets a snapshot without the service, which is no success.
+    const mountpoint = ((await docker.getVolume(`${project}_data`).inspect()) as unknown as { Mountpoint: string }).Mountpoint
+    writeFileSync(join(mountpoint, 'fail-hook'), '')
+    alerts.length = 0
+    t.equal((await runCli(['backup', 'all'], { env, timeout: 120_000 })).code, 1)
+    t.match(alerts.map(a => [a.subject, a.details?.reason]), [['disk', 'skipped'], ['bucket', 'skipped'], ['jammed', 'target']])
+    t.match(alerts[0].message, /^snapshot \d{8}T\d{9}Z on target disk lacks db: db \(pre_hook exited with 1: \)$/)
+    text = await metrics()
+    t.equal(metric(text, 'berth_backup_last_success_timestamp_seconds', 'target="disk"'), firstAt, 'the last complete snapshot is still the first')
+    t.equal(metric(text, 'berth_backup_failures_total', 'target="disk",reason="skipped"'), 1)
+    t.equal(metric(text, 'berth_backup_failures_total', 'target="jammed",reason="target"'), 2)
+    t.equal(errors().length, 2, 'logged at error')
+
+    // The run itself fails (the S3 target's secret is gone): every target missed it.
+    t.equal((await api(kernel, 'DELETE', '/api/v1/secrets/S3_SECRET', { token })).status, 200)
+    alerts.length = 0
+    const broken = await runCli(['backup', 'all'], { env, timeout: 60_000 })
+    t.same([broken.code, broken.stderr], [1, 'berth: service "backup target bucket": env.secret_key refers to unknown secret "S3_SECRET" (set it with: berth secrets set S3_SECRET <value>)\n'])
+    t.match(alerts, ['disk', 'bucket', 'jammed'].map(subject => ({ kind: 'backup.failed', subject, message: `backup run failed before reaching target ${subject}: ${broken.stderr.slice('berth: '.length).trim()}`, details: { reason: 'run' } })))
+    t.equal(metric(await metrics(), 'berth_backup_failures_total', 'target="disk",reason="run"'), 1)
+    t.match(errors().at(-1), { msg: 'backup failed', err: { message: /unknown secret "S3_SECRET"/ } })
+    t.notMatch(lines(), 'S3RVER-secret-value', 'the S3 secret key is never logged')
+
+    // A restart: the gauges come back from the plugin's state before any run.
+    await kernel.stop()
+    const again = await reconcilerKernel(t, docker, { plugins: [backup], sections, restartOf: first })
+    t.equal(metric(await metrics(again.kernel), 'berth_backup_last_success_timestamp_seconds', 'target="disk"'), firstAt, 'kept across the restart')
   })
 
   t.test('on a valid schedule, snapshots are taken by themselves', async t => {
