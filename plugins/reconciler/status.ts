@@ -2,6 +2,7 @@
 // canary when one runs.
 import { canaryView, type CanaryView } from './canary.js'
 import type { ContainerState } from './runtime.js'
+import { originOf, type Origin } from './service-set.js'
 import type { CanaryState, StoredService } from './state.js'
 
 /** running: all desired replicas run; degraded: some do; stopped: none does; idle: zero replicas desired. */
@@ -10,6 +11,8 @@ export type ServiceStatusValue = 'running' | 'degraded' | 'stopped' | 'idle'
 export interface ServiceStatus {
   name: string
   project: string
+  /** Where its spec came from: a service file, a deploy request, or (on an agent) the leader. */
+  origin: Origin
   status: ServiceStatusValue
   /** Desired replicas (the canary is not one of them). */
   replicas: number
@@ -46,6 +49,7 @@ export function serviceStatus (stored: StoredService, containers: readonly Conta
   const entry: ServiceStatus = {
     name: spec.name,
     project: spec.project,
+    origin: originOf(stored.source),
     status,
     replicas: spec.replicas,
     running_replicas: running,
