@@ -167,7 +167,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
     })
 
   program.command('status')
-    .description('services with their running and desired replicas')
+    .description('services with their serving and desired replicas, and below the table why a service is not running as declared')
     .option('--json', 'print the status answer as JSON')
     .option('-p, --project <name>', 'only the services of this project')
     .action(async (options: { json?: boolean, project?: string }) => {
@@ -186,6 +186,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
         ...(routed ? routeColumns(s.route) : []),
         ...(canaries ? [s.canary === undefined ? '' : `${describeCanary(s.canary)}${s.canary.running ? '' : ' (not running)'}`] : [])
       ])))
+      for (const s of answer.services) if (s.reason !== undefined) console.log(`${s.name}: ${s.reason}`)
     })
 
   program.command('deploys [service]')

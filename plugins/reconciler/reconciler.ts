@@ -4,8 +4,8 @@
 // the canaries and the history.
 import { Readable, type PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
-import type { Histogram } from 'prom-client'
-import { BadRequest, Conflict, NotFound, Unavailable } from '../../kernel/index.js'
+import type { Counter, Histogram } from 'prom-client'
+import { BadRequest, Conflict, NotFound, Unavailable, type OperatorAlert } from '../../kernel/index.js'
 import type { SecretService } from '../secrets/index.js'
 import { canaryView, checkCanary, previousVersion, type CanaryView } from './canary.js'
 import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
@@ -17,7 +17,7 @@ import { mergeLogs } from './log-lines.js'
 import { planDeploy, type Desired, type DesiredCanary } from './plan.js'
 import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime.js'
 import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-set.js'
-import type { CanaryState, DeployError, HistoryEntry, ReconcilerState } from './state.js'
+import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
 import type { RemoteOutcome, Schedule, Scheduler } from './scheduler.js'
 import type { ServiceSpec } from './spec.js'
@@ -85,10 +85,26 @@ export interface ReconcilerDeps {
   settings: ReconcilerSettings
   log: Logger
   deploySeconds: Histogram<'trigger'>
+  /** Rollouts rolled back after a replacement failed its checks, by service. */
+  rollbacks: Counter<'service'>
+  /** Tell operators something they should hear about (a failed deploy, a rollback). */
+  alert: (alert: OperatorAlert) => void
   /** Called with the services whose containers changed (liveness, events). */
   changed: (services: string[]) => void
   /** Routers that drain containers before they go and say when new ones serve. */
   traffic: Traffic
+}
+
+/** What converging a deploy did on this node. */
+interface Converged {
+  /** Whether the engine could be listed (else every service failed and nothing changed). */
+  listed: boolean
+  changed: string[]
+  orphans: Array<{ name: string, project: string }>
+  /** Failed services whose replaced replicas were rolled back to their previous spec. */
+  rolledBack: string[]
+  /** Failed services whose rollout stopped at a replacement left as it is, with that container. */
+  unready: ReadonlyMap<string, string>
 }
 
 function mergeRemote (into: RemoteOutcome, from: RemoteOutcome): void {
@@ -325,7 +341,8 @@ export class Reconciler {
 
     const forgotten = run.listed ? pruned.filter(name => !failures.has(name)) : []
     const specsChanged = declared.some(({ spec }) => JSON.stringify(state.service(spec.name)?.spec) !== JSON.stringify(spec))
-    await state.save(declared, forgotten, new Map([...canaries].filter(([name]) => !failures.has(name))))
+    const saved = this.#afterDeploy(declared, hashes, failures, run, options.trigger)
+    await state.save(saved, forgotten, new Map([...canaries].filter(([name]) => !failures.has(name))))
     if (schedule !== undefined) {
       mergeRemote(remote, await schedule.shrink())
       for (const [service, reason] of schedule.unplaced) failures.set(service, failures.has(service) ? `${failures.get(service) ?? ''}; ${reason}` : reason)
@@ -357,6 +374,11 @@ export class Reconciler {
     }
     timer()
     if (result.errors.length > 0) this.#deps.log.warn({ trigger: options.trigger, errors: result.errors }, 'deploy finished with errors')
+    // An agent's leader tells its operators of what failed on the agent.
+    if (options.trigger !== 'leader') {
+      const images = new Map(declared.map(({ spec }) => [spec.name, canaries.get(spec.name)?.spec.image ?? spec.image]))
+      this.#tell(result.errors, images, saved.filter(s => run.rolledBack.includes(s.spec.name)), options.trigger)
+    }
     if (result.changed.length > 0 || result.removed.length > 0) this.#deps.changed([...result.changed, ...result.removed])
     return result
   }
@@ -367,6 +389,55 @@ export class Reconciler {
     return this.#deps.state.services()
       .filter(s => !declared.has(s.spec.name) && (prune === 'all' || originOf(s.source) === 'file'))
       .map(s => s.spec.name)
+  }
+
+  /**
+   * What to store of each declared service after a deploy: one that failed keeps its previous spec
+   * when the replicas its rollout replaced were rolled back or none of its containers changed, else
+   * the new spec stays; the failure is stored either way. A canary's failure is not its service's
+   * (the canary is removed again), which keeps the failure it had.
+   */
+  #afterDeploy (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, failures: ReadonlyMap<string, string>, run: Converged, trigger: string): Saved[] {
+    const at = new Date().toISOString()
+    return declared.map(d => {
+      const { name } = d.spec
+      const previous = this.#deps.state.service(name)
+      const error = failures.get(name)
+      if (trigger === 'canary') return { ...d, failure: previous?.failure }
+      if (error === undefined) return d
+      const failed = { at, trigger, image: d.spec.image, hash: hashes.get(name) as string, error }
+      const rolledBack = run.rolledBack.includes(name)
+      if (previous !== undefined && (rolledBack || !run.changed.includes(name))) {
+        return { spec: previous.spec, source: previous.source, failure: { ...failed, recovery: rolledBack ? 'rolled-back' : 'unchanged' } }
+      }
+      const unready = run.unready.get(name)
+      return { ...d, failure: { ...failed, recovery: 'none', ...(unready !== undefined && { unready }) } }
+    })
+  }
+
+  /**
+   * Alerts for operators: each service a deploy failed (`images`: the image it tried, by service;
+   * none for a container of no deployed service), and each of `rolledBack` (also counted).
+   */
+  #tell (errors: readonly DeployError[], images: ReadonlyMap<string, string>, rolledBack: readonly Saved[], trigger: string): void {
+    const at = Date.now()
+    for (const { service, project, error } of errors) {
+      const image = images.get(service)
+      this.#deps.alert({
+        kind: 'deploy.failed', subject: service, at,
+        message: `${trigger} of ${service}${image === undefined ? '' : ` (${image})`} failed: ${error}`,
+        details: { project, trigger, error, rolled_back: rolledBack.some(s => s.spec.name === service), ...(image !== undefined && { image }) }
+      })
+    }
+    for (const { spec, failure } of rolledBack) {
+      if (failure === undefined) continue
+      this.#deps.rollbacks.labels(spec.name).inc()
+      this.#deps.alert({
+        kind: 'deploy.rolled-back', subject: spec.name, at,
+        message: `${spec.name} was rolled back to ${spec.image}: its ${failure.trigger} of ${failure.image} failed`,
+        details: { project: spec.project, trigger: failure.trigger, from_image: failure.image, to_image: spec.image, error: failure.error }
+      })
+    }
   }
 
   /** With a scheduler (a cluster's leader): place the replicas of this deploy; undefined on a single node or an agent. */
@@ -408,7 +479,7 @@ export class Reconciler {
    * to `failures`; when the engine cannot be listed (or asked for images) every service fails with
    * that reason and `listed` is false.
    */
-  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>, kept: ReadonlySet<string>, local?: ReadonlyMap<string, readonly number[]>): Promise<{ listed: boolean, changed: string[], orphans: Array<{ name: string, project: string }> }> {
+  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>, kept: ReadonlySet<string>, local?: ReadonlyMap<string, readonly number[]>): Promise<Converged> {
     const { settings } = this.#deps
     const replicasHere = (spec: ServiceSpec): readonly number[] | undefined => local === undefined ? undefined : local.get(spec.name) ?? []
     const forced = (spec: ServiceSpec): boolean => options.force || options.assigned?.force.has(spec.name) === true
@@ -424,7 +495,11 @@ export class Reconciler {
         const canary = canaryStates.get(spec.name)
         const desiredCanary: DesiredCanary | undefined = canary === undefined ? undefined : { spec: canary.spec, hash: canary.hash, imageId: imageOf(canary.spec) }
         const indices = replicasHere(spec)
-        return { spec, hash: hashes.get(spec.name) as string, imageId: imageOf(spec), force: forced(spec), ...(desiredCanary !== undefined && { canary: desiredCanary }), ...(indices !== undefined && { replicas: indices }) }
+        const rollback = this.#rollbackOf(spec, hashes.get(spec.name) as string)
+        return {
+          spec, hash: hashes.get(spec.name) as string, imageId: imageOf(spec), force: forced(spec),
+          ...(desiredCanary !== undefined && { canary: desiredCanary }), ...(indices !== undefined && { replicas: indices }), ...(rollback !== undefined && { rollback })
+        }
       })
       const plan = planDeploy(desired, actual, { removeOrphans: options.prune !== 'none' })
       const outcome = await executePlan(plan, {
@@ -435,12 +510,20 @@ export class Reconciler {
         healthIntervalMs: 250,
         traffic: this.#deps.traffic
       }, failures)
-      return { listed: true, changed: [...outcome.changed], orphans: plan.orphans }
+      return { listed: true, changed: [...outcome.changed], orphans: plan.orphans, rolledBack: [...outcome.rolledBack], unready: outcome.unready }
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err)
       for (const { spec } of declared) if (!failures.has(spec.name)) failures.set(spec.name, reason)
-      return { listed: false, changed: [], orphans: [] }
+      return { listed: false, changed: [], orphans: [], rolledBack: [], unready: new Map() }
     }
+  }
+
+  /** Where the replicas a rollout of `spec` replaces go back to when one fails: the deployed spec, unless it is the same or the service turns rollbacks off. */
+  #rollbackOf (spec: ServiceSpec, hash: string): { spec: ServiceSpec, hash: string } | undefined {
+    const previous = this.#deps.state.service(spec.name)?.spec
+    if (previous === undefined || spec.rollback_on_failure === false) return undefined
+    const previousHash = specHash(previous, this.#deps.settings)
+    return previousHash === hash ? undefined : { spec: previous, hash: previousHash }
   }
 
   /**
