@@ -1,6 +1,6 @@
 // The orchestration commands: deploy (also as a canary), promote, rollback, redeploy, restart, status,
-// logs and reload, each a call to the control API of the running server, with progress lines while it
-// works and exit code 1 on failure.
+// deploys (the history), logs and reload, each a call to the control API of the running server, with
+// progress lines while it works and exit code 1 on failure.
 import { InvalidArgumentError } from 'commander'
 import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { controlClient } from '../tokens/control-client.js'
@@ -8,6 +8,7 @@ import type { CanaryView } from './canary.js'
 import type { DeployResult, RollbackResult } from './reconciler.js'
 import { reloadOutcome } from './reload-client.js'
 import type { ReloadRecord } from './reload.js'
+import type { HistoryEntry } from './state.js'
 import { describeCertificate, type RouteStatus, type ServiceStatus } from './status.js'
 
 /** The proxy's view of a service: replicas in rotation, and its certificate. */
@@ -42,6 +43,7 @@ function report (result: DeployResult): void {
   const rows = [
     ...result.deployed.map(name => [name, result.changed.includes(name) ? 'updated' : 'unchanged']),
     ...result.removed.map(name => [name, 'removed']),
+    ...(result.kept ?? []).map(name => [name, 'kept: deployed by a request, in no service file (--prune removes it)']),
     ...result.errors.map(e => [e.service, `failed: ${e.error}`])
   ]
   for (const [name, outcome] of rows) console.log(`  ${name.padEnd(Math.max(...rows.map(r => r[0].length)))}  ${outcome}`)
@@ -63,6 +65,23 @@ function describeCanary (canary: CanaryView): string {
   return `${canary.image} (${canary.hash.slice(0, 12)}) at ${canary.weight}%`
 }
 
+/** Services a history row names at most before it says how many more. */
+const LISTED_SERVICES = 4
+
+/** A history entry as a table row: every service of it, or (`service` given) that one service's image, hash and outcome. */
+function historyRow (entry: HistoryEntry, service: string | undefined): string[] {
+  const head = [entry.at.replace(/\.\d+Z$/, 'Z'), entry.trigger, entry.by ?? '-']
+  if (service !== undefined) {
+    const recorded = entry.services.find(s => s.name === service)
+    const error = entry.errors.find(e => e.service === service)?.error
+    return [...head, recorded?.image ?? '-', recorded?.hash.slice(0, 12) ?? '-', error === undefined ? 'deployed' : `failed: ${error}`]
+  }
+  const names = entry.services.map(s => s.name)
+  const more = names.length > LISTED_SERVICES ? ` +${names.length - LISTED_SERVICES}` : ''
+  const failed = entry.errors.map(e => e.service)
+  return [...head, `${names.slice(0, LISTED_SERVICES).join(', ')}${more}`, failed.length === 0 ? 'ok' : `${failed.length} failed: ${failed.join(', ')}`]
+}
+
 function tailOption (value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of lines')
   return Number(value)
@@ -76,11 +95,13 @@ export function reconcilerCommands (cli: CliRegistry): void {
     .description('deploy the services/*/service.toml of the server\'s working directory: all of them, or one; only changed containers are recreated')
     .option('--canary', 'run the service\'s new spec as one canary replica beside the others (which keep running) instead of replacing them')
     .option('--weight <percent>', 'with --canary: the percent of requests the proxy sends to the canary (1-99, default 10)', weightOption)
-    .action(async (service: string | undefined, options: { canary?: boolean, weight?: number }) => {
+    .option('--prune', 'also remove the services deployed by a request with a body (POST /api/v1/deploy) that no service file declares')
+    .action(async (service: string | undefined, options: { canary?: boolean, weight?: number, prune?: boolean }) => {
       if (options.weight !== undefined && options.canary !== true) throw new UsageError('--weight goes with --canary')
       if (options.canary === true && service === undefined) throw new UsageError('a canary deploys one service: berth deploy <service> --canary')
+      if (options.prune === true && (service !== undefined || options.canary === true)) throw new UsageError('--prune goes with a deploy of every service (berth deploy --prune)')
       const client = await controlClient(cli)
-      const query = service === undefined ? '' : `?service=${encodeURIComponent(service)}`
+      const query = service !== undefined ? `?service=${encodeURIComponent(service)}` : options.prune === true ? '?prune=true' : ''
       if (options.canary === true) {
         const body = { canary: options.weight === undefined ? {} : { weight: options.weight } }
         const result = await withProgress(`starting a canary of ${service as string} on ${client.url.origin}`, async () => await client.json<DeployResult & { canary: CanaryView }>('POST', `/api/v1/deploy${query}`, body))
@@ -146,7 +167,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
     })
 
   program.command('status')
-    .description('services with their running and desired replicas')
+    .description('services with their serving and desired replicas, and below the table why a service is not running as declared')
     .option('--json', 'print the status answer as JSON')
     .option('-p, --project <name>', 'only the services of this project')
     .action(async (options: { json?: boolean, project?: string }) => {
@@ -165,6 +186,26 @@ export function reconcilerCommands (cli: CliRegistry): void {
         ...(routed ? routeColumns(s.route) : []),
         ...(canaries ? [s.canary === undefined ? '' : `${describeCanary(s.canary)}${s.canary.running ? '' : ' (not running)'}`] : [])
       ])))
+      for (const s of answer.services) if (s.reason !== undefined) console.log(`${s.name}: ${s.reason}`)
+    })
+
+  program.command('deploys [service]')
+    .description('the deploy history, oldest first: when, the trigger, who asked, the services and what failed; with a service, only its deploys, with its image, hash and outcome')
+    .option('--json', 'print the history answer as JSON (only the entries of the service, when one is named)')
+    .action(async (service: string | undefined, options: { json?: boolean }) => {
+      const client = await controlClient(cli)
+      const { deploys } = await client.json<{ deploys: HistoryEntry[] }>('GET', '/api/v1/deploys')
+      const entries = service === undefined ? deploys : deploys.filter(d => d.services.some(s => s.name === service))
+      if (options.json === true) {
+        console.log(JSON.stringify({ deploys: entries }, null, 2))
+        return
+      }
+      if (entries.length === 0) {
+        console.log(service === undefined ? 'no deploys recorded' : `no deploys of ${service} recorded`)
+        return
+      }
+      const header = service === undefined ? ['AT', 'TRIGGER', 'BY', 'SERVICES', 'RESULT'] : ['AT', 'TRIGGER', 'BY', 'IMAGE', 'HASH', 'RESULT']
+      console.log(formatTable(header, entries.map(entry => historyRow(entry, service))))
     })
 
   program.command('logs <service>')

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { BadRequest, messageOf } from '../../kernel/index.js'
 import { isTable, type Table } from './fields.js'
-import { setProblems, type Declared } from './service-set.js'
+import { REQUEST_SOURCE, setProblems, type Declared } from './service-set.js'
 import { NAME, parseService, type ParseContext } from './spec.js'
 
 const SERVICE_FILE = 'service.toml'
@@ -91,12 +91,12 @@ export function discoverServices (options: DiscoveryOptions): Declared[] {
 /** The `services` array of a deploy request body; throws SpecError on any problem. */
 export function parseRequestServices (body: unknown, options: Omit<DiscoveryOptions, 'servicesDir'>): Declared[] {
   const services = isTable(body) ? body.services : undefined
-  if (!Array.isArray(services) || services.length === 0) throw new SpecError(['request body: services must be a non-empty array of service entries'])
+  if (!Array.isArray(services) || services.length === 0) throw new SpecError([`${REQUEST_SOURCE}: services must be a non-empty array of service entries`])
   if (isTable(body)) {
-    for (const key of Object.keys(body)) if (key !== 'services') throw new SpecError([`request body: ${key} is not a known field`])
+    for (const key of Object.keys(body)) if (key !== 'services') throw new SpecError([`${REQUEST_SOURCE}: ${key} is not a known field`])
   }
   const problems: string[] = []
-  const declared = parseTables(services, 'request body', { cwd: options.cwd, runtimes: options.runtimes }, problems, i => `services[${i}]`)
+  const declared = parseTables(services, REQUEST_SOURCE, { cwd: options.cwd, runtimes: options.runtimes }, problems, i => `services[${i}]`)
   if (problems.length > 0) throw new SpecError(problems)
   return declared
 }

@@ -249,6 +249,12 @@ export class DockerRuntime implements Runtime {
     return binding === undefined ? undefined : reachable(binding.HostIp, Number(binding.HostPort))
   }
 
+  async health (id: string): Promise<ContainerState['health']> {
+    const info = await this.#call('inspecting a container', async () => await (await this.#engine()).getContainer(id).inspect())
+    const status = info.State.Health?.Status
+    return status === 'starting' || status === 'healthy' || status === 'unhealthy' ? status : undefined
+  }
+
   async logs (id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream> {
     const docker = await this.#engine()
     const container = docker.getContainer(id)

@@ -1,11 +1,13 @@
 // Carrying out a plan: orphans first, then layer after layer in boot order; within a layer services
 // run side by side with container operations under one parallelism bound. A failing service becomes
 // an error entry and holds back only the services that depend on it. Dependencies with a health path
-// are waited for before their dependants start.
+// are waited for before their dependants start. A replacement replica must pass its checks before the
+// next is replaced; when one does not, the replicas the rollout replaced are rolled back to the
+// previous spec (when the plan gives one).
 import type { Limiter } from './limit.js'
 import type { Action, Plan, ServicePlan } from './plan.js'
 import { probe } from './probe.js'
-import type { Runtime } from './runtime.js'
+import type { ContainerState, Runtime } from './runtime.js'
 import type { ServiceSpec } from './spec.js'
 import type { TrafficHooks } from './traffic.js'
 
@@ -28,40 +30,115 @@ export interface Outcome {
   changed: Set<string>
   /** Error message per failed service. */
   failures: Map<string, string>
+  /** Failed services whose replaced replicas run their previous spec again. */
+  rolledBack: Set<string>
+  /** Failed services whose rollout stopped at a replacement that did not pass its checks and was left as it is: that container. */
+  unready: Map<string, string>
+}
+
+/** A rollout that failed and whose replaced replicas were rolled back to the previous spec. */
+class RolledBack extends Error {}
+
+/** A replacement that was created but did not pass its checks: the rollout stops at it. */
+class NotReady extends Error {
+  readonly container: string
+
+  constructor (message: string, container: string) {
+    super(message)
+    this.container = container
+  }
 }
 
 function ofKind<K extends Action['kind']> (actions: readonly Action[], kind: K): Array<Extract<Action, { kind: K }>> {
   return actions.filter((a): a is Extract<Action, { kind: K }> => a.kind === kind)
 }
 
-async function waitHealthy (runtime: Runtime, spec: ServiceSpec, ids: readonly string[], deps: ExecutorDeps): Promise<void> {
+/**
+ * Wait until each container of `ids` passes its service's checks: its `health` path answers 2xx/3xx
+ * and, with `engine`, the engine's `healthcheck` says healthy. Within one deadline for all of them.
+ */
+async function waitHealthy (runtime: Runtime, spec: ServiceSpec, ids: readonly string[], deps: ExecutorDeps, engine: boolean): Promise<void> {
   const { health, port } = spec
-  if (health === undefined || port === undefined) return
+  const http = health !== undefined && port !== undefined
+  const checked = engine && spec.healthcheck !== undefined
+  if (!http && !checked) return
   const deadline = Date.now() + deps.healthTimeoutMs
-  for (const id of ids) {
-    for (;;) {
+  const passes = async (id: string): Promise<boolean> => {
+    if (http) {
       const address = await runtime.address(id, port)
-      if (address !== undefined && await probe(address, health, Math.min(2000, deps.healthTimeoutMs))) break
-      if (Date.now() > deadline) throw new Error(`health check ${health} did not pass within ${deps.healthTimeoutMs / 1000} s`)
+      if (address === undefined || !await probe(address, health, Math.min(2000, deps.healthTimeoutMs))) return false
+    }
+    return !checked || await runtime.health(id) === 'healthy'
+  }
+  for (const id of ids) {
+    while (!await passes(id)) {
+      if (Date.now() > deadline) throw new Error(`${http ? `health check ${health}` : 'the engine\'s healthcheck'} did not pass within ${deps.healthTimeoutMs / 1000} s`)
       await new Promise(resolve => setTimeout(resolve, deps.healthIntervalMs))
     }
   }
 }
 
-/** The removals among `actions`, side by side, each container drained first. */
-async function removeContainers (actions: readonly Action[], deps: ExecutorDeps): Promise<void> {
-  await Promise.all(ofKind(actions, 'remove').map(async a => {
-    await deps.traffic.drain(a.container)
-    await deps.limit(async () => { await deps.runtime(a.container.runtime).remove(a.container.id) })
+/** Remove `containers` side by side, each drained first. */
+async function removeAll (containers: readonly ContainerState[], deps: ExecutorDeps): Promise<void> {
+  await Promise.all(containers.map(async container => {
+    await deps.traffic.drain(container)
+    await deps.limit(async () => { await deps.runtime(container.runtime).remove(container.id) })
   }))
 }
 
+/** The removals among `actions`. */
+async function removeContainers (actions: readonly Action[], deps: ExecutorDeps): Promise<void> {
+  await removeAll(ofKind(actions, 'remove').map(a => a.container), deps)
+}
+
+/** A spec to run, and where a rollout that fails goes back to. */
+interface Rollout {
+  spec: ServiceSpec
+  hash: string
+  canary: boolean
+  /** The previous spec of the numbered replicas; undefined: a failed rollout leaves them as they are. */
+  previous?: { spec: ServiceSpec, hash: string }
+}
+
+/** Create a replacement `replica` of `spec` and wait until it passes its checks (health path, engine healthcheck, the router's readiness). */
+async function replacement (spec: ServiceSpec, hash: string, replica: number, env: Record<string, string>, canary: boolean, deps: ExecutorDeps): Promise<string> {
+  const runtime = deps.runtime(spec.runtime)
+  const id = await deps.limit(async () => await runtime.create({ spec, replica, hash, env, canary }))
+  try {
+    await waitHealthy(runtime, spec, [id], deps, true)
+    await deps.traffic.ready(spec, id)
+  } catch (err) {
+    throw new NotReady(err instanceof Error ? err.message : String(err), id)
+  }
+  return id
+}
+
 /**
- * One group's actions (the numbered replicas of `spec`, or its canary): removals and new containers
- * side by side, replacements one at a time (rolling): each old container is drained and removed, its
- * successor created, and the next one waits until the successor serves. Returns the containers touched.
+ * A rollout failed at the last of `replicas`: replace every replica it had replaced (the failing one
+ * included) by one of the previous spec, one at a time, each checked. Throws RolledBack with the
+ * rollout's error, or an error saying the rollback failed too.
  */
-async function runGroup (actions: readonly Action[], spec: ServiceSpec, hash: string, canary: boolean, deps: ExecutorDeps): Promise<string[]> {
+async function rollBack (replicas: readonly number[], previous: NonNullable<Rollout['previous']>, failure: unknown, deps: ExecutorDeps): Promise<never> {
+  const reason = failure instanceof Error ? failure.message : String(failure)
+  const runtime = deps.runtime(previous.spec.runtime)
+  try {
+    await removeAll((await runtime.list()).filter(c => c.service === previous.spec.name && c.canary !== true && replicas.includes(c.replica)), deps)
+    const env = deps.resolveEnv(previous.spec)
+    for (const replica of replicas) await replacement(previous.spec, previous.hash, replica, env, false, deps)
+  } catch (err) {
+    throw new Error(`${reason}; rolling back to ${previous.spec.image} failed too: ${err instanceof Error ? err.message : String(err)}`)
+  }
+  throw new RolledBack(`${reason}; rolled back to ${previous.spec.image}`)
+}
+
+/**
+ * One group's actions (the numbered replicas of a rollout, or its canary): removals and new
+ * containers side by side, replacements one at a time (rolling: the old container drained and
+ * removed, its successor created and checked before the next), rolled back when one fails and the
+ * rollout has a previous spec. Returns the containers touched.
+ */
+async function runGroup (actions: readonly Action[], rollout: Rollout, deps: ExecutorDeps): Promise<string[]> {
+  const { spec, hash, canary } = rollout
   await removeContainers(actions, deps)
   const runtime = deps.runtime(spec.runtime)
   const env = actions.some(a => a.kind === 'create' || a.kind === 'recreate') ? deps.resolveEnv(spec) : {}
@@ -71,10 +148,17 @@ async function runGroup (actions: readonly Action[], spec: ServiceSpec, hash: st
   }
   const create = async (replica: number): Promise<string> => await serving(await deps.limit(async () => await runtime.create({ spec, replica, hash, env, canary })))
   const touched: string[] = []
-  for (const a of ofKind(actions, 'recreate')) {
-    await deps.traffic.drain(a.container)
-    await deps.limit(async () => { await runtime.remove(a.container.id) })
-    touched.push(await create(a.replica))
+  const replaced: number[] = []
+  try {
+    for (const a of ofKind(actions, 'recreate')) {
+      replaced.push(a.replica)
+      await deps.traffic.drain(a.container)
+      await deps.limit(async () => { await runtime.remove(a.container.id) })
+      touched.push(await replacement(spec, hash, a.replica, env, canary, deps))
+    }
+  } catch (err) {
+    if (rollout.previous === undefined) throw err
+    await rollBack(replaced, rollout.previous, err, deps)
   }
   touched.push(...await Promise.all(ofKind(actions, 'create').map(async a => await create(a.replica))))
   touched.push(...await Promise.all(ofKind(actions, 'start').map(async a => {
@@ -94,15 +178,17 @@ async function runService (plan: ServicePlan, deps: ExecutorDeps, waitForHealth:
     await removeContainers(plan.actions, deps)
     return
   }
-  const touched = await runGroup(plan.actions, desired.spec, desired.hash, false, deps)
+  const touched = await runGroup(plan.actions, { spec: desired.spec, hash: desired.hash, canary: false, previous: desired.rollback }, deps)
   const canary = desired.canary
-  if (plan.canaryActions.length > 0) await runGroup(plan.canaryActions, canary?.spec ?? desired.spec, canary?.hash ?? '', true, deps)
-  if (waitForHealth) await waitHealthy(deps.runtime(desired.spec.runtime), desired.spec, touched, deps)
+  if (plan.canaryActions.length > 0) await runGroup(plan.canaryActions, { spec: canary?.spec ?? desired.spec, hash: canary?.hash ?? '', canary: true }, deps)
+  if (waitForHealth) await waitHealthy(deps.runtime(desired.spec.runtime), desired.spec, touched, deps, false)
 }
 
 /** Run `plan`; services already in `failures` (failed pulls) are skipped, and new failures are added. */
 export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map<string, string>): Promise<Outcome> {
   const changed = new Set<string>()
+  const rolledBack = new Set<string>()
+  const unready = new Map<string, string>()
   const run = async (service: ServicePlan, waitForHealth: boolean): Promise<void> => {
     if ((service.actions.length === 0 && service.canaryActions.length === 0) || failures.has(service.name)) return
     const blocker = service.desired?.spec.depends_on.find(d => failures.has(d))
@@ -115,6 +201,8 @@ export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map
       await runService(service, deps, waitForHealth)
     } catch (err) {
       failures.set(service.name, err instanceof Error ? err.message : String(err))
+      if (err instanceof RolledBack) rolledBack.add(service.name)
+      if (err instanceof NotReady) unready.set(service.name, err.container)
     }
   }
   await Promise.all(plan.orphans.map(async s => { await run(s, false) }))
@@ -122,5 +210,5 @@ export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map
   for (const layer of plan.layers) {
     await Promise.all(layer.map(async s => { await run(s, dependedOn.has(s.name)) }))
   }
-  return { changed, failures }
+  return { changed, failures, rolledBack, unready }
 }

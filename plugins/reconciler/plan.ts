@@ -16,6 +16,8 @@ export interface Desired {
   canary?: DesiredCanary
   /** The replica indices this node runs (a cluster places the others elsewhere); absent: 1 to spec.replicas. */
   replicas?: readonly number[]
+  /** The spec the replicas a rollout replaced go back to when a replacement fails its checks; absent: they stay as they are. */
+  rollback?: { spec: ServiceSpec, hash: string }
 }
 
 /** One replica of another spec of the service, beside its numbered replicas. */

@@ -4,8 +4,8 @@
 // the canaries and the history.
 import { Readable, type PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
-import type { Histogram } from 'prom-client'
-import { BadRequest, Conflict, NotFound, Unavailable } from '../../kernel/index.js'
+import type { Counter, Histogram } from 'prom-client'
+import { BadRequest, Conflict, NotFound, Unavailable, type OperatorAlert } from '../../kernel/index.js'
 import type { SecretService } from '../secrets/index.js'
 import { canaryView, checkCanary, previousVersion, type CanaryView } from './canary.js'
 import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
@@ -16,8 +16,8 @@ import { limiter, type Limiter } from './limit.js'
 import { mergeLogs } from './log-lines.js'
 import { planDeploy, type Desired, type DesiredCanary } from './plan.js'
 import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime.js'
-import { setProblems, type Declared } from './service-set.js'
-import type { CanaryState, DeployError, HistoryEntry, ReconcilerState } from './state.js'
+import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-set.js'
+import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
 import type { RemoteOutcome, Schedule, Scheduler } from './scheduler.js'
 import type { ServiceSpec } from './spec.js'
@@ -40,7 +40,12 @@ export interface DeployResult {
   changed: string[]
   /** Services no longer declared whose containers were removed. */
   removed: string[]
+  /** A deploy of the service files: deployed services no file declares that it left as they are (they came from deploy requests; pruning removes them). Absent when none. */
+  kept?: string[]
 }
+
+/** Which deployed services a deploy removes when it does not declare them: none, those that came from service files, or all. */
+export type Prune = 'none' | 'files' | 'all'
 
 /** How images are pulled: by the rules (latest always, other tags when absent), always, or only when absent. */
 export type PullPolicy = 'rules' | 'always' | 'missing'
@@ -48,7 +53,8 @@ export type PullPolicy = 'rules' | 'always' | 'missing'
 interface DeployOptions {
   trigger: string
   by?: string
-  removeOrphans: boolean
+  /** Which services not declared here are removed (with their containers; containers of no deployed service go with any but 'none'). */
+  prune: Prune
   pull: PullPolicy
   /** Recreate every replica even when nothing changed. */
   force: boolean
@@ -79,10 +85,26 @@ export interface ReconcilerDeps {
   settings: ReconcilerSettings
   log: Logger
   deploySeconds: Histogram<'trigger'>
+  /** Rollouts rolled back after a replacement failed its checks, by service. */
+  rollbacks: Counter<'service'>
+  /** Tell operators something they should hear about (a failed deploy, a rollback). */
+  alert: (alert: OperatorAlert) => void
   /** Called with the services whose containers changed (liveness, events). */
   changed: (services: string[]) => void
   /** Routers that drain containers before they go and say when new ones serve. */
   traffic: Traffic
+}
+
+/** What converging a deploy did on this node. */
+interface Converged {
+  /** Whether the engine could be listed (else every service failed and nothing changed). */
+  listed: boolean
+  changed: string[]
+  orphans: Array<{ name: string, project: string }>
+  /** Failed services whose replaced replicas were rolled back to their previous spec. */
+  rolledBack: string[]
+  /** Failed services whose rollout stopped at a replacement left as it is, with that container. */
+  unready: ReadonlyMap<string, string>
 }
 
 function mergeRemote (into: RemoteOutcome, from: RemoteOutcome): void {
@@ -152,18 +174,22 @@ export class Reconciler {
     return stored
   }
 
-  /** Deploy what the service files declare: everything (orphans removed), or the one service named. */
-  async deployFiles (options: { service?: string, by?: string, reload?: boolean }): Promise<DeployResult> {
+  /**
+   * Deploy what the service files declare: everything, or the one service named. A deploy of
+   * everything removes the services that came from files and are declared no more (with `prune`,
+   * also those that came from deploy requests).
+   */
+  async deployFiles (options: { service?: string, by?: string, reload?: boolean, prune?: boolean }): Promise<DeployResult> {
     return await this.#exclusive(async () => {
       const { cwd, services_dir: servicesDir } = this.#deps.settings
       const declared = discoverServices({ cwd, servicesDir, runtimes: [...this.#deps.runtimes.keys()] })
       const reload = options.reload === true
       if (options.service === undefined) {
-        return await this.#deploy(declared, { trigger: reload ? 'reload' : 'deploy', by: options.by, removeOrphans: true, pull: reload ? 'always' : 'rules', force: reload })
+        return await this.#deploy(declared, { trigger: reload ? 'reload' : 'deploy', by: options.by, prune: options.prune === true ? 'all' : 'files', pull: reload ? 'always' : 'rules', force: reload })
       }
       const one = declared.find(d => d.spec.name === options.service)
       if (one === undefined) throw new NotFound(`no service named "${options.service}" in ${servicesDir}/*/service.toml`)
-      return await this.#deploy([one], { trigger: 'deploy', by: options.by, removeOrphans: false, pull: 'rules', force: false })
+      return await this.#deploy([one], { trigger: 'deploy', by: options.by, prune: 'none', pull: 'rules', force: false })
     })
   }
 
@@ -178,7 +204,7 @@ export class Reconciler {
       // Problems among the services already deployed are not this request's, except a cycle it closes.
       const problems = setProblems([...others, ...declared]).filter(p => p.startsWith('request body') || p.includes('depends_on cycle'))
       if (problems.length > 0) throw new SpecError(problems)
-      return await this.#deploy(declared, { trigger: 'deploy', by, removeOrphans: false, pull: 'rules', force: false })
+      return await this.#deploy(declared, { trigger: 'deploy', by, prune: 'none', pull: 'rules', force: false })
     })
   }
 
@@ -186,7 +212,7 @@ export class Reconciler {
   async redeploy (name: string, by?: string): Promise<DeployResult> {
     return await this.#exclusive(async () => {
       const stored = this.#known(name)
-      return await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'redeploy', by, removeOrphans: false, pull: 'always', force: true })
+      return await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'redeploy', by, prune: 'none', pull: 'always', force: true })
     })
   }
 
@@ -196,7 +222,7 @@ export class Reconciler {
     }
     return await this.#exclusive(async () => {
       const stored = this.#known(name)
-      const result = await this.#deploy([{ spec: { ...stored.spec, replicas }, source: stored.source }], { trigger: 'scale', by, removeOrphans: false, pull: 'missing', force: false })
+      const result = await this.#deploy([{ spec: { ...stored.spec, replicas }, source: stored.source }], { trigger: 'scale', by, prune: 'none', pull: 'missing', force: false })
       return { ...result, replicas }
     })
   }
@@ -216,7 +242,7 @@ export class Reconciler {
       if (running?.hash === hash) return await this.#reweighCanary({ ...running, weight })
       checkCanary(stable, running, { spec: candidate.spec, hash, stableHash: specHash(stable.spec, this.#deps.settings) })
       const canary: CanaryState = { spec: candidate.spec, source: candidate.source, hash, weight, started_at: new Date().toISOString(), ...(by !== undefined && { by }) }
-      const result = await this.#deploy([{ spec: stable.spec, source: stable.source }], { trigger: 'canary', by, removeOrphans: false, pull: 'rules', force: false, canaries: new Map([[name, canary]]) })
+      const result = await this.#deploy([{ spec: stable.spec, source: stable.source }], { trigger: 'canary', by, prune: 'none', pull: 'rules', force: false, canaries: new Map([[name, canary]]) })
       // A canary that did not start leaves nothing behind (the next deploy removes what an unreachable engine kept).
       if (result.errors.length > 0) {
         await this.#removeCanaryContainers(name).catch((err: unknown) => { this.#deps.log.warn({ err, service: name }, 'the failed canary\'s container was not removed') })
@@ -258,7 +284,7 @@ export class Reconciler {
       this.#known(name)
       const canary = this.#deps.state.canary(name)
       if (canary === undefined) throw new Conflict(`no canary of "${name}" is running`)
-      return await this.#deploy([{ spec: canary.spec, source: canary.source }], { trigger: 'promote', by, removeOrphans: false, pull: 'rules', force: false, canaries: new Map([[name, null]]) })
+      return await this.#deploy([{ spec: canary.spec, source: canary.source }], { trigger: 'promote', by, prune: 'none', pull: 'rules', force: false, canaries: new Map([[name, null]]) })
     })
   }
 
@@ -272,12 +298,12 @@ export class Reconciler {
       const hash = specHash(stored.spec, this.#deps.settings)
       const canary = this.#deps.state.canary(name)
       if (canary !== undefined) {
-        const result = await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'rollback', by, removeOrphans: false, pull: 'missing', force: false, canaries: new Map([[name, null]]) })
+        const result = await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'rollback', by, prune: 'none', pull: 'missing', force: false, canaries: new Map([[name, null]]) })
         return { ...result, rollback: { from: { image: canary.spec.image, hash: canary.hash, canary: true }, to: { image: stored.spec.image, hash } } }
       }
       const previous = previousVersion(this.#deps.state.history(), name, hash)
       if (previous === undefined) throw new Conflict(`no earlier version of "${name}" in the deploy history to roll back to`)
-      const result = await this.#deploy([{ spec: previous.spec, source: stored.source }], { trigger: 'rollback', by, removeOrphans: false, pull: 'rules', force: false })
+      const result = await this.#deploy([{ spec: previous.spec, source: stored.source }], { trigger: 'rollback', by, prune: 'none', pull: 'rules', force: false })
       return { ...result, rollback: { from: { image: stored.spec.image, hash, canary: false }, to: { image: previous.spec.image, hash: previous.hash } } }
     })
   }
@@ -307,15 +333,16 @@ export class Reconciler {
     if (schedule !== undefined) mergeRemote(remote, await schedule.grow())
     const projects = new Map(declared.map(d => [d.spec.name, d.spec.project]))
     const local = schedule?.local ?? options.assigned?.replicas
-    const run = await this.#converge(declared, hashes, options, failures, canaries, local)
+    const declaredNames = new Set(declared.map(d => d.spec.name))
+    const pruned = this.#pruned(declaredNames, options.prune)
+    const kept = options.prune === 'none' ? [] : state.services().map(s => s.spec.name).filter(name => !declaredNames.has(name) && !pruned.includes(name))
+    const run = await this.#converge(declared, hashes, options, failures, canaries, new Set(kept), local)
     for (const orphan of run.orphans) projects.set(orphan.name, orphan.project)
 
-    const declaredNames = new Set(declared.map(d => d.spec.name))
-    const forgotten = options.removeOrphans && run.listed
-      ? state.services().map(s => s.spec.name).filter(name => !declaredNames.has(name) && !failures.has(name))
-      : []
+    const forgotten = run.listed ? pruned.filter(name => !failures.has(name)) : []
     const specsChanged = declared.some(({ spec }) => JSON.stringify(state.service(spec.name)?.spec) !== JSON.stringify(spec))
-    await state.save(declared, forgotten, new Map([...canaries].filter(([name]) => !failures.has(name))))
+    const saved = this.#afterDeploy(declared, hashes, failures, run, options.trigger)
+    await state.save(saved, forgotten, new Map([...canaries].filter(([name]) => !failures.has(name))))
     if (schedule !== undefined) {
       mergeRemote(remote, await schedule.shrink())
       for (const [service, reason] of schedule.unplaced) failures.set(service, failures.has(service) ? `${failures.get(service) ?? ''}; ${reason}` : reason)
@@ -328,7 +355,8 @@ export class Reconciler {
       deployed: declared.map(d => d.spec.name).filter(name => !failures.has(name)),
       errors: [...failures].map(([service, error]) => ({ service, project: projects.get(service) ?? '', error })),
       changed: [...new Set([...run.changed, ...remote.changed.filter(name => declaredNames.has(name))])],
-      removed: [...new Set([...run.orphans.map(o => o.name).filter(name => !failures.has(name)), ...forgotten])]
+      removed: [...new Set([...run.orphans.map(o => o.name).filter(name => !failures.has(name)), ...forgotten])],
+      ...(kept.length > 0 && { kept })
     }
     if (specsChanged || result.changed.length > 0 || result.removed.length > 0 || result.errors.length > 0) {
       await state.record({
@@ -346,8 +374,70 @@ export class Reconciler {
     }
     timer()
     if (result.errors.length > 0) this.#deps.log.warn({ trigger: options.trigger, errors: result.errors }, 'deploy finished with errors')
+    // An agent's leader tells its operators of what failed on the agent.
+    if (options.trigger !== 'leader') {
+      const images = new Map(declared.map(({ spec }) => [spec.name, canaries.get(spec.name)?.spec.image ?? spec.image]))
+      this.#tell(result.errors, images, saved.filter(s => run.rolledBack.includes(s.spec.name)), options.trigger)
+    }
     if (result.changed.length > 0 || result.removed.length > 0) this.#deps.changed([...result.changed, ...result.removed])
     return result
+  }
+
+  /** The deployed services a deploy declaring `declared` removes: with 'files' only those that came from service files. */
+  #pruned (declared: ReadonlySet<string>, prune: Prune): string[] {
+    if (prune === 'none') return []
+    return this.#deps.state.services()
+      .filter(s => !declared.has(s.spec.name) && (prune === 'all' || originOf(s.source) === 'file'))
+      .map(s => s.spec.name)
+  }
+
+  /**
+   * What to store of each declared service after a deploy: one that failed keeps its previous spec
+   * when the replicas its rollout replaced were rolled back or none of its containers changed, else
+   * the new spec stays; the failure is stored either way. A canary's failure is not its service's
+   * (the canary is removed again), which keeps the failure it had.
+   */
+  #afterDeploy (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, failures: ReadonlyMap<string, string>, run: Converged, trigger: string): Saved[] {
+    const at = new Date().toISOString()
+    return declared.map(d => {
+      const { name } = d.spec
+      const previous = this.#deps.state.service(name)
+      const error = failures.get(name)
+      if (trigger === 'canary') return { ...d, failure: previous?.failure }
+      if (error === undefined) return d
+      const failed = { at, trigger, image: d.spec.image, hash: hashes.get(name) as string, error }
+      const rolledBack = run.rolledBack.includes(name)
+      if (previous !== undefined && (rolledBack || !run.changed.includes(name))) {
+        return { spec: previous.spec, source: previous.source, failure: { ...failed, recovery: rolledBack ? 'rolled-back' : 'unchanged' } }
+      }
+      const unready = run.unready.get(name)
+      return { ...d, failure: { ...failed, recovery: 'none', ...(unready !== undefined && { unready }) } }
+    })
+  }
+
+  /**
+   * Alerts for operators: each service a deploy failed (`images`: the image it tried, by service;
+   * none for a container of no deployed service), and each of `rolledBack` (also counted).
+   */
+  #tell (errors: readonly DeployError[], images: ReadonlyMap<string, string>, rolledBack: readonly Saved[], trigger: string): void {
+    const at = Date.now()
+    for (const { service, project, error } of errors) {
+      const image = images.get(service)
+      this.#deps.alert({
+        kind: 'deploy.failed', subject: service, at,
+        message: `${trigger} of ${service}${image === undefined ? '' : ` (${image})`} failed: ${error}`,
+        details: { project, trigger, error, rolled_back: rolledBack.some(s => s.spec.name === service), ...(image !== undefined && { image }) }
+      })
+    }
+    for (const { spec, failure } of rolledBack) {
+      if (failure === undefined) continue
+      this.#deps.rollbacks.labels(spec.name).inc()
+      this.#deps.alert({
+        kind: 'deploy.rolled-back', subject: spec.name, at,
+        message: `${spec.name} was rolled back to ${spec.image}: its ${failure.trigger} of ${failure.image} failed`,
+        details: { project: spec.project, trigger: failure.trigger, from_image: failure.image, to_image: spec.image, error: failure.error }
+      })
+    }
   }
 
   /** With a scheduler (a cluster's leader): place the replicas of this deploy; undefined on a single node or an agent. */
@@ -356,7 +446,7 @@ export class Reconciler {
     if (scheduler === undefined) return undefined
     const { state } = this.#deps
     const names = new Set(declared.map(d => d.spec.name))
-    const removed = options.removeOrphans ? state.services().map(s => s.spec.name).filter(name => !names.has(name)) : []
+    const removed = this.#pruned(names, options.prune)
     const kept = state.services().filter(s => !names.has(s.spec.name) && !removed.includes(s.spec.name)).map(s => s.spec)
     const changing = new Set(declared.filter(({ spec }) => options.force || JSON.stringify(state.service(spec.name)?.spec) !== JSON.stringify(spec)).map(d => d.spec.name))
     return await scheduler.schedule({
@@ -385,15 +475,16 @@ export class Reconciler {
   }
 
   /**
-   * List, pull, plan and execute. Failures are added to `failures`; when the engine cannot be listed
-   * (or asked for images) every service fails with that reason and `listed` is false.
+   * List, pull, plan and execute; the containers of `kept` services are left alone. Failures are added
+   * to `failures`; when the engine cannot be listed (or asked for images) every service fails with
+   * that reason and `listed` is false.
    */
-  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>, local?: ReadonlyMap<string, readonly number[]>): Promise<{ listed: boolean, changed: string[], orphans: Array<{ name: string, project: string }> }> {
+  async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>, kept: ReadonlySet<string>, local?: ReadonlyMap<string, readonly number[]>): Promise<Converged> {
     const { settings } = this.#deps
     const replicasHere = (spec: ServiceSpec): readonly number[] | undefined => local === undefined ? undefined : local.get(spec.name) ?? []
     const forced = (spec: ServiceSpec): boolean => options.force || options.assigned?.force.has(spec.name) === true
     try {
-      const actual = await this.localContainers()
+      const actual = (await this.localContainers()).filter(c => !kept.has(c.service))
       const canaryStates = new Map(declared.flatMap(({ spec }) => {
         const canary = this.#canaryAfter(spec.name, canaries)
         return canary === undefined ? [] : [[spec.name, canary] as const]
@@ -404,9 +495,13 @@ export class Reconciler {
         const canary = canaryStates.get(spec.name)
         const desiredCanary: DesiredCanary | undefined = canary === undefined ? undefined : { spec: canary.spec, hash: canary.hash, imageId: imageOf(canary.spec) }
         const indices = replicasHere(spec)
-        return { spec, hash: hashes.get(spec.name) as string, imageId: imageOf(spec), force: forced(spec), ...(desiredCanary !== undefined && { canary: desiredCanary }), ...(indices !== undefined && { replicas: indices }) }
+        const rollback = this.#rollbackOf(spec, hashes.get(spec.name) as string)
+        return {
+          spec, hash: hashes.get(spec.name) as string, imageId: imageOf(spec), force: forced(spec),
+          ...(desiredCanary !== undefined && { canary: desiredCanary }), ...(indices !== undefined && { replicas: indices }), ...(rollback !== undefined && { rollback })
+        }
       })
-      const plan = planDeploy(desired, actual, { removeOrphans: options.removeOrphans })
+      const plan = planDeploy(desired, actual, { removeOrphans: options.prune !== 'none' })
       const outcome = await executePlan(plan, {
         runtime: name => this.#runtime(name),
         limit: this.#limit,
@@ -415,12 +510,20 @@ export class Reconciler {
         healthIntervalMs: 250,
         traffic: this.#deps.traffic
       }, failures)
-      return { listed: true, changed: [...outcome.changed], orphans: plan.orphans }
+      return { listed: true, changed: [...outcome.changed], orphans: plan.orphans, rolledBack: [...outcome.rolledBack], unready: outcome.unready }
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err)
       for (const { spec } of declared) if (!failures.has(spec.name)) failures.set(spec.name, reason)
-      return { listed: false, changed: [], orphans: [] }
+      return { listed: false, changed: [], orphans: [], rolledBack: [], unready: new Map() }
     }
+  }
+
+  /** Where the replicas a rollout of `spec` replaces go back to when one fails: the deployed spec, unless it is the same or the service turns rollbacks off. */
+  #rollbackOf (spec: ServiceSpec, hash: string): { spec: ServiceSpec, hash: string } | undefined {
+    const previous = this.#deps.state.service(spec.name)?.spec
+    if (previous === undefined || spec.rollback_on_failure === false) return undefined
+    const previousHash = specHash(previous, this.#deps.settings)
+    return previousHash === hash ? undefined : { spec: previous, hash: previousHash }
   }
 
   /**
@@ -495,9 +598,9 @@ export class Reconciler {
    * leader sent them); any other service this node runs is removed.
    */
   async applyAssigned (services: readonly AssignedService[], options: { force: readonly string[], pull: PullPolicy }): Promise<DeployResult> {
-    return await this.#exclusive(async () => await this.#deploy(services.map(s => ({ spec: s.spec, source: 'the leader' })), {
+    return await this.#exclusive(async () => await this.#deploy(services.map(s => ({ spec: s.spec, source: LEADER_SOURCE })), {
       trigger: 'leader',
-      removeOrphans: true,
+      prune: 'all',
       pull: options.pull,
       force: false,
       assigned: { replicas: new Map(services.map(s => [s.spec.name, s.replicas])), force: new Set(options.force) },
@@ -508,7 +611,7 @@ export class Reconciler {
   /** Place every deployed service again and converge (a cluster's node drained, gone or forgotten); what did not move stays as it is. */
   async reschedule (trigger: string): Promise<DeployResult> {
     return await this.#exclusive(async () => await this.#deploy(this.#deps.state.services().map(s => ({ spec: s.spec, source: s.source })), {
-      trigger, removeOrphans: false, pull: 'missing', force: false
+      trigger, prune: 'none', pull: 'missing', force: false
     }))
   }
 

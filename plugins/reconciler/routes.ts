@@ -54,16 +54,18 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
   const by = (request: FastifyRequest): string | undefined => tokens.caller(request)?.name
 
   return async app => {
-    app.post<{ Querystring: { service?: string }, Body: unknown }>('/deploy', deployer, async request => {
+    app.post<{ Querystring: { service?: string, prune?: string }, Body: unknown }>('/deploy', deployer, async request => {
       const { service } = request.query
+      const prune = parseFlag('prune', request.query.prune)
       const { weight, rest } = takeCanary(request.body)
       const named = isEmptyBody(rest)
       if (!named && service !== undefined) throw new BadRequest('give either a body with services or ?service=, not both')
+      if (prune && (!named || service !== undefined || weight !== undefined)) throw new BadRequest('prune goes with a deploy of every service file (no body, no ?service=, no canary)')
       if (weight !== undefined) {
         if (named && service === undefined) throw new BadRequest('a canary deploys one service: name it with ?service= or give one entry in services')
         return await reconciler.deployCanary(named ? { service: service as string } : { body: rest }, weight, by(request))
       }
-      if (named) return await reconciler.deployFiles({ service, by: by(request) })
+      if (named) return await reconciler.deployFiles({ service, by: by(request), prune })
       return await reconciler.deployRequest(rest, by(request))
     })
 

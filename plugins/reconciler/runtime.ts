@@ -62,6 +62,8 @@ export interface Runtime {
   remove(id: string): Promise<void>
   /** Where a container's primary port is published now (it may change when the container restarts). */
   address(id: string, port: number): Promise<{ host: string, port: number } | undefined>
+  /** What the engine's health check of a container says now; undefined when it has none. */
+  health(id: string): Promise<ContainerState['health']>
   /** Output of a container: the last `tail` lines, then new lines while `follow`; stdout and stderr merged. */
   logs(id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream>
   info(): Promise<RuntimeInfo>

@@ -2,10 +2,22 @@
 // domain and per host port; and the boot order (layers: each service after everything it depends on).
 import type { ServiceSpec } from './spec.js'
 
-/** A service with where it was declared ("services/web/service.toml" or "request body"). */
+/** A service with where it was declared ("services/web/service.toml", "request body" or "the leader"). */
 export interface Declared {
   spec: ServiceSpec
   source: string
+}
+
+/** The source of a service declared in a deploy request's body. */
+export const REQUEST_SOURCE = 'request body'
+/** The source of a service an agent runs because its leader sent it. */
+export const LEADER_SOURCE = 'the leader'
+
+/** Where a service came from: a service file, a deploy request (the API: `db create`, `POST /deploy` with a body), or an agent's leader. */
+export type Origin = 'file' | 'request' | 'leader'
+
+export function originOf (source: string): Origin {
+  return source === REQUEST_SOURCE ? 'request' : source === LEADER_SOURCE ? 'leader' : 'file'
 }
 
 function where (d: Declared): string {

@@ -33,6 +33,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   const runtimes = new Map<string, Runtime>([[docker.name, docker]])
   const restarts = ctx.metrics.counter({ name: 'berth_reconciler_liveness_restarts_total', help: 'Containers restarted after failing liveness probes.', labelNames: ['service'] })
   const deploySeconds = ctx.metrics.histogram({ name: 'berth_reconciler_deploy_seconds', help: 'Duration of deploys, by trigger.', labelNames: ['trigger'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] })
+  const rollbacks = ctx.metrics.counter({ name: 'berth_reconciler_rollbacks_total', help: 'Rollouts rolled back to the previous spec after a replacement failed its checks.', labelNames: ['service'] })
 
   const liveness = new Liveness({
     runtime: name => runtimes.get(name) as Runtime,
@@ -62,6 +63,8 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     settings: { ...config, cwd: ctx.cwd, node_name: nodeName },
     log: ctx.log,
     deploySeconds,
+    rollbacks,
+    alert: alert => { ctx.events.emit('operator.alert', alert) },
     changed: services => {
       ctx.events.emit('reconciler.changed', { services })
       void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })

@@ -51,6 +51,8 @@ export interface ServiceSpec {
   resources?: { memory?: string, cpu?: number }
   internal: boolean
   placement?: { node: string }
+  /** `false` (the only value kept; absent means true): a rollout that fails leaves its replicas as they are instead of rolling them back. */
+  rollback_on_failure?: false
 }
 
 const DEFAULT_RUNTIME = 'docker'
@@ -200,6 +202,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const resources = readResources(fields)
   const internal = fields.boolean('internal') ?? false
   const node = readOneString(fields, 'placement', 'node')
+  const rollback = fields.boolean('rollback_on_failure')
   fields.finish()
   for (const field of ['health', 'domain', 'liveness']) {
     if (fields.has(field) && !fields.has('port')) fields.fail('port', `is required when ${field} is set`)
@@ -220,5 +223,6 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (preHook !== undefined) spec.backup = { pre_hook: preHook }
   if (resources !== undefined) spec.resources = resources
   if (node !== undefined) spec.placement = { node }
+  if (rollback === false) spec.rollback_on_failure = false
   return spec
 }

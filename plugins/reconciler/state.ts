@@ -1,6 +1,8 @@
-// What the reconciler keeps in LMDB: the desired spec of every deployed service, its canary if one
-// runs, the deploy history (for rollbacks), the last reload, liveness restart counts, and this node's id. Containers themselves are never stored:
-// the engine is asked each time, so the state survives `kill -9` and adoption needs nothing extra.
+// What the reconciler keeps in LMDB: the desired spec of every deployed service (with how its last
+// deploy failed, if it did), its canary if one runs, the deploy
+// history (for rollbacks), the last reload, liveness restart counts, and this node's id. Containers
+// themselves are never stored: the engine is asked each time, so the state survives `kill -9` and
+// adoption needs nothing extra.
 import { randomBytes } from 'node:crypto'
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
@@ -10,9 +12,35 @@ import type { ServiceSpec } from './spec.js'
 
 export interface StoredService {
   spec: ServiceSpec
-  /** Where it was declared: a service file, or "request body". */
+  /** Where it was declared: a service file, "request body", or "the leader". */
   source: string
   deployed_at: string
+  /** The last deploy of the service failed (a later one that succeeds clears it). */
+  failure?: DeployFailure
+}
+
+/**
+ * How the last deploy of a service failed, and what runs since: `rolled-back`, the replicas it had
+ * replaced run the previous spec again (which stays the desired one); `unchanged`, it failed before
+ * any container changed (the previous spec stays the desired one); `none`, the new spec stays the
+ * desired one and its containers stay as the failure left them (rollback_on_failure off, the
+ * rollback failed too, or no earlier spec).
+ */
+export interface DeployFailure {
+  at: string
+  trigger: string
+  /** The spec that failed: its image and container hash. */
+  image: string
+  hash: string
+  error: string
+  recovery: 'rolled-back' | 'unchanged' | 'none'
+  /** With `none`: the replacement that did not pass its checks, left as it is (it does not count as serving). */
+  unready?: string
+}
+
+/** A service to store: its spec and source, and how this deploy of it failed, if it did. */
+export interface Saved extends Declared {
+  failure?: DeployFailure
 }
 
 /** A canary: one replica of another spec running beside a service's replicas, with its share of requests. */
@@ -87,13 +115,13 @@ export class ReconcilerState {
   }
 
   /**
-   * Store the specs of `declared`, forget `removed` (and their canaries), and set (a state) or end
-   * (null) the canaries named in `canaries`, in one transaction.
+   * Store the specs of `declared` (with their failures), forget `removed` (and their
+   * canaries), and set (a state) or end (null) the canaries named in `canaries`, in one transaction.
    */
-  async save (declared: readonly Declared[], removed: readonly string[] = [], canaries: ReadonlyMap<string, CanaryState | null> = new Map()): Promise<void> {
+  async save (declared: readonly Saved[], removed: readonly string[] = [], canaries: ReadonlyMap<string, CanaryState | null> = new Map()): Promise<void> {
     const now = new Date().toISOString()
     await this.#store.transaction(() => {
-      for (const { spec, source } of declared) void this.#services.put(spec.name, { spec, source, deployed_at: now })
+      for (const { spec, source, failure } of declared) void this.#services.put(spec.name, { spec, source, deployed_at: now, ...(failure !== undefined && { failure }) })
       for (const [name, canary] of canaries) void (canary === null ? this.#canaries.remove(name) : this.#canaries.put(name, canary))
       for (const name of removed) {
         void this.#services.remove(name)

@@ -1,19 +1,30 @@
-// The status entry of a service: its desired spec next to the containers the engine reports, and its
-// canary when one runs.
+// The status entry of a service: its desired spec next to the containers the engine reports (counting
+// the replicas that serve), why it is not running as declared, and its canary when one runs.
 import { canaryView, type CanaryView } from './canary.js'
 import type { ContainerState } from './runtime.js'
-import type { CanaryState, StoredService } from './state.js'
+import { originOf, type Origin } from './service-set.js'
+import type { CanaryState, DeployFailure, StoredService } from './state.js'
 
-/** running: all desired replicas run; degraded: some do; stopped: none does; idle: zero replicas desired. */
-export type ServiceStatusValue = 'running' | 'degraded' | 'stopped' | 'idle'
+/**
+ * running: every desired replica serves and the last deploy succeeded; failed: the last deploy failed
+ * and left the new spec's containers as they were (no rollback); stopped: no replica container runs;
+ * degraded: otherwise (fewer replicas serve than desired, or the last deploy failed and the service
+ * runs its previous spec); idle: zero replicas desired.
+ */
+export type ServiceStatusValue = 'running' | 'degraded' | 'failed' | 'stopped' | 'idle'
 
 export interface ServiceStatus {
   name: string
   project: string
+  /** Where its spec came from: a service file, a deploy request, or (on an agent) the leader. */
+  origin: Origin
   status: ServiceStatusValue
   /** Desired replicas (the canary is not one of them). */
   replicas: number
+  /** Replicas that serve: running, healthy when the service has an engine healthcheck, and not a replacement left by a failed rollout. */
   running_replicas: number
+  /** Why it is not running as declared: its last deploy's failure, or why repairing it fails. */
+  reason?: string
   image: string
   domain?: string
   /** Liveness restarts since the service was first deployed. */
@@ -37,18 +48,37 @@ export interface RouteStatus {
 /** Gives the route of a service, if it is routed; set by the router that runs. */
 export type RouteReporter = (service: string) => RouteStatus | undefined
 
-export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number, canary?: CanaryState): ServiceStatus {
-  const { spec } = stored
-  const running = containers.filter(c => c.running && c.canary !== true).length
-  const status: ServiceStatusValue = spec.replicas === 0 && running === 0
-    ? 'idle'
-    : running >= spec.replicas ? 'running' : running === 0 ? 'stopped' : 'degraded'
+/** Whether a replica container serves: it runs, the engine calls it healthy (when it checks), and a failed rollout did not leave it unready. */
+function serves (c: ContainerState, failure: DeployFailure | undefined): boolean {
+  return c.running && c.canary !== true && (c.health === undefined || c.health === 'healthy') && c.id !== failure?.unready
+}
+
+/** One line on a failed deploy: what failed, and what runs since. */
+function failureReason (failure: DeployFailure, image: string): string {
+  return `${failure.trigger} of ${failure.image} failed: ${failure.error}${failure.recovery === 'unchanged' ? `; ${image} runs as before` : ''}`
+}
+
+function statusValue (replicas: number, serving: number, running: number, failure: DeployFailure | undefined): ServiceStatusValue {
+  if (failure?.recovery === 'none') return 'failed'
+  if (replicas === 0 && running === 0) return 'idle'
+  if (serving >= replicas && failure === undefined) return 'running'
+  return running === 0 ? 'stopped' : 'degraded'
+}
+
+/** `repair`: why repairing the service fails, when it does. */
+export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number, canary?: CanaryState, repair?: string): ServiceStatus {
+  const { spec, failure } = stored
+  const replicas = containers.filter(c => c.canary !== true)
+  const serving = replicas.filter(c => serves(c, failure)).length
+  const reason = failure === undefined ? repair : failureReason(failure, spec.image)
   const entry: ServiceStatus = {
     name: spec.name,
     project: spec.project,
-    status,
+    origin: originOf(stored.source),
+    status: statusValue(spec.replicas, serving, replicas.filter(c => c.running).length, failure),
+    ...(reason !== undefined && { reason }),
     replicas: spec.replicas,
-    running_replicas: running,
+    running_replicas: serving,
     image: spec.image,
     restarts,
     containers: [...containers].sort((a, b) => a.replica - b.replica).map(c => ({

@@ -22,6 +22,8 @@ export const BUSYBOX_IMAGE = 'berth-test/busybox:2'
 export const HTTPD_IMAGE = 'berth-test/httpd:1'
 export const HTTPD_PORT = '8080/tcp'
 export const HTTPD_INDEX = '<h1>berth-test httpd</h1>\n'
+/** Exposes HTTPD_PORT but listens on nothing, and exits two seconds after it starts: never healthy, restarted by the engine again and again. */
+export const NEVER_HEALTHY_IMAGE = 'berth-test/never-healthy:1'
 
 async function answers (docker: Docker): Promise<boolean> {
   try {
@@ -158,6 +160,14 @@ export async function httpdImage (docker: Docker): Promise<string> {
     mkdirSync(join(root, 'www'))
     writeFileSync(join(root, 'www', 'index.html'), HTTPD_INDEX)
     return [`EXPOSE ${HTTPD_PORT}`, 'CMD ["/bin/busybox", "httpd", "-f", "-p", "8080", "-h", "/www"]']
+  })
+}
+
+/** NEVER_HEALTHY_IMAGE, built if missing (installs busybox-static). */
+export async function neverHealthyImage (docker: Docker): Promise<string> {
+  return await ensureImage(docker, NEVER_HEALTHY_IMAGE, root => {
+    placeBusybox(root)
+    return [`EXPOSE ${HTTPD_PORT}`, 'CMD ["/bin/busybox", "sh", "-c", "echo starting; sleep 2; exit 1"]']
   })
 }
 

@@ -1,6 +1,10 @@
 // The orchestration commands as an operator runs them, against `berth server` in a child process
-// whose working directory holds services/ and cluster.toml: progress, tables, JSON, logs, exit codes.
+// whose working directory holds services/ and cluster.toml: progress, tables, JSON, logs, the deploy
+// history, pruning, exit codes.
 import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { HistoryEntry } from '../../../plugins/reconciler/state.js'
 import { runCli, spawnCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
 import { dockerEngine } from '../../support/docker.js'
@@ -26,6 +30,30 @@ if (docker !== undefined) {
     t.match(deployed.stderr, /^deploying all services on http:\/\/127\.0\.0\.1:\d+ …\n/, 'progress on stderr')
     t.equal(deployed.stdout, '  talker  updated\n1 deployed (1 updated), 0 removed, 0 failed\n')
     t.equal((await cli('deploy', 'talker')).stdout, '  talker  unchanged\n1 deployed (0 updated), 0 removed, 0 failed\n')
+
+    // A service a request deployed stays through a plain deploy of the files; --prune removes it.
+    const token = readFileSync(join(server.stateDir, 'admin.token'), 'utf8').trim()
+    const requested = await fetch(`${server.url}/api/v1/deploy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ services: [{ name: 'asked', project, image, command: ['/bin/busybox', 'sleep', '3600'] }] })
+    })
+    t.equal(requested.status, 200, await requested.text())
+    t.equal((await cli('deploy')).stdout, '  talker  unchanged\n  asked   kept: deployed by a request, in no service file (--prune removes it)\n1 deployed (0 updated), 0 removed, 0 failed\n')
+    const pruned = await cli('deploy', '--prune')
+    t.equal(pruned.code, 0, pruned.stderr)
+    t.equal(pruned.stdout, '  talker  unchanged\n  asked   removed\n1 deployed (0 updated), 1 removed, 0 failed\n', 'the CLI says what it removed')
+
+    // The history: every deploy that changed something, oldest first; one service's; JSON.
+    const history = await cli('deploys')
+    t.equal(history.code, 0, history.stderr)
+    const stamp = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ'
+    t.match(history.stdout, new RegExp(`^AT +TRIGGER +BY +SERVICES +RESULT\\n${stamp} +deploy +admin +talker +ok\\n${stamp} +deploy +admin +asked +ok\\n${stamp} +deploy +admin +talker +ok\\n$`))
+    const asked = await cli('deploys', 'asked')
+    t.match(asked.stdout, new RegExp(`^AT +TRIGGER +BY +IMAGE +HASH +RESULT\\n${stamp} +deploy +admin +${image.replace(/[.]/g, '\\.')} +[0-9a-f]{12} +deployed\\n$`))
+    const talkerHistory = JSON.parse((await cli('deploys', 'talker', '--json')).stdout) as { deploys: HistoryEntry[] }
+    t.same(talkerHistory.deploys.map(d => [d.trigger, d.deployed]), [['deploy', ['talker']], ['deploy', ['talker']]], 'JSON holds the entries of that service only')
+    t.equal((await cli('deploys', 'nobody')).stdout, 'no deploys of nobody recorded\n')
 
     const table = await cli('status')
     t.equal(table.code, 0, table.stderr)
@@ -57,6 +85,7 @@ if (docker !== undefined) {
 
     for (const [args, code, message] of [
       [['deploy', 'nope'], 1, 'berth: no service named "nope" in services/*/service.toml'],
+      [['deploy', 'talker', '--prune'], 2, 'berth: --prune goes with a deploy of every service (berth deploy --prune)'],
       [['logs', 'talker', '--tail', 'x'], 2, 'berth: option \'-n, --tail <lines>\' argument \'x\' is invalid. must be a whole number of lines']
     ] as const) {
       const result = await cli(...args)

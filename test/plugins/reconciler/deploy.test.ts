@@ -1,5 +1,6 @@
-// Deploys against the real Docker engine: only changed services are recreated, orphans are removed,
-// replicas scale up and down, ports are published on 127.0.0.1, and the status reports it all.
+// Deploys against the real Docker engine: only changed services are recreated, orphans are removed
+// (those of deploy requests only when pruning), replicas scale up and down, ports are published on
+// 127.0.0.1, and the status reports it all.
 import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
 import { requireComponent } from '../../support/component.js'
@@ -118,5 +119,39 @@ if (docker !== undefined) {
     t.same(gone.body, { removed: ['other'], containers: 1 })
     t.same((await instanceContainers(docker, instance)).size, 0, 'no container left')
     t.equal((await api(kernel, 'DELETE', `/api/v1/projects/${project}`, { token })).status, 404)
+  })
+
+  t.test('a deploy of the files keeps the services a request deployed, unless it prunes', async t => {
+    const { kernel, cwd, instance, token } = await setup(t, docker)
+    const project = `p${instance.slice(-6)}`
+    writeServices(cwd, { [project]: sleeper('filed') })
+    t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
+    const requested = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', {
+      token, body: { services: [{ name: 'asked', project, image: 'berth-test/busybox:2', command: ['/bin/busybox', 'sleep', '3600'] }] }
+    })
+    t.same(requested.body, { deployed: ['asked'], errors: [], changed: ['asked'], removed: [] })
+    const status = await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })
+    t.same(status.body.services.map(s => [s.name, s.origin]).sort(), [['asked', 'request'], ['filed', 'file']], 'the status says where each came from')
+    const asked = (await instanceContainers(docker, instance)).get(`${project}-asked-1`)?.Id
+
+    const plain = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
+    t.same(plain.body, { deployed: ['filed'], errors: [], changed: [], removed: [], kept: ['asked'] }, 'a plain deploy keeps it and says so')
+    t.equal((await instanceContainers(docker, instance)).get(`${project}-asked-1`)?.Id, asked, 'its container was not touched')
+
+    writeServices(cwd, { [project]: sleeper('other') })
+    const edited = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
+    t.same(edited.body, { deployed: ['other'], errors: [], changed: ['other'], removed: ['filed'], kept: ['asked'] }, 'a service gone from the files is still removed')
+
+    for (const query of ['?prune=true&service=other', '?prune=yes']) {
+      const refused = await api(kernel, 'POST', `/api/v1/deploy${query}`, { token })
+      t.equal(refused.status, 400, query)
+    }
+    const withBody = await api(kernel, 'POST', '/api/v1/deploy?prune=true', { token, body: { services: [{ name: 'x', project, image: 'berth-test/busybox:2' }] } })
+    t.same([withBody.status, withBody.body], [400, { error: 'prune goes with a deploy of every service file (no body, no ?service=, no canary)' }])
+
+    const pruned = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy?prune=true', { token })
+    t.same(pruned.body, { deployed: ['other'], errors: [], changed: [], removed: ['asked'] }, 'pruning removes it')
+    t.same([...(await instanceContainers(docker, instance)).keys()], [`${project}-other-1`])
+    t.same((await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })).body.services.map(s => s.name), ['other'])
   })
 }

@@ -94,6 +94,17 @@ image = "postgres:16"
   t.equal(db.spec.project, 'store', 'the file\'s project applies to every service in it')
 })
 
+t.test('rollback_on_failure: kept only when false', async t => {
+  const cwd = project(t, {
+    p: '[[service]]\nname = "a"\nimage = "x:1"\nrollback_on_failure = false\n[[service]]\nname = "b"\nimage = "x:1"\nrollback_on_failure = true\n'
+  })
+  const [a, b] = discover(cwd)
+  t.equal(a.spec.rollback_on_failure, false)
+  t.notOk('rollback_on_failure' in b.spec, 'true is the default, and is not kept')
+  const wrong = project(t, { p: '[[service]]\nname = "a"\nimage = "x:1"\nrollback_on_failure = "no"\n' })
+  t.same(problems(() => discover(wrong)), ['services/p/service.toml: service "a": rollback_on_failure must be true or false, got "no"'])
+})
+
 t.test('problems name the file, the service and the field, all at once', async t => {
   const cwd = project(t, {
     web: `[[service]]
@@ -209,7 +220,7 @@ t.test('the hash changes with container fields only', async t => {
   t.match(base, /^[0-9a-f]{64}$/)
   t.equal(specHash({ ...spec }, settings), base, 'deterministic')
   t.equal(specHash({ ...spec, env: {} }, settings), base, 'key order and empty defaults do not matter')
-  for (const [field, changed] of Object.entries({ replicas: 5, domain: 'a.example.com', health: '/h', depends_on: ['x'], internal: true })) {
+  for (const [field, changed] of Object.entries({ replicas: 5, domain: 'a.example.com', health: '/h', depends_on: ['x'], internal: true, rollback_on_failure: false })) {
     t.equal(specHash({ ...spec, [field]: changed }, settings), base, `${field} does not recreate containers`)
   }
   for (const [field, changed] of Object.entries({ image: 'x:2', env: { A: '1' }, command: ['sh'], port: 81, resources: { memory: '1g' } })) {
