@@ -1,9 +1,11 @@
 // Declarative server functions: each names itself, its module, who may call it, the schema of its
-// arguments and its handler. The registry refuses duplicate names and validates arguments.
+// arguments and its handler. The registry refuses duplicate names, validates arguments, and takes the
+// attribution fields out of results for roles that may not see them (people.ts).
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { BadRequest, NotFound } from '../../kernel/index.js'
+import { hideAttribution } from './people.js'
 import { mayCall, type Role } from './roles.js'
 import type { SessionRecord } from './sessions.js'
 
@@ -78,13 +80,16 @@ export class FunctionRegistry {
     return [...this.#functions.values()].filter(({ fn }) => this.allows(role, fn)).map(({ fn }) => fn.name)
   }
 
-  /** Validate `raw` against the function's schema (defaults filled in) and run it; BadRequest names the first problem. */
+  /**
+   * Validate `raw` against the function's schema (defaults filled in) and run it; BadRequest names the
+   * first problem. Attribution fields are taken out of the result for roles that may not see them.
+   */
   async call (name: string, raw: unknown, caller: Caller): Promise<unknown> {
     const registered = this.#functions.get(name)
     if (registered === undefined) throw new NotFound(`no server function "${name}"`)
     const args = Value.Default(registered.fn.args, raw)
     const problem = registered.check.Errors(args).First()
     if (problem !== undefined) throw new BadRequest(`invalid arguments: ${problem.path === '' ? '' : `${problem.path}: `}${problem.message}`)
-    return await registered.fn.handler(args, caller)
+    return hideAttribution(await registered.fn.handler(args, caller), caller.session?.role)
   }
 }

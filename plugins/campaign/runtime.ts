@@ -14,7 +14,9 @@ import { RecordStore } from './modules/kit.js'
 import { PostStore, type Post } from './modules/posts.js'
 import { authInfoFunctions } from './modules/auth-info.js'
 import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/feedback.js'
-import { Fundraising, fundraisingFunctions, type Donation, type Donor } from './modules/fundraising.js'
+import { loadRules } from './modules/compliance-rules.js'
+import { Elections } from './modules/elections.js'
+import { Fundraising, fundraisingFunctions, type StoredDonation, type StoredDonor } from './modules/fundraising.js'
 import { KnowledgeBase, knowledgeBaseFunctions, type KbDocument } from './modules/knowledge-base.js'
 import { volunteerFunctions, type Volunteer } from './modules/volunteers.js'
 import { IdpClient } from './oidc-client.js'
@@ -47,10 +49,10 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
   const volunteers = ctx.store.db<Volunteer, string>('volunteers')
   const kb = new KnowledgeBase(ctx.store.db<KbDocument, string>('kb-documents'), ctx.store.db<string, [string, number]>('kb-passages'))
   const fundraising = new Fundraising({
-    donors: ctx.store.db<Donor, string>('donors'),
-    donations: ctx.store.db<Donation, [string, string, string]>('donations'),
+    donors: ctx.store.db<StoredDonor, string>('donors'),
+    donations: ctx.store.db<StoredDonation, [string, string, string]>('donations'),
     transaction: async fn => await ctx.store.transaction(fn)
-  }, config.contribution_limit_cents)
+  }, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
 
   const registry = new FunctionRegistry()
   const posts = new PostStore(new RecordStore(ctx.store.db<Post, string>('posts'), config.max_posts))

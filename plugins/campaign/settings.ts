@@ -17,7 +17,12 @@ export const campaignSection = ((Type) => Type.Object({
   login_timeout_seconds: Type.Integer({ minimum: 1, default: 600, description: 'How long a started login may take to come back from the IDP.' }),
   max_pending_logins: Type.Integer({ minimum: 1, default: 1000, description: 'Most logins waiting for the IDP at once; the oldest gives way.' }),
   max_request_bytes: Type.Integer({ minimum: 64, default: 262144, description: 'Largest server-function request body in bytes (413 beyond).' }),
-  contribution_limit_cents: Type.Integer({ minimum: 1, default: 350000, description: 'Most one donor may give in a calendar year, in cents.' }),
+  contribution_limit_cents: Type.Integer({ minimum: 1, default: 350000, description: 'Most one donor may give toward one election (a primary, a general), in cents.' }),
+  election_cycles: Type.Array(Type.Object({
+    name: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$', description: 'The cycle\'s name, e.g. 2026; elections are named <name>-primary and <name>-general.' }),
+    primary: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Day of the primary election (YYYY-MM-DD); without one, the cycle has only its general.' })),
+    general: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Day of the general election (YYYY-MM-DD).' })
+  }, { additionalProperties: false }), { default: [], description: 'Election cycles for the contribution limits; empty: the United States federal cycles (a general election on the Tuesday after the first Monday of November of each even year, no primary).' }),
   generator_url: Type.String({ default: '', description: 'Base URL of an OpenAI-compatible chat API up to /v1 (Ollama: http://127.0.0.1:11434/v1); empty: the local engine only.' }),
   generator_model: Type.String({ default: '', description: 'Model name sent to the generative provider (required with generator_url).' }),
   generator_api_key: Type.String({ default: '', description: 'Bearer key of the provider, normally ${secrets.NAME} (needs the secrets plugin); empty sends none.' }),

@@ -3,6 +3,7 @@
 import type { Database } from 'lmdb'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { USER_VIEW } from '../people.js'
 import type { Role } from '../roles.js'
 import type { ModuleFeedback } from './feedback.js'
 
@@ -51,7 +52,9 @@ export function adminFunctions (sources: AdminSources): ServerFunction[] {
       module: 'admin',
       access: [],
       args: NoArgs,
-      handler: () => ({ users: [...sources.users.getRange()].map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)) })
+      handler: (_args, { session }) => ({
+        users: [...sources.users.getRange()].map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)).map(u => USER_VIEW.show(u, session?.role))
+      })
     })
   ]
 }

@@ -1,8 +1,9 @@
 // Call intelligence: analyze-transcript analyses a canvassing call (call-analysis.ts) and stores it;
 // call-trends aggregates the stored calls per day or week (outcomes, mean sentiment, top issues) and
-// lists the recent ones, newest first.
+// lists the recent ones, newest first, each shown through CALL_VIEW (the contact's name to staff only).
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { CALL_VIEW } from '../people.js'
 import { mean, round } from '../language/text-stats.js'
 import { analyzeCall, OUTCOMES, type Outcome } from './call-analysis.js'
 import { bucketStart } from './hourly.js'
@@ -102,7 +103,7 @@ export function callIntelligenceFunctions (kit: ModuleKit): ServerFunction[] {
       module: 'call-intelligence',
       access: ['staff', 'readonly'],
       args: TrendArgs,
-      handler: async args => {
+      handler: async (args, { session }) => {
         const { from, to } = timeRange(args)
         const engine = await kit.language()
         const inRange = [...calls.between(from, to)]
@@ -119,7 +120,7 @@ export function callIntelligenceFunctions (kit: ModuleKit): ServerFunction[] {
           bucket: args.bucket,
           totals: aggregateCalls(inRange),
           buckets: [...byBucket].sort((a, b) => a[0].localeCompare(b[0])).map(([start, group]) => ({ bucket_start: start, ...aggregateCalls(group) })),
-          calls: page.items.map(({ id: _id, ...call }) => call),
+          calls: page.items.map(({ id: _id, ...call }) => CALL_VIEW.show(call, session?.role)),
           next_cursor: page.next_cursor,
           engine: engine.name
         }

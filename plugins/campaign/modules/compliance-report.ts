@@ -1,8 +1,9 @@
 // The compliance report of a period: the donations received in it (totals, donors near or over the
-// limit, donors to itemise), the compliance checks run in it (failures by rule), and the regulatory
+// limit of an election, donors to itemise in a cycle), the compliance checks run in it (failures by rule), and the regulatory
 // deadlines in it or just after; each section cites the records it was computed from.
 import { shiftDay } from './due-dates.js'
-import { dollars, type Fundraising } from './fundraising.js'
+import { cycleOfElection, electionName } from './elections.js'
+import { dollars, netCents, type Donation, type Fundraising } from './fundraising.js'
 import type { Severity } from './compliance-rules.js'
 import type { StoredRegulation } from './regulatory-monitor.js'
 import type { SourceList } from './source-list.js'
@@ -25,7 +26,7 @@ export interface StoredCheck {
   checked_at: string
 }
 
-export interface DonorStanding { donor_id: string, name: string, year: string, total_cents: number, remaining_cents: number, standing: 'over' | 'at' | 'near' }
+export interface DonorStanding { donor_id: string, name: string, election: string, total_cents: number, remaining_cents: number, standing: 'over' | 'at' | 'near' }
 
 export interface DonationSection {
   donations: number
@@ -33,7 +34,7 @@ export interface DonationSection {
   donors: number
   largest_cents: number
   near_or_over_limit: DonorStanding[]
-  itemized_donors: Array<{ donor_id: string, name: string, year: string, total_cents: number }>
+  itemized_donors: Array<{ donor_id: string, name: string, cycle: string, total_cents: number }>
   sources: string[]
 }
 
@@ -51,15 +52,15 @@ export interface DeadlineSection {
   sources: string[]
 }
 
-const years = (from: string, to: string): string[] => Array.from({ length: Number(to.slice(0, 4)) - Number(from.slice(0, 4)) + 1 }, (_, i) => String(Number(from.slice(0, 4)) + i))
 const cited = (sources: SourceList, cites: Iterable<number>): string[] => [...new Set(cites)].sort((a, b) => a - b).map(cite => `[${cite}] ${sources.items[cite - 1].line}`)
+const net = (gifts: readonly Donation[]): number => gifts.reduce((sum, g) => sum + netCents(g), 0)
 
 /**
- * Donations with `received_on` in [from, to]; for each calendar year the period touches, the donors
- * who gave in the period whose year total reaches `nearShare` of the limit (near), the limit (at) or
- * more (over), and those above the itemisation threshold.
+ * Donations with `received_on` in [from, to] (amounts net of refunds); for each election the period's
+ * gifts count toward, the donors whose total toward it reaches `nearShare` of the limit (near), the
+ * limit (at) or more (over); for each cycle, those whose gifts in it pass the itemisation threshold.
  */
-export function donationSection (fundraising: Fundraising, from: string, to: string, nearShare: number, itemizeAbove: number, sources: SourceList): DonationSection {
+export function donationSection (fundraising: Fundraising, from: string, to: string, nearShare: number, sources: SourceList): DonationSection {
   const limit = fundraising.limitCents
   let donations = 0
   let total = 0
@@ -74,20 +75,23 @@ export function donationSection (fundraising: Fundraising, from: string, to: str
     if (inPeriod.length === 0) continue
     givers.add(donor.donor_id)
     donations += inPeriod.length
-    total += inPeriod.reduce((sum, g) => sum + g.amount_cents, 0)
-    largest = Math.max(largest, ...inPeriod.map(g => g.amount_cents))
-    for (const year of years(from, to)) {
-      if (!inPeriod.some(g => g.received_on.startsWith(year))) continue
-      const yearTotal = fundraising.givenIn(donor.donor_id, year)
-      const line = (): number => sources.add('donations', `${donor.donor_id}:${year}`, `fundraising: ${donor.name} (donor ${donor.donor_id}), ${plural(gifts.filter(g => g.received_on.startsWith(year)).length, 'gift')} in ${year}, ${dollars(yearTotal)}`)
-      if (yearTotal >= nearShare * limit) {
-        cites.push(line())
-        standings.push({ donor_id: donor.donor_id, name: donor.name, year, total_cents: yearTotal, remaining_cents: Math.max(0, limit - yearTotal), standing: yearTotal > limit ? 'over' : yearTotal === limit ? 'at' : 'near' })
-      }
-      if (yearTotal > itemizeAbove) {
-        cites.push(line())
-        itemized.push({ donor_id: donor.donor_id, name: donor.name, year, total_cents: yearTotal })
-      }
+    total += net(inPeriod)
+    largest = Math.max(largest, ...inPeriod.map(netCents))
+    const line = (key: string, what: string, counted: readonly Donation[]): number =>
+      sources.add('donations', `${donor.donor_id}:${key}`, `fundraising: ${donor.name} (donor ${donor.donor_id}), ${plural(counted.length, 'gift')} ${what}, ${dollars(net(counted))}`)
+    for (const election of new Set(inPeriod.map(g => g.election))) {
+      const toward = gifts.filter(g => g.election === election)
+      const given = net(toward)
+      if (given < nearShare * limit) continue
+      cites.push(line(election, `toward ${electionName(election)}`, toward))
+      standings.push({ donor_id: donor.donor_id, name: donor.name, election, total_cents: given, remaining_cents: Math.max(0, limit - given), standing: given > limit ? 'over' : given === limit ? 'at' : 'near' })
+    }
+    for (const cycle of new Set(inPeriod.map(g => cycleOfElection(g.election)))) {
+      const inCycle = gifts.filter(g => cycleOfElection(g.election) === cycle)
+      const given = net(inCycle)
+      if (given <= fundraising.itemizeAboveCents) continue
+      cites.push(line(`cycle:${cycle}`, `in the ${cycle} cycle`, inCycle))
+      itemized.push({ donor_id: donor.donor_id, name: donor.name, cycle, total_cents: given })
     }
   }
   const all = sources.add('donations', `period:${from}:${to}`, `fundraising store: ${donations} donations received ${from} to ${to} from ${givers.size} donors`)

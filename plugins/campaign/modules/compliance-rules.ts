@@ -1,10 +1,11 @@
 // The compliance rule set (data/compliance-rules.toml) and how a text is checked against it:
 // disclaimers and required fields per channel, what a request for money must carry, prohibited
-// phrases, and the contribution limit with the donor's gifts of the year from the fundraising store.
+// phrases, and the contribution limit with the donor's gifts toward the election from the fundraising store.
 import { Type, type Static } from '../../../kernel/schema.js'
 import type { LanguageEngine } from '../language/engine.js'
 import { loadDataFile } from './data-files.js'
-import { dollars, donorId, type Fundraising } from './fundraising.js'
+import { electionName } from './elections.js'
+import { dollars, donorId, netCents, type Fundraising } from './fundraising.js'
 import { AMOUNT } from './regulation-parse.js'
 import { matchesOf } from './text-cues.js'
 
@@ -74,7 +75,7 @@ export interface CheckInput {
   sponsor?: string
   amount_cents?: number
   donor_email?: string
-  /** The day of the check (YYYY-MM-DD): its year is the contribution year. */
+  /** The day of the check (YYYY-MM-DD): a gift received on it counts toward the next election. */
   day: string
 }
 
@@ -83,8 +84,8 @@ export interface CheckOutcome {
   findings: Finding[]
   applied: string[]
   not_applied: Array<{ rule_id: string, reason: string }>
-  /** The fundraising records read: the donor and the gifts of the year. */
-  donor: { donor_id: string, year: string, donations: number, given_cents: number } | null
+  /** The fundraising records read: the donor and the gifts toward the election. */
+  donor: { donor_id: string, election: string, donations: number, given_cents: number } | null
 }
 
 /** Amounts named in a text, in cents ("$5,000" → 500000; "$2 million" → 200000000). */
@@ -145,22 +146,23 @@ export function checkCompliance (engine: LanguageEngine, rules: RuleSet, fundrai
         if (!solicits) { skip(rule, 'the text does not ask for money'); break }
         applied.push(rule.id)
         const over = amountsInCents(input.text).filter(a => a.cents > limit)
-        if (over.length > 0) find(rule, rule.severity ?? 'warning', over.map(a => `${a.text} is more than the per-donor limit of ${dollars(limit)} a year`))
+        if (over.length > 0) find(rule, rule.severity ?? 'warning', over.map(a => `${a.text} is more than the per-donor limit of ${dollars(limit)} per election`))
         break
       }
       case 'contribution-limit': {
         if (input.amount_cents === undefined && input.donor_email === undefined) { skip(rule, 'no amount_cents or donor_email given'); break }
+        const election = fundraising.elections.nextOn(input.day)
+        if (election === undefined) { skip(rule, `no election cycle is configured on or after ${input.day}`); break }
         applied.push(rule.id)
-        const year = input.day.slice(0, 4)
         let given = 0
         if (input.donor_email !== undefined) {
           const id = donorId(input.donor_email)
-          const gifts = fundraising.donations(id).filter(d => d.received_on.startsWith(year))
-          given = gifts.reduce((sum, d) => sum + d.amount_cents, 0)
-          donor = { donor_id: id, year, donations: gifts.length, given_cents: given }
+          const gifts = fundraising.donations(id).filter(d => d.election === election.id)
+          given = gifts.reduce((sum, d) => sum + netCents(d), 0)
+          donor = { donor_id: id, election: election.id, donations: gifts.length, given_cents: given }
         }
         const total = given + (input.amount_cents ?? 0)
-        const what = `${input.donor_email !== undefined ? `${dollars(given)} given in ${year}` : 'earlier gifts not counted (no donor_email)'}${input.amount_cents !== undefined ? ` + ${dollars(input.amount_cents)}` : ''} = ${dollars(total)} of the ${dollars(limit)} limit`
+        const what = `${input.donor_email !== undefined ? `${dollars(given)} given toward ${electionName(election.id)}` : 'earlier gifts not counted (no donor_email)'}${input.amount_cents !== undefined ? ` + ${dollars(input.amount_cents)}` : ''} = ${dollars(total)} of the ${dollars(limit)} limit`
         if (total > limit) find(rule, rule.severity ?? 'error', [`over the limit by ${dollars(total - limit)}: ${what}`])
         else if (total >= rules.nearLimitShare * limit) find(rule, 'warning', [`near the limit (${dollars(limit - total)} remaining): ${what}`])
         else if (input.donor_email === undefined) find(rule, 'info', [`within the limit on its own, but ${what}`])

@@ -7,6 +7,7 @@ import { serverFunction, type ServerFunction } from '../functions.js'
 import { loadPrompt, promptMessages } from '../language/prompts.js'
 import { checkSection, deadlineSection, donationSection, reportSummary, type CheckSection, type DeadlineSection, type DonationSection, type StoredCheck } from './compliance-report.js'
 import { CHANNELS, checkCompliance, loadRules, type Severity } from './compliance-rules.js'
+import { electionName } from './elections.js'
 import { dollars } from './fundraising.js'
 import { calendarDay, checkText, DayArg, RecordStore, TextArg, timeKey, type ModuleKit } from './kit.js'
 import type { StoredRegulation } from './regulatory-monitor.js'
@@ -80,8 +81,8 @@ export function complianceFunctions (kit: ModuleKit): ServerFunction[] {
         const sources = new SourceList()
         sources.add('template', 'compliance-rules', `compliance rules (plugins/campaign/data/compliance-rules.toml): ${rules.jurisdiction}`)
         if (outcome.donor !== null) {
-          sources.add('donations', `${outcome.donor.donor_id}:${outcome.donor.year}`,
-            `fundraising: donor ${outcome.donor.donor_id}, ${plural(outcome.donor.donations, 'gift')} in ${outcome.donor.year}, ${dollars(outcome.donor.given_cents)}; limit ${dollars(kit.fundraising.limitCents)}`)
+          sources.add('donations', `${outcome.donor.donor_id}:${outcome.donor.election}`,
+            `fundraising: donor ${outcome.donor.donor_id}, ${plural(outcome.donor.donations, 'gift')} toward ${electionName(outcome.donor.election)}, ${dollars(outcome.donor.given_cents)}; limit ${dollars(kit.fundraising.limitCents)}`)
         }
         return {
           ...check,
@@ -107,7 +108,7 @@ export function complianceFunctions (kit: ModuleKit): ServerFunction[] {
         if (to < from) throw new BadRequest('invalid arguments: /period_to: comes before period_from')
         const engine = await kit.language()
         const sources = new SourceList()
-        const donations = donationSection(kit.fundraising, args.period_from, args.period_to, rules.nearLimitShare, rules.itemizationThresholdCents, sources)
+        const donations = donationSection(kit.fundraising, args.period_from, args.period_to, rules.nearLimitShare, sources)
         const checked = checkSection(checks.between(from, new Date(to.getTime() + DAY_END_MS)), args.period_from, args.period_to, sources)
         const deadlines = deadlineSection(regulations.between(), args.period_from, args.period_to, sources)
         let summary = reportSummary(args.period_from, args.period_to, kit.fundraising.limitCents, donations, checked, deadlines)
@@ -117,8 +118,8 @@ export function complianceFunctions (kit: ModuleKit): ServerFunction[] {
           summary = await kit.generator.complete(promptMessages(template, {
             period: `${args.period_from} to ${args.period_to}`,
             donations: lines([
-              `${donations.donations} donations, ${dollars(donations.total_cents)} from ${donations.donors} donors (largest ${dollars(donations.largest_cents)}); limit ${dollars(kit.fundraising.limitCents)} per donor per year`,
-              ...donations.near_or_over_limit.map(d => `${d.name}: ${dollars(d.total_cents)} in ${d.year} (${d.standing} the limit)`),
+              `${donations.donations} donations, ${dollars(donations.total_cents)} from ${donations.donors} donors (largest ${dollars(donations.largest_cents)}); limit ${dollars(kit.fundraising.limitCents)} per donor per election`,
+              ...donations.near_or_over_limit.map(d => `${d.name}: ${dollars(d.total_cents)} toward ${electionName(d.election)} (${d.standing} the limit)`),
               `${donations.itemized_donors.length} donors to itemise`
             ]),
             checks: lines([

@@ -1,11 +1,15 @@
 // Volunteer matching: the roster (save-volunteer, list-volunteers, volunteer-detail) and match-volunteer,
-// which ranks volunteers for a task by the score of volunteer-score.ts.
+// which ranks volunteers for a task by the score of volunteer-score.ts. One e-mail address is one
+// volunteer: saving another volunteer with an address on the roster is refused. Each role sees a volunteer
+// through VOLUNTEER_VIEW; for roles that may not see where a volunteer lives, matches are scored on
+// the position rounded to COARSE_DEGREES and carry no distance.
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
-import { NotFound } from '../../../kernel/index.js'
+import { Conflict, NotFound } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
-import { volunteerScore } from './volunteer-score.js'
+import { VOLUNTEER_VIEW } from '../people.js'
+import { volunteerScore, type Place } from './volunteer-score.js'
 
 export interface Volunteer {
   volunteer_id: string
@@ -46,6 +50,11 @@ const MatchArgs = Type.Object({
 
 const VIEWERS = ['staff', 'volunteer', 'readonly'] as const
 
+/** The grid (in degrees, about 1.1 km of latitude) a volunteer's position is rounded to before scoring for a role that may not see it. */
+export const COARSE_DEGREES = 0.01
+
+const coarse = ({ lat, lon }: Place): Place => ({ lat: Math.round(lat / COARSE_DEGREES) * COARSE_DEGREES, lon: Math.round(lon / COARSE_DEGREES) * COARSE_DEGREES })
+
 export function volunteerFunctions (db: VolunteerDb): ServerFunction[] {
   const all = (): Volunteer[] => [...db.getRange()].map(({ value }) => value)
   return [
@@ -54,23 +63,26 @@ export function volunteerFunctions (db: VolunteerDb): ServerFunction[] {
       module: 'volunteers',
       access: ['staff'],
       args: SaveArgs,
-      handler: async ({ volunteer_id: id, ...fields }) => {
+      handler: async ({ volunteer_id: id, ...fields }, { session }) => await db.transaction(() => {
         if (id !== undefined && db.get(id) === undefined) throw new NotFound(`no volunteer "${id}"`)
+        const email = fields.email.toLowerCase()
+        const holder = all().find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
+        if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`)
         const volunteer: Volunteer = { volunteer_id: id ?? randomUUID(), ...fields, updated_at: new Date().toISOString() }
-        await db.put(volunteer.volunteer_id, volunteer)
-        return volunteer
-      }
+        void db.put(volunteer.volunteer_id, volunteer)
+        return VOLUNTEER_VIEW.show(volunteer, session?.role)
+      })
     }),
     serverFunction({
       name: 'list-volunteers',
       module: 'volunteers',
       access: VIEWERS,
       args: Type.Object({ skill: Type.Optional(Skill) }, { additionalProperties: false }),
-      handler: ({ skill }) => ({
+      handler: ({ skill }, { session }) => ({
         volunteers: all()
           .filter(v => skill === undefined || v.skills.some(s => s.toLowerCase() === skill.toLowerCase()))
-          .map(({ volunteer_id: id, name, skills, availability }) => ({ volunteer_id: id, name, skills, availability }))
           .sort((a, b) => a.name.localeCompare(b.name))
+          .map(v => VOLUNTEER_VIEW.show(v, session?.role))
       })
     }),
     serverFunction({
@@ -78,10 +90,10 @@ export function volunteerFunctions (db: VolunteerDb): ServerFunction[] {
       module: 'volunteers',
       access: VIEWERS,
       args: Type.Object({ volunteer_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-      handler: ({ volunteer_id: id }) => {
+      handler: ({ volunteer_id: id }, { session }) => {
         const volunteer = db.get(id)
         if (volunteer === undefined) throw new NotFound(`no volunteer "${id}"`)
-        return volunteer
+        return VOLUNTEER_VIEW.show(volunteer, session?.role)
       }
     }),
     serverFunction({
@@ -89,12 +101,16 @@ export function volunteerFunctions (db: VolunteerDb): ServerFunction[] {
       module: 'volunteers',
       access: VIEWERS,
       args: MatchArgs,
-      handler: ({ limit, ...task }) => ({
-        matches: all()
-          .map(v => ({ volunteer_id: v.volunteer_id, name: v.name, ...volunteerScore(v, task) }))
-          .sort((a, b) => b.score - a.score || a.distance_km - b.distance_km || a.name.localeCompare(b.name))
-          .slice(0, limit)
-      })
+      handler: ({ limit, ...task }, { session }) => {
+        const exact = VOLUNTEER_VIEW.sees('location', session?.role)
+        return {
+          matches: all()
+            .map(v => ({ volunteer_id: v.volunteer_id, name: v.name, ...volunteerScore(exact ? v : { ...v, location: coarse(v.location) }, task) }))
+            .sort((a, b) => b.score - a.score || a.distance_km - b.distance_km || a.name.localeCompare(b.name))
+            .slice(0, limit)
+            .map(({ distance_km: km, ...match }) => exact ? { ...match, distance_km: km } : match)
+        }
+      }
     })
   ]
 }

@@ -99,19 +99,21 @@ t.test('the modules through the API', async t => {
     t.equal(await statusOf(call('save-volunteer', { ...base, name: 'X', email: 'not-an-email' })), 400)
   })
 
-  await t.test('fundraising: the per-donor limit per calendar year, totals, and asks within the limit', async t => {
-    const gift = async (amount: number, on?: string): Promise<{ remaining_cents: number, year_total_cents: number, donor_id: string }> =>
+  await t.test('fundraising: the per-donor limit per election, totals, and asks within the limit', async t => {
+    const gift = async (amount: number, on?: string): Promise<{ remaining_cents: number, election_total_cents: number, election: string, donor_id: string }> =>
       await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'Dora@X.test', amount_cents: amount, ...(on !== undefined ? { received_on: on } : {}) })
-    const year = new Date().toISOString().slice(0, 4)
-    t.match(await gift(6000), { year_total_cents: 6000, remaining_cents: 4000 })
-    await t.rejects(gift(5000), new ServerFunctionError(409, `a donation of $50.00 would bring Dora Donor's ${year} total to $110.00, over the per-donor limit of $100.00 ($40.00 remaining)`))
+    const today = new Date().toISOString().slice(0, 10)
+    const first = await gift(6000)
+    t.match(first, { election_total_cents: 6000, remaining_cents: 4000 })
+    await t.rejects(gift(5000), new ServerFunctionError(409, `a donation of $50.00 would bring Dora Donor's total toward the ${first.election.replace('-', ' ')} election to $110.00, over the per-donor limit of $100.00 per election ($40.00 remaining)`))
     const full = await gift(4000)
-    t.match(full, { year_total_cents: 10_000, remaining_cents: 0 })
+    t.match(full, { election_total_cents: 10_000, remaining_cents: 0 })
     t.equal(await statusOf(gift(1)), 409)
-    t.match(await gift(9000, `${Number(year) - 1}-06-01`), { year_total_cents: 9000 }, 'another year has its own limit')
+    const earlier = `${Number(today.slice(0, 4)) - 3}-06-01`
+    t.match(await gift(9000, earlier), { election_total_cents: 9000 }, 'an earlier election has its own limit')
     t.equal(await statusOf(call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 10 })), 409, 'the same e-mail in other case is the same donor')
-    const donors = await call<{ limit_cents: number, donors: Array<{ name: string, year_total_cents: number, lifetime_total_cents: number, remaining_cents: number, donation_count: number }> }>('list-donors', {})
-    t.match(donors, { limit_cents: 10_000, donors: [{ name: 'Dora Donor', year_total_cents: 10_000, lifetime_total_cents: 19_000, remaining_cents: 0, donation_count: 3 }] })
+    const donors = await call<{ limit_cents: number, donors: Array<{ name: string, election_total_cents: number, lifetime_total_cents: number, remaining_cents: number, donation_count: number }> }>('list-donors', {})
+    t.match(donors, { limit_cents: 10_000, donors: [{ name: 'Dora Donor', election_total_cents: 10_000, lifetime_total_cents: 19_000, remaining_cents: 0, donation_count: 3 }] })
     const maxed = await call<{ suggested_ask_cents: number, body: string }>('draft-solicitation', { donor_id: full.donor_id })
     t.equal(maxed.suggested_ask_cents, 0, 'no ask beyond the limit')
     t.match(maxed.body, /most the law allows/)

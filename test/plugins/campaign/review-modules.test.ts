@@ -15,6 +15,7 @@ import { Bm25Index } from '../../../plugins/campaign/modules/bm25.js'
 import { diffPolicies, figuresOf, modalOf, wordDiff } from '../../../plugins/campaign/modules/clause-diff.js'
 import { amountsInCents, checkCompliance, loadRules } from '../../../plugins/campaign/modules/compliance-rules.js'
 import type { KbLike } from '../../../plugins/campaign/modules/disinfo-signals.js'
+import { Elections } from '../../../plugins/campaign/modules/elections.js'
 import type { Donation, Fundraising } from '../../../plugins/campaign/modules/fundraising.js'
 import { donorId } from '../../../plugins/campaign/modules/fundraising.js'
 import { Glossary } from '../../../plugins/campaign/modules/glossary.js'
@@ -68,10 +69,12 @@ const commitment = (over: Partial<Commitment> = {}): Commitment => ({
   due_on: '2026-03-31', due_text: 'by March 2026', source: 'launch speech', said_on: '2025-06-01', status: 'open', evidence_count: 0, recorded_by: '', recorded_at: '', updated_at: '', ...over
 })
 
-/** A fundraising store holding `gifts` per e-mail address, with a limit of $3,500. */
-function fundraisingOf (gifts: Record<string, number[]>, year: string): Fundraising {
-  const byId = new Map(Object.entries(gifts).map(([email, amounts]) => [donorId(email), amounts.map((amount, i): Donation => ({ donation_id: `d${i}`, donor_id: donorId(email), amount_cents: amount, received_on: `${year}-02-0${i + 1}`, recorded_by: '' }))]))
-  return { limitCents: 350_000, donations: (id: string) => byId.get(id) ?? [] } as unknown as Fundraising
+/** A fundraising store holding `gifts` per e-mail address toward the 2026 primary (June 2; the general on November 3), with a limit of $3,500. */
+function fundraisingOf (gifts: Record<string, number[]>): Fundraising {
+  const byId = new Map(Object.entries(gifts).map(([email, amounts]) => [donorId(email), amounts.map((amount, i): Donation => ({
+    donation_id: `d${i}`, donor_id: donorId(email), amount_cents: amount, refunded_cents: 0, received_on: `2026-02-0${i + 1}`, designation: null, election: '2026-primary', recorded_by: '', recorded_at: '', history: []
+  }))]))
+  return { limitCents: 350_000, elections: new Elections([{ name: '2026', primary: '2026-06-02', general: '2026-11-03' }]), donations: (id: string) => byId.get(id) ?? [] } as unknown as Fundraising
 }
 
 t.test('multilingual: the campaign glossary translates what it covers and says what it did not', async t => {
@@ -174,7 +177,7 @@ t.test('policy diff: clauses aligned, and what changed in substance', async t =>
 t.test('compliance: the rules find each planted problem, and a clean ad passes', async t => {
   const engine = await localEngine()
   const rules = loadRules()
-  const fundraising = fundraisingOf({ 'dora@x.test': [250_000, 50_000] }, '2026')
+  const fundraising = fundraisingOf({ 'dora@x.test': [250_000, 50_000] })
   const bad = checkCompliance(engine, rules, fundraising, { text: BAD_EMAIL, channel: 'email', day: '2026-05-10' })
   t.equal(bad.solicits, true)
   t.same(bad.findings.map(f => [f.rule_id, f.severity]), [
@@ -182,7 +185,7 @@ t.test('compliance: the rules find each planted problem, and a clean ad passes',
     ['GOVERNMENT-ENDORSEMENT', 'error'], ['DEDUCTIBLE-CLAIM', 'error'], ['BEST-EFFORTS', 'warning'], ['ASK-OVER-LIMIT', 'warning']
   ])
   t.same(bad.findings.find(f => f.rule_id === 'GOVERNMENT-ENDORSEMENT')?.evidence, ['Friends, our plan is endorsed by the Elections Board.'])
-  t.same(bad.findings.find(f => f.rule_id === 'ASK-OVER-LIMIT')?.evidence, ['$5,000 is more than the per-donor limit of $3,500.00 a year'])
+  t.same(bad.findings.find(f => f.rule_id === 'ASK-OVER-LIMIT')?.evidence, ['$5,000 is more than the per-donor limit of $3,500.00 per election'])
   t.match(bad.not_applied, [{ rule_id: 'DISCLAIMER-SPONSOR', reason: 'no sponsor given' }, { rule_id: 'CONTRIBUTION-LIMIT', reason: 'no amount_cents or donor_email given' }])
 
   const good = checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', sponsor: 'Lopez for Council', day: '2026-05-10' })
@@ -192,10 +195,12 @@ t.test('compliance: the rules find each planted problem, and a clean ad passes',
   t.same(wrongSponsor.findings.map(f => f.evidence[0]), ['the disclaimer “Paid for by Lopez for Council.” does not name Friends of Maria'])
 
   const over = checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 60_000, donor_email: 'Dora@X.test', day: '2026-05-10' })
-  t.same(over.findings.map(f => [f.rule_id, f.severity, f.evidence[0]]), [['CONTRIBUTION-LIMIT', 'error', 'over the limit by $100.00: $3,000.00 given in 2026 + $600.00 = $3,600.00 of the $3,500.00 limit']])
-  t.same(over.donor, { donor_id: donorId('dora@x.test'), year: '2026', donations: 2, given_cents: 300_000 })
+  t.same(over.findings.map(f => [f.rule_id, f.severity, f.evidence[0]]), [['CONTRIBUTION-LIMIT', 'error', 'over the limit by $100.00: $3,000.00 given toward the 2026 primary election + $600.00 = $3,600.00 of the $3,500.00 limit']])
+  t.same(over.donor, { donor_id: donorId('dora@x.test'), election: '2026-primary', donations: 2, given_cents: 300_000 })
   t.equal(checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 20_000, donor_email: 'dora@x.test', day: '2026-05-10' }).findings[0].severity, 'warning', '$3,200 of $3,500: near the limit')
-  t.same(checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 60_000, donor_email: 'dora@x.test', day: '2027-01-10' }).findings, [], 'a new year starts again')
+  t.same(checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 60_000, donor_email: 'dora@x.test', day: '2026-06-03' }).findings, [], 'the day after the primary, a gift counts toward the general: another limit')
+  t.same(checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 100, day: '2026-11-04' }).not_applied.find(r => r.rule_id === 'CONTRIBUTION-LIMIT'),
+    { rule_id: 'CONTRIBUTION-LIMIT', reason: 'no election cycle is configured on or after 2026-11-04' }, 'after the last configured cycle')
   t.same(checkCompliance(engine, rules, fundraising, { text: 'Our gifts are not tax-deductible. Chip in today.', channel: 'post', day: '2026-05-10' }).findings.map(f => f.rule_id), ['DISCLAIMER', 'BEST-EFFORTS'], 'a denial is no deductibility claim')
   t.same(amountsInCents('Give $25, $1,000 or $2 million'), [{ text: '$25', cents: 2500 }, { text: '$1,000', cents: 100_000 }, { text: '$2 million', cents: 200_000_000 }])
 })
@@ -271,8 +276,8 @@ t.test('the four modules through the API', async t => {
 
   await t.test('compliance-check stores each check; generate-report reports the period with its sources', async t => {
     const year = new Date().toISOString().slice(0, 4)
-    await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 330_000, received_on: `${year}-01-01` })
-    await call('record-donation', { donor_name: 'Sam Small', donor_email: 'sam@x.test', amount_cents: 2_500, received_on: `${year}-01-01` })
+    await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 330_000, donor_address: '12 Elm Street, Springfield, IL 62701', donor_occupation: 'Teacher', donor_employer: 'Springfield Schools' })
+    await call('record-donation', { donor_name: 'Sam Small', donor_email: 'sam@x.test', amount_cents: 2_500 })
     const soon = dayFromToday(10)
     await call('analyze-regulation', { title: 'Filing Rule', text: `SECTION 1. Filing.\nEach committee shall file its year-end report no later than ${soon.written}.` })
 
@@ -282,7 +287,7 @@ t.test('the four modules through the API', async t => {
     t.equal(bad.resource_id, bad.check_id)
     const limit = await call<Checked>('compliance-check', { text: GOOD_AD, channel: 'ad', sponsor: 'Lopez for Council', amount_cents: 50_000, donor_email: 'dora@x.test' })
     t.same(limit.findings.map(f => f.rule_id), ['CONTRIBUTION-LIMIT'], 'the fundraising store\'s $3,300 + $500 is over the limit')
-    t.match(limit.sources[1], /^\[2\] fundraising: donor [0-9a-f]{16}, 1 gift in \d{4}, \$3,300\.00; limit \$3,500\.00$/)
+    t.match(limit.sources[1], /^\[2\] fundraising: donor [0-9a-f]{16}, 1 gift toward the \d{4} general election, \$3,300\.00; limit \$3,500\.00$/)
     const good = await call<Checked>('compliance-check', { text: GOOD_AD, channel: 'ad', sponsor: 'Lopez for Council' })
     t.match(good, { passed: true, findings: [] })
     t.equal(await statusOf(call('compliance-check', { text: GOOD_AD, channel: 'ad' }, readonly)), 403, 'a check is stored: staff only')

@@ -1,8 +1,10 @@
 // Each role against each server function, signed in through the development IDP: allowed functions
-// answer 200, the others 403; without a session every function but check-auth answers 401.
+// answer 200, the others 403; without a session every function but check-auth answers 401. No result
+// a volunteer or readonly member gets names who recorded anything (attribution is staff's).
 import t from 'tap'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
+import { ATTRIBUTION_FIELDS } from '../../../plugins/campaign/people.js'
 import { ROLES, type Role } from '../../../plugins/campaign/roles.js'
 import { scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { testKernel } from '../../support/kernel.js'
@@ -25,7 +27,10 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'volunteer-detail': VIEWERS,
   'match-volunteer': VIEWERS,
   'list-donors': ['admin', 'staff', 'readonly'],
+  'list-donations': READERS,
   'record-donation': STAFF,
+  'correct-donation': STAFF,
+  'refund-donation': STAFF,
   'draft-solicitation': STAFF,
   'analyze-transcript': ['admin', 'staff', 'volunteer'],
   'call-trends': READERS,
@@ -81,22 +86,25 @@ t.test('role × server function', async t => {
     await callServerFunction(name, args, { baseUrl, headers: role === undefined ? {} : { cookie: cookies[role] } })
 
   const volunteer = await call('save-volunteer', { name: 'Vera', email: 'vera@x.test', skills: ['canvassing'], availability: ['sat-am'], location: place }, 'admin') as { volunteer_id: string }
-  const donation = await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 1000 }, 'admin') as { donor_id: string }
+  const donation = await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 1000 }, 'admin') as { donor_id: string, donation_id: string }
   const [commitment] = (await call('extract-commitments', { text: 'We will build homes by 2030.', actor: 'Maria' }, 'admin') as { commitments: Array<{ commitment_id: string }> }).commitments
   await call('generate-opposition-briefing', { opponent: 'Dan Reyes', statements: [{ text: 'I oppose new housing.' }] }, 'admin')
-  const args: Record<string, object> = {
+  const args: Record<string, object | ((role: Role) => object)> = {
     'check-auth': {},
     'record-feedback': { module_id: 'knowledge-base', resource_id: 'doc-1', is_positive: true, is_active: true },
     'admin-health': {},
     'admin-list-users': {},
     'kb-ingest': { title: 'Platform', text: 'We will build housing near transit.' },
     'kb-query': { query: 'housing' },
-    'save-volunteer': { name: 'Sam', email: 'sam@x.test', location: place },
+    'save-volunteer': role => ({ name: 'Sam', email: `sam-${role}@x.test`, location: place }),
     'list-volunteers': {},
     'volunteer-detail': { volunteer_id: volunteer.volunteer_id },
     'match-volunteer': { skills: ['canvassing'], location: place },
     'list-donors': {},
+    'list-donations': { donor_id: donation.donor_id },
     'record-donation': { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 100 },
+    'correct-donation': role => ({ donation_id: donation.donation_id, amount_cents: 1001 + ROLES.indexOf(role), reason: 'typed wrong' }),
+    'refund-donation': { donation_id: donation.donation_id, amount_cents: 100, reason: 'asked for it back' },
     'draft-solicitation': { donor_id: donation.donor_id },
     'analyze-transcript': { transcript: 'Volunteer: Hi!\nVoter: Count me in.' },
     'call-trends': {},
@@ -139,11 +147,15 @@ t.test('role × server function', async t => {
   }
 
   for (const [name, allowed] of Object.entries(EXPECTED)) {
+    const argsOf = (role: Role): object => { const given = args[name]; return typeof given === 'function' ? given(role) : given }
     for (const role of ROLES) {
-      const outcome = await statusOf(call(name, args[name], role))
-      t.equal(outcome, allowed.includes(role) ? 200 : 403, `${role} → ${name}`)
+      const result = call(name, argsOf(role), role)
+      t.equal(await statusOf(result), allowed.includes(role) ? 200 : 403, `${role} → ${name}`)
+      if (allowed.includes(role) && ['volunteer', 'readonly'].includes(role)) {
+        t.notOk(JSON.stringify(await result).match(new RegExp(`"(${ATTRIBUTION_FIELDS.join('|')})":`)), `${role} → ${name}: no attribution`)
+      }
     }
-    const anonymous = await statusOf(call(name, args[name]))
+    const anonymous = await statusOf(call(name, argsOf('readonly')))
     t.equal(anonymous, name === 'check-auth' ? 200 : 401, `no session → ${name}`)
   }
 

@@ -1,0 +1,128 @@
+// Who sees what of a person. Each record type that holds people has one view: for every field, the
+// roles that see it (admin sees every field); the functions returning such records show them through
+// it. Attribution fields (`recorded_by`, `created_by`…: the e-mail of the user who did something) are
+// one rule for every record, applied to every result: only admin and staff see them.
+import type { Role } from './roles.js'
+import type { Donation, DonorSummary } from './modules/fundraising.js'
+import type { UserRecord } from './modules/admin.js'
+import type { Volunteer } from './modules/volunteers.js'
+import type { CallRecord } from './modules/call-intelligence.js'
+
+/** The roles besides admin that see a field. */
+export type Audience = ReadonlyArray<Exclude<Role, 'admin'>>
+
+/** The fields naming the user who did something, wherever they appear in a result. */
+export const ATTRIBUTION_FIELDS = ['recorded_by', 'created_by', 'checked_by', 'added_by', 'analyzed_by', 'changed_by'] as const
+type AttributionField = typeof ATTRIBUTION_FIELDS[number]
+/** Who sees attribution fields besides admin. */
+export const ATTRIBUTION_AUDIENCE: Audience = ['staff']
+
+const sees = (role: Role | undefined, audience: Audience): boolean => role === 'admin' || (role !== undefined && (audience as readonly Role[]).includes(role))
+
+/** A record type's view: every field but the attribution ones names its audience. */
+export class PeopleView<T extends object> {
+  readonly kind: string
+  readonly fields: { readonly [K in Exclude<keyof T, AttributionField>]-?: Audience }
+
+  constructor (kind: string, fields: { readonly [K in Exclude<keyof T, AttributionField>]-?: Audience }) {
+    this.kind = kind
+    this.fields = fields
+  }
+
+  /** Whether `role` sees `field`; nobody without a role does. */
+  sees (field: Exclude<keyof T, AttributionField>, role: Role | undefined): boolean {
+    return sees(role, this.fields[field])
+  }
+
+  /** The record with only the fields `role` sees (attribution fields pass, for `hideAttribution`). */
+  show (record: T, role: Role | undefined): Partial<T> {
+    const audiences = this.fields as Record<string, Audience | undefined>
+    return Object.fromEntries(Object.entries(record).filter(([field]) => {
+      const audience = audiences[field]
+      return audience === undefined ? (ATTRIBUTION_FIELDS as readonly string[]).includes(field) : sees(role, audience)
+    })) as Partial<T>
+  }
+}
+
+const EVERYONE: Audience = ['staff', 'volunteer', 'readonly']
+const READERS: Audience = ['staff', 'readonly']
+const STAFF: Audience = ['staff']
+const ADMIN: Audience = []
+
+export const VOLUNTEER_VIEW = new PeopleView<Volunteer>('volunteer', {
+  volunteer_id: EVERYONE,
+  name: EVERYONE,
+  skills: EVERYONE,
+  availability: EVERYONE,
+  updated_at: EVERYONE,
+  email: STAFF,
+  location: STAFF
+})
+
+export const DONOR_VIEW = new PeopleView<DonorSummary>('donor', {
+  donor_id: READERS,
+  name: READERS,
+  created_at: READERS,
+  updated_at: READERS,
+  election: READERS,
+  election_total_cents: READERS,
+  remaining_cents: READERS,
+  cycle_total_cents: READERS,
+  lifetime_total_cents: READERS,
+  donation_count: READERS,
+  last_donation_on: READERS,
+  missing_itemization: READERS,
+  email: STAFF,
+  address: STAFF,
+  occupation: STAFF,
+  employer: STAFF
+})
+
+export const DONATION_VIEW = new PeopleView<Donation>('donation', {
+  donation_id: READERS,
+  donor_id: READERS,
+  amount_cents: READERS,
+  refunded_cents: READERS,
+  received_on: READERS,
+  designation: READERS,
+  election: READERS,
+  recorded_at: READERS,
+  history: READERS
+})
+
+export const USER_VIEW = new PeopleView<UserRecord>('user', {
+  sub: ADMIN,
+  email: ADMIN,
+  name: ADMIN,
+  role: ADMIN,
+  last_login_at: ADMIN,
+  logins: ADMIN
+})
+
+export const CALL_VIEW = new PeopleView<CallRecord>('call', {
+  call_id: READERS,
+  called_at: READERS,
+  caller: READERS,
+  outcome: READERS,
+  sentiment: READERS,
+  issues: READERS,
+  follow_up: READERS,
+  turns: READERS,
+  contact: STAFF
+})
+
+/** Every view, for the documentation's table. */
+export const PEOPLE_VIEWS: ReadonlyArray<PeopleView<object>> = [VOLUNTEER_VIEW, DONOR_VIEW, DONATION_VIEW, USER_VIEW, CALL_VIEW] as unknown as ReadonlyArray<PeopleView<object>>
+
+const isPlainObject = (item: unknown): item is Record<string, unknown> => item !== null && typeof item === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(item))
+
+/** `value` without attribution fields at any depth, unless `role` sees them (arrays and plain objects are copied, other values kept). */
+export function hideAttribution (value: unknown, role: Role | undefined): unknown {
+  if (sees(role, ATTRIBUTION_AUDIENCE)) return value
+  const strip = (item: unknown): unknown => {
+    if (Array.isArray(item)) return item.map(strip)
+    if (!isPlainObject(item)) return item
+    return Object.fromEntries(Object.entries(item).filter(([key]) => !(ATTRIBUTION_FIELDS as readonly string[]).includes(key)).map(([key, v]) => [key, strip(v)]))
+  }
+  return strip(value)
+}
