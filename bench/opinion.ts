@@ -10,12 +10,12 @@ import { localEngine } from '../plugins/campaign/language/local-engine.js'
 import { analyzeArticle } from '../plugins/campaign/modules/media-coverage.js'
 import { markdownTable } from './stats.js'
 
-type Split = 'dev' | 'held-out'
+type Split = 'dev' | 'held-out' | 'held-out-2'
 interface LabelledSentence { text: string, label: string, kind: string, split: Split }
 interface LabelledArticle { title: string, text: string, tone: string, split: Split }
 
 const FIXTURES = join(PACKAGE_ROOT, 'bench', 'fixtures', 'opinion')
-const SPLITS: readonly Split[] = ['dev', 'held-out']
+const SPLITS: readonly Split[] = ['dev', 'held-out', 'held-out-2']
 const SENTIMENTS = ['positive', 'negative', 'neutral']
 const TONES = ['favourable', 'critical', 'mixed', 'factual']
 
