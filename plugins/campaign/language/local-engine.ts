@@ -1,9 +1,15 @@
 // The local language engine: compromise for sentences, entities and noun phrases, AFINN-165 (the
-// `sentiment` package) for sentiment, tinyld for the language, and the knowledge base's tokenizer for
-// terms. Deterministic, no service; loaded on first use (the libraries take ~0.4 s to import).
+// `sentiment` package's word list) read in context by the opinion scorer for sentiment, tinyld for
+// the language, and the knowledge base's tokenizer for terms. Deterministic, no service; loaded on
+// first use (the libraries take ~0.4 s to import).
+import { createRequire } from 'node:module'
 import { tokenize } from '../modules/bm25.js'
 import type { Entities, LanguageEngine, RankedTerm, Sentiment } from './engine.js'
-import { centralSentences, cosine, rankTerms, round, termCounts } from './text-stats.js'
+import { scoreOpinion } from './opinion.js'
+import { centralSentences, cosine, polarityOf, rankTerms, round, termCounts } from './text-stats.js'
+
+/** |score| below this is neutral: what is left of a negated or conceded word alone does not make an opinion. */
+export const OPINION_THRESHOLD = 0.5
 
 const LEADING_WORDS = /^(?:(?:the|a|an|this|that|these|those|our|their|his|her|its|my|your|some|any|every|each|all|no|more|most|many|much|other|such)\s+)+/i
 const TITLES = /^(?:senator|sen\.|mayor|governor|gov\.|representative|rep\.|judge|president|councillor|councilor|minister|dr\.|mr\.|mrs\.|ms\.)\s+/i
@@ -28,8 +34,8 @@ export async function localEngine (): Promise<LanguageEngine> {
 }
 
 async function buildLocalEngine (): Promise<LanguageEngine> {
-  const [{ default: nlp }, { default: Afinn }, { detectAll }] = await Promise.all([import('compromise'), import('sentiment'), import('tinyld')])
-  const afinn = new Afinn()
+  const [{ default: nlp }, { detectAll }] = await Promise.all([import('compromise'), import('tinyld')])
+  const afinn = createRequire(import.meta.url)('sentiment/languages/en/labels.json') as Readonly<Record<string, number>>
   // A module often asks several things of one text in a row (sentences, entities, phrases): the last
   // text's parse is kept for the next question (only the last: a parse of a long text is large).
   let last: { text: string, doc: ReturnType<typeof nlp> } | undefined
@@ -40,7 +46,7 @@ async function buildLocalEngine (): Promise<LanguageEngine> {
   const sentences = (text: string): string[] => parse(text).sentences().out('array') as string[]
 
   return {
-    name: 'local (compromise, AFINN-165, tinyld)',
+    name: 'local (compromise, AFINN-165 in context, tinyld)',
     sentences,
     terms: tokenize,
 
@@ -55,13 +61,13 @@ async function buildLocalEngine (): Promise<LanguageEngine> {
     },
 
     sentiment (text: string): Sentiment {
-      const result = afinn.analyze(text)
+      const { score, positive_words: positive, negative_words: negative } = scoreOpinion(text, afinn)
       return {
-        score: result.score,
-        polarity: round(result.score / Math.sqrt(result.score * result.score + 15)),
-        label: result.score > 0 ? 'positive' : result.score < 0 ? 'negative' : 'neutral',
-        positive_words: distinct(result.positive),
-        negative_words: distinct(result.negative)
+        score,
+        polarity: polarityOf(score),
+        label: score >= OPINION_THRESHOLD ? 'positive' : score <= -OPINION_THRESHOLD ? 'negative' : 'neutral',
+        positive_words: positive,
+        negative_words: negative
       }
     },
 

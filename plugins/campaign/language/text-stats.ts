@@ -59,4 +59,7 @@ export function standardDeviation (xs: readonly number[]): number {
   return Math.sqrt(mean(xs.map(x => (x - m) ** 2)))
 }
 
+/** An opinion score bounded to (−1, 1): score / √(score² + 15), VADER's normalisation, rounded to 3 decimals. */
+export const polarityOf = (score: number): number => round(score / Math.sqrt(score * score + 15))
+
 export const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits

@@ -203,7 +203,7 @@ export function analyzeDisinfo (engine: LanguageEngine, kb: KbLike, text: string
     signal('kb_contradictions', contradictions.length / 2, `${contradictions.length} of ${Math.min(claims.length, MAX_CLAIMS)} claim(s) contradicted by the knowledge base; value = contradicted / 2`,
       contradictions.map(c => `${c.claim} ↔ ${c.sentence} (${c.title}, ${c.reason})`))
   ]
-  const risk = round(signals.reduce((sum, s) => sum + s.contribution, 0))
+  const risk = round(signals.reduce((sum, s) => sum + s.weight * s.value, 0))
   const answerable = [...contradictions.map(c => c.claim), ...unsourced.map(s => s.sentence), ...claims.filter(s => !isUrgent(s))]
   return {
     risk,

@@ -2,7 +2,8 @@
 // keywords, tone), whether an article matches a topic, and the comparison of outlets' coverage
 // (article counts, mean sentiment, entity shares, distinctive keywords, pairwise similarity).
 import type { Entities, LanguageEngine, RankedTerm, Sentiment, SummarySentence } from '../language/engine.js'
-import { cosine, mean, round, termCounts } from '../language/text-stats.js'
+import { opensWithContrast } from '../language/opinion.js'
+import { cosine, mean, polarityOf, round, termCounts } from '../language/text-stats.js'
 import { FUNCTION_WORDS, mentions, polarityLabel, words } from './text-cues.js'
 
 export type Tone = 'factual' | 'favourable' | 'critical' | 'mixed'
@@ -22,15 +23,18 @@ export interface ArticleAnalysis {
   word_count: number
   summary: SummarySentence[]
   entities: Entities
-  sentiment: Pick<Sentiment, 'score' | 'polarity' | 'label'> & { mean_sentence_polarity: number, opinionated_share: number }
+  sentiment: Pick<Sentiment, 'score' | 'polarity' | 'label'> & { mean_sentence_polarity: number, opinionated_share: number, opinion_density: number }
   entity_sentiment: EntitySentiment[]
   keywords: RankedTerm[]
   key_phrases: RankedTerm[]
   tone: Tone
 }
 
-/** Below this share of sentences carrying sentiment an article is factual. */
-export const FACTUAL_BELOW = 0.25
+/**
+ * Below this opinion density (the mean |score| of its sentences) an article is factual: a stray
+ * "agreed" or "secure" in a report of dates and procedures does not make it an opinion piece.
+ */
+export const FACTUAL_BELOW = 0.6
 /** A mean sentence polarity at or beyond ±this is favourable or critical; in between, mixed. */
 export const TONE_BAND = 0.15
 /** Distinct terms kept per stored article (the most frequent), for topics and comparisons. */
@@ -38,8 +42,8 @@ export const STORED_TERMS = 1000
 /** Share of a topic's distinct terms an article must hold to match it. */
 export const TOPIC_MATCH = 0.5
 
-export function toneOf (meanPolarity: number, opinionatedShare: number): Tone {
-  if (opinionatedShare < FACTUAL_BELOW) return 'factual'
+export function toneOf (meanPolarity: number, opinionDensity: number): Tone {
+  if (opinionDensity < FACTUAL_BELOW) return 'factual'
   return meanPolarity >= TONE_BAND ? 'favourable' : meanPolarity <= -TONE_BAND ? 'critical' : 'mixed'
 }
 
@@ -52,8 +56,11 @@ function namesOf (entity: string, kind: EntitySentiment['kind']): string[] {
 export function analyzeArticle (engine: LanguageEngine, title: string, text: string): ArticleAnalysis {
   const sentences = engine.sentences(text)
   const moods = sentences.map(s => engine.sentiment(s))
-  const polarities = moods.map(m => m.polarity)
-  const opinionated = sentences.length === 0 ? 0 : moods.filter(m => m.score !== 0).length / sentences.length
+  // A sentence opening with "However," or "But" is read with the one before: its score is what it adds to the pair.
+  const scores = moods.map((m, i) => i > 0 && opensWithContrast(sentences[i]) ? engine.sentiment(`${sentences[i - 1]} ${sentences[i]}`).score - moods[i - 1].score : m.score)
+  const polarities = scores.map(polarityOf)
+  const opinionated = sentences.length === 0 ? 0 : moods.filter(m => m.label !== 'neutral').length / sentences.length
+  const density = mean(scores.map(Math.abs))
   const meanPolarity = mean(polarities)
   const entities = engine.entities(text)
   const named: Array<[string, EntitySentiment['kind']]> = [
@@ -73,11 +80,11 @@ export function analyzeArticle (engine: LanguageEngine, title: string, text: str
     word_count: words(text).length,
     summary: engine.summarize(text, 3),
     entities,
-    sentiment: { score: whole.score, polarity: whole.polarity, label: whole.label, mean_sentence_polarity: round(meanPolarity), opinionated_share: round(opinionated) },
+    sentiment: { score: whole.score, polarity: whole.polarity, label: whole.label, mean_sentence_polarity: round(meanPolarity), opinionated_share: round(opinionated), opinion_density: round(density) },
     entity_sentiment: entitySentiment.sort((a, b) => b.mentions - a.mentions || a.entity.localeCompare(b.entity)),
     keywords: engine.keywords(text, 10),
     key_phrases: engine.keyPhrases(text, 8),
-    tone: toneOf(meanPolarity, opinionated)
+    tone: toneOf(meanPolarity, density)
   }
 }
 

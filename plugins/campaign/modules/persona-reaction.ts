@@ -4,11 +4,12 @@
 // objections it would raise, and a quote-like reaction written from the templates (personas.ts loads them).
 import { createHash } from 'node:crypto'
 import type { LanguageEngine } from '../language/engine.js'
+import { isNegator } from '../language/opinion.js'
 import { round } from '../language/text-stats.js'
 import { cueMatcher, ISSUE_LEXICON, type IssueMention } from './issue-lexicon.js'
 import { fillTemplate } from '../language/prompts.js'
 import type { Persona, PersonaBook, Reaction } from './personas.js'
-import { foldTerm, NEGATIONS, opinionPolarity, splitClauses } from './stance.js'
+import { foldTerm, opinionPolarity, splitClauses } from './stance.js'
 import { words } from './text-cues.js'
 
 /** Weight of a priority concern (other concerns weigh 1). */
@@ -74,7 +75,7 @@ function directionAt (folded: readonly string[], start: number, end: number): 1 
   const at = (i: number): 1 | -1 | 0 => {
     const d = UP_WORDS.has(folded[i]) ? 1 : DOWN_WORDS.has(folded[i]) ? -1 : 0
     if (d === 0) return 0
-    const negated = [folded[i - 1], folded[i - 2]].some(w => w !== undefined && NEGATIONS.has(w))
+    const negated = [folded[i - 1], folded[i - 2]].some(w => w !== undefined && isNegator(w))
     return negated ? (-d as 1 | -1) : d
   }
   for (let i = start - 1; i >= Math.max(0, start - LOOK_BEHIND); i--) { const d = at(i); if (d !== 0) return d }

@@ -49,20 +49,6 @@ export const MIN_TOPIC_SPEAKERS = 2
 /** |stance| below this is neutral: its sign is 0. */
 export const NEUTRAL_BAND = 0.1
 
-/**
- * Opinion words AFINN-165 scores 0 but that carry a stance, with the score they add (a negation
- * word just before flips them, as AFINN does for its own words).
- */
-export const STANCE_CUES: Readonly<Record<string, number>> = {
-  oppose: -2, opposes: -2, opposed: -2, opposing: -2, against: -2, resist: -1, resists: -1, scrap: -1, halt: -1,
-  unaffordable: -2, overcrowded: -2, overpriced: -2, underfunded: -2, crumbling: -2, lacking: -2, ruinous: -2,
-  skyrocketing: -1, soaring: -1, expensive: -1, delays: -1,
-  invest: 1, investing: 1, vital: 1, essential: 1, priority: 1, fairer: 1, cheaper: 1
-}
-
-/** Words that flip the opinion word after them. */
-export const NEGATIONS = new Set(['not', 'no', 'never', "don't", 'dont', "doesn't", 'doesnt', "didn't", "won't", 'cannot', "can't", "isn't", "aren't", "wasn't", 'nor'])
-
 /** Words that never name a topic: auxiliaries, pronouns, quantifiers and reporting verbs the tokenizer keeps. */
 const GENERIC = new Set(('not no nor do does did done don doesn didn won can cannot could would should must shall may might very also just only ' +
   'all any some more most much many such than then so too up out about into over under again there here if one two us me my i him ' +
@@ -79,19 +65,8 @@ export function foldTerm (term: string): string {
   return term
 }
 
-/**
- * The sentence's AFINN score (the engine's sentiment) plus the stance cues, normalised like the
- * engine's polarity: s / √(s² + 15), rounded to 3 decimals.
- */
-export function opinionPolarity (engine: LanguageEngine, sentence: string): number {
-  let score = engine.sentiment(sentence).score
-  const words = sentence.toLowerCase().replace(/’/g, "'").match(/[\p{L}\p{N}']+/gu) ?? []
-  words.forEach((word, i) => {
-    const cue = STANCE_CUES[word]
-    if (cue !== undefined) score += i > 0 && NEGATIONS.has(words[i - 1]) ? -cue : cue
-  })
-  return round(score / Math.sqrt(score * score + 15))
-}
+/** The opinion polarity of a clause or sentence: the engine's (its campaign lexicon holds the stance words, "oppose", "unaffordable"…). */
+export const opinionPolarity = (engine: LanguageEngine, sentence: string): number => engine.sentiment(sentence).polarity
 
 /** −1, 0 or 1: the sign of a stance outside the neutral band. */
 export const stanceSign = (stance: number): -1 | 0 | 1 => stance >= NEUTRAL_BAND ? 1 : stance <= -NEUTRAL_BAND ? -1 : 0
@@ -118,7 +93,7 @@ export function splitClauses (engine: LanguageEngine, sentence: string): string[
     let start = 0
     for (const match of part.matchAll(/\s+so\s+([\p{L}']+)/giu)) {
       const next = match[1].toLowerCase()
-      if (DEGREE.has(next) || STANCE_CUES[next] !== undefined || engine.sentiment(next).score !== 0) continue
+      if (DEGREE.has(next) || engine.sentiment(next).score !== 0) continue
       pieces.push(part.slice(start, match.index))
       start = match.index
     }
@@ -152,7 +127,7 @@ function topicalTerms (engine: LanguageEngine, names: ReadonlySet<string>): (ter
   return term => {
     let topical = known.get(term)
     if (topical === undefined) {
-      topical = term.length >= 3 && !/^\d/.test(term) && !GENERIC.has(term) && !names.has(term) && STANCE_CUES[term] === undefined && engine.sentiment(term).score === 0
+      topical = term.length >= 3 && !/^\d/.test(term) && !GENERIC.has(term) && !names.has(term) && engine.sentiment(term).score === 0
       known.set(term, topical)
     }
     return topical

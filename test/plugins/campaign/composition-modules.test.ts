@@ -177,11 +177,12 @@ t.test('opposition research: statements grouped by topic, the reversal and the n
   const engine = await localEngine()
   const statements: Statement[] = STATEMENTS.map((s, i) => ({ statement_id: `s${i + 1}`, opponent: 'Dan Reyes', opponent_key: 'dan reyes', ...s, added_by: '', added_at: '2026-11-01T00:00:00Z' }))
   const analysis = analyseStatements(engine, [...statements].reverse())
-  t.same(analysis.topics.map(x => [x.topic, x.label, x.statements.map(q => q.statement_id)]), [['bridge toll', 'shifting', ['s1', 's2']], ['property', 'neutral', ['s3', 's4']]])
+  t.same(analysis.topics.map(x => [x.topic, x.label, x.statements.map(q => q.statement_id)]), [['bridge toll', 'shifting', ['s1', 's2']], ['property', 'shifting', ['s3', 's4']]],
+    '"never raise property taxes" and "must raise property taxes" read as opposite opinions')
   t.same(analysis.other, [{ issue: 'environment', statements: [{ statement_id: 's5', said_on: '2025-06-01', source: 'newsletter', stance: 0, quote: STATEMENTS[4].text }] }], 'parks: a topic of one statement, filed by issue')
   t.same(analysis.contradictions.map(c => [c.contradiction_id, c.topic, c.reasons, c.strength]), [
     ['s1~s2', 'bridge toll', ['opposite stance'], 0.667],
-    ['s3~s4', 'property', ['negation mismatch'], 0.4]
+    ['s3~s4', 'property', ['opposite stance', 'negation mismatch'], 0.4]
   ], 'strength |0.459 − (−0.875)| / 2 for the toll; 0.5 × 0.8 for one-term "property"')
   t.match(analysis.contradictions[0], { earlier: { said_on: '2025-03-01', source: 'Herald interview', stance: 0.459 }, later: { said_on: '2026-01-10', source: 'town hall', stance: -0.875 } })
   t.same(analyseStatements(engine, statements.slice(2, 4).map(s => ({ ...s, text: s.text.replace('never raise', 'not cut') }))).contradictions, [], '"not cut" and "raise" share no negated term')
@@ -277,7 +278,7 @@ t.test('the writing modules through the API', async t => {
     t.same(briefing.contradictions.map(c => c.topic), ['bridge toll', 'property'])
     t.match(briefing.topics[0], { topic: 'bridge toll', label: 'shifting', our_position: [{ text: /bridge toll/ }] })
     t.match(briefing.topics[0].sources[0], /^statement \S+ \(Herald interview, 2025-03-01\)$/)
-    t.match(briefing.summary, /^Dan Reyes: 5 statement\(s\), 2025-03-01 to 2026-02-01\. Shifting on: bridge toll\./)
+    t.match(briefing.summary, /^Dan Reyes: 5 statement\(s\), 2025-03-01 to 2026-02-01\. Shifting on: bridge toll, property\./)
     await feedback('opposition-research', briefing.resource_id)
 
     interface Opponents { total: number, opponents: Array<{ opponent: string, statements: number, first_said_on: string, last_said_on: string, sources: number }> }

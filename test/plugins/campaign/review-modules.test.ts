@@ -112,21 +112,20 @@ t.test('question anticipation: every kind of planted question comes out, cited, 
     day: '2026-05-10', sources, limit: 10
   })
   t.same(questions.map(q => [q.kind, q.question]), [
+    ['narrative', 'What do you say to people who say “The rent is unaffordable and landlords are greedy”?'],
     ['local-issue', 'What will you do about housing in Eastside?'],
     ['tension', 'Where do you stand on housing plan? People are split: 2 for, 2 against.'],
     ['asked', 'Why is rent going up every year in Eastside?'],
-    ['commitment', 'What happened to Maria Lopez\'s promise to build 500 affordable homes by March 2026?'],
-    ['narrative', 'What do you say to people who say “The rent is unaffordable and landlords are greedy”?']
-  ], 'one of each kind; the library promise is off the topic and the kept one is not asked about')
-  const asked = questions[2]
+    ['commitment', 'What happened to Maria Lopez\'s promise to build 500 affordable homes by March 2026?']
+  ], 'one of each kind, the rent narrative first (every post on rent reads negative); the library promise is off the topic and the kept one is not asked about')
+  const [asked, promise, tension] = (['asked', 'commitment', 'tension'] as const).map(kind => questions.find(q => q.kind === kind) as (typeof questions)[number])
   t.match(asked, { score: 0.938, why: 'asked in 2 posts by 2 people' }, '0.5 + 0.5 × 1/4, boosted by half as both askers are in Eastside')
   t.same(asked.evidence.map(e => sources.lines[e.cite - 1]), ['[1] post by ana on fb, 2026-05-01: “Why is rent going up every year in Eastside? Somebody has to act.”', '[2] post by ben on x, 2026-05-02: “Why does rent keep going up in Eastside?”'])
   t.same(asked.answer, { text: 'No prepared answer in the knowledge base.', found: false, method: 'none', cites: [] }, '"rents" is not "rent": nothing addresses it')
-  const promise = questions[3]
   t.match(promise, { score: 0.8, why: 'a commitment overdue since 2026-03-31 (accountability)' })
   t.match(promise.answer, { found: true, method: 'extractive', text: /^Housing plan: Maria Lopez will freeze rents .* \[\d+\]$/ })
   t.match(sources.lines[promise.answer.cites[0] - 1], /^\[\d+\] Housing plan, passage 1$/, 'the answer cites the passage as kb-query does')
-  t.match(questions[1].evidence.map(e => e.text), ['I love the new housing plan, finally homes near transit!', 'The new housing plan is terrible, the developers get everything.'], 'one quote from each side')
+  t.match(tension.evidence.map(e => e.text), ['I love the new housing plan, finally homes near transit!', 'The new housing plan is terrible, the developers get everything.'], 'one quote from each side')
 })
 
 t.test('preparation checklist: knowledge-base gaps, deadlines near the day, logistics of the event kind, in due order', async t => {
