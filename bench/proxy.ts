@@ -3,7 +3,10 @@
 // backend and wrk share CPU 1, on loopback: 12-byte answers over keep-alive, 64 KiB answers, and
 // 12-byte answers over TLS. Every proxy sets the forwarding headers Berth's sets (X-Forwarded-For,
 // -Proto, -Host and Forwarded). Rounds rotate the order; each figure is the median of the rounds.
-// Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run, BENCH_WARM_UP_SECONDS)
+// Berth's proxy runs twice: as configured by default, and with [proxy].fast_lane off (every request
+// through node:http's server and undici), which is what the fast lane saves.
+// Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run,
+// BENCH_WARM_UP_SECONDS, BENCH_PROXIES: a comma-separated subset of the proxies' names)
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -31,10 +34,14 @@ function pinned (cpu: number, command: string, args: string[], env: NodeJS.Proce
   return spawn('taskset', ['-c', String(cpu), command, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env })
 }
 
-const PROXIES: Proxy[] = [
+const ALL_PROXIES: Proxy[] = [
   {
     name: 'berth',
     start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend)])
+  },
+  {
+    name: 'berth, general path',
+    start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend), 'general'])
   },
   {
     name: 'nginx',
@@ -63,6 +70,9 @@ http { access_log off; upstream backend { server 127.0.0.1:${backend}; keepalive
     }
   }
 ]
+
+const chosen = process.env.BENCH_PROXIES?.split(',').map(name => name.trim())
+const PROXIES = chosen === undefined ? ALL_PROXIES : ALL_PROXIES.filter(proxy => chosen.includes(proxy.name))
 
 interface Scenario { name: string, scheme: 'http' | 'https', path: string }
 const SCENARIOS: Scenario[] = [
@@ -100,6 +110,7 @@ async function load (url: string, seconds = SECONDS): Promise<{ rps: number, p99
 }
 
 async function main (): Promise<void> {
+  if (!PROXIES.some(proxy => proxy.name === 'berth')) throw new Error(`BENCH_PROXIES must include berth, the figure the others are compared with (proxies: ${ALL_PROXIES.map(p => p.name).join(', ')})`)
   await ensureDebianPackages(['nginx', 'haproxy', 'caddy', 'wrk', 'openssl'])
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-proxy-'))
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=bench.test'])

@@ -2,8 +2,7 @@
 // path and the fast lane's own keep-alive connections, both reused across requests and closed once
 // a replica is gone.
 import { Pool } from 'undici'
-import type { ParserFactory } from './llhttp.js'
-import { UpstreamConnections } from './upstream-connections.js'
+import { UpstreamConnections, type ParserFactory } from './fast-lane/index.js'
 
 export interface PoolSettings {
   connectTimeoutMs: number

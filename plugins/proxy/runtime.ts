@@ -12,10 +12,9 @@ import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
-import { FastLane, HELD_FOR_CLIENT, type LaneOptions } from './fast-lane.js'
+import { createParser, FastLane, HELD_FOR_CLIENT, laneSupport, type LaneOptions } from './fast-lane/index.js'
 import { awaitsAnswer, CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
-import { createParser } from './llhttp.js'
 import { RouteMetrics } from './metrics.js'
 import { Pools } from './pools.js'
 import { RememberedRoutes, type RememberedTable } from './remembered-routes.js'
@@ -89,6 +88,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   // A liveness restart goes through the same seam: drained first, back in rotation once it serves.
   orchestration.liveness.traffic = orchestration.traffic
   const metrics = new RouteMetrics(ctx.metrics)
+  reportLane(ctx, config.fast_lane)
   const forwarding = { table, pools, metrics, failed: (upstream: Upstream, why: string) => { router.failed(upstream, why) } }
   ctx.serve('proxy-http', proxyServer(config, {
     ...forwarding,
@@ -140,7 +140,16 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   return { table, router, certificates: manager, refresh }
 }
 
-export type ServerSettings = Pick<ProxyConfig, 'max_header_bytes' | 'max_url_bytes' | 'client_headers_timeout_secs' | 'client_idle_timeout_secs' | 'connect_timeout_ms'>
+/** Say whether the fast lane runs, and warn when this Node took it away although it is asked for. */
+function reportLane (ctx: PluginContext<ProxyConfig, ProxySections>, wanted: boolean): void {
+  const support = laneSupport()
+  const on = wanted && support.parser
+  ctx.metrics.gauge({ name: 'berth_proxy_fast_lane', help: 'Whether the proxy\'s fast lane takes requests (1) or every request goes through the general path (0).' }).set(on ? 1 : 0)
+  if (wanted && !support.parser) ctx.log.warn({ node: process.version }, 'proxy fast lane off: this Node does not offer node:http\'s parser as expected; every request takes the general path (correct, slower)')
+  else if (on && !support.directWrites) ctx.log.info({ node: process.version }, 'proxy fast lane writes through the sockets: this Node does not offer its stream binding as expected')
+}
+
+export type ServerSettings = Pick<ProxyConfig, 'fast_lane' | 'max_header_bytes' | 'max_url_bytes' | 'client_headers_timeout_secs' | 'client_idle_timeout_secs' | 'connect_timeout_ms'>
 
 type ServerDeps = Omit<ForwardOptions, 'scheme' | 'maxUrlBytes'>
 
@@ -192,7 +201,7 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
   const answered = (status: number): void => {
     if (RESPONSE_FINISHED.hasSubscribers) RESPONSE_FINISHED.publish({ server: front, response: { statusCode: status } })
   }
-  const fast = createParser === undefined
+  const fast = createParser === undefined || !settings.fast_lane
     ? undefined
     : new FastLane({
       ...lane,

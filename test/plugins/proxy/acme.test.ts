@@ -59,8 +59,8 @@ if (docker !== undefined) {
     // another certificate until then.
     const pebbleCa = join(tempDir(t), 'pebble-ca.pem')
     writeFileSync(pebbleCa, (await selfSignedPair('placeholder.test')).cert)
-    const sections = (renewBeforeDays: number): Record<string, Record<string, unknown>> => ({
-      proxy: { http_port: httpPort, https_port: httpsPort, health_interval_secs: 1 },
+    const sections = (renewBeforeDays: number, fastLane = true): Record<string, Record<string, unknown>> => ({
+      proxy: { http_port: httpPort, https_port: httpsPort, health_interval_secs: 1, fast_lane: fastLane },
       acme: { directory: pebbleDirectory(acmePort), email: 'ops@example.org', ca_file: pebbleCa, retry_base_secs: 1, check_interval_secs: 1, renew_before_days: renewBeforeDays }
     })
     const { kernel, token, project, instance } = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(0) })
@@ -116,11 +116,13 @@ if (docker !== undefined) {
     const { body: metrics } = await kernel.exposition('control')
     t.match(metrics, /^berth_proxy_certificate_orders_total\{outcome="issued"\} 2$/m)
     t.match(metrics, /^berth_proxy_certificate_orders_total\{outcome="failed"\} [1-9]\d*$/m)
+    t.match(metrics, /^berth_proxy_fast_lane 1$/m, 'the fast lane runs')
 
-    // The same server restarted with a renewal window wider than the certificates' lifetime: the stored
-    // certificate is served at once, and renewed on the next check.
+    // The same server restarted with a renewal window wider than the certificates' lifetime (and the
+    // fast lane off): the stored certificate is served at once, and renewed on the next check.
     await kernel.stop()
-    const again = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(36_500), stateDir: kernel.config.stateDir, extra: { instance } })
+    const again = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(36_500, false), stateDir: kernel.config.stateDir, extra: { instance } })
+    t.match((await again.kernel.exposition('control')).body, /^berth_proxy_fast_lane 0$/m, 'fast_lane = false: every request takes the general path')
     t.equal((await https(httpsPort, 'web.test', 'web.test', root)).serial, secure.serial, 'after a restart the stored certificate is served')
     const renewed = await pollUntil(async () => {
       const answer = await https(httpsPort, 'web.test', 'web.test', resetRoot).catch(() => undefined)

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls'
-import { heldBy, writeOut, writePiece } from '../../../plugins/proxy/direct-write.js'
+import { heldBy, writeOut, writePiece } from '../../../plugins/proxy/fast-lane/direct-write.js'
 import { selfSigned } from '../../../plugins/proxy/certificates.js'
 import { pollUntil } from '../../support/poll.js'
 

@@ -41,7 +41,7 @@ t.test('the fast lane and the general path pass their tests on Node 22', async t
   t.match(version, new RegExp(`^v${MAJOR}\\.`))
   // The TypeScript loader tap runs test files with.
   const loader = import.meta.resolve('@tapjs/typescript/import')
-  for (const file of ['fast-lane.test.ts', 'direct-write.test.ts', 'forward.test.ts']) {
+  for (const file of ['fast-lane.test.ts', 'lane-differential.test.ts', 'direct-write.test.ts', 'forward.test.ts']) {
     const outcome = await run(binary, [`--import=${loader}`, join(HERE, file)], { timeout: 300_000, maxBuffer: 16 << 20 })
       .then(({ stdout }) => ({ code: 0, stdout }), (err: { code?: number, stdout?: string }) => ({ code: err.code ?? 1, stdout: err.stdout ?? '' }))
     const failures = outcome.stdout.split('\n').filter(line => /^\s*not ok/.test(line))

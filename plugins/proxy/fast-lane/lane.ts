@@ -7,13 +7,13 @@
 // general path and keeps the connection from then on.
 import type { Socket } from 'node:net'
 import { heldBy, writeOut, writePiece } from './direct-write.js'
-import { rawError } from './error-page.js'
-import { IDEMPOTENT } from './forward.js'
-import { forwardedHeaders, hasHeader, headerLines, isNamed } from './headers.js'
+import { rawError } from '../error-page.js'
+import { IDEMPOTENT } from '../forward.js'
+import { forwardedHeaders, hasHeader, headerLines, isNamed } from '../headers.js'
 import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
-import type { RouteMetrics } from './metrics.js'
-import type { Pools } from './pools.js'
-import { endOn, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
+import type { RouteMetrics } from '../metrics.js'
+import type { Pools } from '../pools.js'
+import { endOn, hostname, type Route, type RouteTable, type Upstream } from '../route-table.js'
 import type { AnswerHandler, Exchange, Failure } from './upstream-connections.js'
 
 export interface LaneOptions {

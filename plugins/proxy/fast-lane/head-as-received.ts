@@ -3,7 +3,7 @@
 // cross the proxy are cut out of the read buffer in place and the rest goes on byte for byte, with
 // the body behind it in one write; no text is built for it. Anything written another way is left
 // alone (the caller writes the head anew from the parsed headers).
-import { crosses, namedByConnection } from './headers.js'
+import { crosses, namedByConnection } from '../headers.js'
 import type { ParsedHead } from './llhttp.js'
 
 const VERSION = Buffer.from('HTTP/1.1 ')

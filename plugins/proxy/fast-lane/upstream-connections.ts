@@ -10,7 +10,7 @@
 import { connect, type Socket } from 'node:net'
 import { writeOut } from './direct-write.js'
 import { cutHopByHop } from './head-as-received.js'
-import { isNamed } from './headers.js'
+import { isNamed } from '../headers.js'
 import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
 
 export interface UpstreamSettings {

@@ -37,6 +37,8 @@ function load (): StreamBinding | undefined {
 }
 
 const binding = load()
+/** Whether writes can go to a socket's handle on this Node (else every write goes through the socket). */
+export const directWrites = binding !== undefined
 /** The request object for the next write: one that finished at once leaves it free for the next (unused without the binding). */
 let request: WriteRequest = binding === undefined ? {} : new binding.WriteWrap()
 
