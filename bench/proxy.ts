@@ -40,7 +40,7 @@ const ALL_PROXIES: Proxy[] = [
     start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend)])
   },
   {
-    name: 'berth, general path',
+    name: 'berth-general-path',
     start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend), 'general'])
   },
   {
