@@ -68,6 +68,11 @@ export class StartupError extends BerthError {
   constructor (message: string, options?: ErrorOptions) { super(message, 500, 'BERTH_STARTUP', options) }
 }
 
+/** Refuse a development aid, named by its setting (with its variable or flag), when NODE_ENV=production. */
+export function developmentOnly (production: boolean, setting: string): void {
+  if (production) throw new StartupError(`${setting} is for development and is refused when NODE_ENV=production`)
+}
+
 /** The message of any thrown value, for one-line reports. */
 export function messageOf (err: unknown): string {
   return err instanceof Error ? err.message : String(err)

@@ -1,8 +1,8 @@
 // campaign: the campaign operations web app on the app listener: OIDC login with PKCE, sessions in
-// memory, four roles, CBOR server functions of the modules, the web UI, and a development IDP when
-// asked for (`[campaign].dev_idp`, or `berth server --dev`).
+// memory, four roles, CBOR server functions of the modules, the web UI, and the development IDP of
+// the dev-idp plugin when asked for (`[campaign].dev_idp`, or `berth server --dev`).
 import { definePlugin } from '../../kernel/index.js'
-import type { DevIdp } from './dev-idp/provider.js'
+import type { DevIdp } from '../dev-idp/index.js'
 import type { FunctionRegistry } from './functions.js'
 import type { PostStore } from './modules/posts.js'
 import type { IdpClient } from './oidc-client.js'
@@ -27,8 +27,9 @@ export default definePlugin({
   version: '0.1.0',
   product: 'campaign',
   description: 'Campaign operations app: OIDC + PKCE login, sessions, roles, CBOR server functions, web UI.',
-  // The generative provider's key may be kept in the secret store.
-  optionalDependsOn: ['secrets'],
+  // The generative provider's key may be kept in the secret store; dev-idp runs the development
+  // identity provider when [campaign].dev_idp asks for it.
+  optionalDependsOn: ['secrets', 'dev-idp'],
   config: campaignSection,
   env: CAMPAIGN_ENV,
   listeners: [{ name: 'app', port: 6882, description: 'the campaign web application' }],

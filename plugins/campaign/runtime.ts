@@ -12,6 +12,7 @@ import { adminFunctions, recordLogin, type UserRecord } from './modules/admin.js
 import { analysisFunctions } from './modules/analysis.js'
 import { RecordStore } from './modules/kit.js'
 import { PostStore, type Post } from './modules/posts.js'
+import { ROLES } from './roles.js'
 import { authInfoFunctions } from './modules/auth-info.js'
 import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/feedback.js'
 import { loadRules } from './modules/compliance-rules.js'
@@ -26,6 +27,7 @@ import { SessionCookie } from './session-cookie.js'
 import { SessionStore } from './sessions.js'
 import { uiRoutes } from './ui-routes.js'
 import { reachabilityCheck, type PluginContext } from '../../kernel/index.js'
+import { devIdpFor } from '../dev-idp/index.js'
 import type { CampaignService } from './index.js'
 import { checkSettings, DEV_IDP_SETTING, signInConfigured, type CampaignConfig } from './settings.js'
 
@@ -135,10 +137,10 @@ export async function startCampaign (ctx: PluginContext<CampaignConfig>, service
   let idpUrl = config.idp_url.replace(/\/+$/, '')
   let devSignIn: string | undefined
   if (config.dev_idp) {
-    // Loaded only when used: oidc-provider is a development aid here, and it warns on import.
-    const { signInNote, startEmbeddedIdp } = await import('./dev-idp/embedded.js')
-    const embedded = await startEmbeddedIdp(ctx, {
+    const embedded = await devIdpFor(ctx, DEV_IDP_SETTING).start({
       file: DEV_IDP_FILE,
+      roles: ROLES,
+      domain: 'campaign.test',
       realm: config.idp_realm,
       clientId: config.idp_client_id,
       redirectUris: [redirectUri],
@@ -147,7 +149,7 @@ export async function startCampaign (ctx: PluginContext<CampaignConfig>, service
     })
     service.devIdp = embedded.idp
     idpUrl = embedded.idp.url
-    devSignIn = signInNote(embedded)
+    devSignIn = embedded.signIn
   }
   const issuer = `${idpUrl}/realms/${config.idp_realm}`
   ctx.note(`${app} — ${devSignIn ?? `sign in through ${issuer}`}`)

@@ -1,8 +1,7 @@
 // The [campaign] config section (with its environment variables) and the checks made at start-up:
 // production refuses the development fallback and the embedded IDP; an http IDP must be on loopback.
 import type { Static } from '@sinclair/typebox'
-import { StartupError, type SectionSchema } from '../../kernel/index.js'
-import { developmentOnly } from './dev-idp/development-only.js'
+import { developmentOnly, StartupError, type SectionSchema } from '../../kernel/index.js'
 
 export const campaignSection = ((Type) => Type.Object({
   idp_url: Type.String({ default: '', description: 'Base URL of the OpenID provider (Keycloak style, before /realms/...); empty: nobody can sign in, unless dev_idp is on.' }),

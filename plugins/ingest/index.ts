@@ -29,6 +29,8 @@ export default definePlugin({
   version: '0.1.0',
   product: 'telemetry',
   description: 'Device telemetry ingest: chunks, devices, faults, metrics, alerts.',
+  // dev-idp runs the development identity provider when [ingest].sso.dev_idp asks for it.
+  optionalDependsOn: ['dev-idp'],
   config: ingestSection,
   env: INGEST_ENV,
   listeners: [{ name: 'telemetry', port: 6881, description: 'device ingest, the telemetry API and its dashboard (/dashboard/)' }],

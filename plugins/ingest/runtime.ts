@@ -25,9 +25,9 @@ import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
 import { join, resolve } from 'node:path'
-import { reachabilityCheck, StartupError, type PluginContext } from '../../kernel/index.js'
+import { developmentOnly, reachabilityCheck, StartupError, type PluginContext } from '../../kernel/index.js'
+import { devIdpFor } from '../dev-idp/index.js'
 import { codecs } from '../../wasm/index.js'
-import { developmentOnly } from '../campaign/dev-idp/development-only.js'
 import type { IngestService } from './index.js'
 
 /** The methods of the telemetry API's routes, as CORS preflights allow them. */
@@ -41,8 +41,8 @@ const DEV_IDP_FILE = 'telemetry-dev-idp-passwords'
 const IDP_CHECK_MS = 30_000
 
 /**
- * With [ingest].sso.dev_idp (refused when NODE_ENV=production): the campaign's development identity
- * provider (oidc-provider, Keycloak paths) on loopback with one user per fleet role, the settings that
+ * With [ingest].sso.dev_idp (refused when NODE_ENV=production): the development identity provider of
+ * the dev-idp plugin (oidc-provider, Keycloak paths) on loopback with one user per fleet role, the settings that
  * point SSO at it, and how to sign in through it.
  */
 async function withDevIdp (ctx: PluginContext<IngestSettings>): Promise<{ settings: IngestSettings, signIn?: string }> {
@@ -50,15 +50,14 @@ async function withDevIdp (ctx: PluginContext<IngestSettings>): Promise<{ settin
   if (!settings.sso.dev_idp) return { settings }
   developmentOnly(ctx.production, '[ingest].sso.dev_idp')
   if (settings.sso.idp_url !== '') throw new StartupError('[ingest].sso.dev_idp runs its own identity provider; leave sso.idp_url (IDP_URL) empty, or turn dev_idp off')
-  const { signInNote, startEmbeddedIdp } = await import('../campaign/dev-idp/embedded.js')
   const realm = settings.sso.realm === '' ? 'fleet' : settings.sso.realm
   const clientId = settings.sso.client_id === '' ? 'dashboard' : settings.sso.client_id
   const dashboard = (): string[] => [new URL('/dashboard/', ctx.address('telemetry')).href]
-  const embedded = await startEmbeddedIdp(ctx, {
+  const embedded = await devIdpFor(ctx, '[ingest].sso.dev_idp').start({
     file: DEV_IDP_FILE, realm, clientId, redirectUris: dashboard, postLogoutRedirectUris: dashboard, port: settings.sso.dev_idp_port, roles: FLEET_REALM_ROLES, domain: 'fleet.test'
   })
   ctx.onClose(async () => { await embedded.idp.close() })
-  return { settings: { ...settings, sso: { ...settings.sso, idp_url: embedded.idp.url, realm, client_id: clientId } }, signIn: signInNote(embedded) }
+  return { settings: { ...settings, sso: { ...settings.sso, idp_url: embedded.idp.url, realm, client_id: clientId } }, signIn: embedded.signIn }
 }
 
 /** How a person signs in to the dashboard, for the start-up summary. */

@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import devIdp from '../../plugins/dev-idp/index.js'
 import ingest from '../../plugins/ingest/index.js'
 import secrets from '../../plugins/secrets/index.js'
 import tokens from '../../plugins/tokens/index.js'
@@ -60,7 +61,7 @@ if (mounted instanceof Error) {
     const stateDir = join(mounted, 'state')
     mkdirSync(stateDir)
     const kernel = await testKernel(t, {
-      plugins: [tokens, secrets, ingest, campaign],
+      plugins: [tokens, secrets, devIdp, ingest, campaign],
       config: {
         server: { state_dir: stateDir },
         ingest: { api_key: KEY, users: [{ name: 'admin', role: 'admin', password: hashPassword('full disk admin') }] },

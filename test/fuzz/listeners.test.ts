@@ -12,6 +12,7 @@ import { createHmac, randomInt } from 'node:crypto'
 import { join } from 'node:path'
 import { Agent } from 'undici'
 import { pathOf, type Kernel } from '../../kernel/index.js'
+import devIdp from '../../plugins/dev-idp/index.js'
 import backup from '../../plugins/backup/index.js'
 import campaign from '../../plugins/campaign/index.js'
 import { encodeCbor } from '../../plugins/campaign/cbor.js'
@@ -59,7 +60,7 @@ const LOGIN_PAGES = ['/auth', '/auth/callback']
 async function fuzzKernel (): Promise<Kernel> {
   const cwd = tempDir(t)
   return await startKernel(t, {
-    plugins: [tokens, secrets, reconciler, cluster, webhooks, backup, databases, ingest, symbolication, campaign],
+    plugins: [tokens, secrets, reconciler, cluster, webhooks, backup, databases, devIdp, ingest, symbolication, campaign],
     cwd,
     config: {
       reconciler: reconcilerSection(testInstance(), { docker_socket: join(cwd, 'no-engine.sock') }),

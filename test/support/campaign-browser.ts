@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { Page } from 'playwright-core'
-import type { DevUser } from '../../plugins/campaign/dev-idp/users.js'
+import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { UI_BUILD_DIR } from '../../plugins/campaign/ui-routes.js'
 
 /** The UI is built by `npm run build`; a single test file run after a fresh clone builds it here. */

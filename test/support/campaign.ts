@@ -2,9 +2,10 @@
 // development IDP's form (fetch with manual redirects), about half a second per login; call statuses;
 // and the app in a test kernel with a staff session, as the module tests use it.
 import type { Kernel } from '../../kernel/index.js'
+import devIdp from '../../plugins/dev-idp/index.js'
 import campaign from '../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
-import type { DevUser } from '../../plugins/campaign/dev-idp/users.js'
+import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { testKernel } from './kernel.js'
 
 interface StoredCookie { value: string, path: string }
@@ -146,7 +147,7 @@ export function withDevIdp (more: Record<string, unknown> = {}): { campaign: Rec
 
 /** The campaign plugin in a test kernel with the development IDP (more `[campaign]` settings from `config`), with a staff session. */
 export async function campaignApp (t: { teardown(fn: () => void | Promise<void>): void }, config: Record<string, unknown> = {}): Promise<CampaignApp> {
-  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp(config) })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp(config) })
   const baseUrl = kernel.url('app')
   const users = kernel.service('campaign').devIdp?.users ?? []
   const login = async (role: string): Promise<string> => {

@@ -1,8 +1,8 @@
 // An access token from the development identity provider without a browser: authorization code with
 // PKCE (S256) through its sign-in form (fetch with manual redirects), as a public client gets one.
 import { createHash, randomBytes } from 'node:crypto'
-import type { DevIdp } from '../../plugins/campaign/dev-idp/provider.js'
-import type { DevUser } from '../../plugins/campaign/dev-idp/users.js'
+import type { DevIdp } from '../../plugins/dev-idp/provider.js'
+import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { CookieJar, signInThroughIdp } from './campaign.js'
 
 /** Sign `user` in at `idp` for the public client `clientId`, whose redirect URI is `redirectUri`; the access token. */

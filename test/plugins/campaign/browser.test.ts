@@ -4,9 +4,10 @@ import t from 'tap'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
-import type { DevUser } from '../../../plugins/campaign/dev-idp/users.js'
+import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { builtUi, signIn } from '../../support/campaign-browser.js'
 import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
@@ -24,7 +25,7 @@ const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('each role signs in, sees its modules, uses one, and signs out', async t => {
     await builtUi()
-    const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp() })
+    const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp() })
     const app = kernel.url('app')
     const users = kernel.service('campaign').devIdp?.users ?? []
     const staff = await scriptedLogin(app, users.find(u => u.role === 'staff') as DevUser)

@@ -2,6 +2,7 @@
 // methods on fixture texts, then each function through the API with signed-in users, and the generative
 // path of campaign copy and briefings through a stand-in OpenAI-compatible server (then stopped: 503).
 import t from 'tap'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
@@ -302,7 +303,7 @@ t.test('campaign copy and briefings with a generative provider (a stand-in OpenA
   const standIn = await startChatStandIn(t, request => request.body.messages[1].content.includes('Channel: an SMS')
     ? `HEADLINE: none\nTEXT: Free transit fares for students and seniors [1]. ${'Ride with us. '.repeat(20)}`
     : 'The bridge toll is contested [1].')
-  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const staff = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
   const { cookie } = await scriptedLogin(baseUrl, staff)

@@ -2,6 +2,7 @@
 // methods on a planted platform and an opponent's attack, then each function through the API (sessions
 // per user, resumed, listed; 400, 413, 404), and their generated paths against a stand-in provider.
 import t from 'tap'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
@@ -224,7 +225,7 @@ t.test('with a generative provider (a stand-in OpenAI-compatible server), and wh
     if (system.includes('coach')) return 'Lead with the figure [1].'
     return 'The platform builds 5,000 homes by 2030 [1].'
   })
-  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
   const { cookie } = await scriptedLogin(baseUrl, staffUser)

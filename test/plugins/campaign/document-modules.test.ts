@@ -2,6 +2,7 @@
 // texts, then each function through the API with a signed-in user, and counter-messaging through a
 // stand-in for an OpenAI-compatible provider (a small local server: no model can be downloaded here).
 import t from 'tap'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
@@ -238,7 +239,7 @@ t.test('the document modules through the API', async t => {
 t.test('counter-messaging with a generative provider (a stand-in OpenAI-compatible server), and while it is down', async t => {
   const standIn = await startChatStandIn(t, () => 'SHORT: The audit found no hacked machines [1].\nLONG: The state audit checked every county and found no hacking [1].')
   const received = standIn.received
-  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
   const { cookie } = await scriptedLogin(baseUrl, staffUser)

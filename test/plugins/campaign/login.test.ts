@@ -6,16 +6,19 @@ import t, { type Test } from 'tap'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Kernel } from '../../../kernel/index.js'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
-import { startDevIdp } from '../../../plugins/campaign/dev-idp/provider.js'
+import { ROLES } from '../../../plugins/campaign/roles.js'
+import { startDevIdp } from '../../../plugins/dev-idp/provider.js'
+import { seedUsers } from '../../../plugins/dev-idp/users.js'
 import { CookieJar, followRedirects, scriptedLogin, scriptedLogout, send, withDevIdp } from '../../support/campaign.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { freePort } from '../../support/net.js'
 
 /** A kernel with the campaign plugin and its development IDP (more `[campaign]` settings from `config`). */
 async function campaignKernel (t: Test, config: Record<string, unknown> = {}, logger = capturedLogger()): Promise<{ kernel: Kernel, app: URL, users: Record<string, { username: string, password: string }>, logs: () => string }> {
-  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp(config), logger: logger.logger })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp(config), logger: logger.logger })
   const idp = kernel.service('campaign').devIdp
   return { kernel, app: kernel.url('app'), users: Object.fromEntries((idp?.users ?? []).map(u => [u.role, u])), logs: logger.lines }
 }
@@ -205,10 +208,10 @@ t.test('a wrong password stays at the IDP form', async t => {
 t.test('an IDP configured by URL is used instead of the embedded one', async t => {
   const port = await freePort()
   const appUrl = `http://127.0.0.1:${port}/`
-  const idp = await startDevIdp({ realm: 'hq', clientId: 'web', redirectUris: [`${appUrl}auth/callback`], postLogoutRedirectUris: [appUrl] })
+  const idp = await startDevIdp({ realm: 'hq', clientId: 'web', redirectUris: [`${appUrl}auth/callback`], postLogoutRedirectUris: [appUrl], users: seedUsers(ROLES, 'campaign.test') })
   t.teardown(idp.close)
   const kernel = await testKernel(t, {
-    plugins: [campaign],
+    plugins: [devIdp, campaign],
     config: {
       server: { listeners: { control: { host: '127.0.0.1', port: 0 }, app: { host: '127.0.0.1', port } } },
       campaign: { idp_url: idp.url, idp_realm: 'hq', idp_client_id: 'web', app_url: appUrl }
@@ -229,7 +232,7 @@ t.test('an unreachable IDP gives a 503 page', async t => {
 t.test('a restart on the same state directory keeps the development IDP\'s passwords, and says where they are', async t => {
   const first = await campaignKernel(t)
   await first.kernel.stop()
-  const again = await testKernel(t, { plugins: [campaign], config: { ...withDevIdp(), server: { state_dir: first.kernel.config.stateDir } } })
+  const again = await testKernel(t, { plugins: [devIdp, campaign], config: { ...withDevIdp(), server: { state_dir: first.kernel.config.stateDir } } })
   const users = again.service('campaign').devIdp?.users ?? []
   t.same(users.map(u => u.password), Object.values(first.users).map(u => u.password), 'the same passwords')
   t.same(again.notes.filter(note => note.startsWith('campaign app:')), [`campaign app: ${again.url('app').href} — sign in through the development identity provider as admin, staff, volunteer, readonly; passwords in ${join(first.kernel.config.stateDir, 'campaign-dev-idp-passwords')}`], 'not told again')
@@ -239,7 +242,7 @@ t.test('a restart on the same state directory keeps the development IDP\'s passw
 
 t.test('without an identity provider the app runs and says, on a clear page, that nobody can sign in', async t => {
   const logger = capturedLogger()
-  const kernel = await testKernel(t, { plugins: [campaign], logger: logger.logger })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], logger: logger.logger })
   const app = kernel.url('app')
   t.equal(kernel.service('campaign').devIdp, undefined, 'no embedded IDP unless asked for')
   const remedy = 'set [campaign].idp_url (CAMPAIGN_IDP_URL), or, for development, turn on [campaign].dev_idp (CAMPAIGN_DEV_IDP, berth server --dev)'

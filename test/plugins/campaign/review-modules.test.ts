@@ -4,9 +4,10 @@
 // API with signed-in users (400, 413, 404 and 403 included), and the generative paths against a
 // stand-in OpenAI-compatible server (then 503 once it is stopped).
 import t from 'tap'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
-import type { DevUser } from '../../../plugins/campaign/dev-idp/users.js'
+import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import type { LanguageEngine } from '../../../plugins/campaign/language/engine.js'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
 import type { Commitment } from '../../../plugins/campaign/modules/accountability.js'
@@ -320,7 +321,7 @@ t.test('the generative paths against a stand-in OpenAI-compatible server, and 50
     if (prompt.includes('policy text changed')) return '[B] makes disclosure mandatory and raises the threshold to $500.'
     return 'Dora Donor is near the limit.'
   })
-  const kernel = await testKernel(t, { plugins: [campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
   const baseUrl = kernel.url('app')
   const user = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
   const { cookie } = await scriptedLogin(baseUrl, user)

@@ -2,6 +2,7 @@
 // and the embedded IDP in production, the embedded IDP beside a configured one, plain HTTP to a remote
 // IDP); the fallback itself when opted in.
 import t from 'tap'
+import devIdpPlugin from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { testKernel } from '../../support/kernel.js'
@@ -21,14 +22,14 @@ t.test('refused at start, each in one clear line: development aids in production
     ['not a URL', { APP_URL: 'app.example.org' }, {}, /\[campaign\]\.app_url \(APP_URL\) must be an http\(s\) URL/]
   ]
   for (const [what, env, config, message] of cases) {
-    const kernel = await testKernel(t, { plugins: [campaign], env, config: { campaign: config }, noStart: true })
+    const kernel = await testKernel(t, { plugins: [devIdpPlugin, campaign], env, config: { campaign: config }, noStart: true })
     await t.rejects(kernel.start(), message, what)
   }
 })
 
 t.test('the environment names the IDP, realm, client and app address', async t => {
   const kernel = await testKernel(t, {
-    plugins: [campaign],
+    plugins: [devIdpPlugin, campaign],
     env: { CAMPAIGN_IDP_URL: 'http://127.0.0.1:9/', CAMPAIGN_IDP_REALM: 'hq', CAMPAIGN_IDP_CLIENT_ID: 'web', APP_URL: 'https://app.example.org/' }
   })
   const { login, devIdp } = kernel.service('campaign')
@@ -42,10 +43,10 @@ t.test('the environment names the IDP, realm, client and app address', async t =
 })
 
 t.test('opted in, check-auth reports the fixed admin to nobody; other functions still need a session', async t => {
-  const kernel = await testKernel(t, { plugins: [campaign], config: { campaign: { dev_fallback: true } } })
+  const kernel = await testKernel(t, { plugins: [devIdpPlugin, campaign], config: { campaign: { dev_fallback: true } } })
   const baseUrl = kernel.url('app')
   t.match(await callServerFunction('check-auth', {}, { baseUrl }), { authenticated: true, email: 'dev@localhost', name: 'Development Admin', role: 'admin' })
   await t.rejects(callServerFunction('admin-health', {}, { baseUrl }), new ServerFunctionError(401, 'sign in first: no valid session'))
-  const off = await testKernel(t, { plugins: [campaign] })
+  const off = await testKernel(t, { plugins: [devIdpPlugin, campaign] })
   t.match(await callServerFunction('check-auth', {}, { baseUrl: off.url('app') }), { authenticated: false }, 'off by default')
 })

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { Page } from 'playwright-core'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
@@ -304,7 +305,7 @@ if (executablePath !== undefined) {
   t.test('single sign-on: authorization code with PKCE against the embedded development provider, as each fleet role', async t => {
     await builtDashboard()
     const { logger, lines } = capturedLogger('info')
-    const kernel = await testKernel(t, { plugins: [ingest], logger, config: { ingest: { api_key: API_KEY, sso: { dev_idp: true } } } })
+    const kernel = await testKernel(t, { plugins: [devIdp, ingest], logger, config: { ingest: { api_key: API_KEY, sso: { dev_idp: true } } } })
     const dashboard = new URL('/dashboard/', kernel.url('telemetry')).href
     const mode = await (await fetch(new URL('/auth/mode', dashboard))).json() as { mode: string, issuer: string }
     t.match(mode, { mode: 'sso', realm: 'fleet', client_id: 'dashboard', issuer: /^http:\/\/127\.0\.0\.1:\d+\/realms\/fleet$/ }, 'sso.dev_idp: SSO mode at the embedded provider')

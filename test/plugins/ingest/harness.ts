@@ -2,6 +2,7 @@
 // one Basic-auth user per role, and helpers to post chunks and call the API as each role.
 import type { Test } from 'tap'
 import type { Logger } from 'pino'
+import devIdp from '../../../plugins/dev-idp/index.js'
 import ingest, { type IngestService } from '../../../plugins/ingest/index.js'
 import { hashPassword } from '../../../plugins/ingest/auth/passwords.js'
 import type { Kernel } from '../../../kernel/index.js'
@@ -43,7 +44,7 @@ export function basic (role: TestRole): string {
 }
 
 export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger): Promise<TelemetryServer> {
-  const kernel = await testKernel(t, { plugins: [ingest], config: { ingest: { api_key: API_KEY, users: USERS, ...config } }, logger })
+  const kernel = await testKernel(t, { plugins: [devIdp, ingest], config: { ingest: { api_key: API_KEY, users: USERS, ...config } }, logger })
   const base = kernel.url('telemetry')
   const api: TelemetryServer['api'] = async (method, path, role, body, headers = {}) => await fetch(new URL(path, base), {
     method,

@@ -8,8 +8,9 @@ import { readFileSync, statSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
-import { startDevIdp } from '../../../plugins/campaign/dev-idp/provider.js'
-import { seedUsers } from '../../../plugins/campaign/dev-idp/users.js'
+import devIdp from '../../../plugins/dev-idp/index.js'
+import { startDevIdp } from '../../../plugins/dev-idp/provider.js'
+import { seedUsers } from '../../../plugins/dev-idp/users.js'
 import ingest from '../../../plugins/ingest/index.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { accessToken } from '../../support/oidc.js'
@@ -141,7 +142,7 @@ t.test('with oidc-provider: a token of the dashboard\'s client is accepted, one 
 t.test('the development provider is refused beside a real one, and in production', async t => {
   await t.rejects(telemetryServer(t, { sso: { dev_idp: true, idp_url: 'https://id.example.org', realm: 'fleet', client_id: 'dashboard' } }),
     { message: /\[ingest\]\.sso\.dev_idp runs its own identity provider; leave sso\.idp_url \(IDP_URL\) empty/ })
-  const production = await testKernel(t, { plugins: [ingest], env: { NODE_ENV: 'production' }, config: { ingest: { sso: { dev_idp: true } } }, noStart: true })
+  const production = await testKernel(t, { plugins: [devIdp, ingest], env: { NODE_ENV: 'production' }, config: { ingest: { sso: { dev_idp: true } } }, noStart: true })
   await t.rejects(production.start(), { message: 'plugin "ingest" failed during setup: [ingest].sso.dev_idp is for development and is refused when NODE_ENV=production' })
 })
 

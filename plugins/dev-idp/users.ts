@@ -1,9 +1,8 @@
-// The accounts of the development identity provider: one per role (the campaign's by default, or
-// any realm roles, such as the telemetry fleet's), each with a random password, drawn once and kept
-// in a 0600 file when the server runs it, checked in constant time.
+// The accounts of the development identity provider: one per realm role the product using it names
+// (the campaign's roles, the telemetry fleet's), each with a random password, drawn once and kept in
+// a 0600 file when the server runs it, checked in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { ROLES } from '../roles.js'
 
 export interface DevUser {
   /** Subject id (also the login name). */
@@ -20,7 +19,7 @@ export interface DevUser {
  * One user per role: login `<role>` (without a `fleet-` prefix), e-mail `<login>@<domain>`, a fresh
  * random password.
  */
-export function seedUsers (roles: readonly string[] = ROLES, domain = 'campaign.test'): DevUser[] {
+export function seedUsers (roles: readonly string[], domain: string): DevUser[] {
   return roles.map(role => {
     const login = role.replace(/^fleet-/, '')
     return {
@@ -41,7 +40,7 @@ const USERS_FILE_HEADER = '# Sign-in names and passwords of the development iden
  * `<login> <password>` each): those found there are used again, missing ones are drawn and the file
  * is written anew. `drawn` says whether any password is new (to be told to the person at the terminal).
  */
-export function keptUsers (file: string, roles: readonly string[] = ROLES, domain = 'campaign.test'): { users: DevUser[], drawn: boolean } {
+export function keptUsers (file: string, roles: readonly string[], domain: string): { users: DevUser[], drawn: boolean } {
   const kept = new Map<string, string>()
   for (const line of existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []) {
     const match = /^([^#\s]\S*) (\S+)$/.exec(line)

@@ -1,5 +1,5 @@
 // The HTML pages of the development identity provider: its sign-in form and its sign-out confirmation.
-import { escapeHtml } from '../html.js'
+import escapeHtml from 'escape-html'
 
 const STYLE = 'body{font-family:system-ui,sans-serif;background:#f4f5f7;display:grid;place-items:center;min-height:100vh;margin:0}' +
   'main{background:#fff;padding:2rem 2.5rem;border-radius:10px;box-shadow:0 2px 12px #0002;min-width:18rem}' +

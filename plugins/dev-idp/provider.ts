@@ -9,7 +9,7 @@ import { exportJWK, generateKeyPair, jwtVerify, createLocalJWKSet, type JSONWebK
 import type Provider from 'oidc-provider'
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider'
 import { loginPage, logoutPage } from './pages.js'
-import { checkCredentials, seedUsers, type DevUser } from './users.js'
+import { checkCredentials, type DevUser } from './users.js'
 
 export interface DevIdpOptions {
   realm: string
@@ -21,7 +21,7 @@ export interface DevIdpOptions {
   otherClientIds?: string[]
   /** Port on 127.0.0.1; 0 picks a free one. */
   port?: number
-  users?: DevUser[]
+  users: DevUser[]
 }
 
 export interface DevIdp {
@@ -46,7 +46,7 @@ const SCOPES = 'openid email profile'
 const MAX_FORM_BYTES = 4096
 
 export async function startDevIdp (options: DevIdpOptions): Promise<DevIdp> {
-  const users = options.users ?? seedUsers()
+  const users = options.users
   const server = createServer()
   server.listen(options.port ?? 0, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
