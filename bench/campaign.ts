@@ -6,8 +6,9 @@
 // Run: npm run build && node dist/bench/campaign.js   (BENCH_POSTS, BENCH_REQUESTS, BENCH_RUNS bound the work)
 import pino from 'pino'
 import campaign from '../plugins/campaign/index.js'
+import devIdp from '../plugins/dev-idp/index.js'
 import { callServerFunction } from '../plugins/campaign/client.js'
-import type { DevUser } from '../plugins/campaign/dev-idp/users.js'
+import type { DevUser } from '../plugins/dev-idp/users.js'
 import { createKernel } from '../kernel/index.js'
 import { scriptedLogin } from '../test/support/campaign.js'
 import { loopbackListeners } from '../test/support/kernel.js'
@@ -63,9 +64,9 @@ async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-campaign-'))
   const kernel = await createKernel({
     cwd: dir,
-    config: { server: { state_dir: dir, listeners: loopbackListeners([campaign]) } },
+    config: { server: { state_dir: dir, listeners: loopbackListeners([campaign]) }, campaign: { dev_idp: true } },
     env: {},
-    plugins: [campaign],
+    plugins: [devIdp, campaign],
     logger: pino({ level: 'silent' })
   })
   try {

@@ -1,7 +1,5 @@
-// Escaping text for HTML, and the plain message page the login routes answer with when they refuse.
-export function escapeHtml (text: string): string {
-  return text.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
-}
+// The plain message page the login routes answer with when they refuse.
+import escapeHtml from 'escape-html'
 
 export function messagePage (title: string, message: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
