@@ -1,0 +1,194 @@
+// Notifications to a real receiver (node:http on 127.0.0.1) that checks each signature in constant
+// time: a backup that fails on a target (the backup plugin's operator.alert) reaches a signed JSON
+// webhook after two 503s, a Slack-compatible one whose URL is a secret, not one filtered to other
+// kinds, not a receiver that is down (given up after the retries) nor one that refuses with 400 (not
+// retried); the test route and command; no secret in the logs; a simulated agent going offline
+// (the cluster plugin's node.offline) reaches the webhook too; bad webhooks refused at start. No
+// container engine is needed: neither alert here involves one.
+import t from 'tap'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { simulateAgents } from '../../../bench/cluster-sim.js'
+import { createKernel, type AnyPlugin } from '../../../kernel/index.js'
+import backup from '../../../plugins/backup/index.js'
+import cluster from '../../../plugins/cluster/index.js'
+import notifications from '../../../plugins/notifications/index.js'
+import reconciler from '../../../plugins/reconciler/index.js'
+import secrets from '../../../plugins/secrets/index.js'
+import tokens from '../../../plugins/tokens/index.js'
+import { runCli } from '../../support/cli.js'
+import { capturedLogger, loopbackListeners } from '../../support/kernel.js'
+import { freePort } from '../../support/net.js'
+import { adminToken, api, reconcilerSection, startKernel, testInstance, tokenFor } from '../../support/orchestration.js'
+import { pollUntil } from '../../support/poll.js'
+import { tempDir } from '../../support/tmp.js'
+
+interface Teardown { teardown(fn: () => void | Promise<void>): void }
+
+const SECRET = 'notify-secret-31f0c9d2a7'
+
+interface Received {
+  path: string
+  headers: IncomingHttpHeaders
+  body: string
+  /** The X-Berth-Signature header matched the HMAC-SHA256 of the body under SECRET. */
+  signed: boolean
+}
+
+/** How a receiver checks a delivery: HMAC-SHA256 of the raw body, compared in constant time. */
+function signatureValid (header: string | string[] | undefined, body: Buffer, secret: string): boolean {
+  const given = /^sha256=([0-9a-f]{64})$/.exec(typeof header === 'string' ? header : '')?.[1]
+  return given !== undefined && timingSafeEqual(Buffer.from(given, 'hex'), createHmac('sha256', secret).update(body).digest())
+}
+
+/** A receiver on 127.0.0.1: each path answers the statuses of its script in turn (200 when it runs out). */
+async function receiver (t: Teardown, scripts: Record<string, number[]>): Promise<{ url: string, received: Received[] }> {
+  const received: Received[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+    request.on('end', () => {
+      const body = Buffer.concat(chunks)
+      const path = request.url ?? ''
+      received.push({ path, headers: request.headers, body: body.toString(), signed: signatureValid(request.headers['x-berth-signature'], body, SECRET) })
+      response.writeHead(scripts[path]?.shift() ?? 200).end()
+    })
+  })
+  await new Promise<void>(resolve => { server.listen(0, '127.0.0.1', resolve) })
+  t.teardown(async () => { await new Promise(resolve => { server.close(resolve) }) })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received }
+}
+
+/** The orchestration plugins without a container engine (its socket is missing): enough for these alerts. */
+function noEngine (cwd: string): Record<string, unknown> {
+  return reconcilerSection(testInstance(), { docker_socket: join(cwd, 'no-engine.sock') })
+}
+
+const metric = (text: string, name: string, labels: string): number | undefined => {
+  const value = new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text)?.[1]
+  return value === undefined ? undefined : Number(value)
+}
+
+t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Slack text, kinds filtered, a receiver down or refusing', async t => {
+  const hooks = await receiver(t, { '/ops': [503, 503], '/reject': [400] })
+  const closed = await freePort()
+  const cwd = tempDir(t)
+  const blocker = join(tempDir(t), 'a-file')
+  writeFileSync(blocker, 'not a directory')
+  const slackPath = '/slack/T0001/B0002/xoxsecretpath'
+  const { logger, lines } = capturedLogger()
+  const kernel = await startKernel(t, {
+    plugins: [tokens, secrets, reconciler, backup, notifications],
+    cwd,
+    logger,
+    config: {
+      reconciler: noEngine(cwd),
+      backup: { targets: [{ type: 'local', name: 'jammed', path: join(blocker, 'backups') }] },
+      notifications: {
+        retries: 3,
+        retry_initial_ms: 50,
+        timeout_ms: 2000,
+        webhooks: [
+          { name: 'ops', url: `${hooks.url}/ops`, secret: '${secrets.NOTIFY_SECRET}', kinds: ['backup.failed'] },
+          { name: 'chat', url: '${secrets.SLACK_URL}', format: 'slack' },
+          { name: 'nodes', url: `${hooks.url}/nodes`, secret: SECRET, kinds: ['node.offline'] },
+          { name: 'gone', url: `http://127.0.0.1:${closed}/hook`, kinds: ['backup.failed'] },
+          { name: 'strict', url: `${hooks.url}/reject`, kinds: ['backup.failed'] }
+        ]
+      }
+    }
+  })
+  const token = adminToken(kernel)
+  for (const [name, value] of [['NOTIFY_SECRET', SECRET], ['SLACK_URL', `${hooks.url}${slackPath}`]]) {
+    t.equal((await api(kernel, 'PUT', `/api/v1/secrets/${name}`, { token, body: { value } })).status, 201)
+  }
+
+  const run = await (await fetch(new URL('/api/v1/backups', kernel.url('control')), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })).text()
+  const snapshot = /"snapshot":"(\d{8}T\d{9}Z)"/.exec(run)?.[1]
+  t.ok(snapshot, 'the run ended with a result whose target failed')
+  const entries = (): Array<Record<string, unknown>> => lines().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>)
+  const settled = (webhook: string): boolean => entries().some(e => e.webhook === webhook && (e.msg === 'notification delivered' || e.msg === 'notification not delivered'))
+  await pollUntil(() => ['ops', 'chat', 'gone', 'strict'].every(settled), { what: 'the deliveries to settle' })
+
+  const ops = hooks.received.filter(r => r.path === '/ops')
+  t.ok(ops.every(r => r.signed), 'every attempt carries a valid X-Berth-Signature (checked in constant time by the receiver)')
+  t.equal(new Set(ops.map(r => r.body)).size, 1, 'each retry sends the same bytes')
+  t.equal(new Set(ops.map(r => r.headers['x-berth-delivery'])).size, 1, 'and the same delivery id')
+  t.match(ops[0].headers, { 'content-type': 'application/json', 'x-berth-event': 'backup.failed', 'user-agent': 'berth-notifications' })
+  const alert = JSON.parse(ops[0].body) as Record<string, unknown>
+  t.match(alert, { id: ops[0].headers['x-berth-delivery'], kind: 'backup.failed', subject: 'jammed', message: /^backup to target jammed failed: local target jammed: writing in .* failed: ENOTDIR$/, at: /^\d{4}-\d\d-\d\dT/, host: String, details: { reason: 'target', snapshot } })
+
+  const slack = hooks.received.filter(r => r.path === slackPath)
+  t.equal(slack.length, 1, 'the Slack-compatible webhook, its URL read from the secret store')
+  t.same(Object.keys(JSON.parse(slack[0].body) as object), ['text'])
+  t.match(JSON.parse(slack[0].body), { text: /^\[berth@\S+\] backup\.failed jammed: backup to target jammed failed: / })
+  t.equal(slack[0].headers['x-berth-signature'], undefined, 'a webhook without a secret is not signed')
+  t.equal(hooks.received.filter(r => r.path === '/nodes').length, 0, 'a webhook for other kinds gets nothing')
+  t.equal(hooks.received.filter(r => r.path === '/reject').length, 1, 'a 400 is not retried')
+
+  const metrics = await (await fetch(new URL('/metrics', kernel.url('control')))).text()
+  t.equal(metric(metrics, 'berth_notifications_deliveries_total', 'webhook="ops",outcome="delivered"'), 1)
+  t.equal(metric(metrics, 'berth_notifications_attempts_total', 'webhook="ops"'), 3)
+  t.equal(metric(metrics, 'berth_notifications_deliveries_total', 'webhook="gone",outcome="failed"'), 1)
+  t.equal(metric(metrics, 'berth_notifications_attempts_total', 'webhook="gone"'), 4, 'the first attempt and three retries')
+  t.equal(metric(metrics, 'berth_notifications_deliveries_total', 'webhook="strict",outcome="failed"'), 1)
+
+  t.equal(entries().filter(e => e.msg === 'notification attempt failed; retrying' && e.webhook === 'ops').length, 2, 'each retry is logged')
+  t.match(entries().find(e => e.msg === 'notification not delivered' && e.webhook === 'gone'), { level: 50, attempts: 4, error: 'ECONNREFUSED', host: `127.0.0.1:${closed}` })
+  t.match(entries().find(e => e.msg === 'notification not delivered' && e.webhook === 'strict'), { level: 50, attempts: 1, error: 'HTTP 400' })
+  t.notMatch(lines(), SECRET, 'the signing secret is never logged')
+  t.notMatch(lines(), 'xoxsecretpath', 'nor a webhook URL\'s path')
+
+  // The test route and command: one attempt to every webhook, whatever its kinds.
+  hooks.received.length = 0
+  const env = { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token }
+  const tested = await runCli(['notifications', 'test'], { env })
+  t.equal(tested.code, 1, 'a webhook that fails makes the command fail')
+  t.equal(tested.stdout, '  ops  delivered (HTTP 200)\n  chat  delivered (HTTP 200)\n  nodes  delivered (HTTP 200)\n  gone  FAILED: ECONNREFUSED\n  strict  delivered (HTTP 200)\n')
+  t.same(hooks.received.map(r => `${r.path} ${String(r.headers['x-berth-event'])}`).sort(), ['/nodes', '/ops', '/reject', slackPath].map(path => `${path} notifications.test`), 'each reachable webhook received the test alert')
+  t.ok(hooks.received.filter(r => r.path === '/ops' || r.path === '/nodes').every(r => r.signed))
+  const viewer = await tokenFor(kernel, 'viewer')
+  t.equal((await api(kernel, 'POST', '/api/v1/notifications/test', { token: viewer })).status, 403, 'a viewer cannot send test alerts')
+})
+
+t.test('a node going offline reaches the webhook, signed', async t => {
+  const hooks = await receiver(t, {})
+  const cwd = tempDir(t)
+  const kernel = await startKernel(t, {
+    plugins: [tokens, secrets, reconciler, cluster, notifications],
+    cwd,
+    config: {
+      reconciler: { ...noEngine(cwd), node_name: 'leader' },
+      cluster: { heartbeat_interval_secs: 0.1, offline_after_secs: 0.5, reschedule_after_secs: 30 },
+      notifications: { webhooks: [{ url: `${hooks.url}/nodes`, secret: SECRET, kinds: ['node.offline'] }] }
+    }
+  })
+  const token = adminToken(kernel)
+  const agents = simulateAgents({ leader: kernel.url('control').host, token: await tokenFor(kernel, 'agent'), count: 1, names: ['a1'], heartbeatMs: 100 })
+  t.teardown(async () => { await agents.stop() })
+  await pollUntil(async () => (await api<{ nodes: Array<{ name: string, status: string }> }>(kernel, 'GET', '/api/v1/cluster/info', { token })).body.nodes.some(n => n.name === 'a1' && n.status === 'ready'), { what: 'a1 ready' })
+  t.same(hooks.received, [], 'nothing while it is ready')
+
+  await agents.agents[0].link.stop()
+  const [delivery] = await pollUntil(() => hooks.received.length > 0 && hooks.received, { what: 'the node.offline alert' })
+  t.ok(delivery.signed, 'signed')
+  t.match(delivery, { path: '/nodes', headers: { 'x-berth-event': 'node.offline' } })
+  t.match(JSON.parse(delivery.body), { kind: 'node.offline', subject: 'a1', message: /^node a1 is offline \(its channel closed\): the 0 replicas placed on it wait 30 s for it, then move to other nodes/, details: { from: 'ready', replicas: 0 } })
+})
+
+t.test('webhooks that cannot work are refused at start, naming the webhook and never the URL', async t => {
+  const start = async (webhooks: unknown[]): Promise<void> => {
+    const stateDir = tempDir(t)
+    const plugins: AnyPlugin[] = [tokens, secrets, notifications]
+    const kernel = await createKernel({ cwd: stateDir, config: { server: { state_dir: stateDir, listeners: loopbackListeners(plugins) }, notifications: { webhooks } }, env: {}, plugins, logger: capturedLogger().logger })
+    t.teardown(async () => { await kernel.stop() })
+    await kernel.start()
+  }
+  await t.rejects(start([{ name: 'ops', url: 'ftp://example.invalid/secret-path' }]), { message: /\[notifications\] webhook ops: url is not an http or https URL/ })
+  await t.rejects(start([{ url: 'not a url at all' }]), { message: /webhook webhook-1: url is not an http or https URL$/ })
+  await t.rejects(start([{ name: 'a', url: 'http://127.0.0.1:1/x' }, { name: 'a', url: 'http://127.0.0.1:1/y' }]), { message: /two webhooks are named a/ })
+  await t.rejects(start([{ url: 'http://127.0.0.1:1/x', format: 'teams' }]), /format/)
+})
