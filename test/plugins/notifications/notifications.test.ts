@@ -7,7 +7,8 @@
 // Slack-compatible one whose URL is a secret, not one filtered to other kinds, not a receiver that is
 // down (given up after the retries), one that refuses with 400 (not retried), nor one signing with
 // another secret (refused by the receiver); the test route and command; no secret in the logs; a
-// simulated agent going offline (the cluster's node.offline); bad webhooks refused at start.
+// stopping server giving up on a waiting retry; a simulated agent going offline (the cluster's
+// node.offline); bad webhooks refused at start.
 import t from 'tap'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
@@ -15,7 +16,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { simulateAgents } from '../../../bench/cluster-sim.js'
-import { createKernel, type AnyPlugin } from '../../../kernel/index.js'
+import { createKernel, type AnyPlugin, type Kernel } from '../../../kernel/index.js'
 import backup from '../../../plugins/backup/index.js'
 import cluster from '../../../plugins/cluster/index.js'
 import notifications from '../../../plugins/notifications/index.js'
@@ -86,6 +87,18 @@ async function receiver (t: Teardown, options: ReceiverOptions = {}): Promise<{ 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, release }
 }
 
+/** A [backup] section whose one local target, `jammed`, cannot be written (a file stands where its folder should). */
+function jammedBackup (t: Teardown): Record<string, unknown> {
+  const blocker = join(tempDir(t), 'a-file')
+  writeFileSync(blocker, 'not a directory')
+  return { targets: [{ type: 'local', name: 'jammed', path: join(blocker, 'backups') }] }
+}
+
+/** A backup run now, through the API (it raises backup.failed for `jammed`); its answer. */
+async function runBackup (kernel: Kernel, token: string): Promise<string> {
+  return await (await fetch(new URL('/api/v1/backups', kernel.url('control')), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })).text()
+}
+
 /** The JSON lines a captured logger wrote. */
 const entriesOf = (lines: () => string) => (): Array<Record<string, unknown>> => lines().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>)
 
@@ -151,8 +164,6 @@ t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Sl
   const hooks = await receiver(t, { statuses: { '/ops': [503, 503], '/reject': [400] }, verify: ['/ops', '/checked'] })
   const closed = await freePort()
   const cwd = tempDir(t)
-  const blocker = join(tempDir(t), 'a-file')
-  writeFileSync(blocker, 'not a directory')
   const slackPath = '/slack/T0001/B0002/xoxsecretpath'
   const { logger, lines } = capturedLogger()
   const kernel = await startKernel(t, {
@@ -161,7 +172,7 @@ t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Sl
     logger,
     config: {
       reconciler: noEngine(cwd),
-      backup: { targets: [{ type: 'local', name: 'jammed', path: join(blocker, 'backups') }] },
+      backup: jammedBackup(t),
       notifications: {
         retries: 3,
         retry_initial_ms: 50,
@@ -182,7 +193,7 @@ t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Sl
     t.equal((await api(kernel, 'PUT', `/api/v1/secrets/${name}`, { token, body: { value } })).status, 201)
   }
 
-  const run = await (await fetch(new URL('/api/v1/backups', kernel.url('control')), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })).text()
+  const run = await runBackup(kernel, token)
   const snapshot = /"snapshot":"(\d{8}T\d{9}Z)"/.exec(run)?.[1]
   t.ok(snapshot, 'the run ended with a result whose target failed')
   const entries = entriesOf(lines)
@@ -237,6 +248,28 @@ t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Sl
   t.ok(hooks.received.filter(r => r.path === '/ops' || r.path === '/nodes').every(r => signedWith(r, SECRET)))
   const viewer = await tokenFor(kernel, 'viewer')
   t.equal((await api(kernel, 'POST', '/api/v1/notifications/test', { token: viewer })).status, 403, 'a viewer cannot send test alerts')
+})
+
+t.test('a server that stops gives up on a delivery waiting to be retried, and says so', async t => {
+  const hooks = await receiver(t, { statuses: { '/busy': [503] } })
+  const cwd = tempDir(t)
+  const { logger, lines } = capturedLogger()
+  const kernel = await startKernel(t, {
+    plugins: [tokens, secrets, reconciler, backup, notifications],
+    cwd,
+    logger,
+    config: {
+      reconciler: noEngine(cwd),
+      backup: jammedBackup(t),
+      notifications: { retry_initial_ms: 600_000, retry_max_ms: 600_000, webhooks: [{ name: 'busy', url: `${hooks.url}/busy` }] }
+    }
+  })
+  await runBackup(kernel, adminToken(kernel))
+  const entries = entriesOf(lines)
+  await pollUntil(() => entries().some(e => e.webhook === 'busy' && e.msg === 'notification attempt failed; retrying'), { what: 'the first attempt to fail' })
+  await kernel.stop()
+  t.match(entries().find(e => e.webhook === 'busy' && e.msg === 'notification not delivered'), { level: 50, attempts: 1, error: 'HTTP 503; the server is stopping' }, 'the stop did not wait ten minutes')
+  t.equal(hooks.received.length, 1, 'and made no other attempt')
 })
 
 t.test('a node going offline reaches the webhook, signed', async t => {
