@@ -44,8 +44,8 @@ export interface RegistrySettings {
 }
 
 export interface TickResult {
-  /** Nodes whose state changed, with the state before. */
-  changed: Array<{ node: NodeEntry, from: NodeState }>
+  /** Nodes whose state changed, with the state before and the one after (the node may have changed again since). */
+  changed: Array<{ node: NodeEntry, from: NodeState, to: NodeState }>
   /** Nodes whose grace period just ended. */
   expired: NodeEntry[]
 }
@@ -173,7 +173,7 @@ export class NodeRegistry {
     for (const node of this.#nodes.values()) {
       const state = this.stateOf(node, now)
       if (state !== node.state) {
-        result.changed.push({ node, from: node.state })
+        result.changed.push({ node, from: node.state, to: state })
         if (state === 'ready') {
           node.unavailableSince = undefined
           node.expired = false

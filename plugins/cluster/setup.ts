@@ -267,9 +267,20 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
   const check = async (): Promise<void> => {
     registry.tick()
     const { changed, expired } = registry.events()
-    for (const { node, from } of changed) {
-      ctx.log[node.state === 'ready' ? 'info' : 'warn']({ node: node.name, from, to: node.state }, `node ${node.name} is ${node.state}`)
-      containersChanged([...new Set(scheduler.replicasOn(node.name).map(r => r.service))])
+    for (const { node, from, to } of changed) {
+      ctx.log[to === 'ready' ? 'info' : 'warn']({ node: node.name, from, to }, `node ${node.name} is ${to}`)
+      const replicas = scheduler.replicasOn(node.name)
+      containersChanged([...new Set(replicas.map(r => r.service))])
+      if (to === 'offline') {
+        const why = node.connected ? `no heartbeat for ${config.offline_after_secs} s` : 'its channel closed'
+        ctx.events.emit('operator.alert', {
+          kind: 'node.offline',
+          subject: node.name,
+          message: `node ${node.name} is offline (${why}): the ${replicas.length} ${replicas.length === 1 ? 'replica' : 'replicas'} placed on it wait ${config.reschedule_after_secs} s for it, then move to other nodes (those pinned to it keep waiting)`,
+          at: Date.now(),
+          details: { node: node.id, from, replicas: replicas.length }
+        })
+      }
     }
     const counts = { ready: 0, unhealthy: 0, offline: 0 }
     for (const node of registry.all()) counts[node.state]++

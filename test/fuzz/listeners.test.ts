@@ -22,6 +22,7 @@ import databases from '../../plugins/databases/index.js'
 import ingest from '../../plugins/ingest/index.js'
 import { hashPassword } from '../../plugins/ingest/auth/passwords.js'
 import { encodeChunk } from '../../plugins/ingest/wire/encoder.js'
+import notifications from '../../plugins/notifications/index.js'
 import reconciler from '../../plugins/reconciler/index.js'
 import secrets from '../../plugins/secrets/index.js'
 import symbolication from '../../plugins/symbolication/index.js'
@@ -30,6 +31,7 @@ import webhooks from '../../plugins/webhooks/index.js'
 import { scriptedLogin, withDevIdp } from '../support/campaign.js'
 import { bodies, describe, encodeSegment, errorBodyProblem, fromSchema, hostileText, hostileValue, requests, send, type Drawn, type FuzzAnswer, type FuzzRequest, type ListenerModel } from '../support/fuzz.js'
 import { adminToken, api, reconcilerSection, startKernel, testInstance, tokenFor } from '../support/orchestration.js'
+import { freePort } from '../support/net.js'
 import { tempDir } from '../support/tmp.js'
 import { DEVICE, SAMPLES } from '../plugins/ingest/samples.js'
 
@@ -60,11 +62,13 @@ const LOGIN_PAGES = ['/auth', '/auth/callback']
 async function fuzzKernel (): Promise<Kernel> {
   const cwd = tempDir(t)
   return await startKernel(t, {
-    plugins: [tokens, secrets, reconciler, cluster, webhooks, backup, databases, devIdp, ingest, symbolication, campaign],
+    plugins: [tokens, secrets, reconciler, cluster, webhooks, backup, databases, notifications, devIdp, ingest, symbolication, campaign],
     cwd,
     config: {
       reconciler: reconcilerSection(testInstance(), { docker_socket: join(cwd, 'no-engine.sock') }),
       backup: { targets: [{ type: 'local', path: join(cwd, 'backups') }] },
+      // Nothing listens there: each test alert fails at once.
+      notifications: { retries: 0, webhooks: [{ url: `http://127.0.0.1:${await freePort()}/hook`, secret: HOOK_SECRET }] },
       ingest: { api_key: API_KEY, users: TELEMETRY_ROLES.map(role => ({ name: role, role, password: hashPassword(password(role)) })) },
       ...withDevIdp()
     }
