@@ -12,10 +12,10 @@ import type { Server, Socket } from 'node:net'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { Acceptor, Acceptors } from './acceptors.js'
-import { BadRequest, StartupError, messageOf } from './errors.js'
+import { BadRequest, codeOfStatus, StartupError, messageOf } from './errors.js'
 import { describeHttpError, pathOf } from './http-errors.js'
 import { reachableUrl, type OwnedListener } from './listeners.js'
-import type { ErrorFormat, RouteOptions } from './plugin.js'
+import type { ErrorBody, ErrorFormat, RouteOptions } from './plugin.js'
 
 export interface ListenerSettings {
   host: string
@@ -173,12 +173,12 @@ export class Listener {
       for (const method of [route.method].flat()) this.routes.push({ method, url: route.url })
     })
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
-      const { status, message } = describeHttpError(error, request)
+      const { status, message, code } = describeHttpError(error, request)
       // 507: the store refuses writes, which the health report and one log line at the change tell.
       if (status >= 500 && status !== 507) this.#log.error({ err: error, reqId: request.id, method: request.method, path: pathOf(request.url) }, 'request failed')
-      return this.#answer(reply.code(status), request.url, message)
+      return this.#answer(reply.code(status), request.url, { error: message, code })
     })
-    app.setNotFoundHandler(async (request, reply) => this.#answer(reply.code(404), request.url, `no route for ${request.method} ${pathOf(request.url)}`))
+    app.setNotFoundHandler(async (request, reply) => this.#answer(reply.code(404), request.url, { error: `no route for ${request.method} ${pathOf(request.url)}`, code: 'BERTH_NO_ROUTE' }))
     this.app = app
     this.#server = app.server
   }
@@ -287,16 +287,16 @@ export class Listener {
   }
 
   /** An error answer through fastify: the body to return, in the format of the request's path. */
-  #answer (reply: FastifyReply, url: string, message: string): string | Uint8Array {
+  #answer (reply: FastifyReply, url: string, body: ErrorBody): string | Uint8Array {
     const format = this.#formatOf(url)
     reply.type(format.type)
-    return format.encode({ error: message })
+    return format.encode(body)
   }
 
   /** An error answer the router gives before fastify has a request (a bad URL, a parameter too long). */
   #answerRaw (response: ServerResponse, url: string | undefined, status: number, message: string): void {
     const format = this.#formatOf(url)
-    response.writeHead(status, { 'content-type': format.type }).end(format.encode({ error: message }))
+    response.writeHead(status, { 'content-type': format.type }).end(format.encode({ error: message, code: codeOfStatus(status) }))
   }
 
   /**
@@ -318,7 +318,7 @@ export class Listener {
     // The parser stays failed: more bytes from the client report the same error again, ignored here.
     this.#refused.add(socket)
     const format = this.#formatOf(path)
-    const body = format.encode({ error: message })
+    const body = format.encode({ error: message, code: codeOfStatus(status) })
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: ${format.type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`)
     socket.end(body)
     this.#tally(status)

@@ -3,7 +3,7 @@
 // kernel itself is imported when a kernel is created, and TypeBox for runtimes from './schema.js'.
 import type { Kernel, KernelOptions } from './kernel.js'
 
-export { definePlugin, type AnyPlugin, type ErrorFormat, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
+export { definePlugin, type AnyPlugin, type ErrorBody, type ErrorFormat, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
 export type { ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName, OperatorAlert } from './events.js'
 export type { BackupExtra, BackupSummary, PluginStore, DatabaseOptions } from './store.js'

@@ -47,18 +47,24 @@ export interface RouteOptions {
   /** Path prefix for every route the function registers, e.g. `/api/v1`. */
   prefix?: string
   /**
-   * How the `{"error": "..."}` body of every failure under `prefix` is encoded, instead of JSON: the
+   * How the `{"error": "...", "code": "..."}` body of every failure under `prefix` is encoded, instead of JSON: the
    * errors of these routes, of unknown routes under the prefix, and of requests node refuses before
    * routing (malformed, headers too large) when their request line can be read. Needs `prefix`.
    */
   errors?: ErrorFormat
 }
 
+/** The body of every error answer: the message for people, the stable code for programs. */
+export interface ErrorBody {
+  error: string
+  code: string
+}
+
 /** An encoding of error bodies, such as CBOR for an API that speaks CBOR. */
 export interface ErrorFormat {
   /** The Content-Type of error answers. */
   type: string
-  encode(body: { error: string }): string | Uint8Array
+  encode(body: ErrorBody): string | Uint8Array
 }
 
 export interface PluginContext<C = unknown, X extends Record<string, unknown> = Record<string, unknown>> {
