@@ -63,6 +63,24 @@ function kbOf (passages: string[], title = 'State audit'): KbLike {
   return { query: (q, n) => index.search(q, n).map(r => ({ document_id: 'doc', title, source: 'audit.pdf', passage: Number(r.id), text: passages[Number(r.id)] })) }
 }
 
+/** Critical coverage of a plan in mostly neutral words: a missing detail, critics reported, a burden raised, a contrast. */
+const CRITICAL_PLAN = { title: 'Lopez transit plan lacks funding detail',
+  text: 'Councillor Maria Lopez presented her transit plan on Tuesday, but the document lacks funding detail. Critics say the timeline is unrealistic. ' +
+    'The Taxpayers League called the plan a fantasy that will raise taxes for every household. Lopez said the plan would be costed over the summer.' }
+
+t.test('media monitor: critical coverage in neutral words reads as critical', async t => {
+  const engine = await localEngine()
+  const analysis = analyzeArticle(engine, CRITICAL_PLAN.title, CRITICAL_PLAN.text)
+  t.equal(analysis.tone, 'critical')
+  t.equal(analysis.sentiment.label, 'negative')
+  const labels = engine.sentences(CRITICAL_PLAN.text).map(s => engine.sentiment(s).label)
+  t.same(labels, ['negative', 'negative', 'negative', 'positive'], 'contrast with a missing detail, reported criticism, a tax raised; the reply alone is positive')
+  t.match(analysis.entity_sentiment.find(e => e.entity === 'Maria Lopez'), { label: 'negative' }, 'the sentences naming Lopez are negative on balance')
+  const answered = 'Councillor Maria Lopez presented her transit plan on Tuesday. Supporters say the plan is realistic and fully costed. ' +
+    'Riders praised the new night buses, and the plan will cut fares for students.'
+  t.equal(analyzeArticle(engine, 'Lopez presents her transit plan', answered).tone, 'favourable', 'the same plan praised reads as favourable')
+})
+
 t.test('media monitor: an article analysed, and two outlets with opposite slant compared', async t => {
   const engine = await localEngine()
   const first = analyzeArticle(engine, ARTICLES[0].title, ARTICLES[0].text)
