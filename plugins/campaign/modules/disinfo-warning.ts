@@ -5,7 +5,7 @@ import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import { loadPrompt } from '../language/prompts.js'
-import { addressingPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone } from './counter-message.js'
+import { answeringPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone } from './counter-message.js'
 import { analyzeDisinfo, claimSentences, isUrgent, type DisinfoAnalysis } from './disinfo-signals.js'
 import { RecordStore, TextArg, checkText, timeKey, type ModuleKit } from './kit.js'
 
@@ -74,8 +74,8 @@ export function disinfoWarningFunctions (kit: ModuleKit): ServerFunction[] {
           const found = claimSentences(engine, engine.sentences(text as string)).filter(s => !isUrgent(s)).slice(0, 3)
           claims = found.length > 0 ? found : [(text as string).trim()]
         }
-        const sources = addressingPassages(engine, kit.kb, claims)
-        const base = { ...(id !== undefined ? { analysis_id: id } : {}), claims, tone, citations: sources, citation_lines: sources.map(s => `[${s.cite}] ${s.title}, passage ${s.passage + 1}`) }
+        const sources = answeringPassages(engine, kit.kb, claims)
+        const base = { ...(id !== undefined ? { analysis_id: id } : {}), claims, tone, contradicted: sources.some(s => s.contradiction !== undefined), citations: sources, citation_lines: sources.map(s => `[${s.cite}] ${s.title}, passage ${s.passage + 1}`) }
         if (sources.length === 0) {
           return {
             ...base, addressed: false, short: '', long: '', engine: engine.name,
