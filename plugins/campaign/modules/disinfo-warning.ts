@@ -4,6 +4,7 @@
 import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt } from '../language/prompts.js'
 import { answeringPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone } from './counter-message.js'
 import { analyzeDisinfo, claimSentences, isUrgent, type DisinfoAnalysis } from './disinfo-signals.js'
@@ -82,10 +83,8 @@ export function disinfoWarningFunctions (kit: ModuleKit): ServerFunction[] {
             note: 'The knowledge base has nothing relevant to this claim: no passage addresses it, so no counter-message was written. Add a document that does (kb-ingest), or answer it by hand.'
           }
         }
-        if (kit.generator !== undefined) {
-          const answer = await kit.generator.complete(counterPrompt(prompt, claims.join(' '), sources, tone as CounterTone))
-          return { ...base, addressed: true, ...readGenerated(answer), engine: kit.generator.name }
-        }
+        const answer = await generated(kit.generator, () => counterPrompt(prompt, claims.join(' '), sources, tone as CounterTone))
+        if (answer !== undefined) return { ...base, addressed: true, ...readGenerated(answer.text), engine: answer.engine }
         return { ...base, addressed: true, ...composeExtractive(claims[0], sources, tone as CounterTone), engine: engine.name }
       }
     })
