@@ -1,16 +1,20 @@
 // The generative provider's bound on waiting: a stand-in for a language model on 127.0.0.1 that takes
 // requests and never answers, one slot, twelve calls at once. Every call is answered within the
-// time-out (its wait for the slot included): from the local engine with a fallback note, or with
-// [campaign].generator_fallback = false a 503 naming the provider.
+// time-out (its wait for the slot included): from the local engine with a fallback note, shown above
+// the page in headless Chromium, or with [campaign].generator_fallback = false a 503 naming the provider.
 import t from 'tap'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ServerFunctionError } from '../../../plugins/campaign/client.js'
+import type { DevUser } from '../../../plugins/campaign/dev-idp/users.js'
+import { builtUi, signIn } from '../../support/campaign-browser.js'
 import { campaignApp } from '../../support/campaign.js'
+import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { requireComponent } from '../../support/component.js'
 
 const TIMEOUT_SECONDS = 1
-/** Scheduling slack on a busy machine; a queue served one after another would take 12 × the time-out. */
-const MARGIN_MS = 2000
+/** Slack for a busy machine (the first call also loads the local engine); a queue served one call after another would take 9 × the time-out. */
+const MARGIN_MS = 3000
 const CALLS = 12
 const AUDIT = 'Voting machines were not hacked in any county, according to the 2024 state audit by the Elections Board.'
 const CLAIM = 'Voting machines were hacked in every county.'
@@ -64,3 +68,24 @@ t.test('with generator_fallback = false the same calls end in a 503 naming the p
     t.match(error, { status: 503, message: new RegExp(`^the generative provider at ${model.url.replace(/\./g, '\\.')} (did not answer within ${TIMEOUT_SECONDS} s|is busy: )`) })
   }
 })
+
+const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
+if (executablePath !== undefined) {
+  t.test('the page shows the fallback note above the local engine\'s counter-message', async t => {
+    await builtUi()
+    const model = await startHangingModel(t)
+    const app = await campaignApp(t, { generator_url: model.url, generator_model: 'stand-in', generator_timeout_seconds: TIMEOUT_SECONDS })
+    await app.call('kb-ingest', { title: 'State audit', text: AUDIT })
+    const staff = (app.kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
+    const browser = await headlessBrowser(t, executablePath)
+    const page = await browser.newPage()
+    await signIn(page, app.baseUrl, staff, '/disinfo-warning')
+    await page.fill('textarea[name="text"]', CLAIM)
+    await page.click('form.stack button[type="submit"]')
+    await page.waitForSelector('[data-testid="disinfo-level"]')
+    await page.click('[data-testid="disinfo-result"] form button[type="submit"]')
+    await page.waitForSelector('[data-testid="counter-short"]')
+    t.match(await page.textContent('[data-testid="counter-short"]'), /^The claim that “Voting machines were hacked in every county” is not supported: /)
+    t.match(await page.textContent('[data-testid="fallback-note"]'), new RegExp(`^the generative provider at ${model.url.replace(/\./g, '\\.')} did not answer within ${TIMEOUT_SECONDS} s; this answer is the local engine's\\.$`))
+  })
+}
