@@ -2,7 +2,7 @@
 // may use, and the page of the current path.
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { checkAuth, type AuthInfo } from './api.js'
+import { checkAuth, useFallbackNote, type AuthInfo } from './api.js'
 import { groupedPages, MODULE_PAGES } from './modules.js'
 import { AdminPage } from './pages/admin.js'
 import { HomePage } from './pages/home.js'
@@ -65,6 +65,7 @@ const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> =
 function App () {
   const [auth, setAuth] = useState<AuthInfo | undefined>(undefined)
   const [failure, setFailure] = useState<string | undefined>(undefined)
+  const fallbackNote = useFallbackNote()
   useEffect(() => { checkAuth().then(setAuth, (err: Error) => { setFailure(err.message) }) }, [])
 
   if (failure !== undefined) return <main class="center"><p class="error">{failure}</p></main>
@@ -99,6 +100,7 @@ function App () {
         ))}
       </nav>
       <main>
+        {fallbackNote !== undefined && <p class="fallback-note" role="status" data-testid="fallback-note">{fallbackNote}</p>}
         {current === undefined || Page === undefined
           ? <HomePage auth={auth} groups={groups} />
           : auth.modules.includes(current.id)
