@@ -1,5 +1,5 @@
-// The UI's access to the server: who is signed in (check-auth), and a hook that runs a server function
-// and keeps its result, its error and whether it is running.
+// The UI's access to the server: who is signed in (check-auth), a hook that runs a server function
+// and keeps its result, its error and whether it is running, and how amounts and elections are shown.
 import { useCallback, useState } from 'preact/hooks'
 import { callServerFunction } from '../../client.js'
 
@@ -46,4 +46,9 @@ export function useCall<T> (name: string): Call<T> {
 
 export function dollars (cents: number): string {
   return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
+}
+
+/** An election id as people say it: `2026-general` → "2026 general". */
+export function electionLabel (id: string): string {
+  return id.replace(/-(primary|general)$/, ' $1')
 }

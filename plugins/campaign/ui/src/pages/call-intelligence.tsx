@@ -22,7 +22,8 @@ interface Analysis {
 interface Aggregate { calls: number, outcomes: Record<Outcome, number>, mean_sentiment: number, follow_ups: number, top_issues: Array<{ issue: string, calls: number }> }
 interface Trends {
   bucket: string, totals: Aggregate, buckets: Array<Aggregate & { bucket_start: string }>
-  calls: Array<{ call_id: string, called_at: string, caller: string, contact: string, outcome: Outcome, sentiment: number, issues: string[], follow_up: boolean }>
+  /** `contact` only for the roles that may see it. */
+  calls: Array<{ call_id: string, called_at: string, caller: string, contact?: string, outcome: Outcome, sentiment: number, issues: string[], follow_up: boolean }>
   next_cursor: string | null, engine: string
 }
 
@@ -137,10 +138,10 @@ export function CallIntelligencePage ({ auth }: { auth: AuthInfo }) {
               <p>Top issues: {trends.data.totals.top_issues.map(i => `${i.issue} (${i.calls} calls)`).join(', ') || 'none'}</p>
               <h3>Recent calls</h3>
               <table data-testid="recent-calls">
-                <thead><tr><th>When</th><th>Caller → contact</th><th>Outcome</th><th>Sentiment</th><th>Issues</th><th>Follow-up</th></tr></thead>
+                <thead><tr><th>When</th><th>Caller{trends.data.calls.some(c => c.contact !== undefined) && ' → contact'}</th><th>Outcome</th><th>Sentiment</th><th>Issues</th><th>Follow-up</th></tr></thead>
                 <tbody>{trends.data.calls.map(c => (
                   <tr key={c.call_id}>
-                    <td>{c.called_at.slice(0, 16).replace('T', ' ')}</td><td>{c.caller || '—'} → {c.contact || '—'}</td>
+                    <td>{c.called_at.slice(0, 16).replace('T', ' ')}</td><td>{c.caller || '—'}{c.contact !== undefined && ` → ${c.contact || '—'}`}</td>
                     <td style={{ color: COLORS[c.outcome] }}>{label(c.outcome)}</td><td>{c.sentiment}</td><td>{c.issues.join(', ')}</td><td>{c.follow_up ? 'yes' : ''}</td>
                   </tr>
                 ))}</tbody>
