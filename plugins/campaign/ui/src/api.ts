@@ -1,6 +1,6 @@
 // The UI's access to the server: who is signed in (check-auth), a hook that runs a server function
-// and keeps its result, its error and whether it is running, and the generative provider's fallback
-// note of the latest call that carried one (shown above every page).
+// and keeps its result, its error and whether it is running, the generative provider's fallback note
+// of the latest call that carried one (shown above every page), and how amounts and elections are shown.
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import { callServerFunction } from '../../client.js'
 
@@ -71,4 +71,9 @@ export function useCall<T> (name: string): Call<T> {
 
 export function dollars (cents: number): string {
   return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
+}
+
+/** An election id as people say it: `2026-general` → "2026 general". */
+export function electionLabel (id: string): string {
+  return id.replace(/-(primary|general)$/, ' $1')
 }
