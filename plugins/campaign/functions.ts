@@ -1,10 +1,12 @@
 // Declarative server functions: each names itself, its module, who may call it, the schema of its
-// arguments and its handler. The registry refuses duplicate names, validates arguments, and takes the
-// attribution fields out of results for roles that may not see them (people.ts).
+// arguments and its handler. The registry refuses duplicate names, validates arguments, adds the
+// generative provider's fallback note to a result that needed one, and takes the attribution fields
+// out of results for roles that may not see them (people.ts).
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { BadRequest, NotFound } from '../../kernel/index.js'
+import { collectingFallbackNotes } from './language/generator.js'
 import { hideAttribution } from './people.js'
 import { mayCall, type Role } from './roles.js'
 import type { SessionRecord } from './sessions.js'
@@ -82,7 +84,9 @@ export class FunctionRegistry {
 
   /**
    * Validate `raw` against the function's schema (defaults filled in) and run it; BadRequest names the
-   * first problem. Attribution fields are taken out of the result for roles that may not see them.
+   * first problem. When the generative provider failed and the local engine answered instead, the
+   * result carries `fallback_note` saying so. Attribution fields are taken out of the result for roles
+   * that may not see them.
    */
   async call (name: string, raw: unknown, caller: Caller): Promise<unknown> {
     const registered = this.#functions.get(name)
@@ -90,6 +94,8 @@ export class FunctionRegistry {
     const args = Value.Default(registered.fn.args, raw)
     const problem = registered.check.Errors(args).First()
     if (problem !== undefined) throw new BadRequest(`invalid arguments: ${problem.path === '' ? '' : `${problem.path}: `}${problem.message}`)
-    return hideAttribution(await registered.fn.handler(args, caller), caller.session?.role)
+    const { result, notes } = await collectingFallbackNotes(async () => await registered.fn.handler(args, caller))
+    const noted = notes.length > 0 && typeof result === 'object' && result !== null && !Array.isArray(result) ? { ...result, fallback_note: notes.join(' ') } : result
+    return hideAttribution(noted, caller.session?.role)
   }
 }

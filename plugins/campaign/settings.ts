@@ -25,7 +25,8 @@ export const campaignSection = ((Type) => Type.Object({
   generator_url: Type.String({ default: '', description: 'Base URL of an OpenAI-compatible chat API up to /v1 (Ollama: http://127.0.0.1:11434/v1); empty: the local engine only.' }),
   generator_model: Type.String({ default: '', description: 'Model name sent to the generative provider (required with generator_url).' }),
   generator_api_key: Type.String({ default: '', description: 'Bearer key of the provider, normally ${secrets.NAME} (needs the secrets plugin); empty sends none.' }),
-  generator_timeout_seconds: Type.Number({ exclusiveMinimum: 0, default: 60, description: 'Longest wait for one answer of the generative provider.' }),
+  generator_timeout_seconds: Type.Number({ exclusiveMinimum: 0, default: 60, description: 'Longest wait for one answer of the generative provider, its wait for a free slot included.' }),
+  generator_fallback: Type.Boolean({ default: true, description: 'When the generative provider fails or times out, answer from the local engine with a fallback_note; false: answer 503.' }),
   generator_concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Most requests to the generative provider at once; a short queue waits behind them.' }),
   max_posts: Type.Integer({ minimum: 100, default: 200000, description: 'Most social posts kept by the sentiment monitor; the oldest give way.' }),
   max_records: Type.Integer({ minimum: 100, default: 50000, description: 'Most records each analysis module keeps (articles, calls, commitments…); the oldest give way.' })
@@ -43,7 +44,8 @@ export const CAMPAIGN_ENV = {
   CAMPAIGN_DEV_IDP: 'dev_idp',
   CAMPAIGN_GENERATOR_URL: 'generator_url',
   CAMPAIGN_GENERATOR_MODEL: 'generator_model',
-  CAMPAIGN_GENERATOR_API_KEY: 'generator_api_key'
+  CAMPAIGN_GENERATOR_API_KEY: 'generator_api_key',
+  CAMPAIGN_GENERATOR_FALLBACK: 'generator_fallback'
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/

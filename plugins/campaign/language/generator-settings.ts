@@ -17,6 +17,7 @@ export function generatorFrom (config: CampaignConfig, secrets: SecretService | 
     model: config.generator_model,
     apiKey,
     timeoutMs: config.generator_timeout_seconds * 1000,
-    concurrency: config.generator_concurrency
+    concurrency: config.generator_concurrency,
+    fallback: config.generator_fallback
   })
 }

@@ -4,6 +4,7 @@
 import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { labelledSections, loadPrompt, promptMessages } from '../language/prompts.js'
 import { loadTemplates } from '../language/templates.js'
 import {
@@ -84,17 +85,16 @@ export function campaignCopyFunctions (kit: ModuleKit): ServerFunction[] {
         }
         const phrase = headlinePhrase(engine, request.topic, candidates)
         let written: Pick<CopyRecord, 'headline' | 'text' | 'call_to_action' | 'clipped' | 'sentences' | 'sources' | 'citation_lines' | 'method' | 'engine'>
-        if (kit.generator !== undefined) {
-          const values = copyValues(request, phrase)
-          const cta = callToAction(templates, request, phrase)
-          const answer = await kit.generator.complete(promptMessages(prompt, {
-            ...values, channel: request.channel, channel_rules: shape.rules, tone: request.tone, length: request.length, call_to_action: cta, sources: sourceLines(citations.passages)
-          }), 900)
-          const sections = labelledSections(answer, ['HEADLINE', 'TEXT'])
-          const wrote = sections?.TEXT ?? answer.trim()
+        const cta = callToAction(templates, request, phrase)
+        const answer = await generated(kit.generator, () => promptMessages(prompt, {
+          ...copyValues(request, phrase), channel: request.channel, channel_rules: shape.rules, tone: request.tone, length: request.length, call_to_action: cta, sources: sourceLines(citations.passages)
+        }), 900)
+        if (answer !== undefined) {
+          const sections = labelledSections(answer.text, ['HEADLINE', 'TEXT'])
+          const wrote = sections?.TEXT ?? answer.text.trim()
           const text = clip(wrote, shape.limit)
           const headline = shape.headline === 0 || sections === undefined || /^none\.?$/i.test(sections.HEADLINE) ? '' : clip(sections.HEADLINE, shape.headline)
-          written = { headline, text, call_to_action: cta, clipped: text !== wrote, sentences: [], sources: citations.passages, citation_lines: citations.lines, method: 'generative', engine: kit.generator.name }
+          written = { headline, text, call_to_action: cta, clipped: text !== wrote, sentences: [], sources: citations.passages, citation_lines: citations.lines, method: 'generative', engine: answer.engine }
         } else {
           const composed = composeCopy(templates, request, phrase, candidates, cites => citations.linesOf(cites))
           const quoted = new Set(composed.sentences.map(s => s.cite))

@@ -4,6 +4,7 @@
 import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt, promptMessages } from '../language/prompts.js'
 import { commitmentStore } from './accountability.js'
 import { articlesAbout, commitmentsOn, postsAbout } from './app-records.js'
@@ -75,18 +76,19 @@ export function candidateBriefingFunctions (kit: ModuleKit): ServerFunction[] {
         let method: BriefingRecord['summary_method'] = 'extractive'
         let producedBy = engine.name
         const knowsSomething = citations.passages.length > 0 || sections.sentiment.posts > 0 || sections.media.matched > 0 || data.commitments.length > 0
-        if (kit.generator !== undefined && knowsSomething) {
-          summary = await kit.generator.complete(promptMessages(prompt, {
-            subject,
-            date: date ?? 'not given',
-            attendees: attendees.length === 0 ? 'none given' : attendees.map(a => a.name).join(', '),
-            facts: facts.slice(1).join('\n'),
-            background: sections.background.sentences.length === 0 ? 'nothing' : sections.background.sentences.map(marked).join('\n'),
-            questions: sections.likely_questions.items.map(q => `- ${q.question}`).join('\n'),
-            sources: citations.passages.length === 0 ? 'none' : sourceLines(citations.passages)
-          }), 500)
+        const answer = !knowsSomething ? undefined : await generated(kit.generator, () => promptMessages(prompt, {
+          subject,
+          date: date ?? 'not given',
+          attendees: attendees.length === 0 ? 'none given' : attendees.map(a => a.name).join(', '),
+          facts: facts.slice(1).join('\n'),
+          background: sections.background.sentences.length === 0 ? 'nothing' : sections.background.sentences.map(marked).join('\n'),
+          questions: sections.likely_questions.items.map(q => `- ${q.question}`).join('\n'),
+          sources: citations.passages.length === 0 ? 'none' : sourceLines(citations.passages)
+        }), 500)
+        if (answer !== undefined) {
+          summary = answer.text
           method = 'generative'
-          producedBy = kit.generator.name
+          producedBy = answer.engine
         }
         const record: BriefingRecord = {
           briefing_id: timeKey(now),

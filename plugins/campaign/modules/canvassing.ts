@@ -4,6 +4,7 @@
 import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt, promptMessages } from '../language/prompts.js'
 import { loadTemplates } from '../language/templates.js'
 import { composeScript, MAX_GIVEN_ISSUES, placePosts, scriptIssues, scriptText, ScriptTemplates, type Script, type ScriptMode } from './canvass-script.js'
@@ -67,14 +68,11 @@ export function canvassingFunctions (kit: ModuleKit): ServerFunction[] {
           citation_lines: citations.lines,
           ...(notes.length > 0 ? { note: notes.join(' ') } : {})
         }
-        if (kit.generator !== undefined && issues.length > 0) {
-          const lines = promptLines(script)
-          const text = await kit.generator.complete(promptMessages(prompt, {
-            mode: request.mode, location: location ?? 'not given', audience: request.audience ?? 'not given', greeting: script.greeting, close: script.close,
-            ...lines, sources: citations.passages.length === 0 ? 'none' : sourceLines(citations.passages)
-          }), 1200)
-          return { ...base, script: text, method: 'generative', engine: kit.generator.name }
-        }
+        const answer = issues.length === 0 ? undefined : await generated(kit.generator, () => promptMessages(prompt, {
+          mode: request.mode, location: location ?? 'not given', audience: request.audience ?? 'not given', greeting: script.greeting, close: script.close,
+          ...promptLines(script), sources: citations.passages.length === 0 ? 'none' : sourceLines(citations.passages)
+        }), 1200)
+        if (answer !== undefined) return { ...base, script: answer.text, method: 'generative', engine: answer.engine }
         return { ...base, script: scriptText(script, citations.lines), method: 'extractive', engine: engine.name }
       }
     })

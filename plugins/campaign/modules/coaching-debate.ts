@@ -4,6 +4,7 @@
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import type { LanguageEngine } from '../language/engine.js'
+import { generated } from '../language/generator.js'
 import { labelledSections, loadPrompt, promptMessages } from '../language/prompts.js'
 import { coachAnswer, type CoachingFeedback } from './coaching-feedback.js'
 import { ConversationStore, historyLines, turnResource, type Conversation, type Turn } from './conversations.js'
@@ -84,34 +85,33 @@ export function coachingDebateFunctions (kit: ModuleKit): ServerFunction[] {
           const focus = focusOf(engine, message, conversation.topic)
           const asked = followUp(message, counter?.sentence, focus)
           const note = counter === undefined ? 'The knowledge base holds no statement opposing this: the question is a challenge built from your statement alone. Add opponent statements or critical coverage to the knowledge base (kb-ingest) for rebuttals from the record.' : ''
-          if (kit.generator !== undefined) {
-            cited = debateSources(engine, kit, query, counter)
-            const answer = await kit.generator.complete(promptMessages(prompts.debate, {
-              topic: conversation.topic === '' ? 'not given' : conversation.topic, history, message: message.trim(), sources: cited.length === 0 ? 'none found' : sourceLines(cited)
-            }))
-            const sections = labelledSections(answer, ['REBUTTAL', 'QUESTION'])
-            debate = { counter_point: counter ?? null, rebuttal: sections?.REBUTTAL ?? answer, question: sections?.QUESTION ?? '', question_kind: 'generated', note }
-            producedBy = kit.generator.name
+          const sent = kit.generator === undefined ? [] : debateSources(engine, kit, query, counter)
+          const answer = await generated(kit.generator, () => promptMessages(prompts.debate, {
+            topic: conversation.topic === '' ? 'not given' : conversation.topic, history, message: message.trim(), sources: sent.length === 0 ? 'none found' : sourceLines(sent)
+          }))
+          if (answer !== undefined) {
+            cited = sent
+            const sections = labelledSections(answer.text, ['REBUTTAL', 'QUESTION'])
+            debate = { counter_point: counter ?? null, rebuttal: sections?.REBUTTAL ?? answer.text, question: sections?.QUESTION ?? '', question_kind: 'generated', note }
+            producedBy = answer.engine
           } else {
             cited = counter !== undefined ? [counter] : []
             debate = { counter_point: counter ?? null, rebuttal: counter === undefined ? '' : `${counter.sentence} [1]`, question: asked.question, question_kind: asked.kind, note }
           }
-          reply = kit.generator !== undefined ? `${debate.rebuttal} ${debate.question}`.trim() : opponentText(counter, asked.question)
+          reply = answer !== undefined ? `${debate.rebuttal} ${debate.question}`.trim() : opponentText(counter, asked.question)
           if (debate.question !== '') meta.question = debate.question
           if (counter !== undefined) meta.counter = counter.sentence
         } else {
           const question = topic ?? lastQuestion ?? conversation.topic
-          coaching = coachAnswer(engine, kit.kb, message, question)
-          const fact = coaching.fact
+          const feedback = coachAnswer(engine, kit.kb, message, question)
+          coaching = feedback
+          const fact = feedback.fact
           cited = fact === null ? [] : [{ cite: 1, document_id: fact.document_id, title: fact.title, source: fact.source, passage: fact.passage, text: fact.sentence }]
-          if (kit.generator !== undefined) {
-            reply = await kit.generator.complete(promptMessages(prompts.coaching, {
-              question: question === '' ? 'not given' : question, history, message: message.trim(), measurements: measurementLines(coaching), sources: cited.length === 0 ? 'none found' : sourceLines(cited)
-            }))
-            producedBy = kit.generator.name
-          } else {
-            reply = coachReply(coaching)
-          }
+          const answer = await generated(kit.generator, () => promptMessages(prompts.coaching, {
+            question: question === '' ? 'not given' : question, history, message: message.trim(), measurements: measurementLines(feedback), sources: cited.length === 0 ? 'none found' : sourceLines(cited)
+          }))
+          reply = answer?.text ?? coachReply(feedback)
+          producedBy = answer?.engine ?? producedBy
         }
 
         const lines = citationLines(cited)

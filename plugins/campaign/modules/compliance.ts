@@ -4,6 +4,7 @@
 import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt, promptMessages } from '../language/prompts.js'
 import { checkSection, deadlineSection, donationSection, reportSummary, type CheckSection, type DeadlineSection, type DonationSection, type StoredCheck } from './compliance-report.js'
 import { CHANNELS, checkCompliance, loadRules, type Severity } from './compliance-rules.js'
@@ -113,23 +114,24 @@ export function complianceFunctions (kit: ModuleKit): ServerFunction[] {
         const deadlines = deadlineSection(regulations.between(), args.period_from, args.period_to, sources)
         let summary = reportSummary(args.period_from, args.period_to, kit.fundraising.limitCents, donations, checked, deadlines)
         let producedBy = engine.name
-        if (kit.generator !== undefined) {
-          const lines = (items: string[]): string => items.length === 0 ? 'none' : items.map(i => `- ${i}`).join('\n')
-          summary = await kit.generator.complete(promptMessages(template, {
-            period: `${args.period_from} to ${args.period_to}`,
-            donations: lines([
-              `${donations.donations} donations, ${dollars(donations.total_cents)} from ${donations.donors} donors (largest ${dollars(donations.largest_cents)}); limit ${dollars(kit.fundraising.limitCents)} per donor per election`,
-              ...donations.near_or_over_limit.map(d => `${d.name}: ${dollars(d.total_cents)} toward ${electionName(d.election)} (${d.standing} the limit)`),
-              `${donations.itemized_donors.length} donors to itemise`
-            ]),
-            checks: lines([
-              `${checked.checks} checks: ${checked.passed} passed, ${checked.failed} failed`,
-              ...checked.by_rule.map(r => `${r.rule_id} (${r.severity}): ${r.findings} findings — ${r.title}`)
-            ]),
-            deadlines: lines(deadlines.deadlines.map(d => `${d.date} (${d.when}): ${d.clause} — ${d.regulation}, ${d.section}`)),
-            sources: sources.lines.join('\n')
-          }), 400)
-          producedBy = kit.generator.name
+        const lines = (items: string[]): string => items.length === 0 ? 'none' : items.map(i => `- ${i}`).join('\n')
+        const answer = await generated(kit.generator, () => promptMessages(template, {
+          period: `${args.period_from} to ${args.period_to}`,
+          donations: lines([
+            `${donations.donations} donations, ${dollars(donations.total_cents)} from ${donations.donors} donors (largest ${dollars(donations.largest_cents)}); limit ${dollars(kit.fundraising.limitCents)} per donor per election`,
+            ...donations.near_or_over_limit.map(d => `${d.name}: ${dollars(d.total_cents)} toward ${electionName(d.election)} (${d.standing} the limit)`),
+            `${donations.itemized_donors.length} donors to itemise`
+          ]),
+          checks: lines([
+            `${checked.checks} checks: ${checked.passed} passed, ${checked.failed} failed`,
+            ...checked.by_rule.map(r => `${r.rule_id} (${r.severity}): ${r.findings} findings — ${r.title}`)
+          ]),
+          deadlines: lines(deadlines.deadlines.map(d => `${d.date} (${d.when}): ${d.clause} — ${d.regulation}, ${d.section}`)),
+          sources: sources.lines.join('\n')
+        }), 400)
+        if (answer !== undefined) {
+          summary = answer.text
+          producedBy = answer.engine
         }
         const now = new Date()
         const report: StoredReport = {
@@ -141,7 +143,7 @@ export function complianceFunctions (kit: ModuleKit): ServerFunction[] {
           checks: checked,
           deadlines,
           summary,
-          summary_method: kit.generator !== undefined ? 'generative' : 'rules',
+          summary_method: answer !== undefined ? 'generative' : 'rules',
           sources: sources.lines,
           engine: producedBy,
           created_by: session?.email ?? '',

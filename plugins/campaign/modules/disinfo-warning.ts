@@ -4,8 +4,9 @@
 import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt } from '../language/prompts.js'
-import { addressingPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone } from './counter-message.js'
+import { answeringPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone } from './counter-message.js'
 import { analyzeDisinfo, claimSentences, isUrgent, type DisinfoAnalysis } from './disinfo-signals.js'
 import { RecordStore, TextArg, checkText, timeKey, type ModuleKit } from './kit.js'
 
@@ -74,18 +75,16 @@ export function disinfoWarningFunctions (kit: ModuleKit): ServerFunction[] {
           const found = claimSentences(engine, engine.sentences(text as string)).filter(s => !isUrgent(s)).slice(0, 3)
           claims = found.length > 0 ? found : [(text as string).trim()]
         }
-        const sources = addressingPassages(engine, kit.kb, claims)
-        const base = { ...(id !== undefined ? { analysis_id: id } : {}), claims, tone, citations: sources, citation_lines: sources.map(s => `[${s.cite}] ${s.title}, passage ${s.passage + 1}`) }
+        const sources = answeringPassages(engine, kit.kb, claims)
+        const base = { ...(id !== undefined ? { analysis_id: id } : {}), claims, tone, contradicted: sources.some(s => s.contradiction !== undefined), citations: sources, citation_lines: sources.map(s => `[${s.cite}] ${s.title}, passage ${s.passage + 1}`) }
         if (sources.length === 0) {
           return {
             ...base, addressed: false, short: '', long: '', engine: engine.name,
             note: 'The knowledge base has nothing relevant to this claim: no passage addresses it, so no counter-message was written. Add a document that does (kb-ingest), or answer it by hand.'
           }
         }
-        if (kit.generator !== undefined) {
-          const answer = await kit.generator.complete(counterPrompt(prompt, claims.join(' '), sources, tone as CounterTone))
-          return { ...base, addressed: true, ...readGenerated(answer), engine: kit.generator.name }
-        }
+        const answer = await generated(kit.generator, () => counterPrompt(prompt, claims.join(' '), sources, tone as CounterTone))
+        if (answer !== undefined) return { ...base, addressed: true, ...readGenerated(answer.text), engine: answer.engine }
         return { ...base, addressed: true, ...composeExtractive(claims[0], sources, tone as CounterTone), engine: engine.name }
       }
     })

@@ -5,6 +5,7 @@ import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import type { LanguageEngine } from '../language/engine.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt, promptMessages, type PromptTemplate } from '../language/prompts.js'
 import { mean, round } from '../language/text-stats.js'
 import { addressingPassages, type CitedSource } from './counter-message.js'
@@ -78,10 +79,9 @@ function findingLines (r: PersonaReaction): string {
   ].join('\n')
 }
 
-async function generatedQuote (kit: ModuleKit, template: PromptTemplate, message: string, persona: Persona, r: PersonaReaction, context: readonly CitedSource[]): Promise<string> {
-  const generator = kit.generator
-  if (generator === undefined) return r.quote
-  return await generator.complete(promptMessages(template, {
+/** The provider's reaction in the persona's voice, or undefined (no provider, or it fell back). */
+async function generatedQuote (kit: ModuleKit, template: PromptTemplate, message: string, persona: Persona, r: PersonaReaction, context: readonly CitedSource[]): Promise<{ text: string, engine: string } | undefined> {
+  return await generated(kit.generator, () => promptMessages(template, {
     persona: `${persona.name}${persona.description !== '' ? ` (${persona.description})` : ''}`,
     concerns: persona.concerns.map(c => persona.priorities.includes(c) ? `${c} (priority)` : c).join(', '),
     findings: findingLines(r),
@@ -107,6 +107,7 @@ export function empathySimulatorFunctions (kit: ModuleKit): ServerFunction[] {
         // With a provider, the knowledge base's passages about the message are its context.
         const context = kit.generator === undefined ? [] : addressingPassages(engine, kit.kb, [message]).map(({ cite: _cite, ...s }) => ({ ...s, cite: citations.cite(s) }))
         const lines = new Map<string, { cite: number, sentence: string } | null>()
+        let producedBy = engine.name
         const reactions = await Promise.all(personas.map(async persona => {
           const reaction = simulateReaction(engine, book, message, persona)
           const gap = reaction.missing.find(c => persona.priorities.includes(c))
@@ -119,8 +120,9 @@ export function empathySimulatorFunctions (kit: ModuleKit): ServerFunction[] {
             const line = lines.get(gap)
             if (line !== null && line !== undefined) suggestion = { concern: gap, ...line }
           }
-          const quote = await generatedQuote(kit, template, message, persona, reaction, context)
-          return { ...reaction, quote, suggestion }
+          const voiced = await generatedQuote(kit, template, message, persona, reaction, context)
+          if (voiced !== undefined) producedBy = voiced.engine
+          return { ...reaction, quote: voiced?.text ?? reaction.quote, suggestion }
         }))
         const count = (kind: string): number => reactions.filter(r => r.reaction === kind).length
         return {
@@ -134,12 +136,12 @@ export function empathySimulatorFunctions (kit: ModuleKit): ServerFunction[] {
             mean_relevance: round(mean(reactions.map(r => r.relevance)))
           },
           message_issues: findIssues(message),
-          method: kit.generator === undefined ? 'heuristic' : 'heuristic + generative reactions',
+          method: producedBy === engine.name ? 'heuristic' : 'heuristic + generative reactions',
           note: HEURISTIC_NOTE,
           citations: citations.passages,
           sources: citations.lines,
           resource_id: contentId(MODULE, message, JSON.stringify(personas)),
-          engine: kit.generator?.name ?? engine.name
+          engine: producedBy
         }
       }
     })

@@ -3,7 +3,7 @@
 // prompt in language/prompts/summarize-meeting.md when a generative provider is configured; stored.
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
-import type { ChatMessage } from '../language/generator.js'
+import { generated, type ChatMessage } from '../language/generator.js'
 import { loadPrompt, promptMessages, type PromptTemplate } from '../language/prompts.js'
 import { checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from './kit.js'
 import {
@@ -72,9 +72,10 @@ export function meetingFunctions (kit: ModuleKit): ServerFunction[] {
         let summary: string
         let summarySentences: Array<{ index: number, text: string, score: number }> = []
         let producedBy: string
-        if (kit.generator !== undefined) {
-          summary = await kit.generator.complete(meetingPrompt(template, { title: args.title, held_on: held, attendees, decisions: decisions.map(d => d.text), actions, text: args.text }), 400)
-          producedBy = kit.generator.name
+        const answer = await generated(kit.generator, () => meetingPrompt(template, { title: args.title, held_on: held, attendees, decisions: decisions.map(d => d.text), actions, text: args.text }), 400)
+        if (answer !== undefined) {
+          summary = answer.text
+          producedBy = answer.engine
         } else {
           summarySentences = extractiveSummary(engine, sentences)
           summary = summarySentences.map(s => s.text).join(' ')
@@ -87,7 +88,7 @@ export function meetingFunctions (kit: ModuleKit): ServerFunction[] {
           held_on: held,
           attendees,
           summary,
-          summary_method: kit.generator !== undefined ? 'generative' : 'extractive',
+          summary_method: answer !== undefined ? 'generative' : 'extractive',
           decisions,
           action_items: actions,
           open_questions: openQuestions(engine, sentences),

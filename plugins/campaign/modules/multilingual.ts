@@ -5,6 +5,7 @@ import { BadRequest } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import type { LanguageGuess } from '../language/engine.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt, promptMessages } from '../language/prompts.js'
 import { Glossary, UNTRANSLATED_CLOSE, UNTRANSLATED_OPEN, type GlossaryTranslation, type Segment } from './glossary.js'
 import { checkText, contentId, TextArg, type ModuleKit } from './kit.js'
@@ -98,24 +99,25 @@ export function multilingualFunctions (kit: ModuleKit): ServerFunction[] {
             translation: text, translated: 'full', method: 'unchanged', source_language: source, target_language: target, coverage: 1,
             segments: [], glossary_applied: [], untranslated: [], note: `The text is already in ${targetName}: nothing to translate.`
           }
-        } else if (kit.generator !== undefined) {
+        } else {
           const terms = glossary.covers(source) && glossary.covers(target) ? glossary.find(text, source, target) : []
           const applied = [...new Map(terms.map(t => [`${t.source.toLowerCase()}→${t.target}`, { source: t.source, target: t.target }])).values()]
-          const messages = promptMessages(prompt, {
+          const translation = await generated(kit.generator, () => promptMessages(prompt, {
             source_language: source === 'und' ? 'unknown (tell it from the text)' : languageName('source_language', source),
             target_language: targetName,
             glossary: applied.length === 0 ? 'none' : applied.map(a => `${a.source} → ${a.target}`).join('\n'),
             text
-          })
-          const translation = await kit.generator.complete(messages, Math.min(8192, Math.ceil(text.length / 2) + 200))
-          producedBy = kit.generator.name
-          result = {
-            translation, translated: 'full', method: 'generative', source_language: source, target_language: target, coverage: 1,
-            segments: [], glossary_applied: applied, untranslated: [],
-            note: `Machine translation by ${kit.generator.name}: have a fluent speaker check it before it is published.`
+          }), Math.min(8192, Math.ceil(text.length / 2) + 200))
+          if (translation !== undefined) {
+            producedBy = translation.engine
+            result = {
+              translation: translation.text, translated: 'full', method: 'generative', source_language: source, target_language: target, coverage: 1,
+              segments: [], glossary_applied: applied, untranslated: [],
+              note: `Machine translation by ${translation.engine}: have a fluent speaker check it before it is published.`
+            }
+          } else {
+            result = glossaryTranslation(glossary, text, source, target, engine.entities(text).people)
           }
-        } else {
-          result = glossaryTranslation(glossary, text, source, target, engine.entities(text).people)
         }
         return {
           ...result,

@@ -6,6 +6,7 @@ import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import type { LanguageEngine } from '../language/engine.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt, promptMessages } from '../language/prompts.js'
 import { articlesAbout } from './app-records.js'
 import { mediaSection } from './briefing-book.js'
@@ -154,10 +155,11 @@ export function oppositionFunctions (kit: ModuleKit): ServerFunction[] {
         let summary = facts.join(' ')
         let method: 'extractive' | 'generative' = 'extractive'
         let producedBy = engine.name
-        if (kit.generator !== undefined) {
-          summary = await kit.generator.complete(promptMessages(prompt, promptValues(display, facts, analysis, media, citations)), 500)
+        const answer = await generated(kit.generator, () => promptMessages(prompt, promptValues(display, facts, analysis, media, citations)), 500)
+        if (answer !== undefined) {
+          summary = answer.text
           method = 'generative'
-          producedBy = kit.generator.name
+          producedBy = answer.engine
         }
         return {
           resource_id: resourceHash('opposition', { key, statements: statements.map(s => s.statement_id), articles: coverage.newest.map(a => a.article_id) }),

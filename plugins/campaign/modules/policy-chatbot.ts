@@ -3,6 +3,7 @@
 // user, and list-policy-sessions lists the caller's conversations or returns one with its turns.
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt } from '../language/prompts.js'
 import { ConversationStore, historyLines, turnResource, type Conversation, type Turn } from './conversations.js'
 import { addressingPassages } from './counter-message.js'
@@ -73,10 +74,11 @@ export function policyChatbotFunctions (kit: ModuleKit): ServerFunction[] {
         let method: PolicyTurnMeta['method'] = 'none'
         let producedBy = engine.name
         let quoted: ReturnType<typeof answerSentences> = []
-        if (sources.length > 0 && kit.generator !== undefined) {
-          answer = await kit.generator.complete(policyPrompt(prompt, message, sources, historyLines(chats.recent(chat, CONTEXT_TURNS))))
+        const generative = sources.length > 0 ? await generated(kit.generator, () => policyPrompt(prompt, message, sources, historyLines(chats.recent(chat, CONTEXT_TURNS)))) : undefined
+        if (generative !== undefined) {
+          answer = generative.text
           method = 'generative'
-          producedBy = kit.generator.name
+          producedBy = generative.engine
         } else if (sources.length > 0) {
           quoted = answerSentences(engine, sources, queries)
           answer = composeAnswer(quoted)

@@ -4,6 +4,7 @@
 import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
+import { generated } from '../language/generator.js'
 import { loadPrompt, promptMessages } from '../language/prompts.js'
 import { diffPolicies, substanceLine, substanceLines, type PolicyDiff } from './clause-diff.js'
 import { checkText, contentId, TextArg, type ModuleKit } from './kit.js'
@@ -61,17 +62,18 @@ export function policyDiffFunctions (kit: ModuleKit): ServerFunction[] {
         let summary = diffSummary(diff)
         let producedBy = engine.name
         let method: 'rules' | 'generative' = 'rules'
-        if (kit.generator !== undefined) {
+        const answer = await generated(kit.generator, () => {
           const changes = [
             ...diff.clauses.filter(c => c.status === 'changed').map(c => `changed (${c.section_b ?? ''}): “${c.a ?? ''}” → “${c.b ?? ''}”${c.substantive ? ` — in substance: ${substanceLine(c.substance)}` : ''}`),
             ...diff.clauses.filter(c => c.status === 'added').map(c => `added (${c.section_b ?? ''}): “${c.b ?? ''}”`),
             ...diff.clauses.filter(c => c.status === 'removed').map(c => `removed (${c.section_a ?? ''}): “${c.a ?? ''}”`)
           ].slice(0, PROMPT_CHANGES)
           const counts = Object.entries(diff.counts).map(([k, v]) => `${k.replace('_', ' ')} ${v}`).join(', ')
-          summary = await kit.generator.complete(promptMessages(template, {
-            title_a: a.title, title_b: b.title, counts, changes: changes.length === 0 ? 'none: the versions are the same' : changes.join('\n')
-          }), 400)
-          producedBy = kit.generator.name
+          return promptMessages(template, { title_a: a.title, title_b: b.title, counts, changes: changes.length === 0 ? 'none: the versions are the same' : changes.join('\n') })
+        }, 400)
+        if (answer !== undefined) {
+          summary = answer.text
+          producedBy = answer.engine
           method = 'generative'
         }
         const cite = (label: string, side: Side): string => `[${label}] ${side.title}${side.document_id !== null ? ` (knowledge-base document ${side.document_id})` : ''}`

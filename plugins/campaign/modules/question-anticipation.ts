@@ -6,6 +6,7 @@ import { BadRequest, Unavailable } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import { serverFunction, type ServerFunction } from '../functions.js'
 import type { LanguageEngine } from '../language/engine.js'
+import { generated } from '../language/generator.js'
 import { labelledSections, loadPrompt } from '../language/prompts.js'
 import type { Commitment } from './accountability.js'
 import { anticipate, answersPrompt, focusTerms, onFocus, type AnticipatedQuestion } from './anticipation.js'
@@ -98,17 +99,17 @@ export function questionAnticipationFunctions (kit: ModuleKit): ServerFunction[]
         const { questions, sources, posts, focus } = await questionsFor(args, engine)
         const answerable = questions.filter(q => q.answer.found)
         let producedBy = engine.name
-        if (kit.generator !== undefined && answerable.length > 0) {
+        const reply = answerable.length === 0 ? undefined : await generated(kit.generator, () => answersPrompt(template, { event: args.event ?? args.topic ?? 'not given', audience: args.audience ?? 'not given' }, answerable, sources), 160 * answerable.length + 100)
+        if (reply !== undefined) {
           const labels = answerable.map((_, i) => `A${i + 1}`)
-          const reply = await kit.generator.complete(answersPrompt(template, { event: args.event ?? args.topic ?? 'not given', audience: args.audience ?? 'not given' }, answerable, sources), 160 * answerable.length + 100)
-          const sections = labelledSections(reply, labels)
-          if (sections === undefined) throw new Unavailable(`${kit.generator.name} answered without the sections ${labels.join(', ')}, one per question`)
+          const sections = labelledSections(reply.text, labels)
+          if (sections === undefined) throw new Unavailable(`${reply.engine} answered without the sections ${labels.join(', ')}, one per question`)
           answerable.forEach((q, i) => {
             const text = sections[labels[i]]
             const cites = [...new Set([...text.matchAll(/\[(\d+)\]/g)].map(m => Number(m[1])))].filter(n => q.answer.cites.includes(n))
             q.answer = { text, found: true, method: 'generative', cites }
           })
-          producedBy = kit.generator.name
+          producedBy = reply.engine
         }
         return {
           event: args.event ?? null,

@@ -1,6 +1,6 @@
 // The writing modules (campaign copy, canvassing, candidate briefings, opposition research): their
 // methods on fixture texts, then each function through the API with signed-in users, and the generative
-// path of campaign copy and briefings through a stand-in OpenAI-compatible server (then stopped: 503).
+// path of campaign copy and briefings through a stand-in OpenAI-compatible server (then stopped: the local engine's copy, with a note).
 import t from 'tap'
 import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
@@ -330,8 +330,8 @@ t.test('campaign copy and briefings with a generative provider (a stand-in OpenA
   t.match(standIn.received[1].body.messages[1].content, /Background from the knowledge base:\nThe bridge toll pays for the repairs of the Riverside bridge\. \[1\]/)
 
   await standIn.stop()
-  const down = await call('generate-copy', { topic: 'public transit', channel: 'email' }).catch((err: unknown) => err)
-  t.match(down, { status: 503, message: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached`) })
+  const down = await call<{ method: string, engine: string, fallback_note: string }>('generate-copy', { topic: 'public transit', channel: 'email' })
+  t.match(down, { method: 'extractive', engine: /^local/, fallback_note: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached: .*; this answer is the local engine's\\.$`) }, 'the provider down: the local engine writes it, and says so')
   const history = await call<{ total: number }>('list-copy-history', {})
-  t.equal(history.total, 1, 'nothing stored when the provider fails')
+  t.equal(history.total, 2, 'the local copy is stored')
 })

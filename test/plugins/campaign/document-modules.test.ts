@@ -8,8 +8,8 @@ import { callServerFunction, ServerFunctionError } from '../../../plugins/campai
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
 import { Bm25Index } from '../../../plugins/campaign/modules/bm25.js'
 import { loadPrompt } from '../../../plugins/campaign/language/prompts.js'
-import { addressingPassages, composeExtractive, counterPrompt, readGenerated } from '../../../plugins/campaign/modules/counter-message.js'
-import { analyzeDisinfo, negatedTerms, shoutedWords, statisticsIn, WEIGHTS, type KbLike } from '../../../plugins/campaign/modules/disinfo-signals.js'
+import { addressingPassages, answeringPassages, composeExtractive, counterPrompt, readGenerated } from '../../../plugins/campaign/modules/counter-message.js'
+import { analyzeDisinfo, foldTerm, negatedTerms, shoutedWords, statisticsIn, WEIGHTS, type KbLike } from '../../../plugins/campaign/modules/disinfo-signals.js'
 import { analyzeArticle, compareOutlets, storedTerms, topicRelevance } from '../../../plugins/campaign/modules/media-coverage.js'
 import { analyzeRegulation, classifyClause, deadlineOf, splitSections } from '../../../plugins/campaign/modules/regulation-parse.js'
 import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
@@ -63,6 +63,24 @@ function kbOf (passages: string[], title = 'State audit'): KbLike {
   passages.forEach((p, i) => { index.add(String(i), p) })
   return { query: (q, n) => index.search(q, n).map(r => ({ document_id: 'doc', title, source: 'audit.pdf', passage: Number(r.id), text: passages[Number(r.id)] })) }
 }
+
+/** Critical coverage of a plan in mostly neutral words: a missing detail, critics reported, a burden raised, a contrast. */
+const CRITICAL_PLAN = { title: 'Lopez transit plan lacks funding detail',
+  text: 'Councillor Maria Lopez presented her transit plan on Tuesday, but the document lacks funding detail. Critics say the timeline is unrealistic. ' +
+    'The Taxpayers League called the plan a fantasy that will raise taxes for every household. Lopez said the plan would be costed over the summer.' }
+
+t.test('media monitor: critical coverage in neutral words reads as critical', async t => {
+  const engine = await localEngine()
+  const analysis = analyzeArticle(engine, CRITICAL_PLAN.title, CRITICAL_PLAN.text)
+  t.equal(analysis.tone, 'critical')
+  t.equal(analysis.sentiment.label, 'negative')
+  const labels = engine.sentences(CRITICAL_PLAN.text).map(s => engine.sentiment(s).label)
+  t.same(labels, ['negative', 'negative', 'negative', 'positive'], 'contrast with a missing detail, reported criticism, a tax raised; the reply alone is positive')
+  t.match(analysis.entity_sentiment.find(e => e.entity === 'Maria Lopez'), { label: 'negative' }, 'the sentences naming Lopez are negative on balance')
+  const answered = 'Councillor Maria Lopez presented her transit plan on Tuesday. Supporters say the plan is realistic and fully costed. ' +
+    'Riders praised the new night buses, and the plan will cut fares for students.'
+  t.equal(analyzeArticle(engine, 'Lopez presents her transit plan', answered).tone, 'favourable', 'the same plan praised reads as favourable')
+})
 
 t.test('media monitor: an article analysed, and two outlets with opposite slant compared', async t => {
   const engine = await localEngine()
@@ -137,13 +155,13 @@ t.test('disinfo warning: planted signals found with their evidence, a calm text 
 t.test('counter-messages: cited passages, extractive composition, the prompt template', async t => {
   const engine = await localEngine()
   const kb = kbOf(AUDIT.split('\n\n'))
-  const sources = addressingPassages(engine, kb, ['Voting machines were hacked in every county!'])
-  t.same(sources.map(s => [s.cite, s.passage]), [[1, 0]], 'only the audit passage addresses the claim')
+  const sources = answeringPassages(engine, kb, ['Voting machines were hacked in every county!'])
+  t.same(sources.map(s => [s.cite, s.passage, s.contradiction]), [[1, 0, 'negation mismatch']], 'only the audit passage answers the claim, and contradicts it')
   const { short, long } = composeExtractive('Voting machines were hacked in every county!', sources, 'firm')
   t.equal(short, 'Let us be clear. The claim that “Voting machines were hacked in every county” is not supported: ' +
     'Voting machines were not hacked in any county, according to the 2024 state audit by the Elections Board. [1]')
   t.match(long, /\[1\] Sharing this claim spreads misinformation/)
-  t.same(addressingPassages(engine, kb, ['The moon landing was staged in a studio.']), [], 'nothing relevant')
+  t.same(answeringPassages(engine, kb, ['The moon landing was staged in a studio.']), [], 'nothing relevant')
 
   const template = loadPrompt('counter-messaging')
   const messages = counterPrompt(template, 'Voting machines were hacked.', sources, 'warm')
@@ -153,6 +171,43 @@ t.test('counter-messages: cited passages, extractive composition, the prompt tem
   t.notMatch(messages.map(m => m.content).join(''), /\{\{|<!--/, 'every placeholder filled, comments dropped')
   t.same(readGenerated('SHORT: No. [1]\nLONG: The audit found no hack. [1]'), { short: 'No. [1]', long: 'The audit found no hack. [1]' })
   t.same(readGenerated('Just one paragraph [1].'), { short: 'Just one paragraph [1].', long: 'Just one paragraph [1].' })
+})
+
+/** A platform in three passages: the candidate, the budget, transit. */
+const PLATFORM = [
+  'Maria Lopez is running for mayor of Riverside. Lopez served two terms on the city council.',
+  'Budget priorities. No increase in property taxes for homeowners is planned. Road repairs are paid from the state grant.',
+  'Transit. Student bus fares will be cut to one dollar in 2027. Night buses will run to the east side.'
+]
+
+t.test('disinfo warning: claims matched against the passages with negation in mind, only relevant passages cited', async t => {
+  const engine = await localEngine()
+  const kb = kbOf(PLATFORM, 'Platform')
+  t.same(['raise', 'hikes', 'taxes', 'fees', 'policies', 'bus', 'analysis'].map(foldTerm), ['increase', 'increase', 'tax', 'fee', 'policy', 'bus', 'analysis'])
+
+  const tax = 'Lopez will RAISE PROPERTY TAXES by 40%'
+  t.match(analyzeDisinfo(engine, kb, tax).contradictions, [{ claim: tax, reason: 'negation mismatch', title: 'Platform', passage_index: 1, sentence: 'No increase in property taxes for homeowners is planned.' }],
+    'a raise the base says is not planned')
+  const taxSources = answeringPassages(engine, kb, [tax])
+  t.same(taxSources.map(s => [s.passage, s.sentence, s.contradiction]), [[1, 'No increase in property taxes for homeowners is planned.', 'negation mismatch']],
+    'the passage that answers it, and not the one that only names Lopez')
+  t.equal(composeExtractive(tax, taxSources, 'neutral').short, 'The claim that “Lopez will RAISE PROPERTY TAXES by 40%” is not supported: No increase in property taxes for homeowners is planned. [1]')
+
+  const fares = 'Lopez will hike student bus fares again.'
+  t.match(analyzeDisinfo(engine, kb, fares).contradictions, [{ reason: 'opposite direction', sentence: 'Student bus fares will be cut to one dollar in 2027.' }], 'a cut claimed to be a hike')
+
+  const supported = 'Lopez will not raise property taxes for homeowners.'
+  t.same(analyzeDisinfo(engine, kb, supported).contradictions, [], 'a claim the base supports is no contradiction')
+  const supportSources = answeringPassages(engine, kb, [supported])
+  t.same(supportSources.map(s => [s.passage, s.contradiction]), [[1, undefined]], 'the passage on it is cited, as no contradiction')
+  t.equal(composeExtractive(supported, supportSources, 'neutral').short,
+    'On the claim that “Lopez will not raise property taxes for homeowners”, the record says: No increase in property taxes for homeowners is planned. [1]')
+
+  const unrelated = 'The new stadium will cost the city a fortune in hidden fees.'
+  t.ok(kb.query(unrelated, 5).length > 0, 'the search finds passages sharing a word')
+  t.same(analyzeDisinfo(engine, kb, unrelated).contradictions, [])
+  t.same(answeringPassages(engine, kb, [unrelated]), [], 'an unrelated claim cites nothing')
+  t.ok(addressingPassages(engine, kb, [unrelated]).length > 0, 'though a passage sharing "city" addresses it by similarity alone')
 })
 
 t.test('regulatory monitor: exactly the planted obligations, prohibition, deadline and fine', async t => {
@@ -211,9 +266,9 @@ t.test('the document modules through the API', async t => {
     await call('kb-ingest', { title: 'State audit', source: 'audit.pdf', text: AUDIT })
     const analysis = await call<{ analysis_id: string, level: string, risk: number, claims: string[], engine: string }>('analyze-disinfo', { text: POST, source: 'forwarded message' })
     t.match(analysis, { level: 'high', engine: /^local/, claims: ['Voting machines were hacked in every county!', '87% of ballots were fake!'] })
-    interface Counter { addressed: boolean, short: string, long: string, citations: Array<{ cite: number, title: string }>, citation_lines: string[], engine: string, note?: string }
+    interface Counter { addressed: boolean, contradicted: boolean, short: string, long: string, citations: Array<{ cite: number, title: string }>, citation_lines: string[], engine: string, note?: string }
     const counter = await call<Counter>('counter-messaging', { analysis_id: analysis.analysis_id, tone: 'neutral' })
-    t.match(counter, { addressed: true, engine: /^local/, short: /^The claim that “Voting machines were hacked in every county” is not supported: Voting machines were not hacked .* \[1\]$/ })
+    t.match(counter, { addressed: true, contradicted: true, engine: /^local/, short: /^The claim that “Voting machines were hacked in every county” is not supported: Voting machines were not hacked .* \[1\]$/ })
     t.same(counter.citation_lines, ['[1] State audit, passage 1', '[2] State audit, passage 2'], 'the audit answers the hack, the ballot passage the fake ballots')
     t.match(counter.long, /\[1\] .*safe and secure\. \[2\] Please check the sources before sharing\.$/)
     const nothing = await call<Counter>('counter-messaging', { text: 'The moon landing was staged in a film studio.' })
@@ -261,7 +316,7 @@ t.test('counter-messaging with a generative provider (a stand-in OpenAI-compatib
   t.match(prompt, 'firm tone')
 
   await standIn.stop()
-  const down = await call('counter-messaging', { text: 'Voting machines were hacked in every county.' }).catch((err: unknown) => err)
-  t.ok(down instanceof ServerFunctionError)
-  t.match(down, { status: 503, message: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached`) })
+  const down = await call<{ short: string, engine: string, fallback_note: string }>('counter-messaging', { text: 'Voting machines were hacked in every county.' })
+  t.match(down, { short: /^The claim that “Voting machines were hacked in every county” is not supported: /, engine: /^local/, fallback_note: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached: .*; this answer is the local engine's\\.$`) },
+    'the provider down: the extractive answer, and a note saying so')
 })

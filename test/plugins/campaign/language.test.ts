@@ -54,8 +54,21 @@ t.test('opinion in context: negation, reported criticism, contrast, burdens, nam
   t.equal(label('The Safe Streets Committee meets at the Department of Justice.'), 'neutral', 'words inside names are no opinion')
   t.equal(label('The health care forum is at noon.'), 'neutral', '"health care" names a topic')
   t.equal(label('The mayor claims to have a brilliant housing strategy.'), 'neutral', 'praise after a hedge counts for nothing')
+  t.equal(label('The plan lacks funding detail.'), 'negative', '"lacks … detail": an expected thing missing')
+  t.equal(label('Critics say the plan is unrealistic, a fantasy that will raise taxes.'), 'negative', 'reported criticism with a burden raised')
+  t.equal(label('Critics say the plan is a bold step.'), 'negative', 'even a praise word, when critics say it')
+  t.equal(label('The plan is ambitious, but it lacks any funding detail.'), 'negative', 'praise conceded, then a missing detail')
   const mood = engine.sentiment('The plan is unrealistic.')
   t.same([mood.score, mood.polarity], [-2, Math.round(-2 / Math.sqrt(19) * 1000) / 1000], 'a campaign word AFINN lacks, and polarity = s / √(s² + 15)')
+})
+
+t.test('sentence sentiment on the held-out part of the opinion set (bench/opinion.ts) stays at 80% or more', async t => {
+  const engine = await localEngine()
+  const sentences = JSON.parse(readFileSync(join(import.meta.dirname, '../../../bench/fixtures/opinion/sentences.json'), 'utf8')) as Array<{ text: string, label: string, split: string }>
+  const heldOut = sentences.filter(s => s.split === 'held-out')
+  const right = heldOut.filter(s => engine.sentiment(s.text).label === s.label).length
+  t.ok(heldOut.length >= 70, `${heldOut.length} held-out sentences`)
+  t.ok(right / heldOut.length >= 0.8, `held-out sentiment: ${right}/${heldOut.length}`)
 })
 
 t.test('quality on the labelled set (the figures in docs/campaign.md)', async t => {

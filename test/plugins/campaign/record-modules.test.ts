@@ -165,7 +165,7 @@ t.test('summarize-meeting with a generator stand-in: the summary is generated, t
   const asked: ChatMessage[][] = []
   const generator = {
     name: 'generative (stand-in)',
-    complete: async (messages: ChatMessage[]) => { asked.push(messages); return 'The team planned the Elm Street canvass.' }
+    generate: async (messages: ChatMessage[]) => { asked.push(messages); return 'The team planned the Elm Street canvass.' }
   } as unknown as Generator
   const kit = { language: localEngine, generator, db: (name: string) => env.openDB({ name }), maxRecords: 100 } as unknown as ModuleKit
   const [summarize] = meetingFunctions(kit)

@@ -2,7 +2,7 @@
 // glossary translation that is full, partial or none; planted questions of every kind; a policy whose
 // changes in substance are known; a solicitation breaking known rules), then each function through the
 // API with signed-in users (400, 413, 404 and 403 included), and the generative paths against a
-// stand-in OpenAI-compatible server (then 503 once it is stopped).
+// stand-in OpenAI-compatible server (then, once it is stopped, the local engine with a fallback note).
 import t from 'tap'
 import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
@@ -313,7 +313,7 @@ t.test('the four modules through the API', async t => {
   })
 })
 
-t.test('the generative paths against a stand-in OpenAI-compatible server, and 503 once it is down', async t => {
+t.test('the generative paths against a stand-in OpenAI-compatible server, and the local engine with a note once it is down', async t => {
   const standIn = await startChatStandIn(t, request => {
     const prompt = request.body.messages.map(m => m.content).join('\n')
     if (prompt.includes('Translate this text')) return 'Merci pour votre soutien. Les nids-de-poule seront réparés.'
@@ -352,7 +352,7 @@ t.test('the generative paths against a stand-in OpenAI-compatible server, and 50
   t.match(report, { summary: 'Dora Donor is near the limit.', summary_method: 'generative', engine })
 
   await standIn.stop()
-  const down = await call('translate-content', { text: 'Thank you for your support.', target_language: 'es' }).catch((err: unknown) => err)
-  t.match(down, { status: 503, message: new RegExp(`^the generative provider at http://${standIn.host.replace(/\./g, '\\.')}/v1 cannot be reached`) })
-  t.equal(await statusOf(call('compare-policies', { a: { text: POLICY_A }, b: { text: POLICY_B } })), 503, 'no silent fallback to the rules')
+  const down = await call<{ method: string, engine: string, fallback_note: string }>('translate-content', { text: 'Thank you for your support.', target_language: 'es' })
+  t.match(down, { method: 'glossary', engine: /^local/, fallback_note: new RegExp(`^the generative provider at http://${standIn.host.replace(/\./g, '\\.')}/v1 cannot be reached: .*; this answer is the local engine's\\.$`) }, 'the provider down: the glossary translation, with a note')
+  t.match(await call('compare-policies', { a: { text: POLICY_A }, b: { text: POLICY_B } }), { summary_method: 'rules', fallback_note: /cannot be reached/ }, 'no silent fallback to the rules: a visible one')
 })

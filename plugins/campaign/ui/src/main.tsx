@@ -1,8 +1,10 @@
 // The campaign web UI: asks check-auth who is signed in, shows the navigation of the modules the role
-// may use, and the page of the current path.
+// may use, and the page of the current path. On a narrow screen the navigation is folded behind a
+// Menu button in the header (style.css), which keeps Sign out in reach.
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { checkAuth, type AuthInfo } from './api.js'
+import { checkAuth, useFallbackNote, type AuthInfo } from './api.js'
+import { Icon } from './icons.js'
 import { groupedPages, MODULE_PAGES } from './modules.js'
 import { AdminPage } from './pages/admin.js'
 import { HomePage } from './pages/home.js'
@@ -65,6 +67,8 @@ const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> =
 function App () {
   const [auth, setAuth] = useState<AuthInfo | undefined>(undefined)
   const [failure, setFailure] = useState<string | undefined>(undefined)
+  const fallbackNote = useFallbackNote()
+  const [navOpen, setNavOpen] = useState(false)
   useEffect(() => { checkAuth().then(setAuth, (err: Error) => { setFailure(err.message) }) }, [])
 
   if (failure !== undefined) return <main class="center"><p class="error">{failure}</p></main>
@@ -83,13 +87,16 @@ function App () {
   const current = MODULE_PAGES.find(page => page.path === path)
   const Page = current === undefined ? undefined : PAGES[current.id]
   return (
-    <div class="shell">
+    <div class={navOpen ? 'shell nav-open' : 'shell'}>
       <header>
+        <button type="button" class="menu" aria-controls="modules" aria-expanded={navOpen} aria-label="Menu" onClick={() => { setNavOpen(!navOpen) }}>
+          <Icon name={navOpen ? 'close' : 'menu'} />
+        </button>
         <a class="brand" href="/">Campaign Operations</a>
-        <span class="who"><span data-testid="user-name">{auth.name}</span> <span class="badge" data-testid="role">{auth.role}</span></span>
+        <span class="who"><span class="user-name" data-testid="user-name">{auth.name}</span> <span class="badge" data-testid="role">{auth.role}</span></span>
         <a class="signout" href="/logout">Sign out</a>
       </header>
-      <nav aria-label="Modules">
+      <nav id="modules" aria-label="Modules">
         <a href="/" class={path === '/' ? 'active' : ''}>Home</a>
         {groups.map(group => (
           <div key={group.title} class="group" role="group" aria-label={group.title}>
@@ -99,6 +106,7 @@ function App () {
         ))}
       </nav>
       <main>
+        {fallbackNote !== undefined && <p class="fallback-note" role="status" data-testid="fallback-note">{fallbackNote}</p>}
         {current === undefined || Page === undefined
           ? <HomePage auth={auth} groups={groups} />
           : auth.modules.includes(current.id)

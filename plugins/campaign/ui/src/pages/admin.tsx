@@ -30,7 +30,7 @@ export function AdminPage (_props: { auth: AuthInfo }) {
       <Card title="Feedback per module">
         {health.data?.feedback.length === 0 && <p class="muted">Nobody has rated a result yet.</p>}
         <table data-testid="feedback">
-          <thead><tr><th>Module</th><th>👍</th><th>👎</th><th>Share positive</th><th>Results rated</th><th>Last rating</th></tr></thead>
+          <thead><tr><th>Module</th><th>Helpful</th><th>Not helpful</th><th>Share positive</th><th>Results rated</th><th>Last rating</th></tr></thead>
           <tbody>{health.data?.feedback.map(f => (
             <tr key={f.module_id} data-module={f.module_id}>
               <td>{MODULE_PAGES.find(page => page.id === f.module_id)?.title ?? f.module_id}</td>

@@ -1,9 +1,10 @@
 // The call intelligence page: analyse a call transcript (analyze-transcript: outcome, issues, talk share,
 // sentiment per turn) and the trends of the stored calls (call-trends: outcomes per day or week as a
-// stacked column chart, and the recent calls page by page).
+// stacked column chart, a day or week without calls an empty column, and the recent calls page by page).
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../api.js'
 import { Bars } from '../bars.js'
+import { regularSlots, STEP_SECONDS } from '../series.js'
 import { Card, ErrorLine, Field, formValue } from '../ui.js'
 
 const OUTCOMES = ['supporter', 'opposed', 'undecided', 'refused', 'not_reached', 'unknown'] as const
@@ -21,17 +22,19 @@ interface Analysis {
 }
 interface Aggregate { calls: number, outcomes: Record<Outcome, number>, mean_sentiment: number, follow_ups: number, top_issues: Array<{ issue: string, calls: number }> }
 interface Trends {
-  bucket: string, totals: Aggregate, buckets: Array<Aggregate & { bucket_start: string }>
-  calls: Array<{ call_id: string, called_at: string, caller: string, contact: string, outcome: Outcome, sentiment: number, issues: string[], follow_up: boolean }>
+  bucket: 'day' | 'week', totals: Aggregate, buckets: Array<Aggregate & { bucket_start: string }>
+  /** `contact` only for the roles that may see it. */
+  calls: Array<{ call_id: string, called_at: string, caller: string, contact?: string, outcome: Outcome, sentiment: number, issues: string[], follow_up: boolean }>
   next_cursor: string | null, engine: string
 }
 
-/** Calls per bucket as columns stacked by outcome, with a legend. */
-function OutcomeColumns ({ buckets }: { buckets: Trends['buckets'] }) {
+/** Calls per bucket as columns stacked by outcome, with a legend; a bucket without calls is an empty column. */
+function OutcomeColumns ({ buckets, step }: { buckets: Trends['buckets'], step: Trends['bucket'] }) {
   if (buckets.length === 0) return <p class="muted">No calls in this range.</p>
+  const slots = regularSlots(buckets, b => b.bucket_start, STEP_SECONDS[step])
   const height = 180
-  const column = Math.max(14, Math.min(48, 560 / buckets.length - 8))
-  const width = buckets.length * (column + 8) + 40
+  const column = Math.max(14, Math.min(48, 560 / slots.length - 8))
+  const width = slots.length * (column + 8) + 40
   const top = Math.max(...buckets.map(b => b.calls))
   const scale = (height - 30) / top
   return (
@@ -40,17 +43,18 @@ function OutcomeColumns ({ buckets }: { buckets: Trends['buckets'] }) {
         aria-label={buckets.map(b => `${b.bucket_start}: ${b.calls} calls`).join('; ')}>
         <line x1={34} x2={width} y1={height - 20} y2={height - 20} stroke="#98a2b3" />
         <text x={28} y={14} text-anchor="end" font-size="11" fill="#667085">{top}</text>
-        {buckets.map((b, i) => {
+        {slots.map(({ at, item: b }, i) => {
           const x = 40 + i * (column + 8)
+          const day = new Date(at * 1000).toISOString().slice(0, 10)
           let y = height - 20
           return (
-            <g key={b.bucket_start} data-bucket={b.bucket_start} data-calls={b.calls}>
-              {OUTCOMES.filter(o => b.outcomes[o] > 0).map(o => {
+            <g key={day} data-bucket={day} data-calls={b?.calls ?? 0}>
+              {b !== undefined && OUTCOMES.filter(o => b.outcomes[o] > 0).map(o => {
                 const h = b.outcomes[o] * scale
                 y -= h
                 return <rect key={o} x={x} y={y} width={column} height={h} fill={COLORS[o]}><title>{`${b.bucket_start}: ${b.outcomes[o]} ${label(o)}`}</title></rect>
               })}
-              <text x={x + column / 2} y={height - 6} text-anchor="middle" font-size="10" fill="#667085">{b.bucket_start.slice(5)}</text>
+              <text x={x + column / 2} y={height - 6} text-anchor="middle" font-size="10" fill="#667085">{day.slice(5)}</text>
             </g>
           )
         })}
@@ -133,14 +137,14 @@ export function CallIntelligencePage ({ auth }: { auth: AuthInfo }) {
                 <div><strong>{trends.data.totals.mean_sentiment}</strong><span class="muted">mean sentiment</span></div>
                 <div><strong>{trends.data.totals.follow_ups}</strong><span class="muted">follow-ups</span></div>
               </div>
-              <OutcomeColumns buckets={trends.data.buckets} />
+              <OutcomeColumns buckets={trends.data.buckets} step={trends.data.bucket} />
               <p>Top issues: {trends.data.totals.top_issues.map(i => `${i.issue} (${i.calls} calls)`).join(', ') || 'none'}</p>
               <h3>Recent calls</h3>
               <table data-testid="recent-calls">
-                <thead><tr><th>When</th><th>Caller → contact</th><th>Outcome</th><th>Sentiment</th><th>Issues</th><th>Follow-up</th></tr></thead>
+                <thead><tr><th>When</th><th>Caller{trends.data.calls.some(c => c.contact !== undefined) && ' → contact'}</th><th>Outcome</th><th>Sentiment</th><th>Issues</th><th>Follow-up</th></tr></thead>
                 <tbody>{trends.data.calls.map(c => (
                   <tr key={c.call_id}>
-                    <td>{c.called_at.slice(0, 16).replace('T', ' ')}</td><td>{c.caller || '—'} → {c.contact || '—'}</td>
+                    <td>{c.called_at.slice(0, 16).replace('T', ' ')}</td><td>{c.caller || '—'}{c.contact !== undefined && ` → ${c.contact || '—'}`}</td>
                     <td style={{ color: COLORS[c.outcome] }}>{label(c.outcome)}</td><td>{c.sentiment}</td><td>{c.issues.join(', ')}</td><td>{c.follow_up ? 'yes' : ''}</td>
                   </tr>
                 ))}</tbody>

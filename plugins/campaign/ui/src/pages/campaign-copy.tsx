@@ -1,5 +1,5 @@
 // The campaign copy page: copy for a channel written from the knowledge base (generate-copy), with its
-// length against the channel's limit, its cited sources and 👍/👎; and the copies written so far
+// length against the channel's limit, its cited sources and thumbs up or down; and the copies written so far
 // (list-copy-history), newest first, a page at a time.
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../api.js'

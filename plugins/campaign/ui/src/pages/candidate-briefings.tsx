@@ -1,7 +1,7 @@
 // The candidate briefings page: a briefing book on a subject (generate-briefing) — the summary, the
 // knowledge base's background (cited), sentiment of the posts by day as bars, narratives, media
 // coverage, open commitments, likely questions with answer points, notes on attendees, every section
-// with its sources, and 👍/👎.
+// with its sources, and thumbs up or down.
 import type { ComponentChildren } from 'preact'
 import { useCall, type AuthInfo } from '../api.js'
 import { Bars } from '../bars.js'

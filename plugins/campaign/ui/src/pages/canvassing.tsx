@@ -1,6 +1,6 @@
 // The canvassing page: a door-knocking or phone script (generate-script) on given issues or on the
 // local issues of a place — the issues' urgency there as bars, each issue's cited talking points and
-// question, answers to objections, the close, the script to read, and 👍/👎.
+// question, answers to objections, the close, the script to read, and thumbs up or down.
 import { useCall, type AuthInfo } from '../api.js'
 import { Bars } from '../bars.js'
 import { Feedback } from '../feedback.js'

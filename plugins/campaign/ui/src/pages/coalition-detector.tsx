@@ -50,7 +50,7 @@ function PairMatrix ({ groups, pairs }: { groups: string[], pairs: Pair[] }) {
           <g key={`${a}|${b}`} data-pair={pair === undefined ? undefined : `${a}|${b}`} data-tensions={pair?.tensions}>
             <rect x={LABEL + j * CELL} y={LABEL + i * CELL} width={CELL - 2} height={CELL - 2} rx={3}
               fill={i === j ? '#f2f4f7' : `rgba(217, 83, 79, ${0.08 + 0.82 * heat})`}>
-              <title>{pair === undefined ? a : `${a} ↔ ${b}: ${pair.tensions} tension(s), score ${pair.tension_score}, alignment ${pair.alignment}`}</title>
+              <title>{pair === undefined ? a : `${a} – ${b}: ${pair.tensions} tension(s), score ${pair.tension_score}, alignment ${pair.alignment}`}</title>
             </rect>
             {pair !== undefined && <text x={LABEL + j * CELL + CELL / 2 - 1} y={LABEL + i * CELL + CELL / 2 + 3} text-anchor="middle" fill={heat > 0.5 ? '#fff' : '#1d2433'}>{pair.tensions}</text>}
           </g>
@@ -109,7 +109,7 @@ export function CoalitionDetectorPage ({ auth }: { auth: AuthInfo }) {
             <table data-testid="pairs">
               <thead><tr><th>Pair</th><th>Shared topics</th><th>Tensions</th><th>Agreements</th><th>Alignment</th><th>Sharpest</th></tr></thead>
               <tbody>{r.pairs.map(p => (
-                <tr key={`${p.group_a}|${p.group_b}`}><td>{p.group_a} ↔ {p.group_b}</td><td>{p.shared_topics}</td><td>{p.tensions}</td><td>{p.agreements}</td><td>{p.alignment}</td><td>{p.top_topic ?? '—'}</td></tr>
+                <tr key={`${p.group_a}|${p.group_b}`}><td>{p.group_a} – {p.group_b}</td><td>{p.shared_topics}</td><td>{p.tensions}</td><td>{p.agreements}</td><td>{p.alignment}</td><td>{p.top_topic ?? '—'}</td></tr>
               ))}</tbody>
             </table>
           </Card>

@@ -2,7 +2,7 @@
 // rule, severity and evidence; and the report of a period (generate-report): donations against the
 // limit, the checks run with their findings per rule as bars, and the regulatory deadlines, each cited.
 import { useState } from 'preact/hooks'
-import { dollars, useCall, type AuthInfo } from '../api.js'
+import { dollars, electionLabel, useCall, type AuthInfo } from '../api.js'
 import { Bars } from '../bars.js'
 import { Feedback } from '../feedback.js'
 import { Card, ErrorLine, Field, formValue } from '../ui.js'
@@ -19,7 +19,7 @@ interface Checked {
 }
 interface Report {
   report_id: string, period_from: string, period_to: string, limit_cents: number, summary: string, summary_method: string, sources: string[], resource_id: string, engine: string
-  donations: { donations: number, total_cents: number, donors: number, largest_cents: number, near_or_over_limit: Array<{ donor_id: string, name: string, year: string, total_cents: number, remaining_cents: number, standing: string }>, itemized_donors: Array<{ name: string, year: string, total_cents: number }>, sources: string[] }
+  donations: { donations: number, total_cents: number, donors: number, largest_cents: number, near_or_over_limit: Array<{ donor_id: string, name: string, election: string, total_cents: number, remaining_cents: number, standing: string }>, itemized_donors: Array<{ name: string, cycle: string, total_cents: number }>, sources: string[] }
   checks: { checks: number, passed: number, failed: number, by_rule: Array<{ rule_id: string, severity: string, title: string, findings: number }>, failing: Array<{ check_id: string, channel: string, checked_at: string, excerpt: string, errors: string[] }>, sources: string[] }
   deadlines: { deadlines: Array<{ date: string, when: string, text: string, clause: string, regulation: string, section: string }>, sources: string[] }
 }
@@ -75,8 +75,8 @@ function ReportView ({ report, auth }: { report: Report, auth: AuthInfo }) {
       </div>
       {d.near_or_over_limit.length > 0 && (
         <>
-          <p class="muted">Near or over the {dollars(report.limit_cents)} limit (share of the limit given in the year):</p>
-          <Bars testId="report-limit" max={1} format={v => `${Math.round(v * 100)} %`} bars={d.near_or_over_limit.map(x => ({ label: `${x.name} (${x.year})`, value: x.total_cents / report.limit_cents }))} />
+          <p class="muted">Near or over the {dollars(report.limit_cents)} limit (share of the limit given toward the election):</p>
+          <Bars testId="report-limit" max={1} format={v => `${Math.round(v * 100)} %`} bars={d.near_or_over_limit.map(x => ({ label: `${x.name} (${electionLabel(x.election)})`, value: x.total_cents / report.limit_cents }))} />
         </>
       )}
       <Cited lines={d.sources} />

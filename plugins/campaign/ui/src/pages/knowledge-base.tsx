@@ -1,6 +1,7 @@
 // The knowledge base page: search (kb-query) with cited passages and feedback on each, and adding a
 // document (kb-ingest) for roles that may.
 import { useCall, type AuthInfo } from '../api.js'
+import { Feedback } from '../feedback.js'
 import { Card, ErrorLine, Field, formValue } from '../ui.js'
 
 interface Result { cite: number, document_id: string, title: string, source: string, passage: number, text: string, score: number }
@@ -8,8 +9,6 @@ interface Result { cite: number, document_id: string, title: string, source: str
 export function KnowledgeBasePage ({ auth }: { auth: AuthInfo }) {
   const query = useCall<{ results: Result[] }>('kb-query')
   const ingest = useCall<{ title: string, passage_count: number }>('kb-ingest')
-  const feedback = useCall<{ recorded: boolean }>('record-feedback')
-  const mayFeedback = auth.functions.includes('record-feedback')
   return (
     <>
       <h1>Knowledge base</h1>
@@ -18,19 +17,14 @@ export function KnowledgeBasePage ({ auth }: { auth: AuthInfo }) {
           <input name="query" placeholder="What does the platform say about…" required aria-label="Question" />
           <button type="submit" disabled={query.busy}>Search</button>
         </form>
-        <ErrorLine error={query.error ?? feedback.error} />
+        <ErrorLine error={query.error} />
         {query.data?.results.length === 0 && <p class="muted">No passage matches.</p>}
         <ol class="results" data-testid="kb-results">
           {query.data?.results.map(r => (
             <li key={`${r.document_id}-${r.passage}`}>
               <p>{r.text}</p>
               <p class="muted">[{r.cite}] {r.title}, passage {r.passage + 1}{r.source !== '' ? ` (${r.source})` : ''} · score {r.score}</p>
-              {mayFeedback && (
-                <p class="feedback">
-                  <button type="button" class="ghost" title="Helpful" onClick={() => { void feedback.run({ module_id: 'knowledge-base', resource_id: `${r.document_id}#${r.passage}`, is_positive: true, is_active: true }) }}>👍</button>
-                  <button type="button" class="ghost" title="Not helpful" onClick={() => { void feedback.run({ module_id: 'knowledge-base', resource_id: `${r.document_id}#${r.passage}`, is_positive: false, is_active: true }) }}>👎</button>
-                </p>
-              )}
+              <Feedback auth={auth} moduleId="knowledge-base" resourceId={`${r.document_id}#${r.passage}`} />
             </li>
           ))}
         </ol>

@@ -127,7 +127,7 @@ export function MediaMonitorPage ({ auth }: { auth: AuthInfo }) {
             {c.similarity.length > 0 && (
               <>
                 <h3>How alike the outlets' coverage is</h3>
-                <Bars testId="outlet-similarity" max={1} bars={c.similarity.map(s => ({ label: `${s.a} ↔ ${s.b}`, value: s.similarity }))} />
+                <Bars testId="outlet-similarity" max={1} bars={c.similarity.map(s => ({ label: `${s.a} – ${s.b}`, value: s.similarity }))} />
               </>
             )}
             <h3>Articles</h3>

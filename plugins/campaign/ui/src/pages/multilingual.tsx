@@ -1,5 +1,5 @@
 // The multilingual page: translate-content, with what was and was not translated shown plainly (the
-// words the glossary does not cover are highlighted), how much of the text was covered, its sources and 👍/👎.
+// words the glossary does not cover are highlighted), how much of the text was covered, its sources and thumbs up or down.
 import { useCall, type AuthInfo } from '../api.js'
 import { Feedback } from '../feedback.js'
 import { Card, ErrorLine, Field, formValue } from '../ui.js'

@@ -1,6 +1,6 @@
 // The policy diff page: two versions of a policy compared clause by clause (compare-policies): the
 // counts as one stacked bar, the summary, and each clause with its word changes and what changed in
-// substance; the versions are typed in or named by knowledge-base document id. 👍/👎 on the result.
+// substance; the versions are typed in or named by knowledge-base document id. Thumbs up or down on the result.
 import { useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../api.js'
 import { Feedback } from '../feedback.js'

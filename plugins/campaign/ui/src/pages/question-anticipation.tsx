@@ -1,6 +1,6 @@
 // The question anticipation page: the likely questions of an event (anticipate-questions) with their
 // scores as bars, why each is likely (cited evidence) and a suggested answer or the plain statement
-// that there is none; and a preparation checklist (preparation-checklist) for staff. 👍/👎 on both.
+// that there is none; and a preparation checklist (preparation-checklist) for staff. Thumbs up or down on both.
 import { useCall, type AuthInfo } from '../api.js'
 import { Bars } from '../bars.js'
 import { Feedback } from '../feedback.js'

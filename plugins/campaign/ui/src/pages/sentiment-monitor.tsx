@@ -3,11 +3,12 @@
 import { useEffect, useMemo } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../api.js'
 import { TimeChart } from '../charts.js'
+import { STEP_SECONDS } from '../series.js'
 import { Card, ErrorLine, Field, formValue } from '../ui.js'
 
 interface Stats { bucket_start: string, count: number, mean_polarity: number, positive: number, negative: number }
 interface Summary {
-  total: number, positive: number, negative: number, neutral: number, mean_polarity: number, series: Stats[]
+  total: number, positive: number, negative: number, neutral: number, mean_polarity: number, bucket: 'hour' | 'day', series: Stats[]
   by_source: Array<{ source: string, count: number, mean_polarity: number }>, terms: { positive: string[], negative: string[] }, engine: string
 }
 interface Spike { bucket_start: string, kind: string, direction: string, count: number, z: number, terms: string[], sample_posts: Array<{ text: string, source: string }> }
@@ -39,7 +40,7 @@ export function SentimentMonitorPage ({ auth }: { auth: AuthInfo }) {
               <div><strong class="negative">{summary.data.negative}</strong><span class="muted">negative</span></div>
               <div><strong>{summary.data.mean_polarity}</strong><span class="muted">mean (−1 … 1)</span></div>
             </div>
-            <TimeChart times={summary.data.series.map(s => s.bucket_start)} lines={lines} testId="sentiment-chart" />
+            <TimeChart times={summary.data.series.map(s => s.bucket_start)} lines={lines} stepSeconds={STEP_SECONDS[summary.data.bucket]} testId="sentiment-chart" />
             <table>
               <thead><tr><th>Source</th><th>Posts</th><th>Mean sentiment</th></tr></thead>
               <tbody>{summary.data.by_source.map(s => <tr key={s.source}><td>{s.source}</td><td>{s.count}</td><td>{s.mean_polarity}</td></tr>)}</tbody>

@@ -1,17 +1,17 @@
 // The volunteers page: the roster (list-volunteers, volunteer-detail), matching for an assignment
 // (match-volunteer) with the score's parts, and adding a volunteer (save-volunteer) for roles that may.
+// E-mail, location and distance come only to the roles that may see them.
 import { useEffect } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../api.js'
 import { Card, ErrorLine, Field, formValue, words } from '../ui.js'
 
-interface Summary { volunteer_id: string, name: string, skills: string[], availability: string[] }
-interface Volunteer extends Summary { email: string, location: { lat: number, lon: number }, updated_at: string }
-interface Match { volunteer_id: string, name: string, score: number, skills: number, availability: number, distance_km: number }
+interface Volunteer { volunteer_id: string, name: string, skills: string[], availability: string[], email?: string, location?: { lat: number, lon: number }, updated_at: string }
+interface Match { volunteer_id: string, name: string, score: number, skills: number, availability: number, distance_km?: number }
 
 const place = (form: HTMLFormElement): { lat: number, lon: number } => ({ lat: Number(formValue(form, 'lat')), lon: Number(formValue(form, 'lon')) })
 
 export function VolunteersPage ({ auth }: { auth: AuthInfo }) {
-  const list = useCall<{ volunteers: Summary[] }>('list-volunteers')
+  const list = useCall<{ volunteers: Volunteer[] }>('list-volunteers')
   const detail = useCall<Volunteer>('volunteer-detail')
   const match = useCall<{ matches: Match[] }>('match-volunteer')
   const save = useCall<Volunteer>('save-volunteer')
@@ -25,15 +25,18 @@ export function VolunteersPage ({ auth }: { auth: AuthInfo }) {
           <thead><tr><th>Name</th><th>Skills</th><th>Availability</th></tr></thead>
           <tbody>{list.data?.volunteers.map(v => (
             <tr key={v.volunteer_id}>
-              <td><button type="button" class="link" onClick={() => { void detail.run({ volunteer_id: v.volunteer_id }) }}>{v.name}</button></td>
+              <td><button type="button" class="link" onClick={() => { void detail.run({ volunteer_id: v.volunteer_id }) }}>{v.name}</button>{v.email !== undefined && <><br /><span class="muted">{v.email}</span></>}</td>
               <td>{v.skills.join(', ')}</td><td>{v.availability.join(', ')}</td>
             </tr>
           ))}</tbody>
         </table>
         {detail.data !== undefined && (
-          <dl class="facts">
-            <dt>Name</dt><dd>{detail.data.name}</dd><dt>E-mail</dt><dd>{detail.data.email}</dd>
-            <dt>Location</dt><dd>{detail.data.location.lat}, {detail.data.location.lon}</dd>
+          <dl class="facts" data-testid="volunteer-detail">
+            <dt>Name</dt><dd>{detail.data.name}</dd>
+            <dt>Skills</dt><dd>{detail.data.skills.join(', ') || '—'}</dd>
+            <dt>Availability</dt><dd>{detail.data.availability.join(', ') || '—'}</dd>
+            {detail.data.email !== undefined && <><dt>E-mail</dt><dd>{detail.data.email}</dd></>}
+            {detail.data.location !== undefined && <><dt>Location</dt><dd>{detail.data.location.lat}, {detail.data.location.lon}</dd></>}
           </dl>
         )}
       </Card>
@@ -53,7 +56,7 @@ export function VolunteersPage ({ auth }: { auth: AuthInfo }) {
         <ErrorLine error={match.error} />
         <table data-testid="matches">
           <thead><tr><th>Name</th><th>Score</th><th>Skills</th><th>Availability</th><th>Distance</th></tr></thead>
-          <tbody>{match.data?.matches.map(m => <tr key={m.volunteer_id}><td>{m.name}</td><td><strong>{m.score}</strong></td><td>{m.skills}</td><td>{m.availability}</td><td>{m.distance_km} km</td></tr>)}</tbody>
+          <tbody>{match.data?.matches.map(m => <tr key={m.volunteer_id}><td>{m.name}</td><td><strong>{m.score}</strong></td><td>{m.skills}</td><td>{m.availability}</td><td>{m.distance_km !== undefined ? `${m.distance_km} km` : '—'}</td></tr>)}</tbody>
         </table>
       </Card>
       {auth.functions.includes('save-volunteer') && (
