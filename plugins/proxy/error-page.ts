@@ -1,9 +1,9 @@
 // Answers the proxy makes itself (404 unknown host, 414, 502, 503, 504): a small HTML page, or
-// {"error": "..."} for a client that asks for JSON; through node:http, or as raw bytes on the fast lane.
+// {"error": "...", "code": "..."} for a client that asks for JSON; through node:http, or as raw bytes
+// on the fast lane.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, c => ESCAPES[c])
+import escapeHtml from 'escape-html'
+import { codeOfStatus } from '../../kernel/index.js'
 
 interface ErrorPage { reason: string, contentType: string, body: string }
 
@@ -12,7 +12,7 @@ function errorPage (accept: string | undefined, status: number, message: string)
   const reason = STATUS_CODES[status] ?? 'Error'
   const json = accept !== undefined && accept.includes('application/json') && !accept.includes('text/html')
   return json
-    ? { reason, contentType: 'application/json; charset=utf-8', body: JSON.stringify({ error: message }) }
+    ? { reason, contentType: 'application/json; charset=utf-8', body: JSON.stringify({ error: message, code: codeOfStatus(status) }) }
     : { reason, contentType: 'text/html; charset=utf-8', body: `<!doctype html>\n<html><head><meta charset="utf-8"><title>${status} ${reason}</title></head>\n<body><h1>${status} ${reason}</h1><p>${escapeHtml(message)}</p></body></html>\n` }
 }
 

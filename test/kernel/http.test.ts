@@ -35,22 +35,22 @@ t.test('errors are {"error": "..."} with the right status', async t => {
     const response = await fetch(new URL(path, base), init)
     return [response.status, await response.json()]
   }
-  t.same(await get('/v1/missing'), [404, { error: 'device 42 not found' }])
-  t.same(await get('/v1/forbidden'), [403, { error: 'viewer may not delete' }])
-  t.same(await get('/v1/crash'), [500, { error: 'internal server error' }])
+  t.same(await get('/v1/missing'), [404, { error: 'device 42 not found', code: 'BERTH_NOT_FOUND' }])
+  t.same(await get('/v1/forbidden'), [403, { error: 'viewer may not delete', code: 'BERTH_FORBIDDEN' }])
+  t.same(await get('/v1/crash'), [500, { error: 'internal server error', code: 'BERTH_INTERNAL' }])
   t.match(lines(), /database password=hunter2 leaked/, 'the cause of a 500 is logged')
-  t.same(await get('/v1/nothing'), [404, { error: 'no route for GET /v1/nothing' }])
+  t.same(await get('/v1/nothing'), [404, { error: 'no route for GET /v1/nothing', code: 'BERTH_NO_ROUTE' }])
   t.same(await get(`/v1/things/${'x'.repeat(100)}`), [200, { name: 'x'.repeat(100) }])
-  t.same(await get(`/v1/things/${'x'.repeat(101)}`), [400, { error: 'a path parameter is longer than 100 characters' }], 'not an unknown route')
-  t.same(await get('/v1/forbidden?a=1&b=2&a=3'), [400, { error: 'invalid querystring: a is given more than once' }], 'a query parameter given twice, before the route runs')
+  t.same(await get(`/v1/things/${'x'.repeat(101)}`), [400, { error: 'a path parameter is longer than 100 characters', code: 'BERTH_BAD_REQUEST' }], 'not an unknown route')
+  t.same(await get('/v1/forbidden?a=1&b=2&a=3'), [400, { error: 'invalid querystring: a is given more than once', code: 'BERTH_BAD_REQUEST' }], 'a query parameter given twice, before the route runs')
   const json = { method: 'POST', headers: { 'content-type': 'application/json' } }
   t.same(await get('/v1/echo', { ...json, body: '{"n":3}' }), [200, { n: 3 }])
   const [status, body] = await get('/v1/echo', { ...json, body: '{"n":"three"}' })
   t.equal(status, 400)
   t.match(body, { error: /^invalid body: .*n/ })
-  t.same(await get('/v1/echo', { ...json, body: '{"n":' }), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }])
-  t.same(await get('/v1/echo', { ...json, body: JSON.stringify({ n: 1, pad: 'x'.repeat(100) }) }), [413, { error: 'request body is too large' }])
-  t.same(await get('/v1/echo', { method: 'POST', headers: { 'content-type': 'application/x-nope' }, body: 'x' }), [415, { error: 'unsupported content type: application/x-nope' }])
+  t.same(await get('/v1/echo', { ...json, body: '{"n":' }), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'', code: 'BERTH_BAD_REQUEST' }])
+  t.same(await get('/v1/echo', { ...json, body: JSON.stringify({ n: 1, pad: 'x'.repeat(100) }) }), [413, { error: 'request body is too large', code: 'BERTH_PAYLOAD_TOO_LARGE' }])
+  t.same(await get('/v1/echo', { method: 'POST', headers: { 'content-type': 'application/x-nope' }, body: 'x' }), [415, { error: 'unsupported content type: application/x-nope', code: 'BERTH_UNSUPPORTED_MEDIA_TYPE' }])
 })
 
 t.test('an empty body sent as application/json is no body, on every listener; a JSON body is parsed as before', async t => {
@@ -87,14 +87,14 @@ t.test('an empty body sent as application/json is no body, on every listener; a 
     t.same(await call('POST', '/things/a/promote', '{"weight":5}'), [200, { promoted: true }])
     t.same(bodies.at(-1), { weight: 5 }, 'a body is parsed as before')
     t.same(await call('POST', '/echo', '{"n":2}'), [200, { n: 2 }])
-    t.same(await call('POST', '/echo'), [400, { error: 'invalid body: must be object' }], `${listener}: a route that needs a body still says so`)
-    t.same(await call('POST', '/echo', '{"n":'), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }])
-    t.same(await call('POST', '/echo', '{"n":1,"__proto__":{"x":1}}'), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'' }], 'prototype poisoning is still refused')
+    t.same(await call('POST', '/echo'), [400, { error: 'invalid body: must be object', code: 'BERTH_BAD_REQUEST' }], `${listener}: a route that needs a body still says so`)
+    t.same(await call('POST', '/echo', '{"n":'), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'', code: 'BERTH_BAD_REQUEST' }])
+    t.same(await call('POST', '/echo', '{"n":1,"__proto__":{"x":1}}'), [400, { error: 'Body is not valid JSON but content-type is set to \'application/json\'', code: 'BERTH_BAD_REQUEST' }], 'prototype poisoning is still refused')
   }
 })
 
 t.test('a plugin\'s error format for its prefix: route failures, unknown routes, bad URLs, and requests node refuses', async t => {
-  const text = { type: 'text/x-error', encode: ({ error }: { error: string }) => `E ${error}` }
+  const text = { type: 'text/x-error', encode: ({ error, code }: { error: string, code: string }) => `E ${code} ${error}` }
   const formatted = definePlugin({
     name: 'formatted',
     version: '1.0.0',
@@ -111,23 +111,23 @@ t.test('a plugin\'s error format for its prefix: route failures, unknown routes,
     const response = await fetch(new URL(path, base))
     return [response.status, response.headers.get('content-type'), await response.text()]
   }
-  t.same(await answer('/fmt/1'), [404, 'text/x-error', 'E no such thing'])
-  t.same(await answer('/fmt'), [404, 'text/x-error', 'E no route for GET /fmt'], 'the prefix itself')
-  t.same(await answer('/fmt/1/2'), [404, 'text/x-error', 'E no route for GET /fmt/1/2'], 'an unknown route under the prefix')
-  t.same(await answer(`/fmt/${'x'.repeat(101)}`), [400, 'text/x-error', 'E a path parameter is longer than 100 characters'])
-  t.same(await answer('/fmt/%zz'), [400, 'text/x-error', 'E the URL path is not valid percent-encoding'])
-  t.same(await answer('/fmtx'), [404, 'application/json; charset=utf-8', '{"error":"no route for GET /fmtx"}'], 'a path that only begins like the prefix')
-  t.same(await answer('/plain/1'), [404, 'application/json; charset=utf-8', '{"error":"no such thing"}'])
-  t.same(await answer('/plain/%zz'), [400, 'application/json; charset=utf-8', '{"error":"the URL path is not valid percent-encoding"}'])
+  t.same(await answer('/fmt/1'), [404, 'text/x-error', 'E BERTH_NOT_FOUND no such thing'])
+  t.same(await answer('/fmt'), [404, 'text/x-error', 'E BERTH_NO_ROUTE no route for GET /fmt'], 'the prefix itself')
+  t.same(await answer('/fmt/1/2'), [404, 'text/x-error', 'E BERTH_NO_ROUTE no route for GET /fmt/1/2'], 'an unknown route under the prefix')
+  t.same(await answer(`/fmt/${'x'.repeat(101)}`), [400, 'text/x-error', 'E BERTH_BAD_REQUEST a path parameter is longer than 100 characters'])
+  t.same(await answer('/fmt/%zz'), [400, 'text/x-error', 'E BERTH_BAD_REQUEST the URL path is not valid percent-encoding'])
+  t.same(await answer('/fmtx'), [404, 'application/json; charset=utf-8', '{"error":"no route for GET /fmtx","code":"BERTH_NO_ROUTE"}'], 'a path that only begins like the prefix')
+  t.same(await answer('/plain/1'), [404, 'application/json; charset=utf-8', '{"error":"no such thing","code":"BERTH_NOT_FOUND"}'])
+  t.same(await answer('/plain/%zz'), [400, 'application/json; charset=utf-8', '{"error":"the URL path is not valid percent-encoding","code":"BERTH_BAD_REQUEST"}'])
 
   const big = `X-Big: ${'a'.repeat(20_000)}\r\n`
   const refused: Array<[request: string, status: number, type: string, body: RegExp]> = [
-    [`GET /fmt/1 HTTP/1.1\r\nHost: x\r\n${big}\r\n`, 431, 'text/x-error', /^E the request headers are too large: the request line and headers may have \d+ bytes$/],
-    [`GET /plain/1 HTTP/1.1\r\nHost: x\r\n${big}\r\n`, 431, 'application/json; charset=utf-8', /^\{"error":"the request headers are too large/],
-    [`GET /fmt/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'text/x-error', /^E the URL is too long/],
-    ['GET /fmt/1 HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 400, 'text/x-error', /^E malformed HTTP request: /],
-    ['get /fmt/1 HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'text/x-error', /^E malformed HTTP request: /],
-    ['NOPE /plain/1 HTTP/1.1\r\n\r\n', 400, 'application/json; charset=utf-8', /^\{"error":"malformed HTTP request: /],
+    [`GET /fmt/1 HTTP/1.1\r\nHost: x\r\n${big}\r\n`, 431, 'text/x-error', /^E BERTH_HEADERS_TOO_LARGE the request headers are too large: the request line and headers may have \d+ bytes$/],
+    [`GET /plain/1 HTTP/1.1\r\nHost: x\r\n${big}\r\n`, 431, 'application/json; charset=utf-8', /^\{"error":"the request headers are too large.*","code":"BERTH_HEADERS_TOO_LARGE"\}$/],
+    [`GET /fmt/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'text/x-error', /^E BERTH_URI_TOO_LONG the URL is too long/],
+    ['GET /fmt/1 HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 400, 'text/x-error', /^E BERTH_BAD_REQUEST malformed HTTP request: /],
+    ['get /fmt/1 HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'text/x-error', /^E BERTH_BAD_REQUEST malformed HTTP request: /],
+    ['NOPE /plain/1 HTTP/1.1\r\n\r\n', 400, 'application/json; charset=utf-8', /^\{"error":"malformed HTTP request: .*","code":"BERTH_BAD_REQUEST"\}$/],
     ['\x16\x03\x01 not HTTP at all\r\n\r\n', 400, 'application/json; charset=utf-8', /^\{"error":"malformed HTTP request: /]
   ]
   for (const [request, status, type, body] of refused) {

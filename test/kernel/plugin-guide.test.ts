@@ -46,7 +46,7 @@ t.test('the example type-checks and serves, counts, persists, emits, and adds a 
   t.same(await post('ada'), { message: 'Ahoy, ada!', visits: 2 })
   const missing = await fetch(new URL('/hello/bob', base))
   t.equal(missing.status, 404)
-  t.same(await missing.json(), { error: 'bob has never visited' })
+  t.same(await missing.json(), { error: 'bob has never visited', code: 'BERTH_NOT_FOUND' })
   t.same(greeted, [{ name: 'ada', visits: 1 }, { name: 'ada', visits: 2 }])
   t.equal(kernel.service('hello').visits('ada'), 2)
   const own = await (await fetch(new URL('/hello/metrics', base))).text()

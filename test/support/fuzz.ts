@@ -1,7 +1,7 @@
 // Hostile HTTP requests for the listener fuzz test, drawn with fast-check from a seed: paths from a
 // listener's route table with mutated parameters, query strings, methods, headers and bodies; sent
 // with undici (which sends a path as written, `..` and bad percent-encoding included); and the check
-// every answer must pass (no 5xx, errors as {"error": string} in the format of their path).
+// every answer must pass (no 5xx, errors as {"error": string, "code": CODE} in the format of their path).
 import fc from 'fast-check'
 import { Kind, OptionalKind, type TSchema } from '@sinclair/typebox'
 import type { Agent } from 'undici'
@@ -226,7 +226,7 @@ export async function send (dispatcher: Agent, base: URL, fuzz: FuzzRequest): Pr
   return { status: answer.statusCode, type, body: Buffer.from(await answer.body.arrayBuffer()) }
 }
 
-/** What is wrong with an error answer's body, if anything: it must be exactly {"error": string}, in JSON or CBOR. */
+/** What is wrong with an error answer's body, if anything: it must be exactly {"error": string, "code": CODE}, in JSON or CBOR. */
 export function errorBodyProblem (answer: FuzzAnswer, format: 'json' | 'cbor'): string | undefined {
   const expected = format === 'cbor' ? 'application/cbor' : 'application/json'
   if (!answer.type.startsWith(expected)) return `content type ${JSON.stringify(answer.type)}, not ${expected}`
@@ -236,8 +236,9 @@ export function errorBodyProblem (answer: FuzzAnswer, format: 'json' | 'cbor'): 
   } catch (err) {
     return `an error body that is not ${format}: ${(err as Error).message}`
   }
-  const keys = typeof value === 'object' && value !== null ? Object.keys(value) : []
-  if (keys.length !== 1 || typeof (value as { error?: unknown }).error !== 'string') return `an error body that is not {"error": string}: ${JSON.stringify(value)?.slice(0, 200)}`
+  const keys = typeof value === 'object' && value !== null ? Object.keys(value).sort() : []
+  const { error, code } = value as { error?: unknown, code?: unknown }
+  if (keys.join() !== 'code,error' || typeof error !== 'string' || typeof code !== 'string' || !/^[A-Z][A-Z0-9_]*$/.test(code)) return `an error body that is not {"error": string, "code": CODE}: ${JSON.stringify(value)?.slice(0, 200)}`
   return undefined
 }
 

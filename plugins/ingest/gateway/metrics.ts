@@ -58,11 +58,11 @@ export async function serveGatewayMetrics (at: { host: string, port: number }, s
   const registry = gatewayRegistry(stats)
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found: the gateway serves GET /metrics' }))
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found: the gateway serves GET /metrics', code: 'BERTH_NOT_FOUND' }))
       return
     }
     registry.metrics().then(text => { response.writeHead(200, { 'content-type': registry.contentType }).end(text) }, (err: unknown) => {
-      response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message }))
+      response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message, code: 'BERTH_INTERNAL' }))
     })
   })
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(at.port, at.host, resolve) })

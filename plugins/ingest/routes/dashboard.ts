@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { PACKAGE_ROOT } from '../../../kernel/paths.js'
 import { loadBuiltUi } from '../../../kernel/ui-assets.js'
+import { NotFound, Unavailable } from '../../../kernel/index.js'
 
 export const DASHBOARD_BUILD_DIR = join(PACKAGE_ROOT, 'dist', 'telemetry-ui')
 
@@ -12,12 +13,12 @@ export function dashboardRoutes (app: FastifyInstance, dir = DASHBOARD_BUILD_DIR
   const { index, assets } = loadBuiltUi(dir)
   app.get<{ Params: { name: string } }>('/dashboard/assets/:name', { config: { telemetryAccess: 'public' } }, async (request, reply) => {
     const asset = assets.get(request.params.name)
-    if (asset === undefined) return await reply.code(404).send({ error: `no dashboard asset ${request.params.name}` })
+    if (asset === undefined) throw new NotFound(`no dashboard asset ${request.params.name}`)
     return await reply.type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body)
   })
   for (const path of ['/dashboard', '/dashboard/']) {
     app.get(path, { config: { telemetryAccess: 'public' } }, async (_request, reply) => {
-      if (index === undefined) return await reply.code(503).send({ error: 'the dashboard is not built: run npm run build:ui, then restart the server' })
+      if (index === undefined) throw new Unavailable('the dashboard is not built: run npm run build:ui, then restart the server')
       return await reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index)
     })
   }

@@ -86,16 +86,16 @@ t.test('statuses: 404 unknown, 401 without session, 403 for a role not allowed, 
   t.equal(await call('staff-only', {}, cookieFor('admin')), 200, 'admin passes every role check')
   t.same(await callServerFunction('hello', {}, { baseUrl: url }), { signedIn: false })
   const denied = await post(url, 'staff-only', encodeCbor({}))
-  t.same(denied, { status: 401, type: 'application/cbor', body: { error: 'sign in first: no valid session' } }, 'errors are CBOR {error}')
+  t.same(denied, { status: 401, type: 'application/cbor', body: { error: 'sign in first: no valid session', code: 'BERTH_UNAUTHORIZED' } }, 'errors are CBOR {error}')
   const forbidden = await post(url, 'staff-only', encodeCbor({}), { cookie: cookieFor('volunteer') })
-  t.same(forbidden.body, { error: 'role volunteer may not call staff-only' })
+  t.same(forbidden.body, { error: 'role volunteer may not call staff-only', code: 'BERTH_FORBIDDEN' })
 })
 
 t.test('bad requests: arguments, malformed CBOR, unsupported values, size, content type', async t => {
   const { url, cookieFor } = await server(t)
   const headers = { cookie: cookieFor('staff') }
   const invalid = await post(url, 'echo', encodeCbor({ text: 5 }), headers)
-  t.same(invalid, { status: 400, type: 'application/cbor', body: { error: 'invalid arguments: /text: Expected string' } })
+  t.same(invalid, { status: 400, type: 'application/cbor', body: { error: 'invalid arguments: /text: Expected string', code: 'BERTH_BAD_REQUEST' } })
   t.equal((await post(url, 'echo', encodeCbor({ text: 'x', extra: 1 }), headers)).status, 400, 'unknown arguments refused')
   t.equal((await post(url, 'echo', encodeCbor([1, 2]), headers)).status, 400, 'arguments must be a map')
   const malformed = await post(url, 'echo', new Uint8Array([0xa1, 0x61]), headers)
@@ -107,9 +107,9 @@ t.test('bad requests: arguments, malformed CBOR, unsupported values, size, conte
   t.match((await post(url, 'echo', encode({ text: new Date() }), headers)).body, { error: /unsupported CBOR value \(Date\)/ })
   t.match((await post(url, 'echo', new Uint8Array([0xa1, 0x01, 0x02]), headers)).body, { error: /map keys must be text strings/ })
   const tooLarge = await post(url, 'echo', encodeCbor({ text: 'x'.repeat(LIMIT) }), headers)
-  t.same(tooLarge, { status: 413, type: 'application/cbor', body: { error: 'request body is too large' } })
+  t.same(tooLarge, { status: 413, type: 'application/cbor', body: { error: 'request body is too large', code: 'BERTH_PAYLOAD_TOO_LARGE' } })
   const json = await post(url, 'echo', JSON.stringify({ text: 'x' }), { ...headers, 'content-type': 'application/json' })
-  t.same(json, { status: 415, type: 'application/cbor', body: { error: 'unsupported content type: application/json' } })
+  t.same(json, { status: 415, type: 'application/cbor', body: { error: 'unsupported content type: application/json', code: 'BERTH_UNSUPPORTED_MEDIA_TYPE' } })
   const none = await fetch(new URL('/api/echo', url), { method: 'POST', headers })
   t.equal(none.status, 415, 'no content type at all')
 })
@@ -126,15 +126,15 @@ t.test('every error under /api is CBOR {error}: other methods, unknown routes, b
     [response.status, response.headers.get('content-type'), decodeCbor(new Uint8Array(await response.arrayBuffer()))]
   const get = await fetch(new URL('/api/echo', url), { headers: { cookie: cookieFor('staff') } })
   t.equal(get.headers.get('allow'), 'POST')
-  t.same(await cbor(get), [405, 'application/cbor', { error: 'server functions are called with POST, not GET' }])
-  t.same(await cbor(await fetch(new URL('/api/echo', url), { method: 'DELETE' })), [405, 'application/cbor', { error: 'server functions are called with POST, not DELETE' }])
-  t.same(await cbor(await fetch(new URL('/api/nope', url))), [404, 'application/cbor', { error: 'no server function "nope"' }])
-  t.same(await cbor(await fetch(new URL('/api/', url), { method: 'POST' })), [404, 'application/cbor', { error: 'no server function ""' }])
+  t.same(await cbor(get), [405, 'application/cbor', { error: 'server functions are called with POST, not GET', code: 'BERTH_METHOD_NOT_ALLOWED' }])
+  t.same(await cbor(await fetch(new URL('/api/echo', url), { method: 'DELETE' })), [405, 'application/cbor', { error: 'server functions are called with POST, not DELETE', code: 'BERTH_METHOD_NOT_ALLOWED' }])
+  t.same(await cbor(await fetch(new URL('/api/nope', url))), [404, 'application/cbor', { error: 'no server function "nope"', code: 'BERTH_NOT_FOUND' }])
+  t.same(await cbor(await fetch(new URL('/api/', url), { method: 'POST' })), [404, 'application/cbor', { error: 'no server function ""', code: 'BERTH_NOT_FOUND' }])
   for (const path of ['/api', '/api/echo/more']) {
-    t.same(await cbor(await fetch(new URL(path, url), { method: 'POST' })), [404, 'application/cbor', { error: `no route for POST ${path}` }], path)
+    t.same(await cbor(await fetch(new URL(path, url), { method: 'POST' })), [404, 'application/cbor', { error: `no route for POST ${path}`, code: 'BERTH_NO_ROUTE' }], path)
   }
-  t.same(await cbor(await fetch(new URL(`/api/${'x'.repeat(101)}`, url), { method: 'POST' })), [400, 'application/cbor', { error: 'a path parameter is longer than 100 characters' }])
-  t.same(await cbor(await fetch(new URL('/api/%zz', url), { method: 'POST' })), [400, 'application/cbor', { error: 'the URL path is not valid percent-encoding' }])
+  t.same(await cbor(await fetch(new URL(`/api/${'x'.repeat(101)}`, url), { method: 'POST' })), [400, 'application/cbor', { error: 'a path parameter is longer than 100 characters', code: 'BERTH_BAD_REQUEST' }])
+  t.same(await cbor(await fetch(new URL('/api/%zz', url), { method: 'POST' })), [400, 'application/cbor', { error: 'the URL path is not valid percent-encoding', code: 'BERTH_BAD_REQUEST' }])
   const refused: Array<[string, number, RegExp]> = [
     [`POST /api/echo HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, /^the request headers are too large/],
     [`POST /api/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, /^the URL is too long/],
@@ -145,12 +145,12 @@ t.test('every error under /api is CBOR {error}: other methods, unknown routes, b
     t.match([answer.status, answer.headers['content-type'], decodeCbor(answer.body)], [status, 'application/cbor', { error }], `${status} before routing`)
   }
   const outside = await fetch(new URL('/elsewhere', url))
-  t.same([outside.status, await outside.json()], [404, { error: 'no route for GET /elsewhere' }], 'JSON outside /api')
+  t.same([outside.status, await outside.json()], [404, { error: 'no route for GET /elsewhere', code: 'BERTH_NO_ROUTE' }], 'JSON outside /api')
 })
 
 t.test('a failing handler answers 500 without its details, which go to the log', async t => {
   const { url, cookieFor, logs } = await server(t)
-  t.same(await post(url, 'broken', encodeCbor({}), { cookie: cookieFor('staff') }), { status: 500, type: 'application/cbor', body: { error: 'internal server error' } })
+  t.same(await post(url, 'broken', encodeCbor({}), { cookie: cookieFor('staff') }), { status: 500, type: 'application/cbor', body: { error: 'internal server error', code: 'BERTH_INTERNAL' } })
   const failed = logs().trim().split('\n').map(line => JSON.parse(line) as { msg: string }).find(entry => entry.msg === 'request failed')
   t.match(failed, { path: '/api/broken', err: { message: 'secret detail /etc/passwd' } })
 })

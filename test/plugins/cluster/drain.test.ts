@@ -39,7 +39,7 @@ if (docker !== undefined) {
     t.equal(await running(), 3)
 
     const refused = await call<{ error: string }>(leader, 'POST', '/api/v1/cluster/nodes/solo/drain')
-    t.same(refused, { status: 409, body: { error: 'draining node "solo" would stop 3 replicas that no other node can take (pinned to it, or no other node ready with room): cache (replica 1), web (replicas 1, 2); add a node, or drain with --force (?force=true) to stop them' } })
+    t.same(refused, { status: 409, body: { error: 'draining node "solo" would stop 3 replicas that no other node can take (pinned to it, or no other node ready with room): cache (replica 1), web (replicas 1, 2); add a node, or drain with --force (?force=true) to stop them', code: 'BERTH_CONFLICT' } })
     t.equal(await running(), 3, 'nothing stopped')
     const info = await call<{ nodes: NodeRecord[] }>(leader, 'GET', '/api/v1/cluster/info')
     t.match(info.body.nodes[0], { name: 'solo', scheduling: 'active', replicas: 3 }, 'the node is not drained')
@@ -48,7 +48,7 @@ if (docker !== undefined) {
     const cli = await runCli(['cluster', 'drain', 'solo'], { env })
     t.same([cli.code, cli.stdout, cli.stderr], [1, '', `berth: ${refused.body.error}\n`], 'the CLI: one line, exit 1')
     const bad = await call<{ error: string }>(leader, 'POST', '/api/v1/cluster/nodes/solo/drain?force=yes')
-    t.same(bad, { status: 400, body: { error: 'force must be true or false, got "yes"' } })
+    t.same(bad, { status: 400, body: { error: 'force must be true or false, got "yes"', code: 'BERTH_BAD_REQUEST' } })
     t.equal((await call(leader, 'POST', '/api/v1/cluster/nodes/solo/drain', {})).status, 409, 'a body without force is refused the same')
 
     const forced = await runCli(['cluster', 'drain', 'solo', '--force'], { env })

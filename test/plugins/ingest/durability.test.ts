@@ -102,5 +102,5 @@ t.test('every chunk acknowledged before a kill -9 is there after the restart; an
   t.same(statuses, Array(total).fill('duplicate'), 'every acknowledged chunk sent again is a duplicate')
 
   const oversize = await post(Buffer.alloc(MAX_BODY + 1))
-  t.same([oversize.status, await oversize.json()], [413, { error: 'request body is too large' }])
+  t.same([oversize.status, await oversize.json()], [413, { error: 'request body is too large', code: 'BERTH_PAYLOAD_TOO_LARGE' }])
 })

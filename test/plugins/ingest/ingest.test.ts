@@ -96,7 +96,7 @@ t.test('request-level refusals', async t => {
   const big = await server.ingest(Buffer.alloc(5000))
   t.same([big.status, big.json.error], [413, 'request body is too large'])
   const text = await fetch(new URL('/ingest/chunks', server.base), { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'text/plain' }, body: 'x' })
-  t.same([text.status, await text.json()], [415, { error: 'unsupported content type: text/plain; send one or more frames as application/octet-stream' }])
+  t.same([text.status, await text.json()], [415, { error: 'unsupported content type: text/plain; send one or more frames as application/octet-stream', code: 'BERTH_UNSUPPORTED_MEDIA_TYPE' }])
 })
 
 t.test('unknown devices: auto-registered by default, refused when that is off until registered', async t => {

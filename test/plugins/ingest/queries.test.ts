@@ -44,7 +44,7 @@ t.test('the devices list filters and pages; bad cursors and filters are 400s', a
     ['q=a&q=b', 'invalid querystring: q is given more than once']
   ]) {
     const response = await server.api('GET', `/devices?${query}`, 'viewer')
-    t.same([response.status, await response.json()], [400, { error }], query)
+    t.same([response.status, await response.json()], [400, { error, code: 'BERTH_BAD_REQUEST' }], query)
   }
 })
 
@@ -74,7 +74,7 @@ t.test('groups and OTA targets page with limit and cursor as devices do; bad cur
     ['/groups?limit=1001', 'limit must be an integer from 1 to 1000, got "1001"']
   ]) {
     const response = await server.api('GET', path, 'viewer')
-    t.same([response.status, await response.json()], [400, { error }], path)
+    t.same([response.status, await response.json()], [400, { error, code: 'BERTH_BAD_REQUEST' }], path)
   }
 })
 
@@ -104,7 +104,7 @@ t.test('a metric over a time range, downsampled into buckets for a chart', async
     ['points=5', 'key is required (the metric\'s name)'],
     ['key=battery_mv&points=5000', 'points must be an integer from 1 to 1000, got "5000"'],
     [`key=battery_mv&from=${start + 1}&to=${start}`, 'from must not be after to']
-  ]) t.same(await points(query), { status: 400, body: { error } }, query)
+  ]) t.same(await points(query), { status: 400, body: { error, code: 'BERTH_BAD_REQUEST' } }, query)
 })
 
 t.test('the fleet overview counts devices, the last day\'s faults by function, and firmware versions', async t => {
@@ -147,7 +147,7 @@ t.test('an OTA target is replaced whole by a provisioner; unknown ids and groups
   t.match([put.status, await put.json()], [200, { id: created.id, version: '1.0.1', url: null }])
   t.equal((await server.api('PUT', `/ota/targets/${created.id}`, 'viewer', { software_type: 'main', version: '9' })).status, 403)
   const unknown = '00000000-0000-4000-8000-000000000000'
-  t.same(await (await server.api('PUT', `/ota/targets/${unknown}`, 'provisioner', { software_type: 'main', version: '9' })).json(), { error: `OTA target ${unknown} does not exist` })
+  t.same(await (await server.api('PUT', `/ota/targets/${unknown}`, 'provisioner', { software_type: 'main', version: '9' })).json(), { error: `OTA target ${unknown} does not exist`, code: 'BERTH_NOT_FOUND' })
   const badGroup = await server.api('PUT', `/ota/targets/${created.id}`, 'provisioner', { software_type: 'main', version: '9', group: 'ghost' })
-  t.same([badGroup.status, await badGroup.json()], [400, { error: 'group "ghost" does not exist' }])
+  t.same([badGroup.status, await badGroup.json()], [400, { error: 'group "ghost" does not exist', code: 'BERTH_BAD_REQUEST' }])
 })

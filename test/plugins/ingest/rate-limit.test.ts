@@ -115,7 +115,7 @@ t.test('X-Forwarded-For names the client only when a trusted proxy sends it', as
   t.same(spoofed.sort(), [200, 200, 429], 'no trusted proxy: a spoofed X-Forwarded-For changes nothing')
   const signIns = [await forwarded(direct.base, '/devices', '10.0.0.4', wrong), await forwarded(direct.base, '/devices', '10.0.0.5', wrong), await forwarded(direct.base, '/devices', '10.0.0.6', wrong)]
   t.same(signIns.map(r => r.status), [401, 401, 429], 'nor for the budget of password checks')
-  t.same(await signIns[2].json(), { error: 'too many failed sign-ins from 127.0.0.1; retry in 100 s' }, 'counted against the socket address')
+  t.same(await signIns[2].json(), { error: 'too many failed sign-ins from 127.0.0.1; retry in 100 s', code: 'BERTH_TOO_MANY_REQUESTS' }, 'counted against the socket address')
 
   const proxied = await telemetryServer(t, { rate_limit: { ...LIMITS, trusted_proxies: ['127.0.0.0/8', 'fd00::/8'] }, auth_failures: { burst: 2, per_second: 0.01 } })
   const mode = async (xff?: string): Promise<number> => (await forwarded(proxied.base, '/auth/mode', xff)).status
@@ -127,7 +127,7 @@ t.test('X-Forwarded-For names the client only when a trusted proxy sends it', as
   t.same([await mode(), await mode(), await mode('not an address')], [200, 200, 429], 'no header, or a malformed one: the proxy\'s own address')
   const failed = [await forwarded(proxied.base, '/devices', '10.0.0.4', wrong), await forwarded(proxied.base, '/devices', '10.0.0.4', wrong), await forwarded(proxied.base, '/devices', '10.0.0.4', wrong)]
   t.same(failed.map(r => r.status), [401, 401, 429])
-  t.same(await failed[2].json(), { error: 'too many failed sign-ins from 10.0.0.4; retry in 100 s' }, 'the budget of password checks is the forwarded client\'s')
+  t.same(await failed[2].json(), { error: 'too many failed sign-ins from 10.0.0.4; retry in 100 s', code: 'BERTH_TOO_MANY_REQUESTS' }, 'the budget of password checks is the forwarded client\'s')
   t.equal((await forwarded(proxied.base, '/devices', '10.0.0.5', wrong)).status, 401, 'another client still has its checks')
 
   await t.rejects(telemetryServer(t, { rate_limit: { trusted_proxies: ['10.0.0.0/33'] } }), { message: /\[ingest\]\.rate_limit\.trusted_proxies: "10\.0\.0\.0\/33" is neither an IP address nor a CIDR block/ })

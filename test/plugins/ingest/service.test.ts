@@ -191,9 +191,9 @@ t.test('ELF uploads are validated (ARM images only), keyed by GNU build id, size
   t.equal((await upload(readFileSync(join(dir, 'fw.elf')), { 'x-api-key': API_KEY })).status, 201, 'devices and CI may upload with the device key')
   t.equal((await upload(readFileSync(join(dir, 'fw.elf')), { authorization: basic('viewer') })).status, 403)
   const notElf = await upload(Buffer.alloc(100, 1), { authorization: basic('admin') })
-  t.same([notElf.status, await notElf.json()], [400, { error: 'not an ELF file (no \\x7fELF magic)' }])
+  t.same([notElf.status, await notElf.json()], [400, { error: 'not an ELF file (no \\x7fELF magic)', code: 'BERTH_BAD_REQUEST' }])
   const notArm = await upload(readFileSync(join(dir, 'host.elf')), { authorization: basic('admin') })
-  t.same([notArm.status, await notArm.json()], [400, { error: 'not an ARM image (ELF machine 62; ARM is 40): faults are resolved with arm-none-eabi-addr2line' }])
+  t.same([notArm.status, await notArm.json()], [400, { error: 'not an ARM image (ELF machine 62; ARM is 40): faults are resolved with arm-none-eabi-addr2line', code: 'BERTH_BAD_REQUEST' }])
   t.equal((await upload(Buffer.alloc(300_000), { authorization: basic('admin') })).status, 413)
 })
 
@@ -218,7 +218,7 @@ t.test('ELF upload parameters are checked first: 400 with the reason, and nothin
   ]
   for (const [query, error] of refused) {
     const answer = await upload(query)
-    t.same([answer.status, await answer.json()], [400, { error }], query.slice(0, 40))
+    t.same([answer.status, await answer.json()], [400, { error, code: 'BERTH_BAD_REQUEST' }], query.slice(0, 40))
   }
   t.notOk(existsSync(elfDir), 'no file written')
   t.equal(server.service.telemetry.store.elves.getKeysCount(), 0, 'no record written')

@@ -136,7 +136,7 @@ t.test('with oidc-provider: a token of the dashboard\'s client is accepted, one 
   }
   const [admin] = idp.users
   t.same(await me(await accessToken(idp, 'dashboard', redirectUri, admin)), { status: 200, body: { name: admin.sub, role: 'admin' } }, 'the dashboard\'s token (its access token names the subject)')
-  t.same(await me(await accessToken(idp, 'campaign', redirectUri, admin)), { status: 401, body: { error: 'a valid bearer token is required' } }, 'the same user\'s token for the campaign app')
+  t.same(await me(await accessToken(idp, 'campaign', redirectUri, admin)), { status: 401, body: { error: 'a valid bearer token is required', code: 'BERTH_UNAUTHORIZED' } }, 'the same user\'s token for the campaign app')
 })
 
 t.test('the development provider is refused beside a real one, and in production', async t => {

@@ -81,7 +81,7 @@ t.test('the proxy\'s own answers: unknown host 404, long URL 414, large headers 
   t.match(unknown.headers['content-type'], /^text\/html/)
   t.match(unknown.body, /<h1>404 Not Found<\/h1><p>no service is served at nobody\.test<\/p>/)
   const json = await get(proxy, 'nobody.test', '/', { accept: 'application/json' })
-  t.same(JSON.parse(json.body), { error: 'no service is served at nobody.test' })
+  t.same(JSON.parse(json.body), { error: 'no service is served at nobody.test', code: 'BERTH_NOT_FOUND' })
   t.equal((await get(proxy, 'app.test', `/${'x'.repeat(300)}`)).status, 414)
   t.equal((await get(proxy, 'app.test', '/', { 'x-big': 'y'.repeat(5000) })).status, 431)
   t.match(await proxy.exposition(), /^berth_proxy_requests_total\{route="-",class="4xx"\} 2$/m)
@@ -97,11 +97,11 @@ t.test('dead replicas: a GET is retried once on another, then a dead route is 50
   for (let i = 0; i < 4; i++) t.equal((await get(proxy, 'mixed.test', '/hello')).status, 200, 'the live replica answers, the dead one is skipped or retried')
   t.ok(proxy.failed.some(u => u.port === closedPort), 'the failed connection took the dead replica out of rotation')
   const gone = await get(proxy, 'gone.test', '/hello', { accept: 'application/json' })
-  t.same([gone.status, JSON.parse(gone.body)], [502, { error: 'gone could not be reached' }])
+  t.same([gone.status, JSON.parse(gone.body)], [502, { error: 'gone could not be reached', code: 'BERTH_BAD_GATEWAY' }])
   t.same([(await get(proxy, 'gone.test')).status], [503], 'once out of rotation: 503 at once')
   t.equal((await get(proxy, 'empty.test')).status, 503)
   const slow = await get(proxy, 'slow.test', '/silent', { accept: 'application/json' })
-  t.same([slow.status, JSON.parse(slow.body)], [504, { error: 'slow did not answer in time' }])
+  t.same([slow.status, JSON.parse(slow.body)], [504, { error: 'slow did not answer in time', code: 'BERTH_GATEWAY_TIMEOUT' }])
 })
 
 t.test('a client silent while its request waits for the replica gets the 504 at the upstream timeout, on both paths', async t => {
@@ -117,7 +117,7 @@ t.test('a client silent while its request waits for the replica gets the 504 at 
       }).on('error', reject).end(method === 'POST' ? 'x' : undefined)
     })
     const ms = performance.now() - started
-    t.same([answer.status, JSON.parse(answer.body)], [504, { error: 'slow did not answer in time' }], `${path}: 504, not a closed connection`)
+    t.same([answer.status, JSON.parse(answer.body)], [504, { error: 'slow did not answer in time', code: 'BERTH_GATEWAY_TIMEOUT' }], `${path}: 504, not a closed connection`)
     t.ok(ms >= 2000 && ms < 3000, `${path}: at the upstream timeout (${Math.round(ms)} ms)`)
     for (const upstream of proxy.table.routes[0].upstreams) upstream.healthy = true // the timeout took it out of rotation
   }

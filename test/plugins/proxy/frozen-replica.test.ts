@@ -83,7 +83,7 @@ if (docker !== undefined) {
     const turns = [await ask(base, 'web.test'), await ask(base, 'web.test')]
     const timedOut = turns.filter(a => a.status === 504)
     t.equal(timedOut.length, 1, `one of two requests met the frozen replica: ${turns.map(a => a.status).join(', ')}`)
-    t.same(JSON.parse(timedOut[0].body), { error: 'web did not answer in time' })
+    t.same(JSON.parse(timedOut[0].body), { error: 'web did not answer in time', code: 'BERTH_GATEWAY_TIMEOUT' })
     t.ok(timedOut[0].ms >= 2000 && timedOut[0].ms < 3500, `answered at the timeout, 2 s (${Math.round(timedOut[0].ms)} ms)`)
     for (let i = 0; i < 6; i++) {
       const answer = await ask(base, 'web.test')
@@ -102,7 +102,7 @@ if (docker !== undefined) {
     const posted = [await ask(base, 'web.test', 'x'), await ask(base, 'web.test', 'x')]
     const postTimedOut = posted.filter(a => a.status === 504)
     t.equal(postTimedOut.length, 1, `one of two requests with a body met the frozen replica: ${posted.map(a => a.status).join(', ')}`)
-    t.same(JSON.parse(postTimedOut[0].body), { error: 'web did not answer in time' })
+    t.same(JSON.parse(postTimedOut[0].body), { error: 'web did not answer in time', code: 'BERTH_GATEWAY_TIMEOUT' })
     t.ok(postTimedOut[0].ms >= 2000 && postTimedOut[0].ms < 3500, `answered at the timeout (${Math.round(postTimedOut[0].ms)} ms)`)
     const after = await ask(base, 'web.test', 'x')
     t.ok(after.status !== 504 && after.ms < 1000, `the next goes to the other replica (${after.status} in ${Math.round(after.ms)} ms)`)

@@ -97,7 +97,7 @@ if (docker !== undefined) {
     const left = [...(await instanceContainers(docker, instance)).values()].filter(c => c.Labels['berth.service'] === 'worker')
     t.same(left.map(c => c.Id), [original], 'scaling down keeps the first replica')
     const bad = await api(kernel, 'POST', '/api/v1/services/worker/scale', { token, body: { replicas: -2 } })
-    t.same([bad.status, bad.body], [400, { error: 'replicas must be an integer ≥ 0, got -2' }])
+    t.same([bad.status, bad.body], [400, { error: 'replicas must be an integer ≥ 0, got -2', code: 'BERTH_BAD_REQUEST' }])
     t.equal((await api(kernel, 'POST', '/api/v1/services/ghost/scale', { token, body: { replicas: 1 } })).status, 404)
 
     const restarted = await api<{ restarted: string[] }>(kernel, 'POST', '/api/v1/services/worker/restart', { token })
@@ -114,7 +114,7 @@ if (docker !== undefined) {
 
     const removed = await api(kernel, 'DELETE', '/api/v1/services/worker', { token })
     t.same(removed.body, { removed: ['worker'], containers: 1 })
-    t.same((await api(kernel, 'DELETE', '/api/v1/services/worker', { token })).body, { error: 'no service named "worker" is deployed' })
+    t.same((await api(kernel, 'DELETE', '/api/v1/services/worker', { token })).body, { error: 'no service named "worker" is deployed', code: 'BERTH_NOT_FOUND' })
     const gone = await api(kernel, 'DELETE', `/api/v1/projects/${project}`, { token })
     t.same(gone.body, { removed: ['other'], containers: 1 })
     t.same((await instanceContainers(docker, instance)).size, 0, 'no container left')
@@ -147,7 +147,7 @@ if (docker !== undefined) {
       t.equal(refused.status, 400, query)
     }
     const withBody = await api(kernel, 'POST', '/api/v1/deploy?prune=true', { token, body: { services: [{ name: 'x', project, image: 'berth-test/busybox:2' }] } })
-    t.same([withBody.status, withBody.body], [400, { error: 'prune goes with a deploy of every service file (no body, no ?service=, no canary)' }])
+    t.same([withBody.status, withBody.body], [400, { error: 'prune goes with a deploy of every service file (no body, no ?service=, no canary)', code: 'BERTH_BAD_REQUEST' }])
 
     const pruned = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy?prune=true', { token })
     t.same(pruned.body, { deployed: ['other'], errors: [], changed: [], removed: ['asked'] }, 'pruning removes it')

@@ -105,7 +105,7 @@ PASSWORD = "\${secrets.MISSING}"
     t.equal(two, `${project}-talker-1 | two\n${project}-talker-1 | three\n${project}-talker-2 | two\n${project}-talker-2 | three\n`)
     t.equal(await logs(''), `${project}-talker-1 | three\n${project}-talker-2 | three\n`, 'the default tail is [reconciler].logs_tail')
     const answer = await api(kernel, 'GET', '/api/v1/services/talker/logs?tail=x', { token })
-    t.same([answer.status, answer.body], [400, { error: 'tail must be an integer from 0 to 100000, got "x"' }])
+    t.same([answer.status, answer.body], [400, { error: 'tail must be an integer from 0 to 100000, got "x"', code: 'BERTH_BAD_REQUEST' }])
     t.equal((await api(kernel, 'GET', '/api/v1/services/nobody/logs', { token })).status, 404)
 
     const controller = new AbortController()

@@ -48,12 +48,12 @@ t.test('missing, malformed and invalid tokens get 401; too little privilege gets
     const response = await fetch(new URL('/api/v1/tokens', kernel.url('control')), { headers: authorization === undefined ? {} : { authorization } })
     return [response.status, await response.json()]
   }
-  t.same(await call(), [401, { error: 'missing bearer token (Authorization: Bearer <token>)' }])
-  t.same(await call('Basic abc'), [401, { error: 'the Authorization header must be "Bearer <token>"' }])
-  t.same(await call('Bearer nope'), [401, { error: 'invalid or revoked token' }])
+  t.same(await call(), [401, { error: 'missing bearer token (Authorization: Bearer <token>)', code: 'BERTH_UNAUTHORIZED' }])
+  t.same(await call('Basic abc'), [401, { error: 'the Authorization header must be "Bearer <token>"', code: 'BERTH_UNAUTHORIZED' }])
+  t.same(await call('Bearer nope'), [401, { error: 'invalid or revoked token', code: 'BERTH_UNAUTHORIZED' }])
   const admin = adminToken(kernel)
   const tampered = admin.slice(0, -1) + (admin.endsWith('A') ? 'B' : 'A')
-  t.same(await call(`Bearer ${tampered}`), [401, { error: 'invalid or revoked token' }], 'a known id with a wrong secret')
+  t.same(await call(`Bearer ${tampered}`), [401, { error: 'invalid or revoked token', code: 'BERTH_UNAUTHORIZED' }], 'a known id with a wrong secret')
   t.equal((await call(`bearer ${admin}`))[0], 200, 'the scheme is case-insensitive')
 
   for (const role of ['viewer', 'deployer', 'agent'] as const) {
@@ -79,13 +79,13 @@ t.test('tokens are created, listed without secrets, and revoked', async t => {
   t.notOk(listed.text.includes('hash'), 'nor its hash')
 
   const bad = async (body: unknown): Promise<unknown> => (await api(kernel, 'POST', '/api/v1/tokens', { token: admin, body })).body
-  t.same(await bad({ name: 'x', role: 'root' }), { error: 'role must be one of viewer, deployer, admin, agent; got "root"' })
+  t.same(await bad({ name: 'x', role: 'root' }), { error: 'role must be one of viewer, deployer, admin, agent; got "root"', code: 'BERTH_BAD_REQUEST' })
   t.match(await bad({ name: 'bad name!', role: 'viewer' }), { error: /^name must be/ })
   t.match(await bad({ role: 'viewer' }), { error: /^invalid body: .*name/ })
 
   t.equal((await api(kernel, 'DELETE', `/api/v1/tokens/${created.body.id}`, { token: admin })).status, 200)
   t.equal((await api(kernel, 'GET', '/api/v1/tokens', { token: created.body.token })).status, 401, 'a revoked token is refused')
-  t.same((await api(kernel, 'DELETE', `/api/v1/tokens/${created.body.id}`, { token: admin })).body, { error: `no token with id "${created.body.id}"` })
+  t.same((await api(kernel, 'DELETE', `/api/v1/tokens/${created.body.id}`, { token: admin })).body, { error: `no token with id "${created.body.id}"`, code: 'BERTH_NOT_FOUND' })
   const adminId = admin.split('_')[1]
   const refused = await api(kernel, 'DELETE', `/api/v1/tokens/${adminId}`, { token: admin })
   t.equal(refused.status, 409, 'the bootstrap token cannot be revoked through the API')
