@@ -117,9 +117,13 @@ export function testInstance (): string {
   return `test-${randomBytes(5).toString('hex')}`
 }
 
-/** The `[reconciler]` section tests use: their own instance label, a shared test network, no stop grace. */
+/**
+ * The `[reconciler]` section tests use: their own instance label, a shared test network, no stop
+ * grace, and continuous repair off (tests that stop or remove containers behind the reconciler's back
+ * expect them to stay so); a test of repairs turns it on with `repair_interval_secs` in `extra`.
+ */
 export function reconcilerSection (instance: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { instance, network: 'berth-test', stop_timeout_secs: 0, health_timeout_secs: 20, ...extra }
+  return { instance, network: 'berth-test', stop_timeout_secs: 0, health_timeout_secs: 20, repair_interval_secs: 0, ...extra }
 }
 
 /** Remove every container and volume labelled with `instance` when the test ends. */
