@@ -23,7 +23,7 @@ export interface ServiceStatus {
   replicas: number
   /** Replicas that serve: running, healthy when the service has an engine healthcheck, and not a replacement left by a failed rollout. */
   running_replicas: number
-  /** Why it is not running as declared: its last deploy's failure, or why repairing it fails. */
+  /** Why it is not running as declared: `berth stop` stopped it, its last deploy failed, or repairing it fails. */
   reason?: string
   image: string
   domain?: string
