@@ -715,6 +715,8 @@ export class Reconciler {
         await this.#deps.traffic.ready(spec, c.id)
       }
       const restartedElsewhere = elsewhere.length === 0 || this.scheduler === undefined ? [] : await this.scheduler.restartRemote(name)
+      // Running again: repairs keep it so from now on.
+      if (this.#deps.state.service(name)?.stopped_at !== undefined) await this.#deps.state.markStopped([name], false)
       this.#deps.changed([name])
       return { restarted: [...containers.map(c => c.name), ...restartedElsewhere] }
     })

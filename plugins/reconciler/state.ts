@@ -17,7 +17,7 @@ export interface StoredService {
   deployed_at: string
   /** The last deploy of the service failed (a later one that succeeds clears it). */
   failure?: DeployFailure
-  /** `berth stop` stopped its containers then: nothing starts them again before its next deploy. */
+  /** `berth stop` stopped its containers then: repairs leave them stopped until its next deploy or restart. */
   stopped_at?: string
 }
 
@@ -133,13 +133,15 @@ export class ReconcilerState {
     })
   }
 
-  /** Mark `names` as stopped by `berth stop` (until their next deploy). */
-  async markStopped (names: readonly string[]): Promise<void> {
+  /** Mark `names` as stopped by `berth stop` (until their next deploy or restart), or with `stopped` false as started again. */
+  async markStopped (names: readonly string[], stopped = true): Promise<void> {
     const now = new Date().toISOString()
     await this.#store.transaction(() => {
       for (const name of names) {
         const stored = this.#services.get(name)
-        if (stored !== undefined) void this.#services.put(name, { ...stored, stopped_at: now })
+        if (stored === undefined) continue
+        const { stopped_at: _, ...rest } = stored
+        void this.#services.put(name, stopped ? { ...rest, stopped_at: now } : rest)
       }
     })
   }

@@ -56,7 +56,7 @@ function serves (c: ContainerState, failure: DeployFailure | undefined): boolean
 /** One line on why a service is not running as declared: stopped on purpose, its last deploy failed (and what runs since), or its repair fails. */
 function reasonOf (stored: StoredService, repair: string | undefined): string | undefined {
   const { failure, spec } = stored
-  if (stored.stopped_at !== undefined) return `stopped by berth stop at ${stored.stopped_at}; its next deploy starts it`
+  if (stored.stopped_at !== undefined) return `stopped by berth stop at ${stored.stopped_at}; its next deploy or restart starts it`
   if (failure === undefined) return repair
   return `${failure.trigger} of ${failure.image} failed: ${failure.error}${failure.recovery === 'unchanged' ? `; ${spec.image} runs as before` : ''}`
 }

@@ -65,13 +65,18 @@ t.test('the engine crashes and comes back, containers are removed by hand: repai
   await pollUntil(async () => !(await instanceContainers(engine.docker, instance.instance)).has(`${project}-stray-1`), { timeout: BOUND_MS, what: 'the stray to be removed' })
   t.match((await api(kernel, 'GET', '/metrics')).text, /berth_reconciler_repairs_total\{service="web"\} [1-9]/, 'repairs are counted')
 
-  // berth stop stays stopped through repairs, until the next deploy.
+  // berth stop stays stopped through repairs, until the next deploy or restart.
   t.same((await api(kernel, 'POST', '/api/v1/stop', { token })).body, { stopped: ['web', 'worker'], containers: 3 })
   const passes = await repairPasses(instance)
   await pollUntil(async () => await repairPasses(instance) >= passes + 2, { timeout: 20_000, what: 'two repair passes after the stop' })
   const stopped = await statusOf(instance)
-  t.match(stopped.get('web'), { status: 'stopped', running_replicas: 0, reason: /^stopped by berth stop at .*; its next deploy starts it$/ }, 'the stopped services stay stopped, and say why')
-  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.changed.sort(), ['web', 'worker'], 'the next deploy starts them')
+  t.match(stopped.get('web'), { status: 'stopped', running_replicas: 0, reason: /^stopped by berth stop at .*; its next deploy or restart starts it$/ }, 'the stopped services stay stopped, and say why')
+  t.match(stopped.get('worker'), { status: 'stopped', reason: /^stopped by berth stop/ })
+  t.equal((await api(kernel, 'POST', '/api/v1/services/worker/restart', { token })).status, 200)
+  const worker = (await statusOf(instance)).get('worker')
+  t.match(worker, { status: 'running', running_replicas: 1 }, 'a restart starts a stopped service')
+  t.equal(worker?.reason, undefined, 'which is no longer stopped')
+  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.changed, ['web'], 'the next deploy starts the other')
   await pollUntil(async () => await everythingServes(instance), { what: 'the services to serve after the deploy' })
 
   // A service whose repair fails (its image is gone, and cannot be pulled) backs off and says why; the others are still repaired.
