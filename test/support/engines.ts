@@ -5,15 +5,15 @@
 // host's docker0, the bridge the run's engine uses. Published ports go through docker-proxy on 127.0.0.1.
 // Images are imported into each engine (never pulled). A test may crash an engine (SIGKILL, as when it
 // dies) and start it again on the same data. Stopped and wiped at test end: containers and networks
-// removed first (a bridge interface outlives its daemon otherwise), then the daemon, then its network
-// namespace mount and directory.
+// removed first (a bridge interface outlives its daemon otherwise; a crashed daemon is started again
+// for this), then the daemon, then its network namespace mount and directory.
 import Docker from 'dockerode'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
-import { startDaemon, type Daemon } from './daemon.js'
+import { isRunning, startDaemon, type Daemon } from './daemon.js'
 import { pollUntil } from './poll.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
@@ -81,6 +81,8 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
   async function stop (): Promise<void> {
     if (stopped) return
     stopped = true
+    // An engine a test crashed and did not start again is started, to remove what it runs the usual way.
+    if (started.daemon !== undefined && !isRunning(started.daemon.pid)) await startAgain().catch(() => undefined)
     const bridges: string[] = []
     try {
       await withDeadline(15_000, (async () => {
@@ -104,7 +106,10 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
       try { execFileSync('ip', ['link', 'delete', bridge], { stdio: 'ignore' }) } catch { /* removed with its network */ }
     }
   }
-  return { socket, docker, dir, crash, startAgain: async () => { await launch({ teardown: () => undefined }) }, stop }
+  async function startAgain (): Promise<void> {
+    await launch({ teardown: () => undefined })
+  }
+  return { socket, docker, dir, crash, startAgain, stop }
 }
 
 /** A new bridge interface (up) on a free 10.213.x.0/24, for one engine's default bridge; its name. */
