@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import type { Counter } from 'prom-client'
 import type { OperatorAlert } from '../../kernel/index.js'
+import { coalesced } from './coalesce.js'
 import type { RepairOutcome } from './reconciler.js'
 import { RuntimeUnavailable, type ContainerEvent } from './runtime.js'
 
@@ -55,8 +56,6 @@ export class RepairLoop {
   readonly #deps: RepairLoopDeps
   readonly #backoff = new Map<string, Backoff>()
   readonly #stopping = new AbortController()
-  #running: Promise<void> | undefined
-  #again = false
   #settle: NodeJS.Timeout | undefined
   /** Whether the settling events ask for a pass (a container was lost), not only for the routers to be told. */
   #lost = false
@@ -85,20 +84,7 @@ export class RepairLoop {
   }
 
   /** A repair pass now; one asked for while another runs follows it. */
-  async pass (): Promise<void> {
-    if (this.#running !== undefined) {
-      this.#again = true
-      await this.#running
-      return
-    }
-    this.#running = (async () => {
-      do {
-        this.#again = false
-        await this.#once()
-      } while (this.#again && !this.#stopping.signal.aborted)
-    })().finally(() => { this.#running = undefined })
-    await this.#running
-  }
+  readonly pass = coalesced(async () => { await this.#once() }, () => !this.#stopping.signal.aborted)
 
   /** The failures of a service that still count: those of its current deploy. */
   #current (service: string): Backoff | undefined {
