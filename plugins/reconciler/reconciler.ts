@@ -541,7 +541,7 @@ export class Reconciler {
    * replicas are created (their images pulled only when absent), stopped ones started (not those the
    * engine is restarting itself), extra ones and containers of no deployed service removed. A
    * container of another spec stays (changing specs is a deploy's work), and so do the services
-   * `berth stop` stopped, those in `skip`, and those with a container the engine is removing (until
+   * a stop request stopped, those in `skip`, and those with a container the engine is removing (until
    * it is gone). In a cluster the replicas are those last placed on this node; before a placement is
    * known, only the containers there are started. Runs between changes, never beside one; throws
    * RuntimeUnavailable when the engine cannot be reached.

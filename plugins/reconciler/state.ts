@@ -1,5 +1,5 @@
 // What the reconciler keeps in LMDB: the desired spec of every deployed service (with how its last
-// deploy failed, if it did, and whether `berth stop` stopped it), its canary if one runs, the deploy
+// deploy failed, if it did, and whether a stop request stopped it), its canary if one runs, the deploy
 // history (for rollbacks), the last reload, liveness restart counts, and this node's id. Containers
 // themselves are never stored: the engine is asked each time, so the state survives `kill -9` and
 // adoption needs nothing extra.
@@ -17,7 +17,7 @@ export interface StoredService {
   deployed_at: string
   /** The last deploy of the service failed (a later one that succeeds clears it). */
   failure?: DeployFailure
-  /** `berth stop` stopped its containers then: repairs leave them stopped until its next deploy or restart. */
+  /** A stop request (`POST /api/v1/stop`) stopped its containers then: repairs leave them stopped until its next deploy or restart. */
   stopped_at?: string
 }
 
@@ -133,7 +133,7 @@ export class ReconcilerState {
     })
   }
 
-  /** Mark `names` as stopped by `berth stop` (until their next deploy or restart), or with `stopped` false as started again. */
+  /** Mark `names` as stopped by a stop request (until their next deploy or restart), or with `stopped` false as started again. */
   async markStopped (names: readonly string[], stopped = true): Promise<void> {
     const now = new Date().toISOString()
     await this.#store.transaction(() => {

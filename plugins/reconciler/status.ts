@@ -23,7 +23,7 @@ export interface ServiceStatus {
   replicas: number
   /** Replicas that serve: running, healthy when the service has an engine healthcheck, and not a replacement left by a failed rollout. */
   running_replicas: number
-  /** Why it is not running as declared: `berth stop` stopped it, its last deploy failed, or repairing it fails. */
+  /** Why it is not running as declared: a stop request (`POST /api/v1/stop`) stopped it, its last deploy failed, or repairing it fails. */
   reason?: string
   image: string
   domain?: string
@@ -56,7 +56,7 @@ function serves (c: ContainerState, failure: DeployFailure | undefined): boolean
 /** One line on why a service is not running as declared: stopped on purpose, its last deploy failed (and what runs since), or its repair fails. */
 function reasonOf (stored: StoredService, repair: string | undefined): string | undefined {
   const { failure, spec } = stored
-  if (stored.stopped_at !== undefined) return `stopped by berth stop at ${stored.stopped_at}; its next deploy or restart starts it`
+  if (stored.stopped_at !== undefined) return `stopped by a stop request at ${stored.stopped_at}; its next deploy or restart starts it`
   if (failure === undefined) return repair
   return `${failure.trigger} of ${failure.image} failed: ${failure.error}${failure.recovery === 'unchanged' ? `; ${spec.image} runs as before` : ''}`
 }

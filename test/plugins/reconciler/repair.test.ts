@@ -1,7 +1,8 @@
 // Continuous reconcile against a real dockerd of the test's own, which the test crashes and starts
 // again: the services serve again within 10 s of the engine answering, a container removed by hand is
-// replaced within the same bound, a stray of the instance is removed, `berth stop` is respected, and a
-// service whose repair keeps failing backs off, says why, and does not hold the others back.
+// replaced within the same bound, a stray of the instance is removed, a stop request (POST
+// /api/v1/stop) is respected, and a service whose repair keeps failing backs off, says why, and does
+// not hold the others back.
 import t from 'tap'
 import type { OperatorAlert } from '../../../kernel/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
@@ -65,13 +66,13 @@ t.test('the engine crashes and comes back, containers are removed by hand: repai
   await pollUntil(async () => !(await instanceContainers(engine.docker, instance.instance)).has(`${project}-stray-1`), { timeout: BOUND_MS, what: 'the stray to be removed' })
   t.match((await api(kernel, 'GET', '/metrics')).text, /berth_reconciler_repairs_total\{service="web"\} [1-9]/, 'repairs are counted')
 
-  // berth stop stays stopped through repairs, until the next deploy or restart.
+  // A stop request stays in force through repairs, until the next deploy or restart.
   t.same((await api(kernel, 'POST', '/api/v1/stop', { token })).body, { stopped: ['web', 'worker'], containers: 3 })
   const passes = await repairPasses(instance)
   await pollUntil(async () => await repairPasses(instance) >= passes + 2, { timeout: 20_000, what: 'two repair passes after the stop' })
   const stopped = await statusOf(instance)
-  t.match(stopped.get('web'), { status: 'stopped', running_replicas: 0, reason: /^stopped by berth stop at .*; its next deploy or restart starts it$/ }, 'the stopped services stay stopped, and say why')
-  t.match(stopped.get('worker'), { status: 'stopped', reason: /^stopped by berth stop/ })
+  t.match(stopped.get('web'), { status: 'stopped', running_replicas: 0, reason: /^stopped by a stop request at .*; its next deploy or restart starts it$/ }, 'the stopped services stay stopped, and say why')
+  t.match(stopped.get('worker'), { status: 'stopped', reason: /^stopped by a stop request/ })
   t.equal((await api(kernel, 'POST', '/api/v1/services/worker/restart', { token })).status, 200)
   const worker = (await statusOf(instance)).get('worker')
   t.match(worker, { status: 'running', running_replicas: 1 }, 'a restart starts a stopped service')

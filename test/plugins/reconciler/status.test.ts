@@ -39,6 +39,6 @@ t.test('the status and reason follow a failed deploy, a stop and a failing repai
   t.match(serviceStatus(stored(), [], 0, undefined, repairing), { status: 'stopped', reason: repairing })
   t.equal(serviceStatus(stored(), [replica(1), replica(2)], 0).reason, undefined, 'no reason when all is well')
   t.match(serviceStatus(stored({ stopped_at: '2026-01-01T00:01:00.000Z' }), [replica(1, { running: false, state: 'exited' })], 0, undefined, repairing), {
-    status: 'stopped', reason: 'stopped by berth stop at 2026-01-01T00:01:00.000Z; its next deploy or restart starts it'
+    status: 'stopped', reason: 'stopped by a stop request at 2026-01-01T00:01:00.000Z; its next deploy or restart starts it'
   }, 'a stop says so before anything else')
 })
