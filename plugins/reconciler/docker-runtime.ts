@@ -4,7 +4,7 @@
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions, MountSettings } from 'dockerode'
 import { PassThrough, Readable } from 'node:stream'
-import type { ContainerState, CreateRequest, Runtime, RuntimeInfo } from './runtime.js'
+import type { ContainerEvent, ContainerState, CreateRequest, Runtime, RuntimeInfo } from './runtime.js'
 import { RuntimeUnavailable } from './runtime.js'
 import { credentialsFor, readDockerConfig } from './registry-auth.js'
 import { parseMemory } from './units.js'
@@ -46,6 +46,25 @@ const EXEC_OUTPUT_BYTES = 4096
 
 function statusOf (err: unknown): number | undefined {
   return (err as { statusCode?: number }).statusCode
+}
+
+/** The container events of the engine's event stream (one JSON object a line), until it ends or breaks. */
+async function * containerEvents (stream: NodeJS.ReadableStream): AsyncIterable<ContainerEvent> {
+  let pending = ''
+  try {
+    for await (const chunk of stream) {
+      const lines = (pending + (chunk as Buffer | string).toString()).split('\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) {
+        if (line.trim() === '') continue
+        const event = JSON.parse(line) as { Type?: string, Action?: string, time?: number, Actor?: { Attributes?: Record<string, string> } }
+        const service = event.Actor?.Attributes?.[LABEL.service]
+        if (event.Type === 'container' && event.Action !== undefined && service !== undefined) yield { action: event.Action, service, time: event.time ?? 0 }
+      }
+    }
+  } catch {
+    // The engine went away or the watch was stopped: the iteration ends.
+  }
 }
 
 /** Where a published port is reached from this host (a wildcard address means loopback). */
@@ -302,6 +321,17 @@ export class DockerRuntime implements Runtime {
       const info = await docker.getVolume(name).inspect() as { Mountpoint: string }
       return info.Mountpoint
     })
+  }
+
+  async events ({ since, signal }: { since?: number, signal: AbortSignal }): Promise<AsyncIterable<ContainerEvent>> {
+    const stream = await this.#call('watching engine events', async () => await (await this.#engine()).getEvents({
+      ...(since !== undefined && { since }), filters: { type: ['container'], label: [`${LABEL.instance}=${this.#settings.instance}`] }
+    }))
+    const end = (): void => { (stream as Readable).destroy() }
+    if (signal.aborted) end()
+    else signal.addEventListener('abort', end, { once: true })
+    stream.once('close', () => { signal.removeEventListener('abort', end) })
+    return containerEvents(stream)
   }
 
   async info (): Promise<RuntimeInfo> {

@@ -38,6 +38,15 @@ export interface CreateRequest {
   env: Record<string, string>
 }
 
+/** Something the engine did to one of this server's containers. */
+export interface ContainerEvent {
+  /** The engine's word: start, die, destroy, stop, kill, ... */
+  action: string
+  service: string
+  /** When, in seconds since the epoch. */
+  time: number
+}
+
 export interface RuntimeInfo {
   kind: string
   version: string
@@ -73,6 +82,12 @@ export interface Runtime {
   volumeDir(name: string, project: string): Promise<string>
   /** Whether a named volume exists. */
   hasVolume(name: string): Promise<boolean>
+  /**
+   * The engine's events about this server's containers, from `since` (seconds since the epoch; none:
+   * from now) until the engine goes away or `signal` aborts, when the iteration ends. Throws
+   * RuntimeUnavailable when the engine cannot be reached.
+   */
+  events(options: { since?: number, signal: AbortSignal }): Promise<AsyncIterable<ContainerEvent>>
 }
 
 /** The engine cannot be reached: every service of a deploy fails with this, none crashes the server. */

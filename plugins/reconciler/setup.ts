@@ -1,9 +1,9 @@
-// The reconciler plugin at work: the engine runtime, the reconciler, liveness probing, the control API
-// routes, the refresh job and the redeploy that ends a reload. Imported by setup only, so `berth`
-// commands never load the engine client.
+// The reconciler plugin at work: the engine runtime, the reconciler, the repair loop, liveness probing,
+// the control API routes, the refresh job and the redeploy that ends a reload. Imported by setup only,
+// so `berth` commands never load the engine client.
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
-import type { PluginContext } from '../../kernel/index.js'
+import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
 import { clusterInfo } from './cluster-info.js'
 import { DockerRuntime } from './docker-runtime.js'
 import type { ReconcilerConfig, ReconcilerService } from './index.js'
@@ -11,6 +11,7 @@ import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
 import { dockerConfigFile } from './registry-auth.js'
 import { finishReload, requestReload } from './reload.js'
+import { RepairLoop } from './repair.js'
 import { reconcilerRoutes } from './routes.js'
 import { RuntimeUnavailable, type Runtime } from './runtime.js'
 import { ReconcilerState } from './state.js'
@@ -55,6 +56,11 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     }
   }
   const traffic = new Traffic()
+  const changed = (services: string[]): void => {
+    ctx.events.emit('reconciler.changed', { services })
+    void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
+  }
+  const alert = (event: OperatorAlert): void => { ctx.events.emit('operator.alert', event) }
   const reconciler = new Reconciler({
     runtimes,
     traffic,
@@ -64,12 +70,28 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     log: ctx.log,
     deploySeconds,
     rollbacks,
-    alert: alert => { ctx.events.emit('operator.alert', alert) },
-    changed: services => {
-      ctx.events.emit('reconciler.changed', { services })
-      void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
+    alert,
+    changed
+  })
+  const repairs = config.repair_interval_secs === 0 ? undefined : new RepairLoop({
+    repair: async skip => await reconciler.repair(skip),
+    events: async options => await docker.events(options),
+    deployedAt: service => state.service(service)?.deployed_at,
+    started: changed,
+    alert,
+    track: async work => { await ctx.track(work) },
+    intervalMs: config.repair_interval_secs * 1000,
+    log: ctx.log,
+    metrics: {
+      passes: ctx.metrics.counter({ name: 'berth_reconciler_repair_passes_total', help: 'Repair passes that reached the engine.' }),
+      repairs: ctx.metrics.counter({ name: 'berth_reconciler_repairs_total', help: 'Repair passes that created, started or removed containers, by service.', labelNames: ['service'] }),
+      failures: ctx.metrics.counter({ name: 'berth_reconciler_repair_failures_total', help: 'Repairs that failed, by service.', labelNames: ['service'] })
     }
   })
+  if (repairs !== undefined) {
+    reconciler.repairFailure = service => repairs.failure(service)
+    ctx.schedule.every('repair', config.repair_interval_secs * 1000, async () => { await repairs.pass() })
+  }
 
   ctx.http('control', reconcilerRoutes({
     reconciler,
@@ -94,5 +116,5 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   void ctx.track(checkEngine())
   // A reload restarted the server: every plugin runs again, now every service is redeployed.
   ctx.events.on('kernel.started', () => { void ctx.track(finishReload(state, reconciler)) })
-  return { reconciler, liveness, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
+  return { reconciler, liveness, repairs, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
 }

@@ -79,3 +79,19 @@ t.test('a cluster node plans only the replica indices placed on it; without them
   const none = plan([{ spec, hash: 'h', imageId: 'i', replicas: [] }], [container(1)], { removeOrphans: false })
   t.same(none.layers[0][0].actions.map(a => a.kind), ['remove'], 'no replica here: every container of the service goes')
 })
+
+t.test('a repair brings containers back and never changes a spec', async t => {
+  const plan = planDeploy([desired('web', { replicas: 3 }), desired('db'), desired('cache')], [
+    container('web', 1, { hash: 'h-old', running: false, state: 'exited' }),
+    container('web', 2, { running: false, state: 'restarting' }),
+    container('web', 4),
+    container('db', 1, { imageId: 'img-older' }),
+    container('cache', 1, { running: false, state: 'exited' }),
+    container('cache', 1, { id: 'cache-1b' }),
+    container('gone', 1)
+  ], { removeOrphans: true, repair: true })
+  t.same(summary(plan), [
+    ['gone: remove 1 (orphan)'],
+    ['web: remove 4 (extra replica)', 'web: start 1', 'web: create 3', 'db: unchanged', 'cache: remove 1 (duplicate)']
+  ], 'a stopped container of another spec is started, not recreated; the one the engine restarts is left to it; an older image stays; the running one of two duplicates is kept')
+})
