@@ -61,7 +61,7 @@ async function main (): Promise<void> {
       for (const [i, a] of part.entries()) {
         if (scored[i].gold === scored[i].got) continue
         const { sentiment } = analyzeArticle(engine, a.title, a.text)
-        console.log(`- [${a.tone} → ${scored[i].got}] ${a.title} (mean ${sentiment.mean_sentence_polarity}, opinionated ${sentiment.opinionated_share})`)
+        console.log(`- [${a.tone} → ${scored[i].got}] ${a.title} (balance ${sentiment.opinion_balance}, density ${sentiment.opinion_density})`)
       }
       console.log()
     }
