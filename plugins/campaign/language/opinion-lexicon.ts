@@ -1,6 +1,6 @@
 // The word lists of the opinion scorer (opinion.ts) beside AFINN-165: campaign words AFINN lacks or
-// misreads, phrases, negators, what coverage expects of a plan or an official, burdens and the verbs
-// that raise or lower them, critics and the verbs that report them, hedges and contrast words.
+// misreads, phrases, negators, what coverage expects of a plan or an official, burdens and goods and
+// the verbs that raise or lower them, critics and the verbs that report them, hedges and contrast words.
 
 /**
  * Scores that replace or add to AFINN-165's for single words, as political coverage uses them: words
@@ -33,10 +33,13 @@ export const PHRASE_SCORES: Readonly<Record<string, number>> = {
 
 /** Words and phrases that negate what follows them in their clause. Any word ending in n't is one too. */
 export const NEGATORS = new Set(['not', 'no', 'never', 'cannot', 'cant', 'dont', 'doesnt', 'didnt', 'isnt', 'arent', 'wasnt', 'wont', 'neither', 'nor', 'without', 'nothing', 'nobody',
-  'none', 'no one', 'lack', 'lacks', 'lacking', 'free of', 'yet to', 'fails to', 'failed to', 'fail to', 'short on', 'hard to see how'])
+  'none', 'no one', 'lack', 'lacks', 'lacking', 'free of', 'yet to', 'fails to', 'failed to', 'fail to', 'short on'])
 
 /** Negators of a whole clause: every opinion word after them in the clause is negated ("not one of the promised units has been built"). */
-export const CLAUSE_NEGATORS = new Set(['not one', 'not a single', 'none of', 'no single'])
+export const CLAUSE_NEGATORS = new Set(['not one', 'not a single', 'none of', 'no single', 'hard to see how'])
+
+/** Verbs of expectation: negated right after a negator, they deny the expectation ("nobody expected it to be this good"), not what follows. */
+export const EXPECTATIONS = new Set(['expected', 'expects', 'expect', 'thought', 'think', 'predicted', 'predict', 'imagined', 'imagine', 'believed', 'anticipated'])
 
 /**
  * What coverage expects of a plan or an official: neutral alone, a fault when negated or lacking
@@ -60,12 +63,29 @@ export const DECREASES = new Set(['cut', 'cuts', 'cutting', 'reduce', 'reduces',
   'lowering', 'fall', 'falls', 'fell', 'fallen', 'falling', 'drop', 'drops', 'dropped', 'decline', 'declines', 'declined', 'ease', 'eases',
   'eased', 'slash', 'slashed', 'halve', 'halved', 'down', 'fewer', 'curb', 'curbed', 'tackle', 'fight', 'fighting', 'end', 'ending', 'prevent'])
 
+/** Goods of voters: more of one is good news, less of it bad news ("jobs grew", "cut funding"). */
+export const GOODS = new Set(['job', 'jobs', 'wage', 'wages', 'pay', 'salaries', 'income', 'incomes', 'business', 'sales', 'ridership', 'turnout',
+  'funding', 'service', 'services', 'homes', 'housing', 'revenue', 'investment', 'access', 'benefits', 'pensions', 'staff', 'staffing',
+  'savings', 'support', 'enrolment', 'enrollment', 'attendance', 'hours'])
+
+/** Decreases that only ever act against a burden: fighting, tackling or ending a good is no reading of it. */
+export const BURDEN_FIGHTS = new Set(['tackle', 'fight', 'fighting', 'end', 'ending', 'prevent', 'curb', 'curbed', 'ease', 'eases', 'eased'])
+
 /** Who criticises, and the verbs that report what they say: "critics say…", "opponents argue…". */
 export const CRITICS = new Set(['critics', 'critic', 'opponents', 'detractors', 'skeptics', 'sceptics', 'naysayers', 'watchdogs', 'watchdog'])
 export const REPORTING_VERBS = new Set(['say', 'says', 'said', 'argue', 'argues', 'argued', 'warn', 'warns', 'warned', 'contend', 'contends',
   'contended', 'claim', 'claims', 'claimed', 'note', 'notes', 'noted', 'call', 'calls', 'called', 'charge', 'charges', 'charged', 'complain',
   'complains', 'complained', 'question', 'questions', 'questioned', 'fear', 'fears', 'feared', 'worry', 'worries', 'worried', 'point',
   'insist', 'insists', 'insisted', 'allege', 'alleges', 'alleged', 'doubt', 'doubts', 'doubted'])
+
+/**
+ * Verbs that report criticism whoever voices it ("auditors questioned…", "opponents slammed…"): each
+ * scores at most −2, and the praise after it in the sentence is the criticised claim, not praise.
+ */
+export const CRITICISM_VERBS = new Set(['criticise', 'criticize', 'criticises', 'criticizes', 'criticised', 'criticized', 'slammed', 'slams',
+  'blasted', 'blasts', 'questioned', 'doubted', 'warned', 'warns', 'accused', 'accuses', 'attacked', 'condemned', 'condemns', 'denounced',
+  'denounces', 'decried', 'decries', 'lambasted', 'derided', 'panned', 'complained', 'complains', 'objected', 'protested', 'disputed',
+  'faulted', 'rejected'])
 
 /** A claim not taken at its word: the opinion word after a hedge counts for nothing ("claims to help", "touted as bold"). */
 export const HEDGES = new Set(['claims to', 'claimed to', 'claim to', 'supposed to', 'so-called', 'touted', 'touts', 'supposedly', 'purportedly'])
