@@ -33,7 +33,11 @@ export const PHRASE_SCORES: Readonly<Record<string, number>> = {
 
 /** Words and phrases that negate what follows them in their clause. Any word ending in n't is one too. */
 export const NEGATORS = new Set(['not', 'no', 'never', 'cannot', 'cant', 'dont', 'doesnt', 'didnt', 'isnt', 'arent', 'wasnt', 'wont', 'neither', 'nor', 'without', 'nothing', 'nobody',
-  'none', 'no one', 'lack', 'lacks', 'lacking', 'free of', 'yet to', 'fails to', 'failed to', 'fail to', 'short on'])
+  'none', 'no one', 'lack', 'lacks', 'lacking', 'free of', 'yet to', 'fails to', 'failed to', 'fail to', 'short on', 'refused to', 'refuses to',
+  'refuse to'])
+
+/** Negators that are failures themselves: with no opinion word or expected thing to negate, they score −2 ("failed to publish the figures"). */
+export const FAILURES = new Set(['lack', 'lacks', 'lacking', 'fails to', 'failed to', 'fail to', 'short on', 'refused to', 'refuses to', 'refuse to'])
 
 /** Negators of a whole clause: every opinion word after them in the clause is negated ("not one of the promised units has been built"). */
 export const CLAUSE_NEGATORS = new Set(['not one', 'not a single', 'none of', 'no single', 'hard to see how'])

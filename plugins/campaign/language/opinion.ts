@@ -2,7 +2,7 @@
 // (opinion-lexicon.ts), read in context: names, phrases, burdens and goods raised or lowered, critics reported,
 // hedged claims, negation ("not realistic", "no plan") and contrast ("…, but…" weighting the clause
 // after it). Deterministic and word-based: the rules are in docs/campaign.md, "Language engine".
-import { BURDEN_FIGHTS, BURDENS, CLAUSE_NEGATORS, COMPARATIVES, CRITICISM_VERBS, CRITICS, DECREASES, EXPECTATIONS, EXPECTED, GOODS, HEDGES, INCREASES, NEGATION_SKIPS, NEGATORS,
+import { BURDEN_FIGHTS, BURDENS, CLAUSE_NEGATORS, COMPARATIVES, CRITICISM_VERBS, CRITICS, DECREASES, EXPECTATIONS, EXPECTED, FAILURES, GOODS, HEDGES, INCREASES, NEGATION_SKIPS, NEGATORS,
   PHRASE_SCORES, REPORTING_VERBS, WORD_SCORES } from './opinion-lexicon.js'
 
 export interface OpinionScore {
@@ -151,8 +151,8 @@ function scoreUnits (units: Unit[]): number {
     u.score = Math.min(u.score, 0)
   })
   // Negation, up to the clause's end: the first opinion word or expected thing, or every one after a
-  // clause negator. A negated expectation ("nobody expected it to be this good") denies the
-  // expectation, not what follows.
+  // clause negator; a failure ("failed to", "lacks") with neither scores −2. A negated expectation
+  // ("nobody expected it to be this good") denies the expectation, not what follows.
   units.forEach((u, i) => {
     if (done.has(i)) return
     const clause = CLAUSE_NEGATORS.has(u.key)
@@ -162,7 +162,7 @@ function scoreUnits (units: Unit[]): number {
     if (looked.length > 0 && EXPECTATIONS.has(units[looked[0]].key)) return
     const targets = looked.filter(j => units[j].score !== 0 || (EXPECTED.has(units[j].key) && !units[j].name))
     for (const j of clause ? targets : targets.slice(0, 1)) units[j].score = units[j].score === 0 ? FAULT_SCORE : NEGATION_FACTOR * units[j].score
-    if (looked.length === 0) u.score = FAULT_SCORE
+    if (looked.length === 0 || (targets.length === 0 && FAILURES.has(u.key))) u.score = FAULT_SCORE
   })
   return extra + units.reduce((sum, x) => sum + x.score, 0)
 }

@@ -62,6 +62,7 @@ t.test('opinion in context: negation, reported criticism, contrast, burdens and 
   t.equal(label('Nobody I spoke to at the meeting could explain the plan.'), 'negative', 'a negation reaches to its clause\'s end')
   t.equal(label('The speech was polished, but it offered no answers on crime.'), 'negative', 'the expected thing negated first, not the burden after it')
   t.equal(label('Nobody expected the new candidate to be this good on stage.'), 'positive', 'a negated expectation leaves the praise after it')
+  t.equal(label('The board refused to publish the minutes of the meeting.'), 'negative', 'a failure with nothing to negate is a fault itself')
   t.equal(label('The council will cut funding for the youth centres.'), 'negative', 'a good lowered')
   t.equal(label('Jobs grew in every ward last year.'), 'positive', 'a good raised')
   t.equal(label('The timing of the vote was unfortunate.'), 'negative', 'a word AFINN lacks, scored by VADER\'s lexicon')
