@@ -10,7 +10,9 @@
 export const WORD_SCORES: Readonly<Record<string, number>> = {
   // stance words (opposition, unaffordability…)
   oppose: -2, opposes: -2, opposed: -2, opposing: -2, against: -2, resist: -1, resists: -1, scrap: -1, halt: -1,
-  unaffordable: -2, overcrowded: -2, overpriced: -2, underfunded: -2, crumbling: -2, ruinous: -2, expensive: -1, delays: -1,
+  unaffordable: -2, overcrowded: -2, overcrowding: -2, overpriced: -2, underfunded: -2, understaffed: -2, crumbling: -2, ruinous: -2,
+  expensive: -1, delays: -1, overdue: -1, backlog: -1, layoffs: -2, shortfall: -2, shortfalls: -2, overspent: -2, overspending: -2,
+  unanswered: -2, canceled: -1,
   invest: 1, investing: 1, vital: 1, essential: 1, priority: 1, fairer: 1, cheaper: 1,
   // judgements of plans, officials and campaigns
   unrealistic: -2, fantasy: -2, unworkable: -2, unfunded: -2, vague: -2, dodge: -2, dodged: -2, dodges: -2, dodging: -2,
@@ -96,6 +98,9 @@ export const HEDGES = new Set(['claims to', 'claimed to', 'claim to', 'supposed 
 
 /** Comparatives that turn "no one … than" into praise ("no one has worked harder for us than Delgado"). */
 export const COMPARATIVES = new Set(['harder', 'better', 'more', 'greater', 'stronger', 'longer'])
+
+/** Words after which a negation's clause names a topic, not what is negated ("nothing about the layoffs"). */
+export const TOPIC_MARKERS = new Set(['about', 'regarding', 'concerning'])
 
 /** Words a negation looks past for the word it negates: auxiliaries, articles, prepositions, intensifiers. */
 export const NEGATION_SKIPS = new Set(['be', 'been', 'being', 'is', 'are', 'was', 'were', 'am', 'do', 'does', 'did', 'have', 'has', 'had',

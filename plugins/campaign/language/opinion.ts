@@ -3,7 +3,7 @@
 // hedged claims, negation ("not realistic", "no plan") and contrast ("…, but…" weighting the clause
 // after it). Deterministic and word-based: the rules are in docs/campaign.md, "Language engine".
 import { BURDEN_FIGHTS, BURDENS, CLAUSE_NEGATORS, COMPARATIVES, CRITICISM_VERBS, CRITICS, DECREASES, EXPECTATIONS, EXPECTED, FAILURES, GOODS, HEDGES, INCREASES, NEGATION_SKIPS, NEGATORS,
-  PHRASE_SCORES, REPORTING_VERBS, WORD_SCORES } from './opinion-lexicon.js'
+  PHRASE_SCORES, REPORTING_VERBS, TOPIC_MARKERS, WORD_SCORES } from './opinion-lexicon.js'
 
 export interface OpinionScore {
   score: number
@@ -152,13 +152,16 @@ function scoreUnits (units: Unit[]): number {
   })
   // Negation, up to the clause's end: the first opinion word or expected thing, or every one after a
   // clause negator; a failure ("failed to", "lacks") with neither scores −2. A negated expectation
-  // ("nobody expected it to be this good") denies the expectation, not what follows.
+  // ("nobody expected it to be this good") denies the expectation, not what follows; what comes after
+  // "about" is the topic, not what is negated ("said nothing about the layoffs" is a negator ending its clause).
   units.forEach((u, i) => {
     if (done.has(i)) return
     const clause = CLAUSE_NEGATORS.has(u.key)
     if (!clause && !isNegator(u.key)) return
     u.score = 0
-    const looked = clauseAfter(units, i, Infinity, x => NEGATION_SKIPS.has(x.key))
+    const inClause = clauseAfter(units, i, Infinity, x => NEGATION_SKIPS.has(x.key))
+    const topic = inClause.findIndex(j => TOPIC_MARKERS.has(units[j].key))
+    const looked = topic === -1 ? inClause : inClause.slice(0, topic)
     if (looked.length > 0 && EXPECTATIONS.has(units[looked[0]].key)) return
     const targets = looked.filter(j => units[j].score !== 0 || (EXPECTED.has(units[j].key) && !units[j].name))
     for (const j of clause ? targets : targets.slice(0, 1)) units[j].score = units[j].score === 0 ? FAULT_SCORE : NEGATION_FACTOR * units[j].score
