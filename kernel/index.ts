@@ -18,6 +18,10 @@ export { describeHttpError, pathOf } from './http-errors.js'
 export * from './errors.js'
 export { StorageFault, isStorageFault } from './storage-fault.js'
 export { reachabilityCheck } from './reachability.js'
+export { besideSource, PACKAGE_ROOT } from './paths.js'
+export { readToml } from './toml.js'
+export { loadBuiltUi } from './ui-assets.js'
+export { cronProblem } from './scheduler.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
 export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {
