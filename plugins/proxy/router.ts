@@ -4,7 +4,7 @@
 // (or restarts), and a new or restarted one is routed once it serves.
 import type { Logger } from 'pino'
 import { coalesced } from '../reconciler/coalesce.js'
-import type { ContainerState } from '../reconciler/runtime.js'
+import type { ContainerState } from '../reconciler/container-engine.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
 import type { TrafficHooks } from '../reconciler/traffic.js'
 import { checkAll, serves } from './health.js'

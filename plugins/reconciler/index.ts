@@ -8,7 +8,7 @@ import { reconcilerCommands } from './commands.js'
 import type { Liveness } from './liveness.js'
 import type { Reconciler } from './reconciler.js'
 import type { RepairLoop } from './repair.js'
-import type { Runtime } from './runtime.js'
+import type { ContainerEngine } from './container-engine.js'
 import type { Traffic } from './traffic.js'
 
 export interface ReconcilerService {
@@ -23,7 +23,7 @@ export interface ReconcilerService {
   /** This node: its name ([reconciler].node_name or the host name) and its id (random, made on first boot and kept). */
   node: { name: string, id(): Promise<string> }
   /** The container engine of this node. */
-  engine: Runtime
+  engine: ContainerEngine
   /** The folder service files are read from (absolute), one sub-folder per project holding service.toml. */
   servicesDir: string
 }

@@ -3,7 +3,7 @@
 // others) is planned apart from its numbered replicas. A repair plans only what brings the containers
 // back (missing replicas, stopped ones, extra ones), never a new spec. A pure function: no engine,
 // no clock, no randomness.
-import type { ContainerState } from './runtime.js'
+import type { ContainerState } from './container-engine.js'
 import { bootLayers } from './service-set.js'
 import type { ServiceSpec } from './spec.js'
 

@@ -16,11 +16,11 @@ import { imageTag, localImageName } from './image-ref.js'
 import { limiter, type Limiter } from './limit.js'
 import { mergeLogs } from './log-lines.js'
 import { planDeploy, type Action, type Desired, type DesiredCanary } from './plan.js'
-import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime.js'
+import { EngineUnavailable, type ContainerState, type ContainerEngine } from './container-engine.js'
 import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-set.js'
 import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
-import type { RemoteOutcome, Schedule, Scheduler } from './scheduler.js'
+import type { RemoteOutcome, Schedule, Scheduler } from './placement.js'
 import type { ServiceSpec } from './spec.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 
@@ -88,7 +88,7 @@ export interface RollbackResult extends DeployResult {
 }
 
 export interface ReconcilerDeps {
-  runtimes: ReadonlyMap<string, Runtime>
+  runtimes: ReadonlyMap<string, ContainerEngine>
   state: ReconcilerState
   secrets: SecretService
   settings: ReconcilerSettings
@@ -140,7 +140,7 @@ export class Reconciler {
     return await run
   }
 
-  #runtime (name: string): Runtime {
+  #runtime (name: string): ContainerEngine {
     const runtime = this.#deps.runtimes.get(name)
     if (runtime === undefined) throw new Error(`unknown runtime "${name}"`)
     return runtime
@@ -158,13 +158,13 @@ export class Reconciler {
   /** Answers GET /cluster/info in place of this node's own record (the cluster plugin, on a leader or an agent). */
   clusterInfo: (() => Promise<unknown>) | undefined
 
-  /** Every container: this node's (one list call per runtime; throws RuntimeUnavailable), and those the other nodes of a cluster reported. */
+  /** Every container: this node's (one list call per runtime; throws EngineUnavailable), and those the other nodes of a cluster reported. */
   async containers (): Promise<ContainerState[]> {
     const local = await this.localContainers()
     return this.scheduler === undefined ? local : [...local, ...this.scheduler.remoteContainers()]
   }
 
-  /** This node's containers, one list call per runtime; throws RuntimeUnavailable. */
+  /** This node's containers, one list call per runtime; throws EngineUnavailable. */
   async localContainers (): Promise<ContainerState[]> {
     return (await Promise.all([...this.#deps.runtimes.values()].map(async r => await r.list()))).flat()
   }
@@ -174,7 +174,7 @@ export class Reconciler {
     try {
       return await this.localContainers()
     } catch (err) {
-      if (err instanceof RuntimeUnavailable) throw new Unavailable(err.message)
+      if (err instanceof EngineUnavailable) throw new Unavailable(err.message)
       throw err
     }
   }
@@ -544,7 +544,7 @@ export class Reconciler {
    * a stop request stopped, those in `skip`, and those with a container the engine is removing (until
    * it is gone). In a cluster the replicas are those last placed on this node; before a placement is
    * known, only the containers there are started. Runs between changes, never beside one; throws
-   * RuntimeUnavailable when the engine cannot be reached.
+   * EngineUnavailable when the engine cannot be reached.
    */
   async repair (skip: ReadonlySet<string>): Promise<RepairOutcome> {
     return await this.#exclusive(async () => {
@@ -608,7 +608,7 @@ export class Reconciler {
         try {
           await this.#limit(async () => { await runtime.pull(ref) })
         } catch (err) {
-          if (err instanceof RuntimeUnavailable) throw err
+          if (err instanceof EngineUnavailable) throw err
           for (const service of services) failures.set(service, err instanceof Error ? err.message : String(err))
         }
       }))

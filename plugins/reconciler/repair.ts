@@ -9,7 +9,7 @@ import type { Counter } from 'prom-client'
 import type { OperatorAlert } from '../../kernel/index.js'
 import { coalesced } from './coalesce.js'
 import type { RepairOutcome } from './reconciler.js'
-import { RuntimeUnavailable, type ContainerEvent } from './runtime.js'
+import { EngineUnavailable, type ContainerEvent } from './container-engine.js'
 
 /** Events after which a pass runs: a container ended (died, was killed or stopped) or was removed. */
 const LOSSES = new Set(['die', 'destroy'])
@@ -30,7 +30,7 @@ export function repairBackoffMs (failures: number, intervalMs: number): number {
 export interface RepairLoopDeps {
   /** One repair pass, leaving the services of `skip` alone. */
   repair(skip: ReadonlySet<string>): Promise<RepairOutcome>
-  /** The engine's events about this server's containers (see Runtime.events). */
+  /** The engine's events about this server's containers (see ContainerEngine.events). */
   events(options: { since?: number, signal: AbortSignal }): Promise<AsyncIterable<ContainerEvent>>
   /** When a service was last deployed: failed repairs of an earlier deploy are forgiven. */
   deployedAt(service: string): string | undefined
@@ -102,7 +102,7 @@ export class RepairLoop {
     try {
       outcome = await this.#deps.repair(skip)
     } catch (err) {
-      if (!(err instanceof RuntimeUnavailable)) throw err
+      if (!(err instanceof EngineUnavailable)) throw err
       if (!this.#engineAway) this.#deps.log.info({ err: err.message }, 'the container engine does not answer: repairs resume when it does')
       this.#engineAway = true
       return
@@ -149,7 +149,7 @@ export class RepairLoop {
           if (LOSSES.has(event.action) || STARTS.has(event.action)) this.#soon(SETTLE_MS)
         }
       } catch (err) {
-        if (!(err instanceof RuntimeUnavailable)) this.#deps.log.warn({ err }, 'watching the engine\'s events failed')
+        if (!(err instanceof EngineUnavailable)) this.#deps.log.warn({ err }, 'watching the engine\'s events failed')
       }
       await sleep(RECONNECT_MS, undefined, { signal }).catch(() => undefined)
     }

@@ -5,7 +5,7 @@ import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
 import { clusterInfo } from './cluster-info.js'
-import { DockerRuntime } from './docker-runtime.js'
+import { DockerEngine } from './docker-engine.js'
 import type { ReconcilerConfig, ReconcilerService } from './index.js'
 import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
@@ -13,7 +13,7 @@ import { dockerConfigFile } from './registry-auth.js'
 import { finishReload, requestReload } from './reload.js'
 import { RepairLoop } from './repair.js'
 import { reconcilerRoutes } from './routes.js'
-import { RuntimeUnavailable, type Runtime } from './runtime.js'
+import { EngineUnavailable, type ContainerEngine } from './container-engine.js'
 import { ReconcilerState } from './state.js'
 import { Traffic } from './traffic.js'
 
@@ -26,18 +26,18 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   const config = ctx.config
   const nodeName = config.node_name === '' ? hostname() : config.node_name
   const state = new ReconcilerState(ctx.store, config.history_limit)
-  const docker = new DockerRuntime({
+  const docker = new DockerEngine({
     socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
     network: config.network, stop_timeout_secs: config.stop_timeout_secs,
     credentials_file: config.registry_credentials === '' ? dockerConfigFile() : resolve(ctx.cwd, config.registry_credentials)
   })
-  const runtimes = new Map<string, Runtime>([[docker.name, docker]])
+  const runtimes = new Map<string, ContainerEngine>([[docker.name, docker]])
   const restarts = ctx.metrics.counter({ name: 'berth_reconciler_liveness_restarts_total', help: 'Containers restarted after failing liveness probes.', labelNames: ['service'] })
   const deploySeconds = ctx.metrics.histogram({ name: 'berth_reconciler_deploy_seconds', help: 'Duration of deploys, by trigger.', labelNames: ['trigger'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] })
   const rollbacks = ctx.metrics.counter({ name: 'berth_reconciler_rollbacks_total', help: 'Rollouts rolled back to the previous spec after a replacement failed its checks.', labelNames: ['service'] })
 
   const liveness = new Liveness({
-    runtime: name => runtimes.get(name) as Runtime,
+    runtime: name => runtimes.get(name) as ContainerEngine,
     containers: async () => await reconciler.localContainers(),
     spec: container => container.canary === true ? state.canary(container.service)?.spec : state.service(container.service)?.spec,
     restarted: async service => {
@@ -51,7 +51,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     try {
       await liveness.refresh()
     } catch (err) {
-      if (!(err instanceof RuntimeUnavailable)) throw err
+      if (!(err instanceof EngineUnavailable)) throw err
       ctx.log.debug({ err: err.message }, 'liveness not refreshed')
     }
   }
@@ -107,7 +107,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
       const info = await docker.info()
       ctx.check('engine', { status: 'ok', reason: `${info.kind} ${info.version}` })
     } catch (err) {
-      ctx.check('engine', err instanceof RuntimeUnavailable
+      ctx.check('engine', err instanceof EngineUnavailable
         ? { status: 'down', reason: `the container engine does not answer (${err.message}); services cannot be deployed or repaired until it does` }
         : { status: 'degraded', reason: `the container engine answered with an error: ${(err as Error).message}` })
     }

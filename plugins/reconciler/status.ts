@@ -1,7 +1,7 @@
 // The status entry of a service: its desired spec next to the containers the engine reports (counting
 // the replicas that serve), why it is not running as declared, and its canary when one runs.
 import { canaryView, type CanaryView } from './canary.js'
-import type { ContainerState } from './runtime.js'
+import type { ContainerState } from './container-engine.js'
 import { originOf, type Origin } from './service-set.js'
 import type { CanaryState, DeployFailure, StoredService } from './state.js'
 

@@ -2,7 +2,7 @@
 // order. No engine involved.
 import t from 'tap'
 import { planDeploy, type Desired } from '../../../plugins/reconciler/plan.js'
-import type { ContainerState } from '../../../plugins/reconciler/runtime.js'
+import type { ContainerState } from '../../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 
 function spec (name: string, extra: Partial<ServiceSpec> = {}): ServiceSpec {

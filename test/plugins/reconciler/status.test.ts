@@ -3,7 +3,7 @@
 // replacement, not the canary), and the status value and reason follow from the stored failure, a
 // stop, or a failing repair.
 import t from 'tap'
-import type { ContainerState } from '../../../plugins/reconciler/runtime.js'
+import type { ContainerState } from '../../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 import type { DeployFailure, StoredService } from '../../../plugins/reconciler/state.js'
 import { serviceStatus } from '../../../plugins/reconciler/status.js'

@@ -4,8 +4,8 @@
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions, MountSettings } from 'dockerode'
 import { PassThrough, Readable } from 'node:stream'
-import type { ContainerEvent, ContainerState, CreateRequest, Runtime, RuntimeInfo } from './runtime.js'
-import { RuntimeUnavailable } from './runtime.js'
+import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, EngineInfo } from './container-engine.js'
+import { EngineUnavailable } from './container-engine.js'
 import { credentialsFor, readDockerConfig } from './registry-auth.js'
 import { parseMemory } from './units.js'
 
@@ -72,7 +72,7 @@ function reachable (ip: string, port: number): { host: string, port: number } {
   return { host: ip === '' || ip === '0.0.0.0' || ip === '::' ? '127.0.0.1' : ip, port }
 }
 
-export class DockerRuntime implements Runtime {
+export class DockerEngine implements ContainerEngine {
   readonly name = 'docker'
   #docker: Promise<Docker> | undefined
   readonly #settings: DockerSettings
@@ -88,14 +88,14 @@ export class DockerRuntime implements Runtime {
     return await this.#docker
   }
 
-  /** Run an engine call; an unreachable engine becomes RuntimeUnavailable, anything else keeps the engine's message. */
+  /** Run an engine call; an unreachable engine becomes EngineUnavailable, anything else keeps the engine's message. */
   async #call<T> (what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn()
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       if (code !== undefined && UNREACHABLE.has(code)) {
-        throw new RuntimeUnavailable(`container engine unavailable at ${this.#settings.socket}: ${code}`)
+        throw new EngineUnavailable(`container engine unavailable at ${this.#settings.socket}: ${code}`)
       }
       throw new Error(`${what}: ${engineMessage(err)}`, { cause: err })
     }
@@ -334,7 +334,7 @@ export class DockerRuntime implements Runtime {
     return containerEvents(stream)
   }
 
-  async info (): Promise<RuntimeInfo> {
+  async info (): Promise<EngineInfo> {
     const info = await this.#call('reading engine info', async () => await (await this.#engine()).info() as {
       ServerVersion?: string, ContainersRunning?: number, NCPU?: number, MemTotal?: number
     })
