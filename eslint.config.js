@@ -14,5 +14,15 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
       'no-console': 'off'
     }
+  },
+  {
+    // Plugins use the kernel through its public surfaces only: index.ts, and schema.ts (TypeBox) for runtimes.
+    files: ['plugins/**/*.ts'],
+    ignores: ['plugins/*/ui/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/kernel/*', '!**/kernel/index.js', '!**/kernel/schema.js'], message: 'import the kernel from kernel/index.js (or kernel/schema.js for TypeBox)' }]
+      }]
+    }
   }
 )

@@ -1,8 +1,9 @@
 // Accuracy of the local engine's opinion reading on the labelled set in bench/fixtures/opinion: the
 // sentiment of each sentence (engine.sentiment) and the tone of each article (the media monitor's
 // analyzeArticle), for the development and the held-out parts, with confusion matrices (rows: the
-// label, columns: what the engine said) and the sentences' accuracy by kind.
-// Run: npm run build && node dist/bench/opinion.js
+// label, columns: what the engine said) and the sentences' accuracy by kind. Parts named as arguments
+// are the only ones measured ("dev" while designing rules); without arguments, all of them.
+// Run: npm run build && node dist/bench/opinion.js [part…]
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PACKAGE_ROOT } from '../kernel/paths.js'
@@ -10,12 +11,16 @@ import { localEngine } from '../plugins/campaign/language/local-engine.js'
 import { analyzeArticle } from '../plugins/campaign/modules/media-coverage.js'
 import { markdownTable } from './stats.js'
 
-type Split = 'dev' | 'held-out' | 'held-out-2'
+type Split = 'dev' | 'held-out' | 'held-out-2' | 'held-out-3'
 interface LabelledSentence { text: string, label: string, kind: string, split: Split }
 interface LabelledArticle { title: string, text: string, tone: string, split: Split }
 
 const FIXTURES = join(PACKAGE_ROOT, 'bench', 'fixtures', 'opinion')
-const SPLITS: readonly Split[] = ['dev', 'held-out', 'held-out-2']
+const ALL_SPLITS: readonly Split[] = ['dev', 'held-out', 'held-out-2', 'held-out-3']
+const chosen = process.argv.slice(2)
+const unknown = chosen.filter(c => !(ALL_SPLITS as readonly string[]).includes(c))
+if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}: the parts are ${ALL_SPLITS.join(', ')}`)
+const SPLITS = chosen.length === 0 ? ALL_SPLITS : ALL_SPLITS.filter(s => chosen.includes(s))
 const SENTIMENTS = ['positive', 'negative', 'neutral']
 const TONES = ['favourable', 'critical', 'mixed', 'factual']
 
@@ -56,7 +61,7 @@ async function main (): Promise<void> {
       for (const [i, a] of part.entries()) {
         if (scored[i].gold === scored[i].got) continue
         const { sentiment } = analyzeArticle(engine, a.title, a.text)
-        console.log(`- [${a.tone} → ${scored[i].got}] ${a.title} (mean ${sentiment.mean_sentence_polarity}, opinionated ${sentiment.opinionated_share})`)
+        console.log(`- [${a.tone} → ${scored[i].got}] ${a.title} (balance ${sentiment.opinion_balance}, density ${sentiment.opinion_density})`)
       }
       console.log()
     }

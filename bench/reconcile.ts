@@ -1,12 +1,14 @@
 // Reconcile benchmark: a no-op deploy of 1, 20 and 100 services and a deploy of 20 new services,
 // by Berth (the control API, and the `berth deploy` command end to end) side by side with
 // `docker-compose up -d` of the same busybox services on host networking, in the same run, and the
-// engine's own floor for creating 20 containers.
+// engine's own floor for creating 20 containers; then the cost of continuous reconcile at rest over
+// 100 running services: CPU time per repair pass, and the server's CPU over idle minutes.
 // Run: npm run build && node dist/bench/reconcile.js   (needs a Docker engine, docker-compose and the
-// image berth-test/busybox:2; BENCH_RUNS bounds the work)
+// image berth-test/busybox:2; BENCH_RUNS bounds the work; `reconcile.js idle` measures only the
+// repair loop and needs no docker-compose; BENCH_DOCKER_SOCKET names another engine's socket)
 import Docker from 'dockerode'
 import { execFile, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,13 +22,16 @@ import { envInt, markdownTable, median } from './stats.js'
 
 const RUNS = envInt('BENCH_RUNS', 3)
 const IMAGE = 'berth-test/busybox:2'
-const SOCKET = '/var/run/docker.sock'
+const SOCKET = process.env.BENCH_DOCKER_SOCKET ?? '/var/run/docker.sock'
+/** Repair passes timed one by one, and idle windows of three repair intervals each (`BENCH_RUNS` of them). */
+const PASSES = 20
+const IDLE_WINDOW_MS = 15_000
 const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
 const run = promisify(execFile)
 
 interface Row { scenario: string, api: number, cli: number, compose: number, goal?: number }
 
-async function preflight (docker: Docker): Promise<void> {
+async function preflight (docker: Docker, compose: boolean): Promise<void> {
   try {
     await docker.ping()
   } catch {
@@ -37,7 +42,7 @@ async function preflight (docker: Docker): Promise<void> {
   } catch {
     throw new Error(`image ${IMAGE} is missing; build it with: npx tap test/support-components/docker.test.ts`)
   }
-  await run('docker-compose', ['version']).catch(() => { throw new Error('docker-compose is missing; install it: apt-get install docker-compose') })
+  if (compose) await run('docker-compose', ['version']).catch(() => { throw new Error('docker-compose is missing; install it: apt-get install docker-compose') })
 }
 
 function serviceFile (count: number): string {
@@ -72,7 +77,7 @@ class BerthTarget {
       logger: pino({ level: 'silent' }),
       config: {
         server: { state_dir: join(this.dir, '.berth'), listeners: { control: { host: '127.0.0.1', port: 0 } } },
-        reconciler: { instance: this.instance, network: 'host', stop_timeout_secs: 0 }
+        reconciler: { instance: this.instance, network: 'host', stop_timeout_secs: 0, docker_socket: SOCKET }
       }
     })
     await this.kernel.start()
@@ -168,9 +173,8 @@ async function measure (times: number, prepare: () => Promise<unknown>, fn: () =
   return median(samples)
 }
 
-async function main (): Promise<void> {
-  const docker = new Docker({ socketPath: SOCKET })
-  await preflight(docker)
+/** The deploy scenarios, Berth beside docker-compose: a table. */
+async function compareDeploys (docker: Docker): Promise<void> {
   const berth = new BerthTarget()
   const compose = new ComposeTarget()
   await berth.start()
@@ -213,6 +217,79 @@ async function main (): Promise<void> {
     rows.map(r => [r.scenario, ms(r.api), ms(r.cli), ms(r.compose), `${(r.api / r.compose).toFixed(3)}×`, r.goal === undefined ? '' : `≤ ${r.goal}× ${r.api / r.compose <= r.goal ? '(met)' : '(missed)'}`])
   ))
   console.log(`\nThe engine alone (dockerode create + start of 20 containers, 8 at once): ${ms(floor)}, ${(floor / rows[rows.length - 1].compose).toFixed(3)}× docker-compose.`)
+}
+
+/** CPU time (user + system) this process has used, in ms. */
+function cpuMs (): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/** CPU time (user + system) the dockerd started with `--host unix://SOCKET` has used, in ms; undefined when none is found in /proc. */
+function engineCpuMs (): number | undefined {
+  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      if (!cmdline[0].endsWith('dockerd') || !cmdline.includes(`unix://${SOCKET}`)) continue
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return (Number(fields[11]) + Number(fields[12])) * 10
+    } catch { /* gone */ }
+  }
+  return undefined
+}
+
+/**
+ * Continuous reconcile at rest over `count` running services: each repair pass lists the containers
+ * once, diffs in memory and changes nothing. Timed pass by pass (this process's CPU, the engine's,
+ * wall time), then the whole server left idle for windows of three intervals.
+ */
+async function measureIdleRepairs (docker: Docker, count: number): Promise<void> {
+  const berth = new BerthTarget()
+  await berth.start()
+  try {
+    berth.declare(count)
+    await berth.deploy()
+    const { repairs } = berth.kernel.service('reconciler')
+    if (repairs === undefined) throw new Error('the repair loop is off')
+    const intervalMs = (berth.kernel.config.sections.get('reconciler') as { repair_interval_secs: number }).repair_interval_secs * 1000
+    const passes: Array<{ cpu: number, engine: number | undefined, wall: number }> = []
+    for (let i = 0; i < PASSES; i++) {
+      const [cpu, engine, wall] = [cpuMs(), engineCpuMs(), performance.now()]
+      await repairs.pass()
+      const engineAfter = engineCpuMs()
+      passes.push({ cpu: cpuMs() - cpu, engine: engine === undefined || engineAfter === undefined ? undefined : engineAfter - engine, wall: performance.now() - wall })
+    }
+    const windows: number[] = []
+    for (let i = 0; i < RUNS; i++) {
+      const [cpu, wall] = [cpuMs(), performance.now()]
+      await new Promise(resolve => setTimeout(resolve, IDLE_WINDOW_MS))
+      windows.push((cpuMs() - cpu) / (performance.now() - wall) * 100)
+    }
+    const metrics = await (await fetch(new URL('/metrics', berth.kernel.url('control')))).text()
+    if (/^berth_reconciler_repairs_total\{/m.test(metrics)) throw new Error('a repair pass changed containers: the services were not at rest')
+    const passCpu = median(passes.map(p => p.cpu))
+    const engineValues = passes.flatMap(p => p.engine === undefined ? [] : [p.engine])
+    const percent = passCpu / intervalMs * 100
+    console.log(`\nContinuous reconcile at rest, ${count} running services (${(await docker.listContainers({ filters: { label: [`berth.instance=${berth.instance}`] } })).length} containers), repair interval ${intervalMs / 1000} s; medians of ${PASSES} passes and ${RUNS} idle windows of ${IDLE_WINDOW_MS / 1000} s:\n`)
+    console.log(markdownTable(['measure', 'value', 'goal'], [
+      ['server CPU per repair pass', `${passCpu.toFixed(1)} ms (min ${Math.min(...passes.map(p => p.cpu)).toFixed(1)}, max ${Math.max(...passes.map(p => p.cpu)).toFixed(1)})`, ''],
+      ['wall time per repair pass', `${median(passes.map(p => p.wall)).toFixed(1)} ms`, ''],
+      ['engine (dockerd) CPU per repair pass', engineValues.length === 0 ? 'not found in /proc' : `${median(engineValues).toFixed(0)} ms (10 ms ticks)`, ''],
+      ['repair loop: CPU per pass / interval', `${percent.toFixed(2)} % of a core`, `< 1 % ${percent < 1 ? '(met)' : '(missed)'}`],
+      ['whole server idle (loop, timers, event stream)', `${median(windows).toFixed(2)} % of a core (min ${Math.min(...windows).toFixed(2)}, max ${Math.max(...windows).toFixed(2)})`, '']
+    ]))
+  } finally {
+    await berth.stop(docker)
+  }
+}
+
+async function main (): Promise<void> {
+  const idleOnly = process.argv[2] === 'idle'
+  const docker = new Docker({ socketPath: SOCKET })
+  await preflight(docker, !idleOnly)
+  if (!idleOnly) await compareDeploys(docker)
+  await measureIdleRepairs(docker, 100)
 }
 
 await main()

@@ -11,12 +11,17 @@ export type { Exposition, PluginMetrics } from './metrics.js'
 export type { CliRegistry, CliSettings } from './cli-registry.js'
 export { UsageError } from './cli-registry.js'
 export { ApiClient } from './cli-client.js'
+export { ADMIN_TOKEN_FILE, controlClient } from './control-client.js'
 export { formatTable } from './cli-table.js'
 export type { Kernel, KernelOptions, HealthReport } from './kernel.js'
 export { describeHttpError, pathOf } from './http-errors.js'
 export * from './errors.js'
 export { StorageFault, isStorageFault } from './storage-fault.js'
 export { reachabilityCheck } from './reachability.js'
+export { besideSource, PACKAGE_ROOT } from './paths.js'
+export { readToml } from './toml.js'
+export { loadBuiltUi } from './ui-assets.js'
+export { cronProblem } from './scheduler.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
 export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {

@@ -494,7 +494,7 @@ export class Kernel {
         if (!(plugin.optionalDependsOn ?? []).includes(name)) {
           throw new PluginLoadError(`plugin "${plugin.name}" uses "${name}" without naming it in optionalDependsOn`)
         }
-        return this.#slots.find(s => s.plugin.name === name)?.service as Services[typeof name] | undefined
+        return this.#slots.find(s => s.plugin.name === name)?.service as never
       },
       track: async work => await this.#track(slot, work),
       report: details => {

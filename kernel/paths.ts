@@ -1,6 +1,7 @@
-// Where the package lives on disk, for files shipped beside the code (package.json, schemas, wasm).
+// Where the package lives on disk, for files shipped beside the code (package.json, schemas, wasm),
+// and a plugin's own files found beside its sources, also when it runs compiled from dist/.
 import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 function findPackageRoot (): string {
@@ -17,3 +18,15 @@ function findPackageRoot (): string {
 export const PACKAGE_ROOT = findPackageRoot()
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version
+
+/**
+ * `parts` joined to the folder of the source file whose `import.meta.url` is `moduleUrl`: a plugin's
+ * own files (data, templates, prompts) beside its code. Compiled into dist/, a module finds them
+ * in the source tree, where they are shipped (the compiler copies only code).
+ */
+export function besideSource (moduleUrl: string, ...parts: string[]): string {
+  const dir = dirname(fileURLToPath(moduleUrl))
+  const dist = join(PACKAGE_ROOT, 'dist')
+  const source = dir.startsWith(dist + sep) ? join(PACKAGE_ROOT, relative(dist, dir)) : dir
+  return join(source, ...parts)
+}

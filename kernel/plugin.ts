@@ -117,8 +117,12 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   restart(): Promise<void>
   /** The service of a plugin named in `dependsOn`. */
   use<K extends keyof Services>(name: K): Services[K]
-  /** The service of a plugin named in `optionalDependsOn`, or undefined when that plugin is not enabled. */
-  useOptional<K extends keyof Services>(name: K): Services[K] | undefined
+  /**
+   * The service of a plugin named in `optionalDependsOn`, or undefined when that plugin is not enabled.
+   * Typed by the provider's `Services` entry when it is installed, else `unknown`: a plugin that must
+   * build without the provider takes the service through a structural type of its own.
+   */
+  useOptional<K extends string>(name: K): (K extends keyof Services ? Services[K] : unknown) | undefined
   /**
    * Work that must finish before the plugin stops and the store closes (a deploy, a commit started
    * outside a request). Returns the same promise. The kernel waits for it up to the lifecycle deadline.

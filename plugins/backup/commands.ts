@@ -1,8 +1,7 @@
 // `berth backup all|list|restore`: backups through the control API (an admin token for all and
 // restore). `all` shows each step as the server reports it.
 import { createInterface } from 'node:readline'
-import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
+import { controlClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import type { Backups } from './runtime.js'
 import type { RunResult } from './snapshots.js'
 

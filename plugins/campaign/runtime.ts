@@ -7,7 +7,7 @@ import { functionRoutes } from './function-routes.js'
 import { sameOriginOnly, securityHeaders } from './page-security.js'
 import { FunctionRegistry } from './functions.js'
 import { localEngine } from './language/local-engine.js'
-import { generatorFrom } from './language/generator-settings.js'
+import { generatorFrom, type SecretResolver } from './language/generator-settings.js'
 import { adminFunctions, recordLogin, type UserRecord } from './modules/admin.js'
 import { analysisFunctions } from './modules/analysis.js'
 import { RecordStore } from './modules/kit.js'
@@ -81,7 +81,7 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
     ...fundraisingFunctions(fundraising),
     ...analysisFunctions({
       language: localEngine,
-      generator: generatorFrom(config, ctx.useOptional('secrets')),
+      generator: generatorFrom(config, ctx.useOptional('secrets') as SecretResolver | undefined),
       kb,
       posts,
       fundraising,

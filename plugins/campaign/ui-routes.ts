@@ -2,9 +2,7 @@
 // (open to all) are served from memory with their content types. Built by `npm run build:ui`.
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
-import { NotFound } from '../../kernel/index.js'
-import { PACKAGE_ROOT } from '../../kernel/paths.js'
-import { loadBuiltUi } from '../../kernel/ui-assets.js'
+import { loadBuiltUi, NotFound, PACKAGE_ROOT } from '../../kernel/index.js'
 import { messagePage } from './html.js'
 
 /** Where `npm run build:ui` writes the UI. */

@@ -1,7 +1,6 @@
 // `berth server --join <host:port>`, and `berth cluster info|drain|undrain|forget`: the nodes of the
 // cluster through the leader's control API.
-import { formatTable, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
+import { controlClient, formatTable, type CliRegistry } from '../../kernel/index.js'
 import type { NodeRecord } from './node-record.js'
 
 interface Info {

@@ -6,8 +6,8 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 import { BadRequest, Conflict, StartupError, type PluginContext } from '../../kernel/index.js'
-import type { ContainerState, RuntimeInfo } from '../reconciler/runtime.js'
-import type { Scheduler } from '../reconciler/scheduler.js'
+import type { ContainerState, EngineInfo } from '../reconciler/container-engine.js'
+import type { Scheduler } from '../reconciler/placement.js'
 import type { Traffic } from '../reconciler/traffic.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
 import type { SecretService } from '../secrets/index.js'
@@ -18,7 +18,7 @@ import { LeaderChannel } from './leader.js'
 import { nodeRecord, type NodeRecord } from './node-record.js'
 import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
 import { NodeRegistry, type StoredNode } from './registry.js'
-import { ClusterScheduler } from './scheduler.js'
+import { ClusterScheduler } from './assignments.js'
 
 /** The file an agent reads its token from when [cluster].join_token is empty. */
 export const JOIN_TOKEN_FILE = 'join.token'
@@ -29,7 +29,7 @@ const REQUEST_TIMEOUT_MS = 60_000
 export interface LocalOrchestration {
   nodeName: string
   nodeId(): Promise<string>
-  engineInfo(): Promise<RuntimeInfo>
+  engineInfo(): Promise<EngineInfo>
   /** This node's containers (its engine only). */
   localContainers(): Promise<ContainerState[]>
   specs(): ServiceSpec[]

@@ -1,6 +1,5 @@
 // `berth db create <engine> <name>`: a database as a service, through the control API (admin).
-import { UsageError, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
+import { controlClient, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { ENGINES } from './engines.js'
 import type { CreatedDatabase } from './runtime.js'
 

@@ -1,7 +1,7 @@
 // `berth notifications test`: one test alert to every configured webhook, through the control API
 // (admin), and what each answered.
+import { controlClient } from '../../kernel/index.js'
 import type { CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
 import type { TestDelivery } from './runtime.js'
 
 export function notificationCommands (cli: CliRegistry): void {

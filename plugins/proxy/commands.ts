@@ -1,6 +1,5 @@
 // `berth proxy routes`: the routing table of the running server, a line per replica.
-import { formatTable, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
+import { controlClient, formatTable, type CliRegistry } from '../../kernel/index.js'
 import { describeCertificate } from '../reconciler/status.js'
 import type { RouteView } from './control-routes.js'
 

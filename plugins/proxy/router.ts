@@ -3,7 +3,8 @@
 // in a row), and is the reconciler's traffic hook: a replica is drained before its container goes
 // (or restarts), and a new or restarted one is routed once it serves.
 import type { Logger } from 'pino'
-import type { ContainerState } from '../reconciler/runtime.js'
+import { coalesced } from '../reconciler/coalesce.js'
+import type { ContainerState } from '../reconciler/container-engine.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
 import type { TrafficHooks } from '../reconciler/traffic.js'
 import { checkAll, serves } from './health.js'
@@ -32,8 +33,6 @@ const READY_POLL_MS = 200
 
 export class Router implements TrafficHooks {
   readonly #deps: RouterDeps
-  #refreshing: Promise<void> | undefined
-  #again = false
   /** Specs of services being rolled out: the reconciler records a spec only once its deploy ends. */
   readonly #rolling = new Map<string, ServiceSpec>()
 
@@ -42,20 +41,7 @@ export class Router implements TrafficHooks {
   }
 
   /** Rebuild the table from the reconciler; concurrent calls share one rebuild (and one more after it). */
-  async refresh (): Promise<void> {
-    if (this.#refreshing !== undefined) {
-      this.#again = true
-      await this.#refreshing
-      return
-    }
-    this.#refreshing = (async () => {
-      do {
-        this.#again = false
-        await this.#rebuild()
-      } while (this.#again)
-    })().finally(() => { this.#refreshing = undefined })
-    await this.#refreshing
-  }
+  readonly refresh = coalesced(async () => { await this.#rebuild() })
 
   async #rebuild (): Promise<void> {
     const { table, pools } = this.#deps

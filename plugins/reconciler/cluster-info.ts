@@ -1,6 +1,6 @@
 // The answer of GET /api/v1/cluster/info on a single node: the cluster's instance name and this
 // node's record (id, name, role, address, engine state, services).
-import type { Runtime, RuntimeInfo } from './runtime.js'
+import type { ContainerEngine, EngineInfo } from './container-engine.js'
 import type { ReconcilerState } from './state.js'
 
 export interface NodeRecord {
@@ -10,7 +10,7 @@ export interface NodeRecord {
   address: string
   status: 'ready' | 'engine-unavailable'
   services: number
-  runtime?: RuntimeInfo
+  runtime?: EngineInfo
   error?: string
 }
 
@@ -20,7 +20,7 @@ export interface ClusterInfo {
   nodes: NodeRecord[]
 }
 
-export async function clusterInfo (state: ReconcilerState, node: { name: string, address: URL, instance: string, cluster: string, runtime: Runtime }): Promise<ClusterInfo> {
+export async function clusterInfo (state: ReconcilerState, node: { name: string, address: URL, instance: string, cluster: string, runtime: ContainerEngine }): Promise<ClusterInfo> {
   const record: NodeRecord = {
     id: await state.nodeId(),
     name: node.name,

@@ -2,8 +2,7 @@
 // deploys (the history), logs and reload, each a call to the control API of the running server, with
 // progress lines while it works and exit code 1 on failure.
 import { InvalidArgumentError } from 'commander'
-import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
+import { controlClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import type { CanaryView } from './canary.js'
 import type { DeployResult, RollbackResult } from './reconciler.js'
 import { reloadOutcome } from './reload-client.js'

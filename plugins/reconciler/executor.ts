@@ -7,13 +7,13 @@
 import type { Limiter } from './limit.js'
 import type { Action, Plan, ServicePlan } from './plan.js'
 import { probe } from './probe.js'
-import type { ContainerState, Runtime } from './runtime.js'
+import type { ContainerState, ContainerEngine } from './container-engine.js'
 import type { ServiceSpec } from './spec.js'
 import type { TrafficHooks } from './traffic.js'
 
 export interface ExecutorDeps {
   /** The runtime of that name (a spec's `runtime`, a container's `runtime`). */
-  runtime(name: string): Runtime
+  runtime(name: string): ContainerEngine
   limit: Limiter
   /** The spec's environment with secrets resolved (throws naming the service and the secret). */
   resolveEnv(spec: ServiceSpec): Record<string, string>
@@ -57,7 +57,7 @@ function ofKind<K extends Action['kind']> (actions: readonly Action[], kind: K):
  * Wait until each container of `ids` passes its service's checks: its `health` path answers 2xx/3xx
  * and, with `engine`, the engine's `healthcheck` says healthy. Within one deadline for all of them.
  */
-async function waitHealthy (runtime: Runtime, spec: ServiceSpec, ids: readonly string[], deps: ExecutorDeps, engine: boolean): Promise<void> {
+async function waitHealthy (runtime: ContainerEngine, spec: ServiceSpec, ids: readonly string[], deps: ExecutorDeps, engine: boolean): Promise<void> {
   const { health, port } = spec
   const http = health !== undefined && port !== undefined
   const checked = engine && spec.healthcheck !== undefined

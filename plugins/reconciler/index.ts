@@ -1,17 +1,21 @@
 // reconciler: the orchestration core on one node. Reads services/*/service.toml, keeps the desired
 // specs in LMDB, drives the container engine towards them (one list call, in-memory hash diffs,
-// bounded parallelism), probes liveness, and serves the orchestration endpoints of the control API.
+// bounded parallelism), repairs what the engine loses between deploys, probes liveness, and serves
+// the orchestration endpoints of the control API.
 import type { Static } from '@sinclair/typebox'
 import { definePlugin, type SectionSchema } from '../../kernel/index.js'
 import { reconcilerCommands } from './commands.js'
 import type { Liveness } from './liveness.js'
 import type { Reconciler } from './reconciler.js'
-import type { Runtime } from './runtime.js'
+import type { RepairLoop } from './repair.js'
+import type { ContainerEngine } from './container-engine.js'
 import type { Traffic } from './traffic.js'
 
 export interface ReconcilerService {
   reconciler: Reconciler
   liveness: Liveness
+  /** Continuous reconcile; undefined when [reconciler].repair_interval_secs is 0. */
+  repairs: RepairLoop | undefined
   /** Re-read liveness targets; an unreachable engine is logged, not thrown. */
   refreshLiveness(): Promise<void>
   /** Where a router (the proxy) registers to drain containers before they go and to say when new ones serve. */
@@ -19,7 +23,7 @@ export interface ReconcilerService {
   /** This node: its name ([reconciler].node_name or the host name) and its id (random, made on first boot and kept). */
   node: { name: string, id(): Promise<string> }
   /** The container engine of this node. */
-  engine: Runtime
+  engine: ContainerEngine
   /** The folder service files are read from (absolute), one sub-folder per project holding service.toml. */
   servicesDir: string
 }
@@ -37,7 +41,8 @@ const reconcilerSection = ((Type) => Type.Object({
   docker_socket: Type.String({ default: '/var/run/docker.sock', description: 'Unix socket of the Docker engine.' }),
   parallelism: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'Container operations and pulls run at once during a deploy.' }),
   stop_timeout_secs: Type.Integer({ minimum: 0, default: 10, description: 'Seconds a container gets to stop before it is killed.' }),
-  health_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Seconds a dependency may take to answer its health path before dependants fail.' }),
+  health_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Seconds a dependency, or a replacement in a rollout, may take to pass its health checks.' }),
+  repair_interval_secs: Type.Integer({ minimum: 0, default: 5, description: 'Seconds between repair passes (missing replicas created, stopped ones started, strays removed; also soon after the engine reports a container lost, and when it answers again); 0 turns continuous repair off.' }),
   logs_tail: Type.Integer({ minimum: 0, maximum: 100_000, default: 100, description: 'Lines of logs returned when a request gives no tail.' }),
   history_limit: Type.Integer({ minimum: 1, default: 200, description: 'Deploys kept in the history.' }),
   node_name: Type.String({ default: '', description: 'Name of this node (placement.node); empty means the host name.' }),
@@ -60,12 +65,14 @@ export default definePlugin({
     return setupReconciler(ctx)
   },
 
-  /** Adopt what runs: containers are found by their labels; liveness probing starts for them. */
-  async start (_ctx, service) {
+  /** Adopt what runs: containers are found by their labels; liveness probing starts for them, and repairs with the engine's events. */
+  async start (ctx, service) {
     await service.refreshLiveness()
+    service.repairs?.start().catch((err: unknown) => { ctx.log.error({ err }, 'the repair loop ended') })
   },
 
   stop (_ctx, service) {
+    service.repairs?.stop()
     service.liveness.stop()
   },
 

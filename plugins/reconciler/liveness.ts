@@ -5,12 +5,12 @@
 // flight finished) before it stops, and routed again once it serves.
 import type { Logger } from 'pino'
 import { probe } from './probe.js'
-import type { ContainerState, Runtime } from './runtime.js'
+import type { ContainerState, ContainerEngine } from './container-engine.js'
 import type { LivenessSpec, ServiceSpec } from './spec.js'
 import type { TrafficHooks } from './traffic.js'
 
 export interface LivenessDeps {
-  runtime(name: string): Runtime
+  runtime(name: string): ContainerEngine
   /** Every container of this server (one list call). */
   containers(): Promise<ContainerState[]>
   /** The desired spec a container runs: its service's, or the canary's for the canary container. */

@@ -1,7 +1,9 @@
 // The planner: desired services + the containers that exist → the actions that make them agree,
 // grouped into boot layers (depends_on). A service's canary (one replica of another spec beside the
-// others) is planned apart from its numbered replicas. A pure function: no engine, no clock, no randomness.
-import type { ContainerState } from './runtime.js'
+// others) is planned apart from its numbered replicas. A repair plans only what brings the containers
+// back (missing replicas, stopped ones, extra ones), never a new spec. A pure function: no engine,
+// no clock, no randomness.
+import type { ContainerState } from './container-engine.js'
 import { bootLayers } from './service-set.js'
 import type { ServiceSpec } from './spec.js'
 
@@ -58,6 +60,8 @@ interface Target {
   force?: boolean
   count: number
   indices?: readonly number[]
+  /** Keep every container there is (whatever its spec), and start only those the engine is not restarting itself. */
+  repair?: boolean
 }
 
 /** Actions that make `containers` (numbered by `replicaOf`) run `target`: removals first, then replicas in order. */
@@ -82,7 +86,9 @@ function groupActions (target: Target, containers: readonly ContainerState[], re
     const [keep, ...duplicates] = candidates
     for (const container of duplicates) removals.push({ kind: 'remove', container, reason: 'duplicate' })
     if (keep === undefined) replicas.push({ kind: 'create', replica })
-    else if (target.force === true) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'redeploy' })
+    else if (target.repair === true) {
+      if (!keep.running && keep.state !== 'restarting') replicas.push({ kind: 'start', container: keep })
+    } else if (target.force === true) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'redeploy' })
     else if (keep.hash !== target.hash) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'changed' })
     else if (!current(keep)) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'new image' })
     else if (!keep.running) replicas.push({ kind: 'start', container: keep })
@@ -90,7 +96,7 @@ function groupActions (target: Target, containers: readonly ContainerState[], re
   return [...removals, ...replicas]
 }
 
-function servicePlan (desired: Desired, containers: readonly ContainerState[]): ServicePlan {
+function servicePlan (desired: Desired, containers: readonly ContainerState[], repair: boolean): ServicePlan {
   const { spec, hash, imageId, force, canary, replicas: indices } = desired
   const replicas = containers.filter(c => c.canary !== true)
   const canaries = containers.filter(c => c.canary === true)
@@ -98,16 +104,18 @@ function servicePlan (desired: Desired, containers: readonly ContainerState[]): 
     name: spec.name,
     project: spec.project,
     desired,
-    actions: groupActions({ hash, imageId, force, count: spec.replicas, ...(indices !== undefined && { indices }) }, replicas, c => c.replica),
-    canaryActions: groupActions({ hash: canary?.hash ?? '', imageId: canary?.imageId, force, count: canary === undefined ? 0 : 1 }, canaries, () => 1)
+    actions: groupActions({ hash, imageId, force, repair, count: spec.replicas, ...(indices !== undefined && { indices }) }, replicas, c => c.replica),
+    canaryActions: groupActions({ hash: canary?.hash ?? '', imageId: canary?.imageId, force, repair, count: canary === undefined ? 0 : 1 }, canaries, () => 1)
   }
 }
 
 /**
  * Plan a deploy of `desired` over `actual` (every container of this server). Containers of services
- * outside `desired` are orphans and removed only when `removeOrphans` (a deploy of everything declared).
+ * outside `desired` are orphans and removed only when `removeOrphans` (a deploy of everything
+ * declared, a repair). A `repair` creates missing replicas, starts stopped ones (not those the engine
+ * is restarting) and removes extra ones and duplicates, but never recreates a container of another spec.
  */
-export function planDeploy (desired: readonly Desired[], actual: readonly ContainerState[], options: { removeOrphans: boolean }): Plan {
+export function planDeploy (desired: readonly Desired[], actual: readonly ContainerState[], options: { removeOrphans: boolean, repair?: boolean }): Plan {
   const byService = new Map<string, ContainerState[]>()
   for (const c of actual) byService.set(c.service, [...(byService.get(c.service) ?? []), c])
   const declared = new Set(desired.map(d => d.spec.name))
@@ -119,6 +127,6 @@ export function planDeploy (desired: readonly Desired[], actual: readonly Contai
     }
   }
   const layers = bootLayers(desired.map(d => ({ name: d.spec.name, depends_on: d.spec.depends_on, desired: d })))
-    .map(layer => layer.map(({ desired: d }) => servicePlan(d, byService.get(d.spec.name) ?? [])))
+    .map(layer => layer.map(({ desired: d }) => servicePlan(d, byService.get(d.spec.name) ?? [], options.repair === true)))
   return { orphans, layers }
 }

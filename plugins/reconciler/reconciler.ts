@@ -1,7 +1,8 @@
 // The reconciler's operations: deploy (from the service files or a request), canary, promote, rollback,
-// redeploy, scale, remove, stop, restart, status and logs. Changes run one at a time; each deploy lists
-// containers once, pulls by the pull rules, plans in memory, executes, and records the desired specs,
-// the canaries and the history.
+// redeploy, scale, remove, stop, restart, repair, status and logs. Changes run one at a time; each
+// deploy lists containers once, pulls by the pull rules, plans in memory, executes, and records the
+// desired specs, the canaries and the history; a repair brings this node's containers back to the
+// desired state without deploying anything.
 import { Readable, type PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Counter, Histogram } from 'prom-client'
@@ -9,17 +10,17 @@ import { BadRequest, Conflict, NotFound, Unavailable, type OperatorAlert } from 
 import type { SecretService } from '../secrets/index.js'
 import { canaryView, checkCanary, previousVersion, type CanaryView } from './canary.js'
 import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
-import { executePlan } from './executor.js'
+import { executePlan, type ExecutorDeps } from './executor.js'
 import { specHash, type ContainerSettings } from './hash.js'
 import { imageTag, localImageName } from './image-ref.js'
 import { limiter, type Limiter } from './limit.js'
 import { mergeLogs } from './log-lines.js'
-import { planDeploy, type Desired, type DesiredCanary } from './plan.js'
-import { RuntimeUnavailable, type ContainerState, type Runtime } from './runtime.js'
+import { planDeploy, type Action, type Desired, type DesiredCanary } from './plan.js'
+import { EngineUnavailable, type ContainerState, type ContainerEngine } from './container-engine.js'
 import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-set.js'
 import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
-import type { RemoteOutcome, Schedule, Scheduler } from './scheduler.js'
+import type { RemoteOutcome, Schedule, Scheduler } from './placement.js'
 import type { ServiceSpec } from './spec.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 
@@ -73,13 +74,21 @@ export interface AssignedService {
   env: Record<string, string>
 }
 
+/** What a repair pass did. */
+export interface RepairOutcome {
+  /** Services whose containers it created, started or removed (containers of no deployed service count by their service label). */
+  repaired: string[]
+  /** Why repairing a service failed, by service. */
+  failures: Map<string, string>
+}
+
 /** How a rollback went: from the canary or version that ran, to the spec that runs now. */
 export interface RollbackResult extends DeployResult {
   rollback: { from: { image: string, hash: string, canary: boolean }, to: { image: string, hash: string } }
 }
 
 export interface ReconcilerDeps {
-  runtimes: ReadonlyMap<string, Runtime>
+  runtimes: ReadonlyMap<string, ContainerEngine>
   state: ReconcilerState
   secrets: SecretService
   settings: ReconcilerSettings
@@ -116,6 +125,8 @@ export class Reconciler {
   readonly #deps: ReconcilerDeps
   readonly #limit: Limiter
   #queue: Promise<unknown> = Promise.resolve()
+  /** In a cluster: the replica indices of each service last placed on this node (and on an agent the environment its leader resolved), for repairs. */
+  readonly #placed = new Map<string, { replicas: readonly number[], env?: Record<string, string> }>()
 
   constructor (deps: ReconcilerDeps) {
     this.#deps = deps
@@ -129,7 +140,7 @@ export class Reconciler {
     return await run
   }
 
-  #runtime (name: string): Runtime {
+  #runtime (name: string): ContainerEngine {
     const runtime = this.#deps.runtimes.get(name)
     if (runtime === undefined) throw new Error(`unknown runtime "${name}"`)
     return runtime
@@ -147,13 +158,13 @@ export class Reconciler {
   /** Answers GET /cluster/info in place of this node's own record (the cluster plugin, on a leader or an agent). */
   clusterInfo: (() => Promise<unknown>) | undefined
 
-  /** Every container: this node's (one list call per runtime; throws RuntimeUnavailable), and those the other nodes of a cluster reported. */
+  /** Every container: this node's (one list call per runtime; throws EngineUnavailable), and those the other nodes of a cluster reported. */
   async containers (): Promise<ContainerState[]> {
     const local = await this.localContainers()
     return this.scheduler === undefined ? local : [...local, ...this.scheduler.remoteContainers()]
   }
 
-  /** This node's containers, one list call per runtime; throws RuntimeUnavailable. */
+  /** This node's containers, one list call per runtime; throws EngineUnavailable. */
   async localContainers (): Promise<ContainerState[]> {
     return (await Promise.all([...this.#deps.runtimes.values()].map(async r => await r.list()))).flat()
   }
@@ -163,7 +174,7 @@ export class Reconciler {
     try {
       return await this.localContainers()
     } catch (err) {
-      if (err instanceof RuntimeUnavailable) throw new Unavailable(err.message)
+      if (err instanceof EngineUnavailable) throw new Unavailable(err.message)
       throw err
     }
   }
@@ -480,9 +491,11 @@ export class Reconciler {
    * that reason and `listed` is false.
    */
   async #converge (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, options: DeployOptions, failures: Map<string, string>, canaries: ReadonlyMap<string, CanaryState | null>, kept: ReadonlySet<string>, local?: ReadonlyMap<string, readonly number[]>): Promise<Converged> {
-    const { settings } = this.#deps
     const replicasHere = (spec: ServiceSpec): readonly number[] | undefined => local === undefined ? undefined : local.get(spec.name) ?? []
     const forced = (spec: ServiceSpec): boolean => options.force || options.assigned?.force.has(spec.name) === true
+    if (local !== undefined) {
+      for (const { spec } of declared) this.#placed.set(spec.name, { replicas: local.get(spec.name) ?? [], env: options.env?.get(spec.name) })
+    }
     try {
       const actual = (await this.localContainers()).filter(c => !kept.has(c.service))
       const canaryStates = new Map(declared.flatMap(({ spec }) => {
@@ -502,20 +515,69 @@ export class Reconciler {
         }
       })
       const plan = planDeploy(desired, actual, { removeOrphans: options.prune !== 'none' })
-      const outcome = await executePlan(plan, {
-        runtime: name => this.#runtime(name),
-        limit: this.#limit,
-        resolveEnv: spec => options.env?.get(spec.name) ?? this.#deps.secrets.resolve(spec.env, spec.name),
-        healthTimeoutMs: settings.health_timeout_secs * 1000,
-        healthIntervalMs: 250,
-        traffic: this.#deps.traffic
-      }, failures)
+      const outcome = await executePlan(plan, this.#executor(name => options.env?.get(name)), failures)
       return { listed: true, changed: [...outcome.changed], orphans: plan.orphans, rolledBack: [...outcome.rolledBack], unready: outcome.unready }
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err)
       for (const { spec } of declared) if (!failures.has(spec.name)) failures.set(spec.name, reason)
       return { listed: false, changed: [], orphans: [], rolledBack: [], unready: new Map() }
     }
+  }
+
+  /** The executor's engine, limits, checks and routers; `env` gives a service's resolved environment when it is not resolved here (an agent's, from its leader). */
+  #executor (env: (service: string) => Record<string, string> | undefined): ExecutorDeps {
+    return {
+      runtime: name => this.#runtime(name),
+      limit: this.#limit,
+      resolveEnv: spec => env(spec.name) ?? this.#deps.secrets.resolve(spec.env, spec.name),
+      healthTimeoutMs: this.#deps.settings.health_timeout_secs * 1000,
+      healthIntervalMs: 250,
+      traffic: this.#deps.traffic
+    }
+  }
+
+  /**
+   * Bring this node's containers back to the desired state without deploying anything: missing
+   * replicas are created (their images pulled only when absent), stopped ones started (not those the
+   * engine is restarting itself), extra ones and containers of no deployed service removed. A
+   * container of another spec stays (changing specs is a deploy's work), and so do the services
+   * a stop request stopped, those in `skip`, and those with a container the engine is removing (until
+   * it is gone). In a cluster the replicas are those last placed on this node; before a placement is
+   * known, only the containers there are started. Runs between changes, never beside one; throws
+   * EngineUnavailable when the engine cannot be reached.
+   */
+  async repair (skip: ReadonlySet<string>): Promise<RepairOutcome> {
+    return await this.#exclusive(async () => {
+      const { state, settings } = this.#deps
+      const stored = state.services()
+      const listed = await this.localContainers()
+      // A container the engine is removing cannot be started and keeps its name a while: its service
+      // waits for the pass that follows the engine's destroy event.
+      const removing = new Set(listed.filter(c => c.state === 'removing').map(c => c.service))
+      const wanted = stored.filter(s => s.stopped_at === undefined && !skip.has(s.spec.name) && !removing.has(s.spec.name))
+      const names = new Set(wanted.map(s => s.spec.name))
+      const deployed = new Set(stored.map(s => s.spec.name))
+      const actual = listed.filter(c => names.has(c.service) || (!deployed.has(c.service) && !removing.has(c.service)))
+      const clustered = this.scheduler !== undefined || this.leader !== undefined
+      const desired: Desired[] = wanted.map(({ spec }) => {
+        const canary = state.canary(spec.name)
+        const replicas = this.#placed.get(spec.name)?.replicas ?? (clustered ? actual.filter(c => c.service === spec.name && c.canary !== true).map(c => c.replica) : undefined)
+        return { spec, hash: specHash(spec, settings), ...(canary !== undefined && { canary: { spec: canary.spec, hash: canary.hash } }), ...(replicas !== undefined && { replicas }) }
+      })
+      const plan = planDeploy(desired, actual, { removeOrphans: true, repair: true })
+      const planned = [...plan.orphans, ...plan.layers.flat()].filter(s => s.actions.length > 0 || s.canaryActions.length > 0)
+      const failures = new Map<string, string>()
+      if (planned.length === 0) return { repaired: [], failures }
+      const creates = (actions: readonly Action[]): boolean => actions.some(a => a.kind === 'create')
+      await this.#prepareImages(plan.layers.flat().flatMap(s => [
+        ...(s.desired !== undefined && creates(s.actions) ? [s.desired.spec] : []),
+        ...(s.desired?.canary !== undefined && creates(s.canaryActions) ? [{ ...s.desired.canary.spec, replicas: 1 }] : [])
+      ]), 'missing', failures)
+      await executePlan(plan, this.#executor(name => this.#placed.get(name)?.env), failures)
+      const repaired = planned.map(s => s.name).filter(name => !failures.has(name))
+      if (repaired.length > 0) this.#deps.changed(repaired)
+      return { repaired, failures }
+    })
   }
 
   /** Where the replicas a rollout of `spec` replaces go back to when one fails: the deployed spec, unless it is the same or the service turns rollbacks off. */
@@ -546,7 +608,7 @@ export class Reconciler {
         try {
           await this.#limit(async () => { await runtime.pull(ref) })
         } catch (err) {
-          if (err instanceof RuntimeUnavailable) throw err
+          if (err instanceof EngineUnavailable) throw err
           for (const service of services) failures.set(service, err instanceof Error ? err.message : String(err))
         }
       }))
@@ -626,6 +688,8 @@ export class Reconciler {
   async stopAll (): Promise<{ stopped: string[], containers: number }> {
     return await this.#exclusive(async () => {
       const running = (await this.#containersOr503()).filter(c => c.running)
+      // Repairs leave them stopped until their next deploy.
+      await this.#deps.state.markStopped(this.#deps.state.services().map(s => s.spec.name))
       await Promise.all(running.map(async c => {
         await this.#deps.traffic.drain(c)
         await this.#limit(async () => { await this.#runtime(c.runtime).stop(c.id) })
@@ -651,6 +715,8 @@ export class Reconciler {
         await this.#deps.traffic.ready(spec, c.id)
       }
       const restartedElsewhere = elsewhere.length === 0 || this.scheduler === undefined ? [] : await this.scheduler.restartRemote(name)
+      // Running again: repairs keep it so from now on.
+      if (this.#deps.state.service(name)?.stopped_at !== undefined) await this.#deps.state.markStopped([name], false)
       this.#deps.changed([name])
       return { restarted: [...containers.map(c => c.name), ...restartedElsewhere] }
     })
@@ -713,7 +779,7 @@ export class Reconciler {
     // In a cluster every container says where it runs.
     const containers = this.scheduler === undefined ? here : [...here.map(c => ({ ...c, node: this.#deps.settings.node_name })), ...this.scheduler.remoteContainers()]
     return stored.map(s => {
-      const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name), this.#deps.state.canary(s.spec.name))
+      const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name), this.#deps.state.canary(s.spec.name), this.repairFailure?.(s.spec.name))
       const route = this.routes?.(s.spec.name)
       return route === undefined ? entry : { ...entry, route }
     })
@@ -721,6 +787,9 @@ export class Reconciler {
 
   /** The router that runs (the proxy) reports each service's route here, for the status. */
   routes: RouteReporter | undefined
+
+  /** Why repairing a service keeps failing, when it does (set by the repair loop), for the status. */
+  repairFailure: ((service: string) => string | undefined) | undefined
 
   async logs (name: string, options: { tail: number, follow: boolean }): Promise<PassThrough> {
     this.#known(name)

@@ -1,18 +1,19 @@
-// The reconciler plugin at work: the engine runtime, the reconciler, liveness probing, the control API
-// routes, the refresh job and the redeploy that ends a reload. Imported by setup only, so `berth`
-// commands never load the engine client.
+// The reconciler plugin at work: the engine runtime, the reconciler, the repair loop, liveness probing,
+// the control API routes, the refresh job and the redeploy that ends a reload. Imported by setup only,
+// so `berth` commands never load the engine client.
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
-import type { PluginContext } from '../../kernel/index.js'
+import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
 import { clusterInfo } from './cluster-info.js'
-import { DockerRuntime } from './docker-runtime.js'
+import { DockerEngine } from './docker-engine.js'
 import type { ReconcilerConfig, ReconcilerService } from './index.js'
 import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
 import { dockerConfigFile } from './registry-auth.js'
 import { finishReload, requestReload } from './reload.js'
+import { RepairLoop } from './repair.js'
 import { reconcilerRoutes } from './routes.js'
-import { RuntimeUnavailable, type Runtime } from './runtime.js'
+import { EngineUnavailable, type ContainerEngine } from './container-engine.js'
 import { ReconcilerState } from './state.js'
 import { Traffic } from './traffic.js'
 
@@ -25,18 +26,18 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   const config = ctx.config
   const nodeName = config.node_name === '' ? hostname() : config.node_name
   const state = new ReconcilerState(ctx.store, config.history_limit)
-  const docker = new DockerRuntime({
+  const docker = new DockerEngine({
     socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
     network: config.network, stop_timeout_secs: config.stop_timeout_secs,
     credentials_file: config.registry_credentials === '' ? dockerConfigFile() : resolve(ctx.cwd, config.registry_credentials)
   })
-  const runtimes = new Map<string, Runtime>([[docker.name, docker]])
+  const runtimes = new Map<string, ContainerEngine>([[docker.name, docker]])
   const restarts = ctx.metrics.counter({ name: 'berth_reconciler_liveness_restarts_total', help: 'Containers restarted after failing liveness probes.', labelNames: ['service'] })
   const deploySeconds = ctx.metrics.histogram({ name: 'berth_reconciler_deploy_seconds', help: 'Duration of deploys, by trigger.', labelNames: ['trigger'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] })
   const rollbacks = ctx.metrics.counter({ name: 'berth_reconciler_rollbacks_total', help: 'Rollouts rolled back to the previous spec after a replacement failed its checks.', labelNames: ['service'] })
 
   const liveness = new Liveness({
-    runtime: name => runtimes.get(name) as Runtime,
+    runtime: name => runtimes.get(name) as ContainerEngine,
     containers: async () => await reconciler.localContainers(),
     spec: container => container.canary === true ? state.canary(container.service)?.spec : state.service(container.service)?.spec,
     restarted: async service => {
@@ -50,11 +51,16 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     try {
       await liveness.refresh()
     } catch (err) {
-      if (!(err instanceof RuntimeUnavailable)) throw err
+      if (!(err instanceof EngineUnavailable)) throw err
       ctx.log.debug({ err: err.message }, 'liveness not refreshed')
     }
   }
   const traffic = new Traffic()
+  const changed = (services: string[]): void => {
+    ctx.events.emit('reconciler.changed', { services })
+    void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
+  }
+  const alert = (event: OperatorAlert): void => { ctx.events.emit('operator.alert', event) }
   const reconciler = new Reconciler({
     runtimes,
     traffic,
@@ -64,12 +70,28 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     log: ctx.log,
     deploySeconds,
     rollbacks,
-    alert: alert => { ctx.events.emit('operator.alert', alert) },
-    changed: services => {
-      ctx.events.emit('reconciler.changed', { services })
-      void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
+    alert,
+    changed
+  })
+  const repairs = config.repair_interval_secs === 0 ? undefined : new RepairLoop({
+    repair: async skip => await reconciler.repair(skip),
+    events: async options => await docker.events(options),
+    deployedAt: service => state.service(service)?.deployed_at,
+    started: changed,
+    alert,
+    track: async work => { await ctx.track(work) },
+    intervalMs: config.repair_interval_secs * 1000,
+    log: ctx.log,
+    metrics: {
+      passes: ctx.metrics.counter({ name: 'berth_reconciler_repair_passes_total', help: 'Repair passes that reached the engine.' }),
+      repairs: ctx.metrics.counter({ name: 'berth_reconciler_repairs_total', help: 'Repair passes that created, started or removed containers, by service.', labelNames: ['service'] }),
+      failures: ctx.metrics.counter({ name: 'berth_reconciler_repair_failures_total', help: 'Repairs that failed, by service.', labelNames: ['service'] })
     }
   })
+  if (repairs !== undefined) {
+    reconciler.repairFailure = service => repairs.failure(service)
+    ctx.schedule.every('repair', config.repair_interval_secs * 1000, async () => { await repairs.pass() })
+  }
 
   ctx.http('control', reconcilerRoutes({
     reconciler,
@@ -85,7 +107,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
       const info = await docker.info()
       ctx.check('engine', { status: 'ok', reason: `${info.kind} ${info.version}` })
     } catch (err) {
-      ctx.check('engine', err instanceof RuntimeUnavailable
+      ctx.check('engine', err instanceof EngineUnavailable
         ? { status: 'down', reason: `the container engine does not answer (${err.message}); services cannot be deployed or repaired until it does` }
         : { status: 'degraded', reason: `the container engine answered with an error: ${(err as Error).message}` })
     }
@@ -94,5 +116,5 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   void ctx.track(checkEngine())
   // A reload restarted the server: every plugin runs again, now every service is redeployed.
   ctx.events.on('kernel.started', () => { void ctx.track(finishReload(state, reconciler)) })
-  return { reconciler, liveness, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
+  return { reconciler, liveness, repairs, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
 }

@@ -1,5 +1,5 @@
 // What the reconciler keeps in LMDB: the desired spec of every deployed service (with how its last
-// deploy failed, if it did), its canary if one runs, the deploy
+// deploy failed, if it did, and whether a stop request stopped it), its canary if one runs, the deploy
 // history (for rollbacks), the last reload, liveness restart counts, and this node's id. Containers
 // themselves are never stored: the engine is asked each time, so the state survives `kill -9` and
 // adoption needs nothing extra.
@@ -17,6 +17,8 @@ export interface StoredService {
   deployed_at: string
   /** The last deploy of the service failed (a later one that succeeds clears it). */
   failure?: DeployFailure
+  /** A stop request (`POST /api/v1/stop`) stopped its containers then: repairs leave them stopped until its next deploy or restart. */
+  stopped_at?: string
 }
 
 /**
@@ -115,7 +117,7 @@ export class ReconcilerState {
   }
 
   /**
-   * Store the specs of `declared` (with their failures), forget `removed` (and their
+   * Store the specs of `declared` (with their failures; a stop ends), forget `removed` (and their
    * canaries), and set (a state) or end (null) the canaries named in `canaries`, in one transaction.
    */
   async save (declared: readonly Saved[], removed: readonly string[] = [], canaries: ReadonlyMap<string, CanaryState | null> = new Map()): Promise<void> {
@@ -127,6 +129,19 @@ export class ReconcilerState {
         void this.#services.remove(name)
         void this.#restarts.remove(name)
         void this.#canaries.remove(name)
+      }
+    })
+  }
+
+  /** Mark `names` as stopped by a stop request (until their next deploy or restart), or with `stopped` false as started again. */
+  async markStopped (names: readonly string[], stopped = true): Promise<void> {
+    const now = new Date().toISOString()
+    await this.#store.transaction(() => {
+      for (const name of names) {
+        const stored = this.#services.get(name)
+        if (stored === undefined) continue
+        const { stopped_at: _, ...rest } = stored
+        void this.#services.put(name, stopped ? { ...rest, stopped_at: now } : rest)
       }
     })
   }

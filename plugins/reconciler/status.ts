@@ -1,7 +1,7 @@
 // The status entry of a service: its desired spec next to the containers the engine reports (counting
 // the replicas that serve), why it is not running as declared, and its canary when one runs.
 import { canaryView, type CanaryView } from './canary.js'
-import type { ContainerState } from './runtime.js'
+import type { ContainerState } from './container-engine.js'
 import { originOf, type Origin } from './service-set.js'
 import type { CanaryState, DeployFailure, StoredService } from './state.js'
 
@@ -23,7 +23,7 @@ export interface ServiceStatus {
   replicas: number
   /** Replicas that serve: running, healthy when the service has an engine healthcheck, and not a replacement left by a failed rollout. */
   running_replicas: number
-  /** Why it is not running as declared: its last deploy's failure, or why repairing it fails. */
+  /** Why it is not running as declared: a stop request (`POST /api/v1/stop`) stopped it, its last deploy failed, or repairing it fails. */
   reason?: string
   image: string
   domain?: string
@@ -53,9 +53,12 @@ function serves (c: ContainerState, failure: DeployFailure | undefined): boolean
   return c.running && c.canary !== true && (c.health === undefined || c.health === 'healthy') && c.id !== failure?.unready
 }
 
-/** One line on a failed deploy: what failed, and what runs since. */
-function failureReason (failure: DeployFailure, image: string): string {
-  return `${failure.trigger} of ${failure.image} failed: ${failure.error}${failure.recovery === 'unchanged' ? `; ${image} runs as before` : ''}`
+/** One line on why a service is not running as declared: stopped on purpose, its last deploy failed (and what runs since), or its repair fails. */
+function reasonOf (stored: StoredService, repair: string | undefined): string | undefined {
+  const { failure, spec } = stored
+  if (stored.stopped_at !== undefined) return `stopped by a stop request at ${stored.stopped_at}; its next deploy or restart starts it`
+  if (failure === undefined) return repair
+  return `${failure.trigger} of ${failure.image} failed: ${failure.error}${failure.recovery === 'unchanged' ? `; ${spec.image} runs as before` : ''}`
 }
 
 function statusValue (replicas: number, serving: number, running: number, failure: DeployFailure | undefined): ServiceStatusValue {
@@ -70,7 +73,7 @@ export function serviceStatus (stored: StoredService, containers: readonly Conta
   const { spec, failure } = stored
   const replicas = containers.filter(c => c.canary !== true)
   const serving = replicas.filter(c => serves(c, failure)).length
-  const reason = failure === undefined ? repair : failureReason(failure, spec.image)
+  const reason = reasonOf(stored, repair)
   const entry: ServiceStatus = {
     name: spec.name,
     project: spec.project,

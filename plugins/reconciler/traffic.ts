@@ -1,7 +1,7 @@
 // The seam between the reconciler and what routes traffic to containers (the proxy): a container is
 // drained before it stops serving (removed, replaced, stopped, restarted), and after one starts the
 // reconciler waits until it serves. With no router registered both are immediate.
-import type { ContainerState } from './runtime.js'
+import type { ContainerState } from './container-engine.js'
 import type { ServiceSpec } from './spec.js'
 
 export interface TrafficHooks {

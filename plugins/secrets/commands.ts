@@ -1,6 +1,5 @@
 // `berth secrets set|list|rm`: the secret store through the control API, so it works from any directory.
-import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
+import { controlClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { SECRET_NAME } from './references.js'
 import type { SecretInfo } from './secret-store.js'
 

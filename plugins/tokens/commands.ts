@@ -1,6 +1,5 @@
 // `berth tokens create|list|revoke`: manage control API tokens through the running server.
-import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from './control-client.js'
+import { controlClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { isRole, ROLES } from './roles.js'
 import type { TokenInfo } from './token-store.js'
 

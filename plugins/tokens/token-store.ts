@@ -4,9 +4,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Database } from 'lmdb'
+import { ADMIN_TOKEN_FILE } from '../../kernel/index.js'
 import type { Role } from './roles.js'
-
-export const ADMIN_TOKEN_FILE = 'admin.token'
 
 /** What is stored per token: never the token itself. */
 export interface TokenRecord {

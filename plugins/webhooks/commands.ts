@@ -1,6 +1,5 @@
 // `berth webhooks add|list|rm|history`: webhook registrations through the control API.
-import { formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
-import { controlClient } from '../tokens/control-client.js'
+import { controlClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import type { RegistrationInfo } from './registrations.js'
 import type { Invocation } from './runner.js'
 

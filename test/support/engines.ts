@@ -3,16 +3,18 @@
 // uses) and no iptables rules of its own, so it cannot disturb the run's engine or another test's:
 // `--bridge=<its bridge> --iptables=false`. Not `--bridge=none`: a dockerd started so deletes the
 // host's docker0, the bridge the run's engine uses. Published ports go through docker-proxy on 127.0.0.1.
-// Images are imported into each engine (never pulled). Stopped and wiped at test end: containers and
-// networks removed first (a bridge interface outlives its daemon otherwise), then the daemon, then
-// its network namespace mount and directory.
+// Images are imported into each engine (never pulled). A test may crash an engine (SIGKILL, as when it
+// dies) and start it again on the same data. Stopped and wiped at test end: containers and networks
+// removed first (a bridge interface outlives its daemon otherwise; a crashed daemon is started again
+// for this), then the daemon, then its network namespace mount and directory.
 import Docker from 'dockerode'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
-import { startDaemon, type Daemon } from './daemon.js'
+import { isRunning, startDaemon, type Daemon } from './daemon.js'
+import { pollUntil } from './poll.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
@@ -22,6 +24,15 @@ export interface ExtraEngine {
   docker: Docker
   /** Its state: data-root, exec-root, socket, pid file, log. */
   dir: string
+  /**
+   * Kill the daemon and its containerd (SIGKILL, as a crash would end them) and wait until both are
+   * gone, reaped too (the next daemon takes a containerd still in the process table, even a zombie,
+   * for a running one and waits for it in vain); the containers stop with them and stay stopped when
+   * the daemon starts again.
+   */
+  crash(): Promise<void>
+  /** Start the daemon again on the same data root and socket, once it answers. */
+  startAgain(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -37,23 +48,41 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
   const defaultBridge = ownBridge()
   const docker = new Docker({ socketPath: socket })
   let stopped = false
+  let runs = 0
   const started: { daemon?: Daemon } = {}
-  started.daemon = await startDaemon(t, `dockerd-${name}`, {
-    command: '/usr/sbin/dockerd',
-    args: [
-      '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--host', `unix://${socket}`,
-      '--pidfile', join(dir, 'docker.pid'), `--bridge=${defaultBridge}`, '--iptables=false', '--ip6tables=false'
-    ],
-    logFile: join(dir, 'dockerd.log'),
-    env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` },
-    ready: async () => { await docker.ping(); return true },
-    timeout: 30_000
-  })
+  // `owner` stops the daemon at test end besides `stop` below: the test for the first daemon; nobody
+  // else for one started again, since a teardown registered then would run before those of the
+  // kernels still using the engine (teardowns run last registered first).
+  const launch = async (owner: Teardown): Promise<void> => {
+    started.daemon = await startDaemon(owner, `dockerd-${name}`, {
+      command: '/usr/sbin/dockerd',
+      args: [
+        '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--host', `unix://${socket}`,
+        '--pidfile', join(dir, 'docker.pid'), `--bridge=${defaultBridge}`, '--iptables=false', '--ip6tables=false'
+      ],
+      logFile: join(dir, `dockerd${runs++ === 0 ? '' : `-${runs}`}.log`),
+      env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` },
+      ready: async () => { await docker.ping(); return true },
+      timeout: 30_000
+    })
+  }
+  await launch(t)
+  const crash = async (): Promise<void> => {
+    const pid = started.daemon?.pid
+    if (pid === undefined) return
+    const engine = [pid, ...childrenOf(pid)]
+    for (const process_ of engine) {
+      try { process.kill(process_, 'SIGKILL') } catch { /* already gone */ }
+    }
+    await pollUntil(() => engine.every(p => !existsSync(`/proc/${p}`)), { timeout: 10_000, what: `dockerd-${name} and its children to die` })
+  }
   // Teardowns run last registered first: this one runs before the daemon's own, while the engine still answers.
   t.teardown(async () => { await stop() })
   async function stop (): Promise<void> {
     if (stopped) return
     stopped = true
+    // An engine a test crashed and did not start again is started, to remove what it runs the usual way.
+    if (started.daemon !== undefined && !isRunning(started.daemon.pid)) await startAgain().catch(() => undefined)
     const bridges: string[] = []
     try {
       await withDeadline(15_000, (async () => {
@@ -77,7 +106,10 @@ export async function extraEngine (t: Teardown, name: string): Promise<ExtraEngi
       try { execFileSync('ip', ['link', 'delete', bridge], { stdio: 'ignore' }) } catch { /* removed with its network */ }
     }
   }
-  return { socket, docker, dir, stop }
+  async function startAgain (): Promise<void> {
+    await launch({ teardown: () => undefined })
+  }
+  return { socket, docker, dir, crash, startAgain, stop }
 }
 
 /** A new bridge interface (up) on a free 10.213.x.0/24, for one engine's default bridge; its name. */

@@ -117,16 +117,31 @@ export function testInstance (): string {
   return `test-${randomBytes(5).toString('hex')}`
 }
 
-/** The `[reconciler]` section tests use: their own instance label, a shared test network, no stop grace. */
+/**
+ * The `[reconciler]` section tests use: their own instance label, a shared test network, no stop
+ * grace, and continuous repair off (tests that stop or remove containers behind the reconciler's back
+ * expect them to stay so); a test of repairs turns it on with `repair_interval_secs` in `extra`.
+ */
 export function reconcilerSection (instance: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { instance, network: 'berth-test', stop_timeout_secs: 0, health_timeout_secs: 20, ...extra }
+  return { instance, network: 'berth-test', stop_timeout_secs: 0, health_timeout_secs: 20, repair_interval_secs: 0, ...extra }
 }
 
-/** Remove every container and volume labelled with `instance` when the test ends. */
+/**
+ * Remove every container and volume labelled with `instance` when the test ends; nothing when the
+ * engine no longer answers (an engine of the test's own that it stopped, which its own teardown
+ * wipes: a teardown that threw would keep that one from running).
+ */
 export function removeInstanceAtEnd (t: Teardown, docker: Docker, instance: string): void {
   t.teardown(async () => {
     const filters = { label: [`berth.instance=${instance}`] }
-    for (const c of await docker.listContainers({ all: true, filters })) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)
+    let containers: ContainerInfo[]
+    try {
+      containers = await docker.listContainers({ all: true, filters })
+    } catch (err) {
+      if (['ECONNREFUSED', 'ENOENT'].includes((err as NodeJS.ErrnoException).code ?? '')) return
+      throw err
+    }
+    for (const c of containers) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)
     const { Volumes: volumes } = await docker.listVolumes({ filters })
     for (const v of volumes ?? []) await docker.getVolume(v.Name).remove().catch(() => undefined)
   })

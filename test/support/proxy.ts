@@ -12,7 +12,7 @@ import { Pools } from '../../plugins/proxy/pools.js'
 import { RouteTable, type Upstream } from '../../plugins/proxy/route-table.js'
 import { proxyServer, proxyTlsServer } from '../../plugins/proxy/runtime.js'
 import { selfSigned } from '../../plugins/proxy/certificates.js'
-import type { ContainerState } from '../../plugins/reconciler/runtime.js'
+import type { ContainerState } from '../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../plugins/reconciler/spec.js'
 
 export const PROXY_SETTINGS = { fast_lane: true, max_header_bytes: 4096, max_url_bytes: 256, client_headers_timeout_secs: 1, client_idle_timeout_secs: 30, connect_timeout_ms: 1000 }

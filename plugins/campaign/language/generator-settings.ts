@@ -1,11 +1,17 @@
 // The generative provider from the [campaign] settings: none without generator_url; the key may be
-// a ${secrets.NAME} reference, resolved through the secrets plugin (which must then be enabled).
+// a ${secrets.NAME} reference, resolved through the secrets plugin (which must then be enabled). The
+// secrets plugin belongs to another product: it is used through the one call needed here, so the app
+// builds and runs without it.
 import { StartupError } from '../../../kernel/index.js'
-import type { SecretService } from '../../secrets/index.js'
 import type { CampaignConfig } from '../settings.js'
 import { Generator } from './generator.js'
 
-export function generatorFrom (config: CampaignConfig, secrets: SecretService | undefined): Generator | undefined {
+/** What the campaign needs of the secrets plugin's service: resolving ${secrets.NAME} references. */
+export interface SecretResolver {
+  resolve(env: Readonly<Record<string, string>>, service: string): Record<string, string>
+}
+
+export function generatorFrom (config: CampaignConfig, secrets: SecretResolver | undefined): Generator | undefined {
   if (config.generator_url === '') return undefined
   let apiKey = config.generator_api_key
   if (apiKey.includes('${secrets.')) {

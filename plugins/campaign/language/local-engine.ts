@@ -1,12 +1,35 @@
 // The local language engine: compromise for sentences, entities and noun phrases, AFINN-165 (the
-// `sentiment` package's word list) read in context by the opinion scorer for sentiment, tinyld for
+// `sentiment` package's word list) backed off to VADER's lexicon (the `vader-sentiment` package's
+// word list) read in context by the opinion scorer for sentiment, tinyld for
 // the language, and the knowledge base's tokenizer for terms. Deterministic, no service; loaded on
 // first use (the libraries take ~0.4 s to import).
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tokenize } from '../modules/bm25.js'
 import type { Entities, LanguageEngine, RankedTerm, Sentiment } from './engine.js'
 import { scoreOpinion } from './opinion.js'
 import { centralSentences, cosine, polarityOf, rankTerms, round, termCounts } from './text-stats.js'
+
+/**
+ * VADER's words rated at least this far from 0 (mean of its raters, −4 to +4) back off AFINN-165:
+ * fainter ratings ("energy", "trustee") are words that describe more than they judge.
+ */
+export const VADER_MIN = 1
+
+/**
+ * The opinion word list: AFINN-165, and for words it lacks VADER's (single words, rated at least
+ * `VADER_MIN` away from 0; emoticons and phrases left out).
+ */
+function opinionLexicon (): Record<string, number> {
+  const require = createRequire(import.meta.url)
+  const afinn = require('sentiment/languages/en/labels.json') as Readonly<Record<string, number>>
+  const lexicon: Record<string, number> = {}
+  for (const line of readFileSync(require.resolve('vader-sentiment/vader_lexicon.txt'), 'utf8').split('\n')) {
+    const [word, rating] = line.split('\t')
+    if (/^\p{Ll}+(?:['-]\p{Ll}+)*$/u.test(word) && Math.abs(Number(rating)) >= VADER_MIN) lexicon[word] = Number(rating)
+  }
+  return Object.assign(lexicon, afinn)
+}
 
 /** |score| below this is neutral: what is left of a negated or conceded word alone does not make an opinion. */
 export const OPINION_THRESHOLD = 0.5
@@ -35,7 +58,7 @@ export async function localEngine (): Promise<LanguageEngine> {
 
 async function buildLocalEngine (): Promise<LanguageEngine> {
   const [{ default: nlp }, { detectAll }] = await Promise.all([import('compromise'), import('tinyld')])
-  const afinn = createRequire(import.meta.url)('sentiment/languages/en/labels.json') as Readonly<Record<string, number>>
+  const lexicon = opinionLexicon()
   // A module often asks several things of one text in a row (sentences, entities, phrases): the last
   // text's parse is kept for the next question (only the last: a parse of a long text is large).
   let last: { text: string, doc: ReturnType<typeof nlp> } | undefined
@@ -46,7 +69,7 @@ async function buildLocalEngine (): Promise<LanguageEngine> {
   const sentences = (text: string): string[] => parse(text).sentences().out('array') as string[]
 
   return {
-    name: 'local (compromise, AFINN-165 in context, tinyld)',
+    name: 'local (compromise, AFINN-165 and VADER in context, tinyld)',
     sentences,
     terms: tokenize,
 
@@ -61,7 +84,7 @@ async function buildLocalEngine (): Promise<LanguageEngine> {
     },
 
     sentiment (text: string): Sentiment {
-      const { score, positive_words: positive, negative_words: negative } = scoreOpinion(text, afinn)
+      const { score, positive_words: positive, negative_words: negative } = scoreOpinion(text, lexicon)
       return {
         score,
         polarity: polarityOf(score),

@@ -1,6 +1,6 @@
 // The word lists of the opinion scorer (opinion.ts) beside AFINN-165: campaign words AFINN lacks or
-// misreads, phrases, negators, what coverage expects of a plan or an official, burdens and the verbs
-// that raise or lower them, critics and the verbs that report them, hedges and contrast words.
+// misreads, phrases, negators, what coverage expects of a plan or an official, burdens and goods and
+// the verbs that raise or lower them, critics and the verbs that report them, hedges and contrast words.
 
 /**
  * Scores that replace or add to AFINN-165's for single words, as political coverage uses them: words
@@ -10,7 +10,9 @@
 export const WORD_SCORES: Readonly<Record<string, number>> = {
   // stance words (opposition, unaffordability…)
   oppose: -2, opposes: -2, opposed: -2, opposing: -2, against: -2, resist: -1, resists: -1, scrap: -1, halt: -1,
-  unaffordable: -2, overcrowded: -2, overpriced: -2, underfunded: -2, crumbling: -2, ruinous: -2, expensive: -1, delays: -1,
+  unaffordable: -2, overcrowded: -2, overcrowding: -2, overpriced: -2, underfunded: -2, understaffed: -2, crumbling: -2, ruinous: -2,
+  expensive: -1, delays: -1, overdue: -1, backlog: -1, layoffs: -2, shortfall: -2, shortfalls: -2, overspent: -2, overspending: -2,
+  unanswered: -2, canceled: -1,
   invest: 1, investing: 1, vital: 1, essential: 1, priority: 1, fairer: 1, cheaper: 1,
   // judgements of plans, officials and campaigns
   unrealistic: -2, fantasy: -2, unworkable: -2, unfunded: -2, vague: -2, dodge: -2, dodged: -2, dodges: -2, dodging: -2,
@@ -33,10 +35,17 @@ export const PHRASE_SCORES: Readonly<Record<string, number>> = {
 
 /** Words and phrases that negate what follows them in their clause. Any word ending in n't is one too. */
 export const NEGATORS = new Set(['not', 'no', 'never', 'cannot', 'cant', 'dont', 'doesnt', 'didnt', 'isnt', 'arent', 'wasnt', 'wont', 'neither', 'nor', 'without', 'nothing', 'nobody',
-  'none', 'no one', 'lack', 'lacks', 'lacking', 'free of', 'yet to', 'fails to', 'failed to', 'fail to', 'short on', 'hard to see how'])
+  'none', 'no one', 'lack', 'lacks', 'lacking', 'free of', 'yet to', 'fails to', 'failed to', 'fail to', 'short on', 'refused to', 'refuses to',
+  'refuse to'])
+
+/** Negators that are failures themselves: with no opinion word or expected thing to negate, they score −2 ("failed to publish the figures"). */
+export const FAILURES = new Set(['lack', 'lacks', 'lacking', 'fails to', 'failed to', 'fail to', 'short on', 'refused to', 'refuses to', 'refuse to'])
 
 /** Negators of a whole clause: every opinion word after them in the clause is negated ("not one of the promised units has been built"). */
-export const CLAUSE_NEGATORS = new Set(['not one', 'not a single', 'none of', 'no single'])
+export const CLAUSE_NEGATORS = new Set(['not one', 'not a single', 'none of', 'no single', 'hard to see how'])
+
+/** Verbs of expectation: negated right after a negator, they deny the expectation ("nobody expected it to be this good"), not what follows. */
+export const EXPECTATIONS = new Set(['expected', 'expects', 'expect', 'thought', 'think', 'predicted', 'predict', 'imagined', 'imagine', 'believed', 'anticipated'])
 
 /**
  * What coverage expects of a plan or an official: neutral alone, a fault when negated or lacking
@@ -60,6 +69,14 @@ export const DECREASES = new Set(['cut', 'cuts', 'cutting', 'reduce', 'reduces',
   'lowering', 'fall', 'falls', 'fell', 'fallen', 'falling', 'drop', 'drops', 'dropped', 'decline', 'declines', 'declined', 'ease', 'eases',
   'eased', 'slash', 'slashed', 'halve', 'halved', 'down', 'fewer', 'curb', 'curbed', 'tackle', 'fight', 'fighting', 'end', 'ending', 'prevent'])
 
+/** Goods of voters: more of one is good news, less of it bad news ("jobs grew", "cut funding"). */
+export const GOODS = new Set(['job', 'jobs', 'wage', 'wages', 'pay', 'salaries', 'income', 'incomes', 'business', 'sales', 'ridership', 'turnout',
+  'funding', 'service', 'services', 'homes', 'housing', 'revenue', 'investment', 'access', 'benefits', 'pensions', 'staff', 'staffing',
+  'savings', 'support', 'enrolment', 'enrollment', 'attendance', 'hours'])
+
+/** Decreases that only ever act against a burden: fighting, tackling or ending a good is no reading of it. */
+export const BURDEN_FIGHTS = new Set(['tackle', 'fight', 'fighting', 'end', 'ending', 'prevent', 'curb', 'curbed', 'ease', 'eases', 'eased'])
+
 /** Who criticises, and the verbs that report what they say: "critics say…", "opponents argue…". */
 export const CRITICS = new Set(['critics', 'critic', 'opponents', 'detractors', 'skeptics', 'sceptics', 'naysayers', 'watchdogs', 'watchdog'])
 export const REPORTING_VERBS = new Set(['say', 'says', 'said', 'argue', 'argues', 'argued', 'warn', 'warns', 'warned', 'contend', 'contends',
@@ -67,11 +84,23 @@ export const REPORTING_VERBS = new Set(['say', 'says', 'said', 'argue', 'argues'
   'complains', 'complained', 'question', 'questions', 'questioned', 'fear', 'fears', 'feared', 'worry', 'worries', 'worried', 'point',
   'insist', 'insists', 'insisted', 'allege', 'alleges', 'alleged', 'doubt', 'doubts', 'doubted'])
 
+/**
+ * Verbs that report criticism whoever voices it ("auditors questioned…", "opponents slammed…"): each
+ * scores at most −2, and the praise after it in the sentence is the criticised claim, not praise.
+ */
+export const CRITICISM_VERBS = new Set(['criticise', 'criticize', 'criticises', 'criticizes', 'criticised', 'criticized', 'slammed', 'slams',
+  'blasted', 'blasts', 'questioned', 'doubted', 'warned', 'warns', 'accused', 'accuses', 'attacked', 'condemned', 'condemns', 'denounced',
+  'denounces', 'decried', 'decries', 'lambasted', 'derided', 'panned', 'complained', 'complains', 'objected', 'protested', 'disputed',
+  'faulted', 'rejected'])
+
 /** A claim not taken at its word: the opinion word after a hedge counts for nothing ("claims to help", "touted as bold"). */
 export const HEDGES = new Set(['claims to', 'claimed to', 'claim to', 'supposed to', 'so-called', 'touted', 'touts', 'supposedly', 'purportedly'])
 
 /** Comparatives that turn "no one … than" into praise ("no one has worked harder for us than Delgado"). */
 export const COMPARATIVES = new Set(['harder', 'better', 'more', 'greater', 'stronger', 'longer'])
+
+/** Words after which a negation's clause names a topic, not what is negated ("nothing about the layoffs"). */
+export const TOPIC_MARKERS = new Set(['about', 'regarding', 'concerning'])
 
 /** Words a negation looks past for the word it negates: auxiliaries, articles, prepositions, intensifiers. */
 export const NEGATION_SKIPS = new Set(['be', 'been', 'being', 'is', 'are', 'was', 'were', 'am', 'do', 'does', 'did', 'have', 'has', 'had',

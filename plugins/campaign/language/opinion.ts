@@ -1,9 +1,9 @@
 // The opinion scorer of the local engine: AFINN-165 word scores with the campaign lexicon
-// (opinion-lexicon.ts), read in context: names, phrases, burdens raised or lowered, critics reported,
+// (opinion-lexicon.ts), read in context: names, phrases, burdens and goods raised or lowered, critics reported,
 // hedged claims, negation ("not realistic", "no plan") and contrast ("…, but…" weighting the clause
 // after it). Deterministic and word-based: the rules are in docs/campaign.md, "Language engine".
-import { BURDENS, CLAUSE_NEGATORS, COMPARATIVES, CRITICS, DECREASES, EXPECTED, HEDGES, INCREASES, NEGATION_SKIPS, NEGATORS,
-  PHRASE_SCORES, REPORTING_VERBS, WORD_SCORES } from './opinion-lexicon.js'
+import { BURDEN_FIGHTS, BURDENS, CLAUSE_NEGATORS, COMPARATIVES, CRITICISM_VERBS, CRITICS, DECREASES, EXPECTATIONS, EXPECTED, FAILURES, GOODS, HEDGES, INCREASES, NEGATION_SKIPS, NEGATORS,
+  PHRASE_SCORES, REPORTING_VERBS, TOPIC_MARKERS, WORD_SCORES } from './opinion-lexicon.js'
 
 export interface OpinionScore {
   score: number
@@ -27,18 +27,17 @@ interface Unit {
 export const NEGATION_FACTOR = -0.75
 /** An expected thing negated ("no plan", "never consulted"), a denial at a clause's end ("it is not"), a critic's frame. */
 export const FAULT_SCORE = -2
-/** A burden raised or lowered ("raise taxes", "crime fell"). */
+/** A burden or a good raised or lowered ("raise taxes", "crime fell", "cut funding"). */
 export const DIRECTION_SCORE = 2
 /** A "no one … better than" comparison. */
 export const COMPARISON_SCORE = 2
 /** Weights of the clause before a contrast (a concession) and of the clause after it. */
 export const CONCESSION_WEIGHT = 0.5
 export const MAIN_WEIGHT = 1.5
-/** How far (in words looked at) a negation, a hedge or a critic's verb is looked for. */
-const NEGATION_REACH = 3
+/** How far (in words looked at) a hedge or a critic's verb is looked for. */
 const HEDGE_REACH = 3
 const CRITIC_REACH = 3
-/** How far apart a burden and the verb raising or lowering it may be, in units. */
+/** How far apart a burden or a good and the verb raising or lowering it may be, in units. */
 const DIRECTION_REACH = 5
 const LONGEST_PHRASE = 4
 
@@ -111,29 +110,38 @@ function scoreUnits (units: Unit[]): number {
       done.add(i)
     }
   })
-  // A burden (or anything scored negative) raised or lowered: "raise taxes", "crime fell", "reduce crime".
+  // A burden (or anything scored negative) raised or lowered: "raise taxes", "crime fell", "reduce crime";
+  // a good raised or lowered by a change of amount: "jobs grew", "cut funding" (fighting one is no news).
   const burden = (u: Unit): boolean => !u.name && (BURDENS.has(u.key) || (u.score < 0 && !INCREASES.has(u.key) && !DECREASES.has(u.key) && !isNegator(u.key)))
   const paired = new Set<number>()
   units.forEach((u, i) => {
     if (u.name || (!INCREASES.has(u.key) && !DECREASES.has(u.key))) return
+    const good = (x: Unit): boolean => !x.name && GOODS.has(x.key) && !BURDEN_FIGHTS.has(u.key)
     const candidates = units.map((x, j) => ({ x, j, d: Math.abs(j - i) }))
-      .filter(({ x, j, d }) => d > 0 && d <= DIRECTION_REACH && !paired.has(j) && burden(x) && !crossesBreak(units, i, j))
+      .filter(({ x, j, d }) => d > 0 && d <= DIRECTION_REACH && !paired.has(j) && (burden(x) || good(x)) && !crossesBreak(units, i, j))
       .sort((a, b) => a.d - b.d || b.j - a.j)
     const target = candidates[0]
     if (target === undefined) return
     paired.add(target.j)
-    target.x.score = DECREASES.has(u.key) ? DIRECTION_SCORE : -DIRECTION_SCORE
+    target.x.score = (DECREASES.has(u.key) === good(target.x) ? -1 : 1) * DIRECTION_SCORE
     u.score = 0
   })
-  // "Critics say …": reported criticism; praise words inside it are the critics' words, not praise.
-  units.forEach((u, i) => {
-    if (!CRITICS.has(u.key)) return
-    const verb = clauseAfter(units, i, CRITIC_REACH).find(j => REPORTING_VERBS.has(units[j].key))
-    if (verb === undefined) return
-    extra += FAULT_SCORE
-    u.score = 0
-    units[verb].score = 0
+  // Reported criticism: "critics say …", or anyone's verb of criticism ("auditors questioned …");
+  // praise words after the verb are the criticised claims, not praise.
+  const framed = new Set<number>()
+  const frame = (verb: number): void => {
+    framed.add(verb)
+    units[verb].score = Math.min(units[verb].score, FAULT_SCORE)
     for (let j = verb + 1; j < units.length; j++) if (units[j].score > 0) units[j].score = 0
+  }
+  units.forEach((u, i) => {
+    if (CRITICS.has(u.key)) {
+      const verb = clauseAfter(units, i, CRITIC_REACH).find(j => REPORTING_VERBS.has(units[j].key) || CRITICISM_VERBS.has(units[j].key))
+      if (verb === undefined) return
+      u.score = 0
+      units[verb].score = 0
+      frame(verb)
+    } else if (CRITICISM_VERBS.has(u.key) && !u.name && !framed.has(i)) frame(i)
   })
   // A hedge empties the praise after it: "claims to help", "touted as bold".
   units.forEach((u, i) => {
@@ -142,16 +150,22 @@ function scoreUnits (units: Unit[]): number {
     if (next !== undefined) units[next].score = 0
     u.score = Math.min(u.score, 0)
   })
-  // Negation: the next opinion word (or expected thing) in the clause, or every one after a clause negator.
+  // Negation, up to the clause's end: the first opinion word or expected thing, or every one after a
+  // clause negator; a failure ("failed to", "lacks") with neither scores −2. A negated expectation
+  // ("nobody expected it to be this good") denies the expectation, not what follows; what comes after
+  // "about" is the topic, not what is negated ("said nothing about the layoffs" is a negator ending its clause).
   units.forEach((u, i) => {
     if (done.has(i)) return
     const clause = CLAUSE_NEGATORS.has(u.key)
     if (!clause && !isNegator(u.key)) return
     u.score = 0
-    const looked = clauseAfter(units, i, clause ? Infinity : NEGATION_REACH, x => NEGATION_SKIPS.has(x.key))
+    const inClause = clauseAfter(units, i, Infinity, x => NEGATION_SKIPS.has(x.key))
+    const topic = inClause.findIndex(j => TOPIC_MARKERS.has(units[j].key))
+    const looked = topic === -1 ? inClause : inClause.slice(0, topic)
+    if (looked.length > 0 && EXPECTATIONS.has(units[looked[0]].key)) return
     const targets = looked.filter(j => units[j].score !== 0 || (EXPECTED.has(units[j].key) && !units[j].name))
     for (const j of clause ? targets : targets.slice(0, 1)) units[j].score = units[j].score === 0 ? FAULT_SCORE : NEGATION_FACTOR * units[j].score
-    if (targets.length === 0 && looked.length === 0) u.score = FAULT_SCORE
+    if (looked.length === 0 || (targets.length === 0 && FAILURES.has(u.key))) u.score = FAULT_SCORE
   })
   return extra + units.reduce((sum, x) => sum + x.score, 0)
 }

@@ -2,12 +2,12 @@
 // and a "## User" section (HTML comments dropped) and {{name}} placeholders, read once at start.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PACKAGE_ROOT } from '../../../kernel/paths.js'
+import { besideSource } from '../../../kernel/index.js'
 import type { ChatMessage } from './generator.js'
 
 export interface PromptTemplate { name: string, system: string, user: string }
 
-export const PROMPTS_DIR = join(PACKAGE_ROOT, 'plugins', 'campaign', 'language', 'prompts')
+export const PROMPTS_DIR = besideSource(import.meta.url, 'prompts')
 
 export function parsePrompt (name: string, text: string): PromptTemplate {
   const parts = text.replace(/<!--[\s\S]*?-->/g, '').split(/^##\s+(System|User)\s*$/im)

@@ -2,11 +2,11 @@
 // answers to objections): JSON files in language/templates/, so the campaign can reword them without
 // touching code ({{name}} placeholders); read once at start and checked against the module's schema.
 import { join } from 'node:path'
+import { besideSource } from '../../../kernel/index.js'
 import type { Static, TSchema } from '@sinclair/typebox'
-import { PACKAGE_ROOT } from '../../../kernel/paths.js'
 import { readCheckedFile } from '../modules/data-files.js'
 
-export const TEMPLATES_DIR = join(PACKAGE_ROOT, 'plugins', 'campaign', 'language', 'templates')
+export const TEMPLATES_DIR = besideSource(import.meta.url, 'templates')
 
 /** `templates/<name>.json`, or another file. */
 export function loadTemplates<S extends TSchema> (name: string, schema: S, file = join(TEMPLATES_DIR, `${name}.json`)): Static<S> {

@@ -4,12 +4,11 @@
 // the file and the field otherwise.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { besideSource, readToml } from '../../../kernel/index.js'
 import { Value } from '@sinclair/typebox/value'
-import { PACKAGE_ROOT } from '../../../kernel/paths.js'
 import type { Static, TSchema } from '../../../kernel/schema.js'
-import { readToml } from '../../../kernel/toml.js'
 
-export const DATA_DIR = join(PACKAGE_ROOT, 'plugins', 'campaign', 'data')
+export const DATA_DIR = besideSource(import.meta.url, '..', 'data')
 
 /** A `.toml` or `.json` file checked against `schema`. */
 export function readCheckedFile<S extends TSchema> (file: string, schema: S): Static<S> {

@@ -23,7 +23,7 @@ export interface ArticleAnalysis {
   word_count: number
   summary: SummarySentence[]
   entities: Entities
-  sentiment: Pick<Sentiment, 'score' | 'polarity' | 'label'> & { mean_sentence_polarity: number, opinionated_share: number, opinion_density: number }
+  sentiment: Pick<Sentiment, 'score' | 'polarity' | 'label'> & { mean_sentence_polarity: number, opinion_balance: number, opinionated_share: number, opinion_density: number }
   entity_sentiment: EntitySentiment[]
   keywords: RankedTerm[]
   key_phrases: RankedTerm[]
@@ -35,16 +35,26 @@ export interface ArticleAnalysis {
  * "agreed" or "secure" in a report of dates and procedures does not make it an opinion piece.
  */
 export const FACTUAL_BELOW = 0.6
-/** A mean sentence polarity at or beyond ±this is favourable or critical; in between, mixed. */
-export const TONE_BAND = 0.15
+/**
+ * An opinion balance (the sentences' polarities summed over the sum of their absolute values) at or
+ * beyond ±this is favourable or critical, in between mixed: one side must weigh at least twice the
+ * other. Sentences without opinion weigh nothing, so reported facts do not dilute a verdict.
+ */
+export const TONE_BAND = 1 / 3
 /** Distinct terms kept per stored article (the most frequent), for topics and comparisons. */
 export const STORED_TERMS = 1000
 /** Share of a topic's distinct terms an article must hold to match it. */
 export const TOPIC_MATCH = 0.5
 
-export function toneOf (meanPolarity: number, opinionDensity: number): Tone {
+export function toneOf (balance: number, opinionDensity: number): Tone {
   if (opinionDensity < FACTUAL_BELOW) return 'factual'
-  return meanPolarity >= TONE_BAND ? 'favourable' : meanPolarity <= -TONE_BAND ? 'critical' : 'mixed'
+  return balance >= TONE_BAND ? 'favourable' : balance <= -TONE_BAND ? 'critical' : 'mixed'
+}
+
+/** The polarities' sum over the sum of their absolute values, in [−1, 1]; 0 without opinion. */
+export function opinionBalance (polarities: readonly number[]): number {
+  const weight = polarities.reduce((sum, p) => sum + Math.abs(p), 0)
+  return weight === 0 ? 0 : polarities.reduce((sum, p) => sum + p, 0) / weight
 }
 
 /** The sentences naming an entity: the full name, and for a person also the surname (last word, 3+ letters). */
@@ -62,6 +72,7 @@ export function analyzeArticle (engine: LanguageEngine, title: string, text: str
   const opinionated = sentences.length === 0 ? 0 : moods.filter(m => m.label !== 'neutral').length / sentences.length
   const density = mean(scores.map(Math.abs))
   const meanPolarity = mean(polarities)
+  const balance = opinionBalance(polarities)
   const entities = engine.entities(text)
   const named: Array<[string, EntitySentiment['kind']]> = [
     ...entities.people.map(e => [e, 'person'] as [string, EntitySentiment['kind']]),
@@ -80,11 +91,11 @@ export function analyzeArticle (engine: LanguageEngine, title: string, text: str
     word_count: words(text).length,
     summary: engine.summarize(text, 3),
     entities,
-    sentiment: { score: whole.score, polarity: whole.polarity, label: whole.label, mean_sentence_polarity: round(meanPolarity), opinionated_share: round(opinionated), opinion_density: round(density) },
+    sentiment: { score: whole.score, polarity: whole.polarity, label: whole.label, mean_sentence_polarity: round(meanPolarity), opinion_balance: round(balance), opinionated_share: round(opinionated), opinion_density: round(density) },
     entity_sentiment: entitySentiment.sort((a, b) => b.mentions - a.mentions || a.entity.localeCompare(b.entity)),
     keywords: engine.keywords(text, 10),
     key_phrases: engine.keyPhrases(text, 8),
-    tone: toneOf(meanPolarity, density)
+    tone: toneOf(balance, density)
   }
 }
 

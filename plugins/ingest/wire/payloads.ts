@@ -2,9 +2,9 @@
 // Avro binary (the default) or CBOR (the alternative serialization) into the same plain records.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { PACKAGE_ROOT } from '../../../kernel/index.js'
 import avro from 'avsc'
 import { decode as decodeCbor, encode as encodeCbor } from 'cbor-x'
-import { PACKAGE_ROOT } from '../../../kernel/paths.js'
 
 export const CHUNK_TYPES = ['DeviceInfo', 'RebootReason', 'FaultRecord', 'Metrics', 'Trace', 'Heartbeat'] as const
 export type ChunkTypeName = typeof CHUNK_TYPES[number]

@@ -16,6 +16,11 @@ interface StreamBinding {
 interface WriteRequest {
   /** Called by libuv's side when a write that could not finish at once has finished. */
   oncomplete?: (status: number) => void
+  /**
+   * The bytes of a write that could not finish at once: libuv writes them from their memory later,
+   * so they are kept from the garbage collector until then (a replaced read buffer has no other owner).
+   */
+  buffer?: string | Buffer
 }
 
 interface StreamHandle {
@@ -70,6 +75,7 @@ function writeTo (socket: Socket, handle: Required<StreamHandle>, data: string |
   }
   if (streamBaseState[kLastWriteWasAsync] === 0) return false
   // The handle keeps this request (and the bytes) until the rest is written.
+  request.buffer = data
   request.oncomplete = (done: number) => { if (done < 0) socket.destroy(writeError(done)) }
   request = new WriteWrap()
   return true

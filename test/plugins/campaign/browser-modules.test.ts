@@ -171,7 +171,7 @@ const PAGES: Array<{ module: string, use: (page: Page) => Promise<void>, result:
     result: '[data-testid="briefing-questions"]',
     expect: /Most posts about bridge toll are critical \(6 of 6\)/
   },
-  { module: 'opposition-research', use: example, result: '[data-testid="opposition-contradictions"]', expect: /bridge toll[\s\S]*strength 0\.667/ },
+  { module: 'opposition-research', use: example, result: '[data-testid="opposition-contradictions"]', expect: /bridge toll[\s\S]*strength 0\.75/ },
   {
     module: 'multilingual',
     use: async page => {

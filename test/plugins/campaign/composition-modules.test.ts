@@ -182,10 +182,10 @@ t.test('opposition research: statements grouped by topic, the reversal and the n
     '"never raise property taxes" and "must raise property taxes" read as opposite opinions')
   t.same(analysis.other, [{ issue: 'environment', statements: [{ statement_id: 's5', said_on: '2025-06-01', source: 'newsletter', stance: 0, quote: STATEMENTS[4].text }] }], 'parks: a topic of one statement, filed by issue')
   t.same(analysis.contradictions.map(c => [c.contradiction_id, c.topic, c.reasons, c.strength]), [
-    ['s1~s2', 'bridge toll', ['opposite stance'], 0.667],
+    ['s1~s2', 'bridge toll', ['opposite stance'], 0.75],
     ['s3~s4', 'property', ['opposite stance', 'negation mismatch'], 0.4]
-  ], 'strength |0.459 − (−0.875)| / 2 for the toll; 0.5 × 0.8 for one-term "property"')
-  t.match(analysis.contradictions[0], { earlier: { said_on: '2025-03-01', source: 'Herald interview', stance: 0.459 }, later: { said_on: '2026-01-10', source: 'town hall', stance: -0.875 } })
+  ], 'strength |0.625 − (−0.875)| / 2 for the toll; 0.5 × 0.8 for one-term "property"')
+  t.match(analysis.contradictions[0], { earlier: { said_on: '2025-03-01', source: 'Herald interview', stance: 0.625 }, later: { said_on: '2026-01-10', source: 'town hall', stance: -0.875 } })
   t.same(analyseStatements(engine, statements.slice(2, 4).map(s => ({ ...s, text: s.text.replace('never raise', 'not cut') }))).contradictions, [], '"not cut" and "raise" share no negated term')
 })
 
@@ -288,7 +288,7 @@ t.test('the writing modules through the API', async t => {
     t.same((await call<Opponents>('list-opponents', { search: 'nobody' })).opponents, [])
     interface Contradictions { statements: number, total: number, contradictions: Array<{ resource_id: string, topic: string, strength: number, sources: string[] }> }
     const found = await call<Contradictions>('detect-contradictions', { opponent: 'DAN REYES' }, readonly)
-    t.same(found.contradictions.map(c => [c.topic, c.strength]), [['bridge toll', 0.667], ['property', 0.4]])
+    t.same(found.contradictions.map(c => [c.topic, c.strength]), [['bridge toll', 0.75], ['property', 0.4]])
     t.match(found.contradictions[0].sources, [/Herald interview, 2025-03-01/, /town hall, 2026-01-10/])
     t.same((await call<Contradictions>('detect-contradictions', { opponent: 'Dan Reyes', topic: 'property' })).contradictions.map(c => c.topic), ['property'])
     await t.rejects(call('detect-contradictions', { opponent: 'Nobody Known' }), new ServerFunctionError(404, 'no statements of opponent "Nobody Known": add them with generate-opposition-briefing'))

@@ -10,7 +10,7 @@ import { Bm25Index } from '../../../plugins/campaign/modules/bm25.js'
 import { loadPrompt } from '../../../plugins/campaign/language/prompts.js'
 import { addressingPassages, answeringPassages, composeExtractive, counterPrompt, readGenerated } from '../../../plugins/campaign/modules/counter-message.js'
 import { analyzeDisinfo, foldTerm, negatedTerms, shoutedWords, statisticsIn, WEIGHTS, type KbLike } from '../../../plugins/campaign/modules/disinfo-signals.js'
-import { analyzeArticle, compareOutlets, storedTerms, topicRelevance } from '../../../plugins/campaign/modules/media-coverage.js'
+import { analyzeArticle, compareOutlets, opinionBalance, storedTerms, toneOf, topicRelevance } from '../../../plugins/campaign/modules/media-coverage.js'
 import { analyzeRegulation, classifyClause, deadlineOf, splitSections } from '../../../plugins/campaign/modules/regulation-parse.js'
 import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
@@ -80,6 +80,15 @@ t.test('media monitor: critical coverage in neutral words reads as critical', as
   const answered = 'Councillor Maria Lopez presented her transit plan on Tuesday. Supporters say the plan is realistic and fully costed. ' +
     'Riders praised the new night buses, and the plan will cut fares for students.'
   t.equal(analyzeArticle(engine, 'Lopez presents her transit plan', answered).tone, 'favourable', 'the same plan praised reads as favourable')
+})
+
+t.test('media monitor: tone from the balance of opinionated sentences', async t => {
+  t.equal(opinionBalance([0.75, 0, 0, 0, -0.25]), 0.5, 'sentences without opinion weigh nothing')
+  t.equal(opinionBalance([0, 0]), 0, 'no opinion, no balance')
+  t.equal(toneOf(opinionBalance([0.5, 0, 0, 0, 0]), 0.7), 'favourable', 'one opinion among facts decides, past the factual density')
+  t.equal(toneOf(opinionBalance([0.5, -0.4, 0.2]), 1), 'mixed', 'neither side weighs twice the other')
+  t.equal(toneOf(opinionBalance([-0.5, -0.4, 0.2]), 1), 'critical')
+  t.equal(toneOf(1, 0.5), 'factual', 'below the opinion density of an opinion piece')
 })
 
 t.test('media monitor: an article analysed, and two outlets with opposite slant compared', async t => {

@@ -31,7 +31,7 @@ t.test('the local engine on one text', async t => {
   t.same(summary.map(s => s.index), [1, 2], 'the two sentences about the housing report')
 })
 
-t.test('opinion in context: negation, reported criticism, contrast, burdens, names', async t => {
+t.test('opinion in context: negation, reported criticism, contrast, burdens and goods, names', async t => {
   const engine = await localEngine()
   const label = (text: string): string => engine.sentiment(text).label
   t.equal(label('Her transit plan is not credible.'), 'negative', '"not credible": the praise word negated')
@@ -58,6 +58,14 @@ t.test('opinion in context: negation, reported criticism, contrast, burdens, nam
   t.equal(label('Critics say the plan is unrealistic, a fantasy that will raise taxes.'), 'negative', 'reported criticism with a burden raised')
   t.equal(label('Critics say the plan is a bold step.'), 'negative', 'even a praise word, when critics say it')
   t.equal(label('The plan is ambitious, but it lacks any funding detail.'), 'negative', 'praise conceded, then a missing detail')
+  t.equal(label('Auditors questioned the so-called savings of the new contract.'), 'negative', 'a verb of criticism, whoever voices it, and the praise after it')
+  t.equal(label('Nobody I spoke to at the meeting could explain the plan.'), 'negative', 'a negation reaches to its clause\'s end')
+  t.equal(label('The speech was polished, but it offered no answers on crime.'), 'negative', 'the expected thing negated first, not the burden after it')
+  t.equal(label('Nobody expected the new candidate to be this good on stage.'), 'positive', 'a negated expectation leaves the praise after it')
+  t.equal(label('The board refused to publish the minutes of the meeting.'), 'negative', 'a failure with nothing to negate is a fault itself')
+  t.equal(label('The council will cut funding for the youth centres.'), 'negative', 'a good lowered')
+  t.equal(label('Jobs grew in every ward last year.'), 'positive', 'a good raised')
+  t.equal(label('The timing of the vote was unfortunate.'), 'negative', 'a word AFINN lacks, scored by VADER\'s lexicon')
   const mood = engine.sentiment('The plan is unrealistic.')
   t.same([mood.score, mood.polarity], [-2, Math.round(-2 / Math.sqrt(19) * 1000) / 1000], 'a campaign word AFINN lacks, and polarity = s / √(s² + 15)')
 })

@@ -2,7 +2,7 @@
 // order. No engine involved.
 import t from 'tap'
 import { planDeploy, type Desired } from '../../../plugins/reconciler/plan.js'
-import type { ContainerState } from '../../../plugins/reconciler/runtime.js'
+import type { ContainerState } from '../../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 
 function spec (name: string, extra: Partial<ServiceSpec> = {}): ServiceSpec {
@@ -78,4 +78,20 @@ t.test('a cluster node plans only the replica indices placed on it; without them
   t.same(all.layers[0][0].actions.map(a => [a.kind, 'replica' in a ? a.replica : a.container.replica]), [['create', 3], ['create', 4]])
   const none = plan([{ spec, hash: 'h', imageId: 'i', replicas: [] }], [container(1)], { removeOrphans: false })
   t.same(none.layers[0][0].actions.map(a => a.kind), ['remove'], 'no replica here: every container of the service goes')
+})
+
+t.test('a repair brings containers back and never changes a spec', async t => {
+  const plan = planDeploy([desired('web', { replicas: 3 }), desired('db'), desired('cache')], [
+    container('web', 1, { hash: 'h-old', running: false, state: 'exited' }),
+    container('web', 2, { running: false, state: 'restarting' }),
+    container('web', 4),
+    container('db', 1, { imageId: 'img-older' }),
+    container('cache', 1, { running: false, state: 'exited' }),
+    container('cache', 1, { id: 'cache-1b' }),
+    container('gone', 1)
+  ], { removeOrphans: true, repair: true })
+  t.same(summary(plan), [
+    ['gone: remove 1 (orphan)'],
+    ['web: remove 4 (extra replica)', 'web: start 1', 'web: create 3', 'db: unchanged', 'cache: remove 1 (duplicate)']
+  ], 'a stopped container of another spec is started, not recreated; the one the engine restarts is left to it; an older image stays; the running one of two duplicates is kept')
 })

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import pino from 'pino'
 import type { LeaderChannel } from '../../../plugins/cluster/leader.js'
 import { NodeRegistry, type StoredNode } from '../../../plugins/cluster/registry.js'
-import { ClusterScheduler } from '../../../plugins/cluster/scheduler.js'
+import { ClusterScheduler } from '../../../plugins/cluster/assignments.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 import { tempDir } from '../../support/tmp.js'
 

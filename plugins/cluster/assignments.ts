@@ -5,7 +5,7 @@
 import type { Database } from 'lmdb'
 import type { Logger } from 'pino'
 import { Unavailable } from '../../kernel/index.js'
-import type { RemoteContainer, RemoteOutcome, Schedule, ScheduleRequest, Scheduler } from '../reconciler/scheduler.js'
+import type { RemoteContainer, RemoteOutcome, Schedule, ScheduleRequest, Scheduler } from '../reconciler/placement.js'
 import type { ServiceSpec } from '../reconciler/spec.js'
 import { parseMemory } from '../reconciler/units.js'
 import { NodeUnreachable, type LeaderChannel } from './leader.js'

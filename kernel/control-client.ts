@@ -1,9 +1,13 @@
-// How `berth` commands reach the control API: its URL from the CLI settings and a bearer token from
-// BERTH_TOKEN or the admin token the server wrote to the state directory.
+// How `berth` commands reach the control API, the kernel's listener: its URL from the CLI settings
+// and a bearer token from BERTH_TOKEN or the admin token file of the state directory, which the
+// plugin that guards the control API (tokens) writes on first boot.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ApiClient, type CliRegistry } from '../../kernel/index.js'
-import { ADMIN_TOKEN_FILE } from './token-store.js'
+import { ApiClient } from './cli-client.js'
+import type { CliRegistry } from './cli-registry.js'
+
+/** The bootstrap admin token's file in the state directory. */
+export const ADMIN_TOKEN_FILE = 'admin.token'
 
 export async function controlClient (cli: CliRegistry): Promise<ApiClient> {
   const { controlUrl, stateDir } = await cli.settings()

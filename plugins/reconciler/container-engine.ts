@@ -1,5 +1,5 @@
 // The runtime seam: what the reconciler needs from a container engine. The Docker engine is the one
-// implementation (docker-runtime.ts); another runtime implements this interface and is registered by name.
+// implementation (docker-engine.ts); another runtime implements this interface and is registered by name.
 import type { ServiceSpec } from './spec.js'
 
 /** One container the runtime manages for this server, as one list call reports it. */
@@ -38,7 +38,16 @@ export interface CreateRequest {
   env: Record<string, string>
 }
 
-export interface RuntimeInfo {
+/** Something the engine did to one of this server's containers. */
+export interface ContainerEvent {
+  /** The engine's word: start, die, destroy, stop, kill, ... */
+  action: string
+  service: string
+  /** When, in seconds since the epoch. */
+  time: number
+}
+
+export interface EngineInfo {
   kind: string
   version: string
   containers_running: number
@@ -46,7 +55,7 @@ export interface RuntimeInfo {
   memory_bytes: number
 }
 
-export interface Runtime {
+export interface ContainerEngine {
   /** The `runtime` value of service specs this runtime serves. */
   readonly name: string
   /** Every container of this server, in one call. */
@@ -66,14 +75,20 @@ export interface Runtime {
   health(id: string): Promise<ContainerState['health']>
   /** Output of a container: the last `tail` lines, then new lines while `follow`; stdout and stderr merged. */
   logs(id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream>
-  info(): Promise<RuntimeInfo>
+  info(): Promise<EngineInfo>
   /** Run `/bin/sh -c <command>` in a running container; its exit code and output (stdout and stderr, the last 4 KiB). */
   exec(id: string, command: string): Promise<{ exitCode: number, output: string }>
   /** Where a named volume's files are on this host, creating the volume (with this server's labels) if it does not exist. */
   volumeDir(name: string, project: string): Promise<string>
   /** Whether a named volume exists. */
   hasVolume(name: string): Promise<boolean>
+  /**
+   * The engine's events about this server's containers, from `since` (seconds since the epoch; none:
+   * from now) until the engine goes away or `signal` aborts, when the iteration ends. Throws
+   * EngineUnavailable when the engine cannot be reached.
+   */
+  events(options: { since?: number, signal: AbortSignal }): Promise<AsyncIterable<ContainerEvent>>
 }
 
 /** The engine cannot be reached: every service of a deploy fails with this, none crashes the server. */
-export class RuntimeUnavailable extends Error {}
+export class EngineUnavailable extends Error {}

@@ -4,8 +4,8 @@
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions, MountSettings } from 'dockerode'
 import { PassThrough, Readable } from 'node:stream'
-import type { ContainerState, CreateRequest, Runtime, RuntimeInfo } from './runtime.js'
-import { RuntimeUnavailable } from './runtime.js'
+import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, EngineInfo } from './container-engine.js'
+import { EngineUnavailable } from './container-engine.js'
 import { credentialsFor, readDockerConfig } from './registry-auth.js'
 import { parseMemory } from './units.js'
 
@@ -48,12 +48,31 @@ function statusOf (err: unknown): number | undefined {
   return (err as { statusCode?: number }).statusCode
 }
 
+/** The container events of the engine's event stream (one JSON object a line), until it ends or breaks. */
+async function * containerEvents (stream: NodeJS.ReadableStream): AsyncIterable<ContainerEvent> {
+  let pending = ''
+  try {
+    for await (const chunk of stream) {
+      const lines = (pending + (chunk as Buffer | string).toString()).split('\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) {
+        if (line.trim() === '') continue
+        const event = JSON.parse(line) as { Type?: string, Action?: string, time?: number, Actor?: { Attributes?: Record<string, string> } }
+        const service = event.Actor?.Attributes?.[LABEL.service]
+        if (event.Type === 'container' && event.Action !== undefined && service !== undefined) yield { action: event.Action, service, time: event.time ?? 0 }
+      }
+    }
+  } catch {
+    // The engine went away or the watch was stopped: the iteration ends.
+  }
+}
+
 /** Where a published port is reached from this host (a wildcard address means loopback). */
 function reachable (ip: string, port: number): { host: string, port: number } {
   return { host: ip === '' || ip === '0.0.0.0' || ip === '::' ? '127.0.0.1' : ip, port }
 }
 
-export class DockerRuntime implements Runtime {
+export class DockerEngine implements ContainerEngine {
   readonly name = 'docker'
   #docker: Promise<Docker> | undefined
   readonly #settings: DockerSettings
@@ -69,14 +88,14 @@ export class DockerRuntime implements Runtime {
     return await this.#docker
   }
 
-  /** Run an engine call; an unreachable engine becomes RuntimeUnavailable, anything else keeps the engine's message. */
+  /** Run an engine call; an unreachable engine becomes EngineUnavailable, anything else keeps the engine's message. */
   async #call<T> (what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn()
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       if (code !== undefined && UNREACHABLE.has(code)) {
-        throw new RuntimeUnavailable(`container engine unavailable at ${this.#settings.socket}: ${code}`)
+        throw new EngineUnavailable(`container engine unavailable at ${this.#settings.socket}: ${code}`)
       }
       throw new Error(`${what}: ${engineMessage(err)}`, { cause: err })
     }
@@ -304,7 +323,18 @@ export class DockerRuntime implements Runtime {
     })
   }
 
-  async info (): Promise<RuntimeInfo> {
+  async events ({ since, signal }: { since?: number, signal: AbortSignal }): Promise<AsyncIterable<ContainerEvent>> {
+    const stream = await this.#call('watching engine events', async () => await (await this.#engine()).getEvents({
+      ...(since !== undefined && { since }), filters: { type: ['container'], label: [`${LABEL.instance}=${this.#settings.instance}`] }
+    }))
+    const end = (): void => { (stream as Readable).destroy() }
+    if (signal.aborted) end()
+    else signal.addEventListener('abort', end, { once: true })
+    stream.once('close', () => { signal.removeEventListener('abort', end) })
+    return containerEvents(stream)
+  }
+
+  async info (): Promise<EngineInfo> {
     const info = await this.#call('reading engine info', async () => await (await this.#engine()).info() as {
       ServerVersion?: string, ContainersRunning?: number, NCPU?: number, MemTotal?: number
     })

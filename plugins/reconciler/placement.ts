@@ -3,7 +3,7 @@
 // as on a single node; with one, each deploy asks it which replicas run here, and it has the other
 // nodes apply theirs: those that gain or change replicas before this node converges, those that only
 // lose replicas after, so moved replicas start before their predecessors stop.
-import type { ContainerState } from './runtime.js'
+import type { ContainerState } from './container-engine.js'
 import type { ServiceSpec } from './spec.js'
 import type { DeployError } from './state.js'
 

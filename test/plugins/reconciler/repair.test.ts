@@ -1,0 +1,118 @@
+// Continuous reconcile against a real dockerd of the test's own, which the test crashes and starts
+// again: the services serve again within 10 s of the engine answering, a container removed by hand is
+// replaced within the same bound, a stray of the instance is removed, a stop request (POST
+// /api/v1/stop) is respected, and a service whose repair keeps failing backs off, says why, and does
+// not hold the others back.
+import t from 'tap'
+import type { OperatorAlert } from '../../../kernel/index.js'
+import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
+import { repairBackoffMs } from '../../../plugins/reconciler/repair.js'
+import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
+import { requireComponent } from '../../support/component.js'
+import { busyboxImage, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
+import { extraEngine } from '../../support/engines.js'
+import { api, instanceContainers, reconcilerKernel, writeServices, type ReconcilerInstance } from '../../support/orchestration.js'
+import { pollUntil } from '../../support/poll.js'
+
+/** The goal: serving again this soon after the engine answers, or after a container is removed. */
+const BOUND_MS = 10_000
+
+t.test('backoff: the interval doubled after each failure, at most five minutes', async t => {
+  t.same([1, 2, 3, 4].map(n => repairBackoffMs(n, 5000)), [5000, 10_000, 20_000, 40_000])
+  t.equal(repairBackoffMs(20, 5000), 300_000)
+})
+
+t.test('the engine crashes and comes back, containers are removed by hand: repaired within the bound', async t => {
+  const engine = await requireComponent(t, 'docker', async () => await extraEngine(t, 'repair'))
+  if (engine === undefined) return
+  await Promise.all([httpdImage(engine.docker), busyboxImage(engine.docker)])
+  // The product's default interval (5 s): nothing about repair is tuned for the test.
+  const instance = await reconcilerKernel(t, engine.docker, { extra: { docker_socket: engine.socket, repair_interval_secs: 5 } })
+  const { kernel, cwd, project, token } = instance
+  const alerts: OperatorAlert[] = []
+  kernel.events.on('operator.alert', alert => { alerts.push(alert) })
+  writeServices(cwd, {
+    [project]: '[[service]]\nname = "web"\nimage = "berth-test/httpd:1"\nport = 8080\nhealth = "/"\nreplicas = 2\n' +
+      '[[service]]\nname = "worker"\nimage = "berth-test/busybox:2"\ncommand = ["/bin/busybox", "sleep", "3600"]\n'
+  })
+  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
+  await pollUntil(async () => await everythingServes(instance), { what: 'the services to serve after the deploy' })
+  const deployed = await instanceContainers(engine.docker, instance.instance)
+
+  // The engine dies with its containers (as a crash would), and comes back: they stay exited by themselves.
+  await engine.crash()
+  t.equal((await api(kernel, 'GET', '/api/v1/status', { token })).status, 503, 'the status says the engine is away')
+  await engine.startAgain()
+  const back = Date.now()
+  await pollUntil(async () => await everythingServes(instance), { timeout: BOUND_MS, what: 'every replica to serve again after the engine came back' })
+  t.comment(`serving again ${Date.now() - back} ms after the engine answered`)
+  const restarted = await instanceContainers(engine.docker, instance.instance)
+  t.same([...restarted.keys()].sort(), [...deployed.keys()].sort(), 'the same containers')
+  for (const [name, container] of deployed) t.equal(restarted.get(name)?.Id, container.Id, `${name} was started again, not recreated`)
+
+  // A replica removed by hand is replaced.
+  await engine.docker.getContainer(`${project}-web-1`).remove({ force: true })
+  const removed = Date.now()
+  await pollUntil(async () => await everythingServes(instance), { timeout: BOUND_MS, what: 'the removed replica to be replaced' })
+  t.comment(`replaced ${Date.now() - removed} ms after docker rm -f`)
+  t.not((await instanceContainers(engine.docker, instance.instance)).get(`${project}-web-1`)?.Id, deployed.get(`${project}-web-1`)?.Id, 'by a new container')
+
+  // A container of the instance that belongs to no deployed service is removed.
+  const stray = await engine.docker.createContainer({
+    name: `${project}-stray-1`, Image: 'berth-test/busybox:2', Cmd: ['/bin/busybox', 'sleep', '3600'],
+    Labels: { 'berth.instance': instance.instance, 'berth.project': project, 'berth.service': 'stray', 'berth.replica': '1', 'berth.hash': 'x' }
+  })
+  await stray.start()
+  await pollUntil(async () => !(await instanceContainers(engine.docker, instance.instance)).has(`${project}-stray-1`), { timeout: BOUND_MS, what: 'the stray to be removed' })
+  t.match((await api(kernel, 'GET', '/metrics')).text, /berth_reconciler_repairs_total\{service="web"\} [1-9]/, 'repairs are counted')
+
+  // A stop request stays in force through repairs, until the next deploy or restart.
+  t.same((await api(kernel, 'POST', '/api/v1/stop', { token })).body, { stopped: ['web', 'worker'], containers: 3 })
+  const passes = await repairPasses(instance)
+  await pollUntil(async () => await repairPasses(instance) >= passes + 2, { timeout: 20_000, what: 'two repair passes after the stop' })
+  const stopped = await statusOf(instance)
+  t.match(stopped.get('web'), { status: 'stopped', running_replicas: 0, reason: /^stopped by a stop request at .*; its next deploy or restart starts it$/ }, 'the stopped services stay stopped, and say why')
+  t.match(stopped.get('worker'), { status: 'stopped', reason: /^stopped by a stop request/ })
+  t.equal((await api(kernel, 'POST', '/api/v1/services/worker/restart', { token })).status, 200)
+  const worker = (await statusOf(instance)).get('worker')
+  t.match(worker, { status: 'running', running_replicas: 1 }, 'a restart starts a stopped service')
+  t.equal(worker?.reason, undefined, 'which is no longer stopped')
+  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.changed, ['web'], 'the next deploy starts the other')
+  await pollUntil(async () => await everythingServes(instance), { what: 'the services to serve after the deploy' })
+
+  // A service whose repair fails (its image is gone, and cannot be pulled) backs off and says why; the others are still repaired.
+  const doomed = '127.0.0.1:1/berth-test/doomed:1'
+  await engine.docker.getImage('berth-test/busybox:2').tag({ repo: '127.0.0.1:1/berth-test/doomed', tag: '1' })
+  writeServices(cwd, { [`${project}x`]: `[[service]]\nname = "doomed"\nimage = "${doomed}"\ncommand = ["/bin/busybox", "sleep", "3600"]\n` })
+  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
+  await engine.docker.getContainer(`${project}x-doomed-1`).remove({ force: true })
+  await engine.docker.getImage(doomed).remove()
+  const failing = await pollUntil(async () => { const s = (await statusOf(instance)).get('doomed'); return s?.reason !== undefined && s }, { timeout: BOUND_MS, what: 'doomed to fail its repair' })
+  t.match(failing, { status: 'stopped', running_replicas: 0, reason: /^repair failed 1 time in a row: pulling 127\.0\.0\.1:1\/berth-test\/doomed:1: .*; next attempt at \d{4}-/ })
+  t.match(alerts.filter(a => a.kind === 'repair.failed'), [{ subject: 'doomed', message: /^doomed cannot be repaired: pulling 127\.0\.0\.1:1\/berth-test\/doomed:1/ }], 'operators hear of it once')
+  await engine.docker.getContainer(`${project}-worker-1`).remove({ force: true })
+  await pollUntil(async () => await everythingServes(instance), { timeout: BOUND_MS, what: 'worker to be replaced while doomed fails' })
+  await pollUntil(async () => /repair failed 2 times/.test((await statusOf(instance)).get('doomed')?.reason ?? ''), { timeout: 20_000, what: 'a second attempt after the backoff' })
+  t.equal(alerts.filter(a => a.kind === 'repair.failed').length, 1, 'a failure streak is one alert')
+  t.match((await api(kernel, 'GET', '/metrics')).text, /berth_reconciler_repair_failures_total\{service="doomed"\} [2-9]/)
+})
+
+async function statusOf (instance: ReconcilerInstance): Promise<Map<string, ServiceStatus>> {
+  const answer = await api<{ services: ServiceStatus[] }>(instance.kernel, 'GET', '/api/v1/status', { token: instance.token })
+  if (answer.status !== 200) return new Map()
+  return new Map(answer.body.services.map(s => [s.name, s]))
+}
+
+/** web's two replicas answer on their published ports and worker runs. */
+async function everythingServes (instance: ReconcilerInstance): Promise<boolean> {
+  const status = await statusOf(instance)
+  const web = status.get('web')
+  if (web?.running_replicas !== 2 || status.get('worker')?.running_replicas !== 1) return false
+  const pages = await Promise.all(web.containers.map(async c => await fetch(`http://${c.address ?? ''}/`).then(async r => await r.text(), () => '')))
+  return pages.length === 2 && pages.every(page => page === HTTPD_INDEX)
+}
+
+async function repairPasses (instance: ReconcilerInstance): Promise<number> {
+  const metrics = (await api(instance.kernel, 'GET', '/metrics')).text
+  return Number(/^berth_reconciler_repair_passes_total (\d+)$/m.exec(metrics)?.[1] ?? 0)
+}
