@@ -72,7 +72,8 @@ t.test('validation errors name the file, the service and the field', async t => 
   writeServices(cwd, { web: '[[service]]\nname = "api"\nimage = "x:1"\nreplicas = -1\nsize = 3\n' })
   const bad = await api(kernel, 'POST', '/api/v1/deploy', { token })
   t.same([bad.status, bad.body], [400, {
-    error: 'services/web/service.toml: service "api": replicas must be an integer ≥ 0, got -1; services/web/service.toml: service "api": size is not a known field'
+    error: 'services/web/service.toml: service "api": replicas must be an integer ≥ 0, got -1; services/web/service.toml: service "api": size is not a known field',
+    code: 'BERTH_BAD_REQUEST'
   }])
   const request = await api(kernel, 'POST', '/api/v1/deploy', { token, body: { services: [{ name: 'a', project: 'p', image: 'x:1', depends_on: ['b'] }] } })
   t.same([request.status, request.body], [400, { error: 'request body: service "a": depends_on names unknown service "b"', code: 'BERTH_BAD_REQUEST' }])
