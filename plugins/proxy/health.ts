@@ -1,7 +1,8 @@
 // Health of replicas: a route with a health path has each replica probed on it (2xx or 3xx passes).
 // One without is checked by opening a connection, or, for a replica that requests found failing, by
 // asking it `GET /` (any answer passes): a frozen container behind the engine's port forwarder still
-// accepts connections. A replica that fails leaves the rotation until a probe passes.
+// accepts connections. A replica in rotation leaves it after PROBE_FALLS failed probes in a row (one
+// late answer on a busy host takes no replica out), and comes back as soon as a probe passes.
 import { request } from 'node:http'
 import { connect } from 'node:net'
 import { probe } from '../reconciler/probe.js'
@@ -36,14 +37,23 @@ async function answers (upstream: Upstream, timeoutMs: number): Promise<boolean>
   })
 }
 
+/** Failed probes in a row that take a replica in rotation out of it. */
+export const PROBE_FALLS = 2
+
 /** Probe every replica of every route; returns the replicas whose health changed. */
 export async function checkAll (routes: readonly Route[], timeoutMs: number): Promise<Upstream[]> {
   const changed: Upstream[] = []
   await Promise.all(routes.flatMap(route => route.upstreams.map(async upstream => {
-    const healthy = await serves(upstream, route, timeoutMs)
-    if (healthy === upstream.healthy) return
-    upstream.healthy = healthy
-    if (healthy) upstream.failures = 0
+    if (await serves(upstream, route, timeoutMs)) {
+      upstream.missedProbes = 0
+      if (upstream.healthy) return
+      Object.assign(upstream, { healthy: true, failures: 0 })
+      changed.push(upstream)
+      return
+    }
+    upstream.missedProbes++
+    if (!upstream.healthy || upstream.missedProbes < PROBE_FALLS) return
+    upstream.healthy = false
     changed.push(upstream)
   })))
   return changed

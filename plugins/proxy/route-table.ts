@@ -28,6 +28,8 @@ export interface Upstream extends UpstreamRecord {
   healthy: boolean
   /** Requests in a row that could not connect or got no response head in time; a response head resets it. */
   failures: number
+  /** Health probes in a row that failed; a passing probe resets it. */
+  missedProbes: number
   /** Being taken out of rotation before its container stops. */
   draining: boolean
   /** Resolved (and cleared) when `inflight` reaches zero. */
@@ -126,10 +128,10 @@ export class RouteTable {
     const { host, port } = record
     const known = this.#upstreams.get(record.id)
     if (known !== undefined) {
-      if (known.port !== port || known.host !== host) Object.assign(known, { host, port, origin: originOf(host, port), healthy: false })
+      if (known.port !== port || known.host !== host) Object.assign(known, { host, port, origin: originOf(host, port), healthy: false, missedProbes: 0 })
       return known
     }
-    const upstream: Upstream = { id: record.id, container: record.container, replica: record.replica, canary: record.canary, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, failures: 0, draining: false }
+    const upstream: Upstream = { id: record.id, container: record.container, replica: record.replica, canary: record.canary, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, failures: 0, missedProbes: 0, draining: false }
     this.#upstreams.set(record.id, upstream)
     return upstream
   }

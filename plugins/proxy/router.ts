@@ -82,7 +82,7 @@ export class Router implements TrafficHooks {
       const route = this.#deps.table.routes.find(r => r.service === spec.name)
       if (upstream?.draining === true) Object.assign(upstream, { draining: false, healthy: false })
       if (upstream !== undefined && route !== undefined && await serves(upstream, route, this.#deps.probeTimeoutMs)) {
-        Object.assign(upstream, { healthy: true, failures: 0 })
+        Object.assign(upstream, { healthy: true, failures: 0, missedProbes: 0 })
         return
       }
       if (Date.now() > deadline) throw new Error(`the new replica did not serve ${route?.health ?? 'connections'} within ${this.#deps.readyTimeoutMs / 1000} s, so the rollout stopped`)

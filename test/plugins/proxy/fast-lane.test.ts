@@ -195,7 +195,7 @@ t.test('a connection moves to the general path for a body, pipelined requests or
   const unknown = await exchange(proxy, ['GET / HTTP/1.1\r\nHost: nobody.test\r\nAccept: application/json\r\n\r\n', 'GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n'],
     text => answersIn(text) === 2 && text.endsWith('hello'))
   unknown.socket.destroy()
-  t.match(unknown.text, /^HTTP\/1\.1 404 Not Found[^]*\{"error":"no service is served at nobody\.test"\}HTTP\/1\.1 200 OK/)
+  t.match(unknown.text, /^HTTP\/1\.1 404 Not Found[^]*\{"error":"no service is served at nobody\.test","code":"BERTH_NOT_FOUND"\}HTTP\/1\.1 200 OK/)
   t.same((await get(proxy, 'raw.test', '/len')).body, 'hello')
 })
 
