@@ -15,14 +15,21 @@ export default tseslint.config(
       'no-console': 'off'
     }
   },
-  {
-    // Plugins use the kernel through its public surfaces only: index.ts, and schema.ts (TypeBox) for runtimes.
-    files: ['plugins/**/*.ts'],
-    ignores: ['plugins/*/ui/**'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ group: ['**/kernel/*', '!**/kernel/index.js', '!**/kernel/schema.js'], message: 'import the kernel from kernel/index.js (or kernel/schema.js for TypeBox)' }]
-      }]
+  // Plugins use the kernel through its public surfaces only (index.ts, and schema.ts for TypeBox), and
+  // another plugin through its index.ts or its contract module api.ts.
+  ...[1, 2, 3].map(depth => {
+    const up = '\\.\\./'.repeat(depth)
+    return {
+      files: [`plugins/*/${'*/'.repeat(depth - 1)}*.ts`],
+      ignores: ['plugins/*/ui/**', 'plugins/ingest/dashboard/**'],
+      rules: {
+        'no-restricted-imports': ['error', {
+          patterns: [
+            { group: ['**/kernel/*', '!**/kernel/index.js', '!**/kernel/schema.js'], message: 'import the kernel from kernel/index.js (or kernel/schema.js for TypeBox)' },
+            { regex: `^${up}(?!kernel/)[a-z-]+/(?!(index|api)\\.js$)`, message: 'import another plugin through its index.js or its contract module api.js' }
+          ]
+        }]
+      }
     }
-  }
+  })
 )

@@ -8,7 +8,7 @@ import {
   CLOSE, PROTOCOL_VERSION, parseLeaderMessage,
   type AgentMessage, type DeploySummary, type DesiredMessage, type EngineReport, type ReportedContainer, type RequestMessage
 } from './protocol.js'
-import type { ServiceSpec } from '../reconciler/spec.js'
+import type { ServiceSpec } from '../reconciler/api.js'
 
 /** Longest wait for the leader's proxy to drain a container or to see a new one serve. */
 const TRAFFIC_TIMEOUT_MS = 120_000

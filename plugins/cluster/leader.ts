@@ -10,8 +10,7 @@ import {
   type AppliedMessage, type DesiredMessage, type HelloMessage, type LeaderMessage, type RequestMessage, type TrafficMessage
 } from './protocol.js'
 import type { NodeEntry, NodeRegistry } from './registry.js'
-import type { ContainerState } from '../reconciler/container-engine.js'
-import type { ServiceSpec } from '../reconciler/spec.js'
+import type { ContainerState, ServiceSpec } from '../reconciler/api.js'
 
 /** How long a new channel may take to say hello. */
 const HELLO_TIMEOUT_MS = 10_000

@@ -1,7 +1,6 @@
 // The node record of GET /api/v1/cluster/info on a leader: who the node is, its state and heartbeat,
 // its engine and capacity, and what runs there (docs/api.md, "Node record").
-import type { ServiceSpec } from '../reconciler/spec.js'
-import { parseMemory } from '../reconciler/units.js'
+import { parseMemory, type ServiceSpec } from '../reconciler/api.js'
 import type { Assignment } from './placement.js'
 import type { NodeEntry, NodeRole, NodeState } from './registry.js'
 

@@ -1,7 +1,6 @@
 // The channel between the leader and its agents: JSON messages over one WebSocket per agent, opened by
 // the agent at GET /api/v1/cluster/join with its agent token. Version 1; see docs/cluster-protocol.md.
-import type { ContainerState } from '../reconciler/container-engine.js'
-import type { ServiceSpec } from '../reconciler/spec.js'
+import type { ContainerState, ServiceSpec } from '../reconciler/api.js'
 
 export const PROTOCOL_VERSION = 1
 export const JOIN_PATH = '/api/v1/cluster/join'

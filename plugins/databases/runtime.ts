@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { BadRequest, BerthError, Conflict, messageOf, Unavailable, type PluginContext } from '../../kernel/index.js'
-import { IMAGE, NAME } from '../reconciler/spec.js'
+import { IMAGE, NAME } from '../reconciler/api.js'
 import { ENGINES, engineService, PORTS, type Engine } from './engines.js'
 import type { DatabasesConfig } from './index.js'
 

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { messageOf, NotFound, StartupError, type OperatorAlert, type PluginContext } from '../../kernel/index.js'
-import { secretReferences } from '../secrets/references.js'
+import { secretReferences } from '../secrets/api.js'
 import { alertBody, deliver, type Outcome, type RetryPolicy, type Target } from './delivery.js'
 import type { NotificationsConfig } from './index.js'
 

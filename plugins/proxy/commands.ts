@@ -1,6 +1,6 @@
 // `berth proxy routes`: the routing table of the running server, a line per replica.
 import { controlClient, formatTable, type CliRegistry } from '../../kernel/index.js'
-import { describeCertificate } from '../reconciler/status.js'
+import { describeCertificate } from '../reconciler/api.js'
 import type { RouteView } from './control-routes.js'
 
 export function proxyCommands (cli: CliRegistry): void {

@@ -5,7 +5,7 @@
 // late answer on a busy host takes no replica out), and comes back as soon as a probe passes.
 import { request } from 'node:http'
 import { connect } from 'node:net'
-import { probe } from '../reconciler/probe.js'
+import { probe } from '../reconciler/api.js'
 import type { Route, Upstream } from './route-table.js'
 
 /** Whether the replica serves: its health path answers, or (without one) it accepts a connection, and answers HTTP after failed requests. */

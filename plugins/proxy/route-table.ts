@@ -4,8 +4,7 @@
 // requests in flight, health and draining carry over. A service with a canary has its requests split
 // by the canary's weight between the canary replica and the others. A snapshot is also plain data
 // (RouteRecord), which the proxy keeps in its store and serves from while the engine does not answer.
-import type { ContainerState } from '../reconciler/container-engine.js'
-import type { ServiceSpec } from '../reconciler/spec.js'
+import type { ContainerState, ServiceSpec } from '../reconciler/api.js'
 
 /** A replica as plain data: what a snapshot knows of it. */
 export interface UpstreamRecord {

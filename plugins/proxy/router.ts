@@ -3,10 +3,7 @@
 // in a row), and is the reconciler's traffic hook: a replica is drained before its container goes
 // (or restarts), and a new or restarted one is routed once it serves.
 import type { Logger } from 'pino'
-import { coalesced } from '../reconciler/coalesce.js'
-import type { ContainerState } from '../reconciler/container-engine.js'
-import type { ServiceSpec } from '../reconciler/spec.js'
-import type { TrafficHooks } from '../reconciler/traffic.js'
+import { coalesced, type ContainerState, type ServiceSpec, type TrafficHooks } from '../reconciler/api.js'
 import { checkAll, serves } from './health.js'
 import type { Pools } from './pools.js'
 import { routedDomain, type RouteTable, type Upstream } from './route-table.js'

@@ -1,7 +1,7 @@
 // The desired specification of one service, as read from a `[[service]]` table of a service.toml or
 // from an entry of a deploy request: every field checked, defaults filled in, problems named by field.
 import { isAbsolute, resolve } from 'node:path'
-import { SECRET_NAME, secretReferences } from '../secrets/references.js'
+import { SECRET_NAME, secretReferences } from '../secrets/api.js'
 import { Fields, type Table } from './fields.js'
 import { parseMemory } from './units.js'
 

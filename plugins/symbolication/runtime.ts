@@ -2,7 +2,7 @@
 // build when its ELF arrives or its retry is due, and at start every build's pending faults. Imported
 // by setup only.
 import type { PluginContext } from '../../kernel/index.js'
-import type { TelemetryEvent } from '../ingest/apply.js'
+import type { TelemetryEvent } from '../ingest/api.js'
 import { Addr2line } from './addr2line.js'
 import type { SymbolicationConfig, SymbolicationService } from './index.js'
 import { Symbolicator } from './symbolicator.js'

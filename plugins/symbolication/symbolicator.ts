@@ -4,9 +4,8 @@
 // its ELF arrives or its retry is due; the faults of one build in a batch are one resolver call.
 import { existsSync } from 'node:fs'
 import type { Logger } from 'pino'
-import { elfPath } from '../ingest/elf-files.js'
+import { elfPath, faultKey, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
 import type { IngestService } from '../ingest/index.js'
-import { faultKey, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/store.js'
 import { ToolUnavailable, type Addr2line } from './addr2line.js'
 
 /** Faults taken at a time, of new ones and of each build gone through. */

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { Unavailable, type PluginContext } from '../../kernel/index.js'
-import type { DeployResult } from '../reconciler/reconciler.js'
+import type { DeployResult } from '../reconciler/api.js'
 import type { ReconcilerService } from '../reconciler/index.js'
 import type { WebhookService } from './index.js'
 import { INFRA, Registrations, type Registration } from './registrations.js'
