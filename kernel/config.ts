@@ -109,7 +109,6 @@ export interface LoadedConfig {
 interface Claims {
   schemas: Map<string, TObject>
   owners: Map<string, string>
-  planned: Set<string>
   env: Map<string, { section: string, keyPath: string }>
 }
 
@@ -159,8 +158,7 @@ function collectClaims (plugins: readonly AnyPlugin[], listeners: ReadonlyMap<st
       throw new PluginLoadError(`plugin "${listener.owner}" keeps the port of listener "${listener.name}" in [${listener.owner}].${listener.portKey}, which its schema does not define as an integer`)
     }
   }
-  const planned = new Set(plugins.flatMap(plugin => plugin.plannedSections ?? []).filter(section => !owners.has(section)))
-  return { schemas, owners, planned, env }
+  return { schemas, owners, env }
 }
 
 /** Read, override from the environment, and validate the whole configuration. */
@@ -170,7 +168,6 @@ export function loadConfig (source: ConfigSource, plugins: readonly AnyPlugin[])
   const listeners = declaredListeners(plugins)
   const claims = collectClaims(plugins, listeners)
   for (const section of Object.keys(raw)) {
-    if (claims.planned.has(section)) throw new ConfigError(`${origin}: section [${section}] is not supported yet`)
     if (!claims.schemas.has(section)) {
       throw new ConfigError(`${origin}: unknown section [${section}] (known: ${[...claims.schemas.keys()].join(', ')})`)
     }

@@ -173,11 +173,6 @@ export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X 
   /** Other top-level sections this plugin reads (`{ acme: type => type.Object(...) }`); one owner per section. */
   readonly sections?: { readonly [K in keyof X]: SectionSchema<X[K]> }
   /**
-   * Sections this plugin's product documents but nothing reads yet: refused with "section [x] is not
-   * supported yet" rather than as unknown, until the plugin that owns them exists.
-   */
-  readonly plannedSections?: readonly string[]
-  /**
    * This plugin may copy every plugin's databases (`ctx.allState`): it crosses the products'
    * isolation, so it is granted only to a plugin that asks, and shown in its definition.
    */
