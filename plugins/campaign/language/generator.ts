@@ -86,7 +86,7 @@ export class Generator {
   }
 
   #timedOut (waited: number): Unavailable {
-    const queued = waited > 0 ? ` (${(waited / 1000).toFixed(1)} s of it waiting for a free slot)` : ''
+    const queued = waited >= 50 ? ` (${(waited / 1000).toFixed(1)} s of it waiting for a free slot)` : ''
     return new Unavailable(`${this.#where} did not answer within ${this.#settings.timeoutMs / 1000} s${queued}`)
   }
 

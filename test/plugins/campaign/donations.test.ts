@@ -14,8 +14,12 @@ import { testKernel } from '../../support/kernel.js'
 import { tempDir } from '../../support/tmp.js'
 
 const today = new Date().toISOString().slice(0, 10)
-/** The current cycle's primary: yesterday, or in December of last year when that would leave no day of this year before it. */
-const primary = today.slice(5) >= '01-03' ? shiftDay(today, -1) : `${Number(today.slice(0, 4)) - 1}-12-10`
+/**
+ * The current cycle's primary: two days ago (so that the day after it is not in the future even just
+ * after midnight UTC, when tomorrow is today nowhere yet), or in December of last year when that would
+ * leave no day of this year before it.
+ */
+const primary = today.slice(5) >= '01-04' ? shiftDay(today, -2) : `${Number(today.slice(0, 4)) - 1}-12-10`
 const CYCLES = [
   { name: 'previous', primary: shiftDay(primary, -400), general: shiftDay(primary, -300) },
   { name: 'current', primary, general: shiftDay(primary, 90) }

@@ -86,6 +86,6 @@ if (executablePath !== undefined) {
     await page.click('[data-testid="disinfo-result"] form button[type="submit"]')
     await page.waitForSelector('[data-testid="counter-short"]')
     t.match(await page.textContent('[data-testid="counter-short"]'), /^The claim that “Voting machines were hacked in every county” is not supported: /)
-    t.match(await page.textContent('[data-testid="fallback-note"]'), new RegExp(`^the generative provider at ${model.url.replace(/\./g, '\\.')} did not answer within ${TIMEOUT_SECONDS} s; this answer is the local engine's\\.$`))
+    t.match(await page.textContent('[data-testid="fallback-note"]'), new RegExp(`^the generative provider at ${model.url.replace(/\./g, '\\.')} did not answer within ${TIMEOUT_SECONDS} s( \\(\\d+\\.\\d s of it waiting for a free slot\\))?; this answer is the local engine's\\.$`))
   })
 }
