@@ -9,7 +9,7 @@
 // another secret (refused by the receiver); the test route and command; no secret in the logs; a
 // stopping server giving up on a waiting retry; a simulated agent going offline (the cluster's
 // node.offline); bad webhooks refused at start.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
@@ -160,20 +160,24 @@ t.test('a rollout rolled back and a certificate order failing reach the webhooks
   t.same(JSON.parse(hooks.received.find(r => r.path === '/chat')?.body ?? '{}'), { text: `[berth@${String(failed.host)}] deploy.rolled-back web: ${String(rolledBack.message)}` }, 'the Slack-compatible text')
 })
 
-t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Slack text, kinds filtered, a receiver down, refusing, or verifying another secret', async t => {
-  const hooks = await receiver(t, { statuses: { '/ops': [503, 503], '/reject': [400] }, verify: ['/ops', '/checked'] })
-  const closed = await freePort()
+/** A server whose backups fail (a jammed target) and whose engine is absent, with these [notifications]. */
+async function backupKernel (t: Test, settings: Record<string, unknown>): Promise<{ kernel: Kernel, lines: () => string }> {
   const cwd = tempDir(t)
-  const slackPath = '/slack/T0001/B0002/xoxsecretpath'
   const { logger, lines } = capturedLogger()
   const kernel = await startKernel(t, {
     plugins: [tokens, secrets, reconciler, backup, notifications],
     cwd,
     logger,
-    config: {
-      reconciler: noEngine(cwd),
-      backup: jammedBackup(t),
-      notifications: {
+    config: { reconciler: noEngine(cwd), backup: jammedBackup(t), notifications: settings }
+  })
+  return { kernel, lines }
+}
+
+t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Slack text, kinds filtered, a receiver down, refusing, or verifying another secret', async t => {
+  const hooks = await receiver(t, { statuses: { '/ops': [503, 503], '/reject': [400] }, verify: ['/ops', '/checked'] })
+  const closed = await freePort()
+  const slackPath = '/slack/T0001/B0002/xoxsecretpath'
+  const { kernel, lines } = await backupKernel(t, {
         retries: 3,
         retry_initial_ms: 50,
         timeout_ms: 2000,
@@ -185,8 +189,6 @@ t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Sl
           { name: 'strict', url: `${hooks.url}/reject`, kinds: ['backup.failed'] },
           { name: 'forged', url: `${hooks.url}/checked`, secret: 'not-the-receivers-secret', kinds: ['backup.failed'] }
         ]
-      }
-    }
   })
   const token = adminToken(kernel)
   for (const [name, value] of [['NOTIFY_SECRET', SECRET], ['SLACK_URL', `${hooks.url}${slackPath}`]]) {
@@ -252,18 +254,7 @@ t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Sl
 
 t.test('a server that stops gives up on a delivery waiting to be retried, and says so', async t => {
   const hooks = await receiver(t, { statuses: { '/busy': [503] } })
-  const cwd = tempDir(t)
-  const { logger, lines } = capturedLogger()
-  const kernel = await startKernel(t, {
-    plugins: [tokens, secrets, reconciler, backup, notifications],
-    cwd,
-    logger,
-    config: {
-      reconciler: noEngine(cwd),
-      backup: jammedBackup(t),
-      notifications: { retry_initial_ms: 600_000, retry_max_ms: 600_000, webhooks: [{ name: 'busy', url: `${hooks.url}/busy` }] }
-    }
-  })
+  const { kernel, lines } = await backupKernel(t, { retry_initial_ms: 600_000, retry_max_ms: 600_000, webhooks: [{ name: 'busy', url: `${hooks.url}/busy` }] })
   await runBackup(kernel, adminToken(kernel))
   const entries = entriesOf(lines)
   await pollUntil(() => entries().some(e => e.webhook === 'busy' && e.msg === 'notification attempt failed; retrying'), { what: 'the first attempt to fail' })
