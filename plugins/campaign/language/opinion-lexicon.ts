@@ -21,16 +21,22 @@ export const WORD_SCORES: Readonly<Record<string, number>> = {
   slammed: -2, slams: -2, blasted: -2, blasts: -2, criticised: -2, criticized: -2, denounced: -2, decried: -2, lambasted: -2,
   derided: -2, panned: -2, 'so-called': -1, wasteful: -2,
   realistic: 2, credible: 2, costed: 1, bipartisan: 1, landmark: 2, milestone: 2, trustworthy: 2, energised: 2, energized: 2,
-  rave: 2, raves: 2, raving: 2, honoured: 2, underserved: -1,
+  rave: 2, raves: 2, raving: 2, honoured: 2, underserved: -1, accurate: 1, inaccurate: -2, unity: 2, practical: 1, finally: 1, slow: -1,
+  slogans: -1, excuses: -2, hit: -1, hits: -1, packed: 1,
   // words AFINN scores that describe rather than judge in campaign coverage
-  promise: 0, promises: 0, promised: 0, free: 0, extend: 0, share: 0, supporter: 0, supporters: 0, critic: 0, critics: 0, emergency: 0
+  promise: 0, promises: 0, promised: 0, free: 0, extend: 0, share: 0, supporter: 0, supporters: 0, critic: 0, critics: 0, emergency: 0,
+  authority: 0, authorities: 0, safety: 0, security: 0, grant: 0, grants: 0, approved: 0, approves: 0, absentee: 0, postponed: 0,
+  launched: 0, reached: 0, adopt: 0
 }
 
 /** Phrases (as lower-case words) and their score; a phrase's words are read together, never alone. */
 export const PHRASE_SCORES: Readonly<Record<string, number>> = {
   'over budget': -2, 'behind schedule': -2, 'under budget': 2, 'on schedule': 1, 'on time': 1, 'photo op': -2, 'wish list': -1,
   'makes sense': 2, 'got it right': 2, "can't wait": 2, 'cannot wait': 2, 'no doubt': 1, 'well run': 2, 'well-run': 2,
-  'health care': 0, 'child care': 0, 'primary care': 0, 'not only': 0, 'running against': 0, 'run against': 0, 'ran against': 0
+  'health care': 0, 'child care': 0, 'primary care': 0, 'not only': 0, 'running against': 0, 'run against': 0, 'ran against': 0,
+  'ahead of schedule': 2, 'long overdue': 1, 'a hit': 2, 'big hit': 2, 'at risk': -2, 'deserve better': -2, 'deserves better': -2,
+  'least afford': -2, 'raises questions': -2, 'raised questions': -2, 'raise questions': -2, 'more questions than': -2,
+  'standing ovation': 3, 'fire department': 0, 'fire service': 0, 'fire station': 0, 'fire chief': 0, 'margin of error': 0, 'take up': 0, 'takes up': 0, 'took up': 0, 'pick up': 0, 'picking up': 0, 'picked up': 0
 }
 
 /** Words and phrases that negate what follows them in their clause. Any word ending in n't is one too. */
@@ -53,11 +59,11 @@ export const EXPECTATIONS = new Set(['expected', 'expects', 'expect', 'thought',
  */
 export const EXPECTED = new Set(['plan', 'plans', 'detail', 'details', 'answer', 'answers', 'timeline', 'costing', 'costings', 'funding',
   'warning', 'notice', 'consulted', 'informed', 'deliver', 'delivered', 'delivering', 'built', 'kept', 'respond', 'responded', 'explain',
-  'explained', 'explanation', 'release', 'released', 'enough', 'afford', 'evidence', 'progress', 'substance', 'strategy', 'vision', 'transparency', 'accountability'])
+  'explained', 'explanation', 'release', 'released', 'publish', 'published', 'money', 'correction', 'apology', 'source', 'enough', 'afford', 'evidence', 'progress', 'substance', 'strategy', 'vision', 'transparency', 'accountability'])
 
 /** Burdens on voters: raising one is bad news, lowering it good news (as for any word AFINN scores negative). */
-export const BURDENS = new Set(['tax', 'taxes', 'fee', 'fees', 'price', 'prices', 'rent', 'rents', 'bill', 'bills', 'cost', 'costs',
-  'commute', 'wait', 'waits', 'deficit', 'debt', 'crime', 'crimes', 'injuries', 'homelessness', 'unemployment', 'inflation', 'traffic',
+export const BURDENS = new Set(['tax', 'taxes', 'fee', 'fees', 'price', 'prices', 'rent', 'rents', 'bills', 'cost', 'costs',
+  'commute', 'wait', 'waits', 'waiting', 'tickets', 'fines', 'deficit', 'debt', 'crime', 'crimes', 'injuries', 'homelessness', 'unemployment', 'inflation', 'traffic',
   'congestion', 'premiums', 'tuition', 'fare', 'fares', 'toll', 'tolls'])
 
 export const INCREASES = new Set(['raise', 'raises', 'raised', 'raising', 'hike', 'hikes', 'hiked', 'increase', 'increases', 'increased',
@@ -91,7 +97,10 @@ export const REPORTING_VERBS = new Set(['say', 'says', 'said', 'argue', 'argues'
 export const CRITICISM_VERBS = new Set(['criticise', 'criticize', 'criticises', 'criticizes', 'criticised', 'criticized', 'slammed', 'slams',
   'blasted', 'blasts', 'questioned', 'doubted', 'warned', 'warns', 'accused', 'accuses', 'attacked', 'condemned', 'condemns', 'denounced',
   'denounces', 'decried', 'decries', 'lambasted', 'derided', 'panned', 'complained', 'complains', 'objected', 'protested', 'disputed',
-  'faulted', 'rejected'])
+  'faulted', 'rejected', 'doubt', 'doubts'])
+
+/** Phrases that deny what follows them, as a verb of criticism does: "no evidence the strategy has reduced crime". */
+export const DENIALS = new Set(['no evidence', 'little evidence', 'no sign', 'no proof'])
 
 /** A claim not taken at its word: the opinion word after a hedge counts for nothing ("claims to help", "touted as bold"). */
 export const HEDGES = new Set(['claims to', 'claimed to', 'claim to', 'supposed to', 'so-called', 'touted', 'touts', 'supposedly', 'purportedly'])

@@ -2,7 +2,7 @@
 // (opinion-lexicon.ts), read in context: names, phrases, burdens and goods raised or lowered, critics reported,
 // hedged claims, negation ("not realistic", "no plan") and contrast ("…, but…" weighting the clause
 // after it). Deterministic and word-based: the rules are in docs/campaign.md, "Language engine".
-import { BURDEN_FIGHTS, BURDENS, CLAUSE_NEGATORS, COMPARATIVES, CRITICISM_VERBS, CRITICS, DECREASES, EXPECTATIONS, EXPECTED, FAILURES, GOODS, HEDGES, INCREASES, NEGATION_SKIPS, NEGATORS,
+import { BURDEN_FIGHTS, BURDENS, CLAUSE_NEGATORS, COMPARATIVES, CRITICISM_VERBS, CRITICS, DECREASES, DENIALS, EXPECTATIONS, EXPECTED, FAILURES, GOODS, HEDGES, INCREASES, NEGATION_SKIPS, NEGATORS,
   PHRASE_SCORES, REPORTING_VERBS, TOPIC_MARKERS, WORD_SCORES } from './opinion-lexicon.js'
 
 export interface OpinionScore {
@@ -41,7 +41,24 @@ const CRITIC_REACH = 3
 const DIRECTION_REACH = 5
 const LONGEST_PHRASE = 4
 
-const PHRASES = new Set([...Object.keys(PHRASE_SCORES), ...NEGATORS, ...CLAUSE_NEGATORS, ...HEDGES].filter(p => p.includes(' ')))
+const PHRASES = new Set([...Object.keys(PHRASE_SCORES), ...NEGATORS, ...CLAUSE_NEGATORS, ...HEDGES, ...DENIALS].filter(p => p.includes(' ')))
+/** Modal verbs: a burden or a good is never raised or lowered across one ("the cuts will put lives at risk"). */
+const MODALS = new Set(['will', 'would', 'could', 'should', 'may', 'might', 'must', 'can'])
+
+/**
+ * The score of a word the lexicons lack, read from its stem: "helped" as "help", "protects" as
+ * "protect", "funded" as "fund" (the lexicons list a base form more often than its inflections).
+ */
+function stemScore (key: string, lexicon: Readonly<Record<string, number>>): number | undefined {
+  const stems = /^\p{L}{3,}(?:ed|es|s|ing)$/u.test(key)
+    ? [key.replace(/(?:ed|ing)$/, ''), key.replace(/(?:d|ing)$/, '') + (key.endsWith('ing') ? 'e' : ''), key.replace(/e?s$/, ''), key.replace(/s$/, '')]
+    : []
+  for (const stem of stems) {
+    const score = WORD_SCORES[stem] ?? lexicon[stem]
+    if (stem !== key && score !== undefined) return score
+  }
+  return undefined
+}
 
 /** Whether a lower-cased word or phrase negates what follows it. */
 export const isNegator = (key: string): boolean => NEGATORS.has(key) || /n['’]t$/.test(key)
@@ -78,8 +95,10 @@ function unitsOf (sentence: string, afinn: Readonly<Record<string, number>>): Un
     }
     const raw = tokens.slice(i, i + length).map(t => t[1]).join(' ')
     const key = raw.toLowerCase().replace(/’/g, "'")
-    const name = !initial && /^\p{Lu}/u.test(raw) && /\p{Ll}/u.test(raw)
-    const score = name ? 0 : PHRASE_SCORES[key] ?? WORD_SCORES[key] ?? afinn[key] ?? 0
+    // A name: capitalised inside a sentence, or opening it before another capitalised word ("Grace Okafor").
+    const capitalised = (word: string | undefined): boolean => word !== undefined && /^\p{Lu}/u.test(word) && /\p{Ll}/u.test(word)
+    const name = capitalised(raw) && (!initial || capitalised(tokens[i + length]?.[1]))
+    const score = name ? 0 : PHRASE_SCORES[key] ?? WORD_SCORES[key] ?? afinn[key] ?? stemScore(key, afinn) ?? 0
     units.push({ text: raw, key, score, name, breakAfter: false })
     initial = false
     i += length - 1
@@ -118,12 +137,20 @@ function scoreUnits (units: Unit[]): number {
     if (u.name || (!INCREASES.has(u.key) && !DECREASES.has(u.key))) return
     const good = (x: Unit): boolean => !x.name && GOODS.has(x.key) && !BURDEN_FIGHTS.has(u.key)
     const candidates = units.map((x, j) => ({ x, j, d: Math.abs(j - i) }))
-      .filter(({ x, j, d }) => d > 0 && d <= DIRECTION_REACH && !paired.has(j) && (burden(x) || good(x)) && !crossesBreak(units, i, j))
+      .filter(({ x, j, d }) => d > 0 && d <= DIRECTION_REACH && !paired.has(j) && (burden(x) || good(x)) && !crossesBreak(units, i, j) && !crossesModal(units, i, j))
       .sort((a, b) => a.d - b.d || b.j - a.j)
     const target = candidates[0]
-    if (target === undefined) return
-    paired.add(target.j)
-    target.x.score = (DECREASES.has(u.key) === good(target.x) ? -1 : 1) * DIRECTION_SCORE
+    // Raising alone judges nothing ("a hearing on the rate increase"); a cut alone keeps its score ("the cuts").
+    if (target === undefined) {
+      if (INCREASES.has(u.key)) u.score = 0
+      return
+    }
+    // What is joined to the target by "and" / "or" moves with it ("reduced arrests and injuries").
+    for (let j = target.j; j === target.j || (['and', 'or'].includes(units[j - 1]?.key) && (burden(units[j]) || good(units[j]))); j += 2) {
+      paired.add(j)
+      units[j].score = (DECREASES.has(u.key) === good(units[j]) ? -1 : 1) * DIRECTION_SCORE
+      if (units[j].breakAfter) break
+    }
     u.score = 0
   })
   // Reported criticism: "critics say …", or anyone's verb of criticism ("auditors questioned …");
@@ -141,7 +168,14 @@ function scoreUnits (units: Unit[]): number {
       u.score = 0
       units[verb].score = 0
       frame(verb)
-    } else if (CRITICISM_VERBS.has(u.key) && !u.name && !framed.has(i)) frame(i)
+    } else if ((CRITICISM_VERBS.has(u.key) || DENIALS.has(u.key)) && !u.name && !framed.has(i)) frame(i)
+  })
+  // Excess is a complaint: "too tall", "too late", "too good to be true".
+  units.forEach((u, i) => {
+    const next = units[i + 1]
+    if (u.key !== 'too' || u.breakAfter || next === undefined || NEGATION_SKIPS.has(next.key) || next.score < 0) return
+    u.score = -1
+    next.score = 0
   })
   // A hedge empties the praise after it: "claims to help", "touted as bold".
   units.forEach((u, i) => {
@@ -164,7 +198,8 @@ function scoreUnits (units: Unit[]): number {
     const looked = topic === -1 ? inClause : inClause.slice(0, topic)
     if (looked.length > 0 && EXPECTATIONS.has(units[looked[0]].key)) return
     const targets = looked.filter(j => units[j].score !== 0 || (EXPECTED.has(units[j].key) && !units[j].name))
-    for (const j of clause ? targets : targets.slice(0, 1)) units[j].score = units[j].score === 0 ? FAULT_SCORE : NEGATION_FACTOR * units[j].score
+    // An expected thing denied is a fault whatever its own score ("no warning", "no notice").
+    for (const j of clause ? targets : targets.slice(0, 1)) units[j].score = units[j].score === 0 || EXPECTED.has(units[j].key) ? FAULT_SCORE : NEGATION_FACTOR * units[j].score
     if (looked.length === 0 || (targets.length === 0 && FAILURES.has(u.key))) u.score = FAULT_SCORE
   })
   return extra + units.reduce((sum, x) => sum + x.score, 0)
@@ -172,6 +207,11 @@ function scoreUnits (units: Unit[]): number {
 
 function crossesBreak (units: readonly Unit[], a: number, b: number): boolean {
   for (let k = Math.min(a, b); k < Math.max(a, b); k++) if (units[k].breakAfter) return true
+  return false
+}
+
+function crossesModal (units: readonly Unit[], a: number, b: number): boolean {
+  for (let k = Math.min(a, b) + 1; k < Math.max(a, b); k++) if (MODALS.has(units[k].key)) return true
   return false
 }
 
@@ -185,7 +225,8 @@ function contrastSplit (units: readonly Unit[]): { concession: Unit[], main: Uni
     const key = units[i].key
     const afterBreak = i === 0 || units[i - 1].breakAfter || units[i - 1].key === 'and'
     if ((key === 'but' && units[i + 1]?.key !== 'also' && !['nothing', 'all', 'anything'].includes(units[i - 1]?.key ?? '')) ||
-      (key === 'however' && i > 0) || (key === 'yet' && i > 0 && afterBreak && units[i + 1]?.key !== 'to')) {
+      (key === 'however' && i > 0) || (key === 'yet' && i > 0 && afterBreak && units[i + 1]?.key !== 'to') ||
+      (key === 'still' && i > 0 && afterBreak && units[i].breakAfter)) {
       return i === 0 ? undefined : { concession: units.slice(0, i), main: units.slice(i + 1) }
     }
     if (['although', 'though', 'despite', 'even though'].includes(key) && afterBreak) {
