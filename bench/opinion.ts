@@ -12,12 +12,12 @@ import { localEngine } from '../plugins/campaign/language/local-engine.js'
 import { analyzeArticle } from '../plugins/campaign/modules/media-coverage.js'
 import { markdownTable } from './stats.js'
 
-type Split = 'dev' | 'held-out' | 'held-out-2' | 'held-out-3' | 'held-out-4'
+type Split = 'dev' | 'held-out' | 'held-out-2' | 'held-out-3' | 'held-out-4' | 'held-out-5'
 interface LabelledSentence { text: string, label: string, kind: string, split: Split }
 interface LabelledArticle { title: string, text: string, tone: string, split: Split }
 
 const FIXTURES = join(PACKAGE_ROOT, 'bench', 'fixtures', 'opinion')
-const ALL_SPLITS: readonly Split[] = ['dev', 'held-out', 'held-out-2', 'held-out-3', 'held-out-4']
+const ALL_SPLITS: readonly Split[] = ['dev', 'held-out', 'held-out-2', 'held-out-3', 'held-out-4', 'held-out-5']
 const chosen = process.argv.slice(2)
 const unknown = chosen.filter(c => !(ALL_SPLITS as readonly string[]).includes(c))
 if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}: the parts are ${ALL_SPLITS.join(', ')}`)
