@@ -23,7 +23,7 @@ const unknown = chosen.filter(c => !(ALL_SPLITS as readonly string[]).includes(c
 if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}: the parts are ${ALL_SPLITS.join(', ')}`)
 const SPLITS = chosen.length === 0 ? ALL_SPLITS : ALL_SPLITS.filter(s => chosen.includes(s))
 /** The parts read to design the rules: their mistakes are listed; the last part's never are. */
-const DESIGN_SPLITS: readonly Split[] = ['dev', 'held-out', 'held-out-2', 'held-out-3']
+const DESIGN_SPLITS: readonly Split[] = ['dev', 'held-out', 'held-out-2', 'held-out-3', 'held-out-4']
 const SENTIMENTS = ['positive', 'negative', 'neutral']
 const TONES = ['favourable', 'critical', 'mixed', 'factual']
 

@@ -22,11 +22,11 @@ export const WORD_SCORES: Readonly<Record<string, number>> = {
   derided: -2, panned: -2, 'so-called': -1, wasteful: -2,
   realistic: 2, credible: 2, costed: 1, bipartisan: 1, landmark: 2, milestone: 2, trustworthy: 2, energised: 2, energized: 2,
   rave: 2, raves: 2, raving: 2, honoured: 2, underserved: -1, accurate: 1, inaccurate: -2, unity: 2, practical: 1, finally: 1, slow: -1,
-  slogans: -1, excuses: -2, hit: -1, hits: -1, packed: 1,
+  slogans: -1, excuses: -2, hit: -1, hits: -1, packed: 1, patience: 2, fined: -2,
   // words AFINN scores that describe rather than judge in campaign coverage
   promise: 0, promises: 0, promised: 0, free: 0, extend: 0, share: 0, supporter: 0, supporters: 0, critic: 0, critics: 0, emergency: 0,
   authority: 0, authorities: 0, safety: 0, security: 0, grant: 0, grants: 0, approved: 0, approves: 0, absentee: 0, postponed: 0,
-  launched: 0, reached: 0, adopt: 0
+  launched: 0, reached: 0, adopt: 0, original: 0, party: 0, parties: 0, beat: 0, beats: 0, beating: 0
 }
 
 /** Phrases (as lower-case words) and their score; a phrase's words are read together, never alone. */
@@ -36,16 +36,16 @@ export const PHRASE_SCORES: Readonly<Record<string, number>> = {
   'health care': 0, 'child care': 0, 'primary care': 0, 'not only': 0, 'running against': 0, 'run against': 0, 'ran against': 0,
   'ahead of schedule': 2, 'long overdue': 1, 'a hit': 2, 'big hit': 2, 'at risk': -2, 'deserve better': -2, 'deserves better': -2,
   'least afford': -2, 'raises questions': -2, 'raised questions': -2, 'raise questions': -2, 'more questions than': -2,
-  'standing ovation': 3, 'fire department': 0, 'fire service': 0, 'fire station': 0, 'fire chief': 0, 'margin of error': 0, 'take up': 0, 'takes up': 0, 'took up': 0, 'pick up': 0, 'picking up': 0, 'picked up': 0
+  'standing ovation': 3, 'declined to comment': 0, 'fire department': 0, 'fire service': 0, 'fire station': 0, 'fire chief': 0, 'margin of error': 0, 'take up': 0, 'takes up': 0, 'took up': 0, 'pick up': 0, 'picking up': 0, 'picked up': 0
 }
 
 /** Words and phrases that negate what follows them in their clause. Any word ending in n't is one too. */
 export const NEGATORS = new Set(['not', 'no', 'never', 'cannot', 'cant', 'dont', 'doesnt', 'didnt', 'isnt', 'arent', 'wasnt', 'wont', 'neither', 'nor', 'without', 'nothing', 'nobody',
   'none', 'no one', 'lack', 'lacks', 'lacking', 'free of', 'yet to', 'fails to', 'failed to', 'fail to', 'short on', 'refused to', 'refuses to',
-  'refuse to'])
+  'refuse to', 'declined to'])
 
 /** Negators that are failures themselves: with no opinion word or expected thing to negate, they score −2 ("failed to publish the figures"). */
-export const FAILURES = new Set(['lack', 'lacks', 'lacking', 'fails to', 'failed to', 'fail to', 'short on', 'refused to', 'refuses to', 'refuse to'])
+export const FAILURES = new Set(['lack', 'lacks', 'lacking', 'fails to', 'failed to', 'fail to', 'short on', 'refused to', 'refuses to', 'refuse to', 'declined to'])
 
 /** Negators of a whole clause: every opinion word after them in the clause is negated ("not one of the promised units has been built"). */
 export const CLAUSE_NEGATORS = new Set(['not one', 'not a single', 'none of', 'no single', 'hard to see how'])
@@ -58,7 +58,7 @@ export const EXPECTATIONS = new Set(['expected', 'expects', 'expect', 'thought',
  * ("no plan", "lacks funding detail", "never consulted", "did not respond").
  */
 export const EXPECTED = new Set(['plan', 'plans', 'detail', 'details', 'answer', 'answers', 'timeline', 'costing', 'costings', 'funding',
-  'warning', 'notice', 'consulted', 'informed', 'deliver', 'delivered', 'delivering', 'built', 'kept', 'respond', 'responded', 'explain',
+  'warning', 'notice', 'consulted', 'asked', 'informed', 'deliver', 'delivered', 'delivering', 'built', 'kept', 'respond', 'responded', 'explain',
   'explained', 'explanation', 'release', 'released', 'publish', 'published', 'money', 'correction', 'apology', 'source', 'enough', 'afford', 'evidence', 'progress', 'substance', 'strategy', 'vision', 'transparency', 'accountability'])
 
 /** Burdens on voters: raising one is bad news, lowering it good news (as for any word AFINN scores negative). */

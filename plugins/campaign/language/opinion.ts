@@ -77,6 +77,10 @@ function contrasted (concession: number, main: number): number {
 /** Whether a sentence opens by contrasting with the one before ("However, …", "But …", "Yet …", "Still, …"). */
 export const opensWithContrast = (sentence: string): boolean => /^\W*(?:(?:however|still|nevertheless|nonetheless)\s*,|but\b|yet\b)/i.test(sentence)
 
+/** Whether a sentence turns to the other side of what came before: a contrast, "At the same time", "On the other hand", ", however,". */
+export const turnsFromPrevious = (sentence: string): boolean =>
+  opensWithContrast(sentence) || /^\W*(?:at the same time|on the other hand|meanwhile)\b|,\s*however\s*,/i.test(sentence)
+
 /** Words, phrases and clause breaks of a sentence, as units (phrases read first, longest first). */
 function unitsOf (sentence: string, afinn: Readonly<Record<string, number>>): Unit[] {
   const tokens = [...sentence.matchAll(/([\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*)|([,;:()"“”—–]|\s-\s)/gu)]
@@ -217,7 +221,8 @@ function crossesModal (units: readonly Unit[], a: number, b: number): boolean {
 
 /**
  * A sentence's units split into a concession and its main clause: before "but" / "however" / ", yet"
- * and after them; or the clause an opening or inner "although" / "though" / "despite" governs (up to
+ * and after them; or the clause an opening or inner "although" / "though" / "despite", or an opening
+ * "while", governs (up to
  * its clause break) and the rest. Undefined when nothing contrasts.
  */
 function contrastSplit (units: readonly Unit[]): { concession: Unit[], main: Unit[] } | undefined {
@@ -229,7 +234,7 @@ function contrastSplit (units: readonly Unit[]): { concession: Unit[], main: Uni
       (key === 'still' && i > 0 && afterBreak && units[i].breakAfter)) {
       return i === 0 ? undefined : { concession: units.slice(0, i), main: units.slice(i + 1) }
     }
-    if (['although', 'though', 'despite', 'even though'].includes(key) && afterBreak) {
+    if ((['although', 'though', 'despite', 'even though'].includes(key) && afterBreak) || (key === 'while' && i === 0)) {
       let end = i
       while (end < units.length - 1 && !units[end].breakAfter) end++
       const concession = units.slice(i + 1, end + 1)

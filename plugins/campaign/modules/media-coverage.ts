@@ -2,7 +2,7 @@
 // keywords, tone), whether an article matches a topic, and the comparison of outlets' coverage
 // (article counts, mean sentiment, entity shares, distinctive keywords, pairwise similarity).
 import type { Entities, LanguageEngine, RankedTerm, Sentiment, SummarySentence } from '../language/engine.js'
-import { opensWithContrast } from '../language/opinion.js'
+import { opensWithContrast, turnsFromPrevious } from '../language/opinion.js'
 import { cosine, mean, polarityOf, round, termCounts } from '../language/text-stats.js'
 import { FUNCTION_WORDS, mentions, polarityLabel, words } from './text-cues.js'
 
@@ -46,8 +46,13 @@ export const STORED_TERMS = 1000
 /** Share of a topic's distinct terms an article must hold to match it. */
 export const TOPIC_MATCH = 0.5
 
-export function toneOf (balance: number, opinionDensity: number): Tone {
+/**
+ * An article's tone from its opinion balance and density; an article that turns from one side to the
+ * other ("…praised the bins. In two wards, however, residents complained…") gives both weight: mixed.
+ */
+export function toneOf (balance: number, opinionDensity: number, turned = false): Tone {
   if (opinionDensity < FACTUAL_BELOW) return 'factual'
+  if (turned) return 'mixed'
   return balance >= TONE_BAND ? 'favourable' : balance <= -TONE_BAND ? 'critical' : 'mixed'
 }
 
@@ -61,6 +66,18 @@ export function opinionBalance (polarities: readonly number[]): number {
 function namesOf (entity: string, kind: EntitySentiment['kind']): string[] {
   const surname = entity.split(' ').at(-1) ?? entity
   return kind === 'person' && surname !== entity && surname.length >= 3 ? [entity, surname] : [entity]
+}
+
+/** Whether a sentence with an opinion turns ("However, …", "At the same time, …") against the last opinion before it. */
+function turnsBetweenSides (sentences: readonly string[], moods: readonly Sentiment[]): boolean {
+  let last = ''
+  return sentences.some((sentence, i) => {
+    const label = moods[i].label
+    if (label === 'neutral') return false
+    const turned = last !== '' && label !== last && turnsFromPrevious(sentence)
+    last = label
+    return turned
+  })
 }
 
 export function analyzeArticle (engine: LanguageEngine, title: string, text: string): ArticleAnalysis {
@@ -95,7 +112,7 @@ export function analyzeArticle (engine: LanguageEngine, title: string, text: str
     entity_sentiment: entitySentiment.sort((a, b) => b.mentions - a.mentions || a.entity.localeCompare(b.entity)),
     keywords: engine.keywords(text, 10),
     key_phrases: engine.keyPhrases(text, 8),
-    tone: toneOf(balance, density)
+    tone: toneOf(balance, density, turnsBetweenSides(sentences, moods))
   }
 }
 

@@ -89,6 +89,10 @@ t.test('media monitor: tone from the balance of opinionated sentences', async t 
   t.equal(toneOf(opinionBalance([0.5, -0.4, 0.2]), 1), 'mixed', 'neither side weighs twice the other')
   t.equal(toneOf(opinionBalance([-0.5, -0.4, 0.2]), 1), 'critical')
   t.equal(toneOf(1, 0.5), 'factual', 'below the opinion density of an opinion piece')
+  t.equal(toneOf(-0.8, 1.5, true), 'mixed', 'an article that turns from one side to the other gives both weight')
+  t.equal(toneOf(-0.8, 0.5, true), 'factual', 'a turn in an article of facts leaves it factual')
+  const turning = 'Residents in the east praised the new bins and the weekly collection. In the two western wards, however, residents complained of missed pickups and confusing rules. The contractor blamed staff shortages.'
+  t.equal(analyzeArticle(await localEngine(), 'Recycling: praise and complaints', turning).tone, 'mixed', 'praise, then ", however," criticism: mixed, not critical')
 })
 
 t.test('media monitor: an article analysed, and two outlets with opposite slant compared', async t => {

@@ -76,6 +76,8 @@ t.test('opinion in context: negation, reported criticism, contrast, burdens and 
   t.equal(label('The budget has its flaws; still, it protects every school.'), 'positive', '"; still," opens the main clause')
   t.equal(label('Residents praised the design, but the new towers are too tall.'), 'negative', 'excess is a complaint')
   t.equal(label('Grace Okafor spoke for an hour.'), 'neutral', 'a capitalised word opening a sentence before another is a name')
+  t.equal(label('While the new stadium is impressive, it has left the clubs with nothing.'), 'negative', 'an opening "while" clause is a concession')
+  t.equal(label('The mayor declined to comment on the jobs figures.'), 'neutral', '"declined to comment" is no decline of anything')
   const mood = engine.sentiment('The plan is unrealistic.')
   t.same([mood.score, mood.polarity], [-2, Math.round(-2 / Math.sqrt(19) * 1000) / 1000], 'a campaign word AFINN lacks, and polarity = s / √(s² + 15)')
 })
