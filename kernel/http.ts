@@ -73,11 +73,7 @@ const RESPONSE_FINISHED = diagnostics.channel('http.server.response.finish')
 /** ... and every request as it begins: a closing listener turns keep-alive off on each (subscribed only then). */
 const REQUEST_STARTED = diagnostics.channel('http.server.request.start')
 
-/**
- * While a listener closes, a kept-alive connection idle this long is closed: its client may be sending
- * its next request right now, which is answered (with `Connection: close`) instead of being cut off.
- */
-const IDLE_GRACE_MS = 1000
+/** While closing, idle connections are looked at this often (or as often as the idle grace, if shorter). */
 const DRAIN_SWEEP_MS = 250
 
 /** The response a connection of node:http is writing, if any (node's own field, as its refusals use). */
@@ -131,8 +127,15 @@ export class Listener {
    * response listeners per request: `request.log` is then silent, and plugins log through `ctx.log`.
    * With it on, every request is logged at info with its own request id.
    */
-  constructor (declaration: OwnedListener, settings: ListenerSettings, log: Logger, options: { accessLog: boolean }) {
+  /**
+   * While closing, a kept-alive connection idle this long is closed: its client may be sending its
+   * next request right now, which is answered (with `Connection: close`) instead of being cut off.
+   */
+  readonly #idleGraceMs: number
+
+  constructor (declaration: OwnedListener, settings: ListenerSettings, log: Logger, options: { accessLog: boolean, idleGraceMs: number }) {
     this.name = declaration.name
+    this.#idleGraceMs = options.idleGraceMs
     this.declaration = declaration
     this.#settings = settings
     this.#log = log.child({ listener: declaration.name }, { serializers: ACCESS_LOG_SERIALIZERS })
@@ -334,7 +337,7 @@ export class Listener {
   /**
    * Stop keeping connections alive without cutting off a request on its way: every answer from now on
    * (and every one not begun yet) says `Connection: close` and its connection closes after it; a
-   * connection idle for IDLE_GRACE_MS is closed by a sweep. Returns the sweep's timer.
+   * connection idle for the idle grace is closed by a sweep. Returns the sweep's timer.
    */
   #drain (): NodeJS.Timeout {
     const server = this.#server as Server & DrainableServer
@@ -352,15 +355,15 @@ export class Listener {
     const sweep = (): void => {
       const now = Date.now()
       if (this.app === undefined) {
-        if (now - started >= IDLE_GRACE_MS) server.closeIdleConnections?.()
+        if (now - started >= this.#idleGraceMs) server.closeIdleConnections?.()
         return
       }
       for (const socket of this.#sockets as Set<HttpSocket>) {
         const busy = socket._httpMessage !== undefined && socket._httpMessage !== null
-        if (!busy && now - (this.#idleSince.get(socket) ?? started) >= IDLE_GRACE_MS) socket.destroy()
+        if (!busy && now - (this.#idleSince.get(socket) ?? started) >= this.#idleGraceMs) socket.destroy()
       }
     }
-    return setInterval(sweep, DRAIN_SWEEP_MS)
+    return setInterval(sweep, Math.max(10, Math.min(DRAIN_SWEEP_MS, this.#idleGraceMs)))
   }
 
   readonly #track = (socket: Socket): void => {

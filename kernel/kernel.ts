@@ -327,7 +327,7 @@ export class Kernel {
     const running = new Set(this.pluginNames)
     for (const declaration of this.config.listeners.values()) {
       if (declaration.owner !== KERNEL_OWNER && !running.has(declaration.owner)) continue
-      const listener = new Listener(declaration, this.config.server.listeners[declaration.name], this.log, { accessLog: this.config.server.access_log })
+      const listener = new Listener(declaration, this.config.server.listeners[declaration.name], this.log, { accessLog: this.config.server.access_log, idleGraceMs: this.config.server.stop_idle_grace_ms })
       this.#listeners.set(declaration.name, listener)
       this.#listenerMetrics.set(declaration.name, this.#kernelMetricsOf(listener))
     }

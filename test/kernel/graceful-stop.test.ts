@@ -1,6 +1,7 @@
 // Stopping under load: keep-alive clients busy on a listener see no reset. Every request that reached
 // the server is answered (the last one of each connection with `Connection: close`); after the stop,
-// new connections are refused, which clients see as such. Requests in flight at the stop finish.
+// new connections are refused, which clients see as such. Requests in flight at the stop finish; an
+// idle kept-alive connection is closed once idle for stop_idle_grace_ms.
 import t from 'tap'
 import { Pool } from 'undici'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -37,7 +38,7 @@ const isReset = (err: unknown): boolean => {
 }
 
 t.test(`${CLIENTS} keep-alive clients under load: the stop resets none of them`, async t => {
-  const kernel = await testKernel(t, { plugins: [slow] })
+  const kernel = await testKernel(t, { plugins: [slow], config: { server: { stop_idle_grace_ms: 1000 } } })
   const pool = new Pool(kernel.url('control').origin, { connections: CLIENTS, keepAliveTimeout: 60_000, pipelining: 1 })
   t.teardown(async () => { await pool.destroy() })
   let answered = 0
@@ -81,4 +82,21 @@ t.test('requests in flight at the stop are answered, then the connections close'
   await pollUntil(() => serving === CLIENTS, { what: 'every request being served' })
   await kernel.stop()
   t.same(await Promise.all(inFlight), Array.from({ length: CLIENTS }, () => '200 close'), 'each answered, the last of its connection')
+})
+
+t.test('an idle kept-alive connection is closed at stop once idle for stop_idle_grace_ms, not before', async t => {
+  for (const grace of [50, 600]) {
+    const kernel = await testKernel(t, { plugins: [slow], config: { server: { stop_idle_grace_ms: grace } } })
+    const pool = new Pool(kernel.url('control').origin, { connections: 1, keepAliveTimeout: 60_000 })
+    const { body } = await pool.request({ path: '/slow', method: 'GET' })
+    await body.text()
+    const closed = new Promise(resolve => { pool.once('disconnect', resolve) })
+    const started = performance.now()
+    await kernel.stop()
+    await closed
+    const waited = performance.now() - started
+    t.ok(waited >= grace - 5, `grace ${grace} ms: the idle connection was closed after ${Math.round(waited)} ms`)
+    if (grace > 50) t.ok(waited >= 500, 'a longer grace keeps the connection open longer')
+    await pool.destroy()
+  }
 })

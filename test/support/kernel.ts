@@ -29,7 +29,8 @@ export async function testKernel (t: Teardown, options: TestKernelOptions = {}):
   const { server = {}, ...sections } = options.config ?? {}
   const kernel = await createKernel({
     cwd: stateDir,
-    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), ...server }, ...sections },
+    // Tests stop hundreds of kernels: idle connections of their clients are closed after 50 ms, not 1 s.
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: 50, ...server }, ...sections },
     env: options.env ?? {},
     plugins: options.plugins ?? [],
     logger: options.logger ?? pino({ level: 'silent' })
