@@ -15,8 +15,22 @@ export default tseslint.config(
       'no-console': 'off'
     }
   },
-  // Plugins use the kernel through its public surfaces only (index.ts, and schema.ts for TypeBox), and
-  // another plugin through its index.ts or its contract module api.ts.
+  // The host (kernel/ without kernel/cli/) imports no plugin, and the command's code only where the
+  // plugin contract hands it to plugins (index.ts re-exports it, plugin.ts types commands()).
+  {
+    files: ['kernel/*.ts'],
+    ignores: ['kernel/index.ts', 'kernel/plugin.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['./cli/*'], message: 'the host does not use the berth command\'s code (kernel/cli/)' },
+          { group: ['../plugins/*'], message: 'the kernel imports no plugin' }
+        ]
+      }]
+    }
+  },
+  // Plugins use the kernel through its public surfaces only (index.ts, and schema.ts for TypeBox; the
+  // pattern also covers kernel/cli/), and another plugin through its index.ts or its contract module api.ts.
   ...[1, 2, 3].map(depth => {
     const up = '\\.\\./'.repeat(depth)
     return {

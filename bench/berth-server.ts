@@ -25,7 +25,7 @@ export interface ServerOptions {
   toml?: readonly string[]
   /** The working directory (made for it when absent), for state written before the start. */
   dir?: string
-  /** The `berth` to run: this build's dist/kernel/cli.js unless another build's is given. */
+  /** The `berth` to run: this build's dist/kernel/cli/cli.js unless another build's is given. */
   cli?: string
 }
 
@@ -41,7 +41,7 @@ export async function startServer (options: ServerOptions): Promise<BenchServer>
   const ports: Record<string, number> = { control, telemetry, app: 0 }
   writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"', ...Object.entries(ports).flatMap(([name, port]) =>
     [`[server.listeners.${name}]`, 'host = "127.0.0.1"', `port = ${port}`]), ...(options.toml ?? [])].join('\n'))
-  const cli = options.cli ?? fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
+  const cli = options.cli ?? fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
   const child = spawn(process.execPath, [cli, 'server'], { cwd: dir, env: { ...process.env, BERTH_PLUGINS: options.plugins, ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })

@@ -11,7 +11,7 @@ import { envInt, markdownTable, median } from './stats.js'
 import { freePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 11)
-const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
 
 interface Subject {
   label: string

@@ -22,7 +22,7 @@ const AGENTS = 50
 const SERVICES = 50
 const REPLICAS = 10
 const HEARTBEAT_MS = envInt('BENCH_HEARTBEAT_MS', 20)
-const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
 const SIM = fileURLToPath(new URL('./cluster-sim.js', import.meta.url))
 const TICKS = 100 // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s
 

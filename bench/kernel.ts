@@ -16,7 +16,7 @@ const SECONDS = envInt('BENCH_SECONDS', 5)
 const CONNECTIONS = 20
 /** Requests in flight per connection: enough that the server, not the load generator, is the limit. */
 const PIPELINING = 4
-const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
 const BARE = fileURLToPath(new URL('./fixtures/bare-fastify.js', import.meta.url))
 
 interface Target {

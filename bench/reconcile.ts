@@ -26,7 +26,7 @@ const SOCKET = process.env.BENCH_DOCKER_SOCKET ?? '/var/run/docker.sock'
 /** Repair passes timed one by one, and idle windows of three repair intervals each (`BENCH_RUNS` of them). */
 const PASSES = 20
 const IDLE_WINDOW_MS = 15_000
-const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
 const run = promisify(execFile)
 
 interface Row { scenario: string, api: number, cli: number, compose: number, goal?: number }

@@ -3,7 +3,7 @@
 // build id), 100 devices, in state directories already holding 0 to 100,000 faults. "live": the ELFs
 // are uploaded first and the faults posted as fast as the server takes them, timed from the first post
 // to the last fault's symbol; "backlog": the faults are stored first, waiting for their ELFs, timed
-// from the first upload to the last symbol. BENCH_BASELINE (another build's dist/kernel/cli.js) runs
+// from the first upload to the last symbol. BENCH_BASELINE (another build's berth script, dist/kernel/cli/cli.js) runs
 // the same beside it with BENCH_BASELINE_FAULTS faults ("live" only: it scans every stored fault for
 // each new one, so its figure is per fault at that store size).
 // Run: npm run build && node dist/bench/symbolication.js   (BENCH_RUNS, BENCH_FAULTS, BENCH_SIZES, BENCH_BASELINE, BENCH_BASELINE_FAULTS)

@@ -20,7 +20,7 @@ const DEVICES = envInt('BENCH_DEVICES', 10_000)
 const POINTS = envInt('BENCH_POINTS', 1000)
 const REQUESTS = envInt('BENCH_REQUESTS', 500)
 const KEYS = ['battery_mv', 'rssi', 'loop_us', 'tx_packets']
-const CLI = fileURLToPath(new URL('../kernel/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
 const PASSWORD = 'bench-viewer-password'
 
 const deviceId = (n: number): string => `bd${n.toString(16).padStart(14, '0')}`

@@ -2,7 +2,7 @@
 // keys obtained through the API, and a load run bounded in chunks and time (device-sim, ingest bench).
 import { performance } from 'node:perf_hooks'
 import { Agent, request } from 'undici'
-import { ApiClient } from '../kernel/cli-client.js'
+import { ApiClient } from '../kernel/index.js'
 import { encodeChunk } from '../plugins/ingest/wire/encoder.js'
 import { CHUNK_TYPES, type ChunkPayload } from '../plugins/ingest/wire/payloads.js'
 import { codecs } from '../wasm/index.js'

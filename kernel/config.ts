@@ -48,7 +48,7 @@ function serverSection (listeners: ReadonlyMap<string, OwnedListener>): TObject 
     plugin_timeout_ms: Type.Integer({ minimum: 1, default: DEFAULT_PLUGIN_TIMEOUT_MS, description: 'Deadline of each plugin\'s setup, start and stop (and of draining its work at stop).' }),
     stop_idle_grace_ms: Type.Integer({ minimum: 0, default: 1000, description: 'At stop, a kept-alive connection idle this long is closed (a request its client is sending meanwhile is still answered).' }),
     connections_per_address: Type.Integer({ minimum: 1, default: 1024, description: 'Connections one client address may hold at once on all listeners together; more are closed at once.' }),
-    connections_total: Type.Integer({ minimum: 0, default: 0, description: 'Connections on all listeners together; more are closed at once. 0: the descriptor limit less 1,024 kept for files, the engine and outgoing calls.' }),
+    connections_total: Type.Integer({ minimum: 0, default: 0, description: 'Connections on all listeners together; more are closed at once. 0: the descriptor limit less 1,024 kept for files, sockets plugins hold and outgoing calls.' }),
     store_limit_mb: Type.Integer({ minimum: 0, default: 0, description: 'Refuse writes (507) once the LMDB store holds this many MiB; reads go on. 0: no limit (the store grows as needed).' }),
     listeners: Type.Object(
       Object.fromEntries([...listeners.values()].map(listener => [listener.name, listenerSchema(listener)])),

@@ -1,12 +1,12 @@
 // Connection limits: one client cannot take every listener offline. Every connection any listener
 // accepts (fastify or raw) is counted by client address and in total; one over either cap is closed
-// at once, so descriptors stay in reserve for the engine socket, LMDB, outgoing calls and other
+// at once, so descriptors stay in reserve for plugins' own sockets, LMDB, outgoing calls and other
 // clients. The process's descriptor limit is raised to its hard limit at start where it may be.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
 
-/** Descriptors kept out of the connection budget (files, the engine socket, outgoing calls, LMDB). */
+/** Descriptors kept out of the connection budget (files, plugins' own sockets, outgoing calls, LMDB). */
 export const DESCRIPTOR_RESERVE = 1024
 const MIN_TOTAL = 64
 

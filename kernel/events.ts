@@ -5,7 +5,7 @@ import type { PluginState } from './plugin.js'
 
 /**
  * Event names and their payloads. Plugins add theirs by declaration merging:
- *   declare module '../../kernel/index.js' { interface BerthEvents { 'ingest.chunk': { device: string } } }
+ *   declare module '../../kernel/index.js' { interface BerthEvents { 'hello.greeted': { name: string } } }
  */
 export interface BerthEvents {
   'kernel.started': { listeners: Record<string, string> }

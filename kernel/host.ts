@@ -2,7 +2,7 @@
 // restart reads the configuration again (refused, with nothing changed, when it is bad), stops the
 // running kernel, and starts a new one from it in the same process, while the listening sockets stay
 // bound (acceptors.ts): connections that arrive in between wait and are served by the new kernel.
-// Containers, owned by the engine, run on; the new kernel's plugins adopt them as after any restart.
+// What plugins run outside the process runs on; the new kernel's plugins take it up as after any restart.
 import { Acceptors } from './acceptors.js'
 import { BadRequest, Conflict, messageOf } from './errors.js'
 import { createKernel, type Kernel, type KernelOptions } from './kernel.js'

@@ -13,7 +13,7 @@ export interface ListenerDeclaration {
   /** What it serves, for the example config and docs. */
   readonly description?: string
   /**
-   * Key of the owner's own section that holds the port (`http_port` → `[proxy].http_port`); the
+   * Key of the owner's own section that holds the port (`http_port` → `[<owner>].http_port`); the
    * `[server.listeners.<name>]` table then sets only the host.
    */
   readonly portKey?: string

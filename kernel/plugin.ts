@@ -5,7 +5,7 @@ import type { Server } from 'node:net'
 import type { Static, TObject, Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Logger } from 'pino'
-import type { CliRegistry } from './cli-registry.js'
+import type { CliRegistry } from './cli/cli-registry.js'
 import type { ScopedEvents } from './events.js'
 import type { ListenerDeclaration } from './listeners.js'
 import type { PluginMetrics } from './metrics.js'
@@ -37,7 +37,7 @@ export type HealthDetails = Readonly<Record<string, string | number | boolean>>
 /** One thing a plugin depends on, as the health report shows it: `down` when it cannot be used at all. */
 export interface HealthCheck {
   status: 'ok' | 'degraded' | 'down'
-  /** Why, when not ok: what failed and what it means (`the container engine is unreachable: …`). */
+  /** Why, when not ok: what failed and what it means (`the database at db:5432 is unreachable: …`). */
   reason?: string
   /** When it last changed, ISO 8601. */
   since?: string
@@ -131,7 +131,7 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   /** Replace the details this plugin shows in the health report. */
   report(details: HealthDetails): void
   /**
-   * Set the state of one of the plugin's dependencies (`engine`, `identity-provider`, `acme`) in the
+   * Set the state of one of the plugin's dependencies (`database`, `mail-server`) in the
    * health report; anything not ok makes the server `degraded`. The time it changed is kept.
    */
   check(name: string, check: HealthCheck): void
@@ -160,8 +160,8 @@ export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X 
   readonly version: string
   readonly description?: string
   /**
-   * The product this plugin is part of (`orchestration`, `telemetry`, …): `berth install-service
-   * --product <name>` writes a unit that runs one product's plugins in a process of their own.
+   * The product this plugin is part of, a name the plugins shipped together share: a product's
+   * plugins can run in a process of their own (`BERTH_PLUGINS`) and be taken out together.
    */
   readonly product?: string
   /** Plugins that must be set up and started before this one (and stopped after it). */
@@ -170,14 +170,14 @@ export interface PluginDefinition<S extends TObject = TObject, Svc = unknown, X 
   readonly optionalDependsOn?: readonly string[]
   /** Schema of the `[name]` section, as a function of TypeBox's builder. Unknown keys are refused. */
   readonly config?: SectionSchema<S>
-  /** Other top-level sections this plugin reads (`{ acme: type => type.Object(...) }`); one owner per section. */
+  /** Other top-level sections this plugin reads (`{ mail: type => type.Object(...) }`); one owner per section. */
   readonly sections?: { readonly [K in keyof X]: SectionSchema<X[K]> }
   /**
    * This plugin may copy every plugin's databases (`ctx.allState`): it crosses the products'
    * isolation, so it is granted only to a plugin that asks, and shown in its definition.
    */
   readonly copiesAllState?: boolean
-  /** Environment variables that override keys of the section: `{ INGEST_API_KEY: 'api_key' }`. One owner per variable. */
+  /** Environment variables that override keys of the section: `{ HELLO_API_KEY: 'api_key' }`. One owner per variable. */
   readonly env?: Readonly<Record<string, string>>
   /** Listeners this plugin owns: name, default port, fastify or raw. */
   readonly listeners?: readonly ListenerDeclaration[]

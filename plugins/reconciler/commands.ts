@@ -1,10 +1,12 @@
 // The orchestration commands: deploy (also as a canary), promote, rollback, redeploy, restart, status,
 // deploys (the history), logs and reload, each a call to the control API of the running server, with
-// progress lines while it works and exit code 1 on failure.
+// progress lines while it works and exit code 1 on failure; and install-service, which writes the
+// systemd unit that runs the server where services/ is.
 import { InvalidArgumentError } from 'commander'
 import { controlClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import type { CanaryView } from './canary.js'
 import type { DeployResult, RollbackResult } from './reconciler.js'
+import { addInstallServiceCommand } from './install-service.js'
 import { reloadOutcome } from './reload-client.js'
 import type { ReloadRecord } from './reload.js'
 import type { HistoryEntry } from './state.js'
@@ -88,6 +90,7 @@ function tailOption (value: string): number {
 
 export function reconcilerCommands (cli: CliRegistry): void {
   const { program } = cli
+  addInstallServiceCommand(cli)
   const path = (service: string, action = ''): string => `/api/v1/services/${encodeURIComponent(service)}${action}`
 
   program.command('deploy [service]')

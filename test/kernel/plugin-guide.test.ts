@@ -55,7 +55,15 @@ t.test('the example type-checks and serves, counts, persists, emits, and adds a 
   t.notMatch(await (await fetch(new URL('/metrics', kernel.url('control')))).text(), /berth_hello_/, 'the control listener does not')
 
   const cli = new Command('berth').exitOverride()
-  hello.commands?.({ program: cli, settings: async () => ({ stateDir: kernel.config.stateDir, controlUrl: kernel.url('control'), urls: { control: kernel.url('control'), hello: base } }), serverOption: () => {} })
+  hello.commands?.({
+    program: cli,
+    settings: async () => ({ stateDir: kernel.config.stateDir, controlUrl: kernel.url('control'), urls: { control: kernel.url('control'), hello: base } }),
+    serverOption: () => {},
+    serverOptions: () => [],
+    globalArgs: async () => [],
+    plugins: () => [hello],
+    script: 'berth'
+  })
   const printed: string[] = []
   const original = console.log
   console.log = (line: string) => { printed.push(line) }

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { pollUntil } from './poll.js'
 
-export const CLI = fileURLToPath(new URL('../../dist/kernel/cli.js', import.meta.url))
+export const CLI = fileURLToPath(new URL('../../dist/kernel/cli/cli.js', import.meta.url))
 
 /**
  * The child runs compiled JavaScript: tap's loaders (NODE_OPTIONS) would only slow it down. The telemetry,

@@ -6,7 +6,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
-import { StartupError } from './errors.js'
+import { StartupError } from '../errors.js'
 import { isAlive, LOG_FILE, pidFilePath, readPid, removePid, writePid } from './pidfile.js'
 import { startupSummary } from './summary.js'
 import type { CliSettings, ServerOption } from './cli-registry.js'
@@ -81,7 +81,7 @@ export function refuseSecondServer (stateDir: string): void {
 
 async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Promise<void> {
   // The host runs the kernel and can restart it in place (reload), keeping the pid and the listeners.
-  const { ServerHost } = await import('./host.js')
+  const { ServerHost } = await import('../host.js')
   const host = new ServerHost({ configFile: settings.configFile, env }, { fatal: () => { process.exit(1) } })
   const kernel = await host.start()
   writePid(kernel.config.stateDir, process.pid)
@@ -104,7 +104,7 @@ async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Pr
 }
 
 async function startDetached (stateDir: string, globalArgs: string[], variables: Record<string, string>): Promise<void> {
-  const { prepareStateDir } = await import('./store.js')
+  const { prepareStateDir } = await import('../store.js')
   prepareStateDir(stateDir)
   const logFile = join(stateDir, LOG_FILE)
   const fd = openSync(logFile, 'a', 0o600)

@@ -2,10 +2,10 @@
 // or put a copy back (with the server stopped). A backup holds that plugin's data and nothing else.
 import { resolve } from 'node:path'
 import type { Command } from 'commander'
-import { StartupError } from './errors.js'
+import { StartupError } from '../errors.js'
 import { UsageError, type CliSettings } from './cli-registry.js'
 import { refuseSecondServer } from './server-command.js'
-import type { BackupSummary } from './store.js'
+import type { BackupSummary } from '../store.js'
 
 export interface StateCommandDeps {
   settings(): Promise<CliSettings>
@@ -19,7 +19,7 @@ export function addStateCommands (program: Command, deps: StateCommandDeps): voi
   state.command('backup <plugin> <file>')
     .description('write a consistent copy of one plugin\'s databases to <file> (0600); the server may be running')
     .action(async (plugin: string, file: string) => {
-      const { Store } = await import('./store.js')
+      const { Store } = await import('../store.js')
       const store = Store.open(await stateDirFor(deps, plugin))
       try {
         report('backed up', await store.backupPlugin(plugin, resolve(file)), resolve(file))
@@ -37,7 +37,7 @@ export function addStateCommands (program: Command, deps: StateCommandDeps): voi
       } catch (err) {
         throw new StartupError(`${(err as Error).message}; stop it first (berth shutdown)`)
       }
-      const { Store } = await import('./store.js')
+      const { Store } = await import('../store.js')
       const store = Store.open(stateDir)
       try {
         report('restored', await store.restorePlugin(plugin, resolve(file)), resolve(file))

@@ -1,27 +1,25 @@
-// `berth install-service`: a systemd unit that runs `berth server` as the system's service: in the
-// working directory that holds services/ (this one, or --working-dir), with the global options given
-// to this command (--config, --state-dir), with NODE_ENV=production and room for many connections
-// (LimitNOFILE), allowed to bind ports below 1024 without root (AmbientCapabilities=CAP_NET_BIND_SERVICE),
-// restarted on failure. With --product the unit runs one product's plugins in a process of their own
-// (berth-<product>.service: BERTH_PLUGINS, its own state directory and control port); with --leader it
-// runs an agent instead (`berth server --join <leader>`). --unit-dir writes elsewhere than
-// /etc/systemd/system (a package build, a test, a user who is not root).
+// `berth install-service`, a command of the orchestration product: a systemd unit that runs `berth
+// server` as the system's service: in the working directory that holds services/ (this one, or
+// --working-dir), after Docker, with the global options given to this command (--config, --state-dir),
+// with NODE_ENV=production and room for many connections (LimitNOFILE), allowed to bind ports below 1024
+// without root (AmbientCapabilities=CAP_NET_BIND_SERVICE), restarted on failure. With --product the unit
+// runs one product's plugins in a process of their own (berth-<product>.service: BERTH_PLUGINS, its own
+// state directory and control port); with --leader it runs an agent instead (`berth server --join
+// <leader>`). --unit-dir writes elsewhere than /etc/systemd/system (a package build, a test, a user who
+// is not root).
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import type { Command } from 'commander'
-import { UsageError, type ServerOption } from './cli-registry.js'
-import { CONTROL_LISTENER } from './listeners.js'
-import type { AnyPlugin } from './plugin.js'
+import { CONTROL_LISTENER, UsageError, type AnyPlugin, type CliRegistry } from '../../kernel/index.js'
 
 const SYSTEM_UNIT_DIR = '/etc/systemd/system'
-const CLI = fileURLToPath(new URL('./cli.js', import.meta.url))
 /** Open files per process: every connection is one (two through the proxy); see docs/operations.md. */
 export const LIMIT_NOFILE = 65536
 
 interface InstallOptions { unitDir: string, workingDir?: string, user?: string, leader?: string, product?: string, controlPort?: string }
 
 export interface UnitOptions {
+  /** The script of the `berth` command. */
+  script: string
   workingDir: string
   user?: string
   /** The global options of `berth` (state directory, config file). */
@@ -51,7 +49,7 @@ export function serviceUnit (options: UnitOptions): string {
     'Type=simple',
     `WorkingDirectory=${options.workingDir}`,
     ...Object.entries(environment).map(([name, value]) => `Environment=${quoted(`${name}=${value}`)}`),
-    `ExecStart=${[process.execPath, CLI, ...options.args, 'server', ...(options.serverArgs ?? [])].map(quoted).join(' ')}`,
+    `ExecStart=${[process.execPath, options.script, ...options.args, 'server', ...(options.serverArgs ?? [])].map(quoted).join(' ')}`,
     ...(options.user !== undefined ? [`User=${options.user}`] : []),
     'AmbientCapabilities=CAP_NET_BIND_SERVICE',
     `LimitNOFILE=${LIMIT_NOFILE}`,
@@ -70,15 +68,8 @@ export function serviceUnit (options: UnitOptions): string {
 const JOIN_FLAG = '--join'
 const CONTROL_PORT_LINE = /^Environment=BERTH_CONTROL_PORT=(\d+)$/m
 
-export interface InstallServiceDeps {
-  /** The global options again; `stateDirSuffix` is appended to the state directory (a product's own). */
-  globalArgs(stateDirSuffix?: string): Promise<string[]>
-  serverOptions(): readonly ServerOption[]
-  plugins(): readonly AnyPlugin[]
-}
-
-export function addInstallServiceCommand (program: Command, deps: InstallServiceDeps): void {
-  program.command('install-service')
+export function addInstallServiceCommand (cli: CliRegistry): void {
+  cli.program.command('install-service')
     .description('write a systemd unit that runs `berth server` in this directory (the one holding services/) at boot')
     .option('--unit-dir <dir>', 'where the unit file goes', SYSTEM_UNIT_DIR)
     .option('--working-dir <dir>', 'the directory holding services/ and cluster.toml (default: this one)')
@@ -89,7 +80,7 @@ export function addInstallServiceCommand (program: Command, deps: InstallService
     .action(async (options: InstallOptions) => {
       const { leader, product } = options
       if (leader !== undefined && !/^\S+$/.test(leader)) throw new UsageError(`--leader ${JSON.stringify(leader)} is not <host>:<port>`)
-      if (leader !== undefined && !deps.serverOptions().some(o => o.flags.split(/[ ,]+/).includes(JOIN_FLAG))) {
+      if (leader !== undefined && !cli.serverOptions().some(o => o.flags.split(/[ ,]+/).includes(JOIN_FLAG))) {
         throw new UsageError('--leader: no plugin runs agent nodes (berth server --join); install-service writes the master\'s unit only')
       }
       if (leader !== undefined && product !== undefined) throw new UsageError('--product cannot be combined with --leader: an agent runs what its leader sends')
@@ -108,7 +99,7 @@ export function addInstallServiceCommand (program: Command, deps: InstallService
         : { name: 'berth.service', description: `Berth server (control API on :${controlPort})`, environment: { BERTH_CONTROL_PORT: controlPort } }
       if (leader !== undefined) unit = { ...unit, serverArgs: [JOIN_FLAG, leader], description: `Berth agent (joins the leader at ${leader})` }
       if (product !== undefined) {
-        const plugins = productPlugins(deps.plugins(), product)
+        const plugins = productPlugins(cli.plugins(), product)
         const port = controlPort ?? String(CONTROL_LISTENER.port)
         unit = {
           name: `berth-${product}.service`,
@@ -121,8 +112,8 @@ export function addInstallServiceCommand (program: Command, deps: InstallService
       if (port !== undefined) refuseTakenControlPort(unitDir, name, port)
       mkdirSync(unitDir, { recursive: true })
       const file = join(unitDir, name)
-      const args = await deps.globalArgs(product === undefined ? '' : `-${product}`)
-      writeFileSync(file, serviceUnit({ workingDir, user: options.user, args, ...kind }), { mode: 0o644 })
+      const args = await cli.globalArgs(product === undefined ? '' : `-${product}`)
+      writeFileSync(file, serviceUnit({ script: cli.script, workingDir, user: options.user, args, ...kind }), { mode: 0o644 })
       console.log(`wrote ${file}`)
       if (unitDir === SYSTEM_UNIT_DIR) console.log(`enable and start it: systemctl daemon-reload && systemctl enable --now ${name.replace(/\.service$/, '')}`)
     })

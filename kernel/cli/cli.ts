@@ -1,20 +1,20 @@
 #!/usr/bin/env node
-// The `berth` command: global options, the server and state commands, and every plugin's commands.
+// The `berth` command: global options, the server, state and update commands, and every plugin's commands.
 // It loads only plugin definitions and their commands: a client command never loads the server.
 // Exit codes: 0 ok, 1 runtime failure, 2 usage error — each failure as one line on stderr.
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
-import { messageOf } from './errors.js'
-import { discoverPlugins } from './loader.js'
-import { VERSION } from './paths.js'
+import { messageOf } from '../errors.js'
+import { discoverPlugins } from '../loader.js'
+import { VERSION } from '../paths.js'
 import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.js'
 import { resolveCliSettings } from './cli-settings.js'
-import { addInstallServiceCommand } from './install-service.js'
 import { addServerCommands } from './server-command.js'
 import { addStateCommands } from './state-command.js'
 import { addUpdateCommand } from './update.js'
-import type { AnyPlugin } from './plugin.js'
+import type { AnyPlugin } from '../plugin.js'
 
 interface GlobalOptions {
   config?: string
@@ -64,10 +64,17 @@ async function main (argv: string[]): Promise<void> {
 
   const serverOptions = addServerCommands(program, { settings, env, globalArgs })
   addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
-  addInstallServiceCommand(program, { globalArgs, serverOptions: () => serverOptions.list(), plugins: () => plugins })
   addUpdateCommand(program)
   plugins = await discoverPlugins()
-  const registry: CliRegistry = { program, settings, serverOption: serverOptions.add }
+  const registry: CliRegistry = {
+    program,
+    settings,
+    serverOption: serverOptions.add,
+    serverOptions: serverOptions.list,
+    globalArgs,
+    plugins: () => plugins,
+    script: fileURLToPath(import.meta.url)
+  }
   for (const plugin of plugins) plugin.commands?.(registry)
 
   await program.parseAsync(argv)

@@ -9,9 +9,9 @@ import { execFile } from 'node:child_process'
 import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
-import { CLI, runCli } from '../support/cli.js'
-import { ensureDebianPackages, isRoot, requireComponent } from '../support/component.js'
-import { tempDir } from '../support/tmp.js'
+import { CLI, runCli } from '../../support/cli.js'
+import { ensureDebianPackages, isRoot, requireComponent } from '../../support/component.js'
+import { tempDir } from '../../support/tmp.js'
 
 const run = promisify(execFile)
 /** Run as nobody, as an operator without root would. */

@@ -2,9 +2,9 @@
 // directory and the URL of each declared listener. Reads only [server] and listener ports; the server
 // validates the whole file when it starts.
 import { resolve } from 'node:path'
-import { ConfigError } from './errors.js'
-import { declaredListeners, DEFAULT_HOST, DEFAULT_STATE_DIR, portVariable, reachableUrl, urlVariable } from './listeners.js'
-import type { AnyPlugin } from './plugin.js'
+import { ConfigError } from '../errors.js'
+import { declaredListeners, DEFAULT_HOST, DEFAULT_STATE_DIR, portVariable, reachableUrl, urlVariable } from '../listeners.js'
+import type { AnyPlugin } from '../plugin.js'
 import type { CliSettings } from './cli-registry.js'
 
 export interface CliSettingsSource {
@@ -27,7 +27,7 @@ const tableAt = (value: unknown, key: string): Table => {
 export async function resolveCliSettings (source: CliSettingsSource): Promise<CliSettings> {
   const { env, configFile } = source
   const origin = configFile ?? 'defaults'
-  const raw: Table = configFile === undefined ? {} : (await import('./toml.js')).readToml(configFile)
+  const raw: Table = configFile === undefined ? {} : (await import('../toml.js')).readToml(configFile)
   const server = tableAt(raw, 'server')
   const text = (value: unknown, where: string): string | undefined => {
     if (value === undefined) return undefined

@@ -1,5 +1,6 @@
 // What a plugin's commands() receives: the commander program and helpers to reach a running server.
 import type { Command } from 'commander'
+import type { AnyPlugin } from '../plugin.js'
 
 export interface CliSettings {
   /** Absolute state directory: pid file, log file, tokens. */
@@ -28,6 +29,14 @@ export interface CliRegistry {
   settings(): Promise<CliSettings>
   /** Add an option to `berth server` (in the foreground and with -d) that sets one of the plugin's environment variables. */
   serverOption(option: ServerOption): void
+  /** The options of `berth server` the plugins added so far. */
+  serverOptions(): readonly ServerOption[]
+  /** The global options again (state directory, config file) for a process started later; `stateDirSuffix` makes a state directory of its own. */
+  globalArgs(stateDirSuffix?: string): Promise<string[]>
+  /** Every plugin definition found, enabled or not, in discovery order. */
+  plugins(): readonly AnyPlugin[]
+  /** Absolute path of the script of the `berth` command, to run it again (a unit, a detached server). */
+  readonly script: string
 }
 
 /** Thrown by a command for bad arguments: one line on stderr and exit code 2. */

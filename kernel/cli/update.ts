@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve, sep } from 'node:path'
 import { promisify } from 'node:util'
 import type { Command } from 'commander'
-import { messageOf } from './errors.js'
-import { PACKAGE_ROOT } from './paths.js'
+import { messageOf } from '../errors.js'
+import { PACKAGE_ROOT } from '../paths.js'
 import { UsageError } from './cli-registry.js'
 
 const run = promisify(execFile)

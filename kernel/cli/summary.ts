@@ -1,7 +1,7 @@
 // The block `berth server` prints for a person at a terminal once it has started: each open listener's
 // address and what it serves, then what the plugins noted for that person (where the admin token is,
 // how to sign in). Never logged: a note may hold a password drawn for that person.
-import type { Kernel } from './kernel.js'
+import type { Kernel } from '../kernel.js'
 
 export function startupSummary (kernel: Pick<Kernel, 'config' | 'listenerNames' | 'url' | 'notes'>): string {
   const listeners = kernel.listenerNames.map(name => ({ url: kernel.url(name).href, name, what: kernel.config.listeners.get(name)?.description }))
