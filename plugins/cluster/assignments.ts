@@ -138,7 +138,7 @@ export class ClusterScheduler implements Scheduler {
     for (const spec of request.declared) {
       if (!request.changing.has(spec.name)) continue
       const reason = this.unavailable(spec)
-      if (reason !== undefined) throw new Unavailable(reason)
+      if (reason !== undefined) throw new Unavailable(reason, { code: 'BERTH_NODE_UNAVAILABLE' })
     }
     const services = request.desired.map(spec => placementOf(spec, declared.has(spec.name)
       ? { moveFromUnavailable: request.changing.has(spec.name) }

@@ -82,7 +82,7 @@ export class NodeRegistry {
   /** A node by id, else by name; 404 when neither matches. */
   find (idOrName: string): NodeEntry {
     const node = this.#nodes.get(idOrName) ?? [...this.#nodes.values()].find(n => n.name === idOrName)
-    if (node === undefined) throw new NotFound(`no node with id or name "${idOrName}"`)
+    if (node === undefined) throw new NotFound(`no node with id or name "${idOrName}"`, { code: 'BERTH_NO_SUCH_NODE' })
     return node
   }
 
@@ -109,7 +109,7 @@ export class NodeRegistry {
   async join (hello: HelloMessage, address: string): Promise<NodeEntry> {
     const other = this.byName(hello.name)
     if (other !== undefined && other.id !== hello.id) {
-      throw new Conflict(`node name "${hello.name}" is taken by node ${other.id} (${other.role}); give this node another [reconciler].node_name, or forget the other one`)
+      throw new Conflict(`node name "${hello.name}" is taken by node ${other.id} (${other.role}); give this node another [reconciler].node_name, or forget the other one`, { code: 'BERTH_NODE_NAME_TAKEN' })
     }
     const known = this.#nodes.get(hello.id)
     if (known?.role === 'leader') throw new Conflict(`node id ${hello.id} is the leader's own`)

@@ -315,7 +315,7 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
     const node = registry.find(idOrName)
     const stranded = drained && !force ? scheduler.strandedByDrain(node.name) : []
     if (stranded.length > 0) {
-      throw new Conflict(`draining node "${node.name}" would stop ${stranded.length} ${stranded.length === 1 ? 'replica' : 'replicas'} that no other node can take (pinned to it, or no other node ready with room): ${describeReplicas(stranded)}; add a node, or drain with --force (?force=true) to stop them`)
+      throw new Conflict(`draining node "${node.name}" would stop ${stranded.length} ${stranded.length === 1 ? 'replica' : 'replicas'} that no other node can take (pinned to it, or no other node ready with room): ${describeReplicas(stranded)}; add a node, or drain with --force (?force=true) to stop them`, { code: 'BERTH_DRAIN_WOULD_STRAND' })
     }
     const before = scheduler.replicasOn(node.name)
     await registry.setDrained(node.id, drained)
@@ -334,9 +334,9 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
   ctx.http('control', channel.routes(), { prefix: '/api/v1' })
   ctx.http('control', clusterRoutes({ tokens: deps.tokens, setDrained, forget: async idOrName => {
     const node = registry.find(idOrName)
-    if (node.role === 'leader') throw new Conflict('the leader cannot be forgotten')
+    if (node.role === 'leader') throw new Conflict('the leader cannot be forgotten', { code: 'BERTH_NODE_NOT_OFFLINE' })
     registry.tick()
-    if (node.state !== 'offline') throw new Conflict(`node "${node.name}" is ${node.state}: stop it first (only an offline node can be forgotten)`)
+    if (node.state !== 'offline') throw new Conflict(`node "${node.name}" is ${node.state}: stop it first (only an offline node can be forgotten)`, { code: 'BERTH_NODE_NOT_OFFLINE' })
     channel.disconnect(node.id, 'forgotten')
     await registry.forget(node.id)
     await orchestration.reschedule('forget')

@@ -16,7 +16,7 @@ export class SpecError extends BadRequest {
   readonly problems: readonly string[]
 
   constructor (problems: readonly string[]) {
-    super(problems.join('; '))
+    super(problems.join('; '), { code: 'BERTH_INVALID_SPEC' })
     this.problems = problems
   }
 }

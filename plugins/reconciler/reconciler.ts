@@ -174,14 +174,14 @@ export class Reconciler {
     try {
       return await this.localContainers()
     } catch (err) {
-      if (err instanceof EngineUnavailable) throw new Unavailable(err.message)
+      if (err instanceof EngineUnavailable) throw new Unavailable(err.message, { code: 'BERTH_ENGINE_UNAVAILABLE' })
       throw err
     }
   }
 
   #known (name: string): NonNullable<ReturnType<ReconcilerState['service']>> {
     const stored = this.#deps.state.service(name)
-    if (stored === undefined) throw new NotFound(`no service named "${name}" is deployed`)
+    if (stored === undefined) throw new NotFound(`no service named "${name}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
     return stored
   }
 
@@ -199,7 +199,7 @@ export class Reconciler {
         return await this.#deploy(declared, { trigger: reload ? 'reload' : 'deploy', by: options.by, prune: options.prune === true ? 'all' : 'files', pull: reload ? 'always' : 'rules', force: reload })
       }
       const one = declared.find(d => d.spec.name === options.service)
-      if (one === undefined) throw new NotFound(`no service named "${options.service}" in ${servicesDir}/*/service.toml`)
+      if (one === undefined) throw new NotFound(`no service named "${options.service}" in ${servicesDir}/*/service.toml`, { code: 'BERTH_NO_SUCH_SERVICE' })
       return await this.#deploy([one], { trigger: 'deploy', by: options.by, prune: 'none', pull: 'rules', force: false })
     })
   }
@@ -274,7 +274,7 @@ export class Reconciler {
     const runtimes = [...this.#deps.runtimes.keys()]
     if ('service' in source) {
       const found = discoverServices({ cwd, servicesDir, runtimes }).find(d => d.spec.name === source.service)
-      if (found === undefined) throw new NotFound(`no service named "${source.service}" in ${servicesDir}/*/service.toml`)
+      if (found === undefined) throw new NotFound(`no service named "${source.service}" in ${servicesDir}/*/service.toml`, { code: 'BERTH_NO_SUCH_SERVICE' })
       return found
     }
     const declared = parseRequestServices(source.body, { cwd, runtimes })
@@ -294,7 +294,7 @@ export class Reconciler {
     return await this.#exclusive(async () => {
       this.#known(name)
       const canary = this.#deps.state.canary(name)
-      if (canary === undefined) throw new Conflict(`no canary of "${name}" is running`)
+      if (canary === undefined) throw new Conflict(`no canary of "${name}" is running`, { code: 'BERTH_NO_CANARY' })
       return await this.#deploy([{ spec: canary.spec, source: canary.source }], { trigger: 'promote', by, prune: 'none', pull: 'rules', force: false, canaries: new Map([[name, null]]) })
     })
   }
@@ -313,7 +313,7 @@ export class Reconciler {
         return { ...result, rollback: { from: { image: canary.spec.image, hash: canary.hash, canary: true }, to: { image: stored.spec.image, hash } } }
       }
       const previous = previousVersion(this.#deps.state.history(), name, hash)
-      if (previous === undefined) throw new Conflict(`no earlier version of "${name}" in the deploy history to roll back to`)
+      if (previous === undefined) throw new Conflict(`no earlier version of "${name}" in the deploy history to roll back to`, { code: 'BERTH_NO_EARLIER_VERSION' })
       const result = await this.#deploy([{ spec: previous.spec, source: stored.source }], { trigger: 'rollback', by, prune: 'none', pull: 'rules', force: false })
       return { ...result, rollback: { from: { image: stored.spec.image, hash, canary: false }, to: { image: previous.spec.image, hash: previous.hash } } }
     })
@@ -630,7 +630,7 @@ export class Reconciler {
   async removeProject (project: string): Promise<{ removed: string[], containers: number }> {
     return await this.#exclusive(async () => {
       const names = this.#deps.state.services().filter(s => s.spec.project === project).map(s => s.spec.name).sort()
-      if (names.length === 0) throw new NotFound(`no project named "${project}" is deployed`)
+      if (names.length === 0) throw new NotFound(`no project named "${project}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
       return await this.#remove(names)
     })
   }
@@ -681,7 +681,7 @@ export class Reconciler {
   assertReachable (name: string): void {
     const stored = this.#known(name)
     const reason = this.scheduler?.unavailable(stored.spec)
-    if (reason !== undefined) throw new Unavailable(reason)
+    if (reason !== undefined) throw new Unavailable(reason, { code: 'BERTH_NODE_UNAVAILABLE' })
   }
 
   /** Stop every running container; specs stay, and the next deploy starts them again. */
@@ -708,7 +708,7 @@ export class Reconciler {
       const { spec } = this.#known(name)
       const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
       const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
-      if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`)
+      if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`, { code: 'BERTH_NO_CONTAINERS' })
       for (const c of containers) {
         await this.#deps.traffic.drain(c)
         await this.#runtime(c.runtime).restart(c.id)
@@ -726,7 +726,7 @@ export class Reconciler {
   async exec (name: string, command: string): Promise<{ exitCode: number, output: string }> {
     const { spec } = this.#known(name)
     const running = (await this.#containersOr503()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)[0]
-    if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`)
+    if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`, { code: 'BERTH_NO_CONTAINERS' })
     return await this.#runtime(spec.runtime).exec(running.id, command)
   }
 
@@ -795,7 +795,7 @@ export class Reconciler {
     this.#known(name)
     const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
     const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
-    if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers`)
+    if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers`, { code: 'BERTH_NO_CONTAINERS' })
     const sources = await Promise.all(containers.map(async c => ({ label: c.name, stream: await this.#runtime(c.runtime).logs(c.id, options) })))
     // Other nodes' replicas: their last lines (followed logs follow this node's replicas only).
     const remote = elsewhere.length === 0 || this.scheduler === undefined ? [] : await this.scheduler.logsRemote(name, options.tail)

@@ -31,7 +31,7 @@ function underway (record: ReloadRecord | undefined): record is ReloadRecord {
 /** Record a reload and ask for the restart; a refused restart is recorded as failed and thrown. */
 export async function requestReload (state: ReconcilerState, restart: () => Promise<void>, by?: string): Promise<ReloadRecord> {
   const last = state.lastReload()
-  if (underway(last)) throw new Conflict(`a reload is under way (${last.id}, ${last.state})`)
+  if (underway(last)) throw new Conflict(`a reload is under way (${last.id}, ${last.state})`, { code: 'BERTH_RELOAD_UNDERWAY' })
   const record: ReloadRecord = { id: randomBytes(6).toString('hex'), requested_at: new Date().toISOString(), ...(by !== undefined && { by }), state: 'restarting' }
   await state.recordReload(record)
   try {

@@ -48,7 +48,7 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
   const viewer = { onRequest: tokens.requireRole('viewer') }
   // An agent's services come from its leader: its own API refuses changes.
   const notAnAgent = async (): Promise<void> => {
-    if (reconciler.leader !== undefined) throw new Conflict(`this node is an agent of the leader at ${reconciler.leader}: change services through the leader`)
+    if (reconciler.leader !== undefined) throw new Conflict(`this node is an agent of the leader at ${reconciler.leader}: change services through the leader`, { code: 'BERTH_NOT_LEADER' })
   }
   const deployer = { onRequest: [tokens.requireRole('deployer'), notAnAgent] }
   const by = (request: FastifyRequest): string | undefined => tokens.caller(request)?.name

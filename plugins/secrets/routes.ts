@@ -35,7 +35,7 @@ export function secretRoutes (store: SecretStore, tokens: TokenService): Fastify
     app.delete<{ Params: { name: string } }>('/:name', async request => {
       const { name } = request.params
       checkName(name)
-      if (!await store.remove(name)) throw new NotFound(`no secret named "${name}"`)
+      if (!await store.remove(name)) throw new NotFound(`no secret named "${name}"`, { code: 'BERTH_NO_SUCH_SECRET' })
       return { deleted: name }
     })
   }

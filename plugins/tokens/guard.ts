@@ -20,7 +20,7 @@ export class Guard {
     return async request => {
       const caller = this.#authenticate(request)
       if (!allows(caller.role, role)) {
-        throw new Forbidden(`token "${caller.name}" has role ${caller.role}; ${request.method} ${request.routeOptions.url ?? request.url} needs ${role}`)
+        throw new Forbidden(`token "${caller.name}" has role ${caller.role}; ${request.method} ${request.routeOptions.url ?? request.url} needs ${role}`, { code: 'BERTH_ROLE_TOO_LOW' })
       }
       this.#callers.set(request, caller)
     }
@@ -37,7 +37,7 @@ export class Guard {
     const token = BEARER.exec(header)?.[1]
     if (token === undefined) throw new Unauthorized('the Authorization header must be "Bearer <token>"')
     const record = this.#store.verify(token)
-    if (record === undefined) throw new Unauthorized('invalid or revoked token')
+    if (record === undefined) throw new Unauthorized('invalid or revoked token', { code: 'BERTH_TOKEN_INVALID' })
     const { hash: _hash, ...info } = record
     return info
   }

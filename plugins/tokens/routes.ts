@@ -25,9 +25,9 @@ export function tokenRoutes (store: TokenStore, guard: Guard): FastifyPluginAsyn
     app.delete<{ Params: { id: string } }>('/:id', async request => {
       const { id } = request.params
       const record = store.get(id)
-      if (record === undefined) throw new NotFound(`no token with id "${id}"`)
+      if (record === undefined) throw new NotFound(`no token with id "${id}"`, { code: 'BERTH_NO_SUCH_TOKEN' })
       if (record.bootstrap === true) {
-        throw new Conflict('the admin token of admin.token cannot be revoked; delete that file and restart the server to replace it')
+        throw new Conflict('the admin token of admin.token cannot be revoked; delete that file and restart the server to replace it', { code: 'BERTH_ADMIN_TOKEN_FIXED' })
       }
       await store.revoke(id)
       return { revoked: id }

@@ -68,7 +68,7 @@ export class Registrations {
 
   get (id: string): Registration {
     const found = this.#all.get(id)
-    if (found === undefined) throw new NotFound(`no webhook with id ${id}`)
+    if (found === undefined) throw new NotFound(`no webhook with id ${id}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
     return found
   }
 

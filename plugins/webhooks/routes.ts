@@ -22,7 +22,7 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
   const viewer = { onRequest: tokens.requireRole('viewer') }
   const deployer = { onRequest: tokens.requireRole('deployer') }
   const known = (id: string): string => {
-    if (!ID.test(id)) throw new NotFound(`no webhook with id ${id}`)
+    if (!ID.test(id)) throw new NotFound(`no webhook with id ${id}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
     return registrations.get(id).id
   }
 
@@ -66,16 +66,16 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
         const { repo } = delivery
         // A ping of an organisation's hook names no repository: any registration's secret may have signed it.
         const candidates = registrations.list().filter(r => repo === undefined || r.repo === repo)
-        if (candidates.length === 0) throw new NotFound(repo === undefined ? 'no webhook is registered' : `no webhook is registered for ${repo}`)
+        if (candidates.length === 0) throw new NotFound(repo === undefined ? 'no webhook is registered' : `no webhook is registered for ${repo}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
         const body = request.body
         const signed = candidates.filter(r => signatureValid(provider, request.headers, body, r.secret))
         if (signed.length === 0) {
-          throw new Unauthorized(provider === 'gitlab' ? 'missing or wrong X-Gitlab-Token' : 'missing or bad signature: expected X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>')
+          throw new Unauthorized(provider === 'gitlab' ? 'missing or wrong X-Gitlab-Token' : 'missing or bad signature: expected X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>', { code: 'BERTH_BAD_SIGNATURE' })
         }
         if ('ignored' in delivery) return await reply.code(200).send({ event, webhooks: signed.map(r => r.id), detail: delivery.ignored })
         const push = delivery
         const matched = signed.filter(r => r.branch === push.branch)
-        if (matched.length === 0) throw new NotFound(`no webhook of ${push.repo} is registered for branch ${push.branch}`)
+        if (matched.length === 0) throw new NotFound(`no webhook of ${push.repo} is registered for branch ${push.branch}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
         for (const registration of matched) if (registration.service_name !== INFRA) reachable(registration.service_name)
         for (const registration of matched) runner.submit({ registration, push })
         return await reply.code(202).send({ accepted: matched.map(r => ({ id: r.id, service_name: r.service_name })), sha: push.sha })

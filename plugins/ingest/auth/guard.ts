@@ -42,7 +42,7 @@ export function installGuard (app: FastifyInstance, authenticator: Authenticator
     }
     const required = access === 'device-or-provisioner' ? 'provisioner' : access
     if (!roleAllows(principal.role, required)) {
-      throw new Forbidden(`role ${principal.role} may not ${request.method} ${request.routeOptions.url ?? request.url}; it needs ${required}`)
+      throw new Forbidden(`role ${principal.role} may not ${request.method} ${request.routeOptions.url ?? request.url}; it needs ${required}`, { code: 'BERTH_ROLE_TOO_LOW' })
     }
     request.principal = principal
   })

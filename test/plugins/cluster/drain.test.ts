@@ -39,7 +39,7 @@ if (docker !== undefined) {
     t.equal(await running(), 3)
 
     const refused = await call<{ error: string }>(leader, 'POST', '/api/v1/cluster/nodes/solo/drain')
-    t.same(refused, { status: 409, body: { error: 'draining node "solo" would stop 3 replicas that no other node can take (pinned to it, or no other node ready with room): cache (replica 1), web (replicas 1, 2); add a node, or drain with --force (?force=true) to stop them', code: 'BERTH_CONFLICT' } })
+    t.same(refused, { status: 409, body: { error: 'draining node "solo" would stop 3 replicas that no other node can take (pinned to it, or no other node ready with room): cache (replica 1), web (replicas 1, 2); add a node, or drain with --force (?force=true) to stop them', code: 'BERTH_DRAIN_WOULD_STRAND' } })
     t.equal(await running(), 3, 'nothing stopped')
     const info = await call<{ nodes: NodeRecord[] }>(leader, 'GET', '/api/v1/cluster/info')
     t.match(info.body.nodes[0], { name: 'solo', scheduling: 'active', replicas: 3 }, 'the node is not drained')

@@ -68,20 +68,20 @@ t.test('validation errors name the file, the service and the field', async t => 
   const { kernel, cwd } = await engineless(t)
   const token = adminToken(kernel)
   const none = await api(kernel, 'POST', '/api/v1/deploy', { token })
-  t.same([none.status, none.body], [400, { error: `no service files: ${join(cwd, 'services/*/service.toml')} matches nothing`, code: 'BERTH_BAD_REQUEST' }])
+  t.same([none.status, none.body], [400, { error: `no service files: ${join(cwd, 'services/*/service.toml')} matches nothing`, code: 'BERTH_INVALID_SPEC' }])
   writeServices(cwd, { web: '[[service]]\nname = "api"\nimage = "x:1"\nreplicas = -1\nsize = 3\n' })
   const bad = await api(kernel, 'POST', '/api/v1/deploy', { token })
   t.same([bad.status, bad.body], [400, {
     error: 'services/web/service.toml: service "api": replicas must be an integer ≥ 0, got -1; services/web/service.toml: service "api": size is not a known field',
-    code: 'BERTH_BAD_REQUEST'
+    code: 'BERTH_INVALID_SPEC'
   }])
   const request = await api(kernel, 'POST', '/api/v1/deploy', { token, body: { services: [{ name: 'a', project: 'p', image: 'x:1', depends_on: ['b'] }] } })
-  t.same([request.status, request.body], [400, { error: 'request body: service "a": depends_on names unknown service "b"', code: 'BERTH_BAD_REQUEST' }])
+  t.same([request.status, request.body], [400, { error: 'request body: service "a": depends_on names unknown service "b"', code: 'BERTH_INVALID_SPEC' }])
   const both = await api(kernel, 'POST', '/api/v1/deploy?service=a', { token, body: { services: [{ name: 'a', project: 'p', image: 'x:1' }] } })
   t.same([both.status, both.body], [400, { error: 'give either a body with services or ?service=, not both', code: 'BERTH_BAD_REQUEST' }])
   writeServices(cwd, { web: '[[service]]\nname = "api"\nimage = "x:1"\n' })
   const unknown = await api(kernel, 'POST', '/api/v1/deploy?service=nope', { token })
-  t.same([unknown.status, unknown.body], [404, { error: 'no service named "nope" in services/*/service.toml', code: 'BERTH_NOT_FOUND' }])
+  t.same([unknown.status, unknown.body], [404, { error: 'no service named "nope" in services/*/service.toml', code: 'BERTH_NO_SUCH_SERVICE' }])
 })
 
 t.test('with the engine down: per-service errors, 503 where nothing can be answered, and the server keeps running', async t => {
@@ -98,7 +98,7 @@ t.test('with the engine down: per-service errors, 503 where nothing can be answe
     { service: 'far', project: 'p', error: `placed on node "elsewhere", but this node is "${hostname()}"` },
     { service: 'api', project: 'p', error: down }
   ] }, 'a service placed on another node fails with that reason')
-  t.same((await api(kernel, 'GET', '/api/v1/status', { token })).body, { error: down, code: 'BERTH_UNAVAILABLE' })
+  t.same((await api(kernel, 'GET', '/api/v1/status', { token })).body, { error: down, code: 'BERTH_ENGINE_UNAVAILABLE' })
   t.equal((await api(kernel, 'GET', '/api/v1/status', { token })).status, 503)
   t.equal((await api(kernel, 'POST', '/api/v1/stop', { token })).status, 503)
   const info = await api<{ nodes: Array<Record<string, unknown>> }>(kernel, 'GET', '/api/v1/cluster/info', { token })

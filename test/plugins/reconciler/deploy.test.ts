@@ -114,7 +114,7 @@ if (docker !== undefined) {
 
     const removed = await api(kernel, 'DELETE', '/api/v1/services/worker', { token })
     t.same(removed.body, { removed: ['worker'], containers: 1 })
-    t.same((await api(kernel, 'DELETE', '/api/v1/services/worker', { token })).body, { error: 'no service named "worker" is deployed', code: 'BERTH_NOT_FOUND' })
+    t.same((await api(kernel, 'DELETE', '/api/v1/services/worker', { token })).body, { error: 'no service named "worker" is deployed', code: 'BERTH_NO_SUCH_SERVICE' })
     const gone = await api(kernel, 'DELETE', `/api/v1/projects/${project}`, { token })
     t.same(gone.body, { removed: ['other'], containers: 1 })
     t.same((await instanceContainers(docker, instance)).size, 0, 'no container left')

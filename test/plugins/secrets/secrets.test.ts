@@ -39,7 +39,7 @@ t.test('values are encrypted at rest, listed by name only, and survive a restart
   t.same(second.service('secrets').resolve({ P: '${secrets.DB_PASSWORD}' }, 'api'), { P: VALUE }, 'decrypted after a restart')
   const deleted = await api(second, 'DELETE', '/api/v1/secrets/API_KEY', { token: adminToken(second) })
   t.same(deleted.body, { deleted: 'API_KEY' })
-  t.same((await api(second, 'DELETE', '/api/v1/secrets/API_KEY', { token: adminToken(second) })).body, { error: 'no secret named "API_KEY"', code: 'BERTH_NOT_FOUND' })
+  t.same((await api(second, 'DELETE', '/api/v1/secrets/API_KEY', { token: adminToken(second) })).body, { error: 'no secret named "API_KEY"', code: 'BERTH_NO_SUCH_SECRET' })
   await second.stop()
 
   rmSync(join(stateDir, 'secrets.key'))

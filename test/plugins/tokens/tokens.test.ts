@@ -50,17 +50,17 @@ t.test('missing, malformed and invalid tokens get 401; too little privilege gets
   }
   t.same(await call(), [401, { error: 'missing bearer token (Authorization: Bearer <token>)', code: 'BERTH_UNAUTHORIZED' }])
   t.same(await call('Basic abc'), [401, { error: 'the Authorization header must be "Bearer <token>"', code: 'BERTH_UNAUTHORIZED' }])
-  t.same(await call('Bearer nope'), [401, { error: 'invalid or revoked token', code: 'BERTH_UNAUTHORIZED' }])
+  t.same(await call('Bearer nope'), [401, { error: 'invalid or revoked token', code: 'BERTH_TOKEN_INVALID' }])
   const admin = adminToken(kernel)
   const tampered = admin.slice(0, -1) + (admin.endsWith('A') ? 'B' : 'A')
-  t.same(await call(`Bearer ${tampered}`), [401, { error: 'invalid or revoked token', code: 'BERTH_UNAUTHORIZED' }], 'a known id with a wrong secret')
+  t.same(await call(`Bearer ${tampered}`), [401, { error: 'invalid or revoked token', code: 'BERTH_TOKEN_INVALID' }], 'a known id with a wrong secret')
   t.equal((await call(`bearer ${admin}`))[0], 200, 'the scheme is case-insensitive')
 
   for (const role of ['viewer', 'deployer', 'agent'] as const) {
     const token = await tokenFor(kernel, role)
     const [status, body] = await call(`Bearer ${token}`)
     t.equal(status, 403, `${role} may not manage tokens`)
-    t.match(body, { error: new RegExp(`has role ${role}; GET /api/v1/tokens needs admin`) })
+    t.match(body, { error: new RegExp(`has role ${role}; GET /api/v1/tokens needs admin`), code: 'BERTH_ROLE_TOO_LOW' })
   }
   t.equal((await api(kernel, 'GET', '/api/v1/health')).status, 200, 'health stays public')
   t.equal((await api(kernel, 'GET', '/metrics')).status, 200, 'metrics stay public')
@@ -85,11 +85,11 @@ t.test('tokens are created, listed without secrets, and revoked', async t => {
 
   t.equal((await api(kernel, 'DELETE', `/api/v1/tokens/${created.body.id}`, { token: admin })).status, 200)
   t.equal((await api(kernel, 'GET', '/api/v1/tokens', { token: created.body.token })).status, 401, 'a revoked token is refused')
-  t.same((await api(kernel, 'DELETE', `/api/v1/tokens/${created.body.id}`, { token: admin })).body, { error: `no token with id "${created.body.id}"`, code: 'BERTH_NOT_FOUND' })
+  t.same((await api(kernel, 'DELETE', `/api/v1/tokens/${created.body.id}`, { token: admin })).body, { error: `no token with id "${created.body.id}"`, code: 'BERTH_NO_SUCH_TOKEN' })
   const adminId = admin.split('_')[1]
   const refused = await api(kernel, 'DELETE', `/api/v1/tokens/${adminId}`, { token: admin })
   t.equal(refused.status, 409, 'the bootstrap token cannot be revoked through the API')
-  t.match(refused.body, { error: /delete that file and restart/ })
+  t.match(refused.body, { error: /delete that file and restart/, code: 'BERTH_ADMIN_TOKEN_FIXED' })
 })
 
 t.test('the agent role stands apart: admitted to agent routes only, and only it is', async t => {

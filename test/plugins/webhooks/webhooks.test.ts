@@ -105,11 +105,11 @@ if (docker !== undefined) {
     const signed = (body: object, secret = SECRET): Record<string, string> => ({ 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(JSON.stringify(body)).digest('hex')}` })
     const push = { repo: REPO, ref: 'refs/heads/main', sha }
 
-    t.match(await receive('git', push, {}), { status: 401, text: /missing or bad signature/ }, 'unsigned: 401')
+    t.match(await receive('git', push, {}), { status: 401, text: /missing or bad signature.*"code":"BERTH_BAD_SIGNATURE"/ }, 'unsigned: 401')
     t.match(await receive('git', push, signed(push, 'another-secret-0000')), { status: 401 }, 'signed with another secret: 401')
     t.match(await receive('git', push, { 'x-hub-signature-256': signed(push)['x-hub-signature-256'].replace(/.$/, last => last === '0' ? '1' : '0') }), { status: 401 }, 'a changed signature: 401')
     const elsewhere = { ...push, repo: 'ops/other' }
-    t.match(await receive('git', elsewhere, signed(elsewhere)), { status: 404, text: /no webhook is registered for ops\/other/ })
+    t.match(await receive('git', elsewhere, signed(elsewhere)), { status: 404, text: /no webhook is registered for ops\/other.*"code":"BERTH_NO_SUCH_WEBHOOK"/ })
     const branch = { ...push, ref: 'refs/heads/feature' }
     t.match(await receive('git', branch, signed(branch)), { status: 404, text: /registered for branch feature/ })
     t.match(await receive('svn', push, signed(push)), { status: 404, text: /use one of git, github, gitea, gitlab/ })
