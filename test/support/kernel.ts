@@ -7,6 +7,9 @@ import { tempDir } from './tmp.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
+/** Tests stop hundreds of kernels: their clients' idle connections are closed after 50 ms at stop, not 1 s. */
+export const TEST_IDLE_GRACE_MS = 50
+
 export interface TestKernelOptions {
   plugins?: readonly AnyPlugin[]
   /** Sections besides [server]; [server] keys given here are merged over the test defaults. */
@@ -29,8 +32,7 @@ export async function testKernel (t: Teardown, options: TestKernelOptions = {}):
   const { server = {}, ...sections } = options.config ?? {}
   const kernel = await createKernel({
     cwd: stateDir,
-    // Tests stop hundreds of kernels: idle connections of their clients are closed after 50 ms, not 1 s.
-    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: 50, ...server }, ...sections },
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: TEST_IDLE_GRACE_MS, ...server }, ...sections },
     env: options.env ?? {},
     plugins: options.plugins ?? [],
     logger: options.logger ?? pino({ level: 'silent' })

@@ -9,7 +9,7 @@ import pino, { type Logger } from 'pino'
 import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
 import { spawnCliForTest, untilAnswers, type RunningCli } from './cli.js'
 import { busyboxImage, pushImage, startRegistry } from './docker.js'
-import { loopbackListeners } from './kernel.js'
+import { loopbackListeners, TEST_IDLE_GRACE_MS } from './kernel.js'
 import { tempDir } from './tmp.js'
 import { freePort } from './net.js'
 import reconciler from '../../plugins/reconciler/index.js'
@@ -34,7 +34,7 @@ export async function startKernel (t: Teardown, options: OrchestrationKernelOpti
   const stateDir = options.stateDir ?? tempDir(t)
   const kernel = await createKernel({
     cwd: options.cwd ?? stateDir,
-    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins) }, ...options.config },
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: TEST_IDLE_GRACE_MS }, ...options.config },
     env: {},
     plugins: options.plugins,
     logger: options.logger ?? pino({ level: 'silent' })
