@@ -4,7 +4,7 @@
 import { join } from 'node:path'
 import { besideSource } from '../../../kernel/index.js'
 import type { Static, TSchema } from '@sinclair/typebox'
-import { readCheckedFile } from '../modules/data-files.js'
+import { readCheckedFile } from '../data-files.js'
 
 export const TEMPLATES_DIR = besideSource(import.meta.url, 'templates')
 

@@ -4,9 +4,9 @@ import t from 'tap'
 import { join } from 'node:path'
 import { open } from 'lmdb'
 import { ServerFunctionError } from '../../../plugins/campaign/client.js'
-import { Bm25Index, tokenize } from '../../../plugins/campaign/modules/bm25.js'
-import { MAX_PASSAGE_WORDS, splitPassages } from '../../../plugins/campaign/modules/knowledge-base.js'
-import { distanceKm, volunteerScore } from '../../../plugins/campaign/modules/volunteer-score.js'
+import { Bm25Index, tokenize } from '../../../plugins/campaign/text/bm25.js'
+import { MAX_PASSAGE_WORDS, splitPassages } from '../../../plugins/campaign/modules/knowledge-base/knowledge-base.js'
+import { distanceKm, volunteerScore } from '../../../plugins/campaign/modules/volunteers/volunteer-score.js'
 import { campaignApp, statusOf } from '../../support/campaign.js'
 
 t.test('BM25: scores by the documented formula, ranks, drops stop words, replaces re-added entries', async t => {
