@@ -1,6 +1,6 @@
 // Files shipped beside the code that staff may edit: the data in plugins/campaign/data/ (glossary,
 // compliance rules, personas, event logistics; TOML, so they can carry comments) and the wording in
-// language/templates/ (JSON). Read once at start and checked against a schema: start-up fails naming
+// the modules' templates/ folders (JSON). Read once at start and checked against a schema: start-up fails naming
 // the file and the field otherwise.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

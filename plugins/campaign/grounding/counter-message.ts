@@ -1,10 +1,11 @@
 // Counter-messages for a claim: the knowledge-base passages that address it, cited [1], [2]…, composed
 // extractively from their closest sentences, or with a generative provider from the prompt template in
-// language/prompts/counter-messaging.md (its answer read back as SHORT: … LONG: …).
+// modules/disinfo-warning/prompts/counter-messaging.md (its answer read back as SHORT: … LONG: …).
 import type { LanguageEngine } from '../language/engine.js'
 import type { ChatMessage } from '../language/generator.js'
 import { promptMessages, type PromptTemplate } from '../language/prompts.js'
-import { contradicts, topicShare, type Contradiction, type KbLike } from '../modules/disinfo-warning/disinfo-signals.js'
+import type { KbLike } from './grounding.js'
+import { contradicts, topicShare, type Contradiction } from '../text/claims.js'
 
 export type CounterTone = 'neutral' | 'warm' | 'firm'
 

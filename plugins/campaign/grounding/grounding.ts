@@ -3,9 +3,13 @@
 // note for "nothing in the knowledge base", stable ids for results that are not stored, and clipping.
 import type { LanguageEngine } from '../language/engine.js'
 import { addressingPassages, type CitedSource } from './counter-message.js'
-import type { KbLike } from '../modules/disinfo-warning/disinfo-signals.js'
 import { contentId } from '../modules/kit.js'
 import { answerSentences, citationLines } from './policy-answer.js'
+
+/** What the knowledge base offers: kb.query's shape. */
+export interface KbLike {
+  query(text: string, limit: number): Array<{ document_id: string, title: string, source: string, passage: number, text: string }>
+}
 
 /** A knowledge-base passage cited in a result as [cite]. */
 export type CitedPassage = Omit<CitedSource, 'sentence' | 'similarity'>

@@ -6,7 +6,7 @@ import type { LanguageEngine } from '../language/engine.js'
 import type { ChatMessage } from '../language/generator.js'
 import { promptMessages, type PromptTemplate } from '../language/prompts.js'
 import { RELEVANT, type CitedSource } from './counter-message.js'
-import type { KbLike } from '../modules/disinfo-warning/disinfo-signals.js'
+import type { KbLike } from './grounding.js'
 import { tokenize } from '../text/bm25.js'
 import type { KbDocument, KnowledgeBase } from '../modules/knowledge-base/knowledge-base.js'
 

@@ -12,11 +12,11 @@ import { briefingSections, summaryLines } from '../../../plugins/campaign/module
 import { Bm25Index } from '../../../plugins/campaign/text/bm25.js'
 import { composeScript, scriptIssues, scriptText, ScriptTemplates } from '../../../plugins/campaign/modules/canvassing/canvass-script.js'
 import { CHANNELS, composeCopy, CopyTemplates, hashtagOf, headlinePhrase, SHAPES, titleCase, type Channel } from '../../../plugins/campaign/modules/campaign-copy/copy-composer.js'
-import type { KbLike } from '../../../plugins/campaign/modules/disinfo-warning/disinfo-signals.js'
+import type { KbLike } from '../../../plugins/campaign/grounding/grounding.js'
 import { Citations, clip, groundedSentences, resourceHash } from '../../../plugins/campaign/grounding/grounding.js'
 import { analyseStatements, type Statement } from '../../../plugins/campaign/modules/opposition-research/opponent-statements.js'
 import type { Post } from '../../../plugins/campaign/records/posts.js'
-import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
+import { campaignApp, moduleUrl, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -57,7 +57,7 @@ const KB = kbOf([{ title: 'Transit plan', text: TRANSIT }, { title: 'Housing pla
 
 t.test('campaign copy: each channel in its shape and limit, quoting cited sentences', async t => {
   const engine = await localEngine()
-  const templates = loadTemplates('campaign-copy', CopyTemplates)
+  const templates = loadTemplates(moduleUrl('campaign-copy'), 'campaign-copy', CopyTemplates)
   const compose = (channel: Channel, topic: string, length: 'short' | 'medium' | 'long' = 'medium', tone: 'neutral' | 'warm' | 'urgent' | 'hopeful' = 'neutral'): ReturnType<typeof composeCopy> & { lines: string[] } => {
     const citations = new Citations()
     const request = { topic, channel, tone, length }
@@ -103,7 +103,7 @@ t.test('campaign copy: each channel in its shape and limit, quoting cited senten
 
 t.test('canvassing: the most urgent local issues, cited talking points, objections and the close', async t => {
   const engine = await localEngine()
-  const templates = loadTemplates('canvassing', ScriptTemplates)
+  const templates = loadTemplates(moduleUrl('canvassing'), 'canvassing', ScriptTemplates)
   const eastside = PLACE_POSTS.filter(p => p.location === 'Eastside' || p.text.includes('Eastside'))
   const issues = scriptIssues(engine, [], eastside)
   t.same(issues.map(i => [i.issue, i.from, i.local?.mentions]), [['housing', 'local', 3], ['transportation', 'local', 1]], 'housing raised three times, buses once')

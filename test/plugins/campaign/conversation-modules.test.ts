@@ -11,7 +11,7 @@ import { Bm25Index } from '../../../plugins/campaign/text/bm25.js'
 import { coachAnswer, keyTerms } from '../../../plugins/campaign/modules/coaching-debate/coaching-feedback.js'
 import { addressingPassages } from '../../../plugins/campaign/grounding/counter-message.js'
 import { counterPoint, followUp } from '../../../plugins/campaign/modules/coaching-debate/debate-opponent.js'
-import type { KbLike } from '../../../plugins/campaign/modules/disinfo-warning/disinfo-signals.js'
+import type { KbLike } from '../../../plugins/campaign/grounding/grounding.js'
 import { effectsIn, simulateReaction } from '../../../plugins/campaign/modules/empathy-simulator/persona-reaction.js'
 import { loadPersonaBook } from '../../../plugins/campaign/modules/empathy-simulator/personas.js'
 import {

@@ -9,10 +9,12 @@ import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
 import { Bm25Index } from '../../../plugins/campaign/text/bm25.js'
 import { loadPrompt } from '../../../plugins/campaign/language/prompts.js'
 import { addressingPassages, answeringPassages, composeExtractive, counterPrompt, readGenerated } from '../../../plugins/campaign/grounding/counter-message.js'
-import { analyzeDisinfo, foldTerm, negatedTerms, shoutedWords, statisticsIn, WEIGHTS, type KbLike } from '../../../plugins/campaign/modules/disinfo-warning/disinfo-signals.js'
+import type { KbLike } from '../../../plugins/campaign/grounding/grounding.js'
+import { foldTerm, negatedTerms } from '../../../plugins/campaign/text/claims.js'
+import { analyzeDisinfo, shoutedWords, statisticsIn, WEIGHTS } from '../../../plugins/campaign/modules/disinfo-warning/disinfo-signals.js'
 import { analyzeArticle, compareOutlets, opinionBalance, storedTerms, toneOf, topicRelevance } from '../../../plugins/campaign/modules/media-monitor/media-coverage.js'
 import { analyzeRegulation, classifyClause, deadlineOf, splitSections } from '../../../plugins/campaign/modules/regulatory-monitor/regulation-parse.js'
-import { campaignApp, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
+import { campaignApp, moduleUrl, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 
@@ -172,7 +174,7 @@ t.test('counter-messages: cited passages, extractive composition, the prompt tem
   t.match(long, /\[1\] Sharing this claim spreads misinformation/)
   t.same(answeringPassages(engine, kb, ['The moon landing was staged in a studio.']), [], 'nothing relevant')
 
-  const template = loadPrompt('counter-messaging')
+  const template = loadPrompt(moduleUrl('disinfo-warning'), 'counter-messaging')
   const messages = counterPrompt(template, 'Voting machines were hacked.', sources, 'warm')
   t.same(messages.map(m => m.role), ['system', 'user'])
   t.match(messages[0].content, /warm tone/)

@@ -16,7 +16,7 @@ import { meetingFunctions, meetingPrompt } from '../../../plugins/campaign/modul
 import type { ChatMessage, Generator } from '../../../plugins/campaign/language/generator.js'
 import type { ModuleKit } from '../../../plugins/campaign/modules/kit.js'
 import { parseTurns } from '../../../plugins/campaign/text/transcript.js'
-import { campaignApp, statusOf } from '../../support/campaign.js'
+import { campaignApp, moduleUrl, statusOf } from '../../support/campaign.js'
 
 const SUPPORTER = `Volunteer: Hi, this is Sam calling for the Maria Lopez campaign. Do you have a minute?
 Voter: Sure, what is this about?
@@ -150,7 +150,7 @@ t.test('meeting notes: attendees, decisions, action items, open questions; the g
   t.same(openQuestions(engine, sentences), [{ speaker: 'Carla', text: 'Can we afford a second mailing?' }], 'the printing question was answered')
   t.same(attendeesOf(['Dan', 'ana'], NOTES), ['Dan', 'ana', 'Ben', 'Carla'])
 
-  const messages = meetingPrompt(loadPrompt('summarize-meeting'), {
+  const messages = meetingPrompt(loadPrompt(moduleUrl('meetings'), 'summarize-meeting'), {
     title: 'Canvass planning', held_on: '2026-05-04', attendees: ['Ana', 'Ben'], decisions: ['We agreed to focus on the north side first.'],
     actions: [{ owner: 'Ana', task: 'send the flyer', due_on: '2026-05-08', due_text: 'by Friday', speaker: 'Ana', text: '' }], text: NOTES
   })

@@ -15,7 +15,7 @@ import { anticipate, focusTerms, onFocus } from '../../../plugins/campaign/modul
 import { Bm25Index } from '../../../plugins/campaign/text/bm25.js'
 import { diffPolicies, figuresOf, modalOf, wordDiff } from '../../../plugins/campaign/modules/policy-diff/clause-diff.js'
 import { amountsInCents, checkCompliance, loadRules } from '../../../plugins/campaign/modules/compliance/compliance-rules.js'
-import type { KbLike } from '../../../plugins/campaign/modules/disinfo-warning/disinfo-signals.js'
+import type { KbLike } from '../../../plugins/campaign/grounding/grounding.js'
 import { Elections } from '../../../plugins/campaign/modules/fundraising/elections.js'
 import type { Donation, Fundraising } from '../../../plugins/campaign/modules/fundraising/fundraising.js'
 import { donorId } from '../../../plugins/campaign/modules/fundraising/fundraising.js'

@@ -58,8 +58,8 @@ const HistoryArgs = Type.Object({
 }, { additionalProperties: false })
 
 export function campaignCopyFunctions (kit: ModuleKit): ModuleFunction[] {
-  const templates = loadTemplates('campaign-copy', CopyTemplates)
-  const prompt = loadPrompt('generate-copy')
+  const templates = loadTemplates(import.meta.url, 'campaign-copy', CopyTemplates)
+  const prompt = loadPrompt(import.meta.url, 'generate-copy')
   const store = new RecordStore<CopyRecord>(kit.db('campaign-copy'), kit.maxRecords)
   return [
     moduleFunction({

@@ -39,7 +39,7 @@ const BriefingArgs = Type.Object({
 }, { additionalProperties: false })
 
 export function candidateBriefingFunctions (kit: ModuleKit): ModuleFunction[] {
-  const prompt = loadPrompt('generate-briefing')
+  const prompt = loadPrompt(import.meta.url, 'generate-briefing')
   const briefings = new RecordStore<BriefingRecord>(kit.db('briefings'), kit.maxRecords)
   const articles = articleStore(kit)
   const commitments = commitmentStore(kit)

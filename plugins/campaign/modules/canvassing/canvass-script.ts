@@ -4,7 +4,7 @@
 import { Type, type Static } from '../../../../kernel/schema.js'
 import type { LanguageEngine } from '../../language/engine.js'
 import { fillTemplate } from '../../language/prompts.js'
-import type { KbLike } from '../disinfo-warning/disinfo-signals.js'
+import type { KbLike } from '../../grounding/grounding.js'
 import { groundedSentences, marked, type Citations, type GroundedSentence } from '../../grounding/grounding.js'
 import { findIssues } from '../../text/issue-lexicon.js'
 import { mentions } from '../../text/text-cues.js'

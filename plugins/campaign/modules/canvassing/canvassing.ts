@@ -33,8 +33,8 @@ function promptLines (script: Script): { issues: string, objections: string } {
 }
 
 export function canvassingFunctions (kit: ModuleKit): ModuleFunction[] {
-  const templates = loadTemplates('canvassing', ScriptTemplates)
-  const prompt = loadPrompt('generate-script')
+  const templates = loadTemplates(import.meta.url, 'canvassing', ScriptTemplates)
+  const prompt = loadPrompt(import.meta.url, 'generate-script')
   return [
     moduleFunction({
       name: 'generate-script',

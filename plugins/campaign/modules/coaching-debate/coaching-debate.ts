@@ -54,7 +54,7 @@ function debateSources (engine: LanguageEngine, kit: ModuleKit, query: string, c
 }
 
 export function coachingDebateFunctions (kit: ModuleKit): ModuleFunction[] {
-  const prompts = { debate: loadPrompt('coaching-exchange-debate'), coaching: loadPrompt('coaching-exchange-coaching') }
+  const prompts = { debate: loadPrompt(import.meta.url, 'coaching-exchange-debate'), coaching: loadPrompt(import.meta.url, 'coaching-exchange-coaching') }
   const sessions = new ConversationStore<CoachingTurnMeta>(new RecordStore<Conversation<CoachingTurnMeta>>(kit.db('coaching-conversations'), kit.maxRecords), 'coaching session')
   return [
     moduleFunction({

@@ -4,7 +4,7 @@
 import type { LanguageEngine } from '../../language/engine.js'
 import { round } from '../../language/text-stats.js'
 import { RELEVANT } from '../../grounding/counter-message.js'
-import type { KbLike } from '../disinfo-warning/disinfo-signals.js'
+import type { KbLike } from '../../grounding/grounding.js'
 import type { CitedPassage } from '../../grounding/grounding.js'
 import { opinionPolarity, stanceSign } from '../../text/stance.js'
 

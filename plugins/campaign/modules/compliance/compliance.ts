@@ -49,7 +49,7 @@ const DAY_END_MS = 86_399_999
 
 export function complianceFunctions (kit: ModuleKit): ModuleFunction[] {
   const rules = loadRules()
-  const template = loadPrompt('generate-report')
+  const template = loadPrompt(import.meta.url, 'generate-report')
   const checks = new RecordStore<StoredCheck>(kit.db('compliance-checks'), kit.maxRecords)
   const reports = new RecordStore<StoredReport>(kit.db('compliance-reports'), kit.maxRecords)
   const regulations = new RecordStore<StoredRegulation>(kit.db('regulatory-analyses'), kit.maxRecords)

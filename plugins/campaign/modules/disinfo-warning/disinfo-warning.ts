@@ -33,7 +33,7 @@ const CounterArgs = Type.Object({
 
 export function disinfoWarningFunctions (kit: ModuleKit): ModuleFunction[] {
   const store = new RecordStore<StoredDisinfo>(kit.db<StoredDisinfo>('disinfo-analyses'), kit.maxRecords)
-  const prompt = loadPrompt('counter-messaging')
+  const prompt = loadPrompt(import.meta.url, 'counter-messaging')
   return [
     moduleFunction({
       name: 'analyze-disinfo',

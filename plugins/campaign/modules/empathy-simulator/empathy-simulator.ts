@@ -9,7 +9,7 @@ import { generated } from '../../language/generator.js'
 import { loadPrompt, promptMessages, type PromptTemplate } from '../../language/prompts.js'
 import { mean, round } from '../../language/text-stats.js'
 import { addressingPassages, type CitedSource } from '../../grounding/counter-message.js'
-import type { KbLike } from '../disinfo-warning/disinfo-signals.js'
+import type { KbLike } from '../../grounding/grounding.js'
 import { findIssues } from '../../text/issue-lexicon.js'
 import { Citations } from '../../grounding/grounding.js'
 import { checkText, contentId, TextArg, type ModuleKit } from '../kit.js'
@@ -91,7 +91,7 @@ async function generatedQuote (kit: ModuleKit, template: PromptTemplate, message
 }
 
 export function empathySimulatorFunctions (kit: ModuleKit): ModuleFunction[] {
-  const template = loadPrompt('simulate-reaction')
+  const template = loadPrompt(import.meta.url, 'simulate-reaction')
   const book = loadPersonaBook()
   return [
     moduleFunction({

@@ -1,6 +1,6 @@
 // The empathy simulator's editable data, read once at start and checked: the default voter personas and
 // the cue words of concerns outside the issue lexicon (data/voter-personas.toml), and the wording of the
-// reactions and objections (language/templates/simulate-reaction.json). The method is persona-reaction.ts.
+// reactions and objections (modules/empathy-simulator/templates/simulate-reaction.json). The method is persona-reaction.ts.
 import { Type, type Static } from '../../../../kernel/schema.js'
 import { loadTemplates } from '../../language/templates.js'
 import { loadDataFile } from '../../data-files.js'
@@ -54,7 +54,7 @@ export interface PersonaBook {
 /** The personas and the wording; start-up fails naming the file and the field that does not fit. */
 export function loadPersonaBook (): PersonaBook {
   const data = loadDataFile('voter-personas', PersonaFile)
-  const wording = loadTemplates('simulate-reaction', Wording)
+  const wording = loadTemplates(import.meta.url, 'simulate-reaction', Wording)
   for (const p of data.persona) {
     const stray = p.priorities.find(x => !p.concerns.includes(x))
     if (stray !== undefined) throw new Error(`voter-personas.toml: persona "${p.id}": priority "${stray}" is not one of its concerns`)

@@ -1,6 +1,6 @@
 // Meetings: summarize-meeting reads notes or a transcript (meeting-notes.ts) into attendees, decisions,
 // action items and open questions by rules, with an extractive summary, or a generated one from the
-// prompt in language/prompts/summarize-meeting.md when a generative provider is configured; stored.
+// prompt in modules/meetings/prompts/summarize-meeting.md when a generative provider is configured; stored.
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { generated, type ChatMessage } from '../../language/generator.js'
@@ -51,7 +51,7 @@ export function meetingPrompt (template: PromptTemplate, meeting: { title: strin
 }
 
 export function meetingFunctions (kit: ModuleKit): ModuleFunction[] {
-  const template = loadPrompt('summarize-meeting')
+  const template = loadPrompt(import.meta.url, 'summarize-meeting')
   const meetings = new RecordStore<MeetingRecord>(kit.db('meetings'), kit.maxRecords)
   return [
     moduleFunction({

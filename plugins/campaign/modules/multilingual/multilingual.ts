@@ -1,5 +1,5 @@
 // Multilingual: translate-content translates campaign content with the generative provider (prompt in
-// language/prompts/translate-content.md) or, without one, as far as the campaign glossary goes, saying
+// modules/multilingual/prompts/translate-content.md) or, without one, as far as the campaign glossary goes, saying
 // plainly what was and was not translated. Stores nothing.
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
@@ -78,7 +78,7 @@ export function glossaryTranslation (glossary: Glossary, text: string, source: s
 
 export function multilingualFunctions (kit: ModuleKit): ModuleFunction[] {
   const glossary = Glossary.load()
-  const prompt = loadPrompt('translate-content')
+  const prompt = loadPrompt(import.meta.url, 'translate-content')
   return [
     moduleFunction({
       name: 'translate-content',

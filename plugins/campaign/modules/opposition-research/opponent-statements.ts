@@ -3,7 +3,7 @@
 // the lexicon; and contradictions: two statements on one topic with opposite stances or a negation mismatch.
 import type { LanguageEngine } from '../../language/engine.js'
 import { mean, round } from '../../language/text-stats.js'
-import { negatedTerms } from '../disinfo-warning/disinfo-signals.js'
+import { negatedTerms } from '../../text/claims.js'
 import { findIssues } from '../../text/issue-lexicon.js'
 import { evidence, stanceSign, stanceTable, type Clause, type Position } from '../../text/stance.js'
 

@@ -70,7 +70,7 @@ function promptValues (name: string, facts: readonly string[], analysis: Stateme
 }
 
 export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
-  const prompt = loadPrompt('generate-opposition-briefing')
+  const prompt = loadPrompt(import.meta.url, 'generate-opposition-briefing')
   const store = new RecordStore<Statement>(kit.db('opposition-statements'), kit.maxRecords)
   const articles = articleStore(kit)
   /** The opponent's stored statements, oldest first; 404 when there are none. */

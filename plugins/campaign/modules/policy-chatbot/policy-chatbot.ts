@@ -36,7 +36,7 @@ const ListArgs = Type.Object({
 }, { additionalProperties: false })
 
 export function policyChatbotFunctions (kit: ModuleKit): ModuleFunction[] {
-  const prompt = loadPrompt('policy-chat')
+  const prompt = loadPrompt(import.meta.url, 'policy-chat')
   const chats = new ConversationStore<PolicyTurnMeta>(new RecordStore<Conversation<PolicyTurnMeta>>(kit.db('policy-conversations'), kit.maxRecords), 'policy chat session')
   const policies = policyKb(kit.kb)
   return [

@@ -1,6 +1,6 @@
 // Policy diff: compare-policies compares two versions of a policy (given, or knowledge-base documents)
 // clause by clause (clause-diff.ts) and summarises what changed in substance, from the rules or, with a
-// generative provider, in prose from the prompt in language/prompts/compare-policies.md. Stores nothing.
+// generative provider, in prose from the prompt in modules/policy-diff/prompts/compare-policies.md. Stores nothing.
 import { BadRequest, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
@@ -47,7 +47,7 @@ export function diffSummary (diff: PolicyDiff): string {
 }
 
 export function policyDiffFunctions (kit: ModuleKit): ModuleFunction[] {
-  const template = loadPrompt('compare-policies')
+  const template = loadPrompt(import.meta.url, 'compare-policies')
   return [
     moduleFunction({
       name: 'compare-policies',

@@ -65,7 +65,7 @@ function eventDay (date: string | undefined): string {
 }
 
 export function questionAnticipationFunctions (kit: ModuleKit): ModuleFunction[] {
-  const template = loadPrompt('anticipate-questions')
+  const template = loadPrompt(import.meta.url, 'anticipate-questions')
   const logistics = loadLogistics()
   const commitments = new RecordStore<Commitment>(kit.db('commitments'), kit.maxRecords)
   const regulations = new RecordStore<StoredRegulation>(kit.db('regulatory-analyses'), kit.maxRecords)
