@@ -1,6 +1,7 @@
-// The general text tools modules share (plugins/campaign/text/): stances of speakers.
+// The general text tools modules share (plugins/campaign/text/): BM25 ranking, stances of speakers.
 import t from 'tap'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
+import { Bm25Index, tokenize } from '../../../plugins/campaign/text/bm25.js'
 import { foldTerm, opinionPolarity, splitClauses } from '../../../plugins/campaign/text/stance.js'
 
 t.test('opinion polarity: AFINN plus stance cues, negation, clauses, plural folding', async t => {
@@ -12,4 +13,23 @@ t.test('opinion polarity: AFINN plus stance cues, negation, clauses, plural fold
   t.same(splitClauses(engine, 'We support transit but oppose the fare hike; buses are late.'), ['We support transit', 'but oppose the fare hike', 'buses are late.'])
   t.same(splitClauses(engine, 'We back transit so workers reach jobs, and it is so great.'), ['We back transit', 'so workers reach jobs, and it is so great.'])
   t.same(['policies', 'taxes', 'wages', 'bus', 'class'].map(foldTerm), ['policy', 'tax', 'wage', 'bus', 'class'])
+})
+
+t.test('BM25: scores by the documented formula, ranks, drops stop words, replaces re-added entries', async t => {
+  const index = new Bm25Index()
+  index.add('a', 'Housing policy: housing!')
+  index.add('b', 'The transit policy')
+  index.add('c', 'Schools')
+  t.same(tokenize('The Housing-policy, 2026'), ['housing', 'policy', '2026'])
+  // N = 3, n(housing) = 1, |a| = 3, avgdl = 2: idf = ln(1 + 2.5 / 1.5), tf part = 2·2.2 / (2 + 1.2·(0.25 + 0.75·1.5)).
+  const expected = Math.log(1 + 2.5 / 1.5) * 4.4 / (2 + 1.2 * (0.25 + 0.75 * 1.5))
+  const [best] = index.search('housing', 5)
+  t.equal(best.id, 'a')
+  t.ok(Math.abs(best.score - expected) < 1e-9, `score ${best.score} = ${expected}`)
+  t.same(index.search('policy', 5).map(r => r.id), ['b', 'a'], 'the shorter passage ranks first for an equal count')
+  t.same(index.search('the of', 5), [], 'stop words alone match nothing')
+  t.same(index.search('budget', 5), [])
+  index.add('a', 'Budget')
+  t.same(index.search('housing', 5), [], 're-adding replaces the old text')
+  t.equal(index.search('budget', 5)[0].id, 'a')
 })

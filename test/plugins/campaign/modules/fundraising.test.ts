@@ -4,14 +4,14 @@
 // before these existed, and the election cycles refused at start.
 import t from 'tap'
 import { open } from 'lmdb'
-import campaign from '../../../plugins/campaign/index.js'
-import { ServerFunctionError } from '../../../plugins/campaign/client.js'
-import { Elections, federalGeneralElection } from '../../../plugins/campaign/modules/fundraising/elections.js'
-import { donorId, Fundraising, type StoredDonation, type StoredDonor } from '../../../plugins/campaign/modules/fundraising/fundraising.js'
-import { shiftDay } from '../../../plugins/campaign/text/due-dates.js'
-import { campaignApp, statusOf } from '../../support/campaign.js'
-import { testKernel } from '../../support/kernel.js'
-import { tempDir } from '../../support/tmp.js'
+import campaign from '../../../../plugins/campaign/index.js'
+import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
+import { Elections, federalGeneralElection } from '../../../../plugins/campaign/modules/fundraising/elections.js'
+import { donorId, Fundraising, type StoredDonation, type StoredDonor } from '../../../../plugins/campaign/modules/fundraising/fundraising.js'
+import { shiftDay } from '../../../../plugins/campaign/text/due-dates.js'
+import { campaignApp, statusOf } from '../../../support/campaign.js'
+import { testKernel } from '../../../support/kernel.js'
+import { tempDir } from '../../../support/tmp.js'
 
 const today = new Date().toISOString().slice(0, 10)
 /**
@@ -140,4 +140,33 @@ t.test('records stored before elections, refunds and itemisation fields count to
   t.match(fundraising.summary(fundraising.donor(id) as never), { election: next, election_total_cents: 30_000, address: '', missing_itemization: ['address', 'occupation', 'employer'] }, 'over the threshold without the fields: they are listed as missing')
   t.match(fundraising.donations(id), [{ election: next, refunded_cents: 0, designation: null, history: [] }])
   t.match(await fundraising.refund({ donation_id: 'd1', amount_cents: 10_000, reason: 'partly returned' }, 'staff@campaign.test'), { refunded_cents: 10_000, election_total_cents: 20_000 })
+})
+
+t.test('through the API, with a limit of $100.00', async t => {
+  const { call } = await campaignApp(t, { contribution_limit_cents: 10_000 })
+
+  await t.test('fundraising: the per-donor limit per election, totals, and asks within the limit', async t => {
+    const gift = async (amount: number, on?: string): Promise<{ remaining_cents: number, election_total_cents: number, election: string, donor_id: string }> =>
+      await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'Dora@X.test', amount_cents: amount, ...(on !== undefined ? { received_on: on } : {}) })
+    const today = new Date().toISOString().slice(0, 10)
+    const first = await gift(6000)
+    t.match(first, { election_total_cents: 6000, remaining_cents: 4000 })
+    await t.rejects(gift(5000), new ServerFunctionError(409, `a donation of $50.00 would bring Dora Donor's total toward the ${first.election.replace('-', ' ')} election to $110.00, over the per-donor limit of $100.00 per election ($40.00 remaining)`))
+    const full = await gift(4000)
+    t.match(full, { election_total_cents: 10_000, remaining_cents: 0 })
+    t.equal(await statusOf(gift(1)), 409)
+    const earlier = `${Number(today.slice(0, 4)) - 3}-06-01`
+    t.match(await gift(9000, earlier), { election_total_cents: 9000 }, 'an earlier election has its own limit')
+    t.equal(await statusOf(call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 10 })), 409, 'the same e-mail in other case is the same donor')
+    const donors = await call<{ limit_cents: number, donors: Array<{ name: string, election_total_cents: number, lifetime_total_cents: number, remaining_cents: number, donation_count: number }> }>('list-donors', {})
+    t.match(donors, { limit_cents: 10_000, donors: [{ name: 'Dora Donor', election_total_cents: 10_000, lifetime_total_cents: 19_000, remaining_cents: 0, donation_count: 3 }] })
+    const maxed = await call<{ suggested_ask_cents: number, body: string }>('draft-solicitation', { donor_id: full.donor_id })
+    t.equal(maxed.suggested_ask_cents, 0, 'no ask beyond the limit')
+    t.match(maxed.body, /most the law allows/)
+    const fresh = await call<{ donor_id: string }>('record-donation', { donor_name: 'Eve Ewing', donor_email: 'eve@x.test', amount_cents: 2000 })
+    const letter = await call<{ subject: string, body: string, suggested_ask_cents: number }>('draft-solicitation', { donor_id: fresh.donor_id, purpose: 'the housing campaign' })
+    t.equal(letter.suggested_ask_cents, 3000, '1.5 × the largest gift, rounded up to $5')
+    t.match(letter, { subject: 'Eve, will you stand with us again?', body: /Dear Eve,[\s\S]*the housing campaign[\s\S]*\$30\.00/ })
+    t.equal(await statusOf(call('draft-solicitation', { donor_id: 'nobody' })), 404)
+  })
 })
