@@ -1,0 +1,56 @@
+// The generative paths against a stand-in OpenAI-compatible server (a small local server: no model can
+// be downloaded here), module by module, and once it is stopped the local engine with a fallback note.
+import t from 'tap'
+import devIdp from '../../../plugins/dev-idp/index.js'
+import campaign from '../../../plugins/campaign/index.js'
+import { callServerFunction } from '../../../plugins/campaign/client.js'
+import type { DevUser } from '../../../plugins/dev-idp/users.js'
+import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
+import { startChatStandIn } from '../../support/chat-standin.js'
+import { testKernel } from '../../support/kernel.js'
+import { POLICY_A, POLICY_B } from '../../../plugins/campaign/ui/src/examples.js'
+import { HOUSING_PLAN, POSTS } from './fixtures/review.js'
+
+t.test('multilingual, question anticipation, policy diff and compliance against a stand-in OpenAI-compatible server, and the local engine with a note once it is down', async t => {
+  const standIn = await startChatStandIn(t, request => {
+    const prompt = request.body.messages.map(m => m.content).join('\n')
+    if (prompt.includes('Translate this text')) return 'Merci pour votre soutien. Les nids-de-poule seront réparés.'
+    if (prompt.includes('suggested answer')) return [...prompt.matchAll(/^Q(\d+): /gm)].map(m => `A${m[1]}: An answer from the cited plan [${/\[(\d+)\] Housing plan/.exec(prompt)?.[1] ?? '0'}].`).join('\n')
+    if (prompt.includes('policy text changed')) return '[B] makes disclosure mandatory and raises the threshold to $500.'
+    return 'Dora Donor is near the limit.'
+  })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
+  const baseUrl = kernel.url('app')
+  const user = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
+  const { cookie } = await scriptedLogin(baseUrl, user)
+  const call = async <T> (name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const engine = `generative (stand-in at ${standIn.host})`
+
+  const translated = await call<{ translation: string, translated: string, method: string, glossary_applied: unknown[], note: string, engine: string }>('translate-content', { text: 'Thank you for your support. The potholes will be fixed.', target_language: 'fr' })
+  t.match(translated, { translation: 'Merci pour votre soutien. Les nids-de-poule seront réparés.', translated: 'full', method: 'generative', engine, note: /^Machine translation by generative \(stand-in/ })
+  const sent = standIn.received[0].body.messages.map(m => m.content).join('\n')
+  t.match(sent, /Translate this text from English into French\.[\s\S]*Thank you for your support → Merci pour votre soutien[\s\S]*The potholes will be fixed\./, 'the languages, the glossary terms and the text are sent')
+
+  await call('ingest-posts', { posts: POSTS })
+  await call('kb-ingest', { title: 'Housing plan', text: HOUSING_PLAN })
+  interface Anticipated { questions: Array<{ answer: { found: boolean, method: string, text: string, cites: number[] } }>, engine: string }
+  const anticipated = await call<Anticipated>('anticipate-questions', { topic: 'housing in Eastside', date: '2026-05-10', from: '2026-04-01', to: '2026-05-09T23:59:59Z' })
+  t.equal(anticipated.engine, engine)
+  const answered = anticipated.questions.filter(q => q.answer.found)
+  t.ok(answered.length > 0 && answered.every(q => q.answer.method === 'generative' && /^An answer from the cited plan \[\d+\]\.$/.test(q.answer.text) && q.answer.cites.length === 1), 'each found answer drafted by the provider, citing the passage')
+  t.ok(anticipated.questions.filter(q => !q.answer.found).every(q => q.answer.text === 'No prepared answer in the knowledge base.'), 'nothing drafted without a passage')
+  t.match(standIn.received[1].body.messages[1].content, /Q1: .*\nWhy it is likely: .*\nSources:\n\[\d+\] Housing plan, passage 1: Housing plan: Maria Lopez will freeze rents/)
+
+  const compared = await call<{ summary: string, summary_method: string, counts: { substantive: number }, engine: string }>('compare-policies', { a: { text: POLICY_A }, b: { text: POLICY_B } })
+  t.match(compared, { summary: '[B] makes disclosure mandatory and raises the threshold to $500.', summary_method: 'generative', counts: { substantive: 3 }, engine })
+  t.match(standIn.received[2].body.messages[1].content, /changed \(SECTION 1\. Contributions\.\): .* — in substance: “may” → “must” \(strengthened\); \$200 → \$500/)
+
+  const year = new Date().toISOString().slice(0, 4)
+  const report = await call<{ summary: string, summary_method: string, engine: string }>('generate-report', { period_from: `${year}-01-01`, period_to: `${year}-12-31` })
+  t.match(report, { summary: 'Dora Donor is near the limit.', summary_method: 'generative', engine })
+
+  await standIn.stop()
+  const down = await call<{ method: string, engine: string, fallback_note: string }>('translate-content', { text: 'Thank you for your support.', target_language: 'es' })
+  t.match(down, { method: 'glossary', engine: /^local/, fallback_note: new RegExp(`^the generative provider at http://${standIn.host.replace(/\./g, '\\.')}/v1 cannot be reached: .*; this answer is the local engine's\\.$`) }, 'the provider down: the glossary translation, with a note')
+  t.match(await call('compare-policies', { a: { text: POLICY_A }, b: { text: POLICY_B } }), { summary_method: 'rules', fallback_note: /cannot be reached/ }, 'no silent fallback to the rules: a visible one')
+})
