@@ -4,11 +4,13 @@ import t from 'tap'
 import devIdp from '../../../plugins/dev-idp/index.js'
 import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
+import { NOT_FOUND_ANSWER } from '../../../plugins/campaign/grounding/policy-answer.js'
 import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 import { POLICY_A, POLICY_B } from '../../../plugins/campaign/ui/src/examples.js'
+import { ATTACK, ATTACK_TITLE, PLATFORM, PLATFORM_TITLE } from './fixtures/conversation.js'
 import { HOUSING_PLAN, POSTS } from './fixtures/review.js'
 
 t.test('multilingual, question anticipation, policy diff and compliance against a stand-in OpenAI-compatible server, and the local engine with a note once it is down', async t => {
@@ -53,4 +55,49 @@ t.test('multilingual, question anticipation, policy diff and compliance against 
   const down = await call<{ method: string, engine: string, fallback_note: string }>('translate-content', { text: 'Thank you for your support.', target_language: 'es' })
   t.match(down, { method: 'glossary', engine: /^local/, fallback_note: new RegExp(`^the generative provider at http://${standIn.host.replace(/\./g, '\\.')}/v1 cannot be reached: .*; this answer is the local engine's\\.$`) }, 'the provider down: the glossary translation, with a note')
   t.match(await call('compare-policies', { a: { text: POLICY_A }, b: { text: POLICY_B } }), { summary_method: 'rules', fallback_note: /cannot be reached/ }, 'no silent fallback to the rules: a visible one')
+})
+
+t.test('the policy chatbot, coaching and debate, and the empathy simulator with a stand-in provider, and while it is down', async t => {
+  const standIn = await startChatStandIn(t, request => {
+    const system = request.body.messages[0].content
+    if (system.includes('debate opponent')) return 'REBUTTAL: The plan would cost taxpayers $2 billion [1].\nQUESTION: Who pays?'
+    if (system.includes('role-play one voter')) return 'I rent, so this matters to me.'
+    if (system.includes('coach')) return 'Lead with the figure [1].'
+    return 'The platform builds 5,000 homes by 2030 [1].'
+  })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
+  const baseUrl = kernel.url('app')
+  const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
+  const { cookie } = await scriptedLogin(baseUrl, staffUser)
+  const call = async <T> (name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const engine = `generative (stand-in at ${standIn.host})`
+  await call('policy-ingest', { title: PLATFORM_TITLE, text: PLATFORM.join('\n\n') })
+  await call('kb-ingest', { title: ATTACK_TITLE, text: ATTACK })
+
+  const first = await call<{ session_id: string, answer: string, answer_method: string, citations: unknown[], engine: string }>('policy-chat', { message: 'How many affordable homes will you build?' })
+  t.match(first, { answer: 'The platform builds 5,000 homes by 2030 [1].', answer_method: 'generative', engine })
+  await call('policy-chat', { session_id: first.session_id, message: 'And by when?' })
+  t.equal(standIn.received.length, 2)
+  const prompt = standIn.received[1].body.messages.map(m => m.content).join('\n')
+  t.match(prompt, `[1] ${PLATFORM_TITLE}: We will build 5,000 affordable homes`, 'the cited passage is sent')
+  t.match(prompt, 'User: How many affordable homes will you build?\nAssistant: The platform builds 5,000 homes by 2030 [1].', 'and the recent turns')
+  t.match(prompt, 'Question: And by when?')
+  const outside = await call<{ answer: string, engine: string }>('policy-chat', { message: 'What about space exploration?' })
+  t.match(outside, { answer: NOT_FOUND_ANSWER }, 'nothing found: the provider is not asked')
+  t.equal(standIn.received.length, 2)
+
+  const debate = await call<{ debate: { rebuttal: string, question: string, counter_point: { title: string } }, sources: string[], engine: string }>('coaching-exchange', { mode: 'debate', topic: 'housing', message: 'Our housing plan is a great success for renters and families.' })
+  t.match(debate, { debate: { rebuttal: 'The plan would cost taxpayers $2 billion [1].', question: 'Who pays?', counter_point: { title: ATTACK_TITLE } }, sources: [`[1] ${ATTACK_TITLE}, passage 1`], engine })
+  t.match(standIn.received[2].body.messages[1].content, `[1] ${ATTACK_TITLE}: ${ATTACK}`, 'the counter-point\'s passage comes first')
+
+  const simulated = await call<{ reactions: Array<{ quote: string, reaction: string }>, engine: string }>('simulate-reaction', { message: 'We will freeze rents and build homes near transit.', personas: ['young-renter', 'parent'] })
+  t.same(simulated.reactions.map(r => r.quote), ['I rent, so this matters to me.', 'I rent, so this matters to me.'])
+  t.same(simulated.reactions.map(r => r.reaction), ['supportive', 'indifferent'], 'the measurements stay heuristic')
+  t.equal(simulated.engine, engine)
+  t.match(standIn.received.at(-1)?.body.messages[1].content, /Voter: (Young renter|Parent of two)/)
+
+  await standIn.stop()
+  const down = await call<{ answer_method: string, engine: string, fallback_note: string }>('policy-chat', { message: 'How many affordable homes will you build?' })
+  t.match(down, { answer_method: 'extractive', engine: /^local/, fallback_note: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached: .*; this answer is the local engine's\\.$`) }, 'the provider down: answered from the platform by the local engine, with a note')
+  t.same((await call<{ sessions: Array<{ turn_count: number }> }>('list-policy-sessions', {})).sessions.map(s => s.turn_count), [2, 2, 4], 'the exchange answered locally is stored in a new session')
 })
