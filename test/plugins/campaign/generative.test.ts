@@ -10,6 +10,7 @@ import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { testKernel } from '../../support/kernel.js'
 import { POLICY_A, POLICY_B } from '../../../plugins/campaign/ui/src/examples.js'
+import { TOLL, TRANSIT } from './fixtures/composition.js'
 import { ATTACK, ATTACK_TITLE, PLATFORM, PLATFORM_TITLE } from './fixtures/conversation.js'
 import { HOUSING_PLAN, POSTS } from './fixtures/review.js'
 
@@ -100,4 +101,41 @@ t.test('the policy chatbot, coaching and debate, and the empathy simulator with 
   const down = await call<{ answer_method: string, engine: string, fallback_note: string }>('policy-chat', { message: 'How many affordable homes will you build?' })
   t.match(down, { answer_method: 'extractive', engine: /^local/, fallback_note: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached: .*; this answer is the local engine's\\.$`) }, 'the provider down: answered from the platform by the local engine, with a note')
   t.same((await call<{ sessions: Array<{ turn_count: number }> }>('list-policy-sessions', {})).sessions.map(s => s.turn_count), [2, 2, 4], 'the exchange answered locally is stored in a new session')
+})
+
+t.test('campaign copy and briefings with a generative provider (a stand-in OpenAI-compatible server), and while it is down', async t => {
+  const standIn = await startChatStandIn(t, request => request.body.messages[1].content.includes('Channel: an SMS')
+    ? `HEADLINE: none\nTEXT: Free transit fares for students and seniors [1]. ${'Ride with us. '.repeat(20)}`
+    : 'The bridge toll is contested [1].')
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
+  const baseUrl = kernel.url('app')
+  const staff = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
+  const { cookie } = await scriptedLogin(baseUrl, staff)
+  const call = async <T> (name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  await call('kb-ingest', { title: 'Transit plan', text: TRANSIT })
+  await call('kb-ingest', { title: 'Bridge toll', text: TOLL })
+
+  const copy = await call<{ text: string, headline: string, clipped: boolean, method: string, engine: string, citation_lines: string[] }>('generate-copy', { topic: 'public transit', channel: 'sms', tone: 'urgent' })
+  t.match(copy, { method: 'generative', engine: `generative (stand-in at ${standIn.host})`, headline: '', clipped: true, text: /^Free transit fares for students and seniors \[1\]\. Ride with us\./ })
+  t.ok(copy.text.length <= 160, 'the answer is cut to the SMS limit')
+  t.same(copy.citation_lines, ['[1] Transit plan, passage 2', '[2] Transit plan, passage 1'], 'the passages sent')
+  const prompt = standIn.received[0].body.messages.map(m => m.content).join('\n')
+  t.match(prompt, 'Channel: an SMS text message: at most 160 characters')
+  t.match(prompt, '[1] Transit plan: Public transit fares will be free for students and seniors.', 'the cited passage is sent')
+  t.match(prompt, 'End with this call to action: Reply YES to act today. STOP to opt out.')
+  t.notMatch(prompt, /\{\{|<!--/, 'every placeholder filled')
+
+  const nothing = await call<{ method: string, engine: string }>('generate-copy', { topic: 'moon landing', channel: 'sms' })
+  t.match(nothing, { method: 'none', engine: /^local/ }, 'nothing is sent without sources')
+  t.equal(standIn.received.length, 1)
+
+  const briefing = await call<{ summary: string, summary_method: string, engine: string }>('generate-briefing', { subject: 'bridge toll' })
+  t.match(briefing, { summary: 'The bridge toll is contested [1].', summary_method: 'generative', engine: /^generative/ })
+  t.match(standIn.received[1].body.messages[1].content, /Background from the knowledge base:\nThe bridge toll pays for the repairs of the Riverside bridge\. \[1\]/)
+
+  await standIn.stop()
+  const down = await call<{ method: string, engine: string, fallback_note: string }>('generate-copy', { topic: 'public transit', channel: 'email' })
+  t.match(down, { method: 'extractive', engine: /^local/, fallback_note: new RegExp(`^the generative provider at ${standIn.url.replace(/\./g, '\\.')} cannot be reached: .*; this answer is the local engine's\\.$`) }, 'the provider down: the local engine writes it, and says so')
+  const history = await call<{ total: number }>('list-copy-history', {})
+  t.equal(history.total, 2, 'the local copy is stored')
 })
