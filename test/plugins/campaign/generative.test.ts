@@ -1,14 +1,9 @@
 // The generative paths against a stand-in OpenAI-compatible server (a small local server: no model can
 // be downloaded here), module by module, and once it is stopped the local engine with a fallback note.
 import t from 'tap'
-import devIdp from '../../../plugins/dev-idp/index.js'
-import campaign from '../../../plugins/campaign/index.js'
-import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { NOT_FOUND_ANSWER } from '../../../plugins/campaign/grounding/policy-answer.js'
-import type { DevUser } from '../../../plugins/dev-idp/users.js'
-import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
+import { campaignApp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
-import { testKernel } from '../../support/kernel.js'
 import { POLICY_A, POLICY_B } from '../../../plugins/campaign/ui/src/examples.js'
 import { TOLL, TRANSIT } from './fixtures/composition.js'
 import { ATTACK, ATTACK_TITLE, PLATFORM, PLATFORM_TITLE } from './fixtures/conversation.js'
@@ -22,11 +17,7 @@ t.test('multilingual, question anticipation, policy diff and compliance against 
     if (prompt.includes('policy text changed')) return '[B] makes disclosure mandatory and raises the threshold to $500.'
     return 'Dora Donor is near the limit.'
   })
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
-  const baseUrl = kernel.url('app')
-  const user = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
-  const { cookie } = await scriptedLogin(baseUrl, user)
-  const call = async <T> (name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const { call } = await campaignApp(t, { generator_url: standIn.url, generator_model: 'stand-in' })
   const engine = `generative (stand-in at ${standIn.host})`
 
   const translated = await call<{ translation: string, translated: string, method: string, glossary_applied: unknown[], note: string, engine: string }>('translate-content', { text: 'Thank you for your support. The potholes will be fixed.', target_language: 'fr' })
@@ -66,11 +57,7 @@ t.test('the policy chatbot, coaching and debate, and the empathy simulator with 
     if (system.includes('coach')) return 'Lead with the figure [1].'
     return 'The platform builds 5,000 homes by 2030 [1].'
   })
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
-  const baseUrl = kernel.url('app')
-  const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
-  const { cookie } = await scriptedLogin(baseUrl, staffUser)
-  const call = async <T> (name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const { call } = await campaignApp(t, { generator_url: standIn.url, generator_model: 'stand-in' })
   const engine = `generative (stand-in at ${standIn.host})`
   await call('policy-ingest', { title: PLATFORM_TITLE, text: PLATFORM.join('\n\n') })
   await call('kb-ingest', { title: ATTACK_TITLE, text: ATTACK })
@@ -107,11 +94,7 @@ t.test('campaign copy and briefings with a generative provider (a stand-in OpenA
   const standIn = await startChatStandIn(t, request => request.body.messages[1].content.includes('Channel: an SMS')
     ? `HEADLINE: none\nTEXT: Free transit fares for students and seniors [1]. ${'Ride with us. '.repeat(20)}`
     : 'The bridge toll is contested [1].')
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
-  const baseUrl = kernel.url('app')
-  const staff = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
-  const { cookie } = await scriptedLogin(baseUrl, staff)
-  const call = async <T> (name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const { call } = await campaignApp(t, { generator_url: standIn.url, generator_model: 'stand-in' })
   await call('kb-ingest', { title: 'Transit plan', text: TRANSIT })
   await call('kb-ingest', { title: 'Bridge toll', text: TOLL })
 

@@ -3,9 +3,7 @@
 // through the API, and counter-messaging through a stand-in for an OpenAI-compatible provider (a small
 // local server: no model can be downloaded here).
 import t from 'tap'
-import devIdp from '../../../../plugins/dev-idp/index.js'
-import campaign from '../../../../plugins/campaign/index.js'
-import { callServerFunction, ServerFunctionError } from '../../../../plugins/campaign/client.js'
+import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { localEngine } from '../../../../plugins/campaign/language/local-engine.js'
 import { Bm25Index } from '../../../../plugins/campaign/text/bm25.js'
 import { loadPrompt } from '../../../../plugins/campaign/language/prompts.js'
@@ -13,9 +11,8 @@ import { addressingPassages, answeringPassages, composeExtractive, counterPrompt
 import type { KbLike } from '../../../../plugins/campaign/grounding/grounding.js'
 import { foldTerm, negatedTerms } from '../../../../plugins/campaign/text/claims.js'
 import { analyzeDisinfo, shoutedWords, statisticsIn, WEIGHTS } from '../../../../plugins/campaign/modules/disinfo-warning/disinfo-signals.js'
-import { campaignApp, moduleUrl, scriptedLogin, statusOf, withDevIdp } from '../../../support/campaign.js'
+import { campaignApp, moduleUrl, statusOf } from '../../../support/campaign.js'
 import { startChatStandIn } from '../../../support/chat-standin.js'
-import { testKernel } from '../../../support/kernel.js'
 
 /** A post with every planted signal: urgency phrases, shouting, exclamations, an unsourced figure, a claim the knowledge base denies. */
 const POST = "SHARE BEFORE IT IS DELETED!!! They don't want you to know the truth. Voting machines were hacked in every county! " +
@@ -122,11 +119,7 @@ t.test('disinfo warning: claims matched against the passages with negation in mi
 t.test('counter-messaging with a generative provider (a stand-in OpenAI-compatible server), and while it is down', async t => {
   const standIn = await startChatStandIn(t, () => 'SHORT: The audit found no hacked machines [1].\nLONG: The state audit checked every county and found no hacking [1].')
   const received = standIn.received
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ generator_url: standIn.url, generator_model: 'stand-in' }) })
-  const baseUrl = kernel.url('app')
-  const staffUser = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as { username: string, password: string }
-  const { cookie } = await scriptedLogin(baseUrl, staffUser)
-  const call = async <T> (name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl, headers: { cookie } })
+  const { call } = await campaignApp(t, { generator_url: standIn.url, generator_model: 'stand-in' })
   await call('kb-ingest', { title: 'State audit', text: AUDIT })
 
   const answer = await call<{ short: string, long: string, citations: Array<{ cite: number, title: string }>, engine: string }>('counter-messaging', { text: 'Voting machines were hacked in every county.', tone: 'firm' })
