@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../../ui/src/api.js'
 import { Feedback } from '../../ui/src/feedback.js'
-import { POLICY_A, POLICY_B } from '../../ui/src/examples.js'
+import { POLICY_A, POLICY_B } from './examples.js'
 import { Card, ErrorLine, Field } from '../../ui/src/ui.js'
 import { manifest } from './manifest.js'
 

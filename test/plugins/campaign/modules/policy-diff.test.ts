@@ -7,7 +7,7 @@ import { diffPolicies, figuresOf, modalOf, wordDiff } from '../../../../plugins/
 import { diffSummary } from '../../../../plugins/campaign/modules/policy-diff/policy-diff.js'
 import { storeReviewRecords } from '../fixtures/review.js'
 import { campaignApp } from '../../../support/campaign.js'
-import { POLICY_A, POLICY_B } from '../../../../plugins/campaign/ui/src/examples.js'
+import { POLICY_A, POLICY_B } from '../../../../plugins/campaign/modules/policy-diff/examples.js'
 
 t.test('policy diff: clauses aligned, and what changed in substance', async t => {
   const engine = await localEngine()

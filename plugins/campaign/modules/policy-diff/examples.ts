@@ -1,5 +1,5 @@
-// Example inputs of the UI's "Load an example" buttons, also the fixtures of the tests that check
-// what the functions make of them.
+// Example inputs of the policy diff page's "Load an example" button, also the fixtures of the tests that
+// check what compare-policies makes of them.
 
 /** Two versions of a policy: one clause strengthened with a new amount, one reversed, one turned against, one added, one removed, one kept. */
 export const POLICY_A = `SECTION 1. Contributions.
