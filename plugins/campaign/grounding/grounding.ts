@@ -1,10 +1,10 @@
-// What the writing modules (campaign copy, canvassing, briefings, opposition research) share: the
-// knowledge-base sentences that address a query, cited under one numbering across a whole result, the
-// note for "nothing in the knowledge base", stable ids for results that are not stored, and clipping.
+// What the modules that write from the knowledge base share: the sentences that address a query, cited
+// under one numbering across a whole result, the sentences an extractive answer quotes, citation and
+// source lines, the note for "nothing in the knowledge base", stable ids for results that are not
+// stored, and clipping.
 import type { LanguageEngine } from '../language/engine.js'
-import { addressingPassages, type CitedSource } from './counter-message.js'
+import { addressingPassages, RELEVANT, type CitedSource } from './counter-message.js'
 import { contentId } from '../modules/kit.js'
-import { answerSentences, citationLines } from './policy-answer.js'
 
 /** What the knowledge base offers: kb.query's shape. */
 export interface KbLike {
@@ -86,3 +86,35 @@ export function clip (text: string, max: number): string {
 
 /** The sentence with its citation marker: "text [n]". */
 export const marked = (s: Pick<GroundedSentence, 'cite' | 'text'>): string => `${s.text} [${s.cite}]`
+
+/** Most sentences of an extractive answer, and from one passage. */
+export const MAX_ANSWER_SENTENCES = 4
+export const MAX_PER_PASSAGE = 2
+
+export interface AnswerSentence { cite: number, text: string, relevance: number }
+
+/**
+ * The sentences an extractive answer quotes: in each cited passage, the sentences whose relevance (the
+ * highest cosine similarity to any query) is at least RELEVANT, at most MAX_PER_PASSAGE per passage
+ * (the most relevant, kept in text order) and MAX_ANSWER_SENTENCES in all (or `limits`), passage by passage.
+ */
+export function answerSentences (engine: LanguageEngine, sources: readonly CitedSource[], queries: readonly string[],
+  limits: { perPassage: number, total: number } = { perPassage: MAX_PER_PASSAGE, total: MAX_ANSWER_SENTENCES }): AnswerSentence[] {
+  const picked: AnswerSentence[] = []
+  for (const source of sources) {
+    const scored = engine.sentences(source.text).map((text, index) => ({ text: text.trim(), index, relevance: Math.max(...queries.map(q => engine.similarity(q, text))) }))
+      .filter(s => s.relevance >= RELEVANT)
+      .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
+      .slice(0, Math.min(limits.perPassage, limits.total - picked.length))
+      .sort((a, b) => a.index - b.index)
+    picked.push(...scored.map(s => ({ cite: source.cite, text: s.text, relevance: Math.round(s.relevance * 1000) / 1000 })))
+    if (picked.length >= limits.total) break
+  }
+  return picked
+}
+
+/** `[n] Title, passage p` for each source, as kb-query cites. */
+export const citationLines = (sources: ReadonlyArray<Pick<CitedSource, 'cite' | 'title' | 'passage'>>): string[] => sources.map(s => `[${s.cite}] ${s.title}, passage ${s.passage + 1}`)
+
+/** The passages one per line as "[n] Title: passage", for prompts. */
+export const sourceLines = (sources: ReadonlyArray<Pick<CitedSource, 'cite' | 'title' | 'text'>>): string => sources.map(s => `[${s.cite}] ${s.title}: ${s.text}`).join('\n')

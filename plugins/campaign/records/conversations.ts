@@ -5,6 +5,9 @@ import { NotFound } from '../../../kernel/index.js'
 import type { SessionRecord } from '../sessions.js'
 import { timeKey, type Page, type RecordStore } from '../modules/kit.js'
 
+/** Recent turns given to the generative provider as context. */
+export const CONTEXT_TURNS = 6
+
 export interface Turn<M> {
   role: 'user' | 'assistant'
   text: string

@@ -1,7 +1,7 @@
 // The generative paths against a stand-in OpenAI-compatible server (a small local server: no model can
 // be downloaded here), module by module, and once it is stopped the local engine with a fallback note.
 import t from 'tap'
-import { NOT_FOUND_ANSWER } from '../../../plugins/campaign/grounding/policy-answer.js'
+import { NOT_FOUND_ANSWER } from '../../../plugins/campaign/modules/policy-chatbot/policy-answer.js'
 import { campaignApp } from '../../support/campaign.js'
 import { startChatStandIn } from '../../support/chat-standin.js'
 import { POLICY_A, POLICY_B } from '../../../plugins/campaign/modules/policy-diff/examples.js'

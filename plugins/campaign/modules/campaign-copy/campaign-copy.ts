@@ -11,9 +11,8 @@ import {
   callToAction, CHANNELS, composeCopy, copyValues, CopyTemplates, headlinePhrase, LENGTHS, SHAPES, TONES,
   type Channel, type CopyLength, type CopyTone
 } from './copy-composer.js'
-import { Citations, clip, groundedSentences, nothingInKb, resourceHash, type CitedPassage, type GroundedSentence } from '../../grounding/grounding.js'
+import { Citations, type CitedPassage, clip, type GroundedSentence, groundedSentences, nothingInKb, resourceHash, sourceLines } from '../../grounding/grounding.js'
 import { PageArgs, RecordStore, timeKey, type ModuleKit } from '../kit.js'
-import { sourceLines } from '../../grounding/policy-answer.js'
 
 /** Passages retrieved per copy, and sentences quoted from one passage. */
 export const COPY_PASSAGES = 5

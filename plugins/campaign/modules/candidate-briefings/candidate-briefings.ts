@@ -9,10 +9,9 @@ import { loadPrompt, promptMessages } from '../../language/prompts.js'
 import { commitmentStore } from '../accountability/accountability.js'
 import { articlesAbout, commitmentsOn, postsAbout } from '../../records/app-records.js'
 import { attendeeNotes, briefingSections, MAX_ARTICLES, summaryLines, type AttendeeNotes, type BriefingSections } from './briefing-book.js'
-import { Citations, marked, type CitedPassage } from '../../grounding/grounding.js'
+import { Citations, type CitedPassage, marked, sourceLines } from '../../grounding/grounding.js'
 import { instant, RecordStore, timeKey, type ModuleKit } from '../kit.js'
 import { articleStore } from '../media-monitor/media-monitor.js'
-import { sourceLines } from '../../grounding/policy-answer.js'
 
 
 export interface BriefingRecord {

@@ -8,9 +8,8 @@ import { generated } from '../../language/generator.js'
 import { loadPrompt, promptMessages } from '../../language/prompts.js'
 import { loadTemplates } from '../../language/templates.js'
 import { composeScript, MAX_GIVEN_ISSUES, placePosts, scriptIssues, scriptText, ScriptTemplates, type Script, type ScriptMode } from './canvass-script.js'
-import { Citations, marked, resourceHash } from '../../grounding/grounding.js'
+import { Citations, marked, resourceHash, sourceLines } from '../../grounding/grounding.js'
 import type { ModuleKit } from '../kit.js'
-import { sourceLines } from '../../grounding/policy-answer.js'
 
 
 const ScriptArgs = Type.Object({

@@ -11,7 +11,8 @@ import { ConversationStore, historyLines, turnResource, type Conversation, type 
 import { addressingPassages, MAX_SOURCES, type CitedSource } from '../../grounding/counter-message.js'
 import { counterPoint, focusOf, followUp, opponentText, type CounterPoint, type QuestionKind } from './debate-opponent.js'
 import { checkText, RecordStore, TextArg, type ModuleKit } from '../kit.js'
-import { citationLines, CONTEXT_TURNS, sourceLines } from '../../grounding/policy-answer.js'
+import { citationLines, sourceLines } from '../../grounding/grounding.js'
+import { CONTEXT_TURNS } from '../../records/conversations.js'
 
 
 export type CoachingMode = 'debate' | 'coaching'

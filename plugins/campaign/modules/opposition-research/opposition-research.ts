@@ -10,11 +10,10 @@ import { generated } from '../../language/generator.js'
 import { loadPrompt, promptMessages } from '../../language/prompts.js'
 import { articlesAbout } from '../../records/app-records.js'
 import { mediaSection } from '../candidate-briefings/briefing-book.js'
-import { Citations, groundedSentences, resourceHash, type GroundedSentence } from '../../grounding/grounding.js'
+import { Citations, type GroundedSentence, groundedSentences, resourceHash, sourceLines } from '../../grounding/grounding.js'
 import { checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from '../kit.js'
 import { articleStore } from '../media-monitor/media-monitor.js'
 import { analyseStatements, chronological, opponentKey, sameText, statementLine, type Statement, type StatementAnalysis } from './opponent-statements.js'
-import { sourceLines } from '../../grounding/policy-answer.js'
 
 /** Most statements given in one call, opponents listed, articles and contradictions in a briefing. */
 export const MAX_GIVEN_STATEMENTS = 100

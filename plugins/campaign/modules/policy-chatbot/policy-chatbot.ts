@@ -9,9 +9,9 @@ import { ConversationStore, historyLines, turnResource, type Conversation, type 
 import { addressingPassages } from '../../grounding/counter-message.js'
 import { findIssues } from '../../text/issue-lexicon.js'
 import { checkText, PageArgs, RecordStore, TextArg, type ModuleKit } from '../kit.js'
-import {
-  answerSentences, citationLines, composeAnswer, CONTEXT_TURNS, NOT_FOUND_ANSWER, policyKb, policyPrompt, policyQueries, policySource
-} from '../../grounding/policy-answer.js'
+import { answerSentences, citationLines } from '../../grounding/grounding.js'
+import { CONTEXT_TURNS } from '../../records/conversations.js'
+import { composeAnswer, NOT_FOUND_ANSWER, policyKb, policyPrompt, policyQueries, policySource } from './policy-answer.js'
 
 
 /** What an assistant turn of a policy chat keeps. */

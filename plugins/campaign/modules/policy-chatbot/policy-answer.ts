@@ -2,13 +2,12 @@
 // source; a message is answered from the passages retrieved for it (for a follow-up with no subject of
 // its own, for the previous question and it together), extractively with citations, or by the
 // generative provider from the cited passages and recent turns.
-import type { LanguageEngine } from '../language/engine.js'
-import type { ChatMessage } from '../language/generator.js'
-import { promptMessages, type PromptTemplate } from '../language/prompts.js'
-import { RELEVANT, type CitedSource } from './counter-message.js'
-import type { KbLike } from './grounding.js'
-import { tokenize } from '../text/bm25.js'
-import type { KbDocument, KnowledgeBase } from '../modules/knowledge-base/knowledge-base.js'
+import type { ChatMessage } from '../../language/generator.js'
+import { promptMessages, type PromptTemplate } from '../../language/prompts.js'
+import type { CitedSource } from '../../grounding/counter-message.js'
+import { sourceLines, type AnswerSentence, type KbLike } from '../../grounding/grounding.js'
+import { tokenize } from '../../text/bm25.js'
+import type { KbDocument, KnowledgeBase } from '../knowledge-base/knowledge-base.js'
 
 /** The source tag of policy documents: `policy`, or `policy: <where it came from>`. */
 export const POLICY_TAG = 'policy'
@@ -19,13 +18,6 @@ export const policySource = (origin?: string): string => origin === undefined ||
 export const policyKb = (kb: KnowledgeBase): KbLike => ({ query: (text, limit) => kb.query(text, limit, isPolicyDocument) })
 
 export const NOT_FOUND_ANSWER = 'I could not find this in the policy documents.'
-/** Most sentences of an extractive answer, and from one passage. */
-export const MAX_ANSWER_SENTENCES = 4
-export const MAX_PER_PASSAGE = 2
-/** Recent turns given to the generative provider as context. */
-export const CONTEXT_TURNS = 6
-
-export interface AnswerSentence { cite: number, text: string, relevance: number }
 
 /** A message with at most this many terms of its own ("and by when?", "and for seniors?") may lean on the previous question. */
 export const FOLLOW_UP_TERMS = 2
@@ -42,26 +34,6 @@ export function policyQueries (message: string, previousQuestion?: string): stri
   return previousQuestion === undefined || !isFollowUp(message) ? [message] : [message, `${previousQuestion} ${message}`]
 }
 
-/**
- * The sentences an extractive answer quotes: in each cited passage, the sentences whose relevance (the
- * highest cosine similarity to any query) is at least RELEVANT, at most MAX_PER_PASSAGE per passage
- * (the most relevant, kept in text order) and MAX_ANSWER_SENTENCES in all (or `limits`), passage by passage.
- */
-export function answerSentences (engine: LanguageEngine, sources: readonly CitedSource[], queries: readonly string[],
-  limits: { perPassage: number, total: number } = { perPassage: MAX_PER_PASSAGE, total: MAX_ANSWER_SENTENCES }): AnswerSentence[] {
-  const picked: AnswerSentence[] = []
-  for (const source of sources) {
-    const scored = engine.sentences(source.text).map((text, index) => ({ text: text.trim(), index, relevance: Math.max(...queries.map(q => engine.similarity(q, text))) }))
-      .filter(s => s.relevance >= RELEVANT)
-      .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
-      .slice(0, Math.min(limits.perPassage, limits.total - picked.length))
-      .sort((a, b) => a.index - b.index)
-    picked.push(...scored.map(s => ({ cite: source.cite, text: s.text, relevance: Math.round(s.relevance * 1000) / 1000 })))
-    if (picked.length >= limits.total) break
-  }
-  return picked
-}
-
 /** The sentences grouped by passage, each group followed by its citation: "S1 S2 [1] S3 [2]". */
 export function composeAnswer (sentences: readonly AnswerSentence[]): string {
   const groups: string[] = []
@@ -71,12 +43,6 @@ export function composeAnswer (sentences: readonly AnswerSentence[]): string {
   })
   return groups.join(' ')
 }
-
-/** `[n] Title, passage p` for each source, as kb-query cites. */
-export const citationLines = (sources: ReadonlyArray<Pick<CitedSource, 'cite' | 'title' | 'passage'>>): string[] => sources.map(s => `[${s.cite}] ${s.title}, passage ${s.passage + 1}`)
-
-/** The passages one per line as "[n] Title: passage", for prompts. */
-export const sourceLines = (sources: ReadonlyArray<Pick<CitedSource, 'cite' | 'title' | 'text'>>): string => sources.map(s => `[${s.cite}] ${s.title}: ${s.text}`).join('\n')
 
 export function policyPrompt (template: PromptTemplate, message: string, sources: readonly CitedSource[], history: string): ChatMessage[] {
   return promptMessages(template, { message: message.trim(), sources: sourceLines(sources), history })
