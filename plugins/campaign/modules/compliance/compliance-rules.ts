@@ -6,7 +6,7 @@ import type { LanguageEngine } from '../../language/engine.js'
 import { loadDataFile } from '../../data-files.js'
 import { electionName } from '../fundraising/elections.js'
 import { dollars, donorId, netCents, type Fundraising } from '../fundraising/fundraising.js'
-import { AMOUNT } from '../regulatory-monitor/regulation-parse.js'
+import { AMOUNT } from '../../text/provisions.js'
 import { matchesOf } from '../../text/text-cues.js'
 
 export const CHANNELS = ['ad', 'mailer', 'email', 'post'] as const

@@ -5,7 +5,7 @@
 import type { LanguageEngine } from '../../language/engine.js'
 import { cosine, round, termCounts } from '../../language/text-stats.js'
 import { negatedTerms } from '../../text/claims.js'
-import { AMOUNT, classifyClause, SECTION_LINE, splitClauses, splitSections, type ProvisionKind, type Section } from '../regulatory-monitor/regulation-parse.js'
+import { AMOUNT, classifyClause, SECTION_LINE, splitClauses, splitSections, type ProvisionKind, type Section } from '../../text/provisions.js'
 import { opinionPolarity, stanceSign } from '../../text/stance.js'
 import { matchesOf } from '../../text/text-cues.js'
 

@@ -2,7 +2,8 @@
 // exactly those found; then analyze-regulation through the API.
 import t from 'tap'
 import { localEngine } from '../../../../plugins/campaign/language/local-engine.js'
-import { analyzeRegulation, classifyClause, deadlineOf, splitSections } from '../../../../plugins/campaign/modules/regulatory-monitor/regulation-parse.js'
+import { analyzeRegulation, deadlineOf } from '../../../../plugins/campaign/modules/regulatory-monitor/regulation-parse.js'
+import { classifyClause, splitSections } from '../../../../plugins/campaign/text/provisions.js'
 import { campaignApp, statusOf } from '../../../support/campaign.js'
 
 /** A short bill: two obligations, one prohibition, one deadline, one fine (and a citation and a definition that are none of them). */
