@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PACKAGE_ROOT } from '../kernel/paths.js'
 import { localEngine } from '../plugins/campaign/language/local-engine.js'
-import { analyzeArticle } from '../plugins/campaign/modules/media-coverage.js'
+import { analyzeArticle } from '../plugins/campaign/modules/media-monitor/media-coverage.js'
 import { markdownTable } from './stats.js'
 
 type Split = 'dev' | 'held-out' | 'held-out-2' | 'held-out-3' | 'held-out-4' | 'held-out-5'

@@ -35,6 +35,14 @@ export function serverFunction<A extends TSchema> (fn: ServerFunction<A>): Serve
   return fn as unknown as ServerFunction
 }
 
+/** A module's server function as its module declares it: its module and roles come from the module's manifest. */
+export type ModuleFunction<A extends TSchema = TSchema> = Omit<ServerFunction<A>, 'module' | 'access'>
+
+/** Declare a module's server function, keeping the argument type of the handler tied to its schema. */
+export function moduleFunction<A extends TSchema> (fn: ModuleFunction<A>): ModuleFunction {
+  return fn as unknown as ModuleFunction
+}
+
 interface Registered {
   fn: ServerFunction
   check: TypeCheck<TSchema>

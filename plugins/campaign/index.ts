@@ -4,7 +4,7 @@
 import { definePlugin } from '../../kernel/index.js'
 import type { DevIdp } from '../dev-idp/index.js'
 import type { FunctionRegistry } from './functions.js'
-import type { PostStore } from './modules/posts.js'
+import type { PostStore } from './records/posts.js'
 import type { IdpClient } from './oidc-client.js'
 import { CAMPAIGN_ENV, campaignSection } from './settings.js'
 

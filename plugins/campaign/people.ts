@@ -3,10 +3,10 @@
 // it. Attribution fields (`recorded_by`, `created_by`…: the e-mail of the user who did something) are
 // one rule for every record, applied to every result: only admin and staff see them.
 import type { Role } from './roles.js'
-import type { Donation, DonorSummary } from './modules/fundraising.js'
-import type { UserRecord } from './modules/admin.js'
-import type { Volunteer } from './modules/volunteers.js'
-import type { CallRecord } from './modules/call-intelligence.js'
+import type { Donation, DonorSummary } from './modules/fundraising/fundraising.js'
+import type { UserRecord } from './modules/admin/admin.js'
+import type { Volunteer } from './modules/volunteers/volunteers.js'
+import type { CallRecord } from './modules/call-intelligence/call-intelligence.js'
 
 /** The roles besides admin that see a field. */
 export type Audience = ReadonlyArray<Exclude<Role, 'admin'>>

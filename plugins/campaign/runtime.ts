@@ -8,18 +8,18 @@ import { sameOriginOnly, securityHeaders } from './page-security.js'
 import { FunctionRegistry } from './functions.js'
 import { localEngine } from './language/local-engine.js'
 import { generatorFrom, type SecretResolver } from './language/generator-settings.js'
-import { adminFunctions, recordLogin, type UserRecord } from './modules/admin.js'
-import { analysisFunctions } from './modules/analysis.js'
+import { recordLogin, type UserRecord } from './modules/admin/admin.js'
+import { moduleFunctions } from './modules/catalogue.js'
 import { RecordStore } from './modules/kit.js'
-import { PostStore, type Post } from './modules/posts.js'
+import { PostStore, type Post } from './records/posts.js'
 import { ROLES } from './roles.js'
-import { authInfoFunctions } from './modules/auth-info.js'
-import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/feedback.js'
-import { loadRules } from './modules/compliance-rules.js'
-import { Elections } from './modules/elections.js'
-import { Fundraising, fundraisingFunctions, type StoredDonation, type StoredDonor } from './modules/fundraising.js'
-import { KnowledgeBase, knowledgeBaseFunctions, type KbDocument } from './modules/knowledge-base.js'
-import { volunteerFunctions, type Volunteer } from './modules/volunteers.js'
+import { authInfoFunctions } from './modules/shared/auth-info.js'
+import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/shared/feedback.js'
+import { loadRules } from './modules/compliance/compliance-rules.js'
+import { Elections } from './modules/fundraising/elections.js'
+import { Fundraising, type StoredDonation, type StoredDonor } from './modules/fundraising/fundraising.js'
+import { KnowledgeBase, type KbDocument } from './modules/knowledge-base/knowledge-base.js'
+import type { Volunteer } from './modules/volunteers/volunteers.js'
 import { IdpClient } from './oidc-client.js'
 import { PendingLogins } from './pending-logins.js'
 import { SessionAuth } from './session-auth.js'
@@ -62,31 +62,28 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
   registry.register([
     ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
     ...feedbackFunctions(feedback),
-    ...adminFunctions({
-      users,
-      startedAt,
-      issuer: () => service.login?.issuer ?? '',
-      feedback: () => feedbackByModule(feedback),
-      counts: () => ({
-        sessions: sessions.size,
-        pending_logins: pending.size,
-        users: users.getCount(),
-        documents: kb.documentCount,
-        volunteers: volunteers.getCount(),
-        donors: fundraising.donorCount
-      })
-    }),
-    ...knowledgeBaseFunctions(kb),
-    ...volunteerFunctions(volunteers),
-    ...fundraisingFunctions(fundraising),
-    ...analysisFunctions({
+    ...moduleFunctions({
       language: localEngine,
       generator: generatorFrom(config, ctx.useOptional('secrets') as SecretResolver | undefined),
       kb,
       posts,
       fundraising,
       db: name => ctx.store.db(name),
-      maxRecords: config.max_records
+      maxRecords: config.max_records,
+      admin: {
+        users,
+        startedAt,
+        issuer: () => service.login?.issuer ?? '',
+        feedback: () => feedbackByModule(feedback),
+        counts: () => ({
+          sessions: sessions.size,
+          pending_logins: pending.size,
+          users: users.getCount(),
+          documents: kb.documentCount,
+          volunteers: volunteers.getCount(),
+          donors: fundraising.donorCount
+        })
+      }
     })
   ])
 

@@ -160,3 +160,5 @@ export async function campaignApp (t: { teardown(fn: () => void | Promise<void>)
   return { kernel, baseUrl, staff, login, call }
 }
 
+/** A URL inside a campaign module's folder, for loading its prompts and templates as the module does. */
+export const moduleUrl = (id: string): string => new URL(`../../plugins/campaign/modules/${id}/manifest.ts`, import.meta.url).href

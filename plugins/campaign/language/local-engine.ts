@@ -5,7 +5,7 @@
 // first use (the libraries take ~0.4 s to import).
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tokenize } from '../modules/bm25.js'
+import { tokenize } from '../text/bm25.js'
 import type { Entities, LanguageEngine, RankedTerm, Sentiment } from './engine.js'
 import { scoreOpinion } from './opinion.js'
 import { centralSentences, cosine, polarityOf, rankTerms, round, termCounts } from './text-stats.js'

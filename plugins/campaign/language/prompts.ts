@@ -1,13 +1,10 @@
-// Prompt templates of the generative provider: Markdown files in language/prompts/ with a "## System"
-// and a "## User" section (HTML comments dropped) and {{name}} placeholders, read once at start.
+// Prompt templates of the generative provider: Markdown files in a module's prompts/ folder with a
+// "## System" and a "## User" section (HTML comments dropped) and {{name}} placeholders, read once at start.
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { besideSource } from '../../../kernel/index.js'
 import type { ChatMessage } from './generator.js'
 
 export interface PromptTemplate { name: string, system: string, user: string }
-
-export const PROMPTS_DIR = besideSource(import.meta.url, 'prompts')
 
 export function parsePrompt (name: string, text: string): PromptTemplate {
   const parts = text.replace(/<!--[\s\S]*?-->/g, '').split(/^##\s+(System|User)\s*$/im)
@@ -20,8 +17,8 @@ export function parsePrompt (name: string, text: string): PromptTemplate {
   return template
 }
 
-/** `prompts/<name>.md`, or another file. */
-export const loadPrompt = (name: string, file = join(PROMPTS_DIR, `${name}.md`)): PromptTemplate => parsePrompt(name, readFileSync(file, 'utf8'))
+/** `prompts/<name>.md` in the folder of the module at `moduleUrl` (its `import.meta.url`). */
+export const loadPrompt = (moduleUrl: string, name: string): PromptTemplate => parsePrompt(name, readFileSync(besideSource(moduleUrl, 'prompts', `${name}.md`), 'utf8'))
 
 /** `text` with every {{key}} of `values` filled in (unknown keys stay as written). */
 export const fillTemplate = (text: string, values: Readonly<Record<string, string>>): string =>

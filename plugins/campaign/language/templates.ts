@@ -1,14 +1,11 @@
 // Wording of the writing modules' extractive composition (calls to action, greetings, questions,
-// answers to objections): JSON files in language/templates/, so the campaign can reword them without
-// touching code ({{name}} placeholders); read once at start and checked against the module's schema.
-import { join } from 'node:path'
+// answers to objections): JSON files in a module's templates/ folder, so the campaign can reword them
+// without touching code ({{name}} placeholders); read once at start and checked against its schema.
 import { besideSource } from '../../../kernel/index.js'
 import type { Static, TSchema } from '@sinclair/typebox'
-import { readCheckedFile } from '../modules/data-files.js'
+import { readCheckedFile } from '../data-files.js'
 
-export const TEMPLATES_DIR = besideSource(import.meta.url, 'templates')
-
-/** `templates/<name>.json`, or another file. */
-export function loadTemplates<S extends TSchema> (name: string, schema: S, file = join(TEMPLATES_DIR, `${name}.json`)): Static<S> {
-  return readCheckedFile(file, schema)
+/** `templates/<name>.json` in the folder of the module at `moduleUrl` (its `import.meta.url`). */
+export function loadTemplates<S extends TSchema> (moduleUrl: string, name: string, schema: S): Static<S> {
+  return readCheckedFile(besideSource(moduleUrl, 'templates', `${name}.json`), schema)
 }

@@ -1,6 +1,6 @@
 // Engine-independent text arithmetic: term counts, cosine similarity, ranked terms, and the
 // centrality of sentences used for extractive summaries.
-import { tokenize } from '../modules/bm25.js'
+import { tokenize } from '../text/bm25.js'
 import type { RankedTerm, SummarySentence } from './engine.js'
 
 export function termCounts (terms: readonly string[]): Map<string, number> {

@@ -1,4 +1,4 @@
-// What every analysis module receives (the language engine, the optional generative provider, the
+// What every module receives (the language engine, the optional generative provider, the
 // knowledge base, its own LMDB databases) and what they share: text bounds answered with 413, time-
 // ordered record stores that keep at most a configured number of records, and pagination.
 import { createHash, randomBytes } from 'node:crypto'
@@ -7,9 +7,10 @@ import { BadRequest, PayloadTooLarge } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import type { LanguageEngine } from '../language/engine.js'
 import type { Generator } from '../language/generator.js'
-import type { Fundraising } from './fundraising.js'
-import type { KnowledgeBase } from './knowledge-base.js'
-import type { PostStore } from './posts.js'
+import type { AdminSources } from './admin/admin.js'
+import type { Fundraising } from './fundraising/fundraising.js'
+import type { KnowledgeBase } from './knowledge-base/knowledge-base.js'
+import type { PostStore } from '../records/posts.js'
 
 export interface ModuleKit {
   /** The local engine, imported on first use. */
@@ -25,6 +26,8 @@ export interface ModuleKit {
   db<V>(name: string): Database<V, string>
   /** Most records a module's store keeps. */
   maxRecords: number
+  /** What the admin panel reports: users, uptime, live counts, the issuer, the feedback per module. */
+  admin: AdminSources
 }
 
 /** Longest text one call analyses (an article, a transcript, a bill), in characters. */

@@ -3,9 +3,9 @@
 // leave out every bucket without data. Each step between the first bucket and the last gets a slot, so a
 // stretch without data is a gap rather than a line joining its two sides.
 import t from 'tap'
-import { callBucket } from '../../../plugins/campaign/modules/call-intelligence.js'
-import { bucketPosts } from '../../../plugins/campaign/modules/hourly.js'
-import type { Post } from '../../../plugins/campaign/modules/posts.js'
+import { callBucket } from '../../../plugins/campaign/modules/call-intelligence/call-intelligence.js'
+import { bucketPosts } from '../../../plugins/campaign/records/hourly.js'
+import type { Post } from '../../../plugins/campaign/records/posts.js'
 import { isolated, regularSlots, STEP_SECONDS } from '../../../plugins/campaign/ui/src/series.js'
 
 const post = (posted_at: string, polarity: number): Post => ({

@@ -6,63 +6,9 @@ import { useEffect, useState } from 'preact/hooks'
 import { checkAuth, useFallbackNote, type AuthInfo } from './api.js'
 import { Icon } from './icons.js'
 import { groupedPages, MODULE_PAGES } from './modules.js'
-import { AdminPage } from './pages/admin.js'
-import { HomePage } from './pages/home.js'
-import { KnowledgeBasePage } from './pages/knowledge-base.js'
-import { VolunteersPage } from './pages/volunteers.js'
-import { FundraisingPage } from './pages/fundraising.js'
-import { NarrativeContagionPage } from './pages/narrative-contagion.js'
-import { SentimentMonitorPage } from './pages/sentiment-monitor.js'
-import { MediaMonitorPage } from './pages/media-monitor.js'
-import { DisinfoWarningPage } from './pages/disinfo-warning.js'
-import { RegulatoryMonitorPage } from './pages/regulatory-monitor.js'
-import { CoalitionDetectorPage } from './pages/coalition-detector.js'
-import { LocalIssuesPage } from './pages/local-issues.js'
-import { FactionMapperPage } from './pages/faction-mapper.js'
-import { CallIntelligencePage } from './pages/call-intelligence.js'
-import { AccountabilityPage } from './pages/accountability.js'
-import { MeetingsPage } from './pages/meetings.js'
-import { CampaignCopyPage } from './pages/campaign-copy.js'
-import { CanvassingPage } from './pages/canvassing.js'
-import { CandidateBriefingsPage } from './pages/candidate-briefings.js'
-import { OppositionResearchPage } from './pages/opposition-research.js'
-import { PolicyChatbotPage } from './pages/policy-chatbot.js'
-import { CoachingDebatePage } from './pages/coaching-debate.js'
-import { EmpathySimulatorPage } from './pages/empathy-simulator.js'
-import { MultilingualPage } from './pages/multilingual.js'
-import { QuestionAnticipationPage } from './pages/question-anticipation.js'
-import { PolicyDiffPage } from './pages/policy-diff.js'
-import { CompliancePage } from './pages/compliance.js'
+import { PAGES } from './pages.js'
+import { HomePage } from './home.js'
 import './style.css'
-
-const PAGES: Record<string, (props: { auth: AuthInfo }) => preact.JSX.Element> = {
-  'knowledge-base': KnowledgeBasePage,
-  volunteers: VolunteersPage,
-  fundraising: FundraisingPage,
-  'sentiment-monitor': SentimentMonitorPage,
-  'narrative-contagion': NarrativeContagionPage,
-  'call-intelligence': CallIntelligencePage,
-  accountability: AccountabilityPage,
-  meetings: MeetingsPage,
-  'campaign-copy': CampaignCopyPage,
-  canvassing: CanvassingPage,
-  'candidate-briefings': CandidateBriefingsPage,
-  'opposition-research': OppositionResearchPage,
-  'policy-chatbot': PolicyChatbotPage,
-  'coaching-debate': CoachingDebatePage,
-  'empathy-simulator': EmpathySimulatorPage,
-  'regulatory-monitor': RegulatoryMonitorPage,
-  'media-monitor': MediaMonitorPage,
-  'disinfo-warning': DisinfoWarningPage,
-  'coalition-detector': CoalitionDetectorPage,
-  'local-issues': LocalIssuesPage,
-  'faction-mapper': FactionMapperPage,
-  multilingual: MultilingualPage,
-  'question-anticipation': QuestionAnticipationPage,
-  'policy-diff': PolicyDiffPage,
-  compliance: CompliancePage,
-  admin: AdminPage
-}
 
 function App () {
   const [auth, setAuth] = useState<AuthInfo | undefined>(undefined)
@@ -85,7 +31,7 @@ function App () {
   const visible = MODULE_PAGES.filter(page => auth.modules.includes(page.id))
   const groups = groupedPages(visible)
   const current = MODULE_PAGES.find(page => page.path === path)
-  const Page = current === undefined ? undefined : PAGES[current.id]
+  const Page = current === undefined ? undefined : PAGES.get(current.id)
   return (
     <div class={navOpen ? 'shell nav-open' : 'shell'}>
       <header>

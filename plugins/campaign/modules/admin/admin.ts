@@ -1,0 +1,62 @@
+// The admin panel's functions: the health of the campaign application (with the feedback each module
+// received) and the users who signed in.
+import type { Database } from 'lmdb'
+import { Type } from '../../../../kernel/schema.js'
+import { moduleFunction, type ModuleFunction } from '../../functions.js'
+import { USER_VIEW } from '../../people.js'
+import type { Role } from '../../roles.js'
+import type { ModuleFeedback } from '../shared/feedback.js'
+
+/** Kept for every user who signed in, by subject id. */
+export interface UserRecord {
+  sub: string
+  email: string
+  name: string
+  role: Role
+  last_login_at: string
+  logins: number
+}
+
+export type UserDb = Database<UserRecord, string>
+
+export interface AdminSources {
+  users: UserDb
+  startedAt: number
+  /** Live numbers: sessions, pending logins, stored records by kind. */
+  counts(): Record<string, number>
+  /** The issuer in use, once known. */
+  issuer(): string
+  /** Ratings given with record-feedback, per module. */
+  feedback(): ModuleFeedback[]
+}
+
+const NoArgs = Type.Object({}, { additionalProperties: false })
+
+export function adminFunctions (sources: AdminSources): ModuleFunction[] {
+  return [
+    moduleFunction({
+      name: 'admin-health',
+      args: NoArgs,
+      handler: () => ({
+        status: 'ok',
+        uptime_seconds: Math.round((Date.now() - sources.startedAt) / 1000),
+        identity_provider: sources.issuer(),
+        counts: sources.counts(),
+        feedback: sources.feedback()
+      })
+    }),
+    moduleFunction({
+      name: 'admin-list-users',
+      args: NoArgs,
+      handler: (_args, { session }) => ({
+        users: [...sources.users.getRange()].map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)).map(u => USER_VIEW.show(u, session?.role))
+      })
+    })
+  ]
+}
+
+/** Record a login in the users database. */
+export async function recordLogin (users: UserDb, { sub, email, name, role }: { sub: string, email: string, name: string, role: Role }): Promise<void> {
+  const previous = users.get(sub)
+  await users.put(sub, { sub, email, name, role, last_login_at: new Date().toISOString(), logins: (previous?.logins ?? 0) + 1 })
+}

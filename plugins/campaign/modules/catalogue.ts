@@ -1,0 +1,114 @@
+// The modules' server functions, registered in the order of their manifests (manifests.ts): each
+// module's factory makes its functions from the kit, and its manifest gives them their module id and
+// roles. A function its manifest does not list, or one listed that the module does not make, stops
+// the start.
+import type { ModuleFunction, ServerFunction } from '../functions.js'
+import type { ModuleKit } from './kit.js'
+import type { ModuleManifest } from './manifest.js'
+import { MANIFESTS } from './manifests.js'
+import { manifest as accountability } from './accountability/manifest.js'
+import { accountabilityFunctions } from './accountability/accountability.js'
+import { manifest as admin } from './admin/manifest.js'
+import { adminFunctions } from './admin/admin.js'
+import { manifest as callIntelligence } from './call-intelligence/manifest.js'
+import { callIntelligenceFunctions } from './call-intelligence/call-intelligence.js'
+import { manifest as campaignCopy } from './campaign-copy/manifest.js'
+import { campaignCopyFunctions } from './campaign-copy/campaign-copy.js'
+import { manifest as candidateBriefings } from './candidate-briefings/manifest.js'
+import { candidateBriefingFunctions } from './candidate-briefings/candidate-briefings.js'
+import { manifest as canvassing } from './canvassing/manifest.js'
+import { canvassingFunctions } from './canvassing/canvassing.js'
+import { manifest as coachingDebate } from './coaching-debate/manifest.js'
+import { coachingDebateFunctions } from './coaching-debate/coaching-debate.js'
+import { manifest as coalitionDetector } from './coalition-detector/manifest.js'
+import { coalitionFunctions } from './coalition-detector/coalition-detector.js'
+import { manifest as compliance } from './compliance/manifest.js'
+import { complianceFunctions } from './compliance/compliance.js'
+import { manifest as disinfoWarning } from './disinfo-warning/manifest.js'
+import { disinfoWarningFunctions } from './disinfo-warning/disinfo-warning.js'
+import { manifest as empathySimulator } from './empathy-simulator/manifest.js'
+import { empathySimulatorFunctions } from './empathy-simulator/empathy-simulator.js'
+import { manifest as factionMapper } from './faction-mapper/manifest.js'
+import { factionFunctions } from './faction-mapper/faction-mapper.js'
+import { manifest as fundraising } from './fundraising/manifest.js'
+import { fundraisingFunctions } from './fundraising/fundraising.js'
+import { manifest as knowledgeBase } from './knowledge-base/manifest.js'
+import { knowledgeBaseFunctions } from './knowledge-base/knowledge-base.js'
+import { manifest as localIssues } from './local-issues/manifest.js'
+import { localIssueFunctions } from './local-issues/local-issues.js'
+import { manifest as mediaMonitor } from './media-monitor/manifest.js'
+import { mediaMonitorFunctions } from './media-monitor/media-monitor.js'
+import { manifest as meetings } from './meetings/manifest.js'
+import { meetingFunctions } from './meetings/meetings.js'
+import { manifest as multilingual } from './multilingual/manifest.js'
+import { multilingualFunctions } from './multilingual/multilingual.js'
+import { manifest as narrativeContagion } from './narrative-contagion/manifest.js'
+import { narrativeFunctions } from './narrative-contagion/narrative-contagion.js'
+import { manifest as oppositionResearch } from './opposition-research/manifest.js'
+import { oppositionFunctions } from './opposition-research/opposition-research.js'
+import { manifest as policyChatbot } from './policy-chatbot/manifest.js'
+import { policyChatbotFunctions } from './policy-chatbot/policy-chatbot.js'
+import { manifest as policyDiff } from './policy-diff/manifest.js'
+import { policyDiffFunctions } from './policy-diff/policy-diff.js'
+import { manifest as questionAnticipation } from './question-anticipation/manifest.js'
+import { questionAnticipationFunctions } from './question-anticipation/question-anticipation.js'
+import { manifest as regulatoryMonitor } from './regulatory-monitor/manifest.js'
+import { regulatoryMonitorFunctions } from './regulatory-monitor/regulatory-monitor.js'
+import { manifest as sentimentMonitor } from './sentiment-monitor/manifest.js'
+import { sentimentMonitorFunctions } from './sentiment-monitor/sentiment-monitor.js'
+import { manifest as volunteers } from './volunteers/manifest.js'
+import { volunteerFunctions, type Volunteer } from './volunteers/volunteers.js'
+
+type Factory = (kit: ModuleKit) => ModuleFunction[]
+
+/** Each module's manifest with the factory of its functions. */
+const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
+  [knowledgeBase, kit => knowledgeBaseFunctions(kit.kb)],
+  [volunteers, kit => volunteerFunctions(kit.db<Volunteer>('volunteers'))],
+  [canvassing, canvassingFunctions],
+  [fundraising, kit => fundraisingFunctions(kit.fundraising)],
+  [meetings, meetingFunctions],
+  [sentimentMonitor, sentimentMonitorFunctions],
+  [narrativeContagion, narrativeFunctions],
+  [mediaMonitor, mediaMonitorFunctions],
+  [localIssues, localIssueFunctions],
+  [callIntelligence, callIntelligenceFunctions],
+  [disinfoWarning, disinfoWarningFunctions],
+  [campaignCopy, campaignCopyFunctions],
+  [policyChatbot, policyChatbotFunctions],
+  [multilingual, multilingualFunctions],
+  [empathySimulator, empathySimulatorFunctions],
+  [questionAnticipation, questionAnticipationFunctions],
+  [candidateBriefings, candidateBriefingFunctions],
+  [coachingDebate, coachingDebateFunctions],
+  [oppositionResearch, oppositionFunctions],
+  [coalitionDetector, coalitionFunctions],
+  [factionMapper, factionFunctions],
+  [policyDiff, policyDiffFunctions],
+  [regulatoryMonitor, regulatoryMonitorFunctions],
+  [compliance, complianceFunctions],
+  [accountability, accountabilityFunctions],
+  [admin, kit => adminFunctions(kit.admin)]
+]
+
+/** A module's functions with its manifest's id and roles; throws when they and the manifest differ. */
+export function withManifest (manifest: ModuleManifest, functions: readonly ModuleFunction[]): ServerFunction[] {
+  const made = new Set(functions.map(fn => fn.name))
+  const unmade = Object.keys(manifest.functions).filter(name => !made.has(name))
+  if (unmade.length > 0) throw new Error(`module "${manifest.id}" lists functions it does not make: ${unmade.join(', ')}`)
+  return functions.map(fn => {
+    if (!Object.hasOwn(manifest.functions, fn.name)) throw new Error(`module "${manifest.id}" makes "${fn.name}", which its manifest does not list`)
+    return { ...fn, module: manifest.id, access: manifest.functions[fn.name] }
+  })
+}
+
+/** Every module's server functions, module by module in the order of the manifests. */
+export function moduleFunctions (kit: ModuleKit): ServerFunction[] {
+  const unlisted = FACTORIES.filter(([manifest]) => !MANIFESTS.includes(manifest))
+  if (unlisted.length > 0) throw new Error(`modules missing from manifests.ts: ${unlisted.map(([m]) => m.id).join(', ')}`)
+  return MANIFESTS.flatMap(manifest => {
+    const factories = FACTORIES.filter(([listed]) => listed === manifest)
+    if (factories.length !== 1) throw new Error(`module "${manifest.id}" has ${factories.length} factories of server functions`)
+    return withManifest(manifest, factories[0][1](kit))
+  })
+}

@@ -1,0 +1,414 @@
+// Fundraising: donors and their donations. A donor may give at most the contribution limit toward each
+// election (elections.ts: a cycle's primary and general), and above the itemisation threshold in a
+// cycle must have an address, occupation and employer on record; both are checked and the donation
+// written in one transaction. Donations are corrected or refunded with a history of each change;
+// draft-solicitation writes an ask within what the donor may still give toward the next election.
+import { createHash, randomUUID } from 'node:crypto'
+import type { Database } from 'lmdb'
+import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
+import { Type } from '../../../../kernel/schema.js'
+import { moduleFunction, type ModuleFunction } from '../../functions.js'
+import { DONATION_VIEW, DONOR_VIEW } from '../../people.js'
+import type { Role } from '../../roles.js'
+import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type ElectionKind, type Elections } from './elections.js'
+import { calendarDay } from '../kit.js'
+
+export interface Donor {
+  donor_id: string
+  name: string
+  email: string
+  /** The itemisation fields: required once the donor's gifts in a cycle pass the threshold ('' until given). */
+  address: string
+  occupation: string
+  employer: string
+  created_at: string
+  updated_at: string
+}
+
+export const ITEMIZATION_FIELDS = ['address', 'occupation', 'employer'] as const
+
+export interface DonationChange {
+  at: string
+  changed_by: string
+  action: 'corrected' | 'refunded'
+  reason: string
+  /** Each field changed, from and to. */
+  changes: Record<string, { from: string | number | null, to: string | number | null }>
+}
+
+export interface Donation {
+  donation_id: string
+  donor_id: string
+  amount_cents: number
+  /** Cents given back; the rest counts toward the limit. */
+  refunded_cents: number
+  /** YYYY-MM-DD. */
+  received_on: string
+  /** The election the donor designated, or null: the next one on or after `received_on`. */
+  designation: ElectionKind | null
+  /** The election it counts toward (`<cycle>-primary`, `<cycle>-general`). */
+  election: string
+  recorded_by: string
+  recorded_at: string
+  /** Corrections and refunds, oldest first. */
+  history: DonationChange[]
+}
+
+/** A donor with their totals: toward the next election (null when no cycle is configured ahead), in its cycle, and in all. */
+export interface DonorSummary extends Donor {
+  election: string | null
+  election_total_cents: number
+  remaining_cents: number
+  cycle_total_cents: number
+  lifetime_total_cents: number
+  donation_count: number
+  last_donation_on: string
+  /** Itemisation fields missing while the cycle's total is over the threshold. */
+  missing_itemization: string[]
+}
+
+/** A donation as recorded, corrected or refunded, with the donor's totals after it. */
+export type DonationOutcome = Donation & { election_total_cents: number, remaining_cents: number, cycle_total_cents: number }
+
+/** As stored: records written before the itemisation fields, elections and refunds lack them. */
+export type StoredDonor = Pick<Donor, 'donor_id' | 'name' | 'email' | 'created_at'> & Partial<Donor>
+export type StoredDonation = Pick<Donation, 'donation_id' | 'donor_id' | 'amount_cents' | 'received_on' | 'recorded_by'> & Partial<Donation>
+
+export type DonorDb = Database<StoredDonor, string>
+/** Donations by [donor_id, received_on, donation_id]. */
+export type DonationDb = Database<StoredDonation, [string, string, string]>
+
+export interface FundraisingStores {
+  donors: DonorDb
+  donations: DonationDb
+  /** One write transaction across both databases. */
+  transaction<T>(fn: () => T): Promise<T>
+}
+
+export interface FundraisingRules {
+  /** Most one donor may give toward one election, in cents. */
+  limitCents: number
+  /** A donor whose gifts in a cycle add up to more than this must have the itemisation fields. */
+  itemizeAboveCents: number
+  elections: Elections
+}
+
+/** The donor fields a gift may bring (the itemisation fields, as the arguments name them). */
+export interface DonorFields { donor_address?: string, donor_occupation?: string, donor_employer?: string }
+
+/** The donor id: derived from the e-mail address, so one person is one donor. */
+export function donorId (email: string): string {
+  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 16)
+}
+
+export function dollars (cents: number): string {
+  return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
+}
+
+/** What counts toward the limit: the amount less refunds. */
+export const netCents = (d: Pick<Donation, 'amount_cents' | 'refunded_cents'>): number => d.amount_cents - d.refunded_cents
+
+const today = (): string => new Date().toISOString().slice(0, 10)
+/** The latest day that is today somewhere (UTC+14): a gift received today anywhere is not in the future. */
+const latestToday = (): string => new Date(Date.now() + 14 * 3_600_000).toISOString().slice(0, 10)
+
+/** A `received_on` argument: a calendar day that is not in the future, or 400 naming the field. */
+export function receivedOn (field: string, day: string): string {
+  calendarDay(field, day)
+  if (day > latestToday()) throw new BadRequest(`invalid arguments: /${field}: ${day} is in the future`)
+  return day
+}
+
+const sum = (gifts: readonly Donation[]): number => gifts.reduce((total, g) => total + netCents(g), 0)
+const listed = (words: readonly string[]): string => words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`
+
+export class Fundraising {
+  readonly #stores: FundraisingStores
+  readonly limitCents: number
+  readonly itemizeAboveCents: number
+  readonly elections: Elections
+
+  constructor (stores: FundraisingStores, rules: FundraisingRules) {
+    this.#stores = stores
+    this.limitCents = rules.limitCents
+    this.itemizeAboveCents = rules.itemizeAboveCents
+    this.elections = rules.elections
+  }
+
+  get donorCount (): number {
+    return this.#stores.donors.getCount()
+  }
+
+  donor (id: string): Donor | undefined {
+    const stored = this.#stores.donors.get(id)
+    return stored === undefined ? undefined : { address: '', occupation: '', employer: '', updated_at: stored.created_at, ...stored }
+  }
+
+  donations (donorId: string): Donation[] {
+    return [...this.#stores.donations.getRange({ start: [donorId], end: [donorId, '\uffff'] })].map(({ value }) => this.#completed(value))
+  }
+
+  /** Net cents the donor gave toward an election. */
+  givenToward (donorId: string, election: string): number {
+    return sum(this.donations(donorId).filter(d => d.election === election))
+  }
+
+  /** Net cents the donor gave in a cycle (toward its primary and general). */
+  givenInCycle (donorId: string, cycle: string): number {
+    return sum(this.donations(donorId).filter(d => cycleOfElection(d.election) === cycle))
+  }
+
+  /** Record a donation (and its donor, or the itemisation fields it brings); 409 over the limit or without required itemisation fields. */
+  async record (input: { donor_name: string, donor_email: string, amount_cents: number, received_on: string, election: ElectionKind | null } & DonorFields, recordedBy: string): Promise<DonationOutcome> {
+    const election = this.elections.designate('received_on', input.received_on, input.election)
+    const id = donorId(input.donor_email)
+    return await this.#stores.transaction(() => {
+      const now = new Date().toISOString()
+      const known = this.donor(id)
+      const donor = withFields(known ?? { donor_id: id, name: input.donor_name, email: input.donor_email.trim(), address: '', occupation: '', employer: '', created_at: now, updated_at: now }, input, now)
+      const donation: Donation = {
+        donation_id: randomUUID(),
+        donor_id: id,
+        amount_cents: input.amount_cents,
+        refunded_cents: 0,
+        received_on: input.received_on,
+        designation: input.election,
+        election: election.id,
+        recorded_by: recordedBy,
+        recorded_at: now,
+        history: []
+      }
+      const outcome = this.#admit(donor, this.donations(id), donation, election, `a donation of ${dollars(input.amount_cents)}`)
+      if (donor !== known) void this.#stores.donors.put(id, donor)
+      void this.#stores.donations.put([id, donation.received_on, donation.donation_id], donation)
+      return outcome
+    })
+  }
+
+  /** Correct a donation's amount, day or designation (the donor's itemisation fields may come with it); the change goes into its history. */
+  async correct (input: { donation_id: string, amount_cents?: number, received_on?: string, election?: ElectionKind, reason: string } & DonorFields, changedBy: string): Promise<DonationOutcome> {
+    return await this.#stores.transaction(() => {
+      const [key, before] = this.#find(input.donation_id)
+      const donor = this.donor(before.donor_id) as Donor
+      const receivedOn = input.received_on ?? before.received_on
+      const designation = input.election ?? before.designation
+      const election = this.elections.designate(input.received_on !== undefined ? 'received_on' : 'election', receivedOn, designation)
+      const amount = input.amount_cents ?? before.amount_cents
+      if (amount < before.refunded_cents) throw new Conflict(`${dollars(before.refunded_cents)} of this donation was refunded; it cannot be corrected to less (${dollars(amount)})`)
+      const now = new Date().toISOString()
+      const after: Donation = { ...before, amount_cents: amount, received_on: receivedOn, designation, election: election.id }
+      const changes = changed(before, after, ['amount_cents', 'received_on', 'designation', 'election'])
+      const updated = withFields(donor, input, now)
+      if (Object.keys(changes).length === 0 && updated === donor) throw new BadRequest('invalid arguments: nothing to correct: give amount_cents, received_on, election or a donor field that differs')
+      // The donor's fields are not the donation's: only a change of the donation goes into its history.
+      if (Object.keys(changes).length > 0) after.history = [...before.history, { at: now, changed_by: changedBy, action: 'corrected', reason: input.reason, changes }]
+      const outcome = this.#admit(updated, this.donations(before.donor_id).filter(d => d.donation_id !== before.donation_id), after, election, 'this correction')
+      if (updated !== donor) void this.#stores.donors.put(donor.donor_id, updated)
+      void this.#stores.donations.remove(key)
+      void this.#stores.donations.put([after.donor_id, after.received_on, after.donation_id], after)
+      return outcome
+    })
+  }
+
+  /** Give back part or all (default) of what remains of a donation; it stops counting toward the limit. */
+  async refund (input: { donation_id: string, amount_cents?: number, reason: string }, changedBy: string): Promise<DonationOutcome> {
+    return await this.#stores.transaction(() => {
+      const [key, before] = this.#find(input.donation_id)
+      const left = netCents(before)
+      const amount = input.amount_cents ?? left
+      if (left === 0) throw new Conflict('this donation was refunded in full already')
+      if (amount > left) throw new Conflict(`a refund of ${dollars(amount)} is more than the ${dollars(left)} of this donation not yet refunded`)
+      const after: Donation = { ...before, refunded_cents: before.refunded_cents + amount }
+      after.history = [...before.history, { at: new Date().toISOString(), changed_by: changedBy, action: 'refunded', reason: input.reason, changes: changed(before, after, ['refunded_cents']) }]
+      void this.#stores.donations.put(key, after)
+      return this.#totals(after, this.donations(before.donor_id).filter(d => d.donation_id !== before.donation_id))
+    })
+  }
+
+  summaries (search: string | undefined): DonorSummary[] {
+    const needle = search?.toLowerCase()
+    return [...this.#stores.donors.getKeys()].map(id => this.donor(id) as Donor)
+      .filter(d => needle === undefined || d.name.toLowerCase().includes(needle) || d.email.toLowerCase().includes(needle))
+      .map(donor => this.summary(donor))
+      .sort((a, b) => a.name.localeCompare(b.name))
+  }
+
+  summary (donor: Donor): DonorSummary {
+    const gifts = this.donations(donor.donor_id)
+    const next = this.elections.nextOn(today())
+    const electionTotal = next === undefined ? 0 : sum(gifts.filter(g => g.election === next.id))
+    const cycleTotal = next === undefined ? 0 : sum(gifts.filter(g => cycleOfElection(g.election) === next.cycle))
+    return {
+      ...donor,
+      election: next?.id ?? null,
+      election_total_cents: electionTotal,
+      remaining_cents: next === undefined ? 0 : Math.max(0, this.limitCents - electionTotal),
+      cycle_total_cents: cycleTotal,
+      lifetime_total_cents: sum(gifts),
+      donation_count: gifts.length,
+      last_donation_on: gifts.map(g => g.received_on).sort().at(-1) ?? '',
+      missing_itemization: cycleTotal > this.itemizeAboveCents ? ITEMIZATION_FIELDS.filter(f => donor[f] === '') : []
+    }
+  }
+
+  /** A solicitation letter; the ask is 1.5 × the largest gift (at least $25), rounded up to $5, capped by what remains toward the next election. */
+  draft (id: string, purpose: string): { donor_id: string, election: string | null, subject: string, body: string, suggested_ask_cents: number, remaining_cents: number } {
+    const donor = this.donor(id)
+    if (donor === undefined) throw new NotFound(`no donor "${id}"`)
+    const gifts = this.donations(id)
+    const { election, remaining_cents: remaining } = this.summary(donor)
+    const largest = Math.max(0, ...gifts.map(g => g.amount_cents))
+    const ask = Math.min(remaining, Math.ceil(Math.max(2500, largest * 1.5) / 500) * 500)
+    const firstName = donor.name.split(' ')[0]
+    const thanks = gifts.length > 0
+      ? `Thank you for your ${gifts.length === 1 ? 'gift' : `${gifts.length} gifts`} so far: they have made a real difference to ${purpose}.`
+      : `People like you make ${purpose} possible.`
+    const request = ask > 0
+      ? `Would you consider a contribution of ${dollars(ask)} to help us reach our next goal?`
+      : 'You have given the most the law allows for this election; thank you. Sharing our work with friends helps just as much.'
+    return {
+      donor_id: id,
+      election,
+      subject: ask > 0 ? `${firstName}, will you stand with us again?` : `${firstName}, thank you`,
+      body: `Dear ${firstName},\n\n${thanks}\n\n${request}\n\nWith gratitude,\nThe campaign team`,
+      suggested_ask_cents: ask,
+      remaining_cents: remaining
+    }
+  }
+
+  /** The stored key and donation of `id`, or 404. */
+  #find (id: string): [[string, string, string], Donation] {
+    for (const { key, value } of this.#stores.donations.getRange()) if (value.donation_id === id) return [key, this.#completed(value)]
+    throw new NotFound(`no donation "${id}"`)
+  }
+
+  /** A stored donation with the fields older records lack: nothing refunded, no history, counting toward the next election of its day. */
+  #completed (stored: StoredDonation): Donation {
+    return { refunded_cents: 0, designation: null, recorded_at: '', history: [], ...stored, election: stored.election ?? this.elections.nextOn(stored.received_on)?.id ?? '' }
+  }
+
+  /** 409 when `donation` with the donor's `others` goes over the limit toward its election, or over the itemisation threshold without the fields; else the totals. */
+  #admit (donor: Donor, others: readonly Donation[], donation: Donation, election: Election, what: string): DonationOutcome {
+    const outcome = this.#totals(donation, others)
+    if (outcome.election_total_cents > this.limitCents) {
+      throw new Conflict(`${what} would bring ${donor.name}'s total toward ${electionName(election.id)} to ${dollars(outcome.election_total_cents)}, ` +
+        `over the per-donor limit of ${dollars(this.limitCents)} per election (${dollars(this.limitCents - outcome.election_total_cents + netCents(donation))} remaining)`)
+    }
+    const missing = ITEMIZATION_FIELDS.filter(f => donor[f] === '')
+    if (outcome.cycle_total_cents > this.itemizeAboveCents && missing.length > 0) {
+      throw new Conflict(`${what} would bring ${donor.name}'s gifts in the ${election.cycle} cycle to ${dollars(outcome.cycle_total_cents)}, over the itemisation threshold of ` +
+        `${dollars(this.itemizeAboveCents)}: give the donor's ${listed(missing)} (${missing.map(f => `donor_${f}`).join(', ')})`)
+    }
+    return outcome
+  }
+
+  #totals (donation: Donation, others: readonly Donation[]): DonationOutcome {
+    const all = [...others, donation]
+    const electionTotal = sum(all.filter(d => d.election === donation.election))
+    return {
+      ...donation,
+      election_total_cents: electionTotal,
+      remaining_cents: Math.max(0, this.limitCents - electionTotal),
+      cycle_total_cents: sum(all.filter(d => cycleOfElection(d.election) === cycleOfElection(donation.election)))
+    }
+  }
+}
+
+/** The donor with the itemisation fields `fields` brings (trimmed, non-empty ones), or the same object when nothing changes. */
+function withFields (donor: Donor, fields: DonorFields, now: string): Donor {
+  const given = { address: fields.donor_address, occupation: fields.donor_occupation, employer: fields.donor_employer }
+  const updates = Object.fromEntries(ITEMIZATION_FIELDS.map(f => [f, given[f]?.trim()]).filter(([f, v]) => v !== undefined && v !== '' && v !== donor[f as keyof Donor]))
+  return Object.keys(updates).length === 0 ? donor : { ...donor, ...updates, updated_at: now }
+}
+
+function changed<K extends keyof Donation> (before: Donation, after: Donation, fields: readonly K[]): DonationChange['changes'] {
+  return Object.fromEntries(fields.filter(f => before[f] !== after[f]).map(f => [f, { from: before[f] as string | number | null, to: after[f] as string | number | null }]))
+}
+
+const Email = Type.String({ pattern: '^[^@\\s]+@[^@\\s]+$', maxLength: 254 })
+const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD, a calendar day not in the future' })
+const Designation = Type.Union(ELECTION_KINDS.map(k => Type.Literal(k)), { description: 'the election the donor designated; the next one when absent' })
+const DonorFieldArgs = {
+  donor_address: Type.Optional(Type.String({ maxLength: 300, description: 'mailing address (itemisation)' })),
+  donor_occupation: Type.Optional(Type.String({ maxLength: 200 })),
+  donor_employer: Type.Optional(Type.String({ maxLength: 200 }))
+}
+const Reason = Type.String({ minLength: 1, maxLength: 500 })
+const DonationId = Type.String({ minLength: 1, maxLength: 64 })
+
+const RecordArgs = Type.Object({
+  donor_name: Type.String({ minLength: 1, maxLength: 200 }),
+  donor_email: Email,
+  amount_cents: Type.Integer({ minimum: 1 }),
+  received_on: Type.Optional(Day),
+  election: Type.Optional(Designation),
+  ...DonorFieldArgs
+}, { additionalProperties: false })
+
+const CorrectArgs = Type.Object({
+  donation_id: DonationId,
+  amount_cents: Type.Optional(Type.Integer({ minimum: 1 })),
+  received_on: Type.Optional(Day),
+  election: Type.Optional(Designation),
+  reason: Reason,
+  ...DonorFieldArgs
+}, { additionalProperties: false })
+
+const RefundArgs = Type.Object({
+  donation_id: DonationId,
+  amount_cents: Type.Optional(Type.Integer({ minimum: 1, description: 'what is given back; all that remains when absent' })),
+  reason: Reason
+}, { additionalProperties: false })
+
+export function fundraisingFunctions (fundraising: Fundraising): ModuleFunction[] {
+  const shown = ({ election_total_cents: election, remaining_cents: remaining, cycle_total_cents: cycle, ...donation }: DonationOutcome, role: Role | undefined): object =>
+    ({ ...DONATION_VIEW.show(donation, role), election_total_cents: election, remaining_cents: remaining, cycle_total_cents: cycle })
+  const rules = (): { limit_cents: number, itemize_above_cents: number, election: Election | null } => ({ limit_cents: fundraising.limitCents, itemize_above_cents: fundraising.itemizeAboveCents, election: fundraising.elections.nextOn(today()) ?? null })
+  return [
+    moduleFunction({
+      name: 'list-donors',
+      args: Type.Object({ search: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+      handler: ({ search }, { session }) => ({ ...rules(), donors: fundraising.summaries(search).map(d => DONOR_VIEW.show(d, session?.role)) })
+    }),
+    moduleFunction({
+      name: 'list-donations',
+      args: Type.Object({ donor_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      handler: ({ donor_id: id }, { session }) => {
+        const donor = fundraising.donor(id)
+        if (donor === undefined) throw new NotFound(`no donor "${id}"`)
+        return {
+          ...rules(),
+          donor: DONOR_VIEW.show(fundraising.summary(donor), session?.role),
+          donations: fundraising.donations(id).sort((a, b) => b.received_on.localeCompare(a.received_on)).map(d => DONATION_VIEW.show(d, session?.role))
+        }
+      }
+    }),
+    moduleFunction({
+      name: 'record-donation',
+      args: RecordArgs,
+      handler: async (args, { session }) => shown(await fundraising.record({
+        ...args, received_on: receivedOn('received_on', args.received_on ?? today()), election: args.election ?? null
+      }, session?.email ?? ''), session?.role)
+    }),
+    moduleFunction({
+      name: 'correct-donation',
+      args: CorrectArgs,
+      handler: async (args, { session }) => shown(await fundraising.correct({
+        ...args, ...(args.received_on !== undefined ? { received_on: receivedOn('received_on', args.received_on) } : {})
+      }, session?.email ?? ''), session?.role)
+    }),
+    moduleFunction({
+      name: 'refund-donation',
+      args: RefundArgs,
+      handler: async (args, { session }) => shown(await fundraising.refund(args, session?.email ?? ''), session?.role)
+    }),
+    moduleFunction({
+      name: 'draft-solicitation',
+      args: Type.Object({
+        donor_id: Type.String({ minLength: 1, maxLength: 64 }),
+        purpose: Type.String({ minLength: 1, maxLength: 200, default: 'our campaign' })
+      }, { additionalProperties: false }),
+      handler: ({ donor_id: id, purpose }) => fundraising.draft(id, purpose)
+    })
+  ]
+}

@@ -1,0 +1,202 @@
+// Sentiment monitor: ingest-posts analyses and stores posts; sentiment-summary aggregates them by hour
+// or day and by source; detect-spikes finds hours whose mean sentiment or volume departs from the
+// rolling baseline of the hours before (a z-score).
+import { Type } from '../../../../kernel/schema.js'
+import { moduleFunction, type ModuleFunction } from '../../functions.js'
+import { mean, round, standardDeviation } from '../../language/text-stats.js'
+import { bucketPosts, type BucketStats } from '../../records/hourly.js'
+import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from '../kit.js'
+import type { Post } from '../../records/posts.js'
+
+/** Longest single post, in characters. */
+export const MAX_POST_CHARS = 5_000
+/** Smallest standard deviation of the baseline: a flat baseline would make every wobble a spike. */
+const POLARITY_SD_FLOOR = 0.05
+
+const Range = {
+  ...TimeRangeArgs,
+  source: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  term: Type.Optional(Type.String({ minLength: 1, maxLength: 60, description: 'only posts holding this word' }))
+}
+
+const IngestArgs = Type.Object({
+  posts: Type.Array(Type.Object({
+    text: TextArg('the post'),
+    source: Type.String({ minLength: 1, maxLength: 100, default: 'unknown' }),
+    author: Type.String({ maxLength: 200, default: '' }),
+    location: Type.String({ maxLength: 200, default: '' }),
+    posted_at: Type.Optional(Type.String())
+  }, { additionalProperties: false }), { minItems: 1, maxItems: 1000 })
+}, { additionalProperties: false })
+
+const SummaryArgs = Type.Object({ ...Range, bucket: Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day' }) }, { additionalProperties: false })
+
+const SpikeArgs = Type.Object({
+  ...Range,
+  window: Type.Integer({ minimum: 3, maximum: 168, default: 24, description: 'baseline: this many earlier hours with posts' }),
+  threshold: Type.Number({ minimum: 1, maximum: 10, default: 2.5, description: '|z| from which an hour is a spike' }),
+  min_posts: Type.Integer({ minimum: 1, maximum: 1000, default: 3, description: 'hours with fewer posts are not judged' })
+}, { additionalProperties: false })
+
+interface RangeArgs { from?: string, to?: string, source?: string, term?: string }
+
+function postsIn (kit: ModuleKit, args: RangeArgs): Iterable<Post> {
+  const { from, to } = timeRange(args)
+  return kit.posts.between(from, to, { source: args.source, term: args.term })
+}
+
+/** How many posts hold each term (of three characters or more). */
+function termPosts (posts: readonly Post[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const post of posts) for (const term of post.terms) if (term.length >= 3) counts.set(term, (counts.get(term) ?? 0) + 1)
+  return counts
+}
+
+/** Terms held by at least two of `here`'s posts, by share here − share there, best first. */
+function overRepresented (here: ReadonlyMap<string, number>, hereTotal: number, there: (term: string) => number, thereTotal: number, limit: number): string[] {
+  return [...here].filter(([, n]) => n >= 2)
+    .map(([term, n]) => ({ term, lift: n / hereTotal - there(term) / Math.max(1, thereTotal) }))
+    .sort((a, b) => b.lift - a.lift || a.term.localeCompare(b.term))
+    .slice(0, limit).map(t => t.term)
+}
+
+/** Terms most over-represented in `posts` against `baseline`: share here − share there, at least two posts. */
+export function distinctiveTerms (posts: readonly Post[], baseline: readonly Post[], limit: number): string[] {
+  const there = termPosts(baseline)
+  return overRepresented(termPosts(posts), posts.length, term => there.get(term) ?? 0, baseline.length, limit)
+}
+
+/** The distinctive terms of positive posts against the others, and of negative ones, counting terms once. */
+function termsOfMoods (posts: readonly Post[], limit: number): { positive: string[], negative: string[] } {
+  const groups = { positive: [] as Post[], negative: [] as Post[], neutral: [] as Post[] }
+  for (const post of posts) groups[post.label].push(post)
+  const counts = { positive: termPosts(groups.positive), negative: termPosts(groups.negative), neutral: termPosts(groups.neutral) }
+  const of = (label: 'positive' | 'negative'): string[] => {
+    const others = label === 'positive' ? ['negative', 'neutral'] as const : ['positive', 'neutral'] as const
+    const there = (term: string): number => (counts[others[0]].get(term) ?? 0) + (counts[others[1]].get(term) ?? 0)
+    return overRepresented(counts[label], groups[label].length, there, posts.length - groups[label].length, limit)
+  }
+  return { positive: of('positive'), negative: of('negative') }
+}
+
+export interface Spike {
+  bucket_start: string
+  kind: 'sentiment' | 'volume'
+  direction: 'negative' | 'positive' | 'surge'
+  count: number
+  value: number
+  baseline_mean: number
+  baseline_sd: number
+  z: number
+  terms: string[]
+  sample_posts: Array<{ post_id: string, text: string, source: string, polarity: number }>
+}
+
+/** The documented spike rule, over hourly buckets: see docs/campaign.md, "Sentiment monitor". */
+export function findSpikes (hours: readonly BucketStats[], options: { window: number, threshold: number, minPosts: number }): Spike[] {
+  const judged = hours.filter(h => h.count >= options.minPosts)
+  const spikes: Spike[] = []
+  judged.forEach((hour, i) => {
+    const baseline = judged.slice(Math.max(0, i - options.window), i)
+    if (baseline.length < 3) return
+    const baselinePosts = baseline.flatMap(h => h.posts)
+    const sample = (order: (a: Post, b: Post) => number): Spike['sample_posts'] => [...hour.posts].sort(order).slice(0, 3)
+      .map(p => ({ post_id: p.post_id, text: p.text, source: p.source, polarity: p.polarity }))
+    const polarities = baseline.map(h => h.mean_polarity)
+    const sentimentMean = mean(polarities)
+    const sentimentSd = Math.max(POLARITY_SD_FLOOR, standardDeviation(polarities))
+    const sentimentZ = (hour.mean_polarity - sentimentMean) / sentimentSd
+    if (Math.abs(sentimentZ) >= options.threshold) {
+      const negative = sentimentZ < 0
+      spikes.push({
+        bucket_start: hour.bucket_start,
+        kind: 'sentiment',
+        direction: negative ? 'negative' : 'positive',
+        count: hour.count,
+        value: round(hour.mean_polarity),
+        baseline_mean: round(sentimentMean),
+        baseline_sd: round(sentimentSd),
+        z: round(sentimentZ, 2),
+        terms: distinctiveTerms(hour.posts, baselinePosts, 5),
+        sample_posts: sample((a, b) => negative ? a.polarity - b.polarity : b.polarity - a.polarity)
+      })
+    }
+    const counts = baseline.map(h => h.count)
+    const countMean = mean(counts)
+    // Counts are at least Poisson-noisy: the deviation is never taken below √mean.
+    const countSd = Math.max(Math.sqrt(countMean), standardDeviation(counts))
+    const volumeZ = (hour.count - countMean) / countSd
+    if (volumeZ >= options.threshold) {
+      spikes.push({
+        bucket_start: hour.bucket_start,
+        kind: 'volume',
+        direction: 'surge',
+        count: hour.count,
+        value: hour.count,
+        baseline_mean: round(countMean),
+        baseline_sd: round(countSd),
+        z: round(volumeZ, 2),
+        terms: distinctiveTerms(hour.posts, baselinePosts, 5),
+        sample_posts: sample((a, b) => a.posted_at.localeCompare(b.posted_at))
+      })
+    }
+  })
+  return spikes
+}
+
+export function sentimentMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
+  return [
+    moduleFunction({
+      name: 'ingest-posts',
+      args: IngestArgs,
+      handler: async ({ posts }) => {
+        const now = new Date()
+        const incoming = posts.map((post, i) => {
+          checkText(`posts/${i}/text`, post.text, MAX_POST_CHARS)
+          return { ...post, posted_at: post.posted_at === undefined ? now : instant(`posts/${i}/posted_at`, post.posted_at) }
+        })
+        const engine = await kit.language()
+        const result = await kit.posts.ingest(incoming, engine)
+        return { ...result, stored: kit.posts.count, engine: engine.name }
+      }
+    }),
+    moduleFunction({
+      name: 'sentiment-summary',
+      args: SummaryArgs,
+      handler: async args => {
+        const engine = await kit.language()
+        const posts = [...postsIn(kit, args)]
+        const series = bucketPosts(posts, args.bucket)
+        const bySource = new Map<string, Post[]>()
+        for (const post of posts) {
+          const group = bySource.get(post.source)
+          if (group === undefined) bySource.set(post.source, [post])
+          else group.push(post)
+        }
+        return {
+          total: posts.length,
+          positive: posts.filter(p => p.label === 'positive').length,
+          negative: posts.filter(p => p.label === 'negative').length,
+          neutral: posts.filter(p => p.label === 'neutral').length,
+          mean_polarity: round(mean(posts.map(p => p.polarity))),
+          bucket: args.bucket,
+          series: series.map(({ posts: _posts, ...stats }) => ({ ...stats, mean_polarity: round(stats.mean_polarity) })),
+          by_source: [...bySource].map(([source, group]) => ({ source, count: group.length, mean_polarity: round(mean(group.map(p => p.polarity))) }))
+            .sort((a, b) => b.count - a.count || a.source.localeCompare(b.source)),
+          terms: termsOfMoods(posts, 8),
+          engine: engine.name
+        }
+      }
+    }),
+    moduleFunction({
+      name: 'detect-spikes',
+      args: SpikeArgs,
+      handler: async args => {
+        const engine = await kit.language()
+        const hours = bucketPosts(postsIn(kit, args), 'hour')
+        const spikes = findSpikes(hours, { window: args.window, threshold: args.threshold, minPosts: args.min_posts })
+        return { hours: hours.length, window: args.window, threshold: args.threshold, spikes, engine: engine.name }
+      }
+    })
+  ]
+}

@@ -1,0 +1,33 @@
+// The modules' manifests: ids unique and used as folder names, every group known, and a module whose
+// functions and manifest differ (a function not listed, or one listed and not made) refused.
+import t from 'tap'
+import { existsSync } from 'node:fs'
+import { Type } from '../../../kernel/schema.js'
+import { PACKAGE_ROOT } from '../../../kernel/index.js'
+import { moduleFunction } from '../../../plugins/campaign/functions.js'
+import { withManifest } from '../../../plugins/campaign/modules/catalogue.js'
+import { MODULE_GROUPS, type ModuleManifest } from '../../../plugins/campaign/modules/manifest.js'
+import { MANIFESTS } from '../../../plugins/campaign/modules/manifests.js'
+
+t.test('every manifest', async t => {
+  const ids = MANIFESTS.map(m => m.id)
+  t.equal(new Set(ids).size, ids.length, 'ids are unique')
+  for (const manifest of MANIFESTS) {
+    t.ok(existsSync(`${PACKAGE_ROOT}/plugins/campaign/modules/${manifest.id}/page.tsx`), `${manifest.id} has its folder and page`)
+    t.ok(MODULE_GROUPS.includes(manifest.group), `${manifest.id} is in a known group`)
+    t.ok(Object.keys(manifest.functions).length > 0, `${manifest.id} has functions`)
+  }
+  t.same([...new Set(MANIFESTS.map(m => m.group))], MODULE_GROUPS, 'the manifests are listed group by group, in group order')
+})
+
+t.test('a module and its manifest must agree', async t => {
+  const manifest: ModuleManifest = { id: 'sample', title: 'Sample', blurb: 'A sample.', group: 'Organise', functions: { 'sample-read': ['staff', 'readonly'], 'sample-write': ['staff'] } }
+  const fn = (name: string) => moduleFunction({ name, args: Type.Object({}), handler: () => 'ok' })
+  const made = withManifest(manifest, [fn('sample-read'), fn('sample-write')])
+  t.same(made.map(({ name, module, access }) => ({ name, module, access })), [
+    { name: 'sample-read', module: 'sample', access: ['staff', 'readonly'] },
+    { name: 'sample-write', module: 'sample', access: ['staff'] }
+  ], 'module id and roles come from the manifest')
+  t.throws(() => withManifest(manifest, [fn('sample-read')]), /module "sample" lists functions it does not make: sample-write/)
+  t.throws(() => withManifest(manifest, [fn('sample-read'), fn('sample-write'), fn('sample-extra')]), /module "sample" makes "sample-extra", which its manifest does not list/)
+})
