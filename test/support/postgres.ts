@@ -111,7 +111,7 @@ export async function runPostgres (): Promise<Pick<PostgresServer, 'port' | 'pas
       const server = serverOf(known.port, known.password)
       if (isRunning(known.pid) && await answers(server.url())) return server
       // An earlier run's server, stopped: its data directory goes.
-      if (!isRunning(known.pid)) rmSync(known.dir, { recursive: true, force: true })
+      if (!isRunning(known.pid) && typeof known.dir === 'string') rmSync(known.dir, { recursive: true, force: true })
     }
     const dir = mkdtempSync(join(RUN_DIR, 'postgres-'))
     const password = randomBytes(12).toString('hex')

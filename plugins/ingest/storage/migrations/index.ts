@@ -1,0 +1,13 @@
+// The PostgreSQL schema's migrations, in order. Each is applied once, in a transaction of its own, and
+// recorded in schema_migrations; a migration once released is never edited, only followed by another.
+import { schema } from './001-schema.js'
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'schema', sql: schema }
+]
