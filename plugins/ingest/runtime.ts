@@ -21,6 +21,8 @@ import { deviceRoutes } from './routes/devices.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { ingestRoutes } from './routes/ingest.js'
 import { serviceRoutes } from './routes/service.js'
+import type { TelemetryStorage } from './storage/contract.js'
+import { LmdbStorage } from './storage/lmdb.js'
 import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
@@ -72,9 +74,10 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const settings = devIdp.settings
   reportCodecs(ctx)
   const store = new TelemetryStore(ctx.store)
+  const storage = await openStorage(ctx, store)
   const elfDir = settings.elf_dir !== '' ? resolve(ctx.cwd, settings.elf_dir) : resolve(ctx.stateDir, 'elf')
-  await settleElfFiles(store, elfDir, ctx.log)
-  const indexed = await store.indexPendingFaults()
+  await settleElfFiles(storage, store, elfDir, ctx.log)
+  const indexed = await storage.open()
   if (indexed > 0) ctx.log.info({ faults: indexed }, 'faults stored before the pending index was kept are indexed for symbolication')
   const apiKey = settings.api_key !== '' ? settings.api_key : generatedSecret(ctx.stateDir, 'ingest-api-key')
   const users = settings.users.length > 0
@@ -94,10 +97,10 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const alerts = ctx.metrics.counter({ name: 'berth_ingest_alerts_total', help: 'Alerts raised, by kind.', labelNames: ['kind'] })
   ctx.metrics.gauge({
     name: 'berth_ingest_devices', help: 'Known devices, by state.', labelNames: ['state'],
-    collect () {
+    async collect () {
       let offline = 0
       let all = 0
-      for (const { value } of store.devices.getRange()) {
+      for await (const value of storage.devices()) {
         all++
         if (value.offline) offline++
       }
@@ -124,8 +127,9 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 
   const telemetry: Telemetry = {
     settings,
+    storage,
     store,
-    ingestor: new Ingestor(store, reassembler, { autoRegister: settings.auto_register }),
+    ingestor: new Ingestor(storage, store, reassembler, { autoRegister: settings.auto_register }),
     events,
     authenticator,
     apiKey,
@@ -158,11 +162,11 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     telemetry,
     signIn: devIdp.signIn ?? dashboardSignIn(settings, ctx.stateDir),
     checkOffline: async (now = Date.now()) => {
-      const offline = await findOfflineDevices(store, settings.offline_after_seconds * 1000, now)
+      const offline = await findOfflineDevices(storage, settings.offline_after_seconds * 1000, now)
       publish(offline)
       return offline
     },
-    applyRetention: async (now = Date.now()) => await deleteExpired(store, settings.retention_days, now),
+    applyRetention: async (now = Date.now()) => await deleteExpired(storage, settings.retention_days, now),
     expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
   ctx.schedule.every('offline-check', 60_000, async () => { await service.checkOffline() })
@@ -192,6 +196,25 @@ export function startIngest (ctx: PluginContext<IngestSettings>, service: Ingest
     ctx.schedule.every('identity-provider-check', IDP_CHECK_MS, checkIdp)
     void ctx.track(checkIdp())
   }
+}
+
+/**
+ * The telemetry's storage: PostgreSQL when [ingest].database_url is set (its schema migrated now), else
+ * the kernel store. Closed when the plugin stops.
+ */
+async function openStorage (ctx: PluginContext<IngestSettings>, store: TelemetryStore): Promise<TelemetryStorage> {
+  const url = ctx.config.database_url
+  if (url === '') return new LmdbStorage(store)
+  const { PostgresStorage, redactUrl } = await import('./storage/postgres.js')
+  const storage = new PostgresStorage(url)
+  ctx.onClose(async () => { await storage.close() })
+  try {
+    await storage.migrate()
+  } catch (err) {
+    throw new StartupError(`[ingest].database_url: the PostgreSQL database at ${redactUrl(url)} could not be prepared: ${(err as Error).message}`)
+  }
+  ctx.report({ telemetry_storage: 'postgres' })
+  return storage
 }
 
 /** Which codec implementation decodes chunks, in the health report and the metrics; loudly when it is the slow fallback. */

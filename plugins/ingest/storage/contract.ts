@@ -3,6 +3,7 @@
 // implementations: lmdb.ts (the embedded default, in the kernel store) and postgres.ts (a shared
 // PostgreSQL database, for several ingest nodes). Fragments of chunks still arriving are node-local
 // state and stay in the kernel store on both (see docs/telemetry-storage.md).
+import { Unavailable } from '../../../kernel/index.js'
 import type { ChunkMark, StoredMark } from '../chunk-marks.js'
 import type { FaultRecord, MetricEntry, RebootReason } from '../wire/payloads.js'
 
@@ -160,7 +161,8 @@ export interface IngestReads {
 
 /** A request's access to the storage while it holds its devices' turns. */
 export interface IngestSession {
-  read(devices: readonly string[], marks: ReadonlyArray<readonly [string, number]>): Promise<IngestReads>
+  /** The records of `devices`, the marks of `marks`, and the AES keys of `keys` (devices that sent sealed frames). */
+  read(devices: readonly string[], marks: ReadonlyArray<readonly [string, number]>, keys: readonly string[]): Promise<IngestReads>
   /**
    * Write `writes`; resolves once they are committed. On LMDB the puts are issued at once (inside a
    * kernel-store transaction callback they join it); on PostgreSQL they are part of the session's transaction.
@@ -248,5 +250,12 @@ export interface TelemetryStorage {
   setSymbols(updates: readonly SymbolUpdate[]): Promise<string[]>
 }
 
-/** The storage cannot be reached (the database is down or refuses connections): answer 503, try again later. */
-export class StorageUnavailable extends Error {}
+/** The storage cannot be reached (the database is down or refuses connections): answered 503 with Retry-After; nothing of the request was stored. */
+export class StorageUnavailable extends Unavailable {
+  /** When a client should try again. */
+  readonly retryAfterSeconds = 5
+
+  constructor (message: string, options?: ErrorOptions) {
+    super(message, { ...options, code: 'INGEST_STORAGE_UNAVAILABLE' })
+  }
+}

@@ -29,7 +29,7 @@ export class LmdbStorage implements TelemetryStorage {
   async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
     const store = this.#store
     const session: IngestSession = {
-      read: async (ids, marks) => readFor(store, ids, marks),
+      read: async (ids, marks, keys) => readFor(store, ids, marks, keys),
       write: async writes => { await issue(store, writes) }
     }
     return await store.locks.run(devices, async () => await work(session))
@@ -215,15 +215,15 @@ export class LmdbStorage implements TelemetryStorage {
   }
 }
 
-function readFor (store: TelemetryStore, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>): IngestReads {
+function readFor (store: TelemetryStore, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): IngestReads {
   const reads: IngestReads = { devices: new Map(), keys: new Map(), marks: new Map() }
   for (const id of ids) {
     const device = store.devices.get(id)
     if (device !== undefined) reads.devices.set(id, device)
-    if (device?.encrypted === true) {
-      const key = store.keys.get(id)
-      if (key !== undefined) reads.keys.set(id, key)
-    }
+  }
+  for (const id of sealed) {
+    const key = store.keys.get(id)
+    if (key !== undefined) reads.keys.set(id, key)
   }
   for (const [device, sequence] of pairs) {
     const seen = seenKey(device, sequence)

@@ -56,6 +56,17 @@ async function guarded<T> (work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** `url` without its password, for messages. */
+export function redactUrl (url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.href
+  } catch {
+    return 'an unparsable URL'
+  }
+}
+
 /** The name of the metrics partition of `day` (days since the epoch). */
 function partitionName (day: number): string {
   return `metrics_d${day}`
@@ -139,8 +150,8 @@ export class PostgresStorage implements TelemetryStorage {
   async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
     let reads: IngestReads | undefined
     return await this.#withDevices(devices, async tx => await work({
-      read: async (ids, pairs) => {
-        reads = await readFor(tx, ids, pairs)
+      read: async (ids, pairs, sealed) => {
+        reads = await readFor(tx, ids, pairs, sealed)
         return reads
       },
       write: async writes => {
@@ -372,14 +383,13 @@ const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url
 const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
 
 /** What a request reads, in three queries: its devices, their keys, and the marks of its (device, sequence) pairs. */
-async function readFor (tx: TransactionSql, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>): Promise<IngestReads> {
+async function readFor (tx: TransactionSql, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): Promise<IngestReads> {
   const reads: IngestReads = { devices: new Map(), keys: new Map(), marks: new Map() }
   if (ids.length > 0) {
     for (const device of await tx<Device[]>`select ${tx(DEVICE_COLUMNS)} from devices where id = any(${[...ids]})`) reads.devices.set(device.id, device)
-    const encrypted = [...reads.devices.values()].filter(device => device.encrypted).map(device => device.id)
-    if (encrypted.length > 0) {
-      for (const row of await tx<Array<{ device: string, key: Buffer }>>`select device, key from device_keys where device = any(${encrypted})`) reads.keys.set(row.device, row.key)
-    }
+  }
+  if (sealed.length > 0) {
+    for (const row of await tx<Array<{ device: string, key: Buffer }>>`select device, key from device_keys where device = any(${[...sealed]})`) reads.keys.set(row.device, row.key)
   }
   if (pairs.length > 0) {
     const rows = await tx<Array<{ device: string, sequence: number, digest: Buffer, at: number }>>`

@@ -1,5 +1,7 @@
 // A telemetry server for tests: the ingest plugin in a real kernel on loopback, a known device key,
-// one Basic-auth user per role, and helpers to post chunks and call the API as each role.
+// one Basic-auth user per role, and helpers to post chunks and call the API as each role. With
+// BERTH_TEST_INGEST_BACKEND=postgres its telemetry is kept in a fresh PostgreSQL database (see
+// test/plugins/ingest/postgres/, which runs the main files so).
 import type { Test } from 'tap'
 import type { Logger } from 'pino'
 import devIdp from '../../../plugins/dev-idp/index.js'
@@ -7,6 +9,7 @@ import ingest, { type IngestService } from '../../../plugins/ingest/index.js'
 import { hashPassword } from '../../../plugins/ingest/auth/passwords.js'
 import type { Kernel } from '../../../kernel/index.js'
 import { testKernel } from '../../support/kernel.js'
+import { postgresDatabase } from '../../support/postgres.js'
 
 export const API_KEY = 'test-device-key-0123456789'
 export const ROLES = ['admin', 'provisioner', 'viewer'] as const
@@ -43,8 +46,21 @@ export function basic (role: TestRole): string {
   return `Basic ${Buffer.from(`${role}:${passwordOf(role)}`).toString('base64')}`
 }
 
+/** Whether this run keeps the telemetry in PostgreSQL (BERTH_TEST_INGEST_BACKEND=postgres). */
+export function onPostgres (): boolean {
+  return process.env.BERTH_TEST_INGEST_BACKEND === 'postgres'
+}
+
+/** The [ingest] settings of the backend this run tests: a fresh database's URL on PostgreSQL, nothing on LMDB. */
+export async function backendSettings (t: Test): Promise<Record<string, unknown>> {
+  return onPostgres() ? { database_url: await postgresDatabase(t) } : {}
+}
+
 export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger): Promise<TelemetryServer> {
-  const kernel = await testKernel(t, { plugins: [devIdp, ingest], config: { ingest: { api_key: API_KEY, users: USERS, ...config } }, logger })
+  const backend = await backendSettings(t)
+  const kernel = await testKernel(t, { plugins: [devIdp, ingest], config: { ingest: { api_key: API_KEY, users: USERS, ...backend, ...config } }, logger })
+  const service: IngestService = kernel.service('ingest')
+  if (onPostgres() && service.telemetry.storage.backend !== 'postgres') throw new Error('BERTH_TEST_INGEST_BACKEND=postgres, but the telemetry is not in PostgreSQL')
   const base = kernel.url('telemetry')
   const api: TelemetryServer['api'] = async (method, path, role, body, headers = {}) => await fetch(new URL(path, base), {
     method,
@@ -58,7 +74,7 @@ export async function telemetryServer (t: Test, config: Record<string, unknown> 
   return {
     kernel,
     base,
-    service: kernel.service('ingest'),
+    service,
     api,
     async ingest (body, key = API_KEY) {
       const response = await fetch(new URL('/ingest/chunks', base), {

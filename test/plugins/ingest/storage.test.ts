@@ -44,7 +44,7 @@ function fault (device: string, at: number, sequence: number, buildId: string | 
 /** Writes of one accepted chunk of content `content` at `at`, as the ingestor builds them. */
 async function storeChunk (storage: TelemetryStorage, device: string, sequence: number, content: number, at: number, extra: Partial<IngestWrites> = {}): Promise<'accepted' | 'duplicate'> {
   return await storage.ingest([device], async session => {
-    const reads = await session.read([device], [[device, sequence]])
+    const reads = await session.read([device], [[device, sequence]], [])
     const digest = chunkDigest(1, 0, Uint8Array.of(content))
     const mark = reads.marks.get(seenKey(device, sequence))
     if (mark !== undefined && typeof mark !== 'number' && Buffer.from(mark.digests).includes(Buffer.from(digest))) return 'duplicate'
@@ -74,7 +74,7 @@ for (const [backend, open] of BACKENDS) {
     t.equal(await storeChunk(storage, DEVICE, 1, 7, now + 5), 'duplicate', 'the same content again is a duplicate')
     t.equal(await storeChunk(storage, DEVICE, 1, 8, now + 6), 'accepted', 'other content under the same sequence is stored')
     t.equal(await storage.chunkCount(), 1, 'one (device, sequence) remembered')
-    const reads = await storage.ingest([DEVICE], async session => await session.read([DEVICE, OTHER], [[DEVICE, 1], [DEVICE, 2]]))
+    const reads = await storage.ingest([DEVICE], async session => await session.read([DEVICE, OTHER], [[DEVICE, 1], [DEVICE, 2]], []))
     const mark = reads.marks.get(seenKey(DEVICE, 1))
     t.equal(typeof mark === 'object' ? mark.digests.length : 0, 16, 'the mark holds both contents')
     t.equal(typeof mark === 'object' ? mark.at : 0, now + 6, 'and the latest time')
@@ -107,12 +107,12 @@ for (const [backend, open] of BACKENDS) {
     for (const id of ids) await storage.changeDevice(id, () => ({ device: newDevice(id, 1, { registered: true }), key: Uint8Array.of(1, 2, 3) }))
     t.same((await all(storage.devices())).map(d => d.id), [...ids].sort(), 'devices in id order')
     t.same((await all(storage.devices(ids[3]))).map(d => d.id), [...ids].sort().filter(id => id > ids[3]), 'after a key')
-    const reads = await storage.ingest([ids[0]], async session => await session.read([ids[0]], []))
-    t.notOk(reads.keys.has(ids[0]), 'the key of an unencrypted device is not read')
+    const reads = await storage.ingest([ids[0]], async session => await session.read([ids[0]], [], []))
+    t.notOk(reads.keys.has(ids[0]), 'a key is read only when asked for')
     await storage.changeDevice(ids[0], current => current === undefined ? undefined : { device: { ...current, group: 'lab', encrypted: true } })
     t.equal((await storage.device(ids[0]))?.group, 'lab')
     t.equal(await storage.groupMembers('lab'), 1)
-    t.same((await storage.ingest([ids[0]], async session => await session.read([ids[0]], []))).keys.get(ids[0]), Uint8Array.of(1, 2, 3), 'the key of an encrypted device')
+    t.same((await storage.ingest([ids[0]], async session => await session.read([ids[0]], [], [ids[0]]))).keys.get(ids[0]), Uint8Array.of(1, 2, 3), 'the key of a device that sent sealed frames')
     const marked = await storage.markOffline([ids[0], ids[1]], d => d.id === ids[1])
     t.same(marked.map(d => [d.id, d.offline]), [[ids[1], true]], 'only those still silent are marked')
     t.ok(await storage.deleteDevice(ids[0]))
