@@ -72,9 +72,9 @@ function dashboardSignIn (settings: IngestSettings, stateDir: string): string {
 export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<IngestService> {
   const devIdp = await withDevIdp(ctx)
   const settings = devIdp.settings
-  reportCodecs(ctx)
   const store = new TelemetryStore(ctx.store)
   const storage = await openStorage(ctx, store)
+  reportCodecs(ctx, storage)
   const elfDir = settings.elf_dir !== '' ? resolve(ctx.cwd, settings.elf_dir) : resolve(ctx.stateDir, 'elf')
   await settleElfFiles(storage, store, elfDir, ctx.log)
   const indexed = await storage.open()
@@ -213,16 +213,15 @@ async function openStorage (ctx: PluginContext<IngestSettings>, store: Telemetry
   } catch (err) {
     throw new StartupError(`[ingest].database_url: the PostgreSQL database at ${redactUrl(url)} could not be prepared: ${(err as Error).message}`)
   }
-  ctx.report({ telemetry_storage: 'postgres' })
   return storage
 }
 
-/** Which codec implementation decodes chunks, in the health report and the metrics; loudly when it is the slow fallback. */
-function reportCodecs (ctx: PluginContext<IngestSettings>): void {
+/** Which codec implementation decodes chunks (and where the telemetry is kept), in the health report and the metrics; loudly when the codecs are the slow fallback. */
+function reportCodecs (ctx: PluginContext<IngestSettings>, storage: TelemetryStorage): void {
   if (codecs.fallbackReason !== undefined) {
     ctx.log.warn({ reason: codecs.fallbackReason }, 'the WASM codecs could not load: chunks are decoded by the TypeScript reference implementation, several times slower')
   }
-  ctx.report({ codecs: codecs.backend })
+  ctx.report({ codecs: codecs.backend, storage: storage.backend })
   ctx.metrics.gauge({ name: 'berth_ingest_codecs_info', help: 'The codec implementation decoding chunks: 1 for the active one (wasm, or reference when WASM could not load).', labelNames: ['implementation'] })
     .set({ implementation: codecs.backend }, 1)
 }
