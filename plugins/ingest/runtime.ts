@@ -32,6 +32,10 @@ import { devIdpFor } from '../dev-idp/index.js'
 import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
 
+/** How often the offline check and retention run (on one node of those sharing a PostgreSQL database). */
+const OFFLINE_CHECK_MS = 60_000
+const RETENTION_MS = 3_600_000
+
 /** The methods of the telemetry API's routes, as CORS preflights allow them. */
 const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']
 
@@ -169,7 +173,8 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     applyRetention: async (now = Date.now()) => await deleteExpired(storage, settings.retention_days, now),
     expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
-  ctx.schedule.every('offline-check', 60_000, async () => { await service.checkOffline() })
+  // Shared with other nodes on PostgreSQL: one of them runs each check (storage.scheduled).
+  ctx.schedule.every('offline-check', OFFLINE_CHECK_MS, async () => { await storage.scheduled('offline-check', OFFLINE_CHECK_MS, async () => await service.checkOffline()) })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })
   ctx.schedule.every('rate-limit-sweep', 60_000, () => {
     limits?.auth.sweep()
@@ -181,14 +186,17 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 
 /**
  * When the plugin starts: the dashboard's address and sign-in for the start-up summary; retention runs
+ * (on one node of those sharing a PostgreSQL database, unless another ran it in the last half hour)
  * once in the background (start does not wait for it, and a failure is logged, not fatal: a server
  * restarted more often than hourly still prunes), then hourly; in SSO mode the health report says
  * whether the identity provider's realm answers (every 30 s).
  */
 export function startIngest (ctx: PluginContext<IngestSettings>, service: IngestService): void {
   ctx.note(`telemetry dashboard: ${new URL('/dashboard/', ctx.address('telemetry')).href} — ${service.signIn}`)
-  ctx.track(service.applyRetention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
-  ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
+  const { storage } = service.telemetry
+  const retention = async (): Promise<void> => { await storage.scheduled('retention', RETENTION_MS, async () => await service.applyRetention()) }
+  ctx.track(retention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
+  ctx.schedule.every('retention', RETENTION_MS, retention)
   const settings = service.telemetry.settings
   if (ssoEnabled(settings)) {
     const discovery = `${realmEndpoints(settings.sso).issuer}/.well-known/openid-configuration`

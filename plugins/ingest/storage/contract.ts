@@ -201,6 +201,12 @@ export interface TelemetryStorage {
   open(): Promise<number>
   close(): Promise<void>
 
+  /**
+   * A scheduled job (`name`) due every `everyMs`: run `work` unless another node sharing the storage is
+   * running it now or ran it less than half a period ago; returns false when it was left to another.
+   */
+  scheduled(name: string, everyMs: number, work: () => Promise<unknown>): Promise<boolean>
+
   /** Run `work` holding the turns of `devices` (on every node sharing the storage), in one transaction where it has one. */
   ingest<T>(devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T>
 

@@ -26,6 +26,11 @@ export class LmdbStorage implements TelemetryStorage {
 
   async close (): Promise<void> {}
 
+  async scheduled (_name: string, _everyMs: number, work: () => Promise<unknown>): Promise<boolean> {
+    await work()
+    return true
+  }
+
   async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
     const store = this.#store
     const session: IngestSession = {

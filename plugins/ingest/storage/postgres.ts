@@ -20,6 +20,8 @@ const MIGRATION_LOCK = 1
 const PARTITION_LOCK = 2
 /** Device turns: the second key is hashtext(device id), in this space. */
 const DEVICE_LOCK_SPACE = LOCK_SPACE + 1
+/** Scheduled jobs: the second key is hashtext(job name). */
+const JOB_LOCK_SPACE = LOCK_SPACE + 2
 const DAY_MS = 86_400_000
 /** Rows per page of a list read, and per multi-row insert. */
 const PAGE = 500
@@ -136,6 +138,31 @@ export class PostgresStorage implements TelemetryStorage {
       })
     })
     for (const day of missing) this.#partitions.add(day)
+  }
+
+  /**
+   * Under a session advisory lock of the job (tried, not waited for: a node that finds it held leaves
+   * the run to its holder, and a node that dies releases it with its connection), with the time of the
+   * job's last run in scheduled_jobs.
+   */
+  async scheduled (name: string, everyMs: number, work: () => Promise<unknown>): Promise<boolean> {
+    const reserved = await guarded(async () => await this.#sql.reserve())
+    try {
+      const [{ locked }] = await guarded(async () => await reserved<Array<{ locked: boolean }>>`select pg_try_advisory_lock(${JOB_LOCK_SPACE}, hashtext(${name})) as locked`)
+      if (!locked) return false
+      try {
+        const now = Date.now()
+        const [last] = await guarded(async () => await reserved<Array<{ at: number }>>`select at from scheduled_jobs where name = ${name}`)
+        if (last !== undefined && now - last.at < everyMs / 2) return false
+        await work()
+        await guarded(async () => { await reserved`insert into scheduled_jobs (name, at) values (${name}, ${now}) on conflict (name) do update set at = excluded.at` })
+        return true
+      } finally {
+        await reserved`select pg_advisory_unlock(${JOB_LOCK_SPACE}, hashtext(${name}))`.catch(() => {})
+      }
+    } finally {
+      reserved.release()
+    }
   }
 
   /** Run `work` in a transaction holding the turns of `devices` (advisory locks, taken in id order so two requests never wait on each other). */

@@ -171,3 +171,37 @@ t.test('postgres: two nodes starting at once migrate once; the same chunk stored
   t.same(outcomes.sort(), ['accepted', 'duplicate'], 'one node stored it, the other found a duplicate')
   t.equal((await all(nodes[1].series('faults', [DEVICE, 0], Number.MAX_SAFE_INTEGER))).length, 1, 'one fault stored')
 })
+
+t.test('postgres: a scheduled job runs on one node of those sharing the database, once per half period at most', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  const nodes = [new PostgresStorage(url), new PostgresStorage(url)]
+  t.teardown(async () => { await Promise.all(nodes.map(async node => { await node.close() })) })
+  await Promise.all(nodes.map(async node => await node.open()))
+  let runs = 0
+  let release = (): void => {}
+  let began = (): void => {}
+  const held = new Promise<void>(resolve => { release = resolve })
+  const running = new Promise<void>(resolve => { began = resolve })
+  const first = nodes[0].scheduled('retention', 60_000, async () => {
+    runs++
+    began()
+    await held
+  })
+  await running
+  // The first node holds the job while it runs: the second leaves it.
+  t.equal(await nodes[1].scheduled('retention', 60_000, async () => { runs++ }), false, 'left to the node running it')
+  release()
+  t.equal(await first, true)
+  t.equal(await nodes[1].scheduled('retention', 60_000, async () => { runs++ }), false, 'ran less than half a period ago')
+  t.equal(await nodes[1].scheduled('retention', 0, async () => { runs++ }), true, 'due again')
+  t.equal(runs, 2)
+})
+
+t.test('lmdb: a scheduled job always runs (one node)', async t => {
+  const storage = await BACKENDS[0][1](t) as TelemetryStorage
+  let runs = 0
+  t.equal(await storage.scheduled('retention', 60_000, async () => { runs++ }), true)
+  t.equal(await storage.scheduled('retention', 60_000, async () => { runs++ }), true)
+  t.equal(runs, 2)
+})

@@ -1,6 +1,7 @@
-// The PostgreSQL schema's migrations, in order. Each is applied once, in a transaction of its own, and
-// recorded in schema_migrations; a migration once released is never edited, only followed by another.
+// The PostgreSQL schema's migrations, in order. Each is applied once (those pending at a start in one
+// transaction) and recorded in schema_migrations; a migration once released is never edited, only followed by another.
 import { schema } from './001-schema.js'
+import { scheduledJobs } from './002-scheduled-jobs.js'
 
 export interface Migration {
   version: number
@@ -9,5 +10,6 @@ export interface Migration {
 }
 
 export const MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: 'schema', sql: schema }
+  { version: 1, name: 'schema', sql: schema },
+  { version: 2, name: 'scheduled-jobs', sql: scheduledJobs }
 ]
