@@ -118,6 +118,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   })
 
   const publish = (list: readonly TelemetryEvent[]): void => {
+    if (list.length > 0) storage.announce(list).catch((err: unknown) => { ctx.log.warn({ err }, 'events could not be told to the other ingest nodes') })
     for (const event of list) {
       events.publish(event)
       ctx.events.emit('telemetry.event', event)
@@ -145,6 +146,9 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     stopping: ctx.stopping,
     publish
   }
+
+  // Events of the other nodes sharing the storage reach this node's live stream (their alerts, metrics and symbolication stay theirs).
+  await storage.listen(heard => { for (const event of heard) events.publish(event) })
 
   const limits = settings.rate_limit.enabled ? { auth: new RateLimiter(settings.rate_limit), ingest: new RateLimiter(settings.rate_limit) } : undefined
   ctx.http('telemetry', async app => {

@@ -8,7 +8,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
-import postgres from 'postgres'
+import pg from 'pg'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
 import { isRunning, runFile, startDaemon, useRunDaemon, RUN_DIR, type Daemon } from './daemon.js'
 import { withLock } from './lock.js'
@@ -53,14 +53,23 @@ async function initCluster (dir: string, password: string): Promise<void> {
 
 /** Whether the server at `url` answers a query (early tries fail while it starts: 57P03). */
 async function answers (url: string): Promise<boolean> {
-  const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
   try {
-    await sql`select 1`
+    await superuser(url, async client => await client.query('select 1'))
     return true
   } catch {
     return false
+  }
+}
+
+/** Run `work` on a connection of its own to `url`. */
+async function superuser<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    return await work(client)
   } finally {
-    await sql.end({ timeout: 1 })
+    await client.end().catch(() => {})
   }
 }
 
@@ -156,20 +165,8 @@ export async function ownPostgres (t: Teardown): Promise<PostgresServer> {
 export async function postgresDatabase (t: Teardown): Promise<string> {
   const server = await runPostgres()
   const name = `berth_test_${process.pid}_${randomBytes(4).toString('hex')}`
-  const admin = postgres(server.url(), { max: 1, onnotice: () => {} })
-  try {
-    await admin.unsafe(`CREATE DATABASE ${name}`)
-  } finally {
-    await admin.end()
-  }
-  t.teardown(async () => {
-    const sql = postgres(server.url(), { max: 1, onnotice: () => {} })
-    try {
-      await sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    } finally {
-      await sql.end()
-    }
-  })
+  await superuser(server.url(), async client => await client.query(`CREATE DATABASE ${name}`))
+  t.teardown(async () => { await superuser(server.url(), async client => await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) })
   return server.url(name)
 }
 

@@ -4,6 +4,7 @@
 // PostgreSQL database, for several ingest nodes). Fragments of chunks still arriving are node-local
 // state and stay in the kernel store on both (see docs/telemetry-storage.md).
 import { Unavailable } from '../../../kernel/index.js'
+import type { TelemetryEvent } from '../apply.js'
 import type { ChunkMark, StoredMark } from '../chunk-marks.js'
 import type { FaultRecord, MetricEntry, RebootReason } from '../wire/payloads.js'
 
@@ -206,6 +207,11 @@ export interface TelemetryStorage {
    * running it now or ran it less than half a period ago; returns false when it was left to another.
    */
   scheduled(name: string, everyMs: number, work: () => Promise<unknown>): Promise<boolean>
+
+  /** Tell the other nodes sharing the storage what this one published (PostgreSQL: NOTIFY; LMDB: nothing to tell). */
+  announce(events: readonly TelemetryEvent[]): Promise<void>
+  /** Hear what the other nodes published (PostgreSQL: LISTEN; LMDB: never called back). */
+  listen(heard: (events: TelemetryEvent[]) => void): Promise<void>
 
   /** Run `work` holding the turns of `devices` (on every node sharing the storage), in one transaction where it has one. */
   ingest<T>(devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T>

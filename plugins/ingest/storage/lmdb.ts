@@ -26,6 +26,10 @@ export class LmdbStorage implements TelemetryStorage {
 
   async close (): Promise<void> {}
 
+  async announce (): Promise<void> {}
+
+  async listen (): Promise<void> {}
+
   async scheduled (_name: string, _everyMs: number, work: () => Promise<unknown>): Promise<boolean> {
     await work()
     return true

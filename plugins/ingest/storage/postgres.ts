@@ -3,7 +3,9 @@
 // once). A request holds its devices' turns as transaction-scoped advisory locks, so every node sharing
 // the database takes them in turn; its writes are multi-row inserts in that one transaction, and the
 // caller acknowledges after the commit. Metrics live in daily partitions; retention drops whole ones.
-import postgres, { type Sql, type TransactionSql } from 'postgres'
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import type { TelemetryEvent } from '../apply.js'
 import { seenKey } from '../store.js'
 import { DIGEST_BYTES, isCopy, type StoredMark } from '../chunk-marks.js'
 import {
@@ -23,6 +25,10 @@ const DEVICE_LOCK_SPACE = LOCK_SPACE + 1
 /** Scheduled jobs: the second key is hashtext(job name). */
 const JOB_LOCK_SPACE = LOCK_SPACE + 2
 const DAY_MS = 86_400_000
+/** The channel nodes tell each other their events on. */
+const EVENTS_CHANNEL = 'berth_ingest_events'
+/** A NOTIFY payload is at most 8000 bytes: events go in batches of at most this much JSON. */
+const NOTIFY_BYTES = 7000
 /** Rows per page of a list read, and per multi-row insert. */
 const PAGE = 500
 const INSERT_ROWS = 1000
@@ -38,14 +44,17 @@ const SERIES = {
 
 /** SQLSTATE classes and client codes that mean the database cannot be reached now (not that the request is wrong). */
 const UNAVAILABLE_STATES = /^(08|53|57P)/
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED'])
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'])
+/** What node-postgres says when a connection ends under a query or cannot be made in time. */
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i
 
 /** `err` as StorageUnavailable when it says the database cannot be reached; else as it is. */
 function classify (err: unknown): unknown {
   if (err instanceof StorageUnavailable) return err
   const code = (err as { code?: unknown }).code
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_STATES.test(code))) {
-    return new StorageUnavailable(`the telemetry database cannot be reached (${code}): ${(err as Error).message}`, { cause: err })
+  const message = err instanceof Error ? err.message : ''
+  if ((typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_STATES.test(code))) || UNAVAILABLE_MESSAGES.test(message)) {
+    return new StorageUnavailable(`the telemetry database cannot be reached (${typeof code === 'string' ? code : 'connection lost'}): ${message}`, { cause: err })
   }
   return err
 }
@@ -79,25 +88,53 @@ export interface PostgresOptions {
   max?: number
 }
 
+type Row = Record<string, unknown>
+type Client = pg.PoolClient
+
+/** Bigint columns (times, sequences, register values: all fit in a double) read as numbers. */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
+}
+
+function quoted (names: readonly string[]): string {
+  return names.map(name => `"${name}"`).join(', ')
+}
+
+/** A multi-row insert of `rows` into `table`'s `columns`: its text and parameters. */
+function insertOf (table: string, columns: readonly string[], rows: readonly Row[]): [string, unknown[]] {
+  const params: unknown[] = []
+  const tuples = rows.map(row => `(${columns.map(column => { params.push(row[column]); return `$${params.length}` }).join(', ')})`)
+  return [`insert into ${table} (${quoted(columns)}) values ${tuples.join(', ')}`, params]
+}
+
 export class PostgresStorage implements TelemetryStorage {
   readonly backend = 'postgres'
-  readonly #sql: Sql
+  readonly #config: pg.ClientConfig
+  readonly #pool: pg.Pool
   /** Days whose metrics partition is known to exist. */
   readonly #partitions = new Set<number>()
+  /** This node, in its notifications (it hears its own and skips them). */
+  readonly #node = randomUUID()
+  /** The connection LISTENing for the other nodes' events, and its reconnection timer. */
+  #listener: pg.Client | undefined
+  #relisten: NodeJS.Timeout | undefined
+  #closed = false
 
   constructor (url: string, options: PostgresOptions = {}) {
-    this.#sql = postgres(url, {
-      max: options.max ?? 10,
-      onnotice: () => {},
-      connect_timeout: 5,
-      connection: { search_path: SCHEMA, application_name: 'berth-ingest' },
-      // Times, sequences and register values fit in a double: bigint columns read as numbers.
-      types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) } }
-    })
+    this.#config = {
+      connectionString: url,
+      connectionTimeoutMillis: 5000,
+      application_name: 'berth-ingest',
+      options: `-c search_path=${SCHEMA}`,
+      types: TYPES
+    }
+    this.#pool = new pg.Pool({ ...this.#config, max: options.max ?? 10 })
+    // An idle connection the server closed (a restart): the next query finds out, and answers 503.
+    this.#pool.on('error', () => {})
   }
 
   async open (): Promise<number> {
-    await guarded(async () => { await this.migrate() })
+    await this.migrate()
     const today = Math.floor(Date.now() / DAY_MS)
     await this.#ensurePartitions([today, today + 1])
     return 0
@@ -105,16 +142,16 @@ export class PostgresStorage implements TelemetryStorage {
 
   /** Apply the migrations not applied yet, under the migration lock (idempotent; safe when nodes start together). */
   async migrate (): Promise<number[]> {
-    return await this.#sql.begin(async tx => {
-      await tx`select pg_advisory_xact_lock(${LOCK_SPACE}, ${MIGRATION_LOCK})`
-      await tx.unsafe(`create schema if not exists ${SCHEMA}`)
-      await tx`create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())`
-      const done = new Set((await tx<Array<{ version: number }>>`select version from schema_migrations`).map(row => row.version))
+    return await this.#transaction(async client => {
+      await client.query('select pg_advisory_xact_lock($1, $2)', [LOCK_SPACE, MIGRATION_LOCK])
+      await client.query(`create schema if not exists ${SCHEMA}`)
+      await client.query('create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())')
+      const done = new Set((await client.query<{ version: number }>('select version from schema_migrations')).rows.map(row => row.version))
       const applied: number[] = []
       for (const migration of MIGRATIONS) {
         if (done.has(migration.version)) continue
-        await tx.unsafe(migration.sql)
-        await tx`insert into schema_migrations (version, name) values (${migration.version}, ${migration.name})`
+        await client.query(migration.sql)
+        await client.query('insert into schema_migrations (version, name) values ($1, $2)', [migration.version, migration.name])
         applied.push(migration.version)
       }
       return applied
@@ -122,22 +159,97 @@ export class PostgresStorage implements TelemetryStorage {
   }
 
   async close (): Promise<void> {
-    await this.#sql.end({ timeout: 5 })
+    this.#closed = true
+    clearTimeout(this.#relisten)
+    await this.#listener?.end().catch(() => {})
+    await this.#pool.end()
+  }
+
+  async #query<T = Row> (text: string, params: unknown[] = []): Promise<T[]> {
+    return await guarded(async () => (await this.#pool.query(text, params)).rows as T[])
+  }
+
+  /** Run `work` in one transaction on one connection; a connection that failed is not reused. */
+  async #transaction<T> (work: (client: Client) => Promise<T>): Promise<T> {
+    return await guarded(async () => {
+      const client = await this.#pool.connect()
+      const ignore = (): void => {}
+      client.on('error', ignore)
+      let failed: unknown
+      try {
+        await client.query('begin')
+        const result = await work(client)
+        await client.query('commit')
+        return result
+      } catch (err) {
+        failed = err
+        await client.query('rollback').catch(() => {})
+        throw err
+      } finally {
+        client.off('error', ignore)
+        client.release(failed instanceof Error ? failed : undefined)
+      }
+    })
   }
 
   /** Create the metrics partitions of `days` that do not exist yet (in a transaction of their own, under the partition lock). */
   async #ensurePartitions (days: Iterable<number>): Promise<void> {
     const missing = [...new Set(days)].filter(day => !this.#partitions.has(day))
     if (missing.length === 0) return
-    await guarded(async () => {
-      await this.#sql.begin(async tx => {
-        await tx`select pg_advisory_xact_lock(${LOCK_SPACE}, ${PARTITION_LOCK})`
-        for (const day of missing) {
-          await tx.unsafe(`create table if not exists ${partitionName(day)} partition of metrics for values from (${day * DAY_MS}) to (${(day + 1) * DAY_MS})`)
-        }
-      })
+    await this.#transaction(async client => {
+      await client.query('select pg_advisory_xact_lock($1, $2)', [LOCK_SPACE, PARTITION_LOCK])
+      for (const day of missing) {
+        await client.query(`create table if not exists ${partitionName(day)} partition of metrics for values from (${day * DAY_MS}) to (${(day + 1) * DAY_MS})`)
+      }
     })
     for (const day of missing) this.#partitions.add(day)
+  }
+
+  async announce (events: readonly TelemetryEvent[]): Promise<void> {
+    let batch: TelemetryEvent[] = []
+    let bytes = 0
+    const send = async (): Promise<void> => {
+      if (batch.length === 0) return
+      const payload = JSON.stringify({ node: this.#node, events: batch })
+      batch = []
+      bytes = 0
+      await this.#query('select pg_notify($1, $2)', [EVENTS_CHANNEL, payload])
+    }
+    for (const event of events) {
+      const size = JSON.stringify(event).length + 1
+      if (bytes + size > NOTIFY_BYTES) await send()
+      batch.push(event)
+      bytes += size
+    }
+    await send()
+  }
+
+  /** LISTEN on a connection of its own; when it is lost, connect and listen again every second until it is back. */
+  async listen (heard: (events: TelemetryEvent[]) => void): Promise<void> {
+    const attempt = async (): Promise<void> => {
+      const client = new pg.Client(this.#config)
+      client.on('error', () => {})
+      client.on('notification', ({ payload }) => {
+        const message = JSON.parse(payload ?? '{}') as { node?: string, events?: TelemetryEvent[] }
+        if (message.node !== this.#node && Array.isArray(message.events)) heard(message.events)
+      })
+      client.on('end', () => {
+        if (this.#listener === client) this.#listener = undefined
+        again()
+      })
+      this.#listener = client
+      await client.connect()
+      await client.query(`listen ${EVENTS_CHANNEL}`)
+    }
+    const again = (): void => {
+      if (this.#closed || this.#relisten !== undefined) return
+      this.#relisten = setTimeout(() => {
+        this.#relisten = undefined
+        attempt().catch(() => { void this.#listener?.end().catch(() => {}) })
+      }, 1000)
+      this.#relisten.unref()
+    }
+    await guarded(attempt)
   }
 
   /**
@@ -146,50 +258,58 @@ export class PostgresStorage implements TelemetryStorage {
    * job's last run in scheduled_jobs.
    */
   async scheduled (name: string, everyMs: number, work: () => Promise<unknown>): Promise<boolean> {
-    const reserved = await guarded(async () => await this.#sql.reserve())
+    const client = await guarded(async () => await this.#pool.connect())
+    const ignore = (): void => {}
+    client.on('error', ignore)
+    let failed: unknown
     try {
-      const [{ locked }] = await guarded(async () => await reserved<Array<{ locked: boolean }>>`select pg_try_advisory_lock(${JOB_LOCK_SPACE}, hashtext(${name})) as locked`)
+      const [{ locked }] = (await guarded(async () => await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as locked', [JOB_LOCK_SPACE, name]))).rows
       if (!locked) return false
       try {
         const now = Date.now()
-        const [last] = await guarded(async () => await reserved<Array<{ at: number }>>`select at from scheduled_jobs where name = ${name}`)
+        const [last] = (await guarded(async () => await client.query<{ at: number }>('select at from scheduled_jobs where name = $1', [name]))).rows
         if (last !== undefined && now - last.at < everyMs / 2) return false
         await work()
-        await guarded(async () => { await reserved`insert into scheduled_jobs (name, at) values (${name}, ${now}) on conflict (name) do update set at = excluded.at` })
+        await guarded(async () => { await client.query('insert into scheduled_jobs (name, at) values ($1, $2) on conflict (name) do update set at = excluded.at', [name, now]) })
         return true
       } finally {
-        await reserved`select pg_advisory_unlock(${JOB_LOCK_SPACE}, hashtext(${name}))`.catch(() => {})
+        await client.query('select pg_advisory_unlock($1, hashtext($2))', [JOB_LOCK_SPACE, name]).catch((err: unknown) => { failed = err })
       }
+    } catch (err) {
+      failed = err
+      throw err
     } finally {
-      reserved.release()
+      client.off('error', ignore)
+      // A connection whose unlock failed still holds the lock: it is closed, which releases it.
+      client.release(failed instanceof Error ? failed : undefined)
     }
   }
 
   /** Run `work` in a transaction holding the turns of `devices` (advisory locks, taken in id order so two requests never wait on each other). */
-  async #withDevices<T> (devices: Iterable<string>, work: (tx: TransactionSql) => Promise<T>): Promise<T> {
+  async #withDevices<T> (devices: Iterable<string>, work: (client: Client) => Promise<T>): Promise<T> {
     const ids = [...new Set(devices)].sort()
-    return await guarded(async () => await this.#sql.begin(async tx => {
-      for (const id of ids) await tx`select pg_advisory_xact_lock(${DEVICE_LOCK_SPACE}, hashtext(${id}))`
-      return await work(tx)
-    }) as T)
+    return await this.#transaction(async client => {
+      if (ids.length > 0) await client.query('select pg_advisory_xact_lock($1, hashtext(id)) from unnest($2::text[]) as id order by id', [DEVICE_LOCK_SPACE, ids])
+      return await work(client)
+    })
   }
 
   async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
     let reads: IngestReads | undefined
-    return await this.#withDevices(devices, async tx => await work({
+    return await this.#withDevices(devices, async client => await work({
       read: async (ids, pairs, sealed) => {
-        reads = await readFor(tx, ids, pairs, sealed)
+        reads = await readFor(client, ids, pairs, sealed)
         return reads
       },
       write: async writes => {
         await this.#ensurePartitions(writes.metrics.map(({ metric }) => Math.floor(metric.received_at / DAY_MS)))
-        await writeAll(tx, writes, reads?.marks ?? new Map())
+        await writeAll(client, writes, reads?.marks ?? new Map())
       }
     }))
   }
 
   async device (id: string): Promise<Device | undefined> {
-    return await guarded(async () => (await this.#sql<Device[]>`select ${this.#sql(DEVICE_COLUMNS)} from devices where id = ${id}`)[0])
+    return (await this.#query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = $1`, [id]))[0]
   }
 
   devices (after?: string): AsyncIterable<Device> {
@@ -197,47 +317,46 @@ export class PostgresStorage implements TelemetryStorage {
   }
 
   async changeDevice (id: string, change: (current: Device | undefined) => DeviceChange | undefined): Promise<Device | undefined> {
-    return await this.#withDevices([id], async tx => {
-      const [current] = await tx<Device[]>`select ${tx(DEVICE_COLUMNS)} from devices where id = ${id}`
+    return await this.#withDevices([id], async client => {
+      const [current] = (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = $1`, [id])).rows
       const next = change(current)
       if (next === undefined) return undefined
-      await upsertDevices(tx, [next.device])
-      if (next.key instanceof Uint8Array) await tx`insert into device_keys (device, key) values (${id}, ${Buffer.from(next.key)}) on conflict (device) do update set key = excluded.key`
-      if (next.key === null) await tx`delete from device_keys where device = ${id}`
+      await upsertDevices(client, [next.device])
+      if (next.key instanceof Uint8Array) await client.query('insert into device_keys (device, key) values ($1, $2) on conflict (device) do update set key = excluded.key', [id, Buffer.from(next.key)])
+      if (next.key === null) await client.query('delete from device_keys where device = $1', [id])
       return next.device
     })
   }
 
   async deleteDevice (id: string): Promise<boolean> {
-    return await this.#withDevices([id], async tx => {
-      const deleted = await tx`delete from devices where id = ${id}`
-      if (deleted.count === 0) return false
-      for (const table of ['chunk_marks', 'faults', 'metrics', 'reboots', 'traces']) await tx`delete from ${tx(table)} where device = ${id}`
+    return await this.#withDevices([id], async client => {
+      const deleted = await client.query('delete from devices where id = $1', [id])
+      if (deleted.rowCount === 0) return false
+      for (const table of ['chunk_marks', 'faults', 'metrics', 'reboots', 'traces']) await client.query(`delete from ${table} where device = $1`, [id])
       return true
     })
   }
 
   async markOffline (ids: readonly string[], silent: (device: Device) => boolean): Promise<Device[]> {
-    return await this.#withDevices(ids, async tx => {
-      const current = await tx<Device[]>`select ${tx(DEVICE_COLUMNS)} from devices where id = any(${[...ids]}) order by id`
+    return await this.#withDevices(ids, async client => {
+      const current = (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = any($1::text[]) order by id`, [[...ids]])).rows
       const marked = current.filter(silent).map(device => ({ ...device, offline: true }))
-      if (marked.length > 0) await tx`update devices set offline = true where id = any(${marked.map(d => d.id)})`
+      if (marked.length > 0) await client.query('update devices set offline = true where id = any($1::text[])', [marked.map(d => d.id)])
       return marked
     })
   }
 
   async * series<K extends SeriesKind> (kind: K, start: SeriesKey, end: number, exclusive = false): AsyncIterable<{ key: SeriesKey, value: SeriesRecord[K] }> {
     const { columns, key } = SERIES[kind]
-    const sql = this.#sql
     const device = String(start[0])
     let from = start.slice(1).map(Number)
     let strict = exclusive
     for (;;) {
       const names = key.slice(0, from.length)
-      const rows = await guarded(async () => await sql.unsafe<Array<Record<string, number | string | null>>>(
-        `select ${[...columns, ...(kind === 'metrics' ? ['entry'] : [])].map(c => `"${c}"`).join(', ')} from ${kind}
+      const rows = await this.#query<Record<string, number | string | null>>(
+        `select ${quoted([...columns, ...(kind === 'metrics' ? ['entry'] : [])])} from ${kind}
          where device = $1 and (${names.join(', ')}) ${strict ? '>' : '>='} (${names.map((_, i) => `$${i + 2}`).join(', ')}) and received_at < $${names.length + 2}
-         order by ${key.join(', ')} limit ${PAGE}`, [device, ...from, end]))
+         order by ${key.join(', ')} limit ${PAGE}`, [device, ...from, end])
       for (const row of rows) {
         const rowKey: SeriesKey = [device, ...key.map(k => row[k] as number)]
         if (kind === 'metrics') delete row.entry
@@ -245,82 +364,81 @@ export class PostgresStorage implements TelemetryStorage {
       }
       if (rows.length < PAGE) return
       const last = rows[rows.length - 1]
-      from = key.map(k => last[k] as number)
-      if (kind === 'metrics') from = [last.received_at as number, last.sequence as number, Number((rows.at(-1) as Record<string, unknown>).entry ?? 0)]
+      from = [last.received_at as number, last.sequence as number, ...(kind === 'metrics' ? [Number(last.entry ?? 0)] : [])]
       strict = true
     }
   }
 
   async * faultsSince (since: number): AsyncIterable<StoredFault> {
-    const columns = SERIES.faults.columns
-    let after: [string, number, number] = ['', since, -1]
+    let after: [number, string, number] = [since, '', -1]
     for (;;) {
-      const [device, at, sequence] = after
-      const rows = await guarded(async () => await this.#sql<StoredFault[]>`
-        select ${this.#sql(columns)} from faults where received_at >= ${since} and (received_at, device, sequence) > (${at}, ${device}, ${sequence})
-        order by received_at, device, sequence limit ${PAGE}`)
+      const rows = await this.#query<StoredFault>(`
+        select ${quoted(SERIES.faults.columns)} from faults where received_at >= $1 and (received_at, device, sequence) > ($2, $3, $4)
+        order by received_at, device, sequence limit ${PAGE}`, [since, ...after])
       yield * rows
       if (rows.length < PAGE) return
       const last = rows[rows.length - 1]
-      after = [last.device, last.received_at, last.sequence]
+      after = [last.received_at, last.device, last.sequence]
     }
   }
 
   async chunkCount (): Promise<number> {
-    return await guarded(async () => (await this.#sql<Array<{ n: number }>>`select count(*)::bigint as n from (select distinct device, sequence from chunk_marks) m`)[0].n)
+    return (await this.#query<{ n: number }>('select count(*)::bigint as n from (select distinct device, sequence from chunk_marks) m'))[0].n
   }
 
   async deleteBefore (cutoff: number): Promise<number> {
-    return await guarded(async () => await this.#sql.begin(async tx => {
+    const dropped: number[] = []
+    const removed = await this.#transaction(async client => {
       let removed = 0
-      for (const table of ['faults', 'reboots', 'traces']) removed += (await tx`delete from ${tx(table)} where received_at < ${cutoff}`).count
+      for (const table of ['faults', 'reboots', 'traces']) removed += (await client.query(`delete from ${table} where received_at < $1`, [cutoff])).rowCount ?? 0
       // Whole days before the cutoff: their partitions are dropped; the day of the cutoff loses its older rows.
-      const partitions = await tx<Array<{ name: string }>>`
+      const partitions = (await client.query<{ name: string }>(`
         select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
-        join pg_namespace n on n.oid = p.relnamespace where p.relname = 'metrics' and n.nspname = ${SCHEMA}`
+        join pg_namespace n on n.oid = p.relnamespace where p.relname = 'metrics' and n.nspname = $1`, [SCHEMA])).rows
       for (const { name } of partitions) {
         const day = Number(/^metrics_d(\d+)$/.exec(name)?.[1] ?? NaN)
         if (!Number.isInteger(day) || (day + 1) * DAY_MS > cutoff) continue
-        removed += (await tx<Array<{ n: number }>>`select count(*)::bigint as n from ${tx(name)}`)[0].n
-        await tx`drop table ${tx(name)}`
-        this.#partitions.delete(day)
+        removed += (await client.query<{ n: number }>(`select count(*)::bigint as n from ${partitionName(day)}`)).rows[0].n
+        await client.query(`drop table ${partitionName(day)}`)
+        dropped.push(day)
       }
-      removed += (await tx`delete from metrics where received_at < ${cutoff}`).count
-      await tx`
-        delete from chunk_marks m using (select device, sequence from chunk_marks group by device, sequence having max(at) < ${cutoff}) old
-        where m.device = old.device and m.sequence = old.sequence`
+      removed += (await client.query('delete from metrics where received_at < $1', [cutoff])).rowCount ?? 0
+      await client.query(`
+        delete from chunk_marks m using (select device, sequence from chunk_marks group by device, sequence having max(at) < $1) old
+        where m.device = old.device and m.sequence = old.sequence`, [cutoff])
       return removed
-    }))
+    })
+    for (const day of dropped) this.#partitions.delete(day)
+    return removed
   }
 
   async group (name: string): Promise<Group | undefined> {
-    return await guarded(async () => (await this.#sql<Group[]>`select name, description, created_at, updated_at from groups where name = ${name}`)[0])
+    return (await this.#query<Group>(`select ${quoted(GROUP_COLUMNS)} from groups where name = $1`, [name]))[0]
   }
 
   groups (after?: string): AsyncIterable<Group> {
-    return this.#keyset<Group>('groups', ['name', 'description', 'created_at', 'updated_at'], 'name', after, row => row.name)
+    return this.#keyset<Group>('groups', GROUP_COLUMNS, 'name', after, row => row.name)
   }
 
   async createGroup (group: Group): Promise<boolean> {
-    return await guarded(async () => (await this.#sql`insert into groups ${this.#sql(group)} on conflict (name) do nothing`).count === 1)
+    const [text, params] = insertOf('groups', GROUP_COLUMNS, [group as unknown as Row])
+    return (await guarded(async () => await this.#pool.query(`${text} on conflict (name) do nothing`, params))).rowCount === 1
   }
 
   async putGroup (group: Group): Promise<void> {
-    await guarded(async () => {
-      await this.#sql`insert into groups ${this.#sql(group)} on conflict (name) do update set description = excluded.description, created_at = excluded.created_at, updated_at = excluded.updated_at`
-    })
+    await this.#upsert('groups', GROUP_COLUMNS, 'name', group as unknown as Row)
   }
 
   async removeGroup (name: string): Promise<void> {
-    await guarded(async () => { await this.#sql`delete from groups where name = ${name}` })
+    await this.#query('delete from groups where name = $1', [name])
   }
 
   async groupMembers (name: string): Promise<number> {
-    return await guarded(async () => (await this.#sql<Array<{ n: number }>>`select count(*)::bigint as n from devices where "group" = ${name}`)[0].n)
+    return (await this.#query<{ n: number }>('select count(*)::bigint as n from devices where "group" = $1', [name]))[0].n
   }
 
   async otaTarget (id: string): Promise<OtaTarget | undefined> {
-    return await guarded(async () => (await this.#sql<OtaTarget[]>`select ${this.#sql(OTA_COLUMNS)} from ota_targets where id = ${id}`)[0])
+    return (await this.#query<OtaTarget>(`select ${quoted(OTA_COLUMNS)} from ota_targets where id = $1`, [id]))[0]
   }
 
   otaTargets (after?: string): AsyncIterable<OtaTarget> {
@@ -328,77 +446,75 @@ export class PostgresStorage implements TelemetryStorage {
   }
 
   async putOtaTarget (target: OtaTarget): Promise<void> {
-    await guarded(async () => {
-      await this.#sql`insert into ota_targets ${this.#sql(target, OTA_COLUMNS)} on conflict (id) do update set
-        "group" = excluded."group", software_type = excluded.software_type, version = excluded.version, build_id = excluded.build_id, url = excluded.url, created_at = excluded.created_at`
-    })
+    await this.#upsert('ota_targets', OTA_COLUMNS, 'id', target as unknown as Row)
   }
 
   async removeOtaTarget (id: string): Promise<void> {
-    await guarded(async () => { await this.#sql`delete from ota_targets where id = ${id}` })
+    await this.#query('delete from ota_targets where id = $1', [id])
   }
 
   async elf (buildId: string): Promise<ElfFile | undefined> {
-    return await guarded(async () => (await this.#sql<ElfFile[]>`select ${this.#sql(ELF_COLUMNS)} from elf_files where build_id = ${buildId}`)[0])
+    return (await this.#query<ElfFile>(`select ${quoted(ELF_COLUMNS)} from elf_files where build_id = $1`, [buildId]))[0]
   }
 
   async elves (): Promise<ElfFile[]> {
-    return await guarded(async () => [...await this.#sql<ElfFile[]>`select ${this.#sql(ELF_COLUMNS)} from elf_files order by build_id`])
+    return await this.#query<ElfFile>(`select ${quoted(ELF_COLUMNS)} from elf_files order by build_id`)
   }
 
   async putElf ({ record, version }: ElfUpload): Promise<void> {
-    await guarded(async () => {
-      await this.#sql.begin(async tx => {
-        await tx`insert into elf_files ${tx(record, ELF_COLUMNS)} on conflict (build_id) do update set
-          software_type = excluded.software_type, software_version = excluded.software_version, size = excluded.size, file = excluded.file, uploaded_at = excluded.uploaded_at`
-        if (version !== null) await tx`insert into elf_versions (name, build_id) values (${version}, ${record.build_id}) on conflict (name) do update set build_id = excluded.build_id`
-      })
+    await this.#transaction(async client => {
+      const [text, params] = insertOf('elf_files', ELF_COLUMNS, [record as unknown as Row])
+      await client.query(`${text} on conflict (build_id) do update set ${ELF_COLUMNS.slice(1).map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
+      if (version !== null) await client.query('insert into elf_versions (name, build_id) values ($1, $2) on conflict (name) do update set build_id = excluded.build_id', [version, record.build_id])
     })
   }
 
   async pendingBuilds (): Promise<string[]> {
-    return await guarded(async () => (await this.#sql<Array<{ build: string }>>`select distinct coalesce(build_id, '') as build from faults where pending order by 1`).map(row => row.build))
+    return (await this.#query<{ build: string }>("select distinct coalesce(build_id, '') as build from faults where pending order by 1")).map(row => row.build)
   }
 
   async pendingFaults (buildId: string, after: PendingKey | undefined, limit: number): Promise<PendingKey[]> {
     const [, device, at, sequence] = after ?? [buildId, '', -1, -1]
-    const rows = await guarded(async () => await this.#sql<Array<{ device: string, received_at: number, sequence: number }>>`
-      select device, received_at, sequence from faults where pending and coalesce(build_id, '') = ${buildId}
-      and (device, received_at, sequence) > (${device}, ${at}, ${sequence}) order by device, received_at, sequence limit ${limit}`)
+    const rows = await this.#query<{ device: string, received_at: number, sequence: number }>(`
+      select device, received_at, sequence from faults where pending and coalesce(build_id, '') = $1
+      and (device, received_at, sequence) > ($2, $3, $4) order by device, received_at, sequence limit $5`, [buildId, device, at, sequence, limit])
     return rows.map(row => [buildId, row.device, row.received_at, row.sequence])
   }
 
   async isPending ([, device, at, sequence]: PendingKey): Promise<boolean> {
-    return await guarded(async () => (await this.#sql`select 1 from faults where device = ${device} and received_at = ${at} and sequence = ${sequence} and pending`).length === 1)
+    return (await this.#query('select 1 from faults where device = $1 and received_at = $2 and sequence = $3 and pending', [device, at, sequence])).length === 1
   }
 
   async fault ([device, at, sequence]: SeriesKey): Promise<StoredFault | undefined> {
-    return await guarded(async () => (await this.#sql<StoredFault[]>`
-      select ${this.#sql(SERIES.faults.columns)} from faults where device = ${device} and received_at = ${at} and sequence = ${sequence}`)[0])
+    return (await this.#query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where device = $1 and received_at = $2 and sequence = $3`, [device, at, sequence]))[0]
   }
 
   async setSymbols (updates: readonly SymbolUpdate[]): Promise<string[]> {
-    return await guarded(async () => await this.#sql.begin(async tx => {
+    return await this.#transaction(async client => {
       const symbols: string[] = []
       for (const { key: [, device, at, sequence], symbol, final } of updates) {
-        const [current] = await tx<Array<{ symbol: string | null }>>`select symbol from faults where device = ${device} and received_at = ${at} and sequence = ${sequence} for update`
+        const [current] = (await client.query<{ symbol: string | null }>('select symbol from faults where device = $1 and received_at = $2 and sequence = $3 for update', [device, at, sequence])).rows
         if (current === undefined) continue
-        const changed = current.symbol !== symbol
-        await tx`update faults set symbol = ${symbol}, pending = pending and not ${final} where device = ${device} and received_at = ${at} and sequence = ${sequence}`
-        if (changed) symbols.push(symbol)
+        await client.query('update faults set symbol = $4, pending = pending and not $5 where device = $1 and received_at = $2 and sequence = $3', [device, at, sequence, symbol, final])
+        if (current.symbol !== symbol) symbols.push(symbol)
       }
       return symbols
-    }))
+    })
+  }
+
+  /** Insert `row`, or replace the row of its `key`. */
+  async #upsert (table: string, columns: readonly string[], key: string, row: Row): Promise<void> {
+    const [text, params] = insertOf(table, columns, [row])
+    await this.#query(`${text} on conflict (${key}) do update set ${columns.filter(c => c !== key).map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
   }
 
   /** Rows of `table` in `key` order after `after`, a page at a time. */
-  async * #keyset<T extends object> (table: string, columns: readonly string[], key: string, after: string | undefined, keyOf: (row: T) => string): AsyncIterable<T> {
+  async * #keyset<T> (table: string, columns: readonly string[], key: string, after: string | undefined, keyOf: (row: T) => string): AsyncIterable<T> {
     let last = after
     for (;;) {
-      const from = last
-      const sql = this.#sql
-      const rows = await guarded(async () => await sql<T[]>`
-        select ${sql(columns)} from ${sql(table)} ${from === undefined ? sql`` : sql`where ${sql(key)} > ${from}`} order by ${sql(key)} limit ${PAGE}`)
+      const rows = last === undefined
+        ? await this.#query<T>(`select ${quoted(columns)} from ${table} order by ${key} limit ${PAGE}`)
+        : await this.#query<T>(`select ${quoted(columns)} from ${table} where ${key} > $1 order by ${key} limit ${PAGE}`, [last])
       yield * rows
       if (rows.length < PAGE) return
       last = keyOf(rows[rows.length - 1])
@@ -406,23 +522,24 @@ export class PostgresStorage implements TelemetryStorage {
   }
 }
 
+const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at'] as const
 const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
 const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
 
-/** What a request reads, in three queries: its devices, their keys, and the marks of its (device, sequence) pairs. */
-async function readFor (tx: TransactionSql, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): Promise<IngestReads> {
+/** What a request reads, in three queries: its devices, the marks of its (device, sequence) pairs, and the keys asked for. */
+async function readFor (client: Client, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): Promise<IngestReads> {
   const reads: IngestReads = { devices: new Map(), keys: new Map(), marks: new Map() }
   if (ids.length > 0) {
-    for (const device of await tx<Device[]>`select ${tx(DEVICE_COLUMNS)} from devices where id = any(${[...ids]})`) reads.devices.set(device.id, device)
+    for (const device of (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = any($1::text[])`, [[...ids]])).rows) reads.devices.set(device.id, device)
   }
   if (sealed.length > 0) {
-    for (const row of await tx<Array<{ device: string, key: Buffer }>>`select device, key from device_keys where device = any(${[...sealed]})`) reads.keys.set(row.device, row.key)
+    for (const row of (await client.query<{ device: string, key: Buffer }>('select device, key from device_keys where device = any($1::text[])', [[...sealed]])).rows) reads.keys.set(row.device, row.key)
   }
   if (pairs.length > 0) {
-    const rows = await tx<Array<{ device: string, sequence: number, digest: Buffer, at: number }>>`
+    const rows = (await client.query<{ device: string, sequence: number, digest: Buffer, at: number }>(`
       select m.device, m.sequence, m.digest, m.at from chunk_marks m
-      join unnest(${pairs.map(p => p[0])}::text[], ${pairs.map(p => p[1])}::bigint[]) as w (device, sequence) on m.device = w.device and m.sequence = w.sequence
-      order by m.at desc`
+      join unnest($1::text[], $2::bigint[]) as w (device, sequence) on m.device = w.device and m.sequence = w.sequence
+      order by m.at desc`, [pairs.map(p => p[0]), pairs.map(p => p[1])])).rows
     const digests = new Map<string, Buffer[]>()
     for (const row of rows) {
       const seen = seenKey(row.device, row.sequence)
@@ -434,16 +551,16 @@ async function readFor (tx: TransactionSql, ids: readonly string[], pairs: Reado
   return reads
 }
 
-async function upsertDevices (tx: TransactionSql, devices: readonly Device[]): Promise<void> {
+async function upsertDevices (client: Client, devices: readonly Device[]): Promise<void> {
   if (devices.length === 0) return
-  await tx`insert into devices ${tx(devices as Device[], DEVICE_COLUMNS)} on conflict (id) do update set
-    ${tx.unsafe(DEVICE_COLUMNS.filter(c => c !== 'id').map(c => `"${c}" = excluded."${c}"`).join(', '))}`
+  const [text, params] = insertOf('devices', DEVICE_COLUMNS, devices as unknown as Row[])
+  await client.query(`${text} on conflict (id) do update set ${DEVICE_COLUMNS.filter(c => c !== 'id').map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
 }
 
 /** Multi-row inserts of `rows`, INSERT_ROWS at a time. */
-async function insertRows (tx: TransactionSql, table: string, rows: ReadonlyArray<Record<string, unknown>>, columns: readonly string[]): Promise<void> {
+async function insertRows (client: Client, table: string, rows: readonly Row[], columns: readonly string[]): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_ROWS) {
-    await tx`insert into ${tx(table)} ${tx(rows.slice(i, i + INSERT_ROWS) as Array<Record<string, postgres.ParameterOrJSON<never>>>, ...columns)}`
+    await client.query(...insertOf(table, columns, rows.slice(i, i + INSERT_ROWS)))
   }
 }
 
@@ -453,34 +570,33 @@ async function insertRows (tx: TransactionSql, table: string, rows: ReadonlyArra
  * fails (answered 503; the retry finds a duplicate). A digest stored before (a first transmission
  * reusing the sequence, see chunk-marks.ts) has its time moved on; a sequence keeps its newest digests only.
  */
-async function writeAll (tx: TransactionSql, writes: IngestWrites, read: Map<string, StoredMark>): Promise<void> {
-  await insertRows(tx, 'reboots', writes.reboots as unknown as Array<Record<string, unknown>>, SERIES.reboots.columns)
-  await insertRows(tx, 'faults', writes.faults as unknown as Array<Record<string, unknown>>, SERIES.faults.columns)
-  await insertRows(tx, 'traces', writes.traces as unknown as Array<Record<string, unknown>>, SERIES.traces.columns)
-  await insertRows(tx, 'metrics', writes.metrics.map(({ metric, index }) => ({ ...metric, entry: index })), [...SERIES.metrics.columns, 'entry'])
-  const fresh: Array<Record<string, unknown>> = []
+async function writeAll (client: Client, writes: IngestWrites, read: Map<string, StoredMark>): Promise<void> {
+  await insertRows(client, 'reboots', writes.reboots as unknown as Row[], SERIES.reboots.columns)
+  await insertRows(client, 'faults', writes.faults as unknown as Row[], SERIES.faults.columns)
+  await insertRows(client, 'traces', writes.traces as unknown as Row[], SERIES.traces.columns)
+  await insertRows(client, 'metrics', writes.metrics.map(({ metric, index }) => ({ ...metric, entry: index })), [...SERIES.metrics.columns, 'entry'])
+  const fresh: Row[] = []
   for (const { device, sequence, mark, digest } of writes.marks) {
     const before = read.get(seenKey(device, sequence))
-    const known = before !== undefined && isCopy(before, digest, false)
-    if (known) {
-      await tx`update chunk_marks set at = ${mark.at} where device = ${device} and sequence = ${sequence} and digest = ${Buffer.from(digest)}`
+    if (before !== undefined && isCopy(before, digest, false)) {
+      await client.query('update chunk_marks set at = $4 where device = $1 and sequence = $2 and digest = $3', [device, sequence, Buffer.from(digest), mark.at])
     } else {
       fresh.push({ device, sequence, digest: Buffer.from(digest), at: mark.at })
     }
     if (before !== undefined && typeof before !== 'number' && before.digests.length >= mark.digests.length) {
       const kept = []
       for (let at = 0; at < mark.digests.length; at += DIGEST_BYTES) kept.push(Buffer.from(mark.digests.subarray(at, at + DIGEST_BYTES)))
-      await tx`delete from chunk_marks where device = ${device} and sequence = ${sequence} and not (digest = any(${kept}))`
+      await client.query('delete from chunk_marks where device = $1 and sequence = $2 and not (digest = any($3::bytea[]))', [device, sequence, kept])
     }
   }
   // Marks of one request are distinct (device, sequence, digest): a request stores a content once.
-  await insertRows(tx, 'chunk_marks', dedupe(fresh), ['device', 'sequence', 'digest', 'at'])
-  await upsertDevices(tx, writes.devices)
+  await insertRows(client, 'chunk_marks', dedupe(fresh), ['device', 'sequence', 'digest', 'at'])
+  await upsertDevices(client, writes.devices)
 }
 
 /** The last row of each (device, sequence, digest). */
-function dedupe (rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
-  const byKey = new Map<string, Record<string, unknown>>()
+function dedupe (rows: Row[]): Row[] {
+  const byKey = new Map<string, Row>()
   for (const row of rows) byKey.set(`${String(row.device)}:${String(row.sequence)}:${(row.digest as Buffer).toString('hex')}`, row)
   return [...byKey.values()]
 }

@@ -86,3 +86,26 @@ export async function telemetryServer (t: Test, config: Record<string, unknown> 
     }
   }
 }
+
+/** Read server-sent events from a stream until `count` arrived. */
+export async function readEvents (response: Response, count: number): Promise<Array<{ id: number, event: string, data: { kind: string, sequence?: number } }>> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  const events: Array<{ id: number, event: string, data: { kind: string, sequence?: number } }> = []
+  let text = ''
+  while (events.length < count) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+    let end: number
+    while ((end = text.indexOf('\n\n')) >= 0) {
+      const block = text.slice(0, end)
+      text = text.slice(end + 2)
+      const field = (name: string): string | undefined => block.split('\n').find(l => l.startsWith(`${name}: `))?.slice(name.length + 2)
+      const data = field('data')
+      if (data !== undefined) events.push({ id: Number(field('id')), event: field('event') ?? '', data: JSON.parse(data) })
+    }
+  }
+  await reader.cancel()
+  return events
+}

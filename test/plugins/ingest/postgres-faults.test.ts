@@ -1,4 +1,5 @@
-// Faults on PostgreSQL: two ingest nodes on one database given the same chunk at once store it once;
+// Several nodes and faults on PostgreSQL: a node's live stream shows what the others ingest (LISTEN/NOTIFY);
+// two ingest nodes on one database given the same chunk at once store it once;
 // changed content under a sequence either of them has seen is stored, never dropped as a duplicate;
 // with the database stopped every request answers 503 with a code and Retry-After, nothing half
 // stored, and once it is back the same bodies are accepted and everything acknowledged is there.
@@ -6,7 +7,7 @@ import t from 'tap'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { requireComponent } from '../../support/component.js'
 import { ownPostgres, requirePostgres } from '../../support/postgres.js'
-import { telemetryServer } from './harness.js'
+import { basic, readEvents, telemetryServer } from './harness.js'
 import { SAMPLES } from './samples.js'
 
 const FAULT = SAMPLES.find(s => s.type === 'FaultRecord') ?? SAMPLES[0]
@@ -56,4 +57,15 @@ t.test('the database stopped: 503 with a code and Retry-After; back: the same bo
   t.same([accepted.status, accepted.json.frames[0].status], [200, 'accepted'], 'the refused body is accepted once the database is back')
   const faults = await (await server.api('GET', `/devices/${device}/faults`, 'viewer')).json() as { items: Array<{ sequence: number }> }
   t.same(faults.items.map(f => f.sequence), [1, 2], 'the chunk acknowledged before the stop and the one after')
+})
+
+t.test('the live stream of one node shows the events of the others', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  const nodes = [await telemetryServer(t, { database_url: url }), await telemetryServer(t, { database_url: url })]
+  const live = await fetch(new URL('/events/stream', nodes[1].base), { headers: { authorization: basic('viewer') } })
+  const device = 'cc00000000000001'
+  t.equal((await nodes[0].ingest(encodeChunk({ device, sequence: 7, payload: HEARTBEAT }))).json.frames[0].status, 'accepted')
+  const heard = await readEvents(live, 2)
+  t.same(heard.map(e => [e.event, e.data.sequence]), [['device.registered', undefined], ['chunk', 7]], 'registered and chunk, ingested on the other node')
 })
