@@ -9,7 +9,8 @@ import ingest, { type IngestService } from '../../../plugins/ingest/index.js'
 import { hashPassword } from '../../../plugins/ingest/auth/passwords.js'
 import type { Kernel } from '../../../kernel/index.js'
 import { testKernel } from '../../support/kernel.js'
-import { postgresDatabase } from '../../support/postgres.js'
+import { requireComponent } from '../../support/component.js'
+import { postgresDatabase, runPostgres } from '../../support/postgres.js'
 
 export const API_KEY = 'test-device-key-0123456789'
 export const ROLES = ['admin', 'provisioner', 'viewer'] as const
@@ -49,6 +50,13 @@ export function basic (role: TestRole): string {
 /** Whether this run keeps the telemetry in PostgreSQL (BERTH_TEST_INGEST_BACKEND=postgres). */
 export function onPostgres (): boolean {
   return process.env.BERTH_TEST_INGEST_BACKEND === 'postgres'
+}
+
+/** Run a test file's scenarios (`load` imports it) with the telemetry in PostgreSQL; skipped, or failed under CI, without PostgreSQL. */
+export async function onPostgresToo (t: Test, load: () => Promise<unknown>): Promise<void> {
+  if (await requireComponent(t, 'postgresql-15', runPostgres) === undefined) return
+  process.env.BERTH_TEST_INGEST_BACKEND = 'postgres'
+  await load()
 }
 
 /** The [ingest] settings of the backend this run tests: a fresh database's URL on PostgreSQL, nothing on LMDB. */
