@@ -33,9 +33,9 @@ const NOTIFY_BYTES = 7000
 const PAGE = 500
 const INSERT_ROWS = 1000
 
-const DEVICE_COLUMNS = ['id', 'name', 'group', 'serial', 'hardware_version', 'software_type', 'software_version', 'build_id', 'registered', 'encrypted', 'created_at', 'last_seen', 'boot_count', 'offline'] as const
+export const DEVICE_COLUMNS = ['id', 'name', 'group', 'serial', 'hardware_version', 'software_type', 'software_version', 'build_id', 'registered', 'encrypted', 'created_at', 'last_seen', 'boot_count', 'offline'] as const
 /** Columns of each series in the order of its records (apply.ts), its key columns after device, and its table. */
-const SERIES = {
+export const SERIES = {
   faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'software_version', 'build_id', 'symbol'], key: ['received_at', 'sequence'] },
   metrics: { columns: ['device', 'sequence', 'received_at', 'key', 'kind', 'value', 'uptime_ms'], key: ['received_at', 'sequence', 'entry'] },
   reboots: { columns: ['device', 'sequence', 'received_at', 'reason', 'boot_count', 'pc', 'lr'], key: ['received_at', 'sequence'] },
@@ -88,7 +88,7 @@ export interface PostgresOptions {
   max?: number
 }
 
-type Row = Record<string, unknown>
+export type Row = Record<string, unknown>
 type Client = pg.PoolClient
 
 /** Bigint columns (times, sequences, register values: all fit in a double) read as numbers. */
@@ -502,6 +502,22 @@ export class PostgresStorage implements TelemetryStorage {
     })
   }
 
+  /**
+   * Rows copied in from elsewhere (`berth telemetry migrate`): multi-row inserts in one transaction,
+   * rows whose key is there already left as they are, so a copy can run again. Returns rows inserted.
+   */
+  async importRows (table: string, columns: readonly string[], rows: readonly Row[]): Promise<number> {
+    if (table === 'metrics') await this.#ensurePartitions(rows.map(row => Math.floor(Number(row.received_at) / DAY_MS)))
+    return await this.#transaction(async client => {
+      let inserted = 0
+      for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+        const [text, params] = insertOf(table, columns, rows.slice(i, i + INSERT_ROWS))
+        inserted += (await client.query(`${text} on conflict do nothing`, params)).rowCount ?? 0
+      }
+      return inserted
+    })
+  }
+
   /** Insert `row`, or replace the row of its `key`. */
   async #upsert (table: string, columns: readonly string[], key: string, row: Row): Promise<void> {
     const [text, params] = insertOf(table, columns, [row])
@@ -522,9 +538,9 @@ export class PostgresStorage implements TelemetryStorage {
   }
 }
 
-const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at'] as const
-const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
-const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
+export const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at'] as const
+export const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
+export const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
 
 /** What a request reads, in three queries: its devices, the marks of its (device, sequence) pairs, and the keys asked for. */
 async function readFor (client: Client, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): Promise<IngestReads> {

@@ -64,9 +64,10 @@ export async function backendSettings (t: Test): Promise<Record<string, unknown>
   return onPostgres() ? { database_url: await postgresDatabase(t) } : {}
 }
 
-export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger): Promise<TelemetryServer> {
+/** `config` goes into [ingest], `server` into [server] (a state directory of the test's own). */
+export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger, server: Record<string, unknown> = {}): Promise<TelemetryServer> {
   const backend = await backendSettings(t)
-  const kernel = await testKernel(t, { plugins: [devIdp, ingest], config: { ingest: { api_key: API_KEY, users: USERS, ...backend, ...config } }, logger })
+  const kernel = await testKernel(t, { plugins: [devIdp, ingest], config: { server, ingest: { api_key: API_KEY, users: USERS, ...backend, ...config } }, logger })
   const service: IngestService = kernel.service('ingest')
   if (onPostgres() && service.telemetry.storage.backend !== 'postgres') throw new Error('BERTH_TEST_INGEST_BACKEND=postgres, but the telemetry is not in PostgreSQL')
   const base = kernel.url('telemetry')
