@@ -1,6 +1,7 @@
 // The storage contract on LMDB (the embedded default): the kernel store's databases of store.ts, with
 // the in-process device turns of device-locks.ts. Puts issued in one event turn commit as one
 // transaction, whose B-tree work runs on lmdb-js's write thread.
+import type { Database } from 'lmdb'
 import { markTime } from '../chunk-marks.js'
 import { seenKey, type TelemetryStore } from '../store.js'
 import {
@@ -48,10 +49,8 @@ export class LmdbStorage implements TelemetryStorage {
     return this.#store.devices.get(id)
   }
 
-  async * devices (after?: string): AsyncIterable<Device> {
-    for (const { key, value } of this.#store.devices.getRange({ start: after ?? '' })) {
-      if (key !== after) yield value
-    }
+  devices (after?: string): AsyncIterable<Device> {
+    return valuesAfter(this.#store.devices, after)
   }
 
   async changeDevice (id: string, change: (current: Device | undefined) => DeviceChange | undefined): Promise<Device | undefined> {
@@ -128,10 +127,8 @@ export class LmdbStorage implements TelemetryStorage {
     return this.#store.groups.get(name)
   }
 
-  async * groups (after?: string): AsyncIterable<Group> {
-    for (const { key, value } of this.#store.groups.getRange({ start: after ?? '' })) {
-      if (key !== after) yield value
-    }
+  groups (after?: string): AsyncIterable<Group> {
+    return valuesAfter(this.#store.groups, after)
   }
 
   async createGroup (group: Group): Promise<boolean> {
@@ -155,10 +152,8 @@ export class LmdbStorage implements TelemetryStorage {
     return this.#store.ota.get(id)
   }
 
-  async * otaTargets (after?: string): AsyncIterable<OtaTarget> {
-    for (const { key, value } of this.#store.ota.getRange({ start: after ?? '' })) {
-      if (key !== after) yield value
-    }
+  otaTargets (after?: string): AsyncIterable<OtaTarget> {
+    return valuesAfter(this.#store.ota, after)
   }
 
   async putOtaTarget (target: OtaTarget): Promise<void> {
@@ -221,6 +216,13 @@ export class LmdbStorage implements TelemetryStorage {
       }
       return symbols
     })
+  }
+}
+
+/** The values of `db` in key order, after the key `after`. */
+async function * valuesAfter<T> (db: Database<T, string>, after: string | undefined): AsyncIterable<T> {
+  for (const { key, value } of db.getRange({ start: after ?? '' })) {
+    if (key !== after) yield value
   }
 }
 

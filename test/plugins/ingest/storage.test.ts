@@ -37,6 +37,16 @@ const BACKENDS: Array<[string, Open]> = [
   }]
 ]
 
+/** Two nodes on one fresh database, opened at once. */
+async function twoNodes (t: Test): Promise<[PostgresStorage, PostgresStorage] | undefined> {
+  const url = await requirePostgres(t)
+  if (url === undefined) return undefined
+  const nodes: [PostgresStorage, PostgresStorage] = [new PostgresStorage(url), new PostgresStorage(url)]
+  t.teardown(async () => { await Promise.all(nodes.map(async node => { await node.close() })) })
+  await Promise.all(nodes.map(async node => await node.open()))
+  return nodes
+}
+
 function fault (device: string, at: number, sequence: number, buildId: string | null = 'b1'): StoredFault {
   return { device, sequence, received_at: at, pc: 0x1000 + sequence, lr: 0x2000, sp: 0x3000, psr: 0, cfsr: 0, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 5, software_version: '1.0', build_id: buildId, symbol: null }
 }
@@ -160,11 +170,8 @@ for (const [backend, open] of BACKENDS) {
 }
 
 t.test('postgres: two nodes starting at once migrate once; the same chunk stored by two nodes at once is stored once', async t => {
-  const url = await requirePostgres(t)
-  if (url === undefined) return
-  const nodes = [new PostgresStorage(url), new PostgresStorage(url)]
-  t.teardown(async () => { await Promise.all(nodes.map(async node => { await node.close() })) })
-  await Promise.all(nodes.map(async node => await node.open()))
+  const nodes = await twoNodes(t)
+  if (nodes === undefined) return
   t.same(await nodes[0].migrate(), [], 'nothing left to apply')
   const now = Date.now()
   const outcomes = await Promise.all(nodes.map(async node => await storeChunk(node, DEVICE, 9, 1, now, { faults: [fault(DEVICE, now, 9)] }).catch((err: Error) => err.message)))
@@ -173,11 +180,8 @@ t.test('postgres: two nodes starting at once migrate once; the same chunk stored
 })
 
 t.test('postgres: a scheduled job runs on one node of those sharing the database, once per half period at most', async t => {
-  const url = await requirePostgres(t)
-  if (url === undefined) return
-  const nodes = [new PostgresStorage(url), new PostgresStorage(url)]
-  t.teardown(async () => { await Promise.all(nodes.map(async node => { await node.close() })) })
-  await Promise.all(nodes.map(async node => await node.open()))
+  const nodes = await twoNodes(t)
+  if (nodes === undefined) return
   let runs = 0
   let release = (): void => {}
   let began = (): void => {}
