@@ -2,5 +2,5 @@
 // emits, where uploaded ELF files are kept, and the keys of stored faults and of faults waiting for
 // their symbols. Other plugins import the ingest plugin through this module or its index only.
 export type { TelemetryEvent } from './apply.js'
-export { elfPath } from './elf-files.js'
+export { elfPath, localElf } from './elf-files.js'
 export { faultKey, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from './store.js'

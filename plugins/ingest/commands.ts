@@ -107,11 +107,13 @@ export function telemetryCommands (cli: CliRegistry): void {
   telemetry.command('migrate')
     .description('copy the telemetry of this state directory\'s embedded store into PostgreSQL (then set [ingest].database_url to it); run again to copy what came since: rows there already are kept')
     .requiredOption('--to <url>', 'the database: postgres://user:password@host:5432/database')
-    .action(async (options: { to: string }) => {
+    .option('--elf-dir <dir>', 'where the uploaded ELF files are (default: ELF_DIR, or <state_dir>/elf)')
+    .action(async (options: { to: string, elfDir?: string }) => {
       if (!/^postgres(ql)?:\/\//.test(options.to) || !URL.canParse(options.to)) throw new UsageError(`--to ${options.to.replace(/:[^:@/]*@/, ':***@')}: give a postgres:// URL`)
       const { stateDir } = await cli.settings()
       const { migrateTelemetry } = await import('./storage/copy.js')
-      const report = await migrateTelemetry(stateDir, options.to, line => { console.log(line) })
+      const elfDir = resolve(options.elfDir ?? process.env.ELF_DIR ?? join(stateDir, 'elf'))
+      const report = await migrateTelemetry(stateDir, options.to, elfDir, line => { console.log(line) })
       console.log(`copied ${Object.values(report).reduce((n, rows) => n + rows, 0)} row(s); set [ingest].database_url (or INGEST_DATABASE_URL) to use them`)
     })
 

@@ -29,6 +29,19 @@ export function elfPath (dir: string, elf: ElfFile): string {
 }
 
 /**
+ * The path of `elf`'s file in this node's ELF directory: written there first from the storage when the
+ * build was uploaded to another node sharing it (PostgreSQL); undefined when neither has it.
+ */
+export async function localElf (storage: TelemetryStorage, dir: string, elf: ElfFile): Promise<string | undefined> {
+  const path = elfPath(dir, elf)
+  if (existsSync(path)) return path
+  const bytes = await storage.elfBytes(elf.build_id)
+  if (bytes === undefined || !FILE_NAME.test(elf.file)) return undefined
+  writeElf(dir, elf.file, bytes)
+  return path
+}
+
+/**
  * The files the ELF records name, as [file name, bytes] for a backup, read one at a time when the
  * backup asks (after its snapshot, so every record of the snapshot is among them; a file missing
  * from disk is left out).

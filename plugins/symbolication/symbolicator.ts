@@ -2,9 +2,8 @@
 // uploaded for the device's build. Work is read from the ingest storage's index of pending faults, by
 // build (never from a scan of all faults): new faults as they are stored, a build's pending faults when
 // its ELF arrives or its retry is due; the faults of one build in a batch are one resolver call.
-import { existsSync } from 'node:fs'
 import type { Logger } from 'pino'
-import { elfPath, faultKey, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
+import { faultKey, localElf, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
 import type { IngestService } from '../ingest/index.js'
 import { ToolUnavailable, type Addr2line } from './addr2line.js'
 
@@ -149,8 +148,8 @@ export class Symbolicator {
     if (elf === undefined) return { final: false, reason: `unsymbolicated: no ELF uploaded for build ${buildId}` }
     const retry = this.#retries.get(buildId)
     if (retry?.timer !== undefined) return { final: false, reason: retry.reason }
-    const file = elfPath(telemetry.elfDir, elf)
-    if (!existsSync(file)) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing from the ELF directory; upload it again` }
+    const file = await localElf(telemetry.storage, telemetry.elfDir, elf)
+    if (file === undefined) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing from the ELF directory; upload it again` }
     // LR carries the Thumb bit and points after the call: 2 bytes back is inside the call instruction.
     const addresses = batch.flatMap(({ fault }) => [(fault.pc & ~1) >>> 0, ((fault.lr & ~1) >>> 0) - 2])
     try {

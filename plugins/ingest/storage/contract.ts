@@ -188,6 +188,8 @@ export interface SymbolUpdate {
 export interface ElfUpload {
   record: ElfFile
   version: string | null
+  /** The file itself, kept in the storage where nodes share it (PostgreSQL); LMDB leaves it to the ELF directory. */
+  bytes?: Buffer
 }
 
 /**
@@ -251,6 +253,8 @@ export interface TelemetryStorage {
   elf(buildId: string): Promise<ElfFile | undefined>
   elves(): Promise<ElfFile[]>
   putElf(upload: ElfUpload): Promise<void>
+  /** The ELF file of `buildId` as the storage keeps it (PostgreSQL); undefined where it keeps none (LMDB: the ELF directory has it). */
+  elfBytes(buildId: string): Promise<Buffer | undefined>
 
   /** The builds ('' for none) that have faults waiting for symbolication. */
   pendingBuilds(): Promise<string[]>

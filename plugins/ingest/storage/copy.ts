@@ -1,9 +1,12 @@
 // `berth telemetry migrate --to <url>`: the telemetry of the embedded store copied into PostgreSQL,
 // table by table in batches; rows already there are kept, so a copy interrupted, or taken while a
 // server still ran, can run again. Idempotency marks keep their contents (a mark from before contents
-// were kept becomes one of no content: a copy of its chunk is then stored again, never dropped).
+// were kept becomes one of no content: a copy of its chunk is then stored again, never dropped). ELF
+// records take their file from the ELF directory along.
+import { existsSync, readFileSync } from 'node:fs'
 import { openPluginState } from '../../../kernel/index.js'
 import { DIGEST_BYTES } from '../chunk-marks.js'
+import { elfPath } from '../elf-files.js'
 import { pendingKey, TelemetryStore } from '../store.js'
 import { DEVICE_COLUMNS, ELF_COLUMNS, GROUP_COLUMNS, OTA_COLUMNS, PostgresStorage, SERIES, type Row } from './postgres.js'
 
@@ -14,7 +17,7 @@ const BATCH = 5000
 export type CopyReport = Record<string, number>
 
 /** Copy every record of `from` into `to` (migrated already); `progress` hears each table as it is done. */
-export async function copyToPostgres (from: TelemetryStore, to: PostgresStorage, progress: (table: string, rows: number) => void = () => {}): Promise<CopyReport> {
+export async function copyToPostgres (from: TelemetryStore, to: PostgresStorage, elfDir: string, progress: (table: string, rows: number) => void = () => {}): Promise<CopyReport> {
   const report: CopyReport = {}
   const copy = async (table: string, columns: readonly string[], rows: Iterable<Row>): Promise<void> => {
     let batch: Row[] = []
@@ -62,7 +65,13 @@ export async function copyToPostgres (from: TelemetryStore, to: PostgresStorage,
   await copy('traces', SERIES.traces.columns, values(from.traces) as Iterable<Row>)
   await copy('groups', GROUP_COLUMNS, values(from.groups) as Iterable<Row>)
   await copy('ota_targets', OTA_COLUMNS, values(from.ota) as Iterable<Row>)
-  await copy('elf_files', ELF_COLUMNS, values(from.elves) as Iterable<Row>)
+  // With the file from the ELF directory, for nodes that were not given it (null when it is missing there).
+  await copy('elf_files', [...ELF_COLUMNS, 'bytes'], (function * () {
+    for (const { value } of from.elves.getRange()) {
+      const path = elfPath(elfDir, value)
+      yield { ...value, bytes: existsSync(path) ? readFileSync(path) : null }
+    }
+  })())
   await copy('elf_versions', ['name', 'build_id'], (function * () {
     for (const { key, value } of from.versions.getRange()) yield { name: key, build_id: value }
   })())
@@ -70,13 +79,13 @@ export async function copyToPostgres (from: TelemetryStore, to: PostgresStorage,
 }
 
 /** The command: the ingest plugin's databases of `stateDir` into the database at `url` (its schema migrated first). */
-export async function migrateTelemetry (stateDir: string, url: string, say: (line: string) => void): Promise<CopyReport> {
+export async function migrateTelemetry (stateDir: string, url: string, elfDir: string, say: (line: string) => void): Promise<CopyReport> {
   const state = openPluginState(stateDir, 'ingest')
   const to = new PostgresStorage(url, { max: 2 })
   try {
     const applied = await to.migrate()
     if (applied.length > 0) say(`schema: migrations ${applied.join(', ')} applied`)
-    return await copyToPostgres(new TelemetryStore(state.store), to, (table, rows) => { say(`${table}: ${rows} row(s) copied`) })
+    return await copyToPostgres(new TelemetryStore(state.store), to, elfDir, (table, rows) => { say(`${table}: ${rows} row(s) copied`) })
   } finally {
     await to.close()
     await state.close()

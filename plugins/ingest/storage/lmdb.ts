@@ -180,6 +180,10 @@ export class LmdbStorage implements TelemetryStorage {
     })
   }
 
+  async elfBytes (): Promise<Buffer | undefined> {
+    return undefined
+  }
+
   async pendingBuilds (): Promise<string[]> {
     const builds: string[] = []
     let start: PendingKey | [string, string] | undefined

@@ -461,12 +461,17 @@ export class PostgresStorage implements TelemetryStorage {
     return await this.#query<ElfFile>(`select ${quoted(ELF_COLUMNS)} from elf_files order by build_id`)
   }
 
-  async putElf ({ record, version }: ElfUpload): Promise<void> {
+  async putElf ({ record, version, bytes }: ElfUpload): Promise<void> {
     await this.#transaction(async client => {
-      const [text, params] = insertOf('elf_files', ELF_COLUMNS, [record as unknown as Row])
-      await client.query(`${text} on conflict (build_id) do update set ${ELF_COLUMNS.slice(1).map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
+      const columns = bytes !== undefined ? [...ELF_COLUMNS, 'bytes'] : ELF_COLUMNS
+      const [text, params] = insertOf('elf_files', columns, [{ ...record, bytes }])
+      await client.query(`${text} on conflict (build_id) do update set ${columns.slice(1).map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
       if (version !== null) await client.query('insert into elf_versions (name, build_id) values ($1, $2) on conflict (name) do update set build_id = excluded.build_id', [version, record.build_id])
     })
+  }
+
+  async elfBytes (buildId: string): Promise<Buffer | undefined> {
+    return (await this.#query<{ bytes: Buffer | null }>('select bytes from elf_files where build_id = $1', [buildId]))[0]?.bytes ?? undefined
   }
 
   async pendingBuilds (): Promise<string[]> {

@@ -2,6 +2,7 @@
 // same through the API of a server on that database (devices, keys, series, groups, OTA targets, marks),
 // and a second copy adds nothing.
 import t from 'tap'
+import { join } from 'node:path'
 import { migrateTelemetry } from '../../../plugins/ingest/storage/copy.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { requirePostgres } from '../../support/postgres.js'
@@ -32,10 +33,10 @@ t.test('the embedded store copied into PostgreSQL shows the same, and copies aga
   await embedded.kernel.stop()
 
   const lines: string[] = []
-  const report = await migrateTelemetry(stateDir, url, line => { lines.push(line) })
+  const report = await migrateTelemetry(stateDir, url, join(stateDir, 'elf'), line => { lines.push(line) })
   t.match(report, { devices: 2, device_keys: 1, chunk_marks: SAMPLES.length, groups: 1, ota_targets: 1 })
-  t.ok(lines.some(line => /^schema: migrations 1, 2 applied$/.test(line)), 'the schema was migrated first')
-  const again = await migrateTelemetry(stateDir, url, () => {})
+  t.ok(lines.some(line => /^schema: migrations 1, 2, 3 applied$/.test(line)), 'the schema was migrated first')
+  const again = await migrateTelemetry(stateDir, url, join(stateDir, 'elf'), () => {})
   t.same(Object.values(again).filter(rows => rows > 0), [], 'a second copy adds nothing')
 
   const shared = await telemetryServer(t, { database_url: url })
