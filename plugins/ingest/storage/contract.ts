@@ -272,6 +272,6 @@ export class StorageUnavailable extends Unavailable {
   readonly retryAfterSeconds = 5
 
   constructor (message: string, options?: ErrorOptions) {
-    super(message, { ...options, code: 'INGEST_STORAGE_UNAVAILABLE' })
+    super(message, { ...options, code: 'BERTH_INGEST_STORAGE_UNAVAILABLE' })
   }
 }

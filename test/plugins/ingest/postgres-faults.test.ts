@@ -48,9 +48,9 @@ t.test('the database stopped: 503 with a code and Retry-After; back: the same bo
   })
   t.equal(refused.status, 503, 'an ingest request answers 503')
   t.equal(refused.headers.get('retry-after'), '5', 'with Retry-After')
-  t.match(await refused.json(), { error: /telemetry database cannot be reached/, code: 'INGEST_STORAGE_UNAVAILABLE' })
+  t.match(await refused.json(), { error: /telemetry database cannot be reached/, code: 'BERTH_INGEST_STORAGE_UNAVAILABLE' })
   const read = await server.api('GET', '/devices', 'viewer')
-  t.same([read.status, (await read.json() as { code: string }).code], [503, 'INGEST_STORAGE_UNAVAILABLE'], 'so does a read')
+  t.same([read.status, (await read.json() as { code: string }).code], [503, 'BERTH_INGEST_STORAGE_UNAVAILABLE'], 'so does a read')
 
   await postgres.start()
   const accepted = await server.ingest(body)
