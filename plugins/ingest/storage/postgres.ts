@@ -56,6 +56,10 @@ function classify (err: unknown): unknown {
   if ((typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_STATES.test(code))) || UNAVAILABLE_MESSAGES.test(message)) {
     return new StorageUnavailable(`the telemetry database cannot be reached (${typeof code === 'string' ? code : 'connection lost'}): ${message}`, { cause: err })
   }
+  // The same content stored under a (device, sequence) by another transaction at once, or two transactions in each other's way: nothing was stored, the retry decides.
+  if ((code === '23505' && (err as { constraint?: unknown }).constraint === 'chunk_marks_pkey') || code === '40001' || code === '40P01') {
+    return new StorageUnavailable(`the telemetry database refused the transaction (${code}): another one changed the same records at the same moment; send it again`, { cause: err })
+  }
   return err
 }
 

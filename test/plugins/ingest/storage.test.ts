@@ -3,6 +3,7 @@
 // metrics partitions dropped), groups, OTA targets, ELF records, pending faults; and on PostgreSQL the
 // faults two nodes can meet: migrations applied by two nodes at once, the same chunk stored by two at once.
 import t, { type Test } from 'tap'
+import pg from 'pg'
 import { Store } from '../../../kernel/store.js'
 import { chunkDigest, markWith } from '../../../plugins/ingest/chunk-marks.js'
 import { newDevice } from '../../../plugins/ingest/apply.js'
@@ -208,4 +209,26 @@ t.test('lmdb: a scheduled job always runs (one node)', async t => {
   t.equal(await storage.scheduled('retention', 60_000, async () => { runs++ }), true)
   t.equal(await storage.scheduled('retention', 60_000, async () => { runs++ }), true)
   t.equal(runs, 2)
+})
+
+t.test('postgres: the primary key of the marks refuses a content stored meanwhile outside the device\'s turn: 503, nothing stored', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  const storage = new PostgresStorage(url)
+  t.teardown(async () => { await storage.close() })
+  await storage.open()
+  const other = new pg.Client({ connectionString: url, options: '-c search_path=ingest' })
+  await other.connect()
+  t.teardown(async () => { await other.end() })
+  const now = Date.now()
+  const digest = chunkDigest(1, 0, Uint8Array.of(5))
+  const attempt = storage.ingest([DEVICE], async session => {
+    const reads = await session.read([DEVICE], [[DEVICE, 4]], [])
+    t.notOk(reads.marks.has(seenKey(DEVICE, 4)), 'no mark when read')
+    // Written by a writer that does not take turns, between this request's read and its write.
+    await other.query('insert into chunk_marks (device, sequence, digest, at) values ($1, 4, $2, $3)', [DEVICE, Buffer.from(digest), now])
+    await session.write({ ...emptyWrites(), faults: [fault(DEVICE, now, 4)], marks: [{ device: DEVICE, sequence: 4, mark: markWith(undefined, digest, now), digest }] })
+  })
+  await t.rejects(attempt, { statusCode: 503, code: 'BERTH_INGEST_STORAGE_UNAVAILABLE' })
+  t.same(await all(storage.series('faults', [DEVICE, 0], Number.MAX_SAFE_INTEGER)), [], 'the request stored nothing')
 })
