@@ -9,7 +9,9 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Store } from '../kernel/store.js'
-import { applyChunk, newDevice, WriteBatch, type TelemetryEvent } from '../plugins/ingest/apply.js'
+import { applyChunk, newDevice, type TelemetryEvent } from '../plugins/ingest/apply.js'
+import { emptyWrites } from '../plugins/ingest/storage/contract.js'
+import { LmdbStorage } from '../plugins/ingest/storage/lmdb.js'
 import { ADMIN_PASSWORD_FILE } from '../plugins/ingest/commands.js'
 import { seenKey, TelemetryStore } from '../plugins/ingest/store.js'
 import { decodeChunk } from '../plugins/ingest/wire/decoder.js'
@@ -120,25 +122,32 @@ async function withStore (fn: (store: TelemetryStore) => Promise<number>): Promi
 /**
  * The server's writes of decoded chunks, as it issues them: `batch` chunks of ONE device per
  * transaction (a request carries one device), its idempotency check and mark, the device record
- * and the series, built into a batch and issued as puts of one event turn.
+ * and the series, built into a batch and issued as puts of one event turn (the LMDB storage's session).
  */
+const DIGEST = new Uint8Array(8)
 async function lmdbRate (batch: number): Promise<number> {
-  return await withStore(async store => await writeRate(batch, async first => {
-    const id = ids[(first / batch) % DEVICES]
-    const at = Date.now()
-    const writes = new WriteBatch()
-    const stored = store.devices.get(id)
-    const device = stored !== undefined ? { ...stored } : newDevice(id, at)
-    const events: TelemetryEvent[] = []
-    for (let sequence = first; sequence < first + batch; sequence++) {
-      const key = seenKey(id, sequence)
-      if (store.seen.get(key) !== undefined) throw new Error(`${key} written twice`)
-      applyChunk(store, writes, events, device, stored === undefined && sequence === first, { device: id, sequence, at }, payloads[sequence % POOL])
-      writes.put(store.seen, key, at)
-    }
-    writes.put(store.devices, id, device)
-    await writes.issue()
-  }))
+  return await withStore(async store => {
+    const storage = new LmdbStorage(store)
+    return await writeRate(batch, async first => {
+      const id = ids[(first / batch) % DEVICES]
+      const at = Date.now()
+      const sequences = Array.from({ length: batch }, (_, i) => first + i)
+      await storage.ingest([id], async session => {
+        const reads = await session.read([id], sequences.map(sequence => [id, sequence]), [])
+        const writes = emptyWrites()
+        const stored = reads.devices.get(id)
+        const device = stored !== undefined ? { ...stored } : newDevice(id, at)
+        const events: TelemetryEvent[] = []
+        for (const sequence of sequences) {
+          if (reads.marks.has(seenKey(id, sequence))) throw new Error(`${seenKey(id, sequence)} written twice`)
+          applyChunk(writes, events, device, stored === undefined && sequence === first, { device: id, sequence, at }, payloads[sequence % POOL])
+          writes.marks.push({ device: id, sequence, mark: { at, digests: DIGEST }, digest: DIGEST })
+        }
+        writes.devices.push(device)
+        await session.write(writes)
+      })
+    })
+  })
 }
 
 /** What the storage allows: two async puts of ~100 bytes per chunk, acknowledged after their commit. */

@@ -7,6 +7,7 @@ export { definePlugin, type AnyPlugin, type ErrorBody, type ErrorFormat, type He
 export { CONTROL_LISTENER, type ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName, OperatorAlert } from './events.js'
 export type { BackupExtra, BackupSummary, PluginStore, DatabaseOptions } from './store.js'
+export { openPluginState } from './store.js'
 export type { Exposition, PluginMetrics } from './metrics.js'
 export type { CliRegistry, CliSettings } from './cli/cli-registry.js'
 export { UsageError } from './cli/cli-registry.js'

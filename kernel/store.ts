@@ -326,3 +326,9 @@ export class Store {
     await this.#root.close()
   }
 }
+
+/** One plugin's databases in `stateDir`, opened outside a server (a command copying them elsewhere); close() when done. */
+export function openPluginState (stateDir: string, plugin: string): { store: PluginStore, close: () => Promise<void> } {
+  const root = Store.open(stateDir)
+  return { store: root.forPlugin(plugin), close: async () => { await root.close() } }
+}

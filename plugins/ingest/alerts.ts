@@ -2,7 +2,7 @@
 // alert is POSTed as JSON to every configured webhook, retried with exponential backoff.
 import type { Logger } from 'pino'
 import type { TelemetryEvent } from './apply.js'
-import type { Device, TelemetryStore } from './store.js'
+import type { Device, TelemetryStorage } from './storage/contract.js'
 
 export interface DeliveryPolicy {
   attempts: number
@@ -14,21 +14,14 @@ export interface DeliveryPolicy {
 export const DEFAULT_DELIVERY: DeliveryPolicy = { attempts: 5, firstDelayMs: 1000, timeoutMs: 5000 }
 
 /** Mark newly offline devices (in one transaction) and return their alerts. */
-export async function findOfflineDevices (store: TelemetryStore, offlineAfterMs: number, now = Date.now()): Promise<TelemetryEvent[]> {
+export async function findOfflineDevices (storage: TelemetryStorage, offlineAfterMs: number, now = Date.now()): Promise<TelemetryEvent[]> {
   const silent = (device: Device): boolean => !device.offline && device.last_seen !== null && now - device.last_seen > offlineAfterMs
-  const candidates = [...store.devices.getRange()].filter(({ value }) => silent(value)).map(({ key }) => key)
+  const candidates: string[] = []
+  for await (const device of storage.devices()) if (silent(device)) candidates.push(device.id)
   if (candidates.length === 0) return []
   // Checked again holding the devices' turns: a chunk may have arrived since.
-  return await store.locks.run(candidates, async () => await store.transaction(() => {
-    const events: TelemetryEvent[] = []
-    for (const id of candidates) {
-      const device = store.devices.get(id)
-      if (device === undefined || !silent(device) || device.last_seen === null) continue
-      store.devices.put(device.id, { ...device, offline: true })
-      events.push({ kind: 'device.offline', device: device.id, last_seen: device.last_seen, at: now })
-    }
-    return events
-  }))
+  const marked = await storage.markOffline(candidates, silent)
+  return marked.map(device => ({ kind: 'device.offline', device: device.id, last_seen: device.last_seen, at: now }))
 }
 
 /** Posts alerts to webhooks; retries run on timers that stop() cancels. */

@@ -1,33 +1,8 @@
-// What an accepted chunk changes: the device record, and one of the time series (a fault also its
-// mark in pendingFaults). It only computes: the writes go into a batch the ingestor commits (see
-// ingestor.ts), and the events it returns are published after that commit.
-import type { Database, Key } from 'lmdb'
-import { pendingKey, type Device, type StoredFault, type TelemetryStore } from './store.js'
+// What an accepted chunk changes: the device record, and one of the time series (a fault also waits
+// for symbolication). It only computes: the writes go into the batch the ingestor commits through the
+// storage (see ingestor.ts), and the events it returns are published after that commit.
+import type { Device, IngestWrites, StoredFault } from './storage/contract.js'
 import type { ChunkPayload } from './wire/payloads.js'
-
-/** Writes gathered to be committed together: in a transaction, or as puts of one event turn. */
-export class WriteBatch {
-  readonly #entries: Array<{ db: Database<unknown, Key>, key: Key, value: unknown }> = []
-
-  put<V, K extends Key> (db: Database<V, K>, key: K, value: V): void {
-    this.#entries.push({ db: db as Database<unknown, Key>, key, value })
-  }
-
-  get size (): number {
-    return this.#entries.length
-  }
-
-  /**
-   * Issue every put. Inside a transaction callback they are part of that transaction; outside one,
-   * lmdb-js puts issued in one event turn go into one transaction (its B-tree work on lmdb-js's
-   * write thread), and the promise returned resolves once that transaction has committed.
-   */
-  issue (): Promise<boolean> | undefined {
-    let last: Promise<boolean> | undefined
-    for (const { db, key, value } of this.#entries) last = db.put(key, value)
-    return last
-  }
-}
 
 export type TelemetryEvent =
   | { kind: 'chunk', device: string, sequence: number, type: ChunkPayload['type'], at: number }
@@ -57,7 +32,7 @@ export function newDevice (id: string, at: number, fields: Partial<Device> = {})
  * Apply one accepted chunk to `device` (the caller's own copy of the record, changed in place; `isNew`
  * when the chunk registers it), add its series writes to `writes` and its events to `events`.
  */
-export function applyChunk (store: TelemetryStore, writes: WriteBatch, events: TelemetryEvent[], device: Device, isNew: boolean, meta: ChunkMeta, payload: ChunkPayload): void {
+export function applyChunk (writes: IngestWrites, events: TelemetryEvent[], device: Device, isNew: boolean, meta: ChunkMeta, payload: ChunkPayload): void {
   if (isNew) events.push({ kind: 'device.registered', device: meta.device, at: meta.at })
   if (device.offline) events.push({ kind: 'device.online', device: meta.device, at: meta.at })
   device.offline = false
@@ -71,7 +46,7 @@ export function applyChunk (store: TelemetryStore, writes: WriteBatch, events: T
     case 'RebootReason': {
       const r = payload.record
       device.boot_count = r.boot_count
-      writes.put(store.reboots, [id, at, sequence], { device: id, sequence, received_at: at, reason: r.reason, boot_count: r.boot_count, pc: r.pc, lr: r.lr })
+      writes.reboots.push({ device: id, sequence, received_at: at, reason: r.reason, boot_count: r.boot_count, pc: r.pc, lr: r.lr })
       events.push({ kind: 'reboot', device: id, reason: r.reason, at })
       break
     }
@@ -81,8 +56,7 @@ export function applyChunk (store: TelemetryStore, writes: WriteBatch, events: T
         device: id, sequence, received_at: at, pc: r.pc, lr: r.lr, sp: r.sp, psr: r.psr, cfsr: r.cfsr, hfsr: r.hfsr, mmfar: r.mmfar, bfar: r.bfar,
         uptime_ms: r.uptime_ms, software_version: device.software_version, build_id: device.build_id, symbol: null
       }
-      writes.put(store.faults, [id, at, sequence], fault)
-      writes.put(store.pendingFaults, pendingKey(fault), true)
+      writes.faults.push(fault)
       events.push({ kind: 'fault', device: id, sequence, pc: r.pc, lr: r.lr, at })
       break
     }
@@ -90,12 +64,12 @@ export function applyChunk (store: TelemetryStore, writes: WriteBatch, events: T
       const entries = payload.record.entries
       for (let i = 0; i < entries.length; i++) {
         const e = entries[i]
-        writes.put(store.metrics, [id, at, sequence, i], { device: id, sequence, received_at: at, key: e.key, kind: e.kind, value: e.value, uptime_ms: e.uptime_ms })
+        writes.metrics.push({ metric: { device: id, sequence, received_at: at, key: e.key, kind: e.kind, value: e.value, uptime_ms: e.uptime_ms }, index: i })
       }
       break
     }
     case 'Trace':
-      writes.put(store.traces, [id, at, sequence], {
+      writes.traces.push({
         device: id, sequence, received_at: at, uptime_ms: payload.record.uptime_ms, dropped: payload.record.dropped, text: Buffer.from(payload.record.data).toString('utf8')
       })
       break

@@ -1,5 +1,6 @@
 // `berth telemetry …`: serve (the server with only the telemetry plugins), report (fleet summary),
-// faults and metrics of one device (tables, or --json), and hash-password for [ingest].users.
+// faults and metrics of one device (tables, or --json), migrate (the embedded store into PostgreSQL),
+// and hash-password for [ingest].users.
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ApiClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
@@ -101,6 +102,19 @@ export function telemetryCommands (cli: CliRegistry): void {
         return
       }
       console.log(formatTable(['RECEIVED', 'KEY', 'KIND', 'VALUE'], metrics.map(m => [when(m.received_at), m.key, m.kind, String(m.value)])))
+    })
+
+  telemetry.command('migrate')
+    .description('copy the telemetry of this state directory\'s embedded store into PostgreSQL (then set [ingest].database_url to it); run again to copy what came since: rows there already are kept')
+    .requiredOption('--to <url>', 'the database: postgres://user:password@host:5432/database')
+    .option('--elf-dir <dir>', 'where the uploaded ELF files are (default: ELF_DIR, or <state_dir>/elf)')
+    .action(async (options: { to: string, elfDir?: string }) => {
+      if (!/^postgres(ql)?:\/\//.test(options.to) || !URL.canParse(options.to)) throw new UsageError(`--to ${options.to.replace(/:[^:@/]*@/, ':***@')}: give a postgres:// URL`)
+      const { stateDir } = await cli.settings()
+      const { migrateTelemetry } = await import('./storage/copy.js')
+      const elfDir = resolve(options.elfDir ?? process.env.ELF_DIR ?? join(stateDir, 'elf'))
+      const report = await migrateTelemetry(stateDir, options.to, elfDir, line => { console.log(line) })
+      console.log(`copied ${Object.values(report).reduce((n, rows) => n + rows, 0)} row(s); set [ingest].database_url (or INGEST_DATABASE_URL) to use them`)
     })
 
   telemetry.command('hash-password')

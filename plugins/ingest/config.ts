@@ -1,4 +1,4 @@
-// The [ingest] section: device key, storage limits, retention, alerting, CORS, rate limits, users, SSO.
+// The [ingest] section: where the telemetry is kept, device key, storage limits, retention, alerting, CORS, rate limits, users, SSO.
 import type { Static } from '@sinclair/typebox'
 import type { SectionSchema } from '../../kernel/index.js'
 
@@ -8,6 +8,7 @@ export const ROLES = ['admin', 'provisioner', 'viewer'] as const
 export type Role = typeof ROLES[number]
 
 export const ingestSection = ((Type) => Type.Object({
+  database_url: Type.String({ default: '', description: 'PostgreSQL URL (postgres://user:password@host:5432/database) where the telemetry is kept, shared by every ingest node; empty: the embedded LMDB store of the state directory.' }),
   api_key: Type.String({ default: '', description: 'Key devices send as X-API-Key. Empty: one is generated on first start into <state_dir>/ingest-api-key (0600).' }),
   auto_register: Type.Boolean({ default: true, description: 'Create unknown devices from their first chunk; when false such chunks are rejected until the device is registered.' }),
   max_body_bytes: Type.Integer({ minimum: 26, default: MIB, description: 'Largest POST /ingest/chunks body (413 beyond).' }),
@@ -51,6 +52,7 @@ export type IngestSettings = Static<ReturnType<typeof ingestSection>>
 
 export const INGEST_ENV = {
   INGEST_API_KEY: 'api_key',
+  INGEST_DATABASE_URL: 'database_url',
   INGEST_AUTO_REGISTER: 'auto_register',
   ELF_DIR: 'elf_dir',
   RETENTION_DAYS: 'retention_days',

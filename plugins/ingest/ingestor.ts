@@ -1,15 +1,16 @@
 // One request body → per-frame results. Frames are indexed by the WASM parser, fragments reassembled,
-// chunks decoded, and everything they change written in ONE LMDB transaction; the caller
-// acknowledges after it commits. The request holds its devices' turns (device-locks.ts) from its
-// reads to its commit, so what it reads (chunks already seen, the device record) is what the
-// previous request of those devices committed. A request without fragments decodes and builds its
-// writes first and then issues them as puts in one event turn: one transaction, whose B-tree work
-// runs on lmdb-js's write thread, not the event loop. A request with fragments runs in a transaction
-// callback, since the reassembler reads and writes pending fragments as it goes.
+// chunks decoded, and everything they change written in ONE transaction of the storage (storage/);
+// the caller acknowledges after it commits. The request holds its devices' turns from its reads to
+// its commit (on every node sharing the storage), so what it reads (chunks already seen, the device
+// records and keys, read at once before deciding) is what the previous request of those devices
+// committed. On LMDB the writes are issued as puts in one event turn: one transaction, whose B-tree
+// work runs on lmdb-js's write thread. A request with fragments runs in a transaction of the kernel
+// store, since the reassembler reads and writes pending fragments (node-local) as it goes.
 import { codecs, FrameFlag, type FrameIndex } from '../../wasm/index.js'
-import { applyChunk, newDevice, WriteBatch, type TelemetryEvent } from './apply.js'
+import { applyChunk, newDevice, type TelemetryEvent } from './apply.js'
 import { chunkDigest, isCopy, markTime, markWith, type StoredMark } from './chunk-marks.js'
-import { seenKey, type Device, type TelemetryStore } from './store.js'
+import { emptyWrites, type Device, type IngestReads, type IngestWrites, type TelemetryStorage } from './storage/contract.js'
+import { seenKey, type TelemetryStore } from './store.js'
 import { decodeChunk } from './wire/decoder.js'
 import { typeName, type ChunkTypeName } from './wire/payloads.js'
 import type { Reassembler } from './wire/reassembly.js'
@@ -54,12 +55,15 @@ export interface IngestOptions {
 }
 
 export class Ingestor {
-  readonly #store: TelemetryStore
+  readonly #storage: TelemetryStorage
+  /** The kernel store, where fragments wait (node-local state on every backend). */
+  readonly #local: TelemetryStore
   readonly #reassembler: Reassembler
   readonly #options: IngestOptions
 
-  constructor (store: TelemetryStore, reassembler: Reassembler, options: IngestOptions) {
-    this.#store = store
+  constructor (storage: TelemetryStorage, local: TelemetryStore, reassembler: Reassembler, options: IngestOptions) {
+    this.#storage = storage
+    this.#local = local
     this.#reassembler = reassembler
     this.#options = options
   }
@@ -67,34 +71,40 @@ export class Ingestor {
   async ingest (body: Uint8Array, now = Date.now()): Promise<IngestOutcome> {
     const index = codecs.parseFrames(body)
     const ids = new Set<string>()
+    const pairs: Array<[string, number]> = []
+    const sealed = new Set<string>()
     let fragmented = false
     for (const record of index) {
       if (record.status !== 'ok') continue
       ids.add(record.deviceId)
+      pairs.push([record.deviceId, record.sequence])
+      if ((record.flags & FrameFlag.Encrypted) !== 0) sealed.add(record.deviceId)
       if (record.fragmentCount > 0) fragmented = true
     }
-    return await this.#store.locks.run(ids, async () => {
+    return await this.#storage.ingest(ids, async session => {
+      const reads = await session.read([...ids], pairs, [...sealed])
       if (fragmented) {
-        return await this.#reassembler.settle(this.#store.transaction(() => {
-          const { outcome, writes } = this.#apply(index, now)
-          writes.issue()
+        let written: Promise<void> | undefined
+        const outcome = await this.#reassembler.settle(this.#local.transaction(() => {
+          const { outcome, writes } = this.#apply(index, reads, now)
+          written = session.write(writes)
           return outcome
         }))
+        await written
+        return outcome
       }
-      const { outcome, writes } = this.#apply(index, now)
-      await writes.issue()
+      const { outcome, writes } = this.#apply(index, reads, now)
+      await session.write(writes)
       return outcome
     })
   }
 
-  #apply (index: FrameIndex, now: number): { outcome: IngestOutcome, writes: WriteBatch } {
-    const writes = new WriteBatch()
+  #apply (index: FrameIndex, reads: IngestReads, now: number): { outcome: IngestOutcome, writes: IngestWrites } {
+    const writes = emptyWrites()
     const events: TelemetryEvent[] = []
     const frames: FrameResult[] = []
     /** This request's copies of its device records (stored: undefined for a device it registers). */
     const devices = new Map<string, { device: Device, isNew: boolean }>()
-    /** Devices' AES keys, read once per request. */
-    const keys = new Map<string, Uint8Array | undefined>()
     /** Marks of the chunks accepted earlier in this request (not yet committed, so not in `seen`). */
     const marks = new Map<string, StoredMark>()
     let i = 0
@@ -110,7 +120,7 @@ export class Ingestor {
       result.type = typeName(record.type)
       if (record.fragmentCount > 0) result.fragment = `${record.fragmentIndex + 1}/${record.fragmentCount}`
       const copy = devices.get(record.deviceId)
-      const device = copy?.device ?? this.#store.devices.get(record.deviceId)
+      const device = copy?.device ?? reads.devices.get(record.deviceId)
       if (device === undefined && !this.#options.autoRegister) {
         refuse(result, `unknown device ${record.deviceId}: register it first`, true)
         continue
@@ -137,7 +147,7 @@ export class Ingestor {
         retransmitted = outcome.retransmitted
       }
       const digest = chunkDigest(record.type, flags, bytes)
-      const mark = marks.get(seen) ?? this.#store.seen.get(seen)
+      const mark = marks.get(seen) ?? reads.marks.get(seen)
       if (mark !== undefined && isCopy(mark, digest, record.version >= 2 && !retransmitted)) {
         result.status = 'duplicate'
         continue
@@ -145,8 +155,7 @@ export class Ingestor {
       const identity = { version: record.version, type: record.type, flags, device: Buffer.from(record.deviceId, 'hex'), sequence: record.sequence }
       let key: Uint8Array | undefined
       if ((record.flags & FrameFlag.Encrypted) !== 0) {
-        if (!keys.has(record.deviceId)) keys.set(record.deviceId, this.#store.keys.get(record.deviceId))
-        key = keys.get(record.deviceId)
+        key = reads.keys.get(record.deviceId)
       }
       const decoded = decodeChunk(identity, bytes, key)
       if (!decoded.ok) {
@@ -158,14 +167,14 @@ export class Ingestor {
       if (mark !== undefined) result.sequence_reused = true
       const own = copy ?? { device: device !== undefined ? { ...device } : newDevice(record.deviceId, now), isNew: device === undefined }
       devices.set(record.deviceId, own)
-      applyChunk(this.#store, writes, events, own.device, own.isNew, { device: record.deviceId, sequence: record.sequence, at }, decoded.payload)
+      applyChunk(writes, events, own.device, own.isNew, { device: record.deviceId, sequence: record.sequence, at }, decoded.payload)
       own.isNew = false
       const next = markWith(mark, digest, at)
-      writes.put(this.#store.seen, seen, next)
+      writes.marks.push({ device: record.deviceId, sequence: record.sequence, mark: next, digest })
       marks.set(seen, next)
       result.status = 'accepted'
     }
-    for (const { device } of devices.values()) writes.put(this.#store.devices, device.id, device)
+    for (const { device } of devices.values()) writes.devices.push(device)
     return { outcome: { summary: summarize(frames), events }, writes }
   }
 }

@@ -1,7 +1,7 @@
 // The fleet at a glance, for the dashboard's first view: devices online and offline, faults of the
 // last 24 hours and the functions they happened in, and the firmware versions running. Computed by
 // reading the devices and faults, and kept for OVERVIEW_MS so a page refresh storm reads them once.
-import type { TelemetryStore } from './store.js'
+import type { TelemetryStorage } from './storage/contract.js'
 
 const DAY_MS = 86_400_000
 export const OVERVIEW_MS = 5000
@@ -21,10 +21,10 @@ function functionOf (symbol: string | null, pc: number): string {
   return symbol.split(' at ')[0]
 }
 
-export function fleetOverview (store: TelemetryStore, now = Date.now()): FleetOverview {
+export async function fleetOverview (storage: TelemetryStorage, now = Date.now()): Promise<FleetOverview> {
   const devices = { total: 0, online: 0, offline: 0, never_seen: 0 }
   const versions = new Map<string, { software_type: string | null, software_version: string | null, devices: number }>()
-  for (const { value: d } of store.devices.getRange()) {
+  for await (const d of storage.devices()) {
     devices.total++
     if (d.last_seen === null) devices.never_seen++
     else if (d.offline) devices.offline++
@@ -36,8 +36,7 @@ export function fleetOverview (store: TelemetryStore, now = Date.now()): FleetOv
   }
   let faults = 0
   const functions = new Map<string, number>()
-  for (const { value: f } of store.faults.getRange()) {
-    if (f.received_at < now - DAY_MS) continue
+  for await (const f of storage.faultsSince(now - DAY_MS)) {
     faults++
     const name = functionOf(f.symbol, f.pc)
     functions.set(name, (functions.get(name) ?? 0) + 1)
@@ -52,11 +51,16 @@ export function fleetOverview (store: TelemetryStore, now = Date.now()): FleetOv
 }
 
 /** fleetOverview, computed at most once per OVERVIEW_MS. */
-export function cachedOverview (store: TelemetryStore): () => FleetOverview {
-  let kept: { value: FleetOverview, until: number } | undefined
-  return () => {
+export function cachedOverview (storage: TelemetryStorage): () => Promise<FleetOverview> {
+  let kept: { value: Promise<FleetOverview>, until: number } | undefined
+  return async () => {
     const now = Date.now()
-    if (kept === undefined || kept.until <= now) kept = { value: fleetOverview(store, now), until: now + OVERVIEW_MS }
-    return kept.value
+    if (kept === undefined || kept.until <= now) {
+      const value = fleetOverview(storage, now)
+      kept = { value, until: now + OVERVIEW_MS }
+      // A failed computation is not kept.
+      value.catch(() => { if (kept?.value === value) kept = undefined })
+    }
+    return await kept.value
   }
 }

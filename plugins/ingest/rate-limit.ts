@@ -3,6 +3,7 @@
 // An empty bucket is a 429 with Retry-After; buckets that have been full and idle are removed every 60 s.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BerthError } from '../../kernel/index.js'
+import { StorageUnavailable } from './storage/contract.js'
 import { codecs } from '../../wasm/index.js'
 import type { ClientAddress } from './client-address.js'
 
@@ -109,9 +110,9 @@ export function ingestKeys (request: FastifyRequest, clientOf: ClientAddress): s
   return devices.size > 0 ? [...devices] : [clientOf(request)]
 }
 
-/** Every 429 of a scope tells the client when to retry. */
+/** Every 429 of a scope, and every 503 of a storage out of reach, tells the client when to retry. */
 export function sendRetryAfter (app: FastifyInstance): void {
   app.addHook('onError', async (_request, reply, error) => {
-    if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds))
+    if (error instanceof TooManyRequests || error instanceof StorageUnavailable) reply.header('retry-after', String(error.retryAfterSeconds))
   })
 }

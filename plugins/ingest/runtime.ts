@@ -21,6 +21,8 @@ import { deviceRoutes } from './routes/devices.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { ingestRoutes } from './routes/ingest.js'
 import { serviceRoutes } from './routes/service.js'
+import type { TelemetryStorage } from './storage/contract.js'
+import { LmdbStorage } from './storage/lmdb.js'
 import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
@@ -29,6 +31,10 @@ import { developmentOnly, reachabilityCheck, StartupError, type PluginContext } 
 import { devIdpFor } from '../dev-idp/index.js'
 import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
+
+/** How often the offline check and retention run (on one node of those sharing a PostgreSQL database). */
+const OFFLINE_CHECK_MS = 60_000
+const RETENTION_MS = 3_600_000
 
 /** The methods of the telemetry API's routes, as CORS preflights allow them. */
 const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']
@@ -70,11 +76,12 @@ function dashboardSignIn (settings: IngestSettings, stateDir: string): string {
 export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<IngestService> {
   const devIdp = await withDevIdp(ctx)
   const settings = devIdp.settings
-  reportCodecs(ctx)
   const store = new TelemetryStore(ctx.store)
+  const storage = await openStorage(ctx, store)
+  reportCodecs(ctx, storage)
   const elfDir = settings.elf_dir !== '' ? resolve(ctx.cwd, settings.elf_dir) : resolve(ctx.stateDir, 'elf')
-  await settleElfFiles(store, elfDir, ctx.log)
-  const indexed = await store.indexPendingFaults()
+  await settleElfFiles(storage, store, elfDir, ctx.log)
+  const indexed = await storage.open()
   if (indexed > 0) ctx.log.info({ faults: indexed }, 'faults stored before the pending index was kept are indexed for symbolication')
   const apiKey = settings.api_key !== '' ? settings.api_key : generatedSecret(ctx.stateDir, 'ingest-api-key')
   const users = settings.users.length > 0
@@ -94,10 +101,10 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const alerts = ctx.metrics.counter({ name: 'berth_ingest_alerts_total', help: 'Alerts raised, by kind.', labelNames: ['kind'] })
   ctx.metrics.gauge({
     name: 'berth_ingest_devices', help: 'Known devices, by state.', labelNames: ['state'],
-    collect () {
+    async collect () {
       let offline = 0
       let all = 0
-      for (const { value } of store.devices.getRange()) {
+      for await (const value of storage.devices()) {
         all++
         if (value.offline) offline++
       }
@@ -111,6 +118,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   })
 
   const publish = (list: readonly TelemetryEvent[]): void => {
+    if (list.length > 0) storage.announce(list).catch((err: unknown) => { ctx.log.warn({ err }, 'events could not be told to the other ingest nodes') })
     for (const event of list) {
       events.publish(event)
       ctx.events.emit('telemetry.event', event)
@@ -124,8 +132,9 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 
   const telemetry: Telemetry = {
     settings,
+    storage,
     store,
-    ingestor: new Ingestor(store, reassembler, { autoRegister: settings.auto_register }),
+    ingestor: new Ingestor(storage, store, reassembler, { autoRegister: settings.auto_register }),
     events,
     authenticator,
     apiKey,
@@ -137,6 +146,9 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     stopping: ctx.stopping,
     publish
   }
+
+  // Events of the other nodes sharing the storage reach this node's live stream (their alerts, metrics and symbolication stay theirs).
+  await storage.listen(heard => { for (const event of heard) events.publish(event) })
 
   const limits = settings.rate_limit.enabled ? { auth: new RateLimiter(settings.rate_limit), ingest: new RateLimiter(settings.rate_limit) } : undefined
   ctx.http('telemetry', async app => {
@@ -158,14 +170,15 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     telemetry,
     signIn: devIdp.signIn ?? dashboardSignIn(settings, ctx.stateDir),
     checkOffline: async (now = Date.now()) => {
-      const offline = await findOfflineDevices(store, settings.offline_after_seconds * 1000, now)
+      const offline = await findOfflineDevices(storage, settings.offline_after_seconds * 1000, now)
       publish(offline)
       return offline
     },
-    applyRetention: async (now = Date.now()) => await deleteExpired(store, settings.retention_days, now),
+    applyRetention: async (now = Date.now()) => await deleteExpired(storage, settings.retention_days, now),
     expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
-  ctx.schedule.every('offline-check', 60_000, async () => { await service.checkOffline() })
+  // Shared with other nodes on PostgreSQL: one of them runs each check (storage.scheduled).
+  ctx.schedule.every('offline-check', OFFLINE_CHECK_MS, async () => { await storage.scheduled('offline-check', OFFLINE_CHECK_MS, async () => await service.checkOffline()) })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })
   ctx.schedule.every('rate-limit-sweep', 60_000, () => {
     limits?.auth.sweep()
@@ -177,14 +190,17 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
 
 /**
  * When the plugin starts: the dashboard's address and sign-in for the start-up summary; retention runs
+ * (on one node of those sharing a PostgreSQL database, unless another ran it in the last half hour)
  * once in the background (start does not wait for it, and a failure is logged, not fatal: a server
  * restarted more often than hourly still prunes), then hourly; in SSO mode the health report says
  * whether the identity provider's realm answers (every 30 s).
  */
 export function startIngest (ctx: PluginContext<IngestSettings>, service: IngestService): void {
   ctx.note(`telemetry dashboard: ${new URL('/dashboard/', ctx.address('telemetry')).href} — ${service.signIn}`)
-  ctx.track(service.applyRetention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
-  ctx.schedule.every('retention', 3_600_000, async () => { await service.applyRetention() })
+  const { storage } = service.telemetry
+  const retention = async (): Promise<void> => { await storage.scheduled('retention', RETENTION_MS, async () => await service.applyRetention()) }
+  ctx.track(retention()).catch((err: unknown) => { ctx.log.error({ err }, 'retention at start failed; it runs again within the hour') })
+  ctx.schedule.every('retention', RETENTION_MS, retention)
   const settings = service.telemetry.settings
   if (ssoEnabled(settings)) {
     const discovery = `${realmEndpoints(settings.sso).issuer}/.well-known/openid-configuration`
@@ -194,12 +210,30 @@ export function startIngest (ctx: PluginContext<IngestSettings>, service: Ingest
   }
 }
 
-/** Which codec implementation decodes chunks, in the health report and the metrics; loudly when it is the slow fallback. */
-function reportCodecs (ctx: PluginContext<IngestSettings>): void {
+/**
+ * The telemetry's storage: PostgreSQL when [ingest].database_url is set (its schema migrated now), else
+ * the kernel store. Closed when the plugin stops.
+ */
+async function openStorage (ctx: PluginContext<IngestSettings>, store: TelemetryStore): Promise<TelemetryStorage> {
+  const url = ctx.config.database_url
+  if (url === '') return new LmdbStorage(store)
+  const { PostgresStorage, redactUrl } = await import('./storage/postgres.js')
+  const storage = new PostgresStorage(url)
+  ctx.onClose(async () => { await storage.close() })
+  try {
+    await storage.migrate()
+  } catch (err) {
+    throw new StartupError(`[ingest].database_url: the PostgreSQL database at ${redactUrl(url)} could not be prepared: ${(err as Error).message}`)
+  }
+  return storage
+}
+
+/** Which codec implementation decodes chunks (and where the telemetry is kept), in the health report and the metrics; loudly when the codecs are the slow fallback. */
+function reportCodecs (ctx: PluginContext<IngestSettings>, storage: TelemetryStorage): void {
   if (codecs.fallbackReason !== undefined) {
     ctx.log.warn({ reason: codecs.fallbackReason }, 'the WASM codecs could not load: chunks are decoded by the TypeScript reference implementation, several times slower')
   }
-  ctx.report({ codecs: codecs.backend })
+  ctx.report({ codecs: codecs.backend, storage: storage.backend })
   ctx.metrics.gauge({ name: 'berth_ingest_codecs_info', help: 'The codec implementation decoding chunks: 1 for the active one (wasm, or reference when WASM could not load).', labelNames: ['implementation'] })
     .set({ implementation: codecs.backend }, 1)
 }

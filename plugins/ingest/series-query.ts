@@ -1,10 +1,9 @@
 // Paginated reads: time ranges of one device's series ([device, from] .. [device, to], an opaque
 // cursor), and lists in key order (devices, groups, OTA targets; the cursor is the last key); at most
 // `limit` items per page, with an optional filter applied while reading.
-import type { Database } from 'lmdb'
 import { BadRequest } from '../../kernel/index.js'
 import { MAX_SERIES_CURSOR } from './keys.js'
-import type { SeriesKey, StoredMetric } from './store.js'
+import type { SeriesKey, SeriesKind, SeriesRecord, TelemetryStorage } from './storage/contract.js'
 
 export const MAX_PAGE = 1000
 export const DEFAULT_PAGE = 100
@@ -42,20 +41,21 @@ export function parseLimit (value: string | undefined): number {
 }
 
 /**
- * One page of `db` in key order: at most `limit` of the values `keep` accepts, after `cursor`, the
- * last key of the previous page (a key of the form `cursorKey` says, such as "a device id").
+ * One page of a list in key order (`list(after)` gives the items after a key, `keyOf` an item's key):
+ * at most `limit` of the items `keep` accepts, after `cursor`, the last key of the previous page (a
+ * key of the form `cursorKey` says, such as "a device id").
  */
-export function keyPage<T> (db: Database<T, string>, query: ListQuery, cursorKey: { pattern: RegExp, name: string }, keep: (item: T) => boolean = () => true): Page<T> {
+export async function keyPage<T> (list: (after?: string) => AsyncIterable<T>, keyOf: (item: T) => string, query: ListQuery, cursorKey: { pattern: RegExp, name: string }, keep: (item: T) => boolean = () => true): Promise<Page<T>> {
   const limit = parseLimit(query.limit)
   const { cursor } = query
   if (cursor !== undefined && !cursorKey.pattern.test(cursor)) throw new BadRequest(`cursor is not one this server issued (${cursorKey.name} from next_cursor)`)
   const items: T[] = []
   let last: string | undefined
-  for (const { key, value } of db.getRange({ start: cursor ?? '' })) {
-    if (key === cursor || !keep(value)) continue
+  for await (const value of list(cursor)) {
+    if (!keep(value)) continue
     if (items.length === limit) return { items, next_cursor: last ?? null }
     items.push(value)
-    last = key
+    last = keyOf(value)
   }
   return { items, next_cursor: null }
 }
@@ -73,15 +73,14 @@ function decodeCursor (cursor: string, device: string): SeriesKey {
   throw new BadRequest('cursor is not one this server issued for this device')
 }
 
-export function readSeries<T> (db: Database<T, SeriesKey>, device: string, query: RangeQuery, keep: (item: T) => boolean = () => true): Page<T> {
+export async function readSeries<K extends SeriesKind> (storage: TelemetryStorage, kind: K, device: string, query: RangeQuery, keep: (item: SeriesRecord[K]) => boolean = () => true): Promise<Page<SeriesRecord[K]>> {
   const from = parseTime('from', query.from, 0)
   const to = parseTime('to', query.to, Number.MAX_SAFE_INTEGER)
   const limit = parseLimit(query.limit)
   const after = query.cursor !== undefined && query.cursor !== '' ? decodeCursor(query.cursor, device) : undefined
-  const items: T[] = []
+  const items: Array<SeriesRecord[K]> = []
   let last: SeriesKey | undefined
-  for (const { key, value } of db.getRange({ start: after ?? [device, from], end: [device, to + 1] })) {
-    if (after !== undefined && JSON.stringify(key) === JSON.stringify(after)) continue
+  for await (const { key, value } of storage.series(kind, after ?? [device, from], to + 1, after !== undefined)) {
     if (!keep(value)) continue
     if (items.length === limit) return { items, next_cursor: Buffer.from(JSON.stringify(last)).toString('base64url') }
     items.push(value)
@@ -106,19 +105,22 @@ export interface MetricPoint {
  * downsampled for a chart): each bucket's min, max, average and count of samples. Empty buckets are
  * left out. Without `to` the range ends now; without `from`, at the first sample.
  */
-export function metricPoints (db: Database<StoredMetric, SeriesKey>, device: string, query: Record<string, string | undefined>): { key: string, from: number, to: number, bucket_ms: number, points: MetricPoint[] } {
+export async function metricPoints (storage: TelemetryStorage, device: string, query: Record<string, string | undefined>): Promise<{ key: string, from: number, to: number, bucket_ms: number, points: MetricPoint[] }> {
   const key = query.key
   if (key === undefined || key === '') throw new BadRequest('key is required (the metric\'s name)')
   const to = parseTime('to', query.to, Date.now())
   let first: number | undefined
-  for (const { value } of db.getRange({ start: [device, 0], end: [device, to + 1], limit: 1 })) first = value.received_at
+  for await (const { value } of storage.series('metrics', [device, 0], to + 1)) {
+    first = value.received_at
+    break
+  }
   const from = parseTime('from', query.from, first ?? to)
   if (from > to) throw new BadRequest('from must not be after to')
   const wanted = query.points === undefined || query.points === '' ? 200 : Number(query.points)
   if (!Number.isInteger(wanted) || wanted < 1 || wanted > MAX_POINTS) throw new BadRequest(`points must be an integer from 1 to ${MAX_POINTS}, got "${query.points ?? ''}"`)
   const bucketMs = Math.max(1, Math.ceil((to - from + 1) / wanted))
   const buckets = new Map<number, MetricPoint>()
-  for (const { value } of db.getRange({ start: [device, from], end: [device, to + 1] })) {
+  for await (const { value } of storage.series('metrics', [device, from], to + 1)) {
     if (value.key !== key) continue
     const start = from + Math.floor((value.received_at - from) / bucketMs) * bucketMs
     const bucket = buckets.get(start)

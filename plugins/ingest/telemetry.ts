@@ -1,4 +1,4 @@
-// What the telemetry routes share: settings, the store, the ingestor, the live event log, the auth
+// What the telemetry routes share: settings, the storage, the ingestor, the live event log, the auth
 // seam, and the ingest counters.
 import type { Counter } from 'prom-client'
 import type { PluginMetrics } from '../../kernel/index.js'
@@ -7,10 +7,14 @@ import type { Authenticator } from './auth/principal.js'
 import type { IngestSettings } from './config.js'
 import type { EventLog } from './event-log.js'
 import type { Ingestor } from './ingestor.js'
+import type { TelemetryStorage } from './storage/contract.js'
 import type { TelemetryStore } from './store.js'
 
 export interface Telemetry {
   readonly settings: IngestSettings
+  /** Where the telemetry is kept: LMDB or PostgreSQL (storage/). */
+  readonly storage: TelemetryStorage
+  /** The kernel store's databases: fragments waiting for their chunk (node-local), and what backups carry on LMDB. */
   readonly store: TelemetryStore
   readonly ingestor: Ingestor
   readonly events: EventLog

@@ -1,10 +1,9 @@
 // Symbolication of faults: the fault's PC, else the call site its LR points to, resolved in the ELF
-// uploaded for the device's build. Work is read from the ingest store's index of pending faults, by
+// uploaded for the device's build. Work is read from the ingest storage's index of pending faults, by
 // build (never from a scan of all faults): new faults as they are stored, a build's pending faults when
 // its ELF arrives or its retry is due; the faults of one build in a batch are one resolver call.
-import { existsSync } from 'node:fs'
 import type { Logger } from 'pino'
-import { elfPath, faultKey, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
+import { faultKey, localElf, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
 import type { IngestService } from '../ingest/index.js'
 import { ToolUnavailable, type Addr2line } from './addr2line.js'
 
@@ -12,8 +11,6 @@ import { ToolUnavailable, type Addr2line } from './addr2line.js'
 const BATCH = 2000
 /** Longest wait between two tries of a build whose resolver failed. */
 const MAX_RETRY_MS = 3_600_000
-/** After every key of a build's pending faults (whose second element is a device id, in hex). */
-const END = '\uffff'
 
 const hex = (n: number): string => `0x${n.toString(16).padStart(8, '0')}`
 
@@ -47,8 +44,8 @@ export class Symbolicator {
   readonly #options: SymbolicatorOptions
   /** Keys of faults stored since the last batch. */
   #fresh: SeriesKey[] = []
-  /** Builds whose pending faults are gone through, and where to read next. */
-  readonly #sweeps = new Map<string, { start: PendingKey | [string], exclusive: boolean }>()
+  /** Builds whose pending faults are gone through, and the last key read (undefined: from the start). */
+  readonly #sweeps = new Map<string, PendingKey | undefined>()
   /** Builds whose resolver failed. */
   readonly #retries = new Map<string, Retry>()
   #working = false
@@ -73,14 +70,9 @@ export class Symbolicator {
 
   /** Go through every build's pending faults (at start). */
   all (): void {
-    const pending = this.#options.ingest.telemetry.store.pendingFaults
-    let start: PendingKey | [string, string] | undefined
-    for (;;) {
-      const [first] = [...pending.getKeys({ start, limit: 1 })]
-      if (first === undefined) break
-      this.#sweep(first[0])
-      start = [first[0], END]
-    }
+    this.#options.background((async () => {
+      for (const buildId of await this.#options.ingest.telemetry.storage.pendingBuilds()) this.#sweep(buildId)
+    })())
   }
 
   /** Stop: no new batch, the resolver's runs killed, no retry timer left. */
@@ -91,7 +83,7 @@ export class Symbolicator {
   }
 
   #sweep (buildId: string): void {
-    this.#sweeps.set(buildId, { start: [buildId], exclusive: false })
+    this.#sweeps.set(buildId, undefined)
     this.#kick()
   }
 
@@ -106,7 +98,7 @@ export class Symbolicator {
       // Events are published in a loop after their commit: let the rest of this turn's faults queue up.
       await Promise.resolve()
       while (!this.#stopped) {
-        const batches = this.#take()
+        const batches = await this.#take()
         if (batches.size === 0) break
         await Promise.all([...batches].map(async ([buildId, batch]) => { await this.#symbolicate(buildId, [...batch.values()]) }))
       }
@@ -116,23 +108,23 @@ export class Symbolicator {
   }
 
   /** The next batch, by build: new faults, then a page of each build gone through; only faults still pending. */
-  #take (): Map<string, Map<string, Pending>> {
-    const { faults, pendingFaults } = this.#options.ingest.telemetry.store
+  async #take (): Promise<Map<string, Map<string, Pending>>> {
+    const { storage } = this.#options.ingest.telemetry
     const batches = new Map<string, Map<string, Pending>>()
     const add = (key: PendingKey, fault: StoredFault): void => {
       const batch = batches.get(key[0]) ?? new Map<string, Pending>()
       batches.set(key[0], batch.set(key.join(':'), { key, fault }))
     }
     for (const key of this.#fresh.splice(0, BATCH)) {
-      const fault = faults.get(key)
-      if (fault !== undefined && pendingFaults.doesExist(pendingKey(fault))) add(pendingKey(fault), fault)
+      const fault = await storage.fault(key)
+      if (fault !== undefined && await storage.isPending(pendingKey(fault))) add(pendingKey(fault), fault)
     }
-    for (const [buildId, { start, exclusive }] of this.#sweeps) {
-      const keys = [...pendingFaults.getKeys({ start, exclusiveStart: exclusive, end: [buildId, END], limit: BATCH })]
+    for (const [buildId, after] of this.#sweeps) {
+      const keys = await storage.pendingFaults(buildId, after, BATCH)
       if (keys.length < BATCH) this.#sweeps.delete(buildId)
-      else this.#sweeps.set(buildId, { start: keys[keys.length - 1], exclusive: true })
+      else this.#sweeps.set(buildId, keys[keys.length - 1])
       for (const key of keys) {
-        const fault = faults.get(faultKey(key))
+        const fault = await storage.fault(faultKey(key))
         if (fault !== undefined) add(key, fault)
       }
     }
@@ -143,32 +135,21 @@ export class Symbolicator {
   async #symbolicate (buildId: string, batch: Pending[]): Promise<void> {
     const outcome = await this.#resolve(buildId, batch)
     if (this.#stopped) return
-    const { store } = this.#options.ingest.telemetry
-    const { faults, pendingFaults } = store
-    const written = await store.transaction(() => {
-      const symbols: string[] = []
-      batch.forEach(({ key }, i) => {
-        const current = faults.get(faultKey(key))
-        const symbol = outcome.final ? outcome.symbols[i] : outcome.reason
-        if (current === undefined || outcome.final) pendingFaults.remove(key)
-        if (current === undefined || current.symbol === symbol) return
-        faults.put(faultKey(key), { ...current, symbol })
-        symbols.push(symbol)
-      })
-      return symbols
-    })
+    const written = await this.#options.ingest.telemetry.storage.setSymbols(batch.map(({ key }, i) => ({
+      key, symbol: outcome.final ? outcome.symbols[i] : outcome.reason, final: outcome.final
+    })))
     for (const symbol of written) this.#options.outcomes.inc({ outcome: symbol.startsWith('unsymbolicated') ? 'unresolved' : 'resolved' })
   }
 
   async #resolve (buildId: string, batch: Pending[]): Promise<Outcome> {
     if (buildId === '') return { final: true, symbols: batch.map(() => 'unsymbolicated: the device reported no build id') }
     const { telemetry } = this.#options.ingest
-    const elf = telemetry.store.elves.get(buildId)
+    const elf = await telemetry.storage.elf(buildId)
     if (elf === undefined) return { final: false, reason: `unsymbolicated: no ELF uploaded for build ${buildId}` }
     const retry = this.#retries.get(buildId)
     if (retry?.timer !== undefined) return { final: false, reason: retry.reason }
-    const file = elfPath(telemetry.elfDir, elf)
-    if (!existsSync(file)) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing from the ELF directory; upload it again` }
+    const file = await localElf(telemetry.storage, telemetry.elfDir, elf)
+    if (file === undefined) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing from the ELF directory; upload it again` }
     // LR carries the Thumb bit and points after the call: 2 bytes back is inside the call instruction.
     const addresses = batch.flatMap(({ fault }) => [(fault.pc & ~1) >>> 0, ((fault.lr & ~1) >>> 0) - 2])
     try {

@@ -25,6 +25,9 @@ export interface DaemonOptions {
   logFile: string
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** Run it as this user and group (a daemon that refuses root, such as postgres). */
+  uid?: number
+  gid?: number
   /** Says whether the daemon serves yet; errors count as "not yet". */
   ready: () => boolean | Promise<boolean>
   /** Milliseconds to become ready (default 30 s). */
@@ -108,9 +111,9 @@ function lastLogLine (logFile: string): string {
  * stops it. If it exits or is not ready in time it is stopped and the error quotes its log.
  */
 export async function startDaemon (owner: Teardown | 'run', name: string, options: DaemonOptions): Promise<Daemon> {
-  const { command, args, logFile, env, cwd, ready, timeout = 30_000 } = options
+  const { command, args, logFile, env, cwd, uid, gid, ready, timeout = 30_000 } = options
   const out = openSync(logFile, 'w')
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', out, out], detached: owner === 'run' })
+  const child = spawn(command, args, { cwd, env, uid, gid, stdio: ['ignore', out, out], detached: owner === 'run' })
   closeSync(out)
   const pid = await new Promise<number>((resolve, reject) => {
     child.once('error', reject)

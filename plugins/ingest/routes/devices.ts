@@ -46,26 +46,25 @@ function deviceFilter (query: DeviceFilters): (device: Device) => boolean {
 }
 
 export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
-  const device = (id: string): Device => {
-    const found = t.store.devices.get(id)
+  const device = async (id: string): Promise<Device> => {
+    const found = await t.storage.device(id)
     if (found === undefined) throw new NotFound(`device ${id} does not exist`)
     return found
   }
 
   app.get<{ Querystring: DeviceFilters & ListQuery }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
-    const { items, next_cursor: next } = keyPage(t.store.devices, request.query, { pattern: DEVICE_ID, name: 'a device id' }, deviceFilter(request.query))
+    const { items, next_cursor: next } = await keyPage(after => t.storage.devices(after), d => d.id, request.query, { pattern: DEVICE_ID, name: 'a device id' }, deviceFilter(request.query))
     return { devices: items, next_cursor: next }
   })
 
   app.post<{ Body: Static<typeof Registration> }>('/devices/register', { config: { telemetryAccess: 'provisioner' }, schema: { body: Registration } }, async (request, reply) => {
     const { id, name, group, encrypted } = request.body
-    if (group !== undefined && group !== null && t.store.groups.get(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
+    if (group !== undefined && group !== null && await t.storage.group(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
     const now = Date.now()
     const key = encrypted === true ? randomBytes(16) : undefined
-    const existing = t.store.devices.get(id)
+    const existing = await t.storage.device(id)
     const events: TelemetryEvent[] = []
-    const saved = await t.store.locks.run([id], async () => await t.store.transaction(() => {
-      const current = t.store.devices.get(id)
+    const saved = await t.storage.changeDevice(id, current => {
       const next: Device = {
         ...(current ?? newDevice(id, now)),
         registered: true,
@@ -73,44 +72,35 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
         ...(group !== undefined ? { group } : {}),
         ...(encrypted !== undefined ? { encrypted } : {})
       }
-      if (key !== undefined) t.store.keys.put(id, key)
-      if (encrypted === false) t.store.keys.remove(id)
-      t.store.devices.put(id, next)
       if (current === undefined) events.push({ kind: 'device.registered', device: id, at: now })
-      return next
-    }))
+      return { device: next, key: key ?? (encrypted === false ? null : undefined) }
+    })
     t.publish(events)
     return await reply.code(existing === undefined ? 201 : 200).send({ device: saved, ...(key !== undefined ? { key: key.toString('hex') } : {}) })
   })
 
-  app.get<{ Params: Static<typeof IdParams> }>('/devices/:id', { config: { telemetryAccess: 'viewer' }, schema: { params: IdParams } }, async request => device(request.params.id))
+  app.get<{ Params: Static<typeof IdParams> }>('/devices/:id', { config: { telemetryAccess: 'viewer' }, schema: { params: IdParams } }, async request => await device(request.params.id))
 
   app.delete<{ Params: Static<typeof IdParams> }>('/devices/:id', { config: { telemetryAccess: 'admin' }, schema: { params: IdParams } }, async (request, reply) => {
     const { id } = request.params
-    device(id)
-    await t.store.locks.run([id], async () => { await t.store.transaction(() => {
-      t.store.removeSeries(id, Number.MAX_SAFE_INTEGER)
-      for (const key of t.store.seen.getKeys({ start: `${id}:`, end: `${id};` })) t.store.seen.remove(key)
-      t.store.keys.remove(id)
-      t.store.devices.remove(id)
-    }) })
+    if (!await t.storage.deleteDevice(id)) throw new NotFound(`device ${id} does not exist`)
     return await reply.code(204).send()
   })
 
-  const series = (path: string, read: (id: string, query: RangeQuery & Record<string, string | undefined>) => unknown): void => {
+  const series = (path: string, read: (id: string, query: RangeQuery & Record<string, string | undefined>) => Promise<unknown>): void => {
     app.get<{ Params: Static<typeof IdParams>, Querystring: RangeQuery & Record<string, string | undefined> }>(`/devices/:id/${path}`, {
       config: { telemetryAccess: 'viewer' }, schema: { params: IdParams }
     }, async request => {
-      device(request.params.id)
-      return read(request.params.id, request.query)
+      await device(request.params.id)
+      return await read(request.params.id, request.query)
     })
   }
-  series('faults', (id, q) => readSeries(t.store.faults, id, q))
-  series('reboots', (id, q) => readSeries(t.store.reboots, id, q))
-  series('traces', (id, q) => readSeries(t.store.traces, id, q))
-  series('metrics/points', (id, q) => metricPoints(t.store.metrics, id, q))
-  series('metrics', (id, q) => {
+  series('faults', async (id, q) => await readSeries(t.storage, 'faults', id, q))
+  series('reboots', async (id, q) => await readSeries(t.storage, 'reboots', id, q))
+  series('traces', async (id, q) => await readSeries(t.storage, 'traces', id, q))
+  series('metrics/points', async (id, q) => await metricPoints(t.storage, id, q))
+  series('metrics', async (id, q) => {
     if (q.kind !== undefined && !['gauge', 'increment', 'observe'].includes(q.kind)) throw new BadRequest(`kind must be gauge, increment or observe, got "${q.kind}"`)
-    return readSeries(t.store.metrics, id, q, m => (q.kind === undefined || m.kind === q.kind) && (q.key === undefined || m.key === q.key))
+    return await readSeries(t.storage, 'metrics', id, q, m => (q.kind === undefined || m.kind === q.kind) && (q.key === undefined || m.key === q.key))
   })
 }

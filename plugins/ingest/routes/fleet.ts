@@ -24,15 +24,15 @@ const IdParams = Type.Object({ id: OtaTargetId })
 
 export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   /** An OTA body with its absent fields as null; its group must exist. */
-  const otaFields = ({ group = null, build_id: buildId = null, url = null, ...rest }: Static<typeof OtaBody>): Omit<OtaTarget, 'id' | 'created_at'> => {
-    if (group !== null && t.store.groups.get(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
+  const otaFields = async ({ group = null, build_id: buildId = null, url = null, ...rest }: Static<typeof OtaBody>): Promise<Omit<OtaTarget, 'id' | 'created_at'>> => {
+    if (group !== null && await t.storage.group(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
     return { group, build_id: buildId, url, ...rest }
   }
-  const overview = cachedOverview(t.store)
-  app.get('/fleet/overview', { config: { telemetryAccess: 'viewer' } }, async () => overview())
+  const overview = cachedOverview(t.storage)
+  app.get('/fleet/overview', { config: { telemetryAccess: 'viewer' } }, async () => await overview())
 
   app.get<{ Querystring: ListQuery }>('/groups', { config: { telemetryAccess: 'viewer' } }, async request => {
-    const { items, next_cursor: next } = keyPage(t.store.groups, request.query, { pattern: GROUP_NAME, name: 'a group name' })
+    const { items, next_cursor: next } = await keyPage(after => t.storage.groups(after), g => g.name, request.query, { pattern: GROUP_NAME, name: 'a group name' })
     return { groups: items, next_cursor: next }
   })
 
@@ -40,7 +40,7 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
     const { name, description = '' } = request.body
     const now = Date.now()
     const group: Group = { name, description, created_at: now, updated_at: now }
-    const created = await t.store.groups.ifNoExists(name, () => { t.store.groups.put(name, group) })
+    const created = await t.storage.createGroup(group)
     if (!created) throw new Conflict(`group "${name}" already exists`)
     return await reply.code(201).send(group)
   })
@@ -48,46 +48,46 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   app.put<{ Params: Static<typeof NameParams>, Body: Static<typeof GroupUpdate> }>('/groups/:name', {
     config: { telemetryAccess: 'provisioner' }, schema: { params: NameParams, body: GroupUpdate }
   }, async request => {
-    const current = t.store.groups.get(request.params.name)
+    const current = await t.storage.group(request.params.name)
     if (current === undefined) throw new NotFound(`group "${request.params.name}" does not exist`)
     const group = { ...current, description: request.body.description, updated_at: Date.now() }
-    await t.store.groups.put(group.name, group)
+    await t.storage.putGroup(group)
     return group
   })
 
   app.delete<{ Params: Static<typeof NameParams> }>('/groups/:name', { config: { telemetryAccess: 'admin' }, schema: { params: NameParams } }, async (request, reply) => {
     const { name } = request.params
-    if (t.store.groups.get(name) === undefined) throw new NotFound(`group "${name}" does not exist`)
-    const members = [...t.store.devices.getRange().filter(e => e.value.group === name)].length
+    if (await t.storage.group(name) === undefined) throw new NotFound(`group "${name}" does not exist`)
+    const members = await t.storage.groupMembers(name)
     if (members > 0) throw new Conflict(`group "${name}" still has ${members} device(s)`)
-    await t.store.groups.remove(name)
+    await t.storage.removeGroup(name)
     return await reply.code(204).send()
   })
 
   app.get<{ Querystring: ListQuery }>('/ota/targets', { config: { telemetryAccess: 'viewer' } }, async request => {
-    const { items, next_cursor: next } = keyPage(t.store.ota, request.query, { pattern: OTA_TARGET_ID, name: 'an OTA target id' })
+    const { items, next_cursor: next } = await keyPage(after => t.storage.otaTargets(after), o => o.id, request.query, { pattern: OTA_TARGET_ID, name: 'an OTA target id' })
     return { targets: items, next_cursor: next }
   })
 
   app.post<{ Body: Static<typeof OtaBody> }>('/ota/targets', { config: { telemetryAccess: 'provisioner' }, schema: { body: OtaBody } }, async (request, reply) => {
-    const target = { id: randomUUID(), ...otaFields(request.body), created_at: Date.now() }
-    await t.store.ota.put(target.id, target)
+    const target = { id: randomUUID(), ...await otaFields(request.body), created_at: Date.now() }
+    await t.storage.putOtaTarget(target)
     return await reply.code(201).send(target)
   })
 
   app.put<{ Params: Static<typeof IdParams>, Body: Static<typeof OtaBody> }>('/ota/targets/:id', {
     config: { telemetryAccess: 'provisioner' }, schema: { params: IdParams, body: OtaBody }
   }, async request => {
-    const current = t.store.ota.get(request.params.id)
+    const current = await t.storage.otaTarget(request.params.id)
     if (current === undefined) throw new NotFound(`OTA target ${request.params.id} does not exist`)
-    const target = { ...current, ...otaFields(request.body) }
-    await t.store.ota.put(target.id, target)
+    const target = { ...current, ...await otaFields(request.body) }
+    await t.storage.putOtaTarget(target)
     return target
   })
 
   app.delete<{ Params: Static<typeof IdParams> }>('/ota/targets/:id', { config: { telemetryAccess: 'admin' }, schema: { params: IdParams } }, async (request, reply) => {
-    if (t.store.ota.get(request.params.id) === undefined) throw new NotFound(`OTA target ${request.params.id} does not exist`)
-    await t.store.ota.remove(request.params.id)
+    if (await t.storage.otaTarget(request.params.id) === undefined) throw new NotFound(`OTA target ${request.params.id} does not exist`)
+    await t.storage.removeOtaTarget(request.params.id)
     return await reply.code(204).send()
   })
 }

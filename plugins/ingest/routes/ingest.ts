@@ -44,10 +44,7 @@ export function ingestRoutes (app: FastifyInstance, t: Telemetry): void {
     const id = inspected.info.buildId ?? inspected.info.sha1
     const file = saveElf(t.elfDir, id, body)
     const record = { build_id: id, software_type: type, software_version: version, size: body.length, file, uploaded_at: Date.now() }
-    await t.store.transaction(() => {
-      t.store.elves.put(id, record)
-      if (version !== null) t.store.versions.put(`${type ?? 'main'}@${version}`, id)
-    })
+    await t.storage.putElf({ record, version: version !== null ? `${type ?? 'main'}@${version}` : null, bytes: t.storage.backend === 'lmdb' ? undefined : body })
     t.publish([{ kind: 'elf', build_id: id, at: record.uploaded_at }])
     return await reply.code(201).send({ build_id: id, has_build_id: inspected.info.buildId !== undefined, size: body.length, software_type: type, software_version: version })
   })

@@ -5,6 +5,7 @@ import { createReadStream } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
+import { Conflict } from '../../../kernel/index.js'
 import { realmEndpoints } from '../auth/jwt.js'
 import { ssoEnabled } from '../config.js'
 import { elfBackupEntries } from '../elf-files.js'
@@ -60,6 +61,7 @@ export function serviceRoutes (app: FastifyInstance, t: Telemetry): void {
   })
 
   app.get('/admin/backup', { config: { telemetryAccess: 'admin' } }, async (_request, reply) => {
+    if (t.storage.backend !== 'lmdb') throw new Conflict('the telemetry is kept in PostgreSQL ([ingest].database_url): back that database up with its own tools (pg_dump); /admin/backup copies the embedded store only')
     const dir = await mkdtemp(join(t.stateDir, 'backup-'))
     const file = join(dir, 'berth.mdb')
     await t.store.backup(file, elfBackupEntries(t.store, t.elfDir))

@@ -9,7 +9,7 @@ import { verifyPassword } from '../../../plugins/ingest/auth/passwords.js'
 import { CLI, exited, runCli, spawnCli } from '../../support/cli.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
-import { API_KEY } from './harness.js'
+import { API_KEY, backendSettings, onPostgres } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
 import { freePort } from '../../support/net.js'
 
@@ -17,7 +17,8 @@ t.test('serve, then report, faults and metrics through the API', async t => {
   const dir = tempDir(t)
   const [control, telemetry] = [await freePort(), await freePort()]
   writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n`)
-  const env = { INGEST_API_KEY: API_KEY, BERTH_TELEMETRY_PORT: String(telemetry) }
+  const { database_url: databaseUrl } = await backendSettings(t)
+  const env = { INGEST_API_KEY: API_KEY, BERTH_TELEMETRY_PORT: String(telemetry), ...(typeof databaseUrl === 'string' ? { INGEST_DATABASE_URL: databaseUrl } : {}) }
   const server = spawnCli(['telemetry', 'serve'], { cwd: dir, env })
   t.teardown(() => { server.kill('SIGKILL') })
   const health = await pollUntil(async () => {
@@ -25,7 +26,7 @@ t.test('serve, then report, faults and metrics through the API', async t => {
     return response.ok && await response.json() as { plugins: Record<string, unknown> }
   }, { what: 'berth telemetry serve to answer', timeout: 20_000 })
   t.same(Object.keys(health.plugins), ['ingest', 'symbolication'], 'only the telemetry plugins run')
-  t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'wasm' } }, 'health says the WASM codecs decode')
+  t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'wasm', storage: onPostgres() ? 'postgres' : 'lmdb' } }, 'health says the WASM codecs decode, and where the telemetry is kept')
 
   const body = Buffer.concat([SAMPLES[0], SAMPLES[2], SAMPLES[3]].map((payload, sequence) => encodeChunk({ device: DEVICE, sequence, payload })))
   const posted = await fetch(`http://127.0.0.1:${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })

@@ -1,5 +1,6 @@
 // Acknowledged chunks survive `kill -9`: stream to a real `berth server` child, kill it mid-stream, restart
-// it on the same state directory and find every chunk it acknowledged; an oversize body is refused with 413.
+// it on the same state directory (and database, on PostgreSQL) and find every chunk it acknowledged; an
+// oversize body is refused with 413.
 import t, { type Test } from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -8,7 +9,7 @@ import { exited, spawnCli } from '../../support/cli.js'
 import { freePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
-import { API_KEY, type IngestResponse } from './harness.js'
+import { API_KEY, backendSettings, type IngestResponse } from './harness.js'
 import { SAMPLES } from './samples.js'
 
 const DEVICES = ['d0000000000000a1', 'd0000000000000a2', 'd0000000000000a3', 'd0000000000000a4']
@@ -43,7 +44,8 @@ t.test('every chunk acknowledged before a kill -9 is there after the restart; an
     '[server]', 'log_level = "warn"',
     '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0',
     '[server.listeners.telemetry]', 'host = "127.0.0.1"', `port = ${port}`,
-    '[ingest]', `api_key = "${API_KEY}"`, `max_body_bytes = ${MAX_BODY}`
+    '[ingest]', `api_key = "${API_KEY}"`, `max_body_bytes = ${MAX_BODY}`,
+    ...Object.entries(await backendSettings(t)).map(([key, value]) => `${key} = ${JSON.stringify(value)}`)
   ].join('\n'))
   const telemetry = `http://127.0.0.1:${port}`
   const post = async (body: Uint8Array): Promise<Response> => await fetch(`${telemetry}/ingest/chunks`, {

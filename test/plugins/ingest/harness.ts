@@ -1,5 +1,7 @@
 // A telemetry server for tests: the ingest plugin in a real kernel on loopback, a known device key,
-// one Basic-auth user per role, and helpers to post chunks and call the API as each role.
+// one Basic-auth user per role, and helpers to post chunks and call the API as each role. With
+// BERTH_TEST_INGEST_BACKEND=postgres its telemetry is kept in a fresh PostgreSQL database (see
+// test/plugins/ingest/postgres/, which runs the main files so).
 import type { Test } from 'tap'
 import type { Logger } from 'pino'
 import devIdp from '../../../plugins/dev-idp/index.js'
@@ -7,6 +9,8 @@ import ingest, { type IngestService } from '../../../plugins/ingest/index.js'
 import { hashPassword } from '../../../plugins/ingest/auth/passwords.js'
 import type { Kernel } from '../../../kernel/index.js'
 import { testKernel } from '../../support/kernel.js'
+import { requireComponent } from '../../support/component.js'
+import { postgresDatabase, runPostgres } from '../../support/postgres.js'
 
 export const API_KEY = 'test-device-key-0123456789'
 export const ROLES = ['admin', 'provisioner', 'viewer'] as const
@@ -43,8 +47,29 @@ export function basic (role: TestRole): string {
   return `Basic ${Buffer.from(`${role}:${passwordOf(role)}`).toString('base64')}`
 }
 
-export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger): Promise<TelemetryServer> {
-  const kernel = await testKernel(t, { plugins: [devIdp, ingest], config: { ingest: { api_key: API_KEY, users: USERS, ...config } }, logger })
+/** Whether this run keeps the telemetry in PostgreSQL (BERTH_TEST_INGEST_BACKEND=postgres). */
+export function onPostgres (): boolean {
+  return process.env.BERTH_TEST_INGEST_BACKEND === 'postgres'
+}
+
+/** Run a test file's scenarios (`load` imports it) with the telemetry in PostgreSQL; skipped, or failed under CI, without PostgreSQL. */
+export async function onPostgresToo (t: Test, load: () => Promise<unknown>): Promise<void> {
+  if (await requireComponent(t, 'postgresql-15', runPostgres) === undefined) return
+  process.env.BERTH_TEST_INGEST_BACKEND = 'postgres'
+  await load()
+}
+
+/** The [ingest] settings of the backend this run tests: a fresh database's URL on PostgreSQL, nothing on LMDB. */
+export async function backendSettings (t: Test): Promise<Record<string, unknown>> {
+  return onPostgres() ? { database_url: await postgresDatabase(t) } : {}
+}
+
+/** `config` goes into [ingest], `server` into [server] (a state directory of the test's own). */
+export async function telemetryServer (t: Test, config: Record<string, unknown> = {}, logger?: Logger, server: Record<string, unknown> = {}): Promise<TelemetryServer> {
+  const backend = await backendSettings(t)
+  const kernel = await testKernel(t, { plugins: [devIdp, ingest], config: { server, ingest: { api_key: API_KEY, users: USERS, ...backend, ...config } }, logger })
+  const service: IngestService = kernel.service('ingest')
+  if (onPostgres() && service.telemetry.storage.backend !== 'postgres') throw new Error('BERTH_TEST_INGEST_BACKEND=postgres, but the telemetry is not in PostgreSQL')
   const base = kernel.url('telemetry')
   const api: TelemetryServer['api'] = async (method, path, role, body, headers = {}) => await fetch(new URL(path, base), {
     method,
@@ -58,7 +83,7 @@ export async function telemetryServer (t: Test, config: Record<string, unknown> 
   return {
     kernel,
     base,
-    service: kernel.service('ingest'),
+    service,
     api,
     async ingest (body, key = API_KEY) {
       const response = await fetch(new URL('/ingest/chunks', base), {
@@ -69,4 +94,27 @@ export async function telemetryServer (t: Test, config: Record<string, unknown> 
       return { status: response.status, json: await response.json() as IngestResponse }
     }
   }
+}
+
+/** Read server-sent events from a stream until `count` arrived. */
+export async function readEvents (response: Response, count: number): Promise<Array<{ id: number, event: string, data: { kind: string, sequence?: number } }>> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  const events: Array<{ id: number, event: string, data: { kind: string, sequence?: number } }> = []
+  let text = ''
+  while (events.length < count) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+    let end: number
+    while ((end = text.indexOf('\n\n')) >= 0) {
+      const block = text.slice(0, end)
+      text = text.slice(end + 2)
+      const field = (name: string): string | undefined => block.split('\n').find(l => l.startsWith(`${name}: `))?.slice(name.length + 2)
+      const data = field('data')
+      if (data !== undefined) events.push({ id: Number(field('id')), event: field('event') ?? '', data: JSON.parse(data) })
+    }
+  }
+  await reader.cancel()
+  return events
 }

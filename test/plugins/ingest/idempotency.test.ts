@@ -7,7 +7,7 @@ import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
 import { markWith, chunkDigest } from '../../../plugins/ingest/chunk-marks.js'
 import { seenKey } from '../../../plugins/ingest/store.js'
-import { telemetryServer, type TelemetryServer } from './harness.js'
+import { onPostgres, telemetryServer, type TelemetryServer } from './harness.js'
 
 const powerOn: ChunkPayload = { type: 'RebootReason', record: { reason: 'power_on', boot_count: 1, pc: 0, lr: 0 } }
 const heartbeat = (uptime: number): ChunkPayload => ({ type: 'Heartbeat', record: { uptime_ms: uptime, boot_count: 1 } })
@@ -77,7 +77,7 @@ t.test('version 2 fragments and sealed chunks: the retransmission bit changes ne
   t.match(reboot.json.frames[0], { status: 'accepted', sequence_reused: true }, 'a new boot reusing the sequence, sealed')
 })
 
-t.test('a mark from before digests were kept still answers a copy as a duplicate, and retention removes both kinds', async t => {
+t.test('a mark from before digests were kept still answers a copy as a duplicate, and retention removes both kinds', { skip: onPostgres() && 'marks from before digests were kept exist in LMDB stores only' }, async t => {
   const server = await telemetryServer(t)
   const device = '1d00000000000004'
   const { store } = server.service.telemetry

@@ -1,7 +1,7 @@
 // Every telemetry route against every role (and no credentials): allowed, 401 or 403, both ways.
 import t from 'tap'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
-import { API_KEY, ROLES, telemetryServer, type TestRole } from './harness.js'
+import { API_KEY, onPostgres, ROLES, telemetryServer, type TestRole } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
 
 type Need = 'public' | 'device' | 'device-or-provisioner' | TestRole
@@ -49,7 +49,9 @@ t.test('role × route matrix', async t => {
       const body = JSON.parse(JSON.stringify(route.body ?? null)?.replace('ROLE', role) ?? 'null') as unknown
       const response = await server.api(route.method, route.path.replace('ROLE', role), role, body ?? undefined)
       const ok = allowed(role, route.need)
-      if (ok) t.ok(response.status < 400, `${role} ${route.method} ${route.path} → ${response.status}`)
+      // On PostgreSQL the backup of the embedded store is refused (409): that database has tools of its own.
+      const refused = onPostgres() && route.path === '/admin/backup' && response.status === 409
+      if (ok) t.ok(response.status < 400 || refused, `${role} ${route.method} ${route.path} → ${response.status}`)
       else {
         t.equal(response.status, 403, `${role} ${route.method} ${route.path}`)
         t.match(await response.json(), { error: new RegExp(`^role ${role} may not`) })

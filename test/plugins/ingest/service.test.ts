@@ -17,34 +17,11 @@ import { armToolchain } from '../../support/firmware.js'
 import { testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
-import { API_KEY, basic, telemetryServer } from './harness.js'
+import { API_KEY, basic, readEvents, telemetryServer } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
 
 const run = promisify(execFile)
 const heartbeat = (sequence: number, device = DEVICE): Uint8Array => encodeChunk({ device, sequence, payload: SAMPLES[5] })
-
-/** Read server-sent events from a stream until `count` arrived. */
-async function readEvents (response: Response, count: number): Promise<Array<{ id: number, event: string, data: { kind: string, sequence?: number } }>> {
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
-  const decoder = new TextDecoder()
-  const events: Array<{ id: number, event: string, data: { kind: string, sequence?: number } }> = []
-  let text = ''
-  while (events.length < count) {
-    const { value, done } = await reader.read()
-    if (done) break
-    text += decoder.decode(value, { stream: true })
-    let end: number
-    while ((end = text.indexOf('\n\n')) >= 0) {
-      const block = text.slice(0, end)
-      text = text.slice(end + 2)
-      const field = (name: string): string | undefined => block.split('\n').find(l => l.startsWith(`${name}: `))?.slice(name.length + 2)
-      const data = field('data')
-      if (data !== undefined) events.push({ id: Number(field('id')), event: field('event') ?? '', data: JSON.parse(data) })
-    }
-  }
-  await reader.cancel()
-  return events
-}
 
 t.test('events stream live and resume from Last-Event-ID', async t => {
   const server = await telemetryServer(t)

@@ -15,7 +15,7 @@ import ingest from '../../../plugins/ingest/index.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { accessToken } from '../../support/oidc.js'
 import { pollUntil } from '../../support/poll.js'
-import { telemetryServer, type TelemetryServer } from './harness.js'
+import { onPostgres, telemetryServer, type TelemetryServer } from './harness.js'
 
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
 type Signer = (roles: string[], options?: { key?: PrivateKey, iss?: string, client?: JWTPayload, expires?: string | number }) => Promise<string>
@@ -78,7 +78,8 @@ t.test('bearer tokens decide the role; unverifiable tokens go to userinfo', asyn
   t.equal(await call('POST', '/devices/register', await token([]), { id: '0000000000000001' }), 403)
   t.equal(await call('POST', '/devices/register', await token(['fleet-provisioner']), { id: '0000000000000001' }), 201)
   t.equal(await call('GET', '/admin/backup', await token(['fleet-provisioner'])), 403)
-  t.equal(await call('GET', '/admin/backup', await token(['fleet-admin'])), 200)
+  // On PostgreSQL the backup of the embedded store is refused (409): that database has tools of its own.
+  t.equal(await call('GET', '/admin/backup', await token(['fleet-admin'])), onPostgres() ? 409 : 200)
   t.equal(counts.userinfo, 0, 'verified tokens never go to userinfo')
   t.match(await pollUntil(() => server.kernel.health().plugins.ingest.checks?.['identity-provider'], { what: 'the identity provider check' }), { status: 'ok' }, 'health: the provider answers')
   t.equal(await call('GET', '/devices', await token(['fleet-admin'], { key: strangerKey })), 401, 'signed by another key, unknown to userinfo')

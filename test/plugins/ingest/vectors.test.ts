@@ -137,8 +137,7 @@ t.test('posted over HTTP, each vector is accepted and the API shows its record',
   // refuse plaintext), it is given the vectors' fixed key directly instead of an issued one.
   const registered = await server.api('POST', '/devices/register', 'provisioner', { id: device })
   t.equal(registered.status, 201)
-  const { store } = server.service.telemetry
-  await store.transaction(() => store.keys.put(device, Buffer.from(VECTOR_KEY, 'hex')))
+  await server.service.telemetry.storage.changeDevice(device, current => current === undefined ? undefined : { device: current, key: Buffer.from(VECTOR_KEY, 'hex') })
   for (const v of vectors) {
     const { status, json } = await server.ingest(Buffer.concat(v.frames))
     t.same([status, json.frames.map(f => f.status)], [200, [...Array(v.frames.length - 1).fill('partial'), 'accepted']], v.json.name)

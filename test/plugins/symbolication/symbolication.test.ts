@@ -20,6 +20,7 @@ import symbolication from '../../../plugins/symbolication/index.js'
 import { Addr2line } from '../../../plugins/symbolication/addr2line.js'
 import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
+import { requirePostgres } from '../../support/postgres.js'
 import { armToolchain } from '../../support/firmware.js'
 import { testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
@@ -184,6 +185,20 @@ t.test('a build\'s new faults go to the resolver in one run; a fault leaves the 
   t.same(tool.runs().map(r => r.addresses), [100], 'one run for the 100 addresses of the 50 faults')
   t.equal(server.kernel.service('ingest').telemetry.store.pendingFaults.getKeysCount(), 0, 'no fault left pending')
   t.ok(await pollUntil(async () => /^berth_symbolication_faults_total\{outcome="resolved"\} 50$/m.test(await server.text('telemetry', '/metrics/prometheus')), { what: '50 resolved faults counted' }))
+})
+
+t.test('on PostgreSQL, a node resolves faults of a build uploaded to another node: it writes the ELF file from the database into its own directory', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  const tool = standIn(tempDir(t))
+  const [first, second] = [await fleet(t, { symbolication: { addr2line: tool.tool }, ingest: { database_url: url } }), await fleet(t, { symbolication: { addr2line: tool.tool }, ingest: { database_url: url } })]
+  const elf = headerOnlyElf('shared')
+  t.equal((await first.upload(elf.bytes)).status, 201)
+  const device = '0000000000000301'
+  await second.post([[device, info(elf.id)], [device, fault(0x1000)]])
+  t.equal(await pollUntil(async () => (await second.symbols(device))[0]?.endsWith('main.c:7') === true && (await second.symbols(device))[0], { what: 'the fault resolved on the second node' }), 'f0x1000 at /src/main.c:7')
+  const { elfDir } = second.kernel.service('ingest').telemetry
+  t.same(readFileSync(join(elfDir, `${elf.id}.elf`)), elf.bytes, 'the second node wrote the file from the database')
 })
 
 t.test('a resolver that times out is killed with its children, and its faults are tried again later, each wait twice the last, without another upload', async t => {

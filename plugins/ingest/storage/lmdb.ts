@@ -1,0 +1,268 @@
+// The storage contract on LMDB (the embedded default): the kernel store's databases of store.ts, with
+// the in-process device turns of device-locks.ts. Puts issued in one event turn commit as one
+// transaction, whose B-tree work runs on lmdb-js's write thread.
+import type { Database } from 'lmdb'
+import { markTime } from '../chunk-marks.js'
+import { seenKey, type TelemetryStore } from '../store.js'
+import {
+  faultKey, pendingKey, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestReads, type IngestSession,
+  type IngestWrites, type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate,
+  type TelemetryStorage
+} from './contract.js'
+
+/** Past every key of a build in `pendingFaults` (keys of one build start with [build]). */
+const END = '\uffff'
+
+export class LmdbStorage implements TelemetryStorage {
+  readonly backend = 'lmdb'
+  readonly #store: TelemetryStore
+
+  constructor (store: TelemetryStore) {
+    this.#store = store
+  }
+
+  async open (): Promise<number> {
+    return await this.#store.indexPendingFaults()
+  }
+
+  async close (): Promise<void> {}
+
+  async announce (): Promise<void> {}
+
+  async listen (): Promise<void> {}
+
+  async scheduled (_name: string, _everyMs: number, work: () => Promise<unknown>): Promise<boolean> {
+    await work()
+    return true
+  }
+
+  async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
+    const store = this.#store
+    const session: IngestSession = {
+      read: async (ids, marks, keys) => readFor(store, ids, marks, keys),
+      write: async writes => { await issue(store, writes) }
+    }
+    return await store.locks.run(devices, async () => await work(session))
+  }
+
+  async device (id: string): Promise<Device | undefined> {
+    return this.#store.devices.get(id)
+  }
+
+  devices (after?: string): AsyncIterable<Device> {
+    return valuesAfter(this.#store.devices, after)
+  }
+
+  async changeDevice (id: string, change: (current: Device | undefined) => DeviceChange | undefined): Promise<Device | undefined> {
+    const store = this.#store
+    return await store.locks.run([id], async () => await store.transaction(() => {
+      const next = change(store.devices.get(id))
+      if (next === undefined) return undefined
+      if (next.key instanceof Uint8Array) store.keys.put(id, next.key)
+      if (next.key === null) store.keys.remove(id)
+      store.devices.put(id, next.device)
+      return next.device
+    }))
+  }
+
+  async deleteDevice (id: string): Promise<boolean> {
+    const store = this.#store
+    return await store.locks.run([id], async () => await store.transaction(() => {
+      if (store.devices.get(id) === undefined) return false
+      store.removeSeries(id, Number.MAX_SAFE_INTEGER)
+      for (const key of store.seen.getKeys({ start: `${id}:`, end: `${id};` })) store.seen.remove(key)
+      store.keys.remove(id)
+      store.devices.remove(id)
+      return true
+    }))
+  }
+
+  async markOffline (ids: readonly string[], silent: (device: Device) => boolean): Promise<Device[]> {
+    const store = this.#store
+    return await store.locks.run(ids, async () => await store.transaction(() => {
+      const marked: Device[] = []
+      for (const id of ids) {
+        const device = store.devices.get(id)
+        if (device === undefined || !silent(device)) continue
+        const next = { ...device, offline: true }
+        store.devices.put(id, next)
+        marked.push(next)
+      }
+      return marked
+    }))
+  }
+
+  async * series<K extends SeriesKind> (kind: K, start: SeriesKey, end: number, exclusive = false): AsyncIterable<{ key: SeriesKey, value: SeriesRecord[K] }> {
+    const db = this.#store[kind]
+    const first = JSON.stringify(start)
+    for (const { key, value } of db.getRange({ start, end: [start[0], end] })) {
+      if (exclusive && JSON.stringify(key) === first) continue
+      yield { key, value: value as SeriesRecord[K] }
+    }
+  }
+
+  async * faultsSince (since: number): AsyncIterable<StoredFault> {
+    for (const { value } of this.#store.faults.getRange()) {
+      if (value.received_at >= since) yield value
+    }
+  }
+
+  async chunkCount (): Promise<number> {
+    return this.#store.seen.getKeysCount()
+  }
+
+  async deleteBefore (cutoff: number): Promise<number> {
+    const store = this.#store
+    return await store.transaction(() => {
+      let removed = 0
+      for (const device of store.devices.getKeys()) removed += store.removeSeries(device, cutoff)
+      for (const { key, value } of store.seen.getRange()) {
+        if (markTime(value) < cutoff) store.seen.remove(key)
+      }
+      return removed
+    })
+  }
+
+  async group (name: string): Promise<Group | undefined> {
+    return this.#store.groups.get(name)
+  }
+
+  groups (after?: string): AsyncIterable<Group> {
+    return valuesAfter(this.#store.groups, after)
+  }
+
+  async createGroup (group: Group): Promise<boolean> {
+    const groups = this.#store.groups
+    return await groups.ifNoExists(group.name, () => { groups.put(group.name, group) })
+  }
+
+  async putGroup (group: Group): Promise<void> {
+    await this.#store.groups.put(group.name, group)
+  }
+
+  async removeGroup (name: string): Promise<void> {
+    await this.#store.groups.remove(name)
+  }
+
+  async groupMembers (name: string): Promise<number> {
+    return [...this.#store.devices.getRange().filter(e => e.value.group === name)].length
+  }
+
+  async otaTarget (id: string): Promise<OtaTarget | undefined> {
+    return this.#store.ota.get(id)
+  }
+
+  otaTargets (after?: string): AsyncIterable<OtaTarget> {
+    return valuesAfter(this.#store.ota, after)
+  }
+
+  async putOtaTarget (target: OtaTarget): Promise<void> {
+    await this.#store.ota.put(target.id, target)
+  }
+
+  async removeOtaTarget (id: string): Promise<void> {
+    await this.#store.ota.remove(id)
+  }
+
+  async elf (buildId: string): Promise<ElfFile | undefined> {
+    return this.#store.elves.get(buildId)
+  }
+
+  async elves (): Promise<ElfFile[]> {
+    return [...this.#store.elves.getRange()].map(({ value }) => value)
+  }
+
+  async putElf ({ record, version }: ElfUpload): Promise<void> {
+    const store = this.#store
+    await store.transaction(() => {
+      store.elves.put(record.build_id, record)
+      if (version !== null) store.versions.put(version, record.build_id)
+    })
+  }
+
+  async elfBytes (): Promise<Buffer | undefined> {
+    return undefined
+  }
+
+  async pendingBuilds (): Promise<string[]> {
+    const builds: string[] = []
+    let start: PendingKey | [string, string] | undefined
+    for (;;) {
+      const [first] = [...this.#store.pendingFaults.getKeys({ start, limit: 1 })]
+      if (first === undefined) return builds
+      builds.push(first[0])
+      start = [first[0], END]
+    }
+  }
+
+  async pendingFaults (buildId: string, after: PendingKey | undefined, limit: number): Promise<PendingKey[]> {
+    return [...this.#store.pendingFaults.getKeys({ start: after ?? [buildId], exclusiveStart: after !== undefined, end: [buildId, END], limit })]
+  }
+
+  async isPending (key: PendingKey): Promise<boolean> {
+    return this.#store.pendingFaults.doesExist(key)
+  }
+
+  async fault (key: SeriesKey): Promise<StoredFault | undefined> {
+    return this.#store.faults.get(key)
+  }
+
+  async setSymbols (updates: readonly SymbolUpdate[]): Promise<string[]> {
+    const { faults, pendingFaults } = this.#store
+    return await this.#store.transaction(() => {
+      const symbols: string[] = []
+      for (const { key, symbol, final } of updates) {
+        const current = faults.get(faultKey(key))
+        if (current === undefined || final) pendingFaults.remove(key)
+        if (current === undefined || current.symbol === symbol) continue
+        faults.put(faultKey(key), { ...current, symbol })
+        symbols.push(symbol)
+      }
+      return symbols
+    })
+  }
+}
+
+/** The values of `db` in key order, after the key `after`. */
+async function * valuesAfter<T> (db: Database<T, string>, after: string | undefined): AsyncIterable<T> {
+  for (const { key, value } of db.getRange({ start: after ?? '' })) {
+    if (key !== after) yield value
+  }
+}
+
+function readFor (store: TelemetryStore, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): IngestReads {
+  const reads: IngestReads = { devices: new Map(), keys: new Map(), marks: new Map() }
+  for (const id of ids) {
+    const device = store.devices.get(id)
+    if (device !== undefined) reads.devices.set(id, device)
+  }
+  for (const id of sealed) {
+    const key = store.keys.get(id)
+    if (key !== undefined) reads.keys.set(id, key)
+  }
+  for (const [device, sequence] of pairs) {
+    const seen = seenKey(device, sequence)
+    const mark = store.seen.get(seen)
+    if (mark !== undefined) reads.marks.set(seen, mark)
+  }
+  return reads
+}
+
+/**
+ * Issue every put. Inside a transaction callback they are part of that transaction; outside one,
+ * lmdb-js puts issued in one event turn go into one transaction, and the promise of the last one
+ * resolves once that transaction has committed. Records are written field by field as built.
+ */
+function issue (store: TelemetryStore, writes: IngestWrites): Promise<boolean> | undefined {
+  let last: Promise<boolean> | undefined
+  for (const r of writes.reboots) last = store.reboots.put([r.device, r.received_at, r.sequence], r)
+  for (const f of writes.faults) {
+    last = store.faults.put([f.device, f.received_at, f.sequence], f)
+    last = store.pendingFaults.put(pendingKey(f), true)
+  }
+  for (const { metric: m, index } of writes.metrics) last = store.metrics.put([m.device, m.received_at, m.sequence, index], m)
+  for (const t of writes.traces) last = store.traces.put([t.device, t.received_at, t.sequence], t)
+  for (const { device, sequence, mark } of writes.marks) last = store.seen.put(seenKey(device, sequence), mark)
+  for (const device of writes.devices) last = store.devices.put(device.id, device)
+  return last
+}

@@ -1,0 +1,17 @@
+// The PostgreSQL schema's migrations, in order. Each is applied once (those pending at a start in one
+// transaction) and recorded in schema_migrations; a migration once released is never edited, only followed by another.
+import { schema } from './001-schema.js'
+import { scheduledJobs } from './002-scheduled-jobs.js'
+import { elfBytes } from './003-elf-bytes.js'
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'schema', sql: schema },
+  { version: 2, name: 'scheduled-jobs', sql: scheduledJobs },
+  { version: 3, name: 'elf-bytes', sql: elfBytes }
+]

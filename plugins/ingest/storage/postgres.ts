@@ -1,0 +1,627 @@
+// The storage contract on PostgreSQL (`[ingest].database_url`): the schema of migrations/ in the schema
+// `ingest`, migrated at start under an advisory lock (two nodes starting at once apply each migration
+// once). A request holds its devices' turns as transaction-scoped advisory locks, so every node sharing
+// the database takes them in turn; its writes are multi-row inserts in that one transaction, and the
+// caller acknowledges after the commit. Metrics live in daily partitions; retention drops whole ones.
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import type { TelemetryEvent } from '../apply.js'
+import { seenKey } from '../store.js'
+import { DIGEST_BYTES, isCopy, type StoredMark } from '../chunk-marks.js'
+import {
+  StorageUnavailable, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestReads, type IngestSession, type IngestWrites,
+  type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate, type TelemetryStorage
+} from './contract.js'
+import { MIGRATIONS } from './migrations/index.js'
+
+/** The schema the tables live in (the connection's search_path). */
+export const SCHEMA = 'ingest'
+/** First key of the plugin's advisory locks (two-key form); the second names what is locked. */
+const LOCK_SPACE = 0x42657274
+const MIGRATION_LOCK = 1
+const PARTITION_LOCK = 2
+/** Device turns: the second key is hashtext(device id), in this space. */
+const DEVICE_LOCK_SPACE = LOCK_SPACE + 1
+/** Scheduled jobs: the second key is hashtext(job name). */
+const JOB_LOCK_SPACE = LOCK_SPACE + 2
+const DAY_MS = 86_400_000
+/** The channel nodes tell each other their events on. */
+const EVENTS_CHANNEL = 'berth_ingest_events'
+/** A NOTIFY payload is at most 8000 bytes: events go in batches of at most this much JSON. */
+const NOTIFY_BYTES = 7000
+/** Rows per page of a list read, and per multi-row insert. */
+const PAGE = 500
+const INSERT_ROWS = 1000
+
+export const DEVICE_COLUMNS = ['id', 'name', 'group', 'serial', 'hardware_version', 'software_type', 'software_version', 'build_id', 'registered', 'encrypted', 'created_at', 'last_seen', 'boot_count', 'offline'] as const
+/** Columns of each series in the order of its records (apply.ts), its key columns after device, and its table. */
+export const SERIES = {
+  faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'software_version', 'build_id', 'symbol'], key: ['received_at', 'sequence'] },
+  metrics: { columns: ['device', 'sequence', 'received_at', 'key', 'kind', 'value', 'uptime_ms'], key: ['received_at', 'sequence', 'entry'] },
+  reboots: { columns: ['device', 'sequence', 'received_at', 'reason', 'boot_count', 'pc', 'lr'], key: ['received_at', 'sequence'] },
+  traces: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'dropped', 'text'], key: ['received_at', 'sequence'] }
+} as const
+
+/** SQLSTATE classes and client codes that mean the database cannot be reached now (not that the request is wrong). */
+const UNAVAILABLE_STATES = /^(08|53|57P)/
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'])
+/** What node-postgres says when a connection ends under a query or cannot be made in time. */
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i
+
+/** `err` as StorageUnavailable when it says the database cannot be reached; else as it is. */
+function classify (err: unknown): unknown {
+  if (err instanceof StorageUnavailable) return err
+  const code = (err as { code?: unknown }).code
+  const message = err instanceof Error ? err.message : ''
+  if ((typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_STATES.test(code))) || UNAVAILABLE_MESSAGES.test(message)) {
+    return new StorageUnavailable(`the telemetry database cannot be reached (${typeof code === 'string' ? code : 'connection lost'}): ${message}`, { cause: err })
+  }
+  // The same content stored under a (device, sequence) by another transaction at once, or two transactions in each other's way: nothing was stored, the retry decides.
+  if ((code === '23505' && (err as { constraint?: unknown }).constraint === 'chunk_marks_pkey') || code === '40001' || code === '40P01') {
+    return new StorageUnavailable(`the telemetry database refused the transaction (${code}): another one changed the same records at the same moment; send it again`, { cause: err })
+  }
+  return err
+}
+
+async function guarded<T> (work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (err) {
+    throw classify(err)
+  }
+}
+
+/** `url` without its password, for messages. */
+export function redactUrl (url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.href
+  } catch {
+    return 'an unparsable URL'
+  }
+}
+
+/** The name of the metrics partition of `day` (days since the epoch). */
+function partitionName (day: number): string {
+  return `metrics_d${day}`
+}
+
+export interface PostgresOptions {
+  /** Most connections this node opens. */
+  max?: number
+}
+
+export type Row = Record<string, unknown>
+type Client = pg.PoolClient
+
+/** Bigint columns (times, sequences, register values: all fit in a double) read as numbers. */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
+}
+
+function quoted (names: readonly string[]): string {
+  return names.map(name => `"${name}"`).join(', ')
+}
+
+/** A multi-row insert of `rows` into `table`'s `columns`: its text and parameters. */
+function insertOf (table: string, columns: readonly string[], rows: readonly Row[]): [string, unknown[]] {
+  const params: unknown[] = []
+  const tuples = rows.map(row => `(${columns.map(column => { params.push(row[column]); return `$${params.length}` }).join(', ')})`)
+  return [`insert into ${table} (${quoted(columns)}) values ${tuples.join(', ')}`, params]
+}
+
+export class PostgresStorage implements TelemetryStorage {
+  readonly backend = 'postgres'
+  readonly #config: pg.ClientConfig
+  readonly #pool: pg.Pool
+  /** Days whose metrics partition is known to exist. */
+  readonly #partitions = new Set<number>()
+  /** This node, in its notifications (it hears its own and skips them). */
+  readonly #node = randomUUID()
+  /** The connection LISTENing for the other nodes' events, and its reconnection timer. */
+  #listener: pg.Client | undefined
+  #relisten: NodeJS.Timeout | undefined
+  #closed = false
+
+  constructor (url: string, options: PostgresOptions = {}) {
+    this.#config = {
+      connectionString: url,
+      connectionTimeoutMillis: 5000,
+      application_name: 'berth-ingest',
+      options: `-c search_path=${SCHEMA}`,
+      types: TYPES
+    }
+    this.#pool = new pg.Pool({ ...this.#config, max: options.max ?? 10 })
+    // An idle connection the server closed (a restart): the next query finds out, and answers 503.
+    this.#pool.on('error', () => {})
+  }
+
+  async open (): Promise<number> {
+    await this.migrate()
+    const today = Math.floor(Date.now() / DAY_MS)
+    await this.#ensurePartitions([today, today + 1])
+    return 0
+  }
+
+  /** Apply the migrations not applied yet, under the migration lock (idempotent; safe when nodes start together). */
+  async migrate (): Promise<number[]> {
+    return await this.#transaction(async client => {
+      await client.query('select pg_advisory_xact_lock($1, $2)', [LOCK_SPACE, MIGRATION_LOCK])
+      await client.query(`create schema if not exists ${SCHEMA}`)
+      await client.query('create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())')
+      const done = new Set((await client.query<{ version: number }>('select version from schema_migrations')).rows.map(row => row.version))
+      const applied: number[] = []
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue
+        await client.query(migration.sql)
+        await client.query('insert into schema_migrations (version, name) values ($1, $2)', [migration.version, migration.name])
+        applied.push(migration.version)
+      }
+      return applied
+    })
+  }
+
+  async close (): Promise<void> {
+    this.#closed = true
+    clearTimeout(this.#relisten)
+    await this.#listener?.end().catch(() => {})
+    await this.#pool.end()
+  }
+
+  async #query<T = Row> (text: string, params: unknown[] = []): Promise<T[]> {
+    return await guarded(async () => (await this.#pool.query(text, params)).rows as T[])
+  }
+
+  /** Run `work` in one transaction on one connection; a connection that failed is not reused. */
+  async #transaction<T> (work: (client: Client) => Promise<T>): Promise<T> {
+    return await guarded(async () => {
+      const client = await this.#pool.connect()
+      const ignore = (): void => {}
+      client.on('error', ignore)
+      let failed: unknown
+      try {
+        await client.query('begin')
+        const result = await work(client)
+        await client.query('commit')
+        return result
+      } catch (err) {
+        failed = err
+        await client.query('rollback').catch(() => {})
+        throw err
+      } finally {
+        client.off('error', ignore)
+        client.release(failed instanceof Error ? failed : undefined)
+      }
+    })
+  }
+
+  /** Create the metrics partitions of `days` that do not exist yet (in a transaction of their own, under the partition lock). */
+  async #ensurePartitions (days: Iterable<number>): Promise<void> {
+    const missing = [...new Set(days)].filter(day => !this.#partitions.has(day))
+    if (missing.length === 0) return
+    await this.#transaction(async client => {
+      await client.query('select pg_advisory_xact_lock($1, $2)', [LOCK_SPACE, PARTITION_LOCK])
+      for (const day of missing) {
+        await client.query(`create table if not exists ${partitionName(day)} partition of metrics for values from (${day * DAY_MS}) to (${(day + 1) * DAY_MS})`)
+      }
+    })
+    for (const day of missing) this.#partitions.add(day)
+  }
+
+  async announce (events: readonly TelemetryEvent[]): Promise<void> {
+    let batch: TelemetryEvent[] = []
+    let bytes = 0
+    const send = async (): Promise<void> => {
+      if (batch.length === 0) return
+      const payload = JSON.stringify({ node: this.#node, events: batch })
+      batch = []
+      bytes = 0
+      await this.#query('select pg_notify($1, $2)', [EVENTS_CHANNEL, payload])
+    }
+    for (const event of events) {
+      const size = JSON.stringify(event).length + 1
+      if (bytes + size > NOTIFY_BYTES) await send()
+      batch.push(event)
+      bytes += size
+    }
+    await send()
+  }
+
+  /** LISTEN on a connection of its own; when it is lost, connect and listen again every second until it is back. */
+  async listen (heard: (events: TelemetryEvent[]) => void): Promise<void> {
+    const attempt = async (): Promise<void> => {
+      const client = new pg.Client(this.#config)
+      client.on('error', () => {})
+      client.on('notification', ({ payload }) => {
+        const message = JSON.parse(payload ?? '{}') as { node?: string, events?: TelemetryEvent[] }
+        if (message.node !== this.#node && Array.isArray(message.events)) heard(message.events)
+      })
+      client.on('end', () => {
+        if (this.#listener === client) this.#listener = undefined
+        again()
+      })
+      this.#listener = client
+      await client.connect()
+      await client.query(`listen ${EVENTS_CHANNEL}`)
+    }
+    const again = (): void => {
+      if (this.#closed || this.#relisten !== undefined) return
+      this.#relisten = setTimeout(() => {
+        this.#relisten = undefined
+        attempt().catch(() => { void this.#listener?.end().catch(() => {}) })
+      }, 1000)
+      this.#relisten.unref()
+    }
+    await guarded(attempt)
+  }
+
+  /**
+   * Under a session advisory lock of the job (tried, not waited for: a node that finds it held leaves
+   * the run to its holder, and a node that dies releases it with its connection), with the time of the
+   * job's last run in scheduled_jobs.
+   */
+  async scheduled (name: string, everyMs: number, work: () => Promise<unknown>): Promise<boolean> {
+    const client = await guarded(async () => await this.#pool.connect())
+    const ignore = (): void => {}
+    client.on('error', ignore)
+    let failed: unknown
+    try {
+      const [{ locked }] = (await guarded(async () => await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as locked', [JOB_LOCK_SPACE, name]))).rows
+      if (!locked) return false
+      try {
+        const now = Date.now()
+        const [last] = (await guarded(async () => await client.query<{ at: number }>('select at from scheduled_jobs where name = $1', [name]))).rows
+        if (last !== undefined && now - last.at < everyMs / 2) return false
+        await work()
+        await guarded(async () => { await client.query('insert into scheduled_jobs (name, at) values ($1, $2) on conflict (name) do update set at = excluded.at', [name, now]) })
+        return true
+      } finally {
+        await client.query('select pg_advisory_unlock($1, hashtext($2))', [JOB_LOCK_SPACE, name]).catch((err: unknown) => { failed = err })
+      }
+    } catch (err) {
+      failed = err
+      throw err
+    } finally {
+      client.off('error', ignore)
+      // A connection whose unlock failed still holds the lock: it is closed, which releases it.
+      client.release(failed instanceof Error ? failed : undefined)
+    }
+  }
+
+  /** Run `work` in a transaction holding the turns of `devices` (advisory locks, taken in id order so two requests never wait on each other). */
+  async #withDevices<T> (devices: Iterable<string>, work: (client: Client) => Promise<T>): Promise<T> {
+    const ids = [...new Set(devices)].sort()
+    return await this.#transaction(async client => {
+      if (ids.length > 0) await client.query('select pg_advisory_xact_lock($1, hashtext(id)) from unnest($2::text[]) as id order by id', [DEVICE_LOCK_SPACE, ids])
+      return await work(client)
+    })
+  }
+
+  async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
+    let reads: IngestReads | undefined
+    return await this.#withDevices(devices, async client => await work({
+      read: async (ids, pairs, sealed) => {
+        reads = await readFor(client, ids, pairs, sealed)
+        return reads
+      },
+      write: async writes => {
+        await this.#ensurePartitions(writes.metrics.map(({ metric }) => Math.floor(metric.received_at / DAY_MS)))
+        await writeAll(client, writes, reads?.marks ?? new Map())
+      }
+    }))
+  }
+
+  async device (id: string): Promise<Device | undefined> {
+    return (await this.#query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = $1`, [id]))[0]
+  }
+
+  devices (after?: string): AsyncIterable<Device> {
+    return this.#keyset<Device>('devices', DEVICE_COLUMNS, 'id', after, row => row.id)
+  }
+
+  async changeDevice (id: string, change: (current: Device | undefined) => DeviceChange | undefined): Promise<Device | undefined> {
+    return await this.#withDevices([id], async client => {
+      const [current] = (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = $1`, [id])).rows
+      const next = change(current)
+      if (next === undefined) return undefined
+      await upsertDevices(client, [next.device])
+      if (next.key instanceof Uint8Array) await client.query('insert into device_keys (device, key) values ($1, $2) on conflict (device) do update set key = excluded.key', [id, Buffer.from(next.key)])
+      if (next.key === null) await client.query('delete from device_keys where device = $1', [id])
+      return next.device
+    })
+  }
+
+  async deleteDevice (id: string): Promise<boolean> {
+    return await this.#withDevices([id], async client => {
+      const deleted = await client.query('delete from devices where id = $1', [id])
+      if (deleted.rowCount === 0) return false
+      for (const table of ['chunk_marks', 'faults', 'metrics', 'reboots', 'traces']) await client.query(`delete from ${table} where device = $1`, [id])
+      return true
+    })
+  }
+
+  async markOffline (ids: readonly string[], silent: (device: Device) => boolean): Promise<Device[]> {
+    return await this.#withDevices(ids, async client => {
+      const current = (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = any($1::text[]) order by id`, [[...ids]])).rows
+      const marked = current.filter(silent).map(device => ({ ...device, offline: true }))
+      if (marked.length > 0) await client.query('update devices set offline = true where id = any($1::text[])', [marked.map(d => d.id)])
+      return marked
+    })
+  }
+
+  async * series<K extends SeriesKind> (kind: K, start: SeriesKey, end: number, exclusive = false): AsyncIterable<{ key: SeriesKey, value: SeriesRecord[K] }> {
+    const { columns, key } = SERIES[kind]
+    const device = String(start[0])
+    let from = start.slice(1).map(Number)
+    let strict = exclusive
+    for (;;) {
+      const names = key.slice(0, from.length)
+      const rows = await this.#query<Record<string, number | string | null>>(
+        `select ${quoted([...columns, ...(kind === 'metrics' ? ['entry'] : [])])} from ${kind}
+         where device = $1 and (${names.join(', ')}) ${strict ? '>' : '>='} (${names.map((_, i) => `$${i + 2}`).join(', ')}) and received_at < $${names.length + 2}
+         order by ${key.join(', ')} limit ${PAGE}`, [device, ...from, end])
+      for (const row of rows) {
+        const rowKey: SeriesKey = [device, ...key.map(k => row[k] as number)]
+        if (kind === 'metrics') delete row.entry
+        yield { key: rowKey, value: row as unknown as SeriesRecord[K] }
+      }
+      if (rows.length < PAGE) return
+      const last = rows[rows.length - 1]
+      from = [last.received_at as number, last.sequence as number, ...(kind === 'metrics' ? [Number(last.entry ?? 0)] : [])]
+      strict = true
+    }
+  }
+
+  async * faultsSince (since: number): AsyncIterable<StoredFault> {
+    let after: [number, string, number] = [since, '', -1]
+    for (;;) {
+      const rows = await this.#query<StoredFault>(`
+        select ${quoted(SERIES.faults.columns)} from faults where received_at >= $1 and (received_at, device, sequence) > ($2, $3, $4)
+        order by received_at, device, sequence limit ${PAGE}`, [since, ...after])
+      yield * rows
+      if (rows.length < PAGE) return
+      const last = rows[rows.length - 1]
+      after = [last.received_at, last.device, last.sequence]
+    }
+  }
+
+  async chunkCount (): Promise<number> {
+    return (await this.#query<{ n: number }>('select count(*)::bigint as n from (select distinct device, sequence from chunk_marks) m'))[0].n
+  }
+
+  async deleteBefore (cutoff: number): Promise<number> {
+    const dropped: number[] = []
+    const removed = await this.#transaction(async client => {
+      let removed = 0
+      for (const table of ['faults', 'reboots', 'traces']) removed += (await client.query(`delete from ${table} where received_at < $1`, [cutoff])).rowCount ?? 0
+      // Whole days before the cutoff: their partitions are dropped; the day of the cutoff loses its older rows.
+      const partitions = (await client.query<{ name: string }>(`
+        select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
+        join pg_namespace n on n.oid = p.relnamespace where p.relname = 'metrics' and n.nspname = $1`, [SCHEMA])).rows
+      for (const { name } of partitions) {
+        const day = Number(/^metrics_d(\d+)$/.exec(name)?.[1] ?? NaN)
+        if (!Number.isInteger(day) || (day + 1) * DAY_MS > cutoff) continue
+        removed += (await client.query<{ n: number }>(`select count(*)::bigint as n from ${partitionName(day)}`)).rows[0].n
+        await client.query(`drop table ${partitionName(day)}`)
+        dropped.push(day)
+      }
+      removed += (await client.query('delete from metrics where received_at < $1', [cutoff])).rowCount ?? 0
+      await client.query(`
+        delete from chunk_marks m using (select device, sequence from chunk_marks group by device, sequence having max(at) < $1) old
+        where m.device = old.device and m.sequence = old.sequence`, [cutoff])
+      return removed
+    })
+    for (const day of dropped) this.#partitions.delete(day)
+    return removed
+  }
+
+  async group (name: string): Promise<Group | undefined> {
+    return (await this.#query<Group>(`select ${quoted(GROUP_COLUMNS)} from groups where name = $1`, [name]))[0]
+  }
+
+  groups (after?: string): AsyncIterable<Group> {
+    return this.#keyset<Group>('groups', GROUP_COLUMNS, 'name', after, row => row.name)
+  }
+
+  async createGroup (group: Group): Promise<boolean> {
+    const [text, params] = insertOf('groups', GROUP_COLUMNS, [group as unknown as Row])
+    return (await guarded(async () => await this.#pool.query(`${text} on conflict (name) do nothing`, params))).rowCount === 1
+  }
+
+  async putGroup (group: Group): Promise<void> {
+    await this.#upsert('groups', GROUP_COLUMNS, 'name', group as unknown as Row)
+  }
+
+  async removeGroup (name: string): Promise<void> {
+    await this.#query('delete from groups where name = $1', [name])
+  }
+
+  async groupMembers (name: string): Promise<number> {
+    return (await this.#query<{ n: number }>('select count(*)::bigint as n from devices where "group" = $1', [name]))[0].n
+  }
+
+  async otaTarget (id: string): Promise<OtaTarget | undefined> {
+    return (await this.#query<OtaTarget>(`select ${quoted(OTA_COLUMNS)} from ota_targets where id = $1`, [id]))[0]
+  }
+
+  otaTargets (after?: string): AsyncIterable<OtaTarget> {
+    return this.#keyset<OtaTarget>('ota_targets', OTA_COLUMNS, 'id', after, row => row.id)
+  }
+
+  async putOtaTarget (target: OtaTarget): Promise<void> {
+    await this.#upsert('ota_targets', OTA_COLUMNS, 'id', target as unknown as Row)
+  }
+
+  async removeOtaTarget (id: string): Promise<void> {
+    await this.#query('delete from ota_targets where id = $1', [id])
+  }
+
+  async elf (buildId: string): Promise<ElfFile | undefined> {
+    return (await this.#query<ElfFile>(`select ${quoted(ELF_COLUMNS)} from elf_files where build_id = $1`, [buildId]))[0]
+  }
+
+  async elves (): Promise<ElfFile[]> {
+    return await this.#query<ElfFile>(`select ${quoted(ELF_COLUMNS)} from elf_files order by build_id`)
+  }
+
+  async putElf ({ record, version, bytes }: ElfUpload): Promise<void> {
+    await this.#transaction(async client => {
+      const columns = bytes !== undefined ? [...ELF_COLUMNS, 'bytes'] : ELF_COLUMNS
+      const [text, params] = insertOf('elf_files', columns, [{ ...record, bytes }])
+      await client.query(`${text} on conflict (build_id) do update set ${columns.slice(1).map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
+      if (version !== null) await client.query('insert into elf_versions (name, build_id) values ($1, $2) on conflict (name) do update set build_id = excluded.build_id', [version, record.build_id])
+    })
+  }
+
+  async elfBytes (buildId: string): Promise<Buffer | undefined> {
+    return (await this.#query<{ bytes: Buffer | null }>('select bytes from elf_files where build_id = $1', [buildId]))[0]?.bytes ?? undefined
+  }
+
+  async pendingBuilds (): Promise<string[]> {
+    return (await this.#query<{ build: string }>("select distinct coalesce(build_id, '') as build from faults where pending order by 1")).map(row => row.build)
+  }
+
+  async pendingFaults (buildId: string, after: PendingKey | undefined, limit: number): Promise<PendingKey[]> {
+    const [, device, at, sequence] = after ?? [buildId, '', -1, -1]
+    const rows = await this.#query<{ device: string, received_at: number, sequence: number }>(`
+      select device, received_at, sequence from faults where pending and coalesce(build_id, '') = $1
+      and (device, received_at, sequence) > ($2, $3, $4) order by device, received_at, sequence limit $5`, [buildId, device, at, sequence, limit])
+    return rows.map(row => [buildId, row.device, row.received_at, row.sequence])
+  }
+
+  async isPending ([, device, at, sequence]: PendingKey): Promise<boolean> {
+    return (await this.#query('select 1 from faults where device = $1 and received_at = $2 and sequence = $3 and pending', [device, at, sequence])).length === 1
+  }
+
+  async fault ([device, at, sequence]: SeriesKey): Promise<StoredFault | undefined> {
+    return (await this.#query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where device = $1 and received_at = $2 and sequence = $3`, [device, at, sequence]))[0]
+  }
+
+  async setSymbols (updates: readonly SymbolUpdate[]): Promise<string[]> {
+    return await this.#transaction(async client => {
+      const symbols: string[] = []
+      for (const { key: [, device, at, sequence], symbol, final } of updates) {
+        const [current] = (await client.query<{ symbol: string | null }>('select symbol from faults where device = $1 and received_at = $2 and sequence = $3 for update', [device, at, sequence])).rows
+        if (current === undefined) continue
+        await client.query('update faults set symbol = $4, pending = pending and not $5 where device = $1 and received_at = $2 and sequence = $3', [device, at, sequence, symbol, final])
+        if (current.symbol !== symbol) symbols.push(symbol)
+      }
+      return symbols
+    })
+  }
+
+  /**
+   * Rows copied in from elsewhere (`berth telemetry migrate`): multi-row inserts in one transaction,
+   * rows whose key is there already left as they are, so a copy can run again. Returns rows inserted.
+   */
+  async importRows (table: string, columns: readonly string[], rows: readonly Row[]): Promise<number> {
+    if (table === 'metrics') await this.#ensurePartitions(rows.map(row => Math.floor(Number(row.received_at) / DAY_MS)))
+    return await this.#transaction(async client => {
+      let inserted = 0
+      for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+        const [text, params] = insertOf(table, columns, rows.slice(i, i + INSERT_ROWS))
+        inserted += (await client.query(`${text} on conflict do nothing`, params)).rowCount ?? 0
+      }
+      return inserted
+    })
+  }
+
+  /** Insert `row`, or replace the row of its `key`. */
+  async #upsert (table: string, columns: readonly string[], key: string, row: Row): Promise<void> {
+    const [text, params] = insertOf(table, columns, [row])
+    await this.#query(`${text} on conflict (${key}) do update set ${columns.filter(c => c !== key).map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
+  }
+
+  /** Rows of `table` in `key` order after `after`, a page at a time. */
+  async * #keyset<T> (table: string, columns: readonly string[], key: string, after: string | undefined, keyOf: (row: T) => string): AsyncIterable<T> {
+    let last = after
+    for (;;) {
+      const rows = last === undefined
+        ? await this.#query<T>(`select ${quoted(columns)} from ${table} order by ${key} limit ${PAGE}`)
+        : await this.#query<T>(`select ${quoted(columns)} from ${table} where ${key} > $1 order by ${key} limit ${PAGE}`, [last])
+      yield * rows
+      if (rows.length < PAGE) return
+      last = keyOf(rows[rows.length - 1])
+    }
+  }
+}
+
+export const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at'] as const
+export const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
+export const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
+
+/** What a request reads, in three queries: its devices, the marks of its (device, sequence) pairs, and the keys asked for. */
+async function readFor (client: Client, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): Promise<IngestReads> {
+  const reads: IngestReads = { devices: new Map(), keys: new Map(), marks: new Map() }
+  if (ids.length > 0) {
+    for (const device of (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = any($1::text[])`, [[...ids]])).rows) reads.devices.set(device.id, device)
+  }
+  if (sealed.length > 0) {
+    for (const row of (await client.query<{ device: string, key: Buffer }>('select device, key from device_keys where device = any($1::text[])', [[...sealed]])).rows) reads.keys.set(row.device, row.key)
+  }
+  if (pairs.length > 0) {
+    const rows = (await client.query<{ device: string, sequence: number, digest: Buffer, at: number }>(`
+      select m.device, m.sequence, m.digest, m.at from chunk_marks m
+      join unnest($1::text[], $2::bigint[]) as w (device, sequence) on m.device = w.device and m.sequence = w.sequence
+      order by m.at desc`, [pairs.map(p => p[0]), pairs.map(p => p[1])])).rows
+    const digests = new Map<string, Buffer[]>()
+    for (const row of rows) {
+      const seen = seenKey(row.device, row.sequence)
+      if (!reads.marks.has(seen)) reads.marks.set(seen, { at: row.at, digests: new Uint8Array(0) })
+      digests.set(seen, [...(digests.get(seen) ?? []), row.digest])
+    }
+    for (const [seen, list] of digests) (reads.marks.get(seen) as { digests: Uint8Array }).digests = new Uint8Array(Buffer.concat(list))
+  }
+  return reads
+}
+
+async function upsertDevices (client: Client, devices: readonly Device[]): Promise<void> {
+  if (devices.length === 0) return
+  const [text, params] = insertOf('devices', DEVICE_COLUMNS, devices as unknown as Row[])
+  await client.query(`${text} on conflict (id) do update set ${DEVICE_COLUMNS.filter(c => c !== 'id').map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
+}
+
+/** Multi-row inserts of `rows`, INSERT_ROWS at a time. */
+async function insertRows (client: Client, table: string, rows: readonly Row[], columns: readonly string[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+    await client.query(...insertOf(table, columns, rows.slice(i, i + INSERT_ROWS)))
+  }
+}
+
+/**
+ * Every write of a request. A mark's digest new to its (device, sequence) is inserted: should another
+ * node have stored the same content meanwhile, the primary key refuses it and the whole transaction
+ * fails (answered 503; the retry finds a duplicate). A digest stored before (a first transmission
+ * reusing the sequence, see chunk-marks.ts) has its time moved on; a sequence keeps its newest digests only.
+ */
+async function writeAll (client: Client, writes: IngestWrites, read: Map<string, StoredMark>): Promise<void> {
+  await insertRows(client, 'reboots', writes.reboots as unknown as Row[], SERIES.reboots.columns)
+  await insertRows(client, 'faults', writes.faults as unknown as Row[], SERIES.faults.columns)
+  await insertRows(client, 'traces', writes.traces as unknown as Row[], SERIES.traces.columns)
+  await insertRows(client, 'metrics', writes.metrics.map(({ metric, index }) => ({ ...metric, entry: index })), [...SERIES.metrics.columns, 'entry'])
+  const fresh: Row[] = []
+  for (const { device, sequence, mark, digest } of writes.marks) {
+    const before = read.get(seenKey(device, sequence))
+    if (before !== undefined && isCopy(before, digest, false)) {
+      await client.query('update chunk_marks set at = $4 where device = $1 and sequence = $2 and digest = $3', [device, sequence, Buffer.from(digest), mark.at])
+    } else {
+      fresh.push({ device, sequence, digest: Buffer.from(digest), at: mark.at })
+    }
+    if (before !== undefined && typeof before !== 'number' && before.digests.length >= mark.digests.length) {
+      const kept = []
+      for (let at = 0; at < mark.digests.length; at += DIGEST_BYTES) kept.push(Buffer.from(mark.digests.subarray(at, at + DIGEST_BYTES)))
+      await client.query('delete from chunk_marks where device = $1 and sequence = $2 and not (digest = any($3::bytea[]))', [device, sequence, kept])
+    }
+  }
+  // Marks of one request are distinct (device, sequence, digest): a request stores a content once.
+  await insertRows(client, 'chunk_marks', dedupe(fresh), ['device', 'sequence', 'digest', 'at'])
+  await upsertDevices(client, writes.devices)
+}
+
+/** The last row of each (device, sequence, digest). */
+function dedupe (rows: Row[]): Row[] {
+  const byKey = new Map<string, Row>()
+  for (const row of rows) byKey.set(`${String(row.device)}:${String(row.sequence)}:${(row.digest as Buffer).toString('hex')}`, row)
+  return [...byKey.values()]
+}
