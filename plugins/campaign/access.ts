@@ -24,10 +24,10 @@ export function accessControl (auth: SessionAuth, registry: FunctionRegistry): o
     }
     const { name } = request.params as { name: string }
     const fn = registry.get(name)
-    if (fn === undefined) throw new NotFound(`no server function "${name}"`)
+    if (fn === undefined) throw new NotFound(`no server function "${name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
     if (fn.access === 'public') return
     if (session === undefined) throw new Unauthorized('sign in first: no valid session')
-    if (!registry.allows(session.role, fn)) throw new Forbidden(`role ${session.role} may not call ${name}`)
+    if (!registry.allows(session.role, fn)) throw new Forbidden(`role ${session.role} may not call ${name}`, { code: 'BERTH_ROLE_TOO_LOW' })
   }
 }
 

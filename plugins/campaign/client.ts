@@ -8,11 +8,14 @@ const CBOR_TYPE = 'application/cbor'
 /** A failed call: the HTTP status and the server's `error` message. */
 export class ServerFunctionError extends Error {
   readonly status: number
+  /** The answer's stable code (docs/api.md, Error codes), to branch on instead of the message's words. */
+  readonly code: string
 
-  constructor (status: number, message: string) {
+  constructor (status: number, message: string, code = '') {
     super(message)
     this.name = 'ServerFunctionError'
     this.status = status
+    this.code = code
   }
 }
 
@@ -35,10 +38,9 @@ export async function callServerFunction<T = unknown> (name: string, args: objec
   const type = response.headers.get('content-type') ?? ''
   const body: unknown = type.startsWith(CBOR_TYPE) && bytes.length > 0 ? codec.decode(bytes) : undefined
   if (!response.ok) {
-    const message = typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string'
-      ? (body as { error: string }).error
-      : `HTTP ${response.status}`
-    throw new ServerFunctionError(response.status, message)
+    const answer = typeof body === 'object' && body !== null ? body as { error?: unknown, code?: unknown } : {}
+    const message = typeof answer.error === 'string' ? answer.error : `HTTP ${response.status}`
+    throw new ServerFunctionError(response.status, message, typeof answer.code === 'string' ? answer.code : '')
   }
   return body as T
 }

@@ -40,7 +40,7 @@ export function functionRoutes ({ registry, auth, maxRequestBytes }: FunctionRou
       url: '/:name',
       config: { access: 'open' },
       handler: async (request, reply) => {
-        if (registry.get(request.params.name) === undefined) throw new NotFound(`no server function "${request.params.name}"`)
+        if (registry.get(request.params.name) === undefined) throw new NotFound(`no server function "${request.params.name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
         reply.header('allow', 'POST')
         throw new MethodNotAllowed(`server functions are called with POST, not ${request.method}`)
       }

@@ -98,7 +98,7 @@ export class FunctionRegistry {
    */
   async call (name: string, raw: unknown, caller: Caller): Promise<unknown> {
     const registered = this.#functions.get(name)
-    if (registered === undefined) throw new NotFound(`no server function "${name}"`)
+    if (registered === undefined) throw new NotFound(`no server function "${name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
     const args = Value.Default(registered.fn.args, raw)
     const problem = registered.check.Errors(args).First()
     if (problem !== undefined) throw new BadRequest(`invalid arguments: ${problem.path === '' ? '' : `${problem.path}: `}${problem.message}`)

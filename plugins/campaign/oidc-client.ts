@@ -38,7 +38,7 @@ export class IdpClient {
       return await this.#configuration
     } catch (err) {
       this.#configuration = undefined
-      throw new Unavailable(`identity provider ${issuer.href} cannot be reached: ${messageOf(err)}`, { cause: err })
+      throw new Unavailable(`identity provider ${issuer.href} cannot be reached: ${messageOf(err)}`, { cause: err, code: 'BERTH_IDP_UNAVAILABLE' })
     }
   }
 

@@ -46,6 +46,6 @@ export function sameOriginOnly (appUrl: string): onRequestAsyncHookHandler {
     } catch {
       host = undefined
     }
-    if (host === undefined || host !== request.headers.host) throw new Forbidden(`cross-origin call refused: ${origin.slice(0, 100)} is not this application's origin`)
+    if (host === undefined || host !== request.headers.host) throw new Forbidden(`cross-origin call refused: ${origin.slice(0, 100)} is not this application's origin`, { code: 'BERTH_CROSS_ORIGIN' })
   }
 }

@@ -40,7 +40,7 @@ t.test('HTML answers carry a policy that forbids framing; every answer is nosnif
     t.equal(response.headers.get('content-security-policy'), null, 'no page policy on a CBOR answer')
     return { status: response.status, body: decodeCbor(Buffer.from(await response.arrayBuffer())) }
   }
-  t.match(await call('http://campaign-lookalike.example'), { status: 403, body: { error: /^cross-origin call refused: http:\/\/campaign-lookalike\.example is not this application's origin$/ } })
+  t.match(await call('http://campaign-lookalike.example'), { status: 403, body: { error: /^cross-origin call refused: http:\/\/campaign-lookalike\.example is not this application's origin$/, code: 'BERTH_CROSS_ORIGIN' } })
   t.match(await call('null'), { status: 403 }, 'an opaque origin (a sandboxed frame, a file) too')
   t.match(await call(app.origin), { status: 200, body: { authenticated: true } }, 'the app\'s own origin is served')
   t.match(await call(undefined), { status: 200 }, 'a client that sends no Origin (a script) is not a page on another site')

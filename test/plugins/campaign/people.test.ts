@@ -138,7 +138,7 @@ t.test('save-volunteer: one e-mail address is one volunteer', async t => {
   const { call } = await campaignApp(t)
   const vera = await call<{ volunteer_id: string }>('save-volunteer', { name: 'Vera Volunteer', email: 'vera@home.test', skills: ['canvassing'], location: place })
   await t.rejects(call('save-volunteer', { name: 'Vera V.', email: 'Vera@Home.test', skills: ['phone'], location: place }),
-    new ServerFunctionError(409, `Vera Volunteer (volunteer_id ${vera.volunteer_id}) has the e-mail Vera@Home.test already; save with that volunteer_id to update them`), 'a second sign-up with her address, in other case')
+    new ServerFunctionError(409, `Vera Volunteer (volunteer_id ${vera.volunteer_id}) has the e-mail Vera@Home.test already; save with that volunteer_id to update them`, 'BERTH_EMAIL_TAKEN'), 'a second sign-up with her address, in other case')
   const updated = await call<{ volunteer_id: string, skills: string[] }>('save-volunteer', { volunteer_id: vera.volunteer_id, name: 'Vera Volunteer', email: 'vera@home.test', skills: ['canvassing', 'phone'], location: place })
   t.match(updated, { volunteer_id: vera.volunteer_id, skills: ['canvassing', 'phone'] }, 'saving with her id updates her')
   const sam = await call<{ volunteer_id: string }>('save-volunteer', { name: 'Sam Small', email: 'sam@home.test', location: place })

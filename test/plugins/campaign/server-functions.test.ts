@@ -88,7 +88,7 @@ t.test('statuses: 404 unknown, 401 without session, 403 for a role not allowed, 
   const denied = await post(url, 'staff-only', encodeCbor({}))
   t.same(denied, { status: 401, type: 'application/cbor', body: { error: 'sign in first: no valid session', code: 'BERTH_UNAUTHORIZED' } }, 'errors are CBOR {error}')
   const forbidden = await post(url, 'staff-only', encodeCbor({}), { cookie: cookieFor('volunteer') })
-  t.same(forbidden.body, { error: 'role volunteer may not call staff-only', code: 'BERTH_FORBIDDEN' })
+  t.same(forbidden.body, { error: 'role volunteer may not call staff-only', code: 'BERTH_ROLE_TOO_LOW' })
 })
 
 t.test('bad requests: arguments, malformed CBOR, unsupported values, size, content type', async t => {
@@ -128,8 +128,8 @@ t.test('every error under /api is CBOR {error}: other methods, unknown routes, b
   t.equal(get.headers.get('allow'), 'POST')
   t.same(await cbor(get), [405, 'application/cbor', { error: 'server functions are called with POST, not GET', code: 'BERTH_METHOD_NOT_ALLOWED' }])
   t.same(await cbor(await fetch(new URL('/api/echo', url), { method: 'DELETE' })), [405, 'application/cbor', { error: 'server functions are called with POST, not DELETE', code: 'BERTH_METHOD_NOT_ALLOWED' }])
-  t.same(await cbor(await fetch(new URL('/api/nope', url))), [404, 'application/cbor', { error: 'no server function "nope"', code: 'BERTH_NOT_FOUND' }])
-  t.same(await cbor(await fetch(new URL('/api/', url), { method: 'POST' })), [404, 'application/cbor', { error: 'no server function ""', code: 'BERTH_NOT_FOUND' }])
+  t.same(await cbor(await fetch(new URL('/api/nope', url))), [404, 'application/cbor', { error: 'no server function "nope"', code: 'BERTH_NO_SUCH_FUNCTION' }])
+  t.same(await cbor(await fetch(new URL('/api/', url), { method: 'POST' })), [404, 'application/cbor', { error: 'no server function ""', code: 'BERTH_NO_SUCH_FUNCTION' }])
   for (const path of ['/api', '/api/echo/more']) {
     t.same(await cbor(await fetch(new URL(path, url), { method: 'POST' })), [404, 'application/cbor', { error: `no route for POST ${path}`, code: 'BERTH_NO_ROUTE' }], path)
   }

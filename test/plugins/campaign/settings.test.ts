@@ -46,7 +46,7 @@ t.test('opted in, check-auth reports the fixed admin to nobody; other functions 
   const kernel = await testKernel(t, { plugins: [devIdpPlugin, campaign], config: { campaign: { dev_fallback: true } } })
   const baseUrl = kernel.url('app')
   t.match(await callServerFunction('check-auth', {}, { baseUrl }), { authenticated: true, email: 'dev@localhost', name: 'Development Admin', role: 'admin' })
-  await t.rejects(callServerFunction('admin-health', {}, { baseUrl }), new ServerFunctionError(401, 'sign in first: no valid session'))
+  await t.rejects(callServerFunction('admin-health', {}, { baseUrl }), new ServerFunctionError(401, 'sign in first: no valid session', 'BERTH_UNAUTHORIZED'))
   const off = await testKernel(t, { plugins: [devIdpPlugin, campaign] })
   t.match(await callServerFunction('check-auth', {}, { baseUrl: off.url('app') }), { authenticated: false }, 'off by default')
 })

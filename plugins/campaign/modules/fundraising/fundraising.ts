@@ -194,7 +194,7 @@ export class Fundraising {
       const designation = input.election ?? before.designation
       const election = this.elections.designate(input.received_on !== undefined ? 'received_on' : 'election', receivedOn, designation)
       const amount = input.amount_cents ?? before.amount_cents
-      if (amount < before.refunded_cents) throw new Conflict(`${dollars(before.refunded_cents)} of this donation was refunded; it cannot be corrected to less (${dollars(amount)})`)
+      if (amount < before.refunded_cents) throw new Conflict(`${dollars(before.refunded_cents)} of this donation was refunded; it cannot be corrected to less (${dollars(amount)})`, { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
       const now = new Date().toISOString()
       const after: Donation = { ...before, amount_cents: amount, received_on: receivedOn, designation, election: election.id }
       const changes = changed(before, after, ['amount_cents', 'received_on', 'designation', 'election'])
@@ -216,8 +216,8 @@ export class Fundraising {
       const [key, before] = this.#find(input.donation_id)
       const left = netCents(before)
       const amount = input.amount_cents ?? left
-      if (left === 0) throw new Conflict('this donation was refunded in full already')
-      if (amount > left) throw new Conflict(`a refund of ${dollars(amount)} is more than the ${dollars(left)} of this donation not yet refunded`)
+      if (left === 0) throw new Conflict('this donation was refunded in full already', { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
+      if (amount > left) throw new Conflict(`a refund of ${dollars(amount)} is more than the ${dollars(left)} of this donation not yet refunded`, { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
       const after: Donation = { ...before, refunded_cents: before.refunded_cents + amount }
       after.history = [...before.history, { at: new Date().toISOString(), changed_by: changedBy, action: 'refunded', reason: input.reason, changes: changed(before, after, ['refunded_cents']) }]
       void this.#stores.donations.put(key, after)
@@ -292,12 +292,12 @@ export class Fundraising {
     const outcome = this.#totals(donation, others)
     if (outcome.election_total_cents > this.limitCents) {
       throw new Conflict(`${what} would bring ${donor.name}'s total toward ${electionName(election.id)} to ${dollars(outcome.election_total_cents)}, ` +
-        `over the per-donor limit of ${dollars(this.limitCents)} per election (${dollars(this.limitCents - outcome.election_total_cents + netCents(donation))} remaining)`)
+        `over the per-donor limit of ${dollars(this.limitCents)} per election (${dollars(this.limitCents - outcome.election_total_cents + netCents(donation))} remaining)`, { code: 'BERTH_DONATION_OVER_LIMIT' })
     }
     const missing = ITEMIZATION_FIELDS.filter(f => donor[f] === '')
     if (outcome.cycle_total_cents > this.itemizeAboveCents && missing.length > 0) {
       throw new Conflict(`${what} would bring ${donor.name}'s gifts in the ${election.cycle} cycle to ${dollars(outcome.cycle_total_cents)}, over the itemisation threshold of ` +
-        `${dollars(this.itemizeAboveCents)}: give the donor's ${listed(missing)} (${missing.map(f => `donor_${f}`).join(', ')})`)
+        `${dollars(this.itemizeAboveCents)}: give the donor's ${listed(missing)} (${missing.map(f => `donor_${f}`).join(', ')})`, { code: 'BERTH_ITEMIZATION_REQUIRED' })
     }
     return outcome
   }

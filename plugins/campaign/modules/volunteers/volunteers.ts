@@ -64,7 +64,7 @@ export function volunteerFunctions (db: VolunteerDb): ModuleFunction[] {
         if (id !== undefined && db.get(id) === undefined) throw new NotFound(`no volunteer "${id}"`)
         const email = fields.email.toLowerCase()
         const holder = all().find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
-        if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`)
+        if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`, { code: 'BERTH_EMAIL_TAKEN' })
         const volunteer: Volunteer = { volunteer_id: id ?? randomUUID(), ...fields, updated_at: new Date().toISOString() }
         void db.put(volunteer.volunteer_id, volunteer)
         return VOLUNTEER_VIEW.show(volunteer, session?.role)

@@ -80,7 +80,7 @@ t.test('through the API', async t => {
     t.same((await call<History>('list-copy-history', { channel: 'sms' })).items.map(i => i.channel), ['sms'])
     await feedback('campaign-copy', sms.resource_id)
     t.equal(await statusOf(call('generate-copy', { topic: 'transit', channel: 'fax' })), 400, 'an unknown channel')
-    await t.rejects(call('generate-copy', { topic: 'the of and', channel: 'sms' }), new ServerFunctionError(400, 'invalid arguments: /topic: holds no content words'))
+    await t.rejects(call('generate-copy', { topic: 'the of and', channel: 'sms' }), new ServerFunctionError(400, 'invalid arguments: /topic: holds no content words', 'BERTH_BAD_REQUEST'))
     t.equal(await statusOf(call('generate-copy', { topic: 'transit', channel: 'sms' }, readonly)), 403, 'readonly does not write copy')
   })
 })

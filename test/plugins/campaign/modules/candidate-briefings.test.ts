@@ -73,6 +73,6 @@ t.test('through the API', async t => {
     await feedback('candidate-briefings', briefing.resource_id)
     const unknown = await call<Briefing & { note?: string }>('generate-briefing', { subject: 'moon landing' })
     t.match(unknown, { note: /knows nothing about “moon landing”/, sections: { media: { matched: 0 } } })
-    await t.rejects(call('generate-briefing', { subject: 'bridge toll', date: 'next Friday' }), new ServerFunctionError(400, 'invalid arguments: /date: expected an ISO 8601 date or UTC time, got "next Friday"'))
+    await t.rejects(call('generate-briefing', { subject: 'bridge toll', date: 'next Friday' }), new ServerFunctionError(400, 'invalid arguments: /date: expected an ISO 8601 date or UTC time, got "next Friday"', 'BERTH_BAD_REQUEST'))
   })
 })

@@ -54,7 +54,7 @@ t.test('through the API', async t => {
     t.match(given, { issues: [{ issue: 'free transit fares', from: 'given', talking_points: [{ text: /fares will be free/ }] }], posts_read: 0 })
     const empty = await call<Script>('generate-script', { location: 'Atlantis' })
     t.match(empty, { issues: [], note: /No post from Atlantis raises an issue/ })
-    await t.rejects(call('generate-script', { audience: 'renters' }), new ServerFunctionError(400, 'invalid arguments: /issues: give the issues (or a topic) to talk about, or a location to take its local issues from'))
+    await t.rejects(call('generate-script', { audience: 'renters' }), new ServerFunctionError(400, 'invalid arguments: /issues: give the issues (or a topic) to talk about, or a location to take its local issues from', 'BERTH_BAD_REQUEST'))
     t.equal(await statusOf(call('generate-script', { topic: 'transit' }, readonly)), 403, 'a script is for those who canvass')
   })
 })

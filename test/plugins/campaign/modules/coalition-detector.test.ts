@@ -36,7 +36,7 @@ t.test('through the API', async t => {
   t.match(tensions, { tensions: [{ group_a: UNION, group_b: CHAMBER, topic: 'minimum wage' }], engine: /^local/ })
 
   await t.rejects(call('detect-tensions', { groups: [GROUPS[0], { ...GROUPS[1], name: ` ${UNION} ` }] }),
-    new ServerFunctionError(400, `invalid arguments: /groups/1/name: "${UNION}" is named twice`))
+    new ServerFunctionError(400, `invalid arguments: /groups/1/name: "${UNION}" is named twice`, 'BERTH_BAD_REQUEST'))
   t.equal(await statusOf(call('detect-tensions', { groups: [GROUPS[0]] })), 400, 'one group is no coalition')
   t.equal(await statusOf(call('detect-tension', { groups: GROUPS })), 404, 'these modules keep no records: the 404 is a misspelt function')
 })

@@ -51,7 +51,7 @@ t.test('through the API', async t => {
   t.same(custom.reactions.map(r => [r.persona.id, r.reaction]), [['parent', 'indifferent'], ['commuter-2', 'supportive']])
   await t.rejects(call('simulate-reaction', { message: 'Hi', personas: ['astronaut'] }), { status: 400, message: /^invalid arguments: \/personas\/0: no default persona "astronaut"/ })
   await t.rejects(call('simulate-reaction', { message: 'Hi', personas: [{ name: 'A', concerns: ['housing'], priorities: ['taxes'] }] }),
-    new ServerFunctionError(400, 'invalid arguments: /personas/0/priorities: "taxes" is not one of the persona\'s concerns'))
+    new ServerFunctionError(400, 'invalid arguments: /personas/0/priorities: "taxes" is not one of the persona\'s concerns', 'BERTH_BAD_REQUEST'))
   t.equal(await statusOf(call('simulate-reaction', { message: 'Hi' }, volunteer)), 403)
   t.equal(await statusOf(call('simulate-reaction', { message: 'x'.repeat(100_001) })), 413)
 })

@@ -44,7 +44,7 @@ t.test('through the API', async t => {
   const ranged = await call<{ factions: unknown[], nodes: unknown[] }>('map-factions', { from: '2026-05-01', to: '2026-05-01T23:59:59Z', min_posts: 1 })
   t.equal(ranged.nodes.length, 6, 'the range keeps one post per actor')
 
-  await t.rejects(call('map-factions', { actors: ACTORS, from: '2026-05-01' }), new ServerFunctionError(400, 'invalid arguments: /from: reads the post stream, which is not read when actors are given'))
+  await t.rejects(call('map-factions', { actors: ACTORS, from: '2026-05-01' }), new ServerFunctionError(400, 'invalid arguments: /from: reads the post stream, which is not read when actors are given', 'BERTH_BAD_REQUEST'))
   t.equal(await statusOf(call('consensus-finder', { actors: [ACTORS[0], { name: 'Long', statements: ['y'.repeat(100_001)] }] })), 413)
   t.equal(await statusOf(call('map-factions', {}, await login('volunteer'))), 403, 'volunteers do not map factions')
 })

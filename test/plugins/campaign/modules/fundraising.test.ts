@@ -56,8 +56,8 @@ t.test('elections: federal general elections, the cycle of a day, the election a
 t.test('record-donation: calendar days not in the future, limits per election, itemisation above the threshold', async t => {
   const { call, login } = await campaignApp(t, { election_cycles: CYCLES })
   const year = Number(today.slice(0, 4))
-  await t.rejects(call('record-donation', { ...dora, amount_cents: 5000, received_on: `${year}-02-30` }), new ServerFunctionError(400, `invalid arguments: /received_on: "${year}-02-30" is not a calendar day`))
-  await t.rejects(call('record-donation', { ...dora, amount_cents: 5000, received_on: `${year + 5}-03-01` }), new ServerFunctionError(400, `invalid arguments: /received_on: ${year + 5}-03-01 is in the future`))
+  await t.rejects(call('record-donation', { ...dora, amount_cents: 5000, received_on: `${year}-02-30` }), new ServerFunctionError(400, `invalid arguments: /received_on: "${year}-02-30" is not a calendar day`, 'BERTH_BAD_REQUEST'))
+  await t.rejects(call('record-donation', { ...dora, amount_cents: 5000, received_on: `${year + 5}-03-01` }), new ServerFunctionError(400, `invalid arguments: /received_on: ${year + 5}-03-01 is in the future`, 'BERTH_BAD_REQUEST'))
   t.equal(await statusOf(call('record-donation', { ...dora, amount_cents: 5000, received_on: shiftDay(today, 2) })), 400, 'the day after tomorrow is in the future everywhere')
 
   const beforePrimary = await call<Outcome>('record-donation', { ...dora, amount_cents: 300_000, received_on: shiftDay(primary, -1) })
@@ -65,16 +65,16 @@ t.test('record-donation: calendar days not in the future, limits per election, i
   const afterPrimary = await call<Outcome>('record-donation', { ...dora, amount_cents: 300_000, received_on: shiftDay(primary, 1) })
   t.match(afterPrimary, { election: 'current-general', election_total_cents: 300_000, remaining_cents: 50_000, cycle_total_cents: 600_000 }, 'the general has a limit of its own, in the same calendar year')
   await t.rejects(call('record-donation', { ...dora, amount_cents: 60_000, received_on: shiftDay(primary, -1) }), new ServerFunctionError(409,
-    'a donation of $600.00 would bring Dora Donor\'s total toward the current primary election to $3,600.00, over the per-donor limit of $3,500.00 per election ($500.00 remaining)'))
+    'a donation of $600.00 would bring Dora Donor\'s total toward the current primary election to $3,600.00, over the per-donor limit of $3,500.00 per election ($500.00 remaining)', 'BERTH_DONATION_OVER_LIMIT'))
   await t.rejects(call('record-donation', { ...dora, amount_cents: 1000, received_on: shiftDay(primary, 1), election: 'primary' }), new ServerFunctionError(400,
-    `invalid arguments: /election: a gift received on ${shiftDay(primary, 1)} cannot count toward the current primary, held on ${primary}`))
+    `invalid arguments: /election: a gift received on ${shiftDay(primary, 1)} cannot count toward the current primary, held on ${primary}`, 'BERTH_BAD_REQUEST'))
   t.match(await call<Outcome>('record-donation', { ...dora, amount_cents: 40_000, received_on: shiftDay(primary, -300) }), { election: 'previous-general', election_total_cents: 40_000 }, 'a gift of the previous cycle')
   t.match(await call<Outcome>('record-donation', { ...dora, amount_cents: 20_000, received_on: shiftDay(primary, -2), election: 'general' }), { election: 'current-general', election_total_cents: 320_000 }, 'designated for the general before the primary')
 
   const sam = { donor_name: 'Sam Small', donor_email: 'sam@home.test' }
   await call('record-donation', { ...sam, amount_cents: 15_000 })
   await t.rejects(call('record-donation', { ...sam, amount_cents: 10_000 }), new ServerFunctionError(409,
-    'a donation of $100.00 would bring Sam Small\'s gifts in the current cycle to $250.00, over the itemisation threshold of $200.00: give the donor\'s address, occupation and employer (donor_address, donor_occupation, donor_employer)'))
+    'a donation of $100.00 would bring Sam Small\'s gifts in the current cycle to $250.00, over the itemisation threshold of $200.00: give the donor\'s address, occupation and employer (donor_address, donor_occupation, donor_employer)', 'BERTH_ITEMIZATION_REQUIRED'))
   await t.rejects(call('record-donation', { ...sam, amount_cents: 10_000, donor_occupation: 'Nurse' }), { status: 409, message: /give the donor's address and employer \(donor_address, donor_employer\)$/ }, 'only what is still missing is asked for')
   t.match(await call<Outcome>('record-donation', { ...sam, amount_cents: 10_000, donor_address: '4 Oak Lane, Springfield, IL 62702', donor_occupation: 'Nurse', donor_employer: 'Mercy Hospital' }), { cycle_total_cents: 25_000 })
   t.match(await call<Outcome>('record-donation', { ...sam, amount_cents: 1000 }), { cycle_total_cents: 26_000 }, 'the fields are on record now')
@@ -96,21 +96,21 @@ t.test('correct-donation and refund-donation: checked like a new gift, each chan
 
   t.match(await call<Outcome>('correct-donation', { donation_id: gift.donation_id, amount_cents: 340_000, reason: 'the check was for $3,400' }), { amount_cents: 340_000, election_total_cents: 340_000, remaining_cents: 10_000 })
   await t.rejects(call('correct-donation', { donation_id: gift.donation_id, amount_cents: 360_000, reason: 'typo' }), new ServerFunctionError(409,
-    'this correction would bring Dora Donor\'s total toward the current primary election to $3,600.00, over the per-donor limit of $3,500.00 per election ($3,500.00 remaining)'))
+    'this correction would bring Dora Donor\'s total toward the current primary election to $3,600.00, over the per-donor limit of $3,500.00 per election ($3,500.00 remaining)', 'BERTH_DONATION_OVER_LIMIT'))
   await t.rejects(call('correct-donation', { donation_id: gift.donation_id, received_on: shiftDay(primary, 2), reason: 'received after the primary' }), {
     status: 409, message: /would bring Dora Donor's total toward the current general election to \$6,400\.00/
   }, 'moved after the primary, it counts toward the general')
   await t.rejects(call('correct-donation', { donation_id: gift.donation_id, amount_cents: 340_000, reason: 'again' }), new ServerFunctionError(400,
-    'invalid arguments: nothing to correct: give amount_cents, received_on, election or a donor field that differs'))
+    'invalid arguments: nothing to correct: give amount_cents, received_on, election or a donor field that differs', 'BERTH_BAD_REQUEST'))
   t.equal(await statusOf(call('correct-donation', { donation_id: gift.donation_id, received_on: `${today.slice(0, 4)}-02-30`, reason: 'x' })), 400)
-  await t.rejects(call('correct-donation', { donation_id: 'nope', amount_cents: 1, reason: 'x' }), new ServerFunctionError(404, 'no donation "nope"'))
+  await t.rejects(call('correct-donation', { donation_id: 'nope', amount_cents: 1, reason: 'x' }), new ServerFunctionError(404, 'no donation "nope"', 'BERTH_NOT_FOUND'))
 
   t.match(await call<Outcome>('refund-donation', { donation_id: gift.donation_id, amount_cents: 100_000, reason: 'the donor asked for $1,000 back' }), { refunded_cents: 100_000, election_total_cents: 240_000, remaining_cents: 110_000 })
   t.match(await call<Outcome>('record-donation', { ...dora, amount_cents: 100_000, received_on: shiftDay(primary, -1) }), { election_total_cents: 340_000 }, 'what was refunded may be given again')
-  await t.rejects(call('correct-donation', { donation_id: gift.donation_id, amount_cents: 50_000, reason: 'x' }), new ServerFunctionError(409, '$1,000.00 of this donation was refunded; it cannot be corrected to less ($500.00)'))
-  await t.rejects(call('refund-donation', { donation_id: gift.donation_id, amount_cents: 300_000, reason: 'x' }), new ServerFunctionError(409, 'a refund of $3,000.00 is more than the $2,400.00 of this donation not yet refunded'))
+  await t.rejects(call('correct-donation', { donation_id: gift.donation_id, amount_cents: 50_000, reason: 'x' }), new ServerFunctionError(409, '$1,000.00 of this donation was refunded; it cannot be corrected to less ($500.00)', 'BERTH_REFUND_EXCEEDS_GIFT'))
+  await t.rejects(call('refund-donation', { donation_id: gift.donation_id, amount_cents: 300_000, reason: 'x' }), new ServerFunctionError(409, 'a refund of $3,000.00 is more than the $2,400.00 of this donation not yet refunded', 'BERTH_REFUND_EXCEEDS_GIFT'))
   t.match(await call<Outcome>('refund-donation', { donation_id: gift.donation_id, reason: 'the campaign returns the rest' }), { refunded_cents: 340_000, election_total_cents: 100_000 })
-  await t.rejects(call('refund-donation', { donation_id: gift.donation_id, reason: 'x' }), new ServerFunctionError(409, 'this donation was refunded in full already'))
+  await t.rejects(call('refund-donation', { donation_id: gift.donation_id, reason: 'x' }), new ServerFunctionError(409, 'this donation was refunded in full already', 'BERTH_REFUND_EXCEEDS_GIFT'))
 
   const { donations } = await call<{ donations: Array<{ donation_id: string, history: Array<Record<string, unknown>> }> }>('list-donations', { donor_id: gift.donor_id })
   t.match(donations.find(d => d.donation_id === gift.donation_id)?.history, [
@@ -151,7 +151,7 @@ t.test('through the API, with a limit of $100.00', async t => {
     const today = new Date().toISOString().slice(0, 10)
     const first = await gift(6000)
     t.match(first, { election_total_cents: 6000, remaining_cents: 4000 })
-    await t.rejects(gift(5000), new ServerFunctionError(409, `a donation of $50.00 would bring Dora Donor's total toward the ${first.election.replace('-', ' ')} election to $110.00, over the per-donor limit of $100.00 per election ($40.00 remaining)`))
+    await t.rejects(gift(5000), new ServerFunctionError(409, `a donation of $50.00 would bring Dora Donor's total toward the ${first.election.replace('-', ' ')} election to $110.00, over the per-donor limit of $100.00 per election ($40.00 remaining)`, 'BERTH_DONATION_OVER_LIMIT'))
     const full = await gift(4000)
     t.match(full, { election_total_cents: 10_000, remaining_cents: 0 })
     t.equal(await statusOf(gift(1)), 409)

@@ -42,7 +42,7 @@ t.test('through the API', async t => {
     t.same(answer.citations, ['[1] Housing plan, passage 1', '[2] Transit plan, passage 1'])
     const again = await call<{ document_id: string }>('kb-ingest', { title: 'Housing plan', source: 'platform.pdf', text: 'Only parks now.' })
     t.not(again.document_id, doc.document_id, 'another text is another document')
-    await t.rejects(call('kb-ingest', { title: 'Empty', text: ' \n\n ' }), new ServerFunctionError(400, 'text holds no words to index'))
+    await t.rejects(call('kb-ingest', { title: 'Empty', text: ' \n\n ' }), new ServerFunctionError(400, 'text holds no words to index', 'BERTH_BAD_REQUEST'))
     const wage = 'Our plan raises the minimum wage to $17.25 per hour by 2027, up 3.4 percent a year. Dr. Reyes of the U.S. Department of Labor reviewed the figures. Read more at https://example.org/wage.html or write to policy@campaign.example.'
     await call('kb-ingest', { title: 'Wage plan', text: `${wage}\n\n${'Other plank text goes here. '.repeat(40)}` })
     const figures = await call<{ results: Array<{ text: string }> }>('kb-query', { query: 'minimum wage per hour', limit: 1 })

@@ -34,5 +34,5 @@ t.test('through the API', async t => {
 
   t.equal(await statusOf(call('analyze-local-issues', { from: 'yesterday' })), 400)
   await t.rejects(call('analyze-local-issues', { texts: [{ text: 'x'.repeat(100_001) }] }),
-    new ServerFunctionError(413, 'texts/0/text is 100,001 characters; at most 100,000 are analysed at once'))
+    new ServerFunctionError(413, 'texts/0/text is 100,001 characters; at most 100,000 are analysed at once', 'BERTH_PAYLOAD_TOO_LARGE'))
 })

@@ -41,10 +41,10 @@ t.test('through the API', async t => {
     t.same(result.sources, ['campaign glossary (plugins/campaign/data/campaign-glossary.toml)', 'glossary: Thank you for your support → Merci pour votre soutien', 'glossary: Every vote counts → Chaque voix compte'])
     const same = await call<Translated>('translate-content', { text: 'Hola', target_language: 'es', source_language: 'es' })
     t.match(same, { translation: 'Hola', method: 'unchanged', note: 'The text is already in Spanish: nothing to translate.' })
-    await t.rejects(call('translate-content', { text: 'Hi', target_language: 'xx' }), new ServerFunctionError(400, 'invalid arguments: /target_language: "xx" is not an ISO 639-1 language code'))
+    await t.rejects(call('translate-content', { text: 'Hi', target_language: 'xx' }), new ServerFunctionError(400, 'invalid arguments: /target_language: "xx" is not an ISO 639-1 language code', 'BERTH_BAD_REQUEST'))
     t.equal(await statusOf(call('translate-content', { text: 'Hi', target_language: 'spanish' })), 400, 'not a two-letter code')
     const long = 'Vote. '.repeat(3400)
-    await t.rejects(call('translate-content', { text: long, target_language: 'es' }), new ServerFunctionError(413, `text is ${long.length.toLocaleString('en-US')} characters; at most 20,000 are analysed at once`))
+    await t.rejects(call('translate-content', { text: long, target_language: 'es' }), new ServerFunctionError(413, `text is ${long.length.toLocaleString('en-US')} characters; at most 20,000 are analysed at once`, 'BERTH_PAYLOAD_TOO_LARGE'))
     t.equal(await statusOf(call('translate-content', { text: 'Hi', target_language: 'es' }, readonly)), 403, 'readonly does not write the campaign\'s words')
   })
 

@@ -77,7 +77,7 @@ t.test('through the API', async t => {
     t.match(found.sources.join('\n'), /\[\d+\] commitment by Maria Lopez, said 2025-06-01 \(launch speech\)/)
     t.match(found, { engine: /^local/, resource_id: /^[0-9a-f]{16}$/ })
     t.equal(await statusOf(call('anticipate-questions', { date: 'next Tuesday' })), 400, 'a date that is no day')
-    await t.rejects(call('anticipate-questions', { from: '2026-05-09', to: '2026-05-01' }), new ServerFunctionError(400, 'invalid arguments: /to: comes before from'))
+    await t.rejects(call('anticipate-questions', { from: '2026-05-09', to: '2026-05-01' }), new ServerFunctionError(400, 'invalid arguments: /to: comes before from', 'BERTH_BAD_REQUEST'))
 
     interface Checklist { checklist_id: string, resource_id: string, items: Array<{ section: string, text: string, status: string, due_on: string | null }>, counts: Record<string, number>, sources: string[], engine: string }
     const list = await call<Checklist>('preparation-checklist', { event: 'Town hall on housing in Eastside', date: '2026-05-10', topics: ['affordable homes', 'broadband'] })
@@ -89,6 +89,6 @@ t.test('through the API', async t => {
     t.equal(list.counts.total, list.items.length)
     t.match(await call('record-feedback', { module_id: 'question-anticipation', resource_id: list.resource_id, is_positive: true, is_active: true }), { recorded: true, updated_at: /Z$/ })
     t.equal(await statusOf(call('preparation-checklist', { event: 'Town hall' }, readonly)), 403, 'readonly does not store')
-    await t.rejects(call('preparation-checklist', { event: 'Town hall', topics: ['  '] }), new ServerFunctionError(400, 'invalid arguments: /topics/0: must not be blank'))
+    await t.rejects(call('preparation-checklist', { event: 'Town hall', topics: ['  '] }), new ServerFunctionError(400, 'invalid arguments: /topics/0: must not be blank', 'BERTH_BAD_REQUEST'))
   })
 })

@@ -30,7 +30,7 @@ t.test('through the API', async t => {
     const matches = await call<{ matches: Array<{ name: string, score: number }> }>('match-volunteer', { skills: ['canvassing'], slots: ['sat-am'], location: base.location, max_km: 25 })
     t.same(matches.matches.map(m => [m.name, m.score]), [['Near Nia', 1], ['Far Finn', 0.8], ['Phone Pia', 0.2]])
     t.match(await call('volunteer-detail', { volunteer_id: wrong.volunteer_id }), { name: 'Phone Pia', email: 'pia@x.test', skills: ['phone'] })
-    await t.rejects(call('volunteer-detail', { volunteer_id: 'nobody' }), new ServerFunctionError(404, 'no volunteer "nobody"'))
+    await t.rejects(call('volunteer-detail', { volunteer_id: 'nobody' }), new ServerFunctionError(404, 'no volunteer "nobody"', 'BERTH_NOT_FOUND'))
     t.equal(await statusOf(call('save-volunteer', { ...base, name: 'X', email: 'not-an-email' })), 400)
   })
 })
