@@ -2,8 +2,11 @@
 // AES-CCM, 8 and 64 requests in flight) against `berth server` in a child, beside the ceilings of the
 // same chunks: decode only; the server's writes (one device per transaction, as a request carries
 // one device, issued as the server issues them); and plain async puts (2 of ~100 bytes per chunk).
+// With BENCH_INGEST_BACKEND=lmdb,postgres it compares the storage backends instead: HTTP end to end at 1,
+// 10 and 100 frames per request, 64 in flight, on LMDB and on PostgreSQL (bench/postgres.ts), side by side.
 // Run: npm run build && node dist/bench/ingest.js   (BENCH_RUNS, BENCH_SECONDS bound the work)
 import { randomBytes } from 'node:crypto'
+import pg from 'pg'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,12 +15,14 @@ import { Store } from '../kernel/store.js'
 import { applyChunk, newDevice, type TelemetryEvent } from '../plugins/ingest/apply.js'
 import { emptyWrites } from '../plugins/ingest/storage/contract.js'
 import { LmdbStorage } from '../plugins/ingest/storage/lmdb.js'
+import { PostgresStorage, SCHEMA } from '../plugins/ingest/storage/postgres.js'
 import { ADMIN_PASSWORD_FILE } from '../plugins/ingest/commands.js'
 import { seenKey, TelemetryStore } from '../plugins/ingest/store.js'
 import { decodeChunk } from '../plugins/ingest/wire/decoder.js'
 import { encodeChunk } from '../plugins/ingest/wire/encoder.js'
 import { codecs } from '../wasm/index.js'
 import { startServer, stopServer } from './berth-server.js'
+import { BACKEND_NAMES, benchBackends, startBenchPostgres, type Backend, type BenchPostgres } from './postgres.js'
 import { envInt, markdownTable, median } from './stats.js'
 import { deviceIds, registerEncrypted, runLoad, simulatedPayload, type SimDevice } from './telemetry-load.js'
 
@@ -41,9 +46,10 @@ const API_KEY = randomBytes(16).toString('hex')
 const ids = deviceIds(DEVICES, ID_PREFIX)
 const payloads = Array.from({ length: POOL }, (_, n) => simulatedPayload(n % DEVICES, n))
 
-/** Accepted chunks/s through POST /ingest/chunks, after a warm-up. */
-async function httpRate (batch: number, ccm: boolean, concurrency: number): Promise<number> {
-  const server = await startServer({ plugins: 'ingest', env: { INGEST_API_KEY: API_KEY } })
+/** Accepted chunks/s through POST /ingest/chunks, after a warm-up; on a fresh database of `postgres` when given. */
+async function httpRate (batch: number, ccm: boolean, concurrency: number, postgres?: BenchPostgres, stored?: (database: string) => Promise<void>): Promise<number> {
+  const database = await postgres?.database()
+  const server = await startServer({ plugins: 'ingest', env: { INGEST_API_KEY: API_KEY, ...(database !== undefined ? { INGEST_DATABASE_URL: database } : {}) } })
   try {
     const devices: SimDevice[] = ccm
       ? await registerEncrypted(server.url, 'admin', readFileSync(join(server.dir, '.berth', ADMIN_PASSWORD_FILE), 'utf8').trim(), ids)
@@ -56,6 +62,10 @@ async function httpRate (batch: number, ccm: boolean, concurrency: number): Prom
     return totals.accepted / totals.seconds
   } finally {
     await stopServer(server)
+    if (database !== undefined) {
+      await stored?.(database)
+      await postgres?.drop(database)
+    }
   }
 }
 
@@ -163,7 +173,76 @@ async function asyncPutRate (batch: number): Promise<number> {
   }))
 }
 
+const machine = (): string => `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`
+
+/** HTTP end to end on each backend, 64 requests in flight, no CCM; each run measures every batch size on every backend, the backends' order turning each run. */
+async function compareBackends (backends: readonly Backend[]): Promise<void> {
+  const postgres = backends.includes('postgres') ? await startBenchPostgres() : undefined
+  const samples = new Map<string, number[]>()
+  /** Bytes a stored chunk takes in the database: its size over that of an empty one with the schema, by the chunks marked. */
+  const bytesPerChunk: number[] = []
+  let emptySize = 0
+  if (postgres !== undefined) {
+    const empty = await postgres.database()
+    const storage = new PostgresStorage(empty)
+    await storage.open()
+    await storage.close()
+    emptySize = (await databaseFigures(empty)).bytes
+    await postgres.drop(empty)
+  }
+  const measureSize = async (database: string): Promise<void> => {
+    const { bytes, chunks } = await databaseFigures(database)
+    if (chunks > 0) bytesPerChunk.push((bytes - emptySize) / chunks)
+  }
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      const order = backends.map((_, i) => backends[(i + run) % backends.length])
+      for (const batch of BATCHES) {
+        for (const backend of order) {
+          const name = `${backend} ${batch}`
+          samples.set(name, [...(samples.get(name) ?? []), await httpRate(batch, false, CEILING_CONCURRENCY, backend === 'postgres' ? postgres : undefined, measureSize)])
+        }
+      }
+      console.error(`run ${run + 1}/${RUNS} done`)
+    }
+  } finally {
+    await postgres?.close()
+  }
+  const cells = (name: string): string[] => {
+    const all = samples.get(name) ?? []
+    return [median(all).toFixed(0), `${Math.min(...all).toFixed(0)}–${Math.max(...all).toFixed(0)}`]
+  }
+  const rows = BATCHES.map(batch => [String(batch), ...backends.flatMap(backend => cells(`${backend} ${batch}`)),
+    ...(backends.length > 1 ? [(median(samples.get(`${backends[1]} ${batch}`) ?? []) / median(samples.get(`${backends[0]} ${batch}`) ?? [])).toFixed(2)] : [])])
+  console.log(`Median of ${RUNS} runs of ${SECONDS} s; ${DEVICES} devices, ${CEILING_CONCURRENCY} requests in flight, no AES-CCM; a fresh server (and database) per measurement; ` +
+    `PostgreSQL 15 on this machine with fsync, full-page writes and synchronous_commit on; codecs: ${codecs.backend}; ${machine()}.\n`)
+  console.log(markdownTable(['frames/request', ...backends.flatMap(backend => [`${BACKEND_NAMES[backend]} (chunks/s)`, `${BACKEND_NAMES[backend]} min–max`]),
+    ...(backends.length > 1 ? [`${BACKEND_NAMES[backends[1]]} ÷ ${BACKEND_NAMES[backends[0]]}`] : [])], rows))
+  if (bytesPerChunk.length > 0) {
+    console.log(`\nPostgreSQL: ${median(bytesPerChunk).toFixed(0)} bytes of database per stored chunk (median of ${bytesPerChunk.length} measurements: the database's size ` +
+      `less that of a fresh one with the schema, ${(emptySize / 1e6).toFixed(1)} MB, WAL not counted; the six record types in turn, a Metrics chunk of 3 entries).`)
+  }
+}
+
+/** A database's size in bytes and the chunks marked in it. */
+async function databaseFigures (url: string): Promise<{ bytes: number, chunks: number }> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const [{ bytes, chunks }] = (await client.query<{ bytes: string, chunks: string }>(
+      `select pg_database_size(current_database()) as bytes, (select count(*) from ${SCHEMA}.chunk_marks) as chunks`)).rows
+    return { bytes: Number(bytes), chunks: Number(chunks) }
+  } finally {
+    await client.end()
+  }
+}
+
 async function main (): Promise<void> {
+  const backends = benchBackends()
+  if (backends.length !== 1 || backends[0] !== 'lmdb') {
+    await compareBackends(backends)
+    return
+  }
   const samples = new Map<string, number[]>()
   const record = (name: string, value: number): void => { samples.set(name, [...(samples.get(name) ?? []), value]) }
   for (let run = 0; run < RUNS; run++) {
@@ -185,7 +264,7 @@ async function main (): Promise<void> {
     return [String(batch), ccm ? 'yes' : 'no', String(concurrency), http.toFixed(0), range(name), decode.toFixed(0), lmdb.toFixed(0), rate(`puts ${batch}`).toFixed(0), `${(100 * http / Math.min(decode, lmdb)).toFixed(0)}%`]
   })))
   console.log(`Median of ${RUNS} runs of ${SECONDS} s; ${DEVICES} devices; the write ceilings run ${CEILING_CONCURRENCY} transactions in flight; ` +
-    `codecs: ${codecs.backend}; Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}.\n`)
+    `codecs: ${codecs.backend}; ${machine()}.\n`)
   console.log(markdownTable(['frames/request', 'AES-CCM', 'requests in flight', 'HTTP end to end (chunks/s)', 'HTTP min–max', 'decode-only ceiling', 'server-writes ceiling', 'async-put ceiling', 'end to end / lower of decode and server-writes'], rows))
 }
 

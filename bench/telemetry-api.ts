@@ -1,26 +1,27 @@
 // Telemetry API latency at fleet size: a state directory with DEVICES devices and POINTS metric
-// samples each (written straight into the ingest plugin's databases), served by `berth server` with
-// the ingest plugin alone; then, one request at a time, a page of the devices list (first page,
-// pages from random cursors, a search), a page of one device's metrics over a time range, and a
-// metric downsampled to 200 points. Reports p50 and p99 per query.
-// Run: npm run build && node dist/bench/telemetry-api.js   (BENCH_DEVICES, BENCH_POINTS, BENCH_REQUESTS)
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+// samples each (written straight into the ingest plugin's databases, or with BENCH_INGEST_BACKEND=postgres
+// into a PostgreSQL database in SQL: bench/postgres.ts), served by `berth server` with the ingest plugin
+// alone; then, one request at a time, a page of the devices list (first page, pages from random
+// cursors, a search), a page of one device's metrics over a time range, and a metric downsampled to
+// 200 points. Reports p50 and p99 per query and backend (medians over BENCH_RUNS rounds).
+// Run: npm run build && node dist/bench/telemetry-api.js   (BENCH_DEVICES, BENCH_POINTS, BENCH_REQUESTS, BENCH_RUNS, BENCH_INGEST_BACKEND=lmdb,postgres)
+import { cpus } from 'node:os'
+import pg from 'pg'
 import { Store } from '../kernel/store.js'
 import { newDevice } from '../plugins/ingest/apply.js'
 import { hashPassword } from '../plugins/ingest/auth/passwords.js'
 import { TelemetryStore } from '../plugins/ingest/store.js'
-import { freePort } from '../test/support/net.js'
-import { envInt, markdownTable } from './stats.js'
+import { PostgresStorage, SCHEMA } from '../plugins/ingest/storage/postgres.js'
+import { serverDir, startServer, stopServer } from './berth-server.js'
+import { BACKEND_NAMES, benchBackends, startBenchPostgres, type Backend, type BenchPostgres } from './postgres.js'
+import { envInt, markdownTable, median } from './stats.js'
 
 const DEVICES = envInt('BENCH_DEVICES', 10_000)
 const POINTS = envInt('BENCH_POINTS', 1000)
 const REQUESTS = envInt('BENCH_REQUESTS', 500)
+const RUNS = envInt('BENCH_RUNS', 1)
+const DAY_MS = 86_400_000
 const KEYS = ['battery_mv', 'rssi', 'loop_us', 'tx_packets']
-const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
 const PASSWORD = 'bench-viewer-password'
 
 const deviceId = (n: number): string => `bd${n.toString(16).padStart(14, '0')}`
@@ -47,61 +48,131 @@ async function populate (stateDir: string): Promise<number> {
   return start
 }
 
+/** The same fleet in a PostgreSQL database (its schema migrated by the storage, as a node does at start), in SQL. */
+async function populatePostgres (url: string): Promise<number> {
+  const storage = new PostgresStorage(url)
+  await storage.open()
+  await storage.close()
+  const now = Date.now()
+  const start = now - DAY_MS
+  const step = Math.floor(DAY_MS / POINTS)
+  const id = "'bd' || lpad(to_hex(n), 14, '0')"
+  const keys = `array[${KEYS.map(key => `'${key}'`).join(', ')}]`
+  const statements: Array<[string, unknown[]]> = []
+  for (let day = Math.floor(start / DAY_MS); day <= Math.floor(now / DAY_MS); day++) {
+    statements.push([`create table if not exists metrics_d${day} partition of metrics for values from (${day * DAY_MS}) to (${(day + 1) * DAY_MS})`, []])
+  }
+  statements.push([`insert into devices (id, name, serial, software_type, software_version, registered, encrypted, created_at, last_seen, offline)
+    select ${id}, case when n = 0 then ${id} else 'sensor ' || n end, case when n = 0 then null else 'SN-' || n end, case when n = 0 then null else 'main' end,
+      case when n = 0 then null when n % 3 = 0 then '2.0.0' else '1.9.0' end, false, false, $1::bigint, $2::bigint, false
+    from generate_series(0, $3::int) n`, [start, now, DEVICES - 1]])
+  for (let first = 0; first < DEVICES; first += 1000) {
+    statements.push([`insert into metrics (device, received_at, sequence, entry, key, kind, value, uptime_ms)
+      select ${id}, $1::bigint + p * $2::bigint, p, 0, (${keys})[p % ${KEYS.length} + 1], 'gauge', (3000 + p % 700)::float8, p * $2::bigint
+      from generate_series($3::int, $4::int) n, generate_series(0, $5::int) p order by n, p`, [start, step, first, Math.min(DEVICES, first + 1000) - 1, POINTS - 1]])
+  }
+  statements.push(['vacuum analyze', []])
+  const client = new pg.Client({ connectionString: url, options: `-c search_path=${SCHEMA}` })
+  await client.connect()
+  try {
+    for (const [text, params] of statements) await client.query(text, params)
+  } finally {
+    await client.end()
+  }
+  return start
+}
+
 function percentile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 }
 
+interface Served { base: string, start: number, stop: () => Promise<void> }
+
+/** A state directory (and on PostgreSQL a database) with the fleet, and `berth server` on it with a viewer. */
+async function serve (backend: Backend, postgres: BenchPostgres | undefined): Promise<Served> {
+  const { dir, stateDir } = serverDir('berth-bench-api-')
+  const database = backend === 'postgres' ? await postgres?.database() : undefined
+  const began = performance.now()
+  const start = database !== undefined ? await populatePostgres(database) : await populate(stateDir)
+  console.error(`${BACKEND_NAMES[backend]}: populated ${DEVICES} devices × ${POINTS} points in ${((performance.now() - began) / 1000).toFixed(0)} s`)
+  const server = await startServer({
+    plugins: 'ingest',
+    dir,
+    env: database !== undefined ? { INGEST_DATABASE_URL: database } : {},
+    toml: ['[[ingest.users]]', 'name = "viewer"', 'role = "viewer"', `password = "${hashPassword(PASSWORD)}"`]
+  })
+  return {
+    base: server.url.origin,
+    start,
+    stop: async () => {
+      await stopServer(server)
+      if (database !== undefined) await postgres?.drop(database)
+    }
+  }
+}
+
+/** p50 and p99 (ms) of each query, REQUESTS one at a time after 20 of warm-up. */
+async function measure (base: string, start: number): Promise<Array<[string, number, number]>> {
+  const authorization = `Basic ${Buffer.from(`viewer:${PASSWORD}`).toString('base64')}`
+  const random = (): number => Math.floor(Math.random() * DEVICES)
+  const queries: Array<[string, () => string]> = [
+    ['devices, first page (100)', () => '/devices?limit=100'],
+    ['devices, a page from a random cursor', () => `/devices?limit=100&cursor=${deviceId(random())}`],
+    ['devices, firmware 2.0.0 from a random cursor', () => `/devices?limit=100&software_version=2.0.0&cursor=${deviceId(random())}`],
+    ['devices, search "sensor 99" (scans on)', () => '/devices?limit=100&q=sensor%2099'],
+    ['metrics of one device, a page of 100 in a 6 h range', () => `/devices/${deviceId(random())}/metrics?limit=100&from=${start + 6 * 3_600_000}&to=${start + 12 * 3_600_000}`],
+    ['one metric over 24 h, downsampled to 200 points', () => `/devices/${deviceId(random())}/metrics/points?key=battery_mv&points=200&from=${start}`]
+  ]
+  const results: Array<[string, number, number]> = []
+  for (const [name, path] of queries) {
+    const times: number[] = []
+    for (let i = 0; i < REQUESTS + 20; i++) {
+      const t0 = performance.now()
+      const response = await fetch(base + path(), { headers: { authorization } })
+      await response.arrayBuffer()
+      if (!response.ok) throw new Error(`${name}: ${response.status}`)
+      if (i >= 20) times.push(performance.now() - t0)
+    }
+    times.sort((a, b) => a - b)
+    results.push([name, percentile(times, 0.5), percentile(times, 0.99)])
+  }
+  return results
+}
+
 async function main (): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-bench-api-'))
-  const stateDir = join(dir, '.berth')
+  const backends = benchBackends()
+  const postgres = backends.includes('postgres') ? await startBenchPostgres() : undefined
+  /** By backend, by query: the p50s and p99s of the runs. */
+  const samples = new Map<string, { p50: number[], p99: number[] }>()
+  const names: string[] = []
   try {
-    const began = performance.now()
-    const start = await populate(stateDir)
-    console.error(`populated ${DEVICES} devices × ${POINTS} points in ${((performance.now() - began) / 1000).toFixed(0)} s`)
-    const port = await freePort()
-    writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"', '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0',
-      '[server.listeners.telemetry]', 'host = "127.0.0.1"', `port = ${port}`,
-      '[[ingest.users]]', 'name = "viewer"', 'role = "viewer"', `password = "${hashPassword(PASSWORD)}"`].join('\n'))
-    const child = spawn(process.execPath, [CLI, 'server'], { cwd: dir, env: { ...process.env, BERTH_PLUGINS: 'ingest' }, stdio: ['ignore', 'ignore', 'inherit'] })
-    const base = `http://127.0.0.1:${port}`
-    const authorization = `Basic ${Buffer.from(`viewer:${PASSWORD}`).toString('base64')}`
-    try {
-      for (let tries = 0; ; tries++) {
-        if ((await fetch(`${base}/auth/mode`).then(r => r.ok, () => false))) break
-        if (tries > 3000) throw new Error('berth server did not start')
-        await new Promise(resolve => setTimeout(resolve, 10))
-      }
-      const random = (): number => Math.floor(Math.random() * DEVICES)
-      const queries: Array<[string, () => string]> = [
-        ['devices, first page (100)', () => '/devices?limit=100'],
-        ['devices, a page from a random cursor', () => `/devices?limit=100&cursor=${deviceId(random())}`],
-        ['devices, firmware 2.0.0 from a random cursor', () => `/devices?limit=100&software_version=2.0.0&cursor=${deviceId(random())}`],
-        ['devices, search "sensor 99" (scans on)', () => '/devices?limit=100&q=sensor%2099'],
-        ['metrics of one device, a page of 100 in a 6 h range', () => `/devices/${deviceId(random())}/metrics?limit=100&from=${start + 6 * 3_600_000}&to=${start + 12 * 3_600_000}`],
-        ['one metric over 24 h, downsampled to 200 points', () => `/devices/${deviceId(random())}/metrics/points?key=battery_mv&points=200&from=${start}`]
-      ]
-      const rows: string[][] = []
-      for (const [name, path] of queries) {
-        const times: number[] = []
-        for (let i = 0; i < REQUESTS + 20; i++) {
-          const t0 = performance.now()
-          const response = await fetch(base + path(), { headers: { authorization } })
-          await response.arrayBuffer()
-          if (!response.ok) throw new Error(`${name}: ${response.status}`)
-          if (i >= 20) times.push(performance.now() - t0)
+    for (const backend of backends) {
+      const { base, start, stop } = await serve(backend, postgres)
+      try {
+        for (let run = 0; run < RUNS; run++) {
+          for (const [name, p50, p99] of await measure(base, start)) {
+            if (!names.includes(name)) names.push(name)
+            const entry = samples.get(`${backend} ${name}`) ?? { p50: [], p99: [] }
+            entry.p50.push(p50)
+            entry.p99.push(p99)
+            samples.set(`${backend} ${name}`, entry)
+          }
         }
-        times.sort((a, b) => a - b)
-        rows.push([name, percentile(times, 0.5).toFixed(1), percentile(times, 0.99).toFixed(1)])
+      } finally {
+        await stop()
       }
-      console.log(`${DEVICES} devices × ${POINTS} metric points; ${REQUESTS} requests per query, one at a time, after 20 of warm-up; Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}.\n`)
-      console.log(markdownTable(['query', 'p50 (ms)', 'p99 (ms)'], rows))
-    } finally {
-      child.kill('SIGTERM')
-      await new Promise(resolve => child.once('exit', resolve))
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    await postgres?.close()
   }
+  const rows = names.map(name => [name, ...backends.flatMap(backend => {
+    const entry = samples.get(`${backend} ${name}`) ?? { p50: [], p99: [] }
+    return [median(entry.p50).toFixed(1), median(entry.p99).toFixed(1)]
+  })])
+  console.log(`${DEVICES} devices × ${POINTS} metric points; ${REQUESTS} requests per query, one at a time, after 20 of warm-up; ` +
+    `${RUNS > 1 ? `median of ${RUNS} rounds; ` : ''}${postgres !== undefined ? 'PostgreSQL 15 on this machine, fsync on; ' : ''}Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}.\n`)
+  const single = backends.length === 1
+  console.log(markdownTable(['query', ...backends.flatMap(backend => single ? ['p50 (ms)', 'p99 (ms)'] : [`${BACKEND_NAMES[backend]} p50 (ms)`, `${BACKEND_NAMES[backend]} p99 (ms)`])], rows))
 }
 
 await main()

@@ -11,7 +11,7 @@ export interface IngestService {
   readonly telemetry: Telemetry
   /** How a person signs in to the dashboard, for the start-up summary (`berth server` on a terminal). */
   readonly signIn: string
-  /** Run the offline check now (it also runs every 60 s). */
+  /** Run the offline check now (it also runs every `offline_check_seconds`, 60 by default). */
   checkOffline(now?: number): Promise<TelemetryEvent[]>
   /** Apply retention now (it also runs when the plugin starts, and every hour); returns the entries deleted. */
   applyRetention(now?: number): Promise<number>

@@ -32,8 +32,7 @@ import { devIdpFor } from '../dev-idp/index.js'
 import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
 
-/** How often the offline check and retention run (on one node of those sharing a PostgreSQL database). */
-const OFFLINE_CHECK_MS = 60_000
+/** How often retention runs (on one node of those sharing a PostgreSQL database). */
 const RETENTION_MS = 3_600_000
 
 /** The methods of the telemetry API's routes, as CORS preflights allow them. */
@@ -178,7 +177,8 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
   // Shared with other nodes on PostgreSQL: one of them runs each check (storage.scheduled).
-  ctx.schedule.every('offline-check', OFFLINE_CHECK_MS, async () => { await storage.scheduled('offline-check', OFFLINE_CHECK_MS, async () => await service.checkOffline()) })
+  const offlineCheckMs = settings.offline_check_seconds * 1000
+  ctx.schedule.every('offline-check', offlineCheckMs, async () => { await storage.scheduled('offline-check', offlineCheckMs, async () => await service.checkOffline()) })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })
   ctx.schedule.every('rate-limit-sweep', 60_000, () => {
     limits?.auth.sweep()

@@ -2,7 +2,7 @@
 // directory on a loopback port, run as the postgres user (initdb and postgres refuse root). One server
 // serves the whole test run (`runPostgres`, stopped by teardown.ts); each test file takes a fresh
 // database of its own (`postgresDatabase(t)`, dropped at its end). A test that stops and starts the
-// server takes one of its own (`ownPostgres(t)`).
+// server takes one of its own (`ownPostgres(t)`); so does a benchmark, with fsync on (`durable`).
 import { execFile } from 'node:child_process'
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -77,14 +77,14 @@ function serverOf (port: number, password: string): Pick<PostgresServer, 'port' 
   return { port, password, url: (database = SUPERUSER) => `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}` }
 }
 
-/** Start postgres on `dir`'s data directory; `owner` stops it (a test, or the run). */
-async function startServer (owner: Teardown | 'run', name: string, dir: string, port: number, password: string): Promise<Daemon> {
+/** Start postgres on `dir`'s data directory; `owner` stops it (a test, or the run). `durable`: fsync and full-page writes as shipped. */
+async function startServer (owner: Teardown | 'run', name: string, dir: string, port: number, password: string, durable = false): Promise<Daemon> {
   const { uid, gid } = await postgresIds()
   const { url } = serverOf(port, password)
   return await startDaemon(owner, name, {
     command: join(BIN, 'postgres'),
     // Durability settings that only matter for a machine crash; synchronous_commit stays on, so a commit is a commit.
-    args: ['-D', join(dir, 'data'), '-c', 'listen_addresses=127.0.0.1', '-p', String(port), '-k', dir, '-c', 'fsync=off', '-c', 'full_page_writes=off'],
+    args: ['-D', join(dir, 'data'), '-c', 'listen_addresses=127.0.0.1', '-p', String(port), '-k', dir, ...(durable ? [] : ['-c', 'fsync=off', '-c', 'full_page_writes=off'])],
     logFile: join(dir, 'postgres.log'),
     uid,
     gid,
@@ -135,15 +135,19 @@ export async function runPostgres (): Promise<Pick<PostgresServer, 'port' | 'pas
   })
 }
 
-/** A server of the test's own (to stop and start), stopped and removed at its end. */
-export async function ownPostgres (t: Teardown): Promise<PostgresServer> {
+/**
+ * A server of the test's own (to stop and start), stopped and removed at its end. `durable` keeps
+ * fsync and full-page writes on (PostgreSQL's defaults), for figures a benchmark records.
+ */
+export async function ownPostgres (t: Teardown, options: { durable?: boolean } = {}): Promise<PostgresServer> {
   await ensurePostgres()
   mkdirSync(RUN_DIR, { recursive: true })
   const dir = mkdtempSync(join(RUN_DIR, 'postgres-own-'))
   const password = randomBytes(12).toString('hex')
   await initCluster(dir, password)
   const port = await freePort()
-  let daemon: Daemon | undefined = await startServer(t, `postgres on ${port}`, dir, port, password)
+  const durable = options.durable === true
+  let daemon: Daemon | undefined = await startServer(t, `postgres on ${port}`, dir, port, password, durable)
   const server: PostgresServer = {
     ...serverOf(port, password),
     stop: async () => {
@@ -151,7 +155,7 @@ export async function ownPostgres (t: Teardown): Promise<PostgresServer> {
       daemon = undefined
     },
     start: async () => {
-      daemon ??= await startServer(t, `postgres on ${port}`, dir, port, password)
+      daemon ??= await startServer(t, `postgres on ${port}`, dir, port, password, durable)
     }
   }
   t.teardown(async () => {
