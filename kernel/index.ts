@@ -23,6 +23,7 @@ export { besideSource, PACKAGE_ROOT } from './paths.js'
 export { readToml } from './toml.js'
 export { loadBuiltUi } from './ui-assets.js'
 export { cronProblem } from './scheduler.js'
+export { coalesced } from './coalesce.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
 export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {

@@ -8,7 +8,6 @@ export type { RemoteContainer, RemoteOutcome, Schedule, SchedulePull, ScheduleRe
 export type { DeployResult, Reconciler } from './reconciler.js'
 export { IMAGE, NAME, type ServiceSpec } from './spec.js'
 export { Traffic, type TrafficHooks } from './traffic.js'
-export { coalesced } from './coalesce.js'
 export { parseMemory } from './units.js'
 export { probe } from './probe.js'
 export { describeCertificate } from './status.js'

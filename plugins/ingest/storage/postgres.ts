@@ -1,18 +1,19 @@
 // The storage contract on PostgreSQL (`[ingest].database_url`): the schema of migrations/ in the schema
 // `ingest`, migrated at start under an advisory lock (two nodes starting at once apply each migration
 // once). A request holds its devices' turns as transaction-scoped advisory locks, so every node sharing
-// the database takes them in turn; its writes are multi-row inserts in that one transaction, and the
-// caller acknowledges after the commit. Metrics live in daily partitions; retention drops whole ones.
+// the database takes them in turn; its reads and its writes are one function call each in that one
+// transaction (postgres-request.ts), and the caller acknowledges after the commit. Metrics live in daily partitions; retention drops whole ones.
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
+import { coalesced } from '../../../kernel/index.js'
 import type { TelemetryEvent } from '../apply.js'
-import { seenKey } from '../store.js'
-import { DIGEST_BYTES, isCopy, type StoredMark } from '../chunk-marks.js'
+import type { StoredMark } from '../chunk-marks.js'
 import {
-  StorageUnavailable, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestReads, type IngestSession, type IngestWrites,
+  StorageUnavailable, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestSession,
   type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate, type TelemetryStorage
 } from './contract.js'
 import { MIGRATIONS } from './migrations/index.js'
+import { jsonLiteral, jsonText, parseReads, readRequest, writeRequest } from './postgres-request.js'
 
 /** The schema the tables live in (the connection's search_path). */
 export const SCHEMA = 'ingest'
@@ -29,7 +30,7 @@ const DAY_MS = 86_400_000
 const EVENTS_CHANNEL = 'berth_ingest_events'
 /** A NOTIFY payload is at most 8000 bytes: events go in batches of at most this much JSON. */
 const NOTIFY_BYTES = 7000
-/** Rows per page of a list read, and per multi-row insert. */
+/** Rows per page of a list read, and per multi-row insert of a copy. */
 const PAGE = 500
 const INSERT_ROWS = 1000
 
@@ -119,6 +120,10 @@ export class PostgresStorage implements TelemetryStorage {
   readonly #partitions = new Set<number>()
   /** This node, in its notifications (it hears its own and skips them). */
   readonly #node = randomUUID()
+  /** How this node's NOTIFY payloads begin. */
+  readonly #ownPayloads = JSON.stringify({ node: this.#node }).slice(0, -1)
+  /** Events announced and not yet told. */
+  readonly #untold: TelemetryEvent[] = []
   /** The connection LISTENing for the other nodes' events, and its reconnection timer. */
   #listener: pg.Client | undefined
   #relisten: NodeJS.Timeout | undefined
@@ -129,7 +134,7 @@ export class PostgresStorage implements TelemetryStorage {
       connectionString: url,
       connectionTimeoutMillis: 5000,
       application_name: 'berth-ingest',
-      options: `-c search_path=${SCHEMA}`,
+      options: `-c search_path=${SCHEMA} -c standard_conforming_strings=on`,
       types: TYPES
     }
     this.#pool = new pg.Pool({ ...this.#config, max: options.max ?? 10 })
@@ -209,23 +214,38 @@ export class PostgresStorage implements TelemetryStorage {
     for (const day of missing) this.#partitions.add(day)
   }
 
+  /**
+   * NOTIFY in a transaction of its own: PostgreSQL serialises the commits of transactions that notify,
+   * so a request's writes never do. One telling at a time; events announced meanwhile go together in the next.
+   */
   async announce (events: readonly TelemetryEvent[]): Promise<void> {
+    this.#untold.push(...events)
+    await this.#tell()
+  }
+
+  readonly #tell = coalesced(async () => {
+    const payloads = this.#notices(this.#untold.splice(0))
+    if (payloads.length > 0) await this.#query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [EVENTS_CHANNEL, payloads])
+  })
+
+  /** `events` as NOTIFY payloads of this node, each at most NOTIFY_BYTES of JSON. */
+  #notices (events: readonly TelemetryEvent[]): string[] {
+    const payloads: string[] = []
     let batch: TelemetryEvent[] = []
     let bytes = 0
-    const send = async (): Promise<void> => {
-      if (batch.length === 0) return
-      const payload = JSON.stringify({ node: this.#node, events: batch })
+    const send = (): void => {
+      if (batch.length > 0) payloads.push(JSON.stringify({ node: this.#node, events: batch }))
       batch = []
       bytes = 0
-      await this.#query('select pg_notify($1, $2)', [EVENTS_CHANNEL, payload])
     }
     for (const event of events) {
       const size = JSON.stringify(event).length + 1
-      if (bytes + size > NOTIFY_BYTES) await send()
+      if (bytes + size > NOTIFY_BYTES) send()
       batch.push(event)
       bytes += size
     }
-    await send()
+    send()
+    return payloads
   }
 
   /** LISTEN on a connection of its own; when it is lost, connect and listen again every second until it is back. */
@@ -234,8 +254,15 @@ export class PostgresStorage implements TelemetryStorage {
       const client = new pg.Client(this.#config)
       client.on('error', () => {})
       client.on('notification', ({ payload }) => {
-        const message = JSON.parse(payload ?? '{}') as { node?: string, events?: TelemetryEvent[] }
-        if (message.node !== this.#node && Array.isArray(message.events)) heard(message.events)
+        // This node hears its own notifications too: they begin with its id, and are skipped unparsed.
+        if (payload === undefined || payload.startsWith(this.#ownPayloads)) return
+        let message: { events?: unknown }
+        try {
+          message = JSON.parse(payload) as { events?: unknown }
+        } catch {
+          return
+        }
+        if (Array.isArray(message.events)) heard(message.events as TelemetryEvent[])
       })
       client.on('end', () => {
         if (this.#listener === client) this.#listener = undefined
@@ -298,18 +325,48 @@ export class PostgresStorage implements TelemetryStorage {
     })
   }
 
+  /**
+   * A request in three round trips: `begin` with its turns and reads (read_request), its writes
+   * (write_request), `commit`. A write without a read takes the turns first.
+   */
   async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
-    let reads: IngestReads | undefined
-    return await this.#withDevices(devices, async client => await work({
-      read: async (ids, pairs, sealed) => {
-        reads = await readFor(client, ids, pairs, sealed)
-        return reads
-      },
-      write: async writes => {
-        await this.#ensurePartitions(writes.metrics.map(({ metric }) => Math.floor(metric.received_at / DAY_MS)))
-        await writeAll(client, writes, reads?.marks ?? new Map())
+    const lock = [...new Set(devices)].sort()
+    return await guarded(async () => {
+      const client = await this.#pool.connect()
+      const ignore = (): void => {}
+      client.on('error', ignore)
+      let open = false
+      let marks: ReadonlyMap<string, StoredMark> = new Map()
+      let failed: unknown
+      try {
+        const result = await work({
+          read: async (ids, pairs, sealed) => {
+            open = true
+            const answers = await client.query(`begin; select read_request(${jsonLiteral(readRequest(lock, ids, pairs, sealed))}) as reads`) as unknown as pg.QueryResult[]
+            const reads = parseReads(answers[1].rows[0].reads)
+            marks = reads.marks
+            return reads
+          },
+          write: async writes => {
+            await this.#ensurePartitions(writes.metrics.map(({ metric }) => Math.floor(metric.received_at / DAY_MS)))
+            if (!open) await client.query(`begin; select read_request(${jsonLiteral(readRequest(lock, [], [], []))})`)
+            open = true
+            await client.query({ name: 'berth_ingest_write', text: 'select write_request($1::jsonb)', values: [jsonText(writeRequest(writes, marks))] })
+            await client.query('commit')
+            open = false
+          }
+        })
+        if (open) await client.query('commit')
+        return result
+      } catch (err) {
+        failed = err
+        if (open) await client.query('rollback').catch(() => {})
+        throw err
+      } finally {
+        client.off('error', ignore)
+        client.release(failed instanceof Error ? failed : undefined)
       }
-    }))
+    })
   }
 
   async device (id: string): Promise<Device | undefined> {
@@ -551,77 +608,8 @@ export const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at']
 export const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
 export const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
 
-/** What a request reads, in three queries: its devices, the marks of its (device, sequence) pairs, and the keys asked for. */
-async function readFor (client: Client, ids: readonly string[], pairs: ReadonlyArray<readonly [string, number]>, sealed: readonly string[]): Promise<IngestReads> {
-  const reads: IngestReads = { devices: new Map(), keys: new Map(), marks: new Map() }
-  if (ids.length > 0) {
-    for (const device of (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = any($1::text[])`, [[...ids]])).rows) reads.devices.set(device.id, device)
-  }
-  if (sealed.length > 0) {
-    for (const row of (await client.query<{ device: string, key: Buffer }>('select device, key from device_keys where device = any($1::text[])', [[...sealed]])).rows) reads.keys.set(row.device, row.key)
-  }
-  if (pairs.length > 0) {
-    const rows = (await client.query<{ device: string, sequence: number, digest: Buffer, at: number }>(`
-      select m.device, m.sequence, m.digest, m.at from chunk_marks m
-      join unnest($1::text[], $2::bigint[]) as w (device, sequence) on m.device = w.device and m.sequence = w.sequence
-      order by m.at desc`, [pairs.map(p => p[0]), pairs.map(p => p[1])])).rows
-    const digests = new Map<string, Buffer[]>()
-    for (const row of rows) {
-      const seen = seenKey(row.device, row.sequence)
-      if (!reads.marks.has(seen)) reads.marks.set(seen, { at: row.at, digests: new Uint8Array(0) })
-      digests.set(seen, [...(digests.get(seen) ?? []), row.digest])
-    }
-    for (const [seen, list] of digests) (reads.marks.get(seen) as { digests: Uint8Array }).digests = new Uint8Array(Buffer.concat(list))
-  }
-  return reads
-}
-
 async function upsertDevices (client: Client, devices: readonly Device[]): Promise<void> {
   if (devices.length === 0) return
   const [text, params] = insertOf('devices', DEVICE_COLUMNS, devices as unknown as Row[])
   await client.query(`${text} on conflict (id) do update set ${DEVICE_COLUMNS.filter(c => c !== 'id').map(c => `"${c}" = excluded."${c}"`).join(', ')}`, params)
-}
-
-/** Multi-row inserts of `rows`, INSERT_ROWS at a time. */
-async function insertRows (client: Client, table: string, rows: readonly Row[], columns: readonly string[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_ROWS) {
-    await client.query(...insertOf(table, columns, rows.slice(i, i + INSERT_ROWS)))
-  }
-}
-
-/**
- * Every write of a request. A mark's digest new to its (device, sequence) is inserted: should another
- * node have stored the same content meanwhile, the primary key refuses it and the whole transaction
- * fails (answered 503; the retry finds a duplicate). A digest stored before (a first transmission
- * reusing the sequence, see chunk-marks.ts) has its time moved on; a sequence keeps its newest digests only.
- */
-async function writeAll (client: Client, writes: IngestWrites, read: Map<string, StoredMark>): Promise<void> {
-  await insertRows(client, 'reboots', writes.reboots as unknown as Row[], SERIES.reboots.columns)
-  await insertRows(client, 'faults', writes.faults as unknown as Row[], SERIES.faults.columns)
-  await insertRows(client, 'traces', writes.traces as unknown as Row[], SERIES.traces.columns)
-  await insertRows(client, 'metrics', writes.metrics.map(({ metric, index }) => ({ ...metric, entry: index })), [...SERIES.metrics.columns, 'entry'])
-  const fresh: Row[] = []
-  for (const { device, sequence, mark, digest } of writes.marks) {
-    const before = read.get(seenKey(device, sequence))
-    if (before !== undefined && isCopy(before, digest, false)) {
-      await client.query('update chunk_marks set at = $4 where device = $1 and sequence = $2 and digest = $3', [device, sequence, Buffer.from(digest), mark.at])
-    } else {
-      fresh.push({ device, sequence, digest: Buffer.from(digest), at: mark.at })
-    }
-    if (before !== undefined && typeof before !== 'number' && before.digests.length >= mark.digests.length) {
-      const kept = []
-      for (let at = 0; at < mark.digests.length; at += DIGEST_BYTES) kept.push(Buffer.from(mark.digests.subarray(at, at + DIGEST_BYTES)))
-      await client.query('delete from chunk_marks where device = $1 and sequence = $2 and not (digest = any($3::bytea[]))', [device, sequence, kept])
-    }
-  }
-  // Marks of one request are distinct (device, sequence, digest): a request stores a content once.
-  await insertRows(client, 'chunk_marks', dedupe(fresh), ['device', 'sequence', 'digest', 'at'])
-  await upsertDevices(client, writes.devices)
-}
-
-/** The last row of each (device, sequence, digest). */
-function dedupe (rows: Row[]): Row[] {
-  const byKey = new Map<string, Row>()
-  for (const row of rows) byKey.set(`${String(row.device)}:${String(row.sequence)}:${(row.digest as Buffer).toString('hex')}`, row)
-  return [...byKey.values()]
 }

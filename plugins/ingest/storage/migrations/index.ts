@@ -3,6 +3,7 @@
 import { schema } from './001-schema.js'
 import { scheduledJobs } from './002-scheduled-jobs.js'
 import { elfBytes } from './003-elf-bytes.js'
+import { requestFunctions } from './004-request-functions.js'
 
 export interface Migration {
   version: number
@@ -13,5 +14,6 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'schema', sql: schema },
   { version: 2, name: 'scheduled-jobs', sql: scheduledJobs },
-  { version: 3, name: 'elf-bytes', sql: elfBytes }
+  { version: 3, name: 'elf-bytes', sql: elfBytes },
+  { version: 4, name: 'request-functions', sql: requestFunctions }
 ]
