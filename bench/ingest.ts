@@ -23,6 +23,7 @@ import { encodeChunk } from '../plugins/ingest/wire/encoder.js'
 import { codecs } from '../wasm/index.js'
 import { startServer, stopServer } from './berth-server.js'
 import { BACKEND_NAMES, benchBackends, startBenchPostgres, type Backend, type BenchPostgres } from './postgres.js'
+import { cpuSeconds, postgresCpuSeconds } from './process-cpu.js'
 import { envInt, markdownTable, median } from './stats.js'
 import { deviceIds, registerEncrypted, runLoad, simulatedPayload, type SimDevice } from './telemetry-load.js'
 
@@ -46,8 +47,14 @@ const API_KEY = randomBytes(16).toString('hex')
 const ids = deviceIds(DEVICES, ID_PREFIX)
 const payloads = Array.from({ length: POOL }, (_, n) => simulatedPayload(n % DEVICES, n))
 
-/** Accepted chunks/s through POST /ingest/chunks, after a warm-up; on a fresh database of `postgres` when given. */
-async function httpRate (batch: number, ccm: boolean, concurrency: number, postgres?: BenchPostgres, stored?: (database: string) => Promise<void>): Promise<number> {
+/** CPU milliseconds per 1,000 accepted chunks, by process. */
+interface CpuCost { load: number, server: number, database: number }
+
+/**
+ * Accepted chunks/s through POST /ingest/chunks, after a warm-up, and the CPU each process used for
+ * them (this load generator, the server, PostgreSQL); on a fresh database of `postgres` when given.
+ */
+async function httpRate (batch: number, ccm: boolean, concurrency: number, postgres?: BenchPostgres, stored?: (database: string) => Promise<void>): Promise<{ rate: number, cpu: CpuCost }> {
   const database = await postgres?.database()
   const server = await startServer({ plugins: 'ingest', env: { INGEST_API_KEY: API_KEY, ...(database !== undefined ? { INGEST_DATABASE_URL: database } : {}) } })
   try {
@@ -57,9 +64,14 @@ async function httpRate (batch: number, ccm: boolean, concurrency: number, postg
     const load = { url: server.url, apiKey: API_KEY, devices, framesPerRequest: batch, concurrency }
     await runLoad({ ...load, chunksPerDevice: Number.MAX_SAFE_INTEGER, seconds: WARMUP_SECONDS, firstSequence: 0 })
     const chunksPerDevice = Math.ceil(BUDGET_RATE[batch] * SECONDS / DEVICES)
+    const databaseCpu = (): number => postgres === undefined ? 0 : postgresCpuSeconds(postgres.server.port)
+    const before = { own: process.cpuUsage(), server: cpuSeconds(server.child.pid ?? 0), database: databaseCpu() }
     const totals = await runLoad({ ...load, chunksPerDevice, seconds: SECONDS, firstSequence: MEASURED_FROM, preEncode: true })
+    const own = process.cpuUsage(before.own)
+    const perThousand = (seconds: number): number => seconds * 1e6 / totals.accepted
+    const cpu = { load: perThousand((own.user + own.system) / 1e6), server: perThousand(cpuSeconds(server.child.pid ?? 0) - before.server), database: perThousand(databaseCpu() - before.database) }
     if (totals.accepted !== totals.frames) throw new Error(`${totals.frames - totals.accepted} frame(s) not accepted: ${totals.reasons.join('; ')}`)
-    return totals.accepted / totals.seconds
+    return { rate: totals.accepted / totals.seconds, cpu }
   } finally {
     await stopServer(server)
     if (database !== undefined) {
@@ -179,6 +191,7 @@ const machine = (): string => `Node ${process.version}, ${cpus().length} × ${cp
 async function compareBackends (backends: readonly Backend[]): Promise<void> {
   const postgres = backends.includes('postgres') ? await startBenchPostgres() : undefined
   const samples = new Map<string, number[]>()
+  const costs = new Map<string, CpuCost[]>()
   /** Bytes a stored chunk takes in the database: its size over that of an empty one with the schema, by the chunks marked. */
   const bytesPerChunk: number[] = []
   let emptySize = 0
@@ -200,7 +213,9 @@ async function compareBackends (backends: readonly Backend[]): Promise<void> {
       for (const batch of BATCHES) {
         for (const backend of order) {
           const name = `${backend} ${batch}`
-          samples.set(name, [...(samples.get(name) ?? []), await httpRate(batch, false, CEILING_CONCURRENCY, backend === 'postgres' ? postgres : undefined, measureSize)])
+          const { rate, cpu } = await httpRate(batch, false, CEILING_CONCURRENCY, backend === 'postgres' ? postgres : undefined, measureSize)
+          samples.set(name, [...(samples.get(name) ?? []), rate])
+          costs.set(name, [...(costs.get(name) ?? []), cpu])
         }
       }
       console.error(`run ${run + 1}/${RUNS} done`)
@@ -218,6 +233,13 @@ async function compareBackends (backends: readonly Backend[]): Promise<void> {
     `PostgreSQL 15 on this machine with fsync, full-page writes and synchronous_commit on; codecs: ${codecs.backend}; ${machine()}.\n`)
   console.log(markdownTable(['frames/request', ...backends.flatMap(backend => [`${BACKEND_NAMES[backend]} (chunks/s)`, `${BACKEND_NAMES[backend]} min–max`]),
     ...(backends.length > 1 ? [`${BACKEND_NAMES[backends[1]]} ÷ ${BACKEND_NAMES[backends[0]]}`] : [])], rows))
+  console.log(`\nCPU milliseconds per 1,000 chunks (median; /proc, user and system), by process:\n`)
+  const costRows = BATCHES.flatMap(batch => backends.map(backend => {
+    const list = costs.get(`${backend} ${batch}`) ?? []
+    const of = (part: keyof CpuCost): number => median(list.map(cost => cost[part]))
+    return [String(batch), BACKEND_NAMES[backend], of('load').toFixed(1), of('server').toFixed(1), backend === 'postgres' ? of('database').toFixed(1) : '–', (of('load') + of('server') + of('database')).toFixed(1)]
+  }))
+  console.log(markdownTable(['frames/request', 'backend', 'load generator (its encoding too)', 'berth server', 'PostgreSQL', 'total'], costRows))
   if (bytesPerChunk.length > 0) {
     console.log(`\nPostgreSQL: ${median(bytesPerChunk).toFixed(0)} bytes of database per stored chunk (median of ${bytesPerChunk.length} measurements: the database's size ` +
       `less that of a fresh one with the schema, ${(emptySize / 1e6).toFixed(1)} MB, WAL not counted; the six record types in turn, a Metrics chunk of 3 entries).`)
@@ -251,7 +273,7 @@ async function main (): Promise<void> {
       record(`puts ${batch}`, await asyncPutRate(batch))
       for (const ccm of [false, true]) {
         record(`decode ${batch} ${ccm}`, decodeRate(batch, ccm))
-        for (const concurrency of CONCURRENCIES) record(`http ${batch} ${ccm} ${concurrency}`, await httpRate(batch, ccm, concurrency))
+        for (const concurrency of CONCURRENCIES) record(`http ${batch} ${ccm} ${concurrency}`, (await httpRate(batch, ccm, concurrency)).rate)
       }
     }
     console.error(`run ${run + 1}/${RUNS} done`)
