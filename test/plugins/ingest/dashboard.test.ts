@@ -2,8 +2,9 @@
 // refused), the overview, a device that starts sending appears in the list without a reload, a
 // device's page with its metric chart and its fault's symbol, the chart over the chosen range with a
 // hole in a series drawn as a gap, and the groups form shown to a provisioner but not to a viewer (whom
-// the API refuses as well). Screenshots of the main views go to BERTH_SCREENSHOTS (docs/screenshots
-// holds the ones published).
+// the API refuses as well). What the test puts in place (symbols, an offline device, a fleet, samples
+// in the past) goes through the storage contract, so it runs on either backend. Screenshots of the
+// main views go to BERTH_SCREENSHOTS (docs/screenshots holds the ones published).
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
@@ -16,12 +17,13 @@ import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
 import ingest from '../../../plugins/ingest/index.js'
+import { emptyWrites, pendingKey, type Device, type StoredFault, type StoredMetric } from '../../../plugins/ingest/storage/contract.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
-import { API_KEY, passwordOf, telemetryServer, type TestRole } from './harness.js'
+import { API_KEY, backendSettings, passwordOf, telemetryServer, type TestRole } from './harness.js'
 
 /** The dashboard is built by `npm run build`; a single test file run after a fresh clone builds it here. */
 async function builtDashboard (): Promise<void> {
@@ -98,8 +100,11 @@ if (executablePath !== undefined) {
     const chunks = [info, metrics(1), metrics(2), metrics(3), fault, trace]
     t.equal((await server.ingest(Buffer.concat(chunks.map((payload, sequence) => encodeChunk({ device: SENSOR, sequence, payload }))))).json.accepted, 6)
     // What the symbolication plugin writes once the ELF is there (it runs in test/e2e/device.test.ts).
-    const faults = server.service.telemetry.store.faults
-    for (const { key, value } of faults.getRange()) await faults.put(key, { ...value, symbol: 'sensor_poll at /src/main.c:42' })
+    const { storage } = server.service.telemetry
+    const stored: StoredFault[] = []
+    for await (const { value } of storage.series('faults', [SENSOR, 0], Number.MAX_SAFE_INTEGER)) stored.push(value)
+    t.equal(stored.length, 1)
+    await storage.setSymbols(stored.map(fault => ({ key: pendingKey(fault), symbol: 'sensor_poll at /src/main.c:42', final: true })))
 
     const context = await headlessBrowser(t, executablePath)
     const page = await context.newPage()
@@ -151,9 +156,7 @@ if (executablePath !== undefined) {
     await page.goto(new URL('/dashboard/#/firmware', server.base).href)
     t.match(await page.textContent('main section'), /needs the provisioner role/)
     // The offline check marks a silent device; the alerts view lists it.
-    const devices = server.service.telemetry.store.devices
-    const quiet = devices.get(newcomer)
-    if (quiet !== undefined) await devices.put(newcomer, { ...quiet, offline: true })
+    await storage.changeDevice(newcomer, quiet => quiet === undefined ? undefined : { device: { ...quiet, offline: true } })
     await page.goto(new URL('/dashboard/#/alerts', server.base).href)
     await page.waitForSelector(`table.alerts a[href="#/devices/${newcomer}"]`)
     t.equal(await page.locator('table.alerts tr').count(), 1, 'the offline device is listed')
@@ -215,11 +218,14 @@ if (executablePath !== undefined) {
     // A fleet of 10,000: the list shows its first page and pages on (the time is reported, and
     // measured for the API in bench/telemetry-api.ts).
     const at = Date.now()
-    for (let n = 0; n < 10_000; n++) {
-      const fleetId = `f${n.toString(16).padStart(15, '0')}`
-      void devices.put(fleetId, { ...(devices.get(SENSOR) ?? {} as never), id: fleetId, name: `fleet ${n}`, group: null, last_seen: at })
+    const model = await storage.device(SENSOR) as Device
+    for (let from = 0; from < 10_000; from += 500) {
+      const fleet = Array.from({ length: 500 }, (_, i): Device => {
+        const n = from + i
+        return { ...model, id: `f${n.toString(16).padStart(15, '0')}`, name: `fleet ${n}`, group: null, last_seen: at }
+      })
+      await storage.ingest(fleet.map(device => device.id), async session => { await session.write({ ...emptyWrites(), devices: fleet }) })
     }
-    await devices.put(SENSOR, devices.get(SENSOR) as never)
     const began = Date.now()
     await page.goto(new URL('/dashboard/#/devices', server.base).href)
     await pollUntil(async () => await page.locator('table.devices tbody tr').count() === 50, { what: 'the first page of 10,000 devices' })
@@ -237,11 +243,12 @@ if (executablePath !== undefined) {
     const lone = 'a1b2c3d4e5f60003'
     const holed = 'a1b2c3d4e5f60004'
     for (const device of [lone, holed]) t.equal((await server.ingest(encodeChunk({ device, sequence: 0, payload: info }))).json.accepted, 1)
-    // Samples in the past, stored as the ingest path stores them (plugins/ingest/apply.ts): a chunk
+    // Samples in the past, written as the ingest path writes them (plugins/ingest/apply.ts): a chunk
     // is stamped when it arrives, so none can be sent with an earlier time.
-    const store = server.service.telemetry.store.metrics
+    const { storage } = server.service.telemetry
     const sample = async (device: string, at: number, sequence: number, value: number): Promise<void> => {
-      await store.put([device, at, sequence, 0], { device, sequence, received_at: at, key: 'battery_mv', kind: 'gauge', value, uptime_ms: sequence })
+      const metric: StoredMetric = { device, sequence, received_at: at, key: 'battery_mv', kind: 'gauge', value, uptime_ms: sequence }
+      await storage.ingest([device], async session => { await session.write({ ...emptyWrites(), metrics: [{ metric, index: 0 }] }) })
     }
     const began = Date.now()
     const single = began - 6 * HOUR
@@ -305,7 +312,7 @@ if (executablePath !== undefined) {
   t.test('single sign-on: authorization code with PKCE against the embedded development provider, as each fleet role', async t => {
     await builtDashboard()
     const { logger, lines } = capturedLogger('info')
-    const kernel = await testKernel(t, { plugins: [devIdp, ingest], logger, config: { ingest: { api_key: API_KEY, sso: { dev_idp: true } } } })
+    const kernel = await testKernel(t, { plugins: [devIdp, ingest], logger, config: { ingest: { api_key: API_KEY, ...await backendSettings(t), sso: { dev_idp: true } } } })
     const dashboard = new URL('/dashboard/', kernel.url('telemetry')).href
     const mode = await (await fetch(new URL('/auth/mode', dashboard))).json() as { mode: string, issuer: string }
     t.match(mode, { mode: 'sso', realm: 'fleet', client_id: 'dashboard', issuer: /^http:\/\/127\.0\.0\.1:\d+\/realms\/fleet$/ }, 'sso.dev_idp: SSO mode at the embedded provider')

@@ -1,6 +1,7 @@
 // The telemetry service around ingest: live events with resume, offline alerts to webhooks (with
-// retry), retention, backups while writing, Prometheus text checked by promtool, ELF uploads, rate
-// limits and CORS.
+// retry), retention, backups while writing (on PostgreSQL refused: that database has tools of its
+// own), Prometheus text checked by promtool, ELF uploads, rate limits and CORS. What is stored is read
+// through the storage contract, so the same checks hold on both backends.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
@@ -8,20 +9,37 @@ import { createServer, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { open } from 'lmdb'
+import pg from 'pg'
 import type { AnyPlugin, Kernel } from '../../../kernel/index.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import ingest from '../../../plugins/ingest/index.js'
+import type { TelemetryStorage } from '../../../plugins/ingest/storage/contract.js'
+import { seenKey } from '../../../plugins/ingest/store.js'
 import { runCli } from '../../support/cli.js'
 import { ensureDebianPackages, requireComponent } from '../../support/component.js'
 import { armToolchain } from '../../support/firmware.js'
 import { testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
-import { API_KEY, basic, readEvents, telemetryServer } from './harness.js'
+import { API_KEY, backendSettings, basic, onPostgres, readEvents, telemetryServer } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
 
 const run = promisify(execFile)
 const heartbeat = (sequence: number, device = DEVICE): Uint8Array => encodeChunk({ device, sequence, payload: SAMPLES[5] })
+
+/** Faults waiting for symbolication, of every build. */
+async function pendingCount (storage: TelemetryStorage): Promise<number> {
+  let count = 0
+  for (const build of await storage.pendingBuilds()) count += (await storage.pendingFaults(build, undefined, 10_000)).length
+  return count
+}
+
+/** The faults kept of `device`. */
+async function faultCount (storage: TelemetryStorage, device: string): Promise<number> {
+  let count = 0
+  for await (const _ of storage.series('faults', [device, 0], Number.MAX_SAFE_INTEGER)) count++
+  return count
+}
 
 t.test('events stream live and resume from Last-Event-ID', async t => {
   const server = await telemetryServer(t)
@@ -73,28 +91,41 @@ t.test('an offline device raises one alert, delivered to the webhook with retrie
 t.test('retention deletes what is older than retention_days, and nothing newer', async t => {
   const server = await telemetryServer(t, { retention_days: 7 })
   await server.ingest(Buffer.concat([2, 3, 4].map(sequence => encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[2] }))))
-  const { pendingFaults } = server.service.telemetry.store
-  t.equal(pendingFaults.getKeysCount(), 3, 'each fault is marked pending with it (no symbolication plugin runs here)')
+  const { storage } = server.service.telemetry
+  t.equal(await pendingCount(storage), 3, 'each fault is marked pending with it (no symbolication plugin runs here)')
   t.equal(await server.service.applyRetention(Date.now() + 6 * 86_400_000), 0)
   t.equal(await server.service.applyRetention(Date.now() + 8 * 86_400_000), 3)
   const faults = await (await server.api('GET', `/devices/${DEVICE}/faults`, 'viewer')).json() as { items: unknown[] }
   t.equal(faults.items.length, 0)
-  t.equal(pendingFaults.getKeysCount(), 0, 'their pending marks went with them')
+  t.equal(await pendingCount(storage), 0, 'their pending marks went with them')
 })
 
 t.test('retention runs when the plugin starts, not an hour later: a server restarted often still prunes', async t => {
   const stateDir = tempDir(t)
-  const start = async (retentionDays: number): Promise<Kernel> => await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY, retention_days: retentionDays } } })
-  const faults = (kernel: Kernel): number => kernel.service('ingest').telemetry.store.faults.getKeysCount()
+  const backend = await backendSettings(t)
+  const start = async (retentionDays: number): Promise<Kernel> => await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY, retention_days: retentionDays, ...backend } } })
+  const faults = async (kernel: Kernel): Promise<number> => await faultCount(kernel.service('ingest').telemetry.storage, DEVICE)
   const fault = (sequence: number): Uint8Array => encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[2] })
   const first = await start(30)
   const { ingestor } = first.service('ingest').telemetry
   t.equal((await ingestor.ingest(Buffer.concat([fault(1), fault(2), fault(3)]), Date.now() - 8 * 86_400_000)).summary.accepted, 3, 'three faults of 8 days ago')
   t.equal((await ingestor.ingest(fault(4))).summary.accepted, 1, 'one of now')
   await first.stop()
+  if (typeof backend.database_url === 'string') {
+    // Nodes sharing a database run retention once a period: a start within half an hour of the last
+    // run (any node's) leaves it to the schedule. This restart comes as one an hour after the last run.
+    const client = new pg.Client({ connectionString: backend.database_url })
+    await client.connect()
+    try {
+      const moved = await client.query('update ingest.scheduled_jobs set at = at - 3600000 where name = $1', ['retention'])
+      t.equal(moved.rowCount, 1, 'the first start ran retention and recorded it')
+    } finally {
+      await client.end()
+    }
+  }
   const second = await start(7)
-  await pollUntil(() => faults(second) === 1, { what: 'the faults older than 7 days to be deleted at start' })
-  t.equal(faults(second), 1, 'the old faults went at start, the recent one stayed')
+  await pollUntil(async () => await faults(second) === 1, { what: 'the faults older than 7 days to be deleted at start' })
+  t.equal(await faults(second), 1, 'the old faults went at start, the recent one stayed')
 })
 
 t.test('a backup taken while chunks keep arriving holds the telemetry data alone, and restores', async t => {
@@ -105,6 +136,16 @@ t.test('a backup taken while chunks keep arriving holds the telemetry data alone
     for (let i = 0; i < 40; i++) await server.ingest(Buffer.concat([heartbeat(sequence++), heartbeat(sequence++)]))
   })()
   const response = await server.api('GET', '/admin/backup', 'admin')
+  if (onPostgres()) {
+    // The embedded store holds no telemetry then: the database is backed up with its own tools.
+    t.same([response.status, await response.json()], [409, {
+      error: 'the telemetry is kept in PostgreSQL ([ingest].database_url): back that database up with its own tools (pg_dump); /admin/backup copies the embedded store only',
+      code: 'BERTH_CONFLICT'
+    }], 'refused on PostgreSQL, with what to do instead')
+    await writer
+    t.equal(await server.service.telemetry.storage.chunkCount(), 81, 'and the chunks arriving meanwhile were all stored')
+    return
+  }
   t.equal(response.status, 200)
   t.match(response.headers.get('content-disposition'), /^attachment; filename="berth-ingest-.*\.mdb"$/)
   const file = join(tempDir(t), 'backup.mdb')
@@ -198,7 +239,7 @@ t.test('ELF upload parameters are checked first: 400 with the reason, and nothin
     t.same([answer.status, await answer.json()], [400, { error, code: 'BERTH_BAD_REQUEST' }], query.slice(0, 40))
   }
   t.notOk(existsSync(elfDir), 'no file written')
-  t.equal(server.service.telemetry.store.elves.getKeysCount(), 0, 'no record written')
+  t.equal((await server.service.telemetry.storage.elves()).length, 0, 'no record written')
   const accepted = await upload(`software_type=${'t'.repeat(64)}&software_version=${'v'.repeat(64)}`)
   t.equal(accepted.status, 201, '64 characters each are accepted')
   t.match(await accepted.json(), { software_type: 't'.repeat(64), software_version: 'v'.repeat(64) })
@@ -243,7 +284,7 @@ t.test('the telemetry listener exposes telemetry and process metrics, never the 
   const [tokens, secrets, reconciler] = await Promise.all(['tokens', 'secrets', 'reconciler'].map(async name => (await import(`../../../plugins/${name}/index.js`) as { default: AnyPlugin }).default))
   const kernel = await testKernel(t, {
     plugins: [tokens, secrets, reconciler, ingest],
-    config: { ingest: { api_key: API_KEY, metrics_public: true }, reconciler: { docker_socket: join(tempDir(t), 'no-engine.sock') } }
+    config: { ingest: { api_key: API_KEY, metrics_public: true, ...await backendSettings(t) }, reconciler: { docker_socket: join(tempDir(t), 'no-engine.sock') } }
   })
   const response = await fetch(new URL('/ingest/chunks', kernel.url('telemetry')), { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': API_KEY }, body: heartbeat(1) })
   t.equal(response.status, 200)
@@ -262,6 +303,7 @@ t.test('the telemetry listener exposes telemetry and process metrics, never the 
 t.test('a stop during ingest loses no chunk that was acknowledged: commits in flight finish before the store closes', async t => {
   const server = await telemetryServer(t)
   const stateDir = server.kernel.config.stateDir
+  const { storage, settings: { database_url: databaseUrl } } = server.service.telemetry
   const sent = Array.from({ length: 40 }, async (_, sequence) => {
     try {
       return { sequence, ...(await server.ingest(heartbeat(sequence))) }
@@ -269,13 +311,14 @@ t.test('a stop during ingest loses no chunk that was acknowledged: commits in fl
       return { sequence, status: 0 } // the connection was refused or cut: not acknowledged
     }
   })
-  await pollUntil(() => server.service.telemetry.store.seen.getKeysCount() > 0, { what: 'the first commit', interval: 1 })
+  await pollUntil(async () => await storage.chunkCount() > 0, { what: 'the first commit', interval: 1 })
   await server.kernel.stop()
   const answers = await Promise.all(sent)
   const acknowledged = answers.filter(a => 'json' in a && a.status === 200 && a.json.accepted === 1).map(a => a.sequence)
   t.ok(acknowledged.length > 0, `${acknowledged.length} of 40 acknowledged before the stop`)
   t.ok(answers.every(a => a.status === 200 || a.status === 503 || a.status === 0), 'the rest were turned away, not failed')
-  const again = await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY } } })
-  const seen = again.service('ingest').telemetry.store.seen
-  t.same(acknowledged.filter(sequence => seen.get(`${DEVICE}:${sequence}`) === undefined), [], 'every acknowledged chunk is stored')
+  const again = await testKernel(t, { plugins: [ingest], config: { server: { state_dir: stateDir }, ingest: { api_key: API_KEY, database_url: databaseUrl } } })
+  // The idempotency marks, read as a request reads them (and nothing written).
+  const { marks } = await again.service('ingest').telemetry.storage.ingest([DEVICE], async session => await session.read([DEVICE], acknowledged.map(sequence => [DEVICE, sequence] as const), []))
+  t.same(acknowledged.filter(sequence => !marks.has(seenKey(DEVICE, sequence))), [], 'every acknowledged chunk is stored')
 })

@@ -15,7 +15,7 @@ import ingest from '../../../plugins/ingest/index.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { accessToken } from '../../support/oidc.js'
 import { pollUntil } from '../../support/poll.js'
-import { onPostgres, telemetryServer, type TelemetryServer } from './harness.js'
+import { backendSettings, onPostgres, telemetryServer, type TelemetryServer } from './harness.js'
 
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
 type Signer = (roles: string[], options?: { key?: PrivateKey, iss?: string, client?: JWTPayload, expires?: string | number }) => Promise<string>
@@ -143,7 +143,7 @@ t.test('with oidc-provider: a token of the dashboard\'s client is accepted, one 
 t.test('the development provider is refused beside a real one, and in production', async t => {
   await t.rejects(telemetryServer(t, { sso: { dev_idp: true, idp_url: 'https://id.example.org', realm: 'fleet', client_id: 'dashboard' } }),
     { message: /\[ingest\]\.sso\.dev_idp runs its own identity provider; leave sso\.idp_url \(IDP_URL\) empty/ })
-  const production = await testKernel(t, { plugins: [devIdp, ingest], env: { NODE_ENV: 'production' }, config: { ingest: { sso: { dev_idp: true } } }, noStart: true })
+  const production = await testKernel(t, { plugins: [devIdp, ingest], env: { NODE_ENV: 'production' }, config: { ingest: { ...await backendSettings(t), sso: { dev_idp: true } } }, noStart: true })
   await t.rejects(production.start(), { message: 'plugin "ingest" failed during setup: [ingest].sso.dev_idp is for development and is refused when NODE_ENV=production' })
 })
 

@@ -1,0 +1,5 @@
+// The scenarios of ../dashboard.test.ts with the telemetry kept in PostgreSQL (a fresh database each).
+import t from 'tap'
+import { onPostgresToo } from '../harness.js'
+
+await onPostgresToo(t, async () => await import('../dashboard.test.js'))
