@@ -414,9 +414,11 @@ export class PostgresStorage implements TelemetryStorage {
     let strict = exclusive
     for (;;) {
       const names = key.slice(0, from.length)
+      // A start of the device alone takes all its keys (every key of it sorts after [device]).
+      const after = names.length === 0 ? '' : `and (${names.join(', ')}) ${strict ? '>' : '>='} (${names.map((_, i) => `$${i + 2}`).join(', ')})`
       const rows = await this.#query<Record<string, number | string | null>>(
         `select ${quoted([...columns, ...(kind === 'metrics' ? ['entry'] : [])])} from ${kind}
-         where device = $1 and (${names.join(', ')}) ${strict ? '>' : '>='} (${names.map((_, i) => `$${i + 2}`).join(', ')}) and received_at < $${names.length + 2}
+         where device = $1 ${after} and received_at < $${names.length + 2}
          order by ${key.join(', ')} limit ${PAGE}`, [device, ...from, end])
       for (const row of rows) {
         const rowKey: SeriesKey = [device, ...key.map(k => row[k] as number)]

@@ -99,6 +99,7 @@ for (const [backend, open] of BACKENDS) {
     t.equal(after.length, 2, 'a cursor starts past its key')
     t.same((await all(storage.series('faults', [DEVICE, 0], now + 1))).map(f => f.value), [fault(DEVICE, now, 1)])
     t.same(await all(storage.series('faults', [DEVICE, 0], now)), [], 'the end is exclusive')
+    t.same((await all(storage.series('faults', [DEVICE], now + 1))).map(f => f.value), [fault(DEVICE, now, 1)], 'a start of the device alone takes all its keys')
     t.same((await all(storage.series('reboots', [DEVICE, now], now + 1))).map(r => r.value.reason), ['watchdog'])
     t.same((await all(storage.series('traces', [DEVICE, now], now + 1))).map(r => r.value.text), ['hello'])
     t.same((await all(storage.faultsSince(now))).length, 1)
