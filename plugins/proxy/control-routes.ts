@@ -12,6 +12,8 @@ export interface RouteView {
   health?: string
   /** Percent of requests for the canary replica, when the service has a canary. */
   canary_weight?: number
+  /** A static route of [proxy.routes]: `service` is its name, each upstream's `container` its address. */
+  static?: true
   upstreams: Array<{ container: string, replica: number, address: string, healthy: boolean, draining: boolean, inflight: number, canary?: true }>
   certificate: CertificateState
 }
@@ -24,6 +26,7 @@ export function routeViews (table: RouteTable, certificates: CertificateManager)
     port: route.port,
     ...(route.health !== undefined && { health: route.health }),
     ...(route.canaryWeight !== undefined && { canary_weight: route.canaryWeight }),
+    ...(route.static === true && { static: true as const }),
     upstreams: route.upstreams.map(u => ({
       container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight, ...(u.canary && { canary: true as const })
     })),

@@ -1,6 +1,7 @@
 // proxy: the built-in reverse proxy. Routes requests by Host to the running replicas of the service
 // with that domain (as the reconciler reports them), balances across healthy replicas, drains a
-// replica before the reconciler stops it, and serves WebSocket upgrades and streamed bodies.
+// replica before the reconciler stops it, and serves WebSocket upgrades and streamed bodies. Static
+// routes ([proxy.routes]) send a domain to fixed addresses that are not containers.
 import type { Static } from '@sinclair/typebox'
 import { definePlugin, type SectionSchema } from '../../kernel/index.js'
 import { proxyCommands } from './commands.js'
@@ -34,7 +35,12 @@ const proxySection = ((Type) => Type.Object({
   health_interval_secs: Type.Integer({ minimum: 1, default: 5, description: 'How often each replica is probed (its service\'s health path, else a connection).' }),
   max_fails: Type.Integer({ minimum: 1, default: 1, description: 'Requests in a row that fail to connect to a replica or get no response headers in time before it leaves the rotation (until a health probe passes).' }),
   drain_timeout_secs: Type.Integer({ minimum: 0, default: 30, description: 'Longest wait for a replica\'s requests in flight before its container is stopped.' }),
-  ready_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Longest wait for a new replica to serve during a rollout before the rollout stops.' })
+  ready_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'Longest wait for a new replica to serve during a rollout before the rollout stops.' }),
+  routes: Type.Record(Type.String(), Type.Object({
+    domain: Type.String({ description: 'The domain served by this route; no service may have it.' }),
+    upstreams: Type.Array(Type.String(), { description: 'Addresses ("host:port", "[IPv6]:port") served in turn, over plain HTTP, like a service\'s replicas.' }),
+    health_path: Type.Optional(Type.String({ description: 'Path probed on each upstream (2xx or 3xx passes); without it a probe opens a connection.' }))
+  }, { additionalProperties: false }), { default: {}, description: 'Static routes, [proxy.routes.<name>]: a domain served by fixed addresses that are not containers.' })
 }, { additionalProperties: false })) satisfies SectionSchema
 
 export type ProxyConfig = Static<ReturnType<typeof proxySection>>

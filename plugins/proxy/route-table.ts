@@ -4,6 +4,8 @@
 // requests in flight, health and draining carry over. A service with a canary has its requests split
 // by the canary's weight between the canary replica and the others. A snapshot is also plain data
 // (RouteRecord), which the proxy keeps in its store and serves from while the engine does not answer.
+// Static routes (`[proxy.routes]`, fixed addresses that are not containers) are part of every
+// snapshot, whatever the engine says; a service whose domain one of them has is not routed.
 import type { ContainerState, ServiceSpec } from '../reconciler/api.js'
 
 /** A replica as plain data: what a snapshot knows of it. */
@@ -46,6 +48,8 @@ export interface RouteRecord<U extends UpstreamRecord = UpstreamRecord> {
   readonly upstreams: readonly U[]
   /** Percent of requests for the canary replica, when the service has a canary. */
   readonly canaryWeight?: number
+  /** A static route: `service` is its name under `[proxy.routes]`, its upstreams are fixed addresses. */
+  readonly static?: true
 }
 
 export type Route = RouteRecord<Upstream>
@@ -57,6 +61,8 @@ export function routedDomain (spec: ServiceSpec, defaultDomain: string): string 
 }
 
 export class RouteTable {
+  /** The static routes (`[proxy.routes]`), part of every snapshot. */
+  readonly statics: readonly RouteRecord[]
   #routes = new Map<string, Route>()
   readonly #upstreams = new Map<string, Upstream>()
   #cursor = 0
@@ -66,6 +72,12 @@ export class RouteTable {
   #built = false
   /** Counts the snapshots swapped in: a route looked up earlier holds while this is unchanged. */
   version = 0
+  /** Services of the last snapshot not routed because a static route has their domain. */
+  shadowed: string[] = []
+
+  constructor (statics: readonly RouteRecord[] = []) {
+    this.statics = statics
+  }
 
   /** The route of a Host header value (port and letter case ignored). */
   route (host: string | undefined): Route | undefined {
@@ -100,11 +112,14 @@ export class RouteTable {
     return this.restore(records)
   }
 
-  /** Swap in a snapshot given as records (one kept from an earlier run); returns the upstreams that no longer exist. */
+  /** Swap in a snapshot given as records (one kept from an earlier run) and the static routes; returns the upstreams that no longer exist. */
   restore (records: readonly RouteRecord[]): Upstream[] {
     const routes = new Map<string, Route>()
     const seen = new Set<string>()
-    for (const record of records) {
+    const staticDomains = new Set(this.statics.map(r => r.domain))
+    const services = records.filter(r => r.static !== true)
+    this.shadowed = services.filter(r => staticDomains.has(r.domain)).map(r => r.service)
+    for (const record of [...services.filter(r => !staticDomains.has(r.domain)), ...this.statics]) {
       const upstreams = record.upstreams.map(u => this.#upstreamOf(u))
       for (const upstream of upstreams) seen.add(upstream.id)
       routes.set(record.domain, { ...record, upstreams })
@@ -118,9 +133,9 @@ export class RouteTable {
     return gone
   }
 
-  /** The routes as plain data (the replicas' records, without their state). */
+  /** The routes of services as plain data (the replicas' records, without their state); static routes come from the configuration. */
   records (): RouteRecord[] {
-    return this.routes.map(route => ({ ...route, upstreams: route.upstreams.map(({ id, container, replica, canary, host, port }) => ({ id, container, replica, canary, host, port })) }))
+    return this.routes.filter(route => route.static !== true).map(route => ({ ...route, upstreams: route.upstreams.map(({ id, container, replica, canary, host, port }) => ({ id, container, replica, canary, host, port })) }))
   }
 
   #upstreamOf (record: UpstreamRecord): Upstream {

@@ -45,7 +45,9 @@ export class Router implements TrafficHooks {
     const { table, pools } = this.#deps
     const specs = new Map(this.#deps.specs().map(spec => [spec.name, spec]))
     for (const [name, spec] of this.#rolling) specs.set(name, spec)
+    const shadowed = table.shadowed.join()
     const gone = table.replace([...specs.values()], await this.#deps.containers(), this.#deps.defaultDomain, this.#deps.canaries())
+    if (table.shadowed.length > 0 && table.shadowed.join() !== shadowed) this.#deps.log.warn({ services: table.shadowed }, 'services not routed: a static route of [proxy.routes] has their domain')
     await Promise.all(gone.map(async upstream => { await pools.close(upstream.origin) }))
     this.#deps.changed()
   }
@@ -77,7 +79,7 @@ export class Router implements TrafficHooks {
     for (;;) {
       await this.refresh()
       const upstream = this.#deps.table.upstream(id)
-      const route = this.#deps.table.routes.find(r => r.service === spec.name)
+      const route = this.#deps.table.routes.find(r => r.service === spec.name && r.static !== true)
       if (upstream?.draining === true) Object.assign(upstream, { draining: false, healthy: false })
       if (upstream !== undefined && route !== undefined && await serves(upstream, route, this.#deps.probeTimeoutMs)) {
         Object.assign(upstream, { healthy: true, failures: 0, missedProbes: 0 })

@@ -18,8 +18,9 @@ import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { RouteMetrics } from './metrics.js'
 import { Pools } from './pools.js'
 import { RememberedRoutes, type RememberedTable } from './remembered-routes.js'
-import { RouteTable, type Upstream } from './route-table.js'
+import { RouteTable, routedDomain, type Upstream } from './route-table.js'
 import { Router } from './router.js'
+import { claimedDomain, staticRoutes } from './static-routes.js'
 import { upgrader } from './upgrade.js'
 
 /** The name on the certificate of connections for no routed name. */
@@ -33,7 +34,14 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const config = ctx.config
   const acmeSection = ctx.sections.acme
   const orchestration = ctx.use('reconciler')
-  const table = new RouteTable()
+  const cluster = ctx.useOptional('cluster')?.settings ?? { domain: '', acme_email: '' }
+  const table = new RouteTable(staticRoutes(config.routes))
+  // A domain has one owner: a static route's is no deployed service's, and no service deployed later may claim it.
+  const claim = (service: string, domain: string | undefined): string | undefined => claimedDomain(table.statics, service, domain)
+  const claimed = orchestration.reconciler.specs().map(spec => claim(spec.name, routedDomain(spec, cluster.domain))).find(problem => problem !== undefined)
+  if (claimed !== undefined) throw new Error(`[proxy].routes: deployed ${claimed}; remove the service or route another domain`)
+  orchestration.reconciler.claimedDomain = claim
+  ctx.onClose(() => { orchestration.reconciler.claimedDomain = undefined })
   const pools = new Pools({
     connectTimeoutMs: config.connect_timeout_ms,
     headersTimeoutMs: config.upstream_timeout_secs * 1000,
@@ -41,7 +49,6 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   })
   ctx.onClose(async () => { await pools.closeAll() })
 
-  const cluster = ctx.useOptional('cluster')?.settings ?? { domain: '', acme_email: '' }
   const certificates = new Certificates(ctx.store.db<StoredCertificate, string>('certificates'))
   const issuer = acmeSection.directory === ''
     ? undefined
@@ -112,14 +119,13 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     } catch (err) {
       const cause = (err as Error).message
       ctx.log.warn({ err: cause }, 'routing table not refreshed: the engine did not answer')
-      // Started while the engine does not answer: the table of the last run serves meanwhile.
-      const last = table.version === 0 ? remembered.recall() : undefined
-      if (last !== undefined) {
-        table.restore(last.routes)
+      // Started while the engine does not answer: the table of the last run (if any) and the static routes serve meanwhile.
+      if (table.version === 0) {
+        table.restore(remembered.recall()?.routes ?? [])
         followDomains()
       }
-      ctx.check('routes', table.version === 0
-        ? { status: 'down', reason: `the routing table could not be built (${cause}) and none is remembered: nothing is routed until the container engine answers` }
+      ctx.check('routes', remembered.since() === 0
+        ? { status: 'down', reason: `the routing table could not be built (${cause}) and none is remembered: nothing${table.statics.length > 0 ? ' but the static routes of [proxy.routes]' : ''} is routed until the container engine answers` }
         : { status: 'degraded', reason: `the routing table could not be refreshed (${cause}); serving the last one the engine gave (${table.routes.length} route(s), unchanged since ${new Date(remembered.since()).toISOString()}) until it answers` })
     }
   }
@@ -132,7 +138,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   ctx.schedule.every('certificates', acmeSection.check_interval_secs * 1000, () => { manager.check() })
   ctx.http('control', proxyRoutes(table, manager, ctx.use('tokens')), { prefix: '/api/v1/proxy' })
   orchestration.reconciler.routes = service => {
-    const route = table.routes.find(r => r.service === service)
+    const route = table.routes.find(r => r.service === service && r.static !== true)
     if (route === undefined) return undefined
     return { domain: route.domain, serving: route.upstreams.filter(u => u.healthy && !u.draining).length, certificate: manager.state(route.domain) }
   }

@@ -325,6 +325,11 @@ export class Reconciler {
   }
 
   async #deploy (requested: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
+    const claimed = requested.flatMap(({ spec, source }) => {
+      const problem = this.claimedDomain?.(spec.name, spec.domain)
+      return problem === undefined ? [] : [`${source}: ${problem}`]
+    })
+    if (claimed.length > 0) throw new SpecError(claimed)
     const timer = this.#deps.deploySeconds.startTimer({ trigger: options.trigger })
     const { settings, state } = this.#deps
     const failures = new Map<string, string>()
@@ -787,6 +792,9 @@ export class Reconciler {
 
   /** The router that runs (the proxy) reports each service's route here, for the status. */
   routes: RouteReporter | undefined
+
+  /** Set by the router (the proxy) when some domains are not services' to claim: the problem of a service claiming one. */
+  claimedDomain: ((service: string, domain: string | undefined) => string | undefined) | undefined
 
   /** Why repairing a service keeps failing, when it does (set by the repair loop), for the status. */
   repairFailure: ((service: string) => string | undefined) | undefined

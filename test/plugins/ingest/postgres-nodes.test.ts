@@ -1,17 +1,20 @@
 // Several ingest nodes on one PostgreSQL database, each a `berth telemetry serve` process of its own:
-// a simulated fleet posts to them in turn while one node is killed with SIGKILL, and every chunk
-// acknowledged (stored or duplicate) is in the database exactly once; an offline alert is raised once
-// by the three nodes, and still raised after the node that ran the offline check is killed.
+// a simulated fleet posts through a `berth server` running the proxy, whose static route spreads the
+// requests over the three nodes, while one node is killed with SIGKILL; every chunk acknowledged
+// (stored or duplicate) is in the database exactly once. An offline alert is raised once by the three
+// nodes, and still raised after the node that ran the offline check is killed.
 import t from 'tap'
-import { createServer } from 'node:http'
-import { writeFileSync } from 'node:fs'
+import { createServer, request } from 'node:http'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { SCHEMA } from '../../../plugins/ingest/storage/postgres.js'
+import type { RouteView } from '../../../plugins/proxy/control-routes.js'
 import { deviceIds, simulatedPayload } from '../../../bench/telemetry-load.js'
 import { exited, spawnCliForTest, untilAnswers, type RunningCli } from '../../support/cli.js'
 import { freePort } from '../../support/net.js'
+import { through } from '../../support/load.js'
 import { pollUntil } from '../../support/poll.js'
 import { requirePostgres } from '../../support/postgres.js'
 import { tempDir } from '../../support/tmp.js'
@@ -52,39 +55,82 @@ async function withDatabase<T> (url: string, work: (client: pg.Client) => Promis
   }
 }
 
-interface Answer { status: number, frames: Array<{ device: string, sequence: number, status: string }> }
+type Upstream = RouteView['upstreams'][number]
 
-async function post (node: Node, body: Uint8Array): Promise<Answer> {
-  const response = await fetch(new URL('/ingest/chunks', node.base), {
-    method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': API_KEY }, body
+/** Where a request goes: a node, or the proxy with the static route's domain as Host. */
+interface Target {
+  base: URL
+  host?: string
+}
+
+/** A `berth server` of the proxy (and the plugins it needs; no container engine) whose static route `ingest.test` leads to the nodes. */
+async function startProxy (t: Test, nodes: readonly Node[]): Promise<{ target: Target, upstream: (node: Node) => Promise<Upstream> }> {
+  const dir = tempDir(t, 'berth-proxy-')
+  const [control, http] = [await freePort(), await freePort()]
+  writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"',
+    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${control}`,
+    '[server.listeners.proxy-http]', 'host = "127.0.0.1"', '[server.listeners.proxy-https]', 'host = "127.0.0.1"',
+    '[reconciler]', `docker_socket = "${join(dir, 'no-engine.sock')}"`,
+    '[proxy]', 'health_interval_secs = 1',
+    '[proxy.routes.ingest]', 'domain = "ingest.test"', `upstreams = [${nodes.map(node => `"${node.base.host}"`).join(', ')}]`, 'health_path = "/auth/mode"',
+    '[acme]', 'directory = ""'].join('\n'))
+  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'tokens,secrets,reconciler,proxy', PROXY_HTTP_PORT: String(http) } })
+  const target = { base: new URL(`http://127.0.0.1:${http}`), host: 'ingest.test' }
+  await pollUntil(async () => {
+    if (child.exitCode !== null) throw new Error(`the proxy's server exited: ${child.output()}`)
+    return (await through(target.base, target.host, '/auth/mode')).status === 200
+  }, { timeout: 30_000, what: 'the proxy to serve ingest.test' })
+  const token = readFileSync(join(dir, '.berth', 'admin.token'), 'utf8').trim()
+  /** The node as the proxy's routes API shows it (its requests in flight, whether it is in rotation). */
+  const upstream = async (node: Node): Promise<Upstream> => {
+    const answer = await fetch(`http://127.0.0.1:${control}/api/v1/proxy/routes`, { headers: { authorization: `Bearer ${token}` } })
+    const { routes } = await answer.json() as { routes: RouteView[] }
+    const found = routes[0].upstreams.find(u => u.container === node.base.host)
+    if (found === undefined) throw new Error(`the proxy does not route to ${node.base.host}`)
+    return found
+  }
+  return { target, upstream }
+}
+
+interface Answer { status: number, frames: Array<{ device: string, sequence: number, status: string }>, text: string }
+
+async function post (target: Target, body: Uint8Array): Promise<Answer> {
+  return await new Promise((resolve, reject) => {
+    const headers = { 'content-type': 'application/octet-stream', 'x-api-key': API_KEY, ...(target.host !== undefined && { host: target.host }) }
+    request(new URL('/ingest/chunks', target.base), { method: 'POST', headers }, response => {
+      let text = ''
+      response.on('data', (chunk: Buffer) => { text += chunk.toString() })
+      response.on('error', reject)
+      response.on('end', () => {
+        const status = response.statusCode ?? 0
+        resolve({ status, text, frames: status === 200 ? (JSON.parse(text) as { frames: Answer['frames'] }).frames : [] })
+      })
+    }).on('error', reject).end(body)
   })
-  const text = await response.text()
-  return { status: response.status, frames: response.status === 200 ? (JSON.parse(text) as { frames: Answer['frames'] }).frames : [] }
 }
 
 const DEVICES = 40
 const CHUNKS = 60
 const FRAMES_PER_REQUEST = 6
 
-t.test('a fleet posting to three nodes, one killed mid-load: every acknowledged chunk stored exactly once', async t => {
+t.test('a fleet posting through the proxy to three nodes, one killed mid-load: every acknowledged chunk stored exactly once', async t => {
   const url = await requirePostgres(t)
   if (url === undefined) return
   const nodes = await Promise.all([0, 1, 2].map(async index => await startNode(t, index, url)))
+  const proxy = await startProxy(t, nodes)
   const victim = nodes[1]
   const ids = deviceIds(DEVICES, 'ab000000')
   const total = DEVICES * CHUNKS
   /** `device:sequence` of every chunk answered stored or duplicate. */
   const acknowledged = new Set<string>()
   const outcomes = new Map<string, number>()
-  let turn = 0
-  let killed: Promise<number | string> | undefined
-  let refusedByVictim = 0
-  /** Requests the victim has been given and not answered. */
-  let victimBusy = 0
+  /** Requests answered 502, 503 or 504 by the proxy, or whose connection failed: sent again. */
+  let failed = 0
   const deadline = Date.now() + 40_000
 
-  // Each device sends its chunks in order, one request at a time; a request that gets no 200 (the node died
-  // under it, or a 503) goes again, the same body, to the next node: what a device or `berth gateway` does.
+  // Each device sends its chunks in order, one request at a time, to the proxy; a request answered 502,
+  // 503 or 504 (the node died under it, or none could take it) or whose connection failed goes again,
+  // the same body: what a device or `berth gateway` does. The proxy chooses the node.
   const device = async (index: number): Promise<void> => {
     const id = ids[index]
     for (let first = 0; first < CHUNKS; first += FRAMES_PER_REQUEST) {
@@ -92,36 +138,33 @@ t.test('a fleet posting to three nodes, one killed mid-load: every acknowledged 
       const body = Buffer.concat(sequences.map(sequence => encodeChunk({ device: id, sequence, payload: simulatedPayload(index, sequence) })))
       for (;;) {
         if (Date.now() > deadline) throw new Error(`device ${id} could not deliver chunks ${first}… in time`)
-        const node = nodes[turn++ % nodes.length]
-        if (node === victim && killed !== undefined) continue
-        let answer: Answer
-        if (node === victim) victimBusy++
-        try {
-          answer = await post(node, body)
-        } catch {
-          if (node === victim) refusedByVictim++
+        const answer = await post(proxy.target, body).catch(() => undefined)
+        if (answer === undefined || [502, 503, 504].includes(answer.status)) {
+          failed++
           continue
-        } finally {
-          if (node === victim) victimBusy--
         }
-        if (answer.status !== 200) continue
+        if (answer.status !== 200) throw new Error(`device ${id}: answered ${answer.status}: ${answer.text}`)
         for (const frame of answer.frames) {
           outcomes.set(frame.status, (outcomes.get(frame.status) ?? 0) + 1)
           if (frame.status === 'accepted' || frame.status === 'duplicate') acknowledged.add(`${frame.device}:${frame.sequence}`)
-        }
-        // The kill, mid-load: once a third of the fleet's chunks are acknowledged, while the victim has requests in hand.
-        if (killed === undefined && acknowledged.size >= total / 3 && victimBusy >= 3) {
-          victim.child.kill('SIGKILL')
-          killed = exited(victim.child)
         }
         break
       }
     }
   }
-  await Promise.all(ids.map(async (_, index) => { await device(index) }))
-  t.equal(await killed, 'SIGKILL', 'node 1 was killed with SIGKILL mid-load')
-  t.ok(refusedByVictim > 0, `requests in its hands when it died went again to the others (${refusedByVictim})`)
-  t.equal(acknowledged.size, total, `every chunk was acknowledged in the end (outcomes ${JSON.stringify(Object.fromEntries(outcomes))}; ${refusedByVictim} request(s) lost with the killed node)`)
+  // The kill, mid-load: once a third of the fleet's chunks are acknowledged, while the proxy has requests in the victim's hands.
+  const kill = async (): Promise<number | string> => {
+    await pollUntil(() => acknowledged.size >= total / 3, { timeout: 40_000, interval: 5, what: 'a third of the chunks to be acknowledged' })
+    await pollUntil(async () => (await proxy.upstream(victim)).inflight >= 3, { timeout: 10_000, interval: 5, what: 'the victim to have requests in hand' })
+    t.ok(acknowledged.size < total, `killed mid-load (${acknowledged.size} of ${total} chunks acknowledged)`)
+    victim.child.kill('SIGKILL')
+    return await exited(victim.child)
+  }
+  const [killed] = await Promise.all([kill(), ...ids.map(async (_, index) => { await device(index) })])
+  t.equal(killed, 'SIGKILL', 'node 1 was killed with SIGKILL mid-load')
+  t.ok(failed > 0, `requests in its hands when it died were answered 502 by the proxy and sent again (${failed})`)
+  t.equal(acknowledged.size, total, `every chunk was acknowledged in the end (outcomes ${JSON.stringify(Object.fromEntries(outcomes))}; ${failed} request(s) sent again)`)
+  t.match(await proxy.upstream(victim), { inflight: 0, healthy: false }, 'the killed node is out of the rotation, nothing in flight to it')
   t.equal(outcomes.get('rejected') ?? 0, 0, 'nothing rejected')
 
   const stored = await withDatabase(url, async client => {
