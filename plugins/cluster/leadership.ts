@@ -1,15 +1,16 @@
 // Leadership among masters sharing one etcd: at most one holds the key `<prefix>leader`, attached to a
 // lease of `lease_ttl_seconds`, and everything it does is fenced by holding that key.
 //
-// Timing (TTL T, renewal interval I = T/5, each call's deadline I): every I the lease is renewed and,
-// without leadership, the key is claimed if free. A renewal sent at time s proves etcd keeps the lease
-// until s + T at least (etcd renews it on receipt, after s), so this node counts itself leader only
-// until s + T - I for the last renewal acknowledged (monotonic clock, checked on every `isLeader()`;
-// a timer gives the leadership up at that moment). A leader cut off from etcd, or paused, stops
-// acting at least I before its key can expire and another master take over. After a crash, another
-// master leads within about T + I (6 s at the default T = 5 s). Writes on the leader's authority go
-// through `fenced()`: one etcd transaction that applies only while the key still has this term's
-// create revision and lease, so a leader that wakes after its key expired cannot write.
+// Timing (TTL T, interval I = T/5, each call's deadline I): every I the lease is renewed (each renewal
+// on its own, so one stuck until its deadline delays none of the next) and, without leadership, the
+// key is claimed if free. A renewal sent at time s proves etcd keeps the lease until s + T at least
+// (etcd extends it on receipt, after s), so this node counts itself leader only until s + T - I for
+// the latest renewal acknowledged (monotonic clock, checked on every `isLeader()`; a timer gives the
+// leadership up at that moment). So a leader cut off from etcd, or paused, stops acting at least I
+// before its key can expire and another master take over. After a crash another master leads within
+// about T + I (6 s at the default T = 5 s). Writes on the leader's authority go through `fenced()`:
+// one etcd transaction that applies only while the key still has this term's create revision and
+// lease, so a leader that wakes after its key expired cannot write.
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { EtcdLeaseInvalidError, type Etcd3, type IOperation, type IKeyValue, type Lease } from 'etcd3'
@@ -48,7 +49,7 @@ export interface LeadershipOptions extends Pick<EtcdSettings, 'prefix' | 'leaseT
 /** Thrown by `fenced()` when this node does not lead (locally known, nothing sent). */
 export class NotLeader extends Error {}
 
-interface HeldLease { lease: Lease, id: string, validUntil: number }
+interface HeldLease { lease: Lease, id: string, validUntil: number, renewals: NodeJS.Timeout }
 
 /**
  * A transaction that applies `ops` only while `term`'s key exists with the same create revision and
@@ -146,7 +147,7 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
   }
 
   private async tick (): Promise<void> {
-    await this.renew()
+    await this.ensureLease()
     const held = this.held
     if (held === undefined || this.stopped) return
     const term = this.current
@@ -176,28 +177,37 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     this.emit('leader', this.options.self)
   }
 
-  /** Grant a lease when none is held, else renew it; either way note until when it surely lives. */
-  private async renew (): Promise<void> {
+  /** Grant a lease when none is held; it is then renewed every interval, each renewal on its own. */
+  private async ensureLease (): Promise<void> {
+    if (this.held !== undefined) return
     const sentAt = performance.now()
-    const margin = this.ttlMs - this.intervalMs
-    if (this.held === undefined) {
-      const lease = this.client.lease(this.options.leaseTtlSeconds, { autoKeepAlive: false })
-      const id = await lease.grant()
-      this.held = { lease, id, validUntil: sentAt + margin }
-    } else {
-      const held = this.held
-      try {
-        await held.lease.keepaliveOnce({ deadline: Date.now() + this.intervalMs })
-      } catch (err) {
-        if (err instanceof EtcdLeaseInvalidError) {
-          if (this.current !== undefined) this.lose('the lease expired in etcd')
-          void this.dropLease()
-        }
-        throw err
-      }
+    const lease = this.client.lease(this.options.leaseTtlSeconds, { autoKeepAlive: false })
+    const id = await lease.grant()
+    const held: HeldLease = { lease, id, validUntil: sentAt + this.ttlMs - this.intervalMs, renewals: setInterval(() => { void this.renew(held) }, this.intervalMs) }
+    this.held = held
+    this.armExpiry()
+  }
+
+  /**
+   * Renew the lease once and note until when it surely lives. Renewals do not wait for each other: one
+   * stuck until its deadline (a member gone, etcd electing its own leader) delays none of the next.
+   */
+  private async renew (held: HeldLease): Promise<void> {
+    const sentAt = performance.now()
+    try {
+      await held.lease.keepaliveOnce({ deadline: Date.now() + this.intervalMs })
+    } catch (err) {
       if (this.held !== held) return
-      held.validUntil = Math.max(held.validUntil, sentAt + margin)
+      if (err instanceof EtcdLeaseInvalidError) {
+        this.lose('the lease expired in etcd')
+        await this.dropLease()
+      } else {
+        this.emit('failed', err as Error)
+      }
+      return
     }
+    if (this.held !== held) return
+    held.validUntil = Math.max(held.validUntil, sentAt + this.ttlMs - this.intervalMs)
     this.armExpiry()
   }
 
@@ -217,6 +227,7 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     clearTimeout(this.expiry)
     const held = this.held
     this.held = undefined
+    clearInterval(held?.renewals)
     // Revoking removes the key at once when it is still ours, so that another may lead sooner.
     await held?.lease.revoke().catch(() => {})
   }
