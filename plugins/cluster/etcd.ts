@@ -49,7 +49,10 @@ export function etcdSettings (config: Pick<ClusterConfig, 'name' | 'etcd'>): Etc
   for (const key of ['ca_file', 'cert_file', 'key_file'] as const) {
     if (etcd[key] !== '' && !tls) throw problem(key, 'is set but the endpoints are http://')
   }
-  if ((etcd.cert_file === '') !== (etcd.key_file === '')) throw problem(etcd.cert_file === '' ? 'key_file' : 'cert_file', 'needs cert_file and key_file together')
+  if ((etcd.cert_file === '') !== (etcd.key_file === '')) {
+    const [set, missing] = etcd.cert_file === '' ? ['key_file', 'cert_file'] : ['cert_file', 'key_file']
+    throw problem(set, `is set without ${missing} (both or neither)`)
+  }
   if (etcd.cert_file !== '' && etcd.ca_file === '') throw problem('cert_file', 'needs ca_file (the CA of the members\' certificates)')
   if (etcd.username !== '' && etcd.password === '') throw problem('username', 'needs a password ([cluster].etcd.password or BERTH_ETCD_PASSWORD)')
   if (etcd.username === '' && etcd.password !== '') throw problem('password', 'is set without a username')
