@@ -106,9 +106,10 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     return this.isLeader() ? this.current : undefined
   }
 
-  /** The leader as last seen in etcd (this node while it leads). */
+  /** The leader as last seen in etcd: this node while it leads, none while its lease is in doubt. */
   leader (): LeaderIdentity | undefined {
-    return this.isLeader() ? this.options.self : this.known
+    if (this.current !== undefined) return this.isLeader() ? this.options.self : undefined
+    return this.known
   }
 
   /**
