@@ -26,7 +26,7 @@ export default definePlugin({
   description: 'Agent nodes join the leader: placement, drain, heartbeats and failure handling.',
   dependsOn: ['tokens', 'secrets', 'reconciler'],
   config: clusterSection,
-  env: { BERTH_JOIN: 'join', BERTH_JOIN_TOKEN: 'join_token' },
+  env: { BERTH_JOIN: 'join', BERTH_JOIN_TOKEN: 'join_token', BERTH_ETCD_PASSWORD: 'etcd.password' },
 
   async setup (ctx) {
     const [{ setupCluster }, { VERSION }] = await Promise.all([import('./setup.js'), import('../../kernel/paths.js')])

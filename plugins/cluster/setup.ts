@@ -11,6 +11,7 @@ import type { SecretService } from '../secrets/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { AgentLink } from './agent.js'
 import type { ClusterConfig } from './config.js'
+import { etcdSettings } from './etcd.js'
 import { LeaderChannel } from './leader.js'
 import { nodeRecord, type NodeRecord } from './node-record.js'
 import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
@@ -133,6 +134,8 @@ export async function setupCluster (ctx: PluginContext<ClusterConfig>, deps: Clu
   if (config.offline_after_secs <= config.heartbeat_interval_secs) {
     throw new StartupError(`[cluster].offline_after_secs (${config.offline_after_secs}) must be longer than heartbeat_interval_secs (${config.heartbeat_interval_secs})`)
   }
+  // Refused at start when wrong, though nothing shares state in etcd yet.
+  etcdSettings(config)
   return config.join === ''
     ? await setupLeader(ctx, deps, intervalMs)
     : setupAgent(ctx, deps, intervalMs)

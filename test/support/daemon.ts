@@ -97,6 +97,41 @@ export async function useRunDaemon (name: string): Promise<void> {
   })
 }
 
+/** A server shared by every test file of a run, as recorded in RUN_DIR: its data directory, and what its daemons need. */
+export interface SharedServer { dir: string }
+
+export interface SharedServerOptions<R extends SharedServer> {
+  /** The run daemons it consists of (as named to `startDaemon`). */
+  daemons: string[]
+  /** Whether the recorded server still serves. */
+  serves: (record: R) => Promise<boolean>
+  /** Whether all its processes have ended (then its data directory goes). */
+  ended: (record: R) => boolean
+  /** Start a new one (its daemons owned by 'run'); the record to keep. */
+  start: () => Promise<R>
+}
+
+/**
+ * The run's server `name`: the recorded one when it still serves, else a new one (an earlier run's
+ * stopped server has its data directory removed first). One process starts it, the others wait and
+ * reuse it; this run is counted as a user of each of its daemons (stopped by `stopRunDaemons()`).
+ */
+export async function sharedServer<R extends SharedServer> (name: string, options: SharedServerOptions<R>): Promise<R> {
+  const server = await withLock(`run daemon ${name}`, async () => {
+    const path = runFile(`${name}-server.json`)
+    if (existsSync(path)) {
+      const known = JSON.parse(readFileSync(path, 'utf8')) as R
+      if (await options.serves(known)) return known
+      if (options.ended(known) && typeof known.dir === 'string') rmSync(known.dir, { recursive: true, force: true })
+    }
+    const record = await options.start()
+    writeFileSync(path, JSON.stringify(record))
+    return record
+  })
+  for (const daemon of options.daemons) await useRunDaemon(daemon)
+  return server
+}
+
 function lastLogLine (logFile: string): string {
   try {
     return readFileSync(logFile, 'utf8').trim().split('\n').at(-1) ?? ''

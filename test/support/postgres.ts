@@ -4,14 +4,13 @@
 // database of its own (`postgresDatabase(t)`, dropped at its end). A test that stops and starts the
 // server takes one of its own (`ownPostgres(t)`); so does a benchmark, with fsync on (`durable`).
 import { execFile } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
-import { isRunning, runFile, startDaemon, useRunDaemon, RUN_DIR, type Daemon } from './daemon.js'
-import { withLock } from './lock.js'
+import { isRunning, sharedServer, startDaemon, RUN_DIR, type Daemon } from './daemon.js'
 import { freePort } from './net.js'
 import { pollUntil } from './poll.js'
 
@@ -108,31 +107,24 @@ async function ensurePostgres (): Promise<void> {
 }
 
 const RUN_NAME = 'postgres'
-const RUN_RECORD = 'postgres-server.json'
 
 /** The run's PostgreSQL server, started by the first test file that asks (stopped by teardown.ts). */
 export async function runPostgres (): Promise<Pick<PostgresServer, 'port' | 'password' | 'url'>> {
   await ensurePostgres()
-  return await withLock(`run daemon ${RUN_NAME}`, async () => {
-    const record = runFile(RUN_RECORD)
-    if (existsSync(record)) {
-      const known = JSON.parse(readFileSync(record, 'utf8')) as { pid: number, port: number, password: string, dir: string }
-      const server = serverOf(known.port, known.password)
-      if (isRunning(known.pid) && await answers(server.url())) return server
-      // An earlier run's server, stopped: its data directory goes.
-      if (!isRunning(known.pid) && typeof known.dir === 'string') rmSync(known.dir, { recursive: true, force: true })
+  const { port, password } = await sharedServer<{ pid: number, port: number, password: string, dir: string }>(RUN_NAME, {
+    daemons: [RUN_NAME],
+    serves: async known => isRunning(known.pid) && await answers(serverOf(known.port, known.password).url()),
+    ended: known => !isRunning(known.pid),
+    start: async () => {
+      const dir = mkdtempSync(join(RUN_DIR, 'postgres-'))
+      const password = randomBytes(12).toString('hex')
+      await initCluster(dir, password)
+      const port = await freePort()
+      const daemon = await startServer('run', RUN_NAME, dir, port, password)
+      return { pid: daemon.pid, port, password, dir }
     }
-    const dir = mkdtempSync(join(RUN_DIR, 'postgres-'))
-    const password = randomBytes(12).toString('hex')
-    await initCluster(dir, password)
-    const port = await freePort()
-    const daemon = await startServer('run', RUN_NAME, dir, port, password)
-    writeFileSync(record, JSON.stringify({ pid: daemon.pid, port, password, dir }))
-    return serverOf(port, password)
-  }).then(async server => {
-    await useRunDaemon(RUN_NAME)
-    return server
   })
+  return serverOf(port, password)
 }
 
 /**
