@@ -233,3 +233,41 @@ t.test('postgres: the primary key of the marks refuses a content stored meanwhil
   await t.rejects(attempt, { statusCode: 503, code: 'BERTH_INGEST_STORAGE_UNAVAILABLE' })
   t.same(await all(storage.series('faults', [DEVICE, 0], Number.MAX_SAFE_INTEGER)), [], 'the request stored nothing')
 })
+
+t.test('postgres: a request reads devices, keys and marks by their indexes, whatever the tables held when its plans were made', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  const storage = new PostgresStorage(url)
+  t.teardown(async () => { await storage.close() })
+  await storage.open()
+  const client = new pg.Client({ connectionString: url, options: '-c search_path=ingest' })
+  await client.connect()
+  t.teardown(async () => { await client.end() })
+  const request = JSON.stringify({ lock: [DEVICE], devices: [DEVICE], keys: [DEVICE], pairs: [{ d: DEVICE, s: 4 }] })
+  /** One read as a request makes it, with the scans it made of each table (this transaction's statistics). */
+  const read = async (): Promise<Array<{ relname: string, seq_scan: number, idx_scan: number }>> => {
+    await client.query('begin')
+    try {
+      await client.query('select read_request($1::jsonb)', [request])
+      return (await client.query(`select relname, seq_scan::int, idx_scan::int from pg_stat_xact_user_tables
+        where relname in ('devices', 'device_keys', 'chunk_marks') order by relname`)).rows
+    } finally {
+      await client.query('commit')
+    }
+  }
+  // A session keeps a statement's generic plan after its fifth call: these are made while the tables are empty.
+  for (let call = 0; call < 8; call++) await read()
+  // Filled by another session, whose scans are not counted in this one's statistics.
+  const filler = new pg.Client({ connectionString: url, options: '-c search_path=ingest' })
+  await filler.connect()
+  t.teardown(async () => { await filler.end() })
+  await filler.query(`insert into devices (id, name, registered, encrypted, created_at, offline)
+    select lpad(to_hex(n), 16, '0'), 'd', true, false, 0, false from generate_series(1, 20000) n`)
+  await filler.query(`insert into chunk_marks (device, sequence, digest, at)
+    select lpad(to_hex(n % 20000), 16, '0'), n, decode(md5(n::text), 'hex'), 0 from generate_series(1, 60000) n`)
+  await filler.query(`insert into device_keys (device, key) select id, '\\x00' from devices`)
+  for (const { relname, seq_scan: scans, idx_scan: lookups } of await read()) {
+    t.equal(scans, 0, `${relname}: not read whole`)
+    t.ok(lookups >= 1, `${relname}: looked up by its index`)
+  }
+})

@@ -1,10 +1,15 @@
-// Migration 4: a request's reads and writes as two functions, so that a request is two round trips
-// (`begin; select read_request(…)` and `select write_request(…); commit`) instead of one per table.
-// Each takes the request as one jsonb document; plpgsql keeps the plans of its statements.
+// Migration 4: a request's reads and writes as two functions, so that a request is three round trips
+// (`begin; select read_request(…)`, `select write_request($1)`, `commit`) instead of one per table.
+// Each takes the request as one jsonb document, and keeps the plans of its statements. A plan kept
+// from the first calls is made while the tables are empty, when reading chunk_marks or devices whole
+// costs nothing: so read_request, which joins a request's keys to them, is planned with sequential
+// scans, hash and merge joins off (index lookups only, whatever the tables' size then), and the rare
+// statements of write_request that join them are planned at each call (EXECUTE). The inserts join nothing.
 // The device turns are transaction-scoped advisory locks in the second key space of the plugin
 // (0x42657275), taken in the order given (the caller sorts the ids).
 export const requestFunctions = `
-CREATE FUNCTION read_request(request jsonb) RETURNS jsonb LANGUAGE plpgsql AS $fn$
+CREATE FUNCTION read_request(request jsonb) RETURNS jsonb LANGUAGE plpgsql
+  SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $fn$
 DECLARE
   id text;
 BEGIN
@@ -38,10 +43,14 @@ BEGIN
     SELECT * FROM jsonb_to_recordset(request->'metrics')
       AS m (device text, sequence bigint, received_at bigint, entry integer, key text, kind text, value double precision, uptime_ms bigint);
   -- A digest stored before under its (device, sequence) has its time moved on; a sequence keeps its newest digests only.
-  UPDATE chunk_marks m SET at = u.at FROM jsonb_to_recordset(request->'moved') AS u (device text, sequence bigint, digest text, at bigint)
-    WHERE m.device = u.device AND m.sequence = u.sequence AND m.digest = decode(u.digest, 'hex');
-  DELETE FROM chunk_marks m USING jsonb_to_recordset(request->'trims') AS t (device text, sequence bigint, kept text[])
-    WHERE m.device = t.device AND m.sequence = t.sequence AND NOT (encode(m.digest, 'hex') = ANY (t.kept));
+  IF request ? 'moved' THEN
+    EXECUTE 'UPDATE chunk_marks m SET at = u.at FROM jsonb_to_recordset($1->''moved'') AS u (device text, sequence bigint, digest text, at bigint)
+      WHERE m.device = u.device AND m.sequence = u.sequence AND m.digest = decode(u.digest, ''hex'')' USING request;
+  END IF;
+  IF request ? 'trims' THEN
+    EXECUTE 'DELETE FROM chunk_marks m USING jsonb_to_recordset($1->''trims'') AS t (device text, sequence bigint, kept text[])
+      WHERE m.device = t.device AND m.sequence = t.sequence AND NOT (encode(m.digest, ''hex'') = ANY (t.kept))' USING request;
+  END IF;
   -- A content new to its (device, sequence) is inserted, never upserted: stored by another transaction at once, the primary key refuses it.
   INSERT INTO chunk_marks (device, sequence, digest, at)
     SELECT n.device, n.sequence, decode(n.digest, 'hex'), n.at FROM jsonb_to_recordset(request->'marks') AS n (device text, sequence bigint, digest text, at bigint);
