@@ -3,9 +3,7 @@
 // once). A request holds its devices' turns as transaction-scoped advisory locks, so every node sharing
 // the database takes them in turn; its reads and its writes are one function call each in that one
 // transaction (postgres-request.ts), and the caller acknowledges after the commit. Metrics live in daily partitions; retention drops whole ones.
-import { randomUUID } from 'node:crypto'
 import pg from 'pg'
-import { coalesced } from '../../../kernel/index.js'
 import type { TelemetryEvent } from '../apply.js'
 import type { StoredMark } from '../chunk-marks.js'
 import {
@@ -13,6 +11,7 @@ import {
   type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate, type TelemetryStorage
 } from './contract.js'
 import { MIGRATIONS } from './migrations/index.js'
+import { EVENTS_CHANNEL, NodeChannel } from './postgres-events.js'
 import { jsonLiteral, jsonText, parseReads, readRequest, writeRequest } from './postgres-request.js'
 
 /** The schema the tables live in (the connection's search_path). */
@@ -26,10 +25,6 @@ const DEVICE_LOCK_SPACE = LOCK_SPACE + 1
 /** Scheduled jobs: the second key is hashtext(job name). */
 const JOB_LOCK_SPACE = LOCK_SPACE + 2
 const DAY_MS = 86_400_000
-/** The channel nodes tell each other their events on. */
-const EVENTS_CHANNEL = 'berth_ingest_events'
-/** A NOTIFY payload is at most 8000 bytes: events go in batches of at most this much JSON. */
-const NOTIFY_BYTES = 7000
 /** Rows per page of a list read, and per multi-row insert of a copy. */
 const PAGE = 500
 const INSERT_ROWS = 1000
@@ -118,16 +113,8 @@ export class PostgresStorage implements TelemetryStorage {
   readonly #pool: pg.Pool
   /** Days whose metrics partition is known to exist. */
   readonly #partitions = new Set<number>()
-  /** This node, in its notifications (it hears its own and skips them). */
-  readonly #node = randomUUID()
-  /** How this node's NOTIFY payloads begin. */
-  readonly #ownPayloads = JSON.stringify({ node: this.#node }).slice(0, -1)
-  /** Events announced and not yet told. */
-  readonly #untold: TelemetryEvent[] = []
-  /** The connection LISTENing for the other nodes' events, and its reconnection timer. */
-  #listener: pg.Client | undefined
-  #relisten: NodeJS.Timeout | undefined
-  #closed = false
+  /** The other nodes sharing the database, told this one's events. */
+  readonly #channel: NodeChannel
 
   constructor (url: string, options: PostgresOptions = {}) {
     this.#config = {
@@ -138,6 +125,8 @@ export class PostgresStorage implements TelemetryStorage {
       types: TYPES
     }
     this.#pool = new pg.Pool({ ...this.#config, max: options.max ?? 10 })
+    // NOTIFY in a transaction of its own: PostgreSQL serialises the commits of transactions that notify, so a request's never does.
+    this.#channel = new NodeChannel(this.#config, async payloads => { await this.#query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [EVENTS_CHANNEL, payloads]) })
     // An idle connection the server closed (a restart): the next query finds out, and answers 503.
     this.#pool.on('error', () => {})
   }
@@ -168,9 +157,7 @@ export class PostgresStorage implements TelemetryStorage {
   }
 
   async close (): Promise<void> {
-    this.#closed = true
-    clearTimeout(this.#relisten)
-    await this.#listener?.end().catch(() => {})
+    await this.#channel.close()
     await this.#pool.end()
   }
 
@@ -214,73 +201,12 @@ export class PostgresStorage implements TelemetryStorage {
     for (const day of missing) this.#partitions.add(day)
   }
 
-  /**
-   * NOTIFY in a transaction of its own: PostgreSQL serialises the commits of transactions that notify,
-   * so a request's writes never do. One telling at a time; events announced meanwhile go together in the next.
-   */
   async announce (events: readonly TelemetryEvent[]): Promise<void> {
-    this.#untold.push(...events)
-    await this.#tell()
+    await this.#channel.announce(events)
   }
 
-  readonly #tell = coalesced(async () => {
-    const payloads = this.#notices(this.#untold.splice(0))
-    if (payloads.length > 0) await this.#query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [EVENTS_CHANNEL, payloads])
-  })
-
-  /** `events` as NOTIFY payloads of this node, each at most NOTIFY_BYTES of JSON. */
-  #notices (events: readonly TelemetryEvent[]): string[] {
-    const payloads: string[] = []
-    let batch: TelemetryEvent[] = []
-    let bytes = 0
-    const send = (): void => {
-      if (batch.length > 0) payloads.push(JSON.stringify({ node: this.#node, events: batch }))
-      batch = []
-      bytes = 0
-    }
-    for (const event of events) {
-      const size = JSON.stringify(event).length + 1
-      if (bytes + size > NOTIFY_BYTES) send()
-      batch.push(event)
-      bytes += size
-    }
-    send()
-    return payloads
-  }
-
-  /** LISTEN on a connection of its own; when it is lost, connect and listen again every second until it is back. */
   async listen (heard: (events: TelemetryEvent[]) => void): Promise<void> {
-    const attempt = async (): Promise<void> => {
-      const client = new pg.Client(this.#config)
-      client.on('error', () => {})
-      client.on('notification', ({ payload }) => {
-        // This node hears its own notifications too: they begin with its id, and are skipped unparsed.
-        if (payload === undefined || payload.startsWith(this.#ownPayloads)) return
-        let message: { events?: unknown }
-        try {
-          message = JSON.parse(payload) as { events?: unknown }
-        } catch {
-          return
-        }
-        if (Array.isArray(message.events)) heard(message.events as TelemetryEvent[])
-      })
-      client.on('end', () => {
-        if (this.#listener === client) this.#listener = undefined
-        again()
-      })
-      this.#listener = client
-      await client.connect()
-      await client.query(`listen ${EVENTS_CHANNEL}`)
-    }
-    const again = (): void => {
-      if (this.#closed || this.#relisten !== undefined) return
-      this.#relisten = setTimeout(() => {
-        this.#relisten = undefined
-        attempt().catch(() => { void this.#listener?.end().catch(() => {}) })
-      }, 1000)
-      this.#relisten.unref()
-    }
-    await guarded(attempt)
+    await guarded(async () => { await this.#channel.listen(heard) })
   }
 
   /**

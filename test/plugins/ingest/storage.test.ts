@@ -1,16 +1,19 @@
 // The ingest plugin's storage contract, the same scenarios on LMDB and on PostgreSQL: ingest reads and
 // writes, the idempotency marks, series ranges and cursors, device changes, retention (PostgreSQL: whole
 // metrics partitions dropped), groups, OTA targets, ELF records, pending faults; and on PostgreSQL the
-// faults two nodes can meet: migrations applied by two nodes at once, the same chunk stored by two at once.
+// faults two nodes can meet (migrations applied by two nodes at once, the same chunk stored by two at
+// once), a request's reads staying index lookups as the tables grow, and events told only to nodes that listen.
 import t, { type Test } from 'tap'
 import pg from 'pg'
 import { Store } from '../../../kernel/store.js'
 import { chunkDigest, markWith } from '../../../plugins/ingest/chunk-marks.js'
 import { newDevice } from '../../../plugins/ingest/apply.js'
+import type { TelemetryEvent } from '../../../plugins/ingest/apply.js'
 import { TelemetryStore, seenKey } from '../../../plugins/ingest/store.js'
 import { emptyWrites, type IngestWrites, type StoredFault, type TelemetryStorage } from '../../../plugins/ingest/storage/contract.js'
 import { LmdbStorage } from '../../../plugins/ingest/storage/lmdb.js'
 import { PostgresStorage } from '../../../plugins/ingest/storage/postgres.js'
+import { pollUntil } from '../../support/poll.js'
 import { requirePostgres } from '../../support/postgres.js'
 import { tempDir } from '../../support/tmp.js'
 
@@ -270,4 +273,41 @@ t.test('postgres: a request reads devices, keys and marks by their indexes, what
     t.equal(scans, 0, `${relname}: not read whole`)
     t.ok(lookups >= 1, `${relname}: looked up by its index`)
   }
+})
+
+t.test('postgres: a node alone tells nobody its events; nodes that share the database tell each other from the start', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  const watcher = new pg.Client({ connectionString: url })
+  await watcher.connect()
+  t.teardown(async () => { await watcher.end() })
+  const payloads: string[] = []
+  watcher.on('notification', ({ payload }) => { if (payload !== undefined) payloads.push(payload) })
+  await watcher.query('listen berth_ingest_events')
+  const node = async (heard: TelemetryEvent[]): Promise<PostgresStorage> => {
+    const storage = new PostgresStorage(url)
+    t.teardown(async () => { await storage.close() })
+    await storage.open()
+    await storage.listen(events => { heard.push(...events) })
+    return storage
+  }
+  const elf = (id: string): TelemetryEvent => ({ kind: 'elf', build_id: id, at: 1 })
+  const heardByA: TelemetryEvent[] = []
+  const a = await node(heardByA)
+  await a.announce([elf('alone')])
+  // Notifications arrive in commit order: one sent after the announcement comes after anything it sent.
+  await watcher.query("select pg_notify('berth_ingest_events', 'marker')")
+  await pollUntil(() => payloads.includes('marker'), { what: 'the marker' })
+  t.notOk(payloads.some(payload => payload.includes('"alone"')), 'a node alone sends no events')
+  const heardByB: TelemetryEvent[] = []
+  const b = await node(heardByB)
+  await b.announce([elf('from-b')])
+  await pollUntil(() => heardByA.some(event => event.kind === 'elf' && event.build_id === 'from-b'), { what: 'A hearing B' })
+  t.pass('a node that starts beside another tells it its events at once')
+  let attempt = 0
+  await pollUntil(async () => {
+    await a.announce([elf(`from-a-${++attempt}`)])
+    return heardByB.some(event => event.kind === 'elf' && event.build_id.startsWith('from-a-'))
+  }, { what: 'B hearing A' })
+  t.pass('and the node that was alone tells the newcomer once it greeted')
 })
