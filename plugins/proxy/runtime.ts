@@ -7,7 +7,7 @@ import { createServer, type Server, type ServerOptions } from 'node:http'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { createServer as createTlsServer, type SecureContext, type Server as TlsServer } from 'node:tls'
 import { resolve } from 'node:path'
-import type { PluginContext } from '../../kernel/index.js'
+import { StartupError, type PluginContext } from '../../kernel/index.js'
 import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
@@ -39,7 +39,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   // A domain has one owner: a static route's is no deployed service's, and no service deployed later may claim it.
   const claim = (service: string, domain: string | undefined): string | undefined => claimedDomain(table.statics, service, domain)
   const claimed = orchestration.reconciler.specs().map(spec => claim(spec.name, routedDomain(spec, cluster.domain))).find(problem => problem !== undefined)
-  if (claimed !== undefined) throw new Error(`[proxy].routes: deployed ${claimed}; remove the service or route another domain`)
+  if (claimed !== undefined) throw new StartupError(`[proxy].routes: deployed ${claimed}; remove the service or route another domain`)
   orchestration.reconciler.claimedDomain = claim
   ctx.onClose(() => { orchestration.reconciler.claimedDomain = undefined })
   const pools = new Pools({

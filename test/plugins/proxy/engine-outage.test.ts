@@ -2,7 +2,8 @@
 // pointing nowhere serves the routing table remembered from its earlier run against the real engine,
 // so requests (HTTP, and HTTPS with the domain's own certificate) still reach the containers running
 // on their 127.0.0.1 ports, and its health says so; once the socket leads to the engine again, the
-// table comes from the engine, without a restart.
+// table comes from the engine, without a restart. And a static route of [proxy.routes] at a deployed
+// service's domain keeps the server from starting.
 import t from 'tap'
 import { symlinkSync } from 'node:fs'
 import { request } from 'node:https'
@@ -66,5 +67,11 @@ if (docker !== undefined) {
     symlinkSync(DOCKER_SOCKET, socket)
     await pollUntil(() => kernel.health().plugins.proxy.checks?.routes.status === 'ok', { what: 'the table to come from the engine again', timeout: 30_000 })
     t.same(await through(base, 'web.test'), { status: 200, body: HTTPD_INDEX }, 'and it is served on')
+    await kernel.stop()
+
+    // A static route may not take a deployed service's domain: the server refuses to start, naming both.
+    const claiming = { ...sections, proxy: { ...sections.proxy, routes: { ingest: { domain: 'web.test', upstreams: ['127.0.0.1:9'] } } } }
+    await t.rejects(reconcilerKernel(t, docker, { plugins: [proxy], sections: claiming, restartOf: first }),
+      { message: /^plugin "proxy" failed during setup: \[proxy\]\.routes: deployed service "web": domain "web\.test" is routed by \[proxy\]\.routes\.ingest \(a static route\); a domain has one owner; remove the service or route another domain$/ })
   })
 }
