@@ -16,6 +16,7 @@ export interface KeyValueDatabase<V> {
   /** Entries of `range` in key order (never waits). */
   getRange(range?: KeyRange): Iterable<{ key: string, value: V }>
   getKeys(range?: KeyRange): Iterable<string>
+  /** Keys within the bounds of `range`; its limit is ignored, as LMDB ignores it. */
   getKeysCount(range?: KeyRange): number
   /** Resolves once durable; inside `transaction(fn)`, once the transaction is. */
   put(key: string, value: V): Promise<boolean>

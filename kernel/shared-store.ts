@@ -66,8 +66,13 @@ export interface SharedStateOptions {
   client: Etcd3
   /** The cluster's prefix, ending in '/'; the state lives under `<prefix>state/`. */
   prefix: string
-  /** Deadline of each call to etcd (a write rejects with SharedStateUnavailable by then). */
+  /** A write (or a page of the load) rejects with SharedStateUnavailable when etcd has not committed it by then. */
   timeoutMs?: number
+  /**
+   * Deadline of each attempt within `timeoutMs`: one stuck while etcd elects a leader of its own (a
+   * member lost) gives way to the next, on another member.
+   */
+  attemptMs?: number
   /** Wait between attempts to resume the watch. */
   retryMs?: number
   /** Keys a page of the initial load holds. */
@@ -107,6 +112,9 @@ function applyTo (tables: Map<string, MirrorTable>, table: string, key: string, 
   else mirror.put(key, value, revision)
 }
 
+/** Pause between attempts, so that refusals at once (every member's circuit open) do not spin. */
+const ATTEMPT_PAUSE_MS = 100
+
 /** The key after every key starting with `prefix` (which ends in '/'). */
 const rangeEndOf = (prefix: string): Buffer => Buffer.from(`${prefix.slice(0, -1)}0`)
 
@@ -114,6 +122,7 @@ export class SharedState {
   readonly #client: Etcd3
   readonly #root: string
   readonly #timeoutMs: number
+  readonly #attemptMs: number
   readonly #retryMs: number
   readonly #pageSize: number
   readonly #maxTxnOps: number
@@ -131,6 +140,7 @@ export class SharedState {
     this.#client = options.client
     this.#root = `${options.prefix}state/`
     this.#timeoutMs = options.timeoutMs ?? 5000
+    this.#attemptMs = options.attemptMs ?? 1000
     this.#retryMs = options.retryMs ?? 500
     this.#pageSize = options.pageSize ?? 256
     this.#maxTxnOps = options.maxTxnOps ?? ETCD_MAX_TXN_OPS
@@ -165,12 +175,8 @@ export class SharedState {
     }
     const term = fence?.()
     if (fence !== undefined && term === undefined) throw new FencedWriteRefused('this master does not lead: the write was not sent')
-    let answer
-    try {
-      answer = await this.#client.kv.txn({ compare: term === undefined ? [] : fenceCompares(term), success: writes.map(operationOf), failure: [] }, { deadline: Date.now() + this.#timeoutMs })
-    } catch (err) {
-      throw failureOf(err, 'write')
-    }
+    const request = { compare: term === undefined ? [] : fenceCompares(term), success: writes.map(operationOf), failure: [] }
+    const answer = await this.#call('write', async options => await this.#client.kv.txn(request, options))
     if (!answer.succeeded) throw new FencedWriteRefused('etcd refused the write: the leadership it was made under has ended (its key expired or changed hands); nothing was applied')
     const revision = Number(answer.header.revision)
     // Once the watch has passed this revision, the mirror has the write and whatever followed it.
@@ -186,6 +192,24 @@ export class SharedState {
     const watcher = this.#watcher
     this.#watcher = undefined
     void watcher?.cancel().catch(() => {})
+  }
+
+  /**
+   * Make a call to etcd, again while etcd is unavailable, until `timeoutMs` has passed. Each of this
+   * store's writes sets or removes whole keys, so one applied by an attempt that timed out is applied
+   * again harmlessly.
+   */
+  async #call<T> (doing: string, call: (options: { deadline: number }) => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + this.#timeoutMs
+    for (;;) {
+      try {
+        return await call({ deadline: Math.min(giveUpAt, Date.now() + this.#attemptMs) })
+      } catch (err) {
+        const failure = failureOf(err, doing)
+        if (!(failure instanceof SharedStateUnavailable) || this.#closed || Date.now() + ATTEMPT_PAUSE_MS >= giveUpAt) throw failure
+        await new Promise(resolve => setTimeout(resolve, ATTEMPT_PAUSE_MS))
+      }
+    }
   }
 
   /** The table and key of an etcd key under the root, or undefined for one that is not `<plugin>/<database>/<key>`. */
@@ -204,7 +228,8 @@ export class SharedState {
     let revision: string | undefined
     try {
       for (;;) {
-        const page = await this.#client.kv.range({ key: from, range_end: end, limit: this.#pageSize, revision }, { deadline: Date.now() + this.#timeoutMs })
+        const request = { key: from, range_end: end, limit: this.#pageSize, revision }
+        const page = await this.#call('load it', async options => await this.#client.kv.range(request, options))
         revision ??= page.header.revision
         for (const kv of page.kvs) {
           const place = this.#locate(kv)
@@ -213,8 +238,6 @@ export class SharedState {
         if (!page.more || page.kvs.length === 0) break
         from = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])])
       }
-    } catch (err) {
-      throw failureOf(err, 'load it')
     } finally {
       this.#loading = undefined
     }

@@ -55,7 +55,7 @@ class SharedDatabase<V> implements KeyValueDatabase<V> {
   }
 
   getKeysCount (range?: KeyRange): number {
-    return this.view.range(this.table, range).length
+    return this.view.range(this.table, { ...range, limit: undefined }).length
   }
 
   // Not async: a write inside a transaction returns the batch's promise itself, whose failure the
