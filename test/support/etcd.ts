@@ -139,6 +139,12 @@ export async function etcdctl (endpoints: string[], args: string[]): Promise<str
   return stdout
 }
 
+/** The index in `endpoints` of the member that leads etcd's own raft group (the first when none says so). */
+export async function raftLeaderIndex (endpoints: string[]): Promise<number> {
+  const status = JSON.parse(await etcdctl(endpoints, ['endpoint', 'status', '-w', 'json'])) as Array<{ Endpoint: string, Status: { header: { member_id: number }, leader: number } }>
+  return Math.max(0, endpoints.indexOf(status.find(s => s.Status.header.member_id === s.Status.leader)?.Endpoint ?? ''))
+}
+
 /** The run's cluster and a fresh key prefix (`/berth-test/<random>/`) for this test file, its keys deleted at the end. */
 export async function etcdPrefix (t: Teardown): Promise<EtcdCluster & { prefix: string }> {
   const cluster = await runEtcd()

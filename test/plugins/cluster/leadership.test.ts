@@ -5,7 +5,7 @@
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { etcdctl, ownEtcd, requireEtcd } from '../../support/etcd.js'
+import { etcdctl, ownEtcd, raftLeaderIndex, requireEtcd } from '../../support/etcd.js'
 import { requireComponent } from '../../support/component.js'
 import { isRunning } from '../../support/daemon.js'
 import { pollUntil } from '../../support/poll.js'
@@ -137,8 +137,7 @@ t.test('an etcd member killed: the leader keeps its lease and writes on', async 
   if (cluster === undefined) return
   const { leader, others: [follower] } = await elect(t, cluster.endpoints, '/berth-test/member/', ['a', 'b'])
   // Kill the member that leads etcd's own raft group: the hardest case (an election among the others).
-  const status = JSON.parse(await etcdctl(cluster.endpoints, ['endpoint', 'status', '-w', 'json'])) as Array<{ Endpoint: string, Status: { header: { member_id: number }, leader: number } }>
-  const index = cluster.endpoints.indexOf(status.find(s => s.Status.header.member_id === s.Status.leader)?.Endpoint ?? cluster.endpoints[0])
+  const index = await raftLeaderIndex(cluster.endpoints)
   const killedAt = Date.now()
   await cluster.kill(index)
   // Once a write applies more than a TTL after the kill, the lease was renewed through the others.
