@@ -1,5 +1,5 @@
 // The part of a database handle the control plane's plugins use: what an LMDB database of the plugin
-// store offers, and what the shared store on etcd (shared-store.ts) offers too, so a plugin typed on
+// store offers, and what the shared store on etcd (plugins/cluster/shared-state/) offers too, so a plugin typed on
 // these interfaces runs on either. Keys are strings, in the byte order of their UTF-8 encoding.
 
 /** Bounds of a range as LMDB takes them: `start` inclusive, `end` exclusive; reversed, `start` is the upper bound. */

@@ -1,7 +1,7 @@
 // The shared state on etcd for tests: an etcd3 client with short deadlines and a SharedState on it,
 // both closed when the test ends.
 import { Etcd3 } from 'etcd3'
-import { SharedState, type SharedStateOptions } from '../../kernel/shared-store.js'
+import { SharedState, type SharedStateOptions } from '../../plugins/cluster/shared-state/state.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 

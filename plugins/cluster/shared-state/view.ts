@@ -1,11 +1,11 @@
-// One plugin's part of the shared state (shared-store.ts) behind the KeyValueStore interface LMDB's
+// One plugin's part of the shared state (state.ts) behind the KeyValueStore interface LMDB's
 // plugin store also meets: databases under `<plugin>/<database>`, reads from the mirror, and
 // transactions that gather a callback's writes into one etcd transaction. A transaction holds at most
 // etcd's 128 writes (one per key, the last write to a key counting): a larger one is refused whole
 // with TransactionTooLarge, never split, since a transaction promises all or nothing.
-import type { KeyRange, KeyValueDatabase, KeyValueStore } from './key-value.js'
-import { MirrorTable, type PendingValue } from './shared-mirror.js'
-import { decodeValue, encodeValue, type SharedState, type Write, type WriteFence } from './shared-store.js'
+import type { KeyRange, KeyValueDatabase, KeyValueStore } from '../../../kernel/index.js'
+import { MirrorTable, type PendingValue } from './mirror.js'
+import { decodeValue, encodeValue, type SharedState, type Write, type WriteFence } from './state.js'
 
 /** The writes of a transaction being gathered, by etcd key, and their outcome once committed. */
 class Batch {

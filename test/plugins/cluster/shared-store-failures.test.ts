@@ -4,13 +4,13 @@
 // mirror; members back, writes work again and another master catches up by itself, and a master whose
 // only member was away while the changes it missed were compacted loads everything again.
 import t from 'tap'
-import type { KeyValueDatabase } from '../../kernel/key-value.js'
-import { SharedStateUnavailable, type SharedState } from '../../kernel/shared-store.js'
-import { SharedPluginStore } from '../../kernel/shared-view.js'
-import { requireComponent } from '../support/component.js'
-import { ownEtcd, raftLeaderIndex } from '../support/etcd.js'
-import { pollUntil } from '../support/poll.js'
-import { openSharedState, testEtcdClient } from '../support/shared-state.js'
+import type { KeyValueDatabase } from '../../../kernel/key-value.js'
+import { SharedStateUnavailable, type SharedState } from '../../../plugins/cluster/shared-state/state.js'
+import { SharedPluginStore } from '../../../plugins/cluster/shared-state/view.js'
+import { requireComponent } from '../../support/component.js'
+import { ownEtcd, raftLeaderIndex } from '../../support/etcd.js'
+import { pollUntil } from '../../support/poll.js'
+import { openSharedState, testEtcdClient } from '../../support/shared-state.js'
 
 interface Item { n: number }
 

@@ -1,7 +1,7 @@
 // The shared store's mirror without etcd: key order is the UTF-8 byte order, and a change is applied
 // once whichever of etcd's acknowledgement and the watch brings it first, never undone by an older one.
 import t from 'tap'
-import { compareKeys, MirrorTable } from '../../kernel/shared-mirror.js'
+import { compareKeys, MirrorTable } from '../../../plugins/cluster/shared-state/mirror.js'
 
 const bytes = (text: string): Buffer => Buffer.from(text)
 const keysOf = (table: MirrorTable): string[] => table.range().map(([key]) => key)

@@ -1,19 +1,19 @@
 // The control plane's state shared by several masters in etcd, under `<prefix>state/<plugin>/<database>/<key>`,
-// with a local mirror every read is served from (shared-mirror.ts). Opening loads the whole prefix in
+// with a local mirror every read is served from (mirror.ts). Opening loads the whole prefix in
 // pages at one revision, then a watch from the next revision brings other masters' writes; this
 // master's own writes enter the mirror when etcd acknowledges them (a quorum commit). Reads never wait
 // for etcd, so they may lag another master's latest write by the watch's delay. While etcd cannot be
 // reached or has no quorum, writes reject with SharedStateUnavailable (503) and reads go on; the watch
 // resumes by itself when etcd returns (loading everything again if the revisions it missed were
 // compacted). Values are standard CBOR (cbor-x, already a dependency, its record extension off): each
-// value describes itself, so any master or CBOR tool decodes it alone. Plugins' views: shared-view.ts.
+// value describes itself, so any master or CBOR tool decodes it alone. Plugins' views: view.ts.
 import { Encoder } from 'cbor-x'
 import {
   CompareResult, CompareTarget, EtcdAuthenticationFailedError, EtcdPermissionDeniedError, GRPCInvalidArgumentError,
   type Etcd3, type ICompare, type IKeyValue, type IRequestOp, type IWatchResponse, type Watcher
 } from 'etcd3'
-import { BerthError, Unavailable, messageOf } from './errors.js'
-import { MirrorTable, type PendingValue } from './shared-mirror.js'
+import { BerthError, Unavailable, messageOf } from '../../../kernel/index.js'
+import { MirrorTable, type PendingValue } from './mirror.js'
 
 const codec = new Encoder({ useRecords: false })
 

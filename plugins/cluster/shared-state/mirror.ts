@@ -2,7 +2,7 @@
 // values in key order (UTF-8 byte order, as LMDB sorts string keys), each with the etcd revision that
 // wrote it, so a change is applied once whichever brings it first, etcd's answer to this master's
 // write or the watch.
-import type { KeyRange } from './key-value.js'
+import type { KeyRange } from '../../../kernel/index.js'
 
 /** A pending write of a transaction: the encoded value, or null for a removal. */
 export type PendingValue = Buffer | null

@@ -4,14 +4,14 @@
 // a new instance loads everything.
 import t from 'tap'
 import { join } from 'node:path'
-import { Store } from '../../kernel/store.js'
-import type { KeyRange, KeyValueDatabase, KeyValueStore } from '../../kernel/key-value.js'
-import { FencedWriteRefused, TransactionTooLarge, type SharedState } from '../../kernel/shared-store.js'
-import { SharedPluginStore } from '../../kernel/shared-view.js'
-import { etcdctl, requireEtcd } from '../support/etcd.js'
-import { pollUntil } from '../support/poll.js'
-import { openSharedState, testEtcdClient } from '../support/shared-state.js'
-import { tempDir } from '../support/tmp.js'
+import { Store } from '../../../kernel/store.js'
+import type { KeyRange, KeyValueDatabase, KeyValueStore } from '../../../kernel/key-value.js'
+import { FencedWriteRefused, TransactionTooLarge, type SharedState } from '../../../plugins/cluster/shared-state/state.js'
+import { SharedPluginStore } from '../../../plugins/cluster/shared-state/view.js'
+import { etcdctl, requireEtcd } from '../../support/etcd.js'
+import { pollUntil } from '../../support/poll.js'
+import { openSharedState, testEtcdClient } from '../../support/shared-state.js'
+import { tempDir } from '../../support/tmp.js'
 
 interface Item { n: number, tags?: string[], nested?: { at: string, ok: boolean | null } }
 
