@@ -80,15 +80,22 @@ export function renewIntervalMs (settings: Pick<EtcdSettings, 'leaseTtlSeconds'>
   return settings.leaseTtlSeconds * 1000 / 5
 }
 
-/** A client of the members; each unary call gives up after `renewIntervalMs` (streams have no deadline). */
+/**
+ * A client of the members; each unary call gives up after `renewIntervalMs` (streams have no
+ * deadline). After three failed calls in a row a member is rested for `renewIntervalMs / 2` (etcd3's
+ * default is 5 s): while the members elect a new raft leader every member fails calls, and resting
+ * them all for 5 s would outlast a leader's lease; rested briefly, calls go through again within half
+ * a second of the election.
+ */
 export async function etcdClient (settings: EtcdSettings): Promise<Etcd3> {
-  const { Etcd3 } = await import('etcd3')
+  const [{ Etcd3, isRecoverableError }, { circuitBreaker, ConsecutiveBreaker, handleWhen }] = await Promise.all([import('etcd3'), import('cockatiel')])
   const deadlineMs = renewIntervalMs(settings)
   return new Etcd3({
     hosts: settings.endpoints,
     credentials: settings.credentials,
     auth: settings.auth,
     dialTimeout: deadlineMs,
-    defaultCallOptions: context => context.isStream ? {} : { deadline: Date.now() + deadlineMs }
+    defaultCallOptions: context => context.isStream ? {} : { deadline: Date.now() + deadlineMs },
+    faultHandling: { host: () => circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: deadlineMs / 2, breaker: new ConsecutiveBreaker(3) }) }
   })
 }

@@ -61,7 +61,7 @@ t.test('members lost and back: writes refused without a quorum, reads go on, eve
   await cluster.stop(reached)
   await a.put('while-away', { n: 7 })
   await a.remove('before')
-  const admin = testEtcdClient(t, [endpoints[leader], endpoints[other]])
+  const admin = await testEtcdClient(t, [endpoints[leader], endpoints[other]])
   const { header } = await admin.kv.range({ key: Buffer.from(ROOT), limit: 1 })
   await admin.kv.compact({ revision: header.revision, physical: true })
   await cluster.start(reached)

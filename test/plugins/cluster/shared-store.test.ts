@@ -92,7 +92,7 @@ if (etcd !== undefined) {
   t.test('a transaction applies whole or not at all', async t => {
     const root = `${prefix}txn/`
     const state = await openSharedState(t, endpoints, root)
-    const client = testEtcdClient(t, endpoints)
+    const client = await testEtcdClient(t, endpoints)
     const stored = async (): Promise<string> => await etcdctl(endpoints, ['get', '--keys-only', '--prefix', `${root}state/`])
     const write = async (store: KeyValueStore, count: number): Promise<void> => {
       const db = store.db<Item>('items')
