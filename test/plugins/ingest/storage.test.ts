@@ -41,6 +41,22 @@ const BACKENDS: Array<[string, Open]> = [
   }]
 ]
 
+/** A PostgreSQL storage on `url`, opened (migrated), closed when the test ends. */
+async function openedPostgres (t: Test, url: string): Promise<PostgresStorage> {
+  const storage = new PostgresStorage(url)
+  t.teardown(async () => { await storage.close() })
+  await storage.open()
+  return storage
+}
+
+/** A connection of the test's own to the telemetry schema, closed when the test ends. */
+async function sqlClient (t: Test, url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, options: '-c search_path=ingest' })
+  await client.connect()
+  t.teardown(async () => { await client.end() })
+  return client
+}
+
 /** Two nodes on one fresh database, opened at once. */
 async function twoNodes (t: Test): Promise<[PostgresStorage, PostgresStorage] | undefined> {
   const url = await requirePostgres(t)
@@ -218,12 +234,8 @@ t.test('lmdb: a scheduled job always runs (one node)', async t => {
 t.test('postgres: the primary key of the marks refuses a content stored meanwhile outside the device\'s turn: 503, nothing stored', async t => {
   const url = await requirePostgres(t)
   if (url === undefined) return
-  const storage = new PostgresStorage(url)
-  t.teardown(async () => { await storage.close() })
-  await storage.open()
-  const other = new pg.Client({ connectionString: url, options: '-c search_path=ingest' })
-  await other.connect()
-  t.teardown(async () => { await other.end() })
+  const storage = await openedPostgres(t, url)
+  const other = await sqlClient(t, url)
   const now = Date.now()
   const digest = chunkDigest(1, 0, Uint8Array.of(5))
   const attempt = storage.ingest([DEVICE], async session => {
@@ -240,12 +252,8 @@ t.test('postgres: the primary key of the marks refuses a content stored meanwhil
 t.test('postgres: a request reads devices, keys and marks by their indexes, whatever the tables held when its plans were made', async t => {
   const url = await requirePostgres(t)
   if (url === undefined) return
-  const storage = new PostgresStorage(url)
-  t.teardown(async () => { await storage.close() })
-  await storage.open()
-  const client = new pg.Client({ connectionString: url, options: '-c search_path=ingest' })
-  await client.connect()
-  t.teardown(async () => { await client.end() })
+  await openedPostgres(t, url)
+  const client = await sqlClient(t, url)
   const request = JSON.stringify({ lock: [DEVICE], devices: [DEVICE], keys: [DEVICE], pairs: [{ d: DEVICE, s: 4 }] })
   /** One read as a request makes it, with the scans it made of each table (this transaction's statistics). */
   const read = async (): Promise<Array<{ relname: string, seq_scan: number, idx_scan: number }>> => {
@@ -261,9 +269,7 @@ t.test('postgres: a request reads devices, keys and marks by their indexes, what
   // A session keeps a statement's generic plan after its fifth call: these are made while the tables are empty.
   for (let call = 0; call < 8; call++) await read()
   // Filled by another session, whose scans are not counted in this one's statistics.
-  const filler = new pg.Client({ connectionString: url, options: '-c search_path=ingest' })
-  await filler.connect()
-  t.teardown(async () => { await filler.end() })
+  const filler = await sqlClient(t, url)
   await filler.query(`insert into devices (id, name, registered, encrypted, created_at, offline)
     select lpad(to_hex(n), 16, '0'), 'd', true, false, 0, false from generate_series(1, 20000) n`)
   await filler.query(`insert into chunk_marks (device, sequence, digest, at)
@@ -285,9 +291,7 @@ t.test('postgres: a node alone tells nobody its events; nodes that share the dat
   watcher.on('notification', ({ payload }) => { if (payload !== undefined) payloads.push(payload) })
   await watcher.query('listen berth_ingest_events')
   const node = async (heard: TelemetryEvent[]): Promise<PostgresStorage> => {
-    const storage = new PostgresStorage(url)
-    t.teardown(async () => { await storage.close() })
-    await storage.open()
+    const storage = await openedPostgres(t, url)
     await storage.listen(events => { heard.push(...events) })
     return storage
   }
