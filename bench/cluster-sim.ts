@@ -5,9 +5,9 @@
 //   node dist/bench/cluster-sim.js <leader host:port> <agent token> <count> [heartbeat ms]
 import { createHash } from 'node:crypto'
 import pino from 'pino'
-import { AgentLink } from '../plugins/cluster/agent.js'
-import { joinUrl } from '../plugins/cluster/setup.js'
-import type { DesiredMessage, ReportedContainer } from '../plugins/cluster/protocol.js'
+import { AgentLink } from '../plugins/nodes/agent.js'
+import { joinUrl } from '../plugins/nodes/setup.js'
+import type { DesiredMessage, ReportedContainer } from '../plugins/nodes/protocol.js'
 
 export interface SimulatedAgent {
   name: string

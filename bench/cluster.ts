@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { place, type PlacementNode, type PlacementService } from '../plugins/cluster/placement.js'
+import { place, type PlacementNode, type PlacementService } from '../plugins/nodes/placement.js'
 import { envInt, markdownTable, median } from './stats.js'
 import { freePort } from '../test/support/net.js'
 
@@ -53,7 +53,7 @@ async function startLeader (heartbeatSecs: number): Promise<Leader> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-cluster-'))
   const port = await freePort()
   writeFileSync(join(dir, 'cluster.toml'), [
-    '[server]', 'log_level = "warn"', 'plugins = ["tokens", "secrets", "reconciler", "cluster"]',
+    '[server]', 'log_level = "warn"', 'plugins = ["tokens", "secrets", "reconciler", "cluster", "nodes"]',
     '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`,
     '[reconciler]', `instance = "bench-cluster-${process.pid}"`, 'node_name = "leader"',
     // Offline only after a long silence: the slow-heartbeat baseline must not take nodes offline.

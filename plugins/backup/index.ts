@@ -41,6 +41,7 @@ export default definePlugin({
   product: 'orchestration',
   description: 'Volume snapshots to local directories and S3 (rclone), on a schedule or on demand, and restores.',
   dependsOn: ['tokens', 'secrets', 'reconciler'],
+  optionalDependsOn: ['cluster'],
   // Snapshots hold every plugin's databases beside the volumes.
   copiesAllState: true,
   config: backupSection,

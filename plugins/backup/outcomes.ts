@@ -6,6 +6,7 @@
 import { messageOf, type PluginContext } from '../../kernel/index.js'
 import type { BackupConfig } from './index.js'
 import type { RunResult } from './snapshots.js'
+import { controlState } from '../cluster/index.js'
 
 /** The last complete snapshot a target received. */
 interface LastSuccess {
@@ -27,7 +28,7 @@ export interface Outcomes {
 }
 
 export function runOutcomes (ctx: PluginContext<BackupConfig>): Outcomes {
-  const lastSuccess = ctx.store.db<LastSuccess, string>('last-success')
+  const lastSuccess = controlState(ctx).db<LastSuccess>('last-success')
   const at = ctx.metrics.gauge({ name: 'berth_backup_last_success_timestamp_seconds', help: 'When the last complete snapshot was written to the target (seconds since the epoch).', labelNames: ['target'] })
   const bytes = ctx.metrics.gauge({ name: 'berth_backup_last_success_bytes', help: 'Bytes of the last complete snapshot written to the target (volume archives and state files).', labelNames: ['target'] })
   const seconds = ctx.metrics.gauge({ name: 'berth_backup_last_success_duration_seconds', help: 'How long the run that wrote the last complete snapshot to the target took.', labelNames: ['target'] })

@@ -1,76 +1,71 @@
-// cluster: agent nodes join the leader. On the leader: the join channel, the node registry
-// (heartbeats, engine health, offline after a silence, replicas placed elsewhere after a grace
-// period), placement of every replica, drain and undrain. On an agent (`berth server --join
-// <host>:6880`): the link to the leader, running what it sends with this node's reconciler. Owns the
-// [cluster] section, whose name, domain and ACME contact the proxy reads too.
+// cluster: the [cluster] section (the cluster's name, default domain and ACME contact, how nodes join,
+// and the etcd masters share state in) and, with [cluster].etcd set, the control plane's state in
+// etcd and the election of the master that leads. Control-plane plugins keep what they must not lose
+// in `stateFor(ctx)`: their own LMDB store on a lone master, their part of the shared state on etcd.
+// Depends on nothing, so every control-plane plugin can use it.
+import type { KeyValueStore, PluginContext } from '../../kernel/index.js'
 import { definePlugin } from '../../kernel/index.js'
-import { clusterCommands } from './commands.js'
 import { clusterSection, type ClusterConfig } from './config.js'
-import type { ClusterRuntime } from './setup.js'
+import type { ClusterControl } from './control.js'
+
+export type { ClusterConfig }
 
 export interface ClusterService {
   /** The [cluster] section. */
   settings: ClusterConfig
-  /** The leader's or the agent's machinery. */
-  runtime: ClusterRuntime
+  /**
+   * The store of what `ctx`'s plugin must not lose: its part of the shared state with [cluster].etcd,
+   * else its own LMDB store. `fenced`: every write carries the leader's authority, and is refused
+   * (503, BERTH_LEADERSHIP_LOST) unless this master leads.
+   */
+  stateFor(ctx: Pick<PluginContext, 'name' | 'store'>, options?: { fenced?: boolean }): KeyValueStore
+  /** The cluster's own state (the nodes plugin's registry and placement): stateFor the cluster plugin. */
+  state: KeyValueStore
+  /** Whether this master leads now (always on a lone master). */
+  isLeader(): boolean
+  /** The masters' election and shared state; undefined on a lone master. */
+  control?: ClusterControl
 }
 
 declare module '../../kernel/index.js' {
   interface Services { cluster: ClusterService }
 }
 
+/** What a plugin with `optionalDependsOn: ['cluster']` must not lose is kept here: stateFor it, else its own store. */
+export function controlState (ctx: PluginContext): KeyValueStore {
+  return ctx.useOptional('cluster')?.stateFor(ctx) ?? ctx.store
+}
+
 export default definePlugin({
   name: 'cluster',
-  version: '0.1.0',
+  version: '0.2.0',
   product: 'orchestration',
-  description: 'Agent nodes join the leader: placement, drain, heartbeats and failure handling.',
-  dependsOn: ['tokens', 'secrets', 'reconciler'],
+  description: 'The cluster\'s settings; with etcd, the control plane shared by several masters and the election of their leader.',
   config: clusterSection,
   env: { BERTH_JOIN: 'join', BERTH_JOIN_TOKEN: 'join_token', BERTH_ETCD_PASSWORD: 'etcd.password' },
 
-  async setup (ctx) {
-    const [{ setupCluster }, { VERSION }] = await Promise.all([import('./setup.js'), import('../../kernel/paths.js')])
-    const { reconciler, node, engine, traffic } = ctx.use('reconciler')
-    const runtime = await setupCluster(ctx, {
-      tokens: ctx.use('tokens'),
-      secrets: ctx.use('secrets'),
-      version: VERSION,
-      orchestration: {
-        nodeName: node.name,
-        nodeId: node.id,
-        engineInfo: async () => await engine.info(),
-        localContainers: async () => await reconciler.localContainers(),
-        specs: () => reconciler.specs(),
-        useScheduler: scheduler => {
-          reconciler.scheduler = scheduler
-          ctx.onClose(() => { reconciler.scheduler = undefined })
-        },
-        managedBy: leader => {
-          reconciler.leader = leader
-          ctx.onClose(() => { reconciler.leader = undefined })
-        },
-        answerClusterInfo: answer => {
-          reconciler.clusterInfo = answer
-          ctx.onClose(() => { reconciler.clusterInfo = undefined })
-        },
-        applyAssigned: async (services, options) => await reconciler.applyAssigned(services, options),
-        reschedule: async trigger => await reconciler.reschedule(trigger),
-        stopAll: async () => await reconciler.stopAll(),
-        restart: async service => await reconciler.restart(service),
-        logs: async (service, tail) => await reconciler.localLogs(service, tail),
-        traffic
-      }
-    })
-    return { settings: ctx.config, runtime }
+  async setup (ctx): Promise<ClusterService> {
+    const { etcdSettings } = await import('./etcd.js')
+    const settings = etcdSettings(ctx.config)
+    if (settings === undefined) {
+      return { settings: ctx.config, stateFor: owner => owner.store, state: ctx.store, isLeader: () => true }
+    }
+    const { openClusterControl } = await import('./control.js')
+    const control = await openClusterControl(ctx, settings)
+    return {
+      settings: ctx.config,
+      stateFor: (owner, options) => control.storeFor(owner.name, options?.fenced === true),
+      state: control.storeFor(ctx.name, false),
+      isLeader: () => control.leadership.isLeader(),
+      control
+    }
   },
 
   async start (_ctx, service) {
-    await service.runtime.start()
+    await service.control?.start()
   },
 
   async stop (_ctx, service) {
-    await service.runtime.stop()
-  },
-
-  commands: clusterCommands
+    await service.control?.stop()
+  }
 })

@@ -1,16 +1,16 @@
-// Ordering certificates over ACME with acme-client (RFC 8555, JWS and retries of bad nonces done by a
-// maintained library): one account per server, kept in LMDB; HTTP-01 challenges answered by the
-// proxy's HTTP listener from the tokens held here while an order runs. acme-client is loaded with
-// the first order, not when the server starts.
-// Failures name their cause: the ACME server's problem (its type and detail), or why it could not be
-// reached (refused, DNS, TLS trust, timeout), found by asking for its directory once an order failed.
-// An order fails at once and the certificate manager retries it with backoff: acme-client's own
-// retries (75 s of them on a refused connection, ending in an error that hides the cause) are off.
-// An account the ACME server no longer knows (it was reset) is registered again, and the order with it.
+// Ordering certificates over ACME with acme-client (RFC 8555, JWS and retries of bad nonces done by
+// a maintained library): one account per cluster, kept in the control plane's state; HTTP-01
+// challenges answered by the proxy's HTTP listener from the tokens held here while an order runs.
+// acme-client is loaded with the first order, not when the server starts. Failures name their
+// cause: the ACME server's problem (its type and detail), or why it could not be reached (refused,
+// DNS, TLS trust, timeout), found by asking for its directory once an order failed. An order fails
+// at once and the certificate manager retries it with backoff: acme-client's own retries (75 s of
+// them on a refused connection, ending in an error that hides the cause) are off. An account the
+// ACME server no longer knows (it was reset) is registered again, and the order with it.
+import type { KeyValueDatabase } from '../../kernel/index.js'
 import { readFileSync } from 'node:fs'
 import { Agent, get } from 'node:https'
 import type acme from 'acme-client'
-import type { Database } from 'lmdb'
 import type { Logger } from 'pino'
 
 type Acme = typeof acme
@@ -97,14 +97,14 @@ interface Account {
 
 export class AcmeIssuer {
   readonly #settings: AcmeSettings
-  readonly #accounts: Database<Account, string>
+  readonly #accounts: KeyValueDatabase<Account>
   readonly #log: Logger
   /** HTTP-01 tokens of orders in progress: token → key authorization. */
   readonly challenges = new Map<string, string>()
   #client: acme.Client | undefined
   #agent: Agent | undefined
 
-  constructor (settings: AcmeSettings, accounts: Database<Account, string>, log: Logger) {
+  constructor (settings: AcmeSettings, accounts: KeyValueDatabase<Account>, log: Logger) {
     this.#settings = settings
     this.#accounts = accounts
     this.#log = log

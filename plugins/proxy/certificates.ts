@@ -1,10 +1,11 @@
-// Certificates of routed domains: issued ones kept in the proxy's own LMDB database, self-signed
-// fallbacks made in memory (node-forge signs them; the RSA key comes from Node's crypto) for a domain
-// that has no issued certificate yet, and TLS secure contexts cached per domain for SNI.
+// Certificates of routed domains: issued ones kept in the proxy's part of the control plane's
+// state, self-signed fallbacks made in memory (node-forge signs them; the RSA key comes from Node's
+// crypto) for a domain that has no issued certificate yet, and TLS secure contexts cached per
+// domain for SNI.
 import { generateKeyPair, randomBytes, X509Certificate } from 'node:crypto'
 import { promisify } from 'node:util'
 import { createSecureContext, type SecureContext } from 'node:tls'
-import type { Database } from 'lmdb'
+import type { KeyValueDatabase } from '../../kernel/index.js'
 
 export interface StoredCertificate {
   domain: string
@@ -52,11 +53,11 @@ export function describe (chain: string): { issuer: string, not_before: number, 
 }
 
 export class Certificates {
-  readonly #db: Database<StoredCertificate, string>
+  readonly #db: KeyValueDatabase<StoredCertificate>
   readonly #contexts = new Map<string, SecureContext>()
   readonly #fallbacks = new Map<string, Promise<SecureContext>>()
 
-  constructor (db: Database<StoredCertificate, string>) {
+  constructor (db: KeyValueDatabase<StoredCertificate>) {
     this.#db = db
   }
 

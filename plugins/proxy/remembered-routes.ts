@@ -1,7 +1,7 @@
 // The last routing table the container engine gave, kept in the proxy's own store: written whenever it
 // changes, read when a server starts while the engine does not answer, so that the containers still
 // running go on being served until the engine answers again.
-import type { Database } from 'lmdb'
+import type { KeyValueDatabase } from '../../kernel/index.js'
 import type { RouteRecord } from './route-table.js'
 
 export interface RememberedTable {
@@ -13,12 +13,12 @@ export interface RememberedTable {
 const KEY = 'last'
 
 export class RememberedRoutes {
-  readonly #db: Database<RememberedTable, string>
+  readonly #db: KeyValueDatabase<RememberedTable>
   /** The JSON of the routes last written, to write only a change. */
   #written: string | undefined
   #at = 0
 
-  constructor (db: Database<RememberedTable, string>) {
+  constructor (db: KeyValueDatabase<RememberedTable>) {
     this.#db = db
     const stored = db.get(KEY)
     if (stored === undefined) return

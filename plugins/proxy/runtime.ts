@@ -22,6 +22,7 @@ import { RouteTable, routedDomain, type Upstream } from './route-table.js'
 import { Router } from './router.js'
 import { claimedDomain, staticRoutes } from './static-routes.js'
 import { upgrader } from './upgrade.js'
+import { controlState } from '../cluster/index.js'
 
 /** The name on the certificate of connections for no routed name. */
 const UNKNOWN_HOST = 'unknown.berth.invalid'
@@ -34,7 +35,10 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const config = ctx.config
   const acmeSection = ctx.sections.acme
   const orchestration = ctx.use('reconciler')
-  const cluster = ctx.useOptional('cluster')?.settings ?? { domain: '', acme_email: '' }
+  const clusterService = ctx.useOptional('cluster')
+  const cluster = clusterService?.settings ?? { domain: '', acme_email: '' }
+  // Certificates and the ACME account are the cluster's: every master serves them.
+  const state = controlState(ctx)
   const table = new RouteTable(staticRoutes(config.routes))
   // A domain has one owner: a static route's is no deployed service's, and no service deployed later may claim it.
   const claim = (service: string, domain: string | undefined): string | undefined => claimedDomain(table.statics, service, domain)
@@ -49,10 +53,10 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   })
   ctx.onClose(async () => { await pools.closeAll() })
 
-  const certificates = new Certificates(ctx.store.db<StoredCertificate, string>('certificates'))
+  const certificates = new Certificates(state.db<StoredCertificate>('certificates'))
   const issuer = acmeSection.directory === ''
     ? undefined
-    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, ctx.store.db('acme-accounts'), ctx.log)
+    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, state.db('acme-accounts'), ctx.log)
   const manager = new CertificateManager({
     certificates,
     issuer,

@@ -57,6 +57,7 @@ export default definePlugin({
   product: 'orchestration',
   description: 'Deploys services/*/service.toml to the container engine and keeps them running.',
   dependsOn: ['tokens', 'secrets'],
+  optionalDependsOn: ['cluster'],
   config: reconcilerSection,
   env: { BERTH_DOCKER_SOCKET: 'docker_socket', BERTH_PUBLISH_ADDRESS: 'publish_address' },
 

@@ -16,6 +16,7 @@ import { reconcilerRoutes } from './routes.js'
 import { EngineUnavailable, type ContainerEngine } from './container-engine.js'
 import { ReconcilerState } from './state.js'
 import { Traffic } from './traffic.js'
+import { controlState } from '../cluster/index.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
@@ -25,7 +26,7 @@ const ENGINE_CHECK_MS = 10_000
 export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): ReconcilerService {
   const config = ctx.config
   const nodeName = config.node_name === '' ? hostname() : config.node_name
-  const state = new ReconcilerState(ctx.store, config.history_limit)
+  const state = new ReconcilerState(controlState(ctx), ctx.store, config.history_limit)
   const docker = new DockerEngine({
     socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
     network: config.network, stop_timeout_secs: config.stop_timeout_secs,

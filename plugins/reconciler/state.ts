@@ -1,11 +1,11 @@
-// What the reconciler keeps in LMDB: the desired spec of every deployed service (with how its last
-// deploy failed, if it did, and whether a stop request stopped it), its canary if one runs, the deploy
-// history (for rollbacks), the last reload, liveness restart counts, and this node's id. Containers
-// themselves are never stored: the engine is asked each time, so the state survives `kill -9` and
-// adoption needs nothing extra.
+// What the reconciler keeps in the control plane's state (LMDB, or etcd shared by masters): the
+// desired spec of every deployed service (with how its last deploy failed, if it did, and whether a
+// stop request stopped it), its canary if one runs, the deploy history (for rollbacks), the last
+// reload, liveness restart counts; and in this node's own LMDB its id. Containers themselves are
+// never stored: the engine is asked each time, so the state survives `kill -9` and adoption needs
+// nothing extra.
 import { randomBytes } from 'node:crypto'
-import type { Database } from 'lmdb'
-import type { PluginStore } from '../../kernel/index.js'
+import type { KeyValueDatabase, KeyValueStore } from '../../kernel/index.js'
 import type { ReloadRecord } from './reload.js'
 import type { Declared } from './service-set.js'
 import type { ServiceSpec } from './spec.js'
@@ -78,24 +78,25 @@ export interface HistoryEntry {
 }
 
 export class ReconcilerState {
-  readonly #store: PluginStore
-  readonly #services: Database<StoredService, string>
-  readonly #history: Database<HistoryEntry, string>
-  readonly #restarts: Database<number, string>
-  readonly #canaries: Database<CanaryState, string>
-  readonly #reloads: Database<ReloadRecord, string>
-  readonly #node: Database<string, string>
+  readonly #store: KeyValueStore
+  readonly #services: KeyValueDatabase<StoredService>
+  readonly #history: KeyValueDatabase<HistoryEntry>
+  readonly #restarts: KeyValueDatabase<number>
+  readonly #canaries: KeyValueDatabase<CanaryState>
+  readonly #reloads: KeyValueDatabase<ReloadRecord>
+  readonly #node: KeyValueDatabase<string>
   readonly #historyLimit: number
   #sequence = 0
 
-  constructor (store: PluginStore, historyLimit: number) {
+  /** `store`: the cluster's desired state (shared by masters on etcd); `local`: this node's own (its id). */
+  constructor (store: KeyValueStore, local: KeyValueStore, historyLimit: number) {
     this.#store = store
-    this.#services = store.db<StoredService, string>('services')
-    this.#history = store.db<HistoryEntry, string>('history')
-    this.#restarts = store.db<number, string>('restarts')
-    this.#canaries = store.db<CanaryState, string>('canaries')
-    this.#reloads = store.db<ReloadRecord, string>('reloads')
-    this.#node = store.db<string, string>('node')
+    this.#services = store.db<StoredService>('services')
+    this.#history = store.db<HistoryEntry>('history')
+    this.#restarts = store.db<number>('restarts')
+    this.#canaries = store.db<CanaryState>('canaries')
+    this.#reloads = store.db<ReloadRecord>('reloads')
+    this.#node = local.db<string>('node')
     this.#historyLimit = historyLimit
   }
 

@@ -34,6 +34,7 @@ export default definePlugin({
   product: 'orchestration',
   description: 'Encrypted secret store; values reach containers only through their environment.',
   dependsOn: ['tokens'],
+  optionalDependsOn: ['cluster'],
   config: secretsSection,
 
   async setup (ctx) {

@@ -7,9 +7,10 @@ import { loadKey } from './cipher.js'
 import type { SecretService, SecretsConfig } from './index.js'
 import { secretRoutes } from './routes.js'
 import { SecretStore, type SecretRecord } from './secret-store.js'
+import { controlState } from '../cluster/index.js'
 
 export function setupSecrets (ctx: PluginContext<SecretsConfig>, tokens: TokenService): SecretService {
-  const db = ctx.store.db<SecretRecord, string>('values')
+  const db = controlState(ctx).db<SecretRecord>('values')
   const keyFile = resolve(ctx.stateDir, ctx.config.key_file)
   const stored = db.getKeysCount()
   if (stored > 0 && !existsSync(keyFile)) {

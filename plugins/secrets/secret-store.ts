@@ -1,6 +1,7 @@
-// The secret store: values sealed with AES-256-GCM in LMDB, listed by name only, and resolved into
-// service environments (`${secrets.NAME}`) only when a container is created.
-import type { Database } from 'lmdb'
+// The secret store: values sealed with AES-256-GCM in the control plane's state (LMDB, or etcd),
+// listed by name only, and resolved into service environments (`${secrets.NAME}`) only when a
+// container is created.
+import type { KeyValueDatabase } from '../../kernel/index.js'
 import { open, seal, type Sealed } from './cipher.js'
 import { replaceReferences } from './references.js'
 
@@ -17,10 +18,10 @@ export interface SecretInfo {
 export class UnknownSecret extends Error {}
 
 export class SecretStore {
-  readonly #db: Database<SecretRecord, string>
+  readonly #db: KeyValueDatabase<SecretRecord>
   readonly #key: Buffer
 
-  constructor (db: Database<SecretRecord, string>, key: Buffer) {
+  constructor (db: KeyValueDatabase<SecretRecord>, key: Buffer) {
     this.#db = db
     this.#key = key
   }

@@ -22,6 +22,7 @@ export default definePlugin({
   version: '0.1.0',
   product: 'orchestration',
   description: 'Bearer tokens with roles for the control API; the admin token is created on first boot.',
+  optionalDependsOn: ['cluster'],
 
   async setup (ctx) {
     const { setupTokens } = await import('./runtime.js')

@@ -5,10 +5,14 @@ import { Guard } from './guard.js'
 import type { TokenService } from './index.js'
 import { tokenRoutes } from './routes.js'
 import { TokenStore, type TokenRecord } from './token-store.js'
+import { controlState } from '../cluster/index.js'
 
 export async function setupTokens (ctx: PluginContext): Promise<TokenService> {
-  const store = new TokenStore(ctx.store.db<TokenRecord, string>('tokens'))
-  const file = await store.ensureAdminToken(ctx.stateDir)
+  const cluster = ctx.useOptional('cluster')
+  const store = new TokenStore(controlState(ctx).db<TokenRecord>('tokens'))
+  // Masters sharing the tokens each keep a bootstrap admin token of their own.
+  const member = cluster?.control?.self.id
+  const file = await store.ensureAdminToken(ctx.stateDir, member === undefined ? 'admin' : `admin-${member}`)
   ctx.log.info({ file }, 'admin token ready')
   ctx.note(`admin token: ${file} (berth commands on this machine read it; API clients send it as "Authorization: Bearer <token>")`)
   const guard = new Guard(store)

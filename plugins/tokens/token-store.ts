@@ -1,10 +1,10 @@
-// Control API tokens: random secrets kept only as SHA-256 hashes in LMDB, checked in constant time,
-// and the bootstrap admin token written 0600 to the state directory on first boot.
+// Control API tokens: random secrets kept only as SHA-256 hashes in the control plane's state (LMDB,
+// or etcd), checked in constant time, and the bootstrap admin token written 0600 to the state
+// directory on first boot.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Database } from 'lmdb'
-import { ADMIN_TOKEN_FILE } from '../../kernel/index.js'
+import { ADMIN_TOKEN_FILE, type KeyValueDatabase } from '../../kernel/index.js'
 import type { Role } from './roles.js'
 
 /** What is stored per token: never the token itself. */
@@ -42,9 +42,9 @@ export function validTokenName (name: string): boolean {
 }
 
 export class TokenStore {
-  readonly #db: Database<TokenRecord, string>
+  readonly #db: KeyValueDatabase<TokenRecord>
 
-  constructor (db: Database<TokenRecord, string>) {
+  constructor (db: KeyValueDatabase<TokenRecord>) {
     this.#db = db
   }
 
@@ -81,9 +81,10 @@ export class TokenStore {
 
   /**
    * Make sure `<stateDir>/admin.token` holds a valid admin token: keep the one there, or (first boot,
-   * or after the file was deleted to rotate it) create a new one and revoke the previous bootstrap token.
+   * or after the file was deleted to rotate it) create a new one named `name` and revoke the previous
+   * bootstrap token of that name.
    */
-  async ensureAdminToken (stateDir: string): Promise<string> {
+  async ensureAdminToken (stateDir: string, name = 'admin'): Promise<string> {
     const file = join(stateDir, ADMIN_TOKEN_FILE)
     if (existsSync(file)) {
       chmodSync(file, 0o600)
@@ -93,8 +94,8 @@ export class TokenStore {
       if (TOKEN_PATTERN.test(token)) throw new Error(`${file} holds a token this server does not know; delete the file and restart to create a new admin token`)
       throw new Error(`${file} does not hold a Berth token; delete it and restart to create a new admin token`)
     }
-    const previous = [...this.#db.getRange()].filter(({ value }) => value.bootstrap === true).map(({ key }) => key)
-    const { token } = await this.create('admin', 'admin', true)
+    const previous = [...this.#db.getRange()].filter(({ value }) => value.bootstrap === true && value.name === name).map(({ key }) => key)
+    const { token } = await this.create(name, 'admin', true)
     for (const id of previous) await this.#db.remove(id)
     writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' })
     return file

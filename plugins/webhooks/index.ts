@@ -19,6 +19,7 @@ export default definePlugin({
   product: 'orchestration',
   description: 'Git push webhooks (git, GitHub, Gitea, GitLab) that redeploy services or the infrastructure repository.',
   dependsOn: ['tokens', 'reconciler'],
+  optionalDependsOn: ['cluster'],
 
   async setup (ctx) {
     const { setupWebhooks } = await import('./runtime.js')

@@ -1,9 +1,8 @@
-// Webhook registrations in LMDB: {repo, service_name, branch, secret} under a random id. Listings
-// never carry the secret. The store is read once at start; a store that cannot be read fails the
+// Webhook registrations in the control plane's state (LMDB, or etcd): {repo, service_name, branch,
+// secret} under a random id. Listings never carry the secret. The store is read once at start; a store that cannot be read fails the
 // start loudly rather than serving an empty list that would drop pushes.
 import { randomBytes } from 'node:crypto'
-import type { Database } from 'lmdb'
-import { BadRequest, NotFound } from '../../kernel/index.js'
+import { BadRequest, NotFound, type KeyValueDatabase } from '../../kernel/index.js'
 
 /** The reserved service name: a push pulls the server's working directory and deploys what changed. */
 export const INFRA = '__infra__'
@@ -49,10 +48,10 @@ export function checkRegistration (body: unknown): Omit<Registration, 'id' | 'cr
 }
 
 export class Registrations {
-  readonly #db: Database<Registration, string>
+  readonly #db: KeyValueDatabase<Registration>
   readonly #all = new Map<string, Registration>()
 
-  constructor (db: Database<Registration, string>) {
+  constructor (db: KeyValueDatabase<Registration>) {
     this.#db = db
     for (const { key, value } of db.getRange()) {
       if (typeof value !== 'object' || value === null || typeof value.secret !== 'string' || typeof value.repo !== 'string') {

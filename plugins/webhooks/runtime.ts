@@ -10,6 +10,7 @@ import type { WebhookService } from './index.js'
 import { INFRA, Registrations, type Registration } from './registrations.js'
 import { webhookRoutes } from './routes.js'
 import { Runner, type Work } from './runner.js'
+import { controlState } from '../cluster/index.js'
 
 const run = promisify(execFile)
 const GIT_TIMEOUT_MS = 120_000
@@ -21,7 +22,7 @@ function summary (result: DeployResult): string {
 }
 
 export function setupWebhooks (ctx: PluginContext, reconciler: ReconcilerService): WebhookService {
-  const registrations = new Registrations(ctx.store.db<Registration, string>('registrations'))
+  const registrations = new Registrations(controlState(ctx).db<Registration>('registrations'))
   const gitPull = async (): Promise<string> => {
     try {
       const { stdout } = await run('git', ['pull', '--ff-only'], { cwd: ctx.cwd, timeout: GIT_TIMEOUT_MS, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } })

@@ -13,7 +13,7 @@ import type { ChildProcess } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { NodeRecord } from '../../plugins/cluster/node-record.js'
+import type { NodeRecord } from '../../plugins/nodes/node-record.js'
 import type { ServiceStatus } from '../../plugins/reconciler/status.js'
 import { exited, runCli, spawnCli } from '../support/cli.js'
 import { requireComponent } from '../support/component.js'
@@ -37,7 +37,7 @@ const RESCHEDULE_AFTER = 4
 function agentDir (t: Teardown, name: string, engine: ExtraEngine, instance: string, token: string, port: number): string {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'cluster.toml'), [
-    '[server]', 'plugins = ["tokens", "secrets", "reconciler", "cluster"]', '',
+    '[server]', 'plugins = ["tokens", "secrets", "reconciler", "cluster", "nodes"]', '',
     '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`, '',
     '[reconciler]', `instance = "${instance}"`, `docker_socket = "${engine.socket}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', `node_name = "${name}"`, ''
   ].join('\n'))
@@ -73,7 +73,7 @@ if (docker !== undefined) {
     const project = `p${instance.slice(-6)}`
     const proxyPort = await freePort()
 
-    const leader = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'proxy', 'webhooks'], [
+    const leader = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'nodes', 'proxy', 'webhooks'], [
       '[reconciler]', `instance = "${instance}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', 'node_name = "leader"', '',
       '[cluster]', 'name = "e2e"', `heartbeat_interval_secs = ${HEARTBEAT}`, `offline_after_secs = ${OFFLINE_AFTER}`, `reschedule_after_secs = ${RESCHEDULE_AFTER}`, 'schedule_leader = false', '',
       '[proxy]', 'health_interval_secs = 1', 'connect_timeout_ms = 1000', '', '[acme]', 'directory = ""', ''

@@ -18,6 +18,7 @@ import campaign from '../../plugins/campaign/index.js'
 import { encodeCbor } from '../../plugins/campaign/cbor.js'
 import type { ServerFunction } from '../../plugins/campaign/functions.js'
 import cluster from '../../plugins/cluster/index.js'
+import nodes from '../../plugins/nodes/index.js'
 import databases from '../../plugins/databases/index.js'
 import ingest from '../../plugins/ingest/index.js'
 import { hashPassword } from '../../plugins/ingest/auth/passwords.js'
@@ -62,7 +63,7 @@ const LOGIN_PAGES = ['/auth', '/auth/callback']
 async function fuzzKernel (): Promise<Kernel> {
   const cwd = tempDir(t)
   return await startKernel(t, {
-    plugins: [tokens, secrets, reconciler, cluster, webhooks, backup, databases, notifications, devIdp, ingest, symbolication, campaign],
+    plugins: [tokens, secrets, reconciler, cluster, nodes, webhooks, backup, databases, notifications, devIdp, ingest, symbolication, campaign],
     cwd,
     config: {
       reconciler: reconcilerSection(testInstance(), { docker_socket: join(cwd, 'no-engine.sock') }),

@@ -33,7 +33,7 @@ export class SharedStateUnavailable extends Unavailable {
 /** A fenced write was refused: this master does not lead, or etcd says its term has ended. Nothing was applied. */
 export class FencedWriteRefused extends Unavailable {
   constructor (message: string) {
-    super(message, { code: 'BERTH_NOT_LEADER' })
+    super(message, { code: 'BERTH_LEADERSHIP_LOST' })
   }
 }
 

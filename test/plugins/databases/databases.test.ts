@@ -12,6 +12,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import cluster from '../../../plugins/cluster/index.js'
+import nodes from '../../../plugins/nodes/index.js'
 import databases from '../../../plugins/databases/index.js'
 import proxy from '../../../plugins/proxy/index.js'
 import reconciler from '../../../plugins/reconciler/index.js'
@@ -51,7 +52,7 @@ if (docker !== undefined) {
   t.test('db create postgres and redis: rolled back when it fails, a stable connection string, internal, a secret password, healthy, a dump hook', async t => {
     const [postgres, redis] = await Promise.all([postgresImage(docker), redisImage(docker)])
     const { kernel, cwd, token, instance } = await reconcilerKernel(t, docker, {
-      plugins: [cluster, proxy, databases],
+      plugins: [cluster, nodes, proxy, databases],
       sections: {
         databases: { postgres_image: postgres, redis_image: redis },
         proxy: { http_port: 0, https_port: 0 },

@@ -19,6 +19,7 @@ import { simulateAgents } from '../../../bench/cluster-sim.js'
 import { createKernel, type AnyPlugin, type Kernel } from '../../../kernel/index.js'
 import backup from '../../../plugins/backup/index.js'
 import cluster from '../../../plugins/cluster/index.js'
+import nodes from '../../../plugins/nodes/index.js'
 import notifications from '../../../plugins/notifications/index.js'
 import proxy from '../../../plugins/proxy/index.js'
 import reconciler from '../../../plugins/reconciler/index.js'
@@ -267,7 +268,7 @@ t.test('a node going offline reaches the webhook, signed', async t => {
   const hooks = await receiver(t)
   const cwd = tempDir(t)
   const kernel = await startKernel(t, {
-    plugins: [tokens, secrets, reconciler, cluster, notifications],
+    plugins: [tokens, secrets, reconciler, cluster, nodes, notifications],
     cwd,
     config: {
       reconciler: { ...noEngine(cwd), node_name: 'leader' },

@@ -3,6 +3,7 @@
 // no request; a replica stopped behind the proxy's back is skipped.
 import t from 'tap'
 import cluster from '../../../plugins/cluster/index.js'
+import nodes from '../../../plugins/nodes/index.js'
 import proxy from '../../../plugins/proxy/index.js'
 import type { RouteView } from '../../../plugins/proxy/control-routes.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
@@ -20,7 +21,7 @@ if (docker !== undefined) {
     await httpdImage(docker)
     const { kernel, token, project, instance } = await reconcilerKernel(t, docker, {
       // [cluster].domain belongs to the cluster plugin; a cluster of one node here.
-      plugins: [cluster, proxy],
+      plugins: [cluster, nodes, proxy],
       sections: { proxy: { http_port: 0, https_port: 0, health_interval_secs: 1, connect_timeout_ms: 1000 }, acme: { directory: '' }, cluster: { domain: 'apps.test' } }
     })
     const base = kernel.url('proxy-http')

@@ -1,12 +1,13 @@
-// A leader (tokens, secrets, reconciler and cluster plugins, on the run's Docker engine) with simulated
+// A leader (tokens, secrets, reconciler, cluster and nodes plugins, on the run's Docker engine) with simulated
 // agents speaking the real protocol on loopback: cluster info, exact placement and spreading, status
 // naming each replica's node, drain and undrain, an agent gone (503 for its pinned service, its
 // replicas placed elsewhere after the grace period) and back (its stale replicas removed, nothing
 // placed twice), and the join refused to operator tokens.
 import t from 'tap'
 import { simulateAgents, type SimulatedCluster } from '../../../bench/cluster-sim.js'
-import type { NodeRecord } from '../../../plugins/cluster/node-record.js'
+import type { NodeRecord } from '../../../plugins/nodes/node-record.js'
 import cluster from '../../../plugins/cluster/index.js'
+import nodes from '../../../plugins/nodes/index.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
 import { requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine } from '../../support/docker.js'
@@ -21,7 +22,7 @@ if (docker !== undefined) {
   t.test('a leader places, drains and reschedules replicas over simulated agents', async t => {
     await busyboxImage(docker)
     const { kernel, token, project } = await reconcilerKernel(t, docker, {
-      plugins: [cluster],
+      plugins: [cluster, nodes],
       extra: { node_name: 'leader' },
       sections: { cluster: { name: 'test', heartbeat_interval_secs: 0.1, offline_after_secs: 0.6, reschedule_after_secs: 1.5, schedule_leader: false } }
     })

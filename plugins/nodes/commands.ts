@@ -31,7 +31,7 @@ function describeDrain (answer: DrainAnswer, drained: boolean): void {
   if (drained && moved.length === 0 && unplaced.length === 0) console.log('  it ran no replicas')
 }
 
-export function clusterCommands (cli: CliRegistry): void {
+export function nodeCommands (cli: CliRegistry): void {
   cli.serverOption({ flags: '--join <host:port>', description: 'run as an agent of the leader whose control listener is at host:port', variable: 'BERTH_JOIN' })
   const cluster = cli.program.command('cluster').description('the nodes of the cluster: list them, drain, undrain or forget one')
   const node = (id: string): string => `/api/v1/cluster/nodes/${encodeURIComponent(id)}`

@@ -1,10 +1,9 @@
 // The leader's scheduler: the reconciler asks it, at every deploy, which replicas run on the leader;
-// it places every replica (placement.ts), keeps the assignment in LMDB, builds each agent's desired
+// it places every replica (placement.ts), keeps the assignment in the cluster's state (LMDB, or etcd shared by masters), builds each agent's desired
 // state (secrets resolved here, never stored there) and has the agents apply it: those that gain or
 // change replicas one after the other before the leader converges, those that only lose replicas after.
-import type { Database } from 'lmdb'
 import type { Logger } from 'pino'
-import { Unavailable } from '../../kernel/index.js'
+import { Unavailable, type KeyValueDatabase, type KeyValueStore } from '../../kernel/index.js'
 import { parseMemory, type RemoteContainer, type RemoteOutcome, type Schedule, type Scheduler, type ScheduleRequest, type ServiceSpec } from '../reconciler/api.js'
 import { NodeUnreachable, type LeaderChannel } from './leader.js'
 import { place, type Assignment, type PlacementService } from './placement.js'
@@ -15,7 +14,9 @@ export interface SchedulerDeps {
   registry: NodeRegistry
   channel: LeaderChannel
   /** Service name → { replica index (as text) → node name }. */
-  db: Database<Record<string, string>, string>
+  db: KeyValueDatabase<Record<string, string>>
+  /** The store of `db`, whose transactions make a new assignment one change. */
+  store: KeyValueStore
   /** The leader's own node name. */
   leaderName(): string
   /** A spec's environment with its secret references resolved. */
@@ -243,8 +244,8 @@ export class ClusterScheduler implements Scheduler {
   }
 
   async #save (next: Assignment, previous: Assignment): Promise<void> {
-    const { db } = this.#deps
-    await db.transaction(() => {
+    const { db, store } = this.#deps
+    await store.transaction(() => {
       for (const name of previous.keys()) if (!next.has(name)) void db.remove(name)
       for (const [name, replicas] of next) {
         const value = Object.fromEntries([...replicas].map(([r, n]) => [String(r), n]))

@@ -1,17 +1,16 @@
-// The cluster plugin at work. On a leader: the node registry, the join channel, the scheduler the
+// The nodes plugin at work. On a leader: the node registry, the join channel, the scheduler the
 // reconciler places replicas with, the node checks (offline, unhealthy, grace period → reschedule),
 // and the cluster routes. On an agent ([cluster].join set): the link to the leader, applying what it
 // sends with this node's reconciler. Imported by setup only.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
-import { BadRequest, Conflict, StartupError, type PluginContext } from '../../kernel/index.js'
+import { BadRequest, Conflict, StartupError, type KeyValueStore, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, EngineInfo, Scheduler, ServiceSpec, Traffic } from '../reconciler/api.js'
 import type { SecretService } from '../secrets/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { AgentLink } from './agent.js'
-import type { ClusterConfig } from './config.js'
-import { etcdSettings } from './etcd.js'
+import type { ClusterConfig } from '../cluster/index.js'
 import { LeaderChannel } from './leader.js'
 import { nodeRecord, type NodeRecord } from './node-record.js'
 import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
@@ -23,7 +22,7 @@ export const JOIN_TOKEN_FILE = 'join.token'
 /** How long an agent may take to answer a request (restart, stop, logs). */
 const REQUEST_TIMEOUT_MS = 60_000
 
-/** What the cluster plugin needs of this node's orchestration: the reconciler's service, adapted. */
+/** What the nodes plugin needs of this node's orchestration: the reconciler's service, adapted. */
 export interface LocalOrchestration {
   nodeName: string
   nodeId(): Promise<string>
@@ -120,6 +119,10 @@ async function engineReport (orchestration: LocalOrchestration, timeoutMs: numbe
 }
 
 export interface ClusterDeps {
+  /** The [cluster] section (the cluster plugin's). */
+  config: ClusterConfig
+  /** Where the registry and the assignment live: the cluster's control-plane state. */
+  store: KeyValueStore
   orchestration: LocalOrchestration
   tokens: TokenService
   secrets: SecretService
@@ -128,21 +131,19 @@ export interface ClusterDeps {
   instance?: string
 }
 
-export async function setupCluster (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps): Promise<ClusterRuntime> {
-  const config = ctx.config
+export async function setupNodes (ctx: PluginContext, deps: ClusterDeps): Promise<ClusterRuntime> {
+  const config = deps.config
   const intervalMs = config.heartbeat_interval_secs * 1000
   if (config.offline_after_secs <= config.heartbeat_interval_secs) {
     throw new StartupError(`[cluster].offline_after_secs (${config.offline_after_secs}) must be longer than heartbeat_interval_secs (${config.heartbeat_interval_secs})`)
   }
-  // Refused at start when wrong, though nothing shares state in etcd yet.
-  etcdSettings(config)
   return config.join === ''
     ? await setupLeader(ctx, deps, intervalMs)
     : setupAgent(ctx, deps, intervalMs)
 }
 
-function setupAgent (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, intervalMs: number): ClusterRuntime {
-  const config = ctx.config
+function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number): ClusterRuntime {
+  const config = deps.config
   const { orchestration } = deps
   const url = joinUrl(config.join)
   const token = joinToken(config, ctx.stateDir)
@@ -194,10 +195,10 @@ function setupAgent (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, inter
   }
 }
 
-async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps, intervalMs: number): Promise<ClusterRuntime> {
-  const config = ctx.config
+async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: number): Promise<ClusterRuntime> {
+  const config = deps.config
   const { orchestration } = deps
-  const registry = new NodeRegistry(ctx.store.db<StoredNode, string>('nodes'), {
+  const registry = new NodeRegistry(deps.store.db<StoredNode>('nodes'), {
     offlineAfterMs: config.offline_after_secs * 1000,
     rescheduleAfterMs: config.reschedule_after_secs * 1000
   })
@@ -229,7 +230,8 @@ async function setupLeader (ctx: PluginContext<ClusterConfig>, deps: ClusterDeps
   const scheduler = late.scheduler = new ClusterScheduler({
     registry,
     channel,
-    db: ctx.store.db<Record<string, string>, string>('assignment'),
+    db: deps.store.db<Record<string, string>>('assignment'),
+    store: deps.store,
     leaderName: () => orchestration.nodeName,
     resolveEnv: spec => deps.secrets.resolve(spec.env, spec.name),
     specs: () => orchestration.specs(),

@@ -3,7 +3,7 @@
 // at most once and only where it may run.
 import t from 'tap'
 import fc from 'fast-check'
-import { place, type PlacementNode, type PlacementService } from '../../../plugins/cluster/placement.js'
+import { place, type PlacementNode, type PlacementService } from '../../../plugins/nodes/placement.js'
 
 const GIB = 1024 ** 3
 

@@ -1,9 +1,8 @@
-// The leader's node registry: every node that ever joined (kept in LMDB: id, name, address, drained),
+// The leader's node registry: every node that ever joined (kept in the cluster's state: id, name, address, drained),
 // and in memory what its channel said last (heartbeat time, engine health, containers). A node's state
 // follows from the clock: ready, unhealthy (heartbeats arrive, its engine does not answer) or offline
 // (no heartbeat within offline_after); after reschedule_after unavailable, it no longer keeps replicas.
-import type { Database } from 'lmdb'
-import { Conflict, NotFound } from '../../kernel/index.js'
+import { Conflict, NotFound, type KeyValueDatabase } from '../../kernel/index.js'
 import type { PlacementNode } from './placement.js'
 import type { EngineReport, HeartbeatMessage, HelloMessage, ReportedContainer } from './protocol.js'
 
@@ -51,13 +50,13 @@ export interface TickResult {
 }
 
 export class NodeRegistry {
-  readonly #db: Database<StoredNode, string>
+  readonly #db: KeyValueDatabase<StoredNode>
   readonly #settings: Required<RegistrySettings>
   readonly #nodes = new Map<string, NodeEntry>()
   /** What ticks found since the last `events()`: any caller may tick, the node checks act on them. */
   #pending: TickResult = { changed: [], expired: [] }
 
-  constructor (db: Database<StoredNode, string>, settings: RegistrySettings) {
+  constructor (db: KeyValueDatabase<StoredNode>, settings: RegistrySettings) {
     this.#db = db
     this.#settings = { now: Date.now, ...settings }
     const startedAt = this.#settings.now()

@@ -5,8 +5,9 @@
 // `Content-Type: application/json` without a body, as many clients do.
 import t from 'tap'
 import { simulateAgents } from '../../../bench/cluster-sim.js'
-import type { NodeRecord } from '../../../plugins/cluster/node-record.js'
+import type { NodeRecord } from '../../../plugins/nodes/node-record.js'
 import cluster from '../../../plugins/cluster/index.js'
+import nodes from '../../../plugins/nodes/index.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
 import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
@@ -32,7 +33,7 @@ const sleeper = (image: string, project: string, name: string, replicas: number,
 if (docker !== undefined) {
   t.test('draining the only node is refused, naming every replica it would stop, unless forced', async t => {
     const image = await busyboxImage(docker)
-    const leader = await reconcilerKernel(t, docker, { plugins: [cluster], extra: { node_name: 'solo' }, sections: { cluster: { heartbeat_interval_secs: 0.2, offline_after_secs: 1 } } })
+    const leader = await reconcilerKernel(t, docker, { plugins: [cluster, nodes], extra: { node_name: 'solo' }, sections: { cluster: { heartbeat_interval_secs: 0.2, offline_after_secs: 1 } } })
     const deployed = await call<{ errors: unknown[] }>(leader, 'POST', '/api/v1/deploy', { services: [sleeper(image, leader.project, 'web', 2), sleeper(image, leader.project, 'cache', 1)] })
     t.same([deployed.status, deployed.body.errors], [200, []])
     const running = async (): Promise<number> => [...(await instanceContainers(docker, leader.instance)).values()].filter(c => c.State === 'running').length
@@ -65,7 +66,7 @@ if (docker !== undefined) {
 
   t.test('with an agent, only the replicas pinned to the node being drained refuse the drain', async t => {
     const image = await busyboxImage(docker)
-    const leader = await reconcilerKernel(t, docker, { plugins: [cluster], extra: { node_name: 'leader' }, sections: { cluster: { heartbeat_interval_secs: 0.1, offline_after_secs: 0.6, reschedule_after_secs: 30 } } })
+    const leader = await reconcilerKernel(t, docker, { plugins: [cluster, nodes], extra: { node_name: 'leader' }, sections: { cluster: { heartbeat_interval_secs: 0.1, offline_after_secs: 0.6, reschedule_after_secs: 30 } } })
     const agents = simulateAgents({ leader: leader.kernel.url('control').host, token: await tokenFor(leader.kernel, 'agent'), count: 1, names: ['a1'], heartbeatMs: 100 })
     t.teardown(async () => { await agents.stop() })
     await pollUntil(async () => (await call<{ nodes: NodeRecord[] }>(leader, 'GET', '/api/v1/cluster/info')).body.nodes.some(n => n.name === 'a1' && n.status === 'ready'), { what: 'a1 ready' })
