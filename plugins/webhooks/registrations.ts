@@ -1,6 +1,7 @@
-// Webhook registrations in the control plane's state (LMDB, or etcd): {repo, service_name, branch,
-// secret} under a random id. Listings never carry the secret. The store is read once at start; a store that cannot be read fails the
-// start loudly rather than serving an empty list that would drop pushes.
+// Webhook registrations in the control plane's state (LMDB, or etcd, where other masters add and
+// remove them too): {repo, service_name, branch, secret} under a random id. Listings never carry the
+// secret. A store that cannot be read fails the start loudly rather than serving an empty list that
+// would drop pushes.
 import { randomBytes } from 'node:crypto'
 import { BadRequest, NotFound, type KeyValueDatabase } from '../../kernel/index.js'
 
@@ -49,24 +50,23 @@ export function checkRegistration (body: unknown): Omit<Registration, 'id' | 'cr
 
 export class Registrations {
   readonly #db: KeyValueDatabase<Registration>
-  readonly #all = new Map<string, Registration>()
 
+  /** Every registration is read once here, so a damaged store fails the start; later reads ask the store (other masters write it too). */
   constructor (db: KeyValueDatabase<Registration>) {
     this.#db = db
     for (const { key, value } of db.getRange()) {
       if (typeof value !== 'object' || value === null || typeof value.secret !== 'string' || typeof value.repo !== 'string') {
         throw new Error(`webhook registration ${String(key)} cannot be read: the store is damaged; restore it from a backup`)
       }
-      this.#all.set(key, value)
     }
   }
 
   list (): Registration[] {
-    return [...this.#all.values()].sort((a, b) => a.created_at.localeCompare(b.created_at))
+    return [...this.#db.getRange()].map(({ value }) => value).sort((a, b) => a.created_at.localeCompare(b.created_at))
   }
 
   get (id: string): Registration {
-    const found = this.#all.get(id)
+    const found = this.#db.get(id)
     if (found === undefined) throw new NotFound(`no webhook with id ${id}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
     return found
   }
@@ -79,13 +79,11 @@ export class Registrations {
   async add (fields: Omit<Registration, 'id' | 'created_at'>): Promise<Registration> {
     const registration = { id: randomBytes(6).toString('hex'), ...fields, created_at: new Date().toISOString() }
     await this.#db.put(registration.id, registration)
-    this.#all.set(registration.id, registration)
     return registration
   }
 
   async remove (id: string): Promise<void> {
     this.get(id)
     await this.#db.remove(id)
-    this.#all.delete(id)
   }
 }

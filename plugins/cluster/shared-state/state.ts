@@ -176,7 +176,20 @@ export class SharedState {
     const term = fence?.()
     if (fence !== undefined && term === undefined) throw new FencedWriteRefused('this master does not lead: the write was not sent')
     const request = { compare: term === undefined ? [] : fenceCompares(term), success: writes.map(operationOf), failure: [] }
-    const answer = await this.#call('write', async options => await this.#client.kv.txn(request, options))
+    // A linearizable read first: it needs etcd's quorum, so without one the write is never proposed
+    // (a proposal a member kept could still be committed once the quorum returns, after its refusal).
+    const probe = { key: Buffer.from(this.#root), count_only: true }
+    let proposed = false
+    const answer = await this.#call('write', async options => {
+      await this.#client.kv.range(probe, options)
+      proposed = true
+      return await this.#client.kv.txn(request, options)
+    }).catch((err: unknown) => {
+      if (!(err instanceof SharedStateUnavailable)) throw err
+      throw new SharedStateUnavailable(proposed
+        ? `etcd did not confirm the write in time (${messageOf(err.cause)}): it was sent, and may still be applied once etcd commits it; read before trying again`
+        : `${err.message}; nothing was written`, { cause: err.cause })
+    })
     if (!answer.succeeded) throw new FencedWriteRefused('etcd refused the write: the leadership it was made under has ended (its key expired or changed hands); nothing was applied')
     const revision = Number(answer.header.revision)
     // Once the watch has passed this revision, the mirror has the write and whatever followed it.
@@ -197,7 +210,7 @@ export class SharedState {
   /**
    * Make a call to etcd, again while etcd is unavailable, until `timeoutMs` has passed. Each of this
    * store's writes sets or removes whole keys, so one applied by an attempt that timed out is applied
-   * again harmlessly.
+   * again harmlessly (a fenced one is refused, and reported as such, only when its term has ended).
    */
   async #call<T> (doing: string, call: (options: { deadline: number }) => Promise<T>): Promise<T> {
     const giveUpAt = Date.now() + this.#timeoutMs

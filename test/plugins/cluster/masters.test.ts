@@ -1,0 +1,123 @@
+// Two masters (`berth server` processes) sharing the control plane on a real three-member etcd of the
+// test's own: one leads, the other follows; tokens, secrets and webhook registrations made on one
+// work on the other (a token revoked on one is refused by the other); with etcd's quorum lost, writes
+// answer 503 with the reason while reads go on, and work again by themselves once it returns; the
+// leader killed with SIGKILL, the other master leads within the lease's bound. No container engine:
+// nothing here deploys.
+import t from 'tap'
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
+import { createHmac, randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { requireComponent } from '../../support/component.js'
+import { ownEtcd } from '../../support/etcd.js'
+import { serverDir, startServer, testInstance, type ServerDir } from '../../support/orchestration.js'
+import { pollUntil } from '../../support/poll.js'
+import { tempDir } from '../../support/tmp.js'
+
+interface Answer<T> { status: number, body: T }
+interface Health { plugins: Record<string, { details?: Record<string, unknown> }> }
+
+const PLUGINS = ['cluster', 'tokens', 'secrets', 'reconciler', 'webhooks']
+
+async function call<T = Record<string, unknown>> (server: ServerDir, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000)
+  })
+  return { status: response.status, body: await response.json() as T }
+}
+
+async function roleOf (server: ServerDir): Promise<unknown> {
+  const response = await fetch(`${server.url}/api/v1/health`, { signal: AbortSignal.timeout(2000) })
+  return ((await response.json()) as Health).plugins.cluster?.details?.role
+}
+
+t.test('two masters share tokens, secrets and webhooks through etcd, survive a lost quorum, and elect another leader', async t => {
+  const etcd = await requireComponent(t, 'etcd', async () => await ownEtcd(t))
+  if (etcd === undefined) return
+  const prefix = `/berth-test/masters-${randomBytes(4).toString('hex')}/`
+  const instance = testInstance()
+  const master = async (name: string): Promise<ServerDir> => await serverDir(t, PLUGINS, [
+    '[reconciler]', `instance = "${instance}"`, `docker_socket = "${join(tempDir(t), 'no-engine.sock')}"`, `node_name = "${name}"`, '',
+    '[cluster]', 'name = "masters"', '', '[cluster.etcd]', `endpoints = ${JSON.stringify(etcd.endpoints)}`, `prefix = "${prefix}"`, ''
+  ].join('\n'))
+  const a = await master('a')
+  const b = await master('b')
+  const processA = await startServer(t, a)
+  // The masters share the secrets' key: the second is given the first's before it starts.
+  mkdirSync(b.stateDir, { recursive: true, mode: 0o700 })
+  copyFileSync(join(a.stateDir, 'secrets.key'), join(b.stateDir, 'secrets.key'))
+  const processB = await startServer(t, b)
+  const adminA = readFileSync(join(a.stateDir, 'admin.token'), 'utf8').trim()
+  const adminB = readFileSync(join(b.stateDir, 'admin.token'), 'utf8').trim()
+  t.not(adminA, adminB, 'each master made a bootstrap admin token of its own')
+
+  await pollUntil(async () => [await roleOf(a), await roleOf(b)].sort().join() === 'follower,leader', { timeout: 15_000, what: 'one leader and one follower' })
+  t.equal(await roleOf(a), 'leader', 'the master started first leads')
+
+  // Tokens: one made on a works on b, and each bootstrap admin token works on both.
+  const tokens = await call<{ tokens: Array<{ name: string }> }>(b, adminA, 'GET', '/api/v1/tokens')
+  t.equal(tokens.status, 200, 'a\'s admin token is admitted by b')
+  t.same(tokens.body.tokens.map(token => token.name.replace(/-[0-9a-f]{16}$/, '-<member>')).sort(), ['admin-<member>', 'admin-<member>'])
+  const deployer = await call<{ id: string, token: string }>(a, adminA, 'POST', '/api/v1/tokens', { name: 'ci', role: 'deployer' })
+  t.equal(deployer.status, 201)
+  await pollUntil(async () => (await call(b, deployer.body.token, 'GET', '/api/v1/webhooks')).status === 200, { timeout: 5000, what: 'b to admit the token made on a' })
+  t.equal((await call(b, deployer.body.token, 'GET', '/api/v1/secrets')).status, 403, 'with the role it was given on a')
+
+  // Secrets: set on a, listed on b.
+  t.equal((await call(a, adminA, 'PUT', '/api/v1/secrets/db_password', { value: 'hunter2-on-a' })).status, 201)
+  const listed = await pollUntil(async () => {
+    const answer = await call<{ secrets: Array<{ name: string }> }>(b, adminB, 'GET', '/api/v1/secrets')
+    return answer.body.secrets.some(secret => secret.name === 'db_password') && answer.body
+  }, { timeout: 5000, what: 'b to list the secret set on a' })
+  t.notMatch(JSON.stringify(listed), 'hunter2', 'listed by name only')
+
+  // Webhooks: registered on b, verified by a with the registration's secret.
+  const secret = 'hook-secret-6c1f'
+  const registered = await call<{ id: string }>(b, adminB, 'POST', '/api/v1/webhooks', { repo: 'acme/api', service_name: 'api', branch: 'main', secret })
+  t.equal(registered.status, 201)
+  const ping = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 7, repository: { full_name: 'acme/api' } })
+  const signature = `sha256=${createHmac('sha256', secret).update(ping).digest('hex')}`
+  const received = await pollUntil(async () => {
+    const answer = await call(a, '', 'POST', '/api/v1/webhooks/github', ping, { 'x-github-event': 'ping', 'x-github-delivery': 'd-1', 'x-hub-signature-256': signature })
+    return answer.status !== 404 && answer
+  }, { timeout: 5000, what: 'a to know the webhook registered on b' })
+  t.match(received, { status: 200, body: { event: 'ping', webhooks: [registered.body.id] } }, 'a checks the signature with the secret registered on b')
+
+  // A token revoked on b is refused by a.
+  t.equal((await call(b, adminB, 'DELETE', `/api/v1/tokens/${deployer.body.id}`)).status, 200)
+  await pollUntil(async () => (await call(a, deployer.body.token, 'GET', '/api/v1/webhooks')).status === 401, { timeout: 5000, what: 'a to refuse the token revoked on b' })
+  t.pass('the token revoked on b is refused by a')
+
+  // etcd without a quorum: writes are refused with the reason, reads go on; then it recovers by itself.
+  await Promise.all([etcd.stop(1), etcd.stop(2)])
+  const refused = await call<{ error: string, code: string }>(b, adminB, 'POST', '/api/v1/tokens', { name: 'no-quorum', role: 'viewer' })
+  t.match(refused, { status: 503, body: { code: 'BERTH_SHARED_STATE_UNAVAILABLE', error: /etcd.*nothing was written/ } }, `a write without a quorum: ${refused.body.error}`)
+  const read = await call<{ tokens: unknown[] }>(b, adminB, 'GET', '/api/v1/tokens')
+  t.match(read, { status: 200, body: { tokens: { length: 2 } } }, 'reads answer from the mirror meanwhile')
+  t.equal((await call(a, adminA, 'GET', '/api/v1/secrets')).status, 200, 'and tokens are still checked')
+  await Promise.all([etcd.start(1), etcd.start(2)])
+  const after = await pollUntil(async () => {
+    const answer = await call<{ id: string }>(b, adminB, 'POST', '/api/v1/tokens', { name: 'after-quorum', role: 'viewer' })
+    return answer.status === 201 && answer.body
+  }, { timeout: 30_000, interval: 250, what: 'writes to work again once etcd has its quorum back' })
+  await pollUntil(async () => (await call<{ tokens: Array<{ id: string }> }>(a, adminA, 'GET', '/api/v1/tokens')).body.tokens.some(token => token.id === after.id), { timeout: 10_000, what: 'a to see the write made after the quorum returned' })
+  t.equal((await call<{ tokens: unknown[] }>(a, adminA, 'GET', '/api/v1/tokens')).body.tokens.length, 3, 'nothing half-written: the refused token was never stored')
+
+  // The leader killed (either may lead once etcd returned): the other leads within the lease TTL and
+  // its renewal interval (5 s + 1 s), and some slack.
+  const roles = await pollUntil(async () => {
+    const both = [await roleOf(a), await roleOf(b)]
+    return both.slice().sort().join() === 'follower,leader' && both
+  }, { timeout: 15_000, what: 'one leader again' })
+  const [leader, survivor, leaderProcess] = roles[0] === 'leader' ? [a, b, processA] : [b, a, processB]
+  const killedAt = Date.now()
+  leaderProcess.kill('SIGKILL')
+  await pollUntil(async () => await roleOf(survivor) === 'leader', { timeout: 10_000, interval: 100, what: 'the other master to lead after the leader was killed' })
+  const failover = Date.now() - killedAt
+  t.ok(failover < 10_000, `the other master leads ${failover} ms after the leader was killed`)
+  const deadAdmin = leader === a ? adminA : adminB
+  t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/secrets')).status, 200, 'the dead master\'s admin token still works on the other')
+})
