@@ -10,6 +10,7 @@ import { runOutcomes } from './outcomes.js'
 import { restore, takeSnapshot, type Progress, type RestoreRequest, type RunResult } from './snapshots.js'
 import { LocalTarget, readManifest, S3Target, type Target } from './targets.js'
 import type { Manifest } from './snapshots.js'
+import { leaderRoutes } from '../cluster/index.js'
 
 export interface Backups {
   run(progress: Progress): Promise<RunResult>
@@ -92,9 +93,12 @@ export function setupBackups (ctx: PluginContext<BackupConfig>): Backups {
     idle: async () => { await running?.catch(() => undefined) }
   }
 
+  const cluster = ctx.useOptional('cluster')
   const off = scheduleOff(config)
   if (off === undefined) {
     ctx.schedule.cron('run', config.schedule, async () => {
+      // Among masters the leader backs up (the volumes of its engine).
+      if (cluster?.isLeader() === false) return
       // A failed run was logged, counted and alerted on by the run itself.
       await backups.run(() => {}).catch((err: Error) => {
         if (err instanceof Conflict) ctx.log.info('scheduled backup skipped: another backup or restore is running')
@@ -105,6 +109,6 @@ export function setupBackups (ctx: PluginContext<BackupConfig>): Backups {
     ctx.log.info(`backup schedule off: ${off}`)
     ctx.report({ schedule: `off: ${off}`, targets: config.targets.length })
   }
-  ctx.http('control', backupRoutes(backups, ctx.use('tokens')), { prefix: '/api/v1/backups' })
+  ctx.http('control', leaderRoutes(cluster, backupRoutes(backups, ctx.use('tokens'))), { prefix: '/api/v1/backups' })
   return backups
 }

@@ -5,9 +5,11 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Etcd3 } from 'etcd3'
+import type { onRequestAsyncHookHandler } from 'fastify'
 import { StartupError, messageOf, type KeyValueStore, type PluginContext } from '../../kernel/index.js'
 import type { ClusterConfig } from './config.js'
 import { etcdClient, renewIntervalMs, type EtcdSettings } from './etcd.js'
+import { leaderOnly } from './forward.js'
 import { Leadership, type LeaderIdentity } from './leadership.js'
 import { SharedState } from './shared-state/state.js'
 import { SharedPluginStore } from './shared-state/view.js'
@@ -20,6 +22,8 @@ export interface ClusterControl {
   self: LeaderIdentity
   /** The prefix of every key of the cluster. */
   prefix: string
+  /** The hook of routes only the leader carries out (forward.ts). */
+  leaderOnly: onRequestAsyncHookHandler
   /** `plugin`'s part of the shared state; `fenced`: its writes carry this master's leadership. */
   storeFor(plugin: string, fenced: boolean): KeyValueStore
   start(): Promise<void>
@@ -63,6 +67,7 @@ export async function openClusterControl (ctx: PluginContext<ClusterConfig>, set
     leadership,
     self,
     prefix: settings.prefix,
+    leaderOnly: leaderOnly({ isLeader: () => leadership.isLeader(), leader: () => leadership.leader(), self, log: ctx.log }),
     storeFor (plugin, fenced) {
       const name = `${plugin}${fenced ? ' fenced' : ''}`
       let store = stores.get(name)

@@ -3,6 +3,7 @@
 // etcd and the election of the master that leads. Control-plane plugins keep what they must not lose
 // in `stateFor(ctx)`: their own LMDB store on a lone master, their part of the shared state on etcd.
 // Depends on nothing, so every control-plane plugin can use it.
+import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
 import type { KeyValueStore, PluginContext } from '../../kernel/index.js'
 import { definePlugin } from '../../kernel/index.js'
 import { clusterSection, type ClusterConfig } from './config.js'
@@ -23,6 +24,16 @@ export interface ClusterService {
   state: KeyValueStore
   /** Whether this master leads now (always on a lone master). */
   isLeader(): boolean
+  /**
+   * Call `fn` whenever this master starts (true) or stops (false) leading; never on a lone master,
+   * which always leads. Work that must run once checks `isLeader()` as it runs and starts again here.
+   */
+  onLeadership(fn: (leading: boolean) => void): void
+  /**
+   * An onRequest hook for routes only the leader carries out: a follower forwards the request to the
+   * leader (forward.ts). Undefined on a lone master.
+   */
+  leaderOnly?: onRequestAsyncHookHandler
   /** The masters' election and shared state; undefined on a lone master. */
   control?: ClusterControl
 }
@@ -31,9 +42,19 @@ declare module '../../kernel/index.js' {
   interface Services { cluster: ClusterService }
 }
 
-/** What a plugin with `optionalDependsOn: ['cluster']` must not lose is kept here: stateFor it, else its own store. */
-export function controlState (ctx: PluginContext): KeyValueStore {
-  return ctx.useOptional('cluster')?.stateFor(ctx) ?? ctx.store
+/** What a plugin with `optionalDependsOn: ['cluster']` must not lose is kept here: stateFor it, else its own store (`fenced`: see stateFor). */
+export function controlState (ctx: PluginContext, options?: { fenced?: boolean }): KeyValueStore {
+  return ctx.useOptional('cluster')?.stateFor(ctx, options) ?? ctx.store
+}
+
+/** `routes` carried out by the leader only: on a master that follows `cluster`, they are forwarded to the leader. */
+export function leaderRoutes (cluster: ClusterService | undefined, routes: FastifyPluginAsync): FastifyPluginAsync {
+  const hook = cluster?.leaderOnly
+  if (hook === undefined) return routes
+  return async (app, options) => {
+    app.addHook('onRequest', hook)
+    await routes(app, options)
+  }
 }
 
 export default definePlugin({
@@ -48,7 +69,7 @@ export default definePlugin({
     const { etcdSettings } = await import('./etcd.js')
     const settings = etcdSettings(ctx.config)
     if (settings === undefined) {
-      return { settings: ctx.config, stateFor: owner => owner.store, state: ctx.store, isLeader: () => true }
+      return { settings: ctx.config, stateFor: owner => owner.store, state: ctx.store, isLeader: () => true, onLeadership: () => {} }
     }
     const { openClusterControl } = await import('./control.js')
     const control = await openClusterControl(ctx, settings)
@@ -57,6 +78,13 @@ export default definePlugin({
       stateFor: (owner, options) => control.storeFor(owner.name, options?.fenced === true),
       state: control.storeFor(ctx.name, false),
       isLeader: () => control.leadership.isLeader(),
+      onLeadership: fn => {
+        const elected = (): void => { fn(true) }
+        const lost = (): void => { fn(false) }
+        control.leadership.on('elected', elected).on('lost', lost)
+        ctx.onClose(() => { control.leadership.off('elected', elected).off('lost', lost) })
+      },
+      leaderOnly: control.leaderOnly,
       control
     }
   },

@@ -18,6 +18,7 @@ export default definePlugin({
   product: 'orchestration',
   description: 'berth db create: databases deployed as services with a secret password, a volume, a health check and a backup hook.',
   dependsOn: ['tokens', 'secrets', 'reconciler'],
+  optionalDependsOn: ['cluster'],
   config: databasesSection,
 
   async setup (ctx) {

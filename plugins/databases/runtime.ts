@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { BadRequest, BerthError, Conflict, messageOf, Unavailable, type PluginContext } from '../../kernel/index.js'
+import { leaderRoutes } from '../cluster/index.js'
 import { IMAGE, NAME } from '../reconciler/api.js'
 import { ENGINES, engineService, PORTS, type Engine } from './engines.js'
 import type { DatabasesConfig } from './index.js'
@@ -68,7 +69,7 @@ export function setupDatabases (ctx: PluginContext<DatabasesConfig>): void {
     }
   }
 
-  ctx.http('control', async app => {
+  ctx.http('control', leaderRoutes(ctx.useOptional('cluster'), async app => {
     app.post<{ Body: { engine?: unknown, name?: unknown, image?: unknown, port?: unknown } | undefined }>('/', { onRequest: tokens.requireRole('admin') }, async (request, reply) => {
       const { engine: kind, name, image, port } = request.body ?? {}
       if (typeof kind !== 'string' || !(ENGINES as readonly string[]).includes(kind)) throw new BadRequest(`engine must be one of ${ENGINES.join(', ')}, got ${JSON.stringify(kind)}`)
@@ -140,5 +141,5 @@ export function setupDatabases (ctx: PluginContext<DatabasesConfig>): void {
         throw new BerthError(`db create ${name}: ${messageOf(err)}; ${await rollBack()}`, status, code)
       }
     })
-  }, { prefix: '/api/v1/databases' })
+  }), { prefix: '/api/v1/databases' })
 }

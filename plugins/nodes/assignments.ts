@@ -65,7 +65,14 @@ export class ClusterScheduler implements Scheduler {
 
   constructor (deps: SchedulerDeps) {
     this.#deps = deps
-    for (const { key, value } of deps.db.getRange()) {
+    this.reload()
+  }
+
+  /** Read the assignment from the store again and forget the desired states built (a master just elected). */
+  reload (): void {
+    this.#assignment = new Map()
+    this.#desired.clear()
+    for (const { key, value } of this.#deps.db.getRange()) {
       this.#assignment.set(key, new Map(Object.entries(value).map(([replica, node]) => [Number(replica), node])))
     }
   }

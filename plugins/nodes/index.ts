@@ -28,8 +28,7 @@ export default definePlugin({
     const { reconciler, node, engine, traffic } = ctx.use('reconciler')
     const cluster = ctx.use('cluster')
     const runtime = await setupNodes(ctx, {
-      config: cluster.settings,
-      store: cluster.state,
+      cluster,
       tokens: ctx.use('tokens'),
       secrets: ctx.use('secrets'),
       version: VERSION,

@@ -260,12 +260,12 @@ export class LeaderChannel {
     channel.socket.close(CLOSE.replaced, reason)
   }
 
-  /** Close every channel: the leader is stopping; agents reconnect to the next one. */
-  close (): void {
+  /** Close every channel (the leader is stopping, or no longer leads): agents reconnect to the next one. */
+  close (reason = 'the leader is stopping'): void {
     for (const channel of [...this.#channels.values()]) {
-      this.#drop(channel, 'the leader is stopping')
+      this.#drop(channel, reason)
       this.#deps.registry.disconnect(channel.node.id)
-      channel.socket.close(CLOSE.leaving, 'the leader is stopping')
+      channel.socket.close(CLOSE.leaving, reason)
     }
   }
 }

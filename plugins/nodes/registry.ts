@@ -59,9 +59,19 @@ export class NodeRegistry {
   constructor (db: KeyValueDatabase<StoredNode>, settings: RegistrySettings) {
     this.#db = db
     this.#settings = { now: Date.now, ...settings }
+    this.reload()
+  }
+
+  /**
+   * Read every node from the store again, all offline (a master that has just been elected: agents
+   * reconnect to it). Until it reconnects a node counts as unavailable since then: its grace period
+   * runs from then.
+   */
+  reload (): void {
     const startedAt = this.#settings.now()
-    for (const { value } of db.getRange()) {
-      // Until it reconnects a node counts as unavailable since the leader started: its grace period runs from then.
+    this.#nodes.clear()
+    this.#pending = { changed: [], expired: [] }
+    for (const { value } of this.#db.getRange()) {
       this.#nodes.set(value.id, { ...value, connected: false, heartbeats: 0, engine: { healthy: false, error: 'not connected since the leader started' }, containers: [], state: 'offline', unavailableSince: startedAt, expired: false })
     }
   }
@@ -96,6 +106,10 @@ export class NodeRegistry {
     if (other !== undefined && other.id !== node.id) {
       // An agent took this name while this node was not the leader: the leader's name wins, the agent is forgotten.
       await this.forget(other.id)
+    }
+    // Another master led before: its node stays (offline, its replicas moved after the grace period) as an agent.
+    for (const previous of [...this.#nodes.values()].filter(n => n.role === 'leader' && n.id !== node.id)) {
+      await this.#upsert({ id: previous.id, name: previous.name, role: 'agent', address: previous.address, version: previous.version })
     }
     const entry = await this.#upsert({ id: node.id, name: node.name, role: 'leader', address: node.address, version: node.version })
     entry.connected = true

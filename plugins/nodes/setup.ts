@@ -4,13 +4,13 @@
 // sends with this node's reconciler. Imported by setup only.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { FastifyPluginAsync } from 'fastify'
-import { BadRequest, Conflict, StartupError, type KeyValueStore, type PluginContext } from '../../kernel/index.js'
+import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
+import { BadRequest, Conflict, StartupError, Unavailable, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, EngineInfo, Scheduler, ServiceSpec, Traffic } from '../reconciler/api.js'
 import type { SecretService } from '../secrets/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { AgentLink } from './agent.js'
-import type { ClusterConfig } from '../cluster/index.js'
+import { leaderRoutes, type ClusterConfig, type ClusterService } from '../cluster/index.js'
 import { LeaderChannel } from './leader.js'
 import { nodeRecord, type NodeRecord } from './node-record.js'
 import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
@@ -119,10 +119,8 @@ async function engineReport (orchestration: LocalOrchestration, timeoutMs: numbe
 }
 
 export interface ClusterDeps {
-  /** The [cluster] section (the cluster plugin's). */
-  config: ClusterConfig
-  /** Where the registry and the assignment live: the cluster's control-plane state. */
-  store: KeyValueStore
+  /** The cluster plugin: the [cluster] section, the state the registry and the assignment live in, the leadership. */
+  cluster: ClusterService
   orchestration: LocalOrchestration
   tokens: TokenService
   secrets: SecretService
@@ -132,7 +130,7 @@ export interface ClusterDeps {
 }
 
 export async function setupNodes (ctx: PluginContext, deps: ClusterDeps): Promise<ClusterRuntime> {
-  const config = deps.config
+  const config = deps.cluster.settings
   const intervalMs = config.heartbeat_interval_secs * 1000
   if (config.offline_after_secs <= config.heartbeat_interval_secs) {
     throw new StartupError(`[cluster].offline_after_secs (${config.offline_after_secs}) must be longer than heartbeat_interval_secs (${config.heartbeat_interval_secs})`)
@@ -143,7 +141,7 @@ export async function setupNodes (ctx: PluginContext, deps: ClusterDeps): Promis
 }
 
 function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number): ClusterRuntime {
-  const config = deps.config
+  const config = deps.cluster.settings
   const { orchestration } = deps
   const url = joinUrl(config.join)
   const token = joinToken(config, ctx.stateDir)
@@ -196,15 +194,23 @@ function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number):
 }
 
 async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: number): Promise<ClusterRuntime> {
-  const config = deps.config
+  const config = deps.cluster.settings
   const { orchestration } = deps
-  const registry = new NodeRegistry(deps.store.db<StoredNode>('nodes'), {
+  const registry = new NodeRegistry(deps.cluster.state.db<StoredNode>('nodes'), {
     offlineAfterMs: config.offline_after_secs * 1000,
     rescheduleAfterMs: config.reschedule_after_secs * 1000
   })
   const leaderId = await orchestration.nodeId()
-  const leader = await registry.registerLeader({ id: leaderId, name: orchestration.nodeName, address: '', version: deps.version }, await engineReport(orchestration, 5000))
-  if (!config.schedule_leader) await registry.setDrained(leaderId, true)
+  // Masters on etcd: only the elected one keeps the registry and talks to agents; it takes the
+  // registry and the placement over from the store when elected.
+  const { cluster } = deps
+  const leading = (): boolean => cluster.isLeader()
+  const takeOver = async (): Promise<void> => {
+    const address = cluster.control === undefined ? '' : ctx.address('control').href.replace(/\/$/, '')
+    await registry.registerLeader({ id: leaderId, name: orchestration.nodeName, address, version: deps.version }, await engineReport(orchestration, 5000))
+    if (!config.schedule_leader) await registry.setDrained(leaderId, true)
+  }
+  if (cluster.control === undefined) await takeOver()
   const heartbeats = ctx.metrics.counter({ name: 'berth_cluster_heartbeats_total', help: 'Heartbeats received from agents.' })
   const nodesGauge = ctx.metrics.gauge({ name: 'berth_cluster_nodes', help: 'Nodes by state.', labelNames: ['state'] })
   const reschedules = ctx.metrics.counter({ name: 'berth_cluster_reschedules_total', help: 'Placements made again, by trigger.', labelNames: ['trigger'] })
@@ -216,7 +222,7 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
   const channel = new LeaderChannel({
     registry,
     log: ctx.log,
-    requireAgent: deps.tokens.requireRole('agent'),
+    requireAgent: leadingOrRefuse(cluster, deps.tokens.requireRole('agent')),
     cluster: config.name,
     heartbeatIntervalMs: intervalMs,
     traffic: orchestration.traffic,
@@ -230,8 +236,8 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
   const scheduler = late.scheduler = new ClusterScheduler({
     registry,
     channel,
-    db: deps.store.db<Record<string, string>>('assignment'),
-    store: deps.store,
+    db: deps.cluster.state.db<Record<string, string>>('assignment'),
+    store: deps.cluster.state,
     leaderName: () => orchestration.nodeName,
     resolveEnv: spec => deps.secrets.resolve(spec.env, spec.name),
     specs: () => orchestration.specs(),
@@ -240,6 +246,15 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
     log: ctx.log
   })
   orchestration.useScheduler(scheduler)
+  cluster.onLeadership(isLeading => {
+    if (!isLeading) {
+      channel.close('this master no longer leads')
+      return
+    }
+    registry.reload()
+    scheduler.reload()
+    void ctx.track(takeOver()).catch((err: unknown) => { ctx.log.error({ err }, 'taking the node registry over failed') })
+  })
 
   let rescheduling: Promise<unknown> | undefined
   let again = false
@@ -264,9 +279,11 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
 
   // The leader's own heartbeat: its engine asked once per interval (at most once a second).
   const beat = async (): Promise<void> => {
+    if (!leading()) return
     registry.heartbeat(leaderId, { type: 'heartbeat', seq: 0, engine: await engineReport(orchestration, Math.min(intervalMs, 5000)) })
   }
   const check = async (): Promise<void> => {
+    if (!leading()) return
     registry.tick()
     const { changed, expired } = registry.events()
     for (const { node, from, to } of changed) {
@@ -337,7 +354,7 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
 
   orchestration.answerClusterInfo(info)
   ctx.http('control', channel.routes(), { prefix: '/api/v1' })
-  ctx.http('control', clusterRoutes({ tokens: deps.tokens, setDrained, forget: async idOrName => {
+  ctx.http('control', leaderRoutes(deps.cluster, clusterRoutes({ tokens: deps.tokens, setDrained, forget: async idOrName => {
     const node = registry.find(idOrName)
     if (node.role === 'leader') throw new Conflict('the leader cannot be forgotten', { code: 'BERTH_NODE_NOT_OFFLINE' })
     registry.tick()
@@ -346,7 +363,7 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
     await registry.forget(node.id)
     await orchestration.reschedule('forget')
     return { forgotten: node.id, name: node.name }
-  } }), { prefix: '/api/v1' })
+  } })), { prefix: '/api/v1' })
 
   return {
     role: 'leader',
@@ -354,9 +371,21 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
     scheduler,
     info,
     start: async () => {
-      await registry.registerLeader({ id: leaderId, name: leader.name, address: ctx.address('control').href.replace(/\/$/, ''), version: deps.version }, await engineReport(orchestration, 5000))
+      if (cluster.control !== undefined) return
+      await registry.registerLeader({ id: leaderId, name: orchestration.nodeName, address: ctx.address('control').href.replace(/\/$/, ''), version: deps.version }, await engineReport(orchestration, 5000))
     },
     stop: async () => { channel.close() }
+  }
+}
+
+/** The agents' guard, behind a refusal while this master does not lead (the agent tries another master). */
+function leadingOrRefuse (cluster: ClusterService, guard: onRequestAsyncHookHandler): onRequestAsyncHookHandler {
+  return async function (request, reply) {
+    if (!cluster.isLeader()) {
+      const leader = cluster.control?.leadership.leader()
+      throw new Unavailable(`this master does not lead${leader === undefined ? ' (an election is under way)' : `: join the leader ${leader.name} at ${leader.address}`}`, { code: 'BERTH_NO_LEADER' })
+    }
+    await guard.call(this, request, reply)
   }
 }
 

@@ -99,14 +99,15 @@ export class AcmeIssuer {
   readonly #settings: AcmeSettings
   readonly #accounts: KeyValueDatabase<Account>
   readonly #log: Logger
-  /** HTTP-01 tokens of orders in progress: token → key authorization. */
-  readonly challenges = new Map<string, string>()
+  /** HTTP-01 tokens of orders in progress: token → key authorization (in the shared state, so that every master answers them). */
+  readonly challenges: KeyValueDatabase<string>
   #client: acme.Client | undefined
   #agent: Agent | undefined
 
-  constructor (settings: AcmeSettings, accounts: KeyValueDatabase<Account>, log: Logger) {
+  constructor (settings: AcmeSettings, stores: { accounts: KeyValueDatabase<Account>, challenges: KeyValueDatabase<string> }, log: Logger) {
     this.#settings = settings
-    this.#accounts = accounts
+    this.#accounts = stores.accounts
+    this.challenges = stores.challenges
     this.#log = log
   }
 
@@ -165,8 +166,8 @@ export class AcmeIssuer {
       challengePriority: ['http-01'],
       // The ACME server checks the challenge itself; a check from here would need this host to resolve the name.
       skipChallengeVerification: true,
-      challengeCreateFn: async (_authz, challenge, keyAuthorization) => { this.challenges.set(challenge.token, keyAuthorization) },
-      challengeRemoveFn: async (_authz, challenge) => { this.challenges.delete(challenge.token) }
+      challengeCreateFn: async (_authz, challenge, keyAuthorization) => { await this.challenges.put(challenge.token, keyAuthorization) },
+      challengeRemoveFn: async (_authz, challenge) => { await this.challenges.remove(challenge.token) }
     })
     const stored = this.#accounts.get(this.#settings.directory)
     if (stored !== undefined && stored.url === undefined) await this.#accounts.put(stored.directory, { ...stored, url: client.getAccountUrl() })

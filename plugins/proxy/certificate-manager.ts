@@ -50,9 +50,13 @@ export class CertificateManager {
 
   readonly #changed: () => void
   readonly #alert: (alert: OperatorAlert) => void
+  readonly #leading: () => boolean
 
-  /** `changed` is called after each order, when the list of failing domains may have changed; `alert` raises an operator alert. */
-  constructor (deps: { certificates: Certificates, issuer?: AcmeIssuer, settings: ManagerSettings, log: Logger, outcomes: Counter<'outcome'>, track: (work: Promise<void>) => void, changed: () => void, alert: (alert: OperatorAlert) => void }) {
+  /**
+   * `changed` is called after each order, when the list of failing domains may have changed; `alert`
+   * raises an operator alert; `leading`: whether this master orders (among masters, the leader only).
+   */
+  constructor (deps: { certificates: Certificates, issuer?: AcmeIssuer, settings: ManagerSettings, log: Logger, outcomes: Counter<'outcome'>, track: (work: Promise<void>) => void, changed: () => void, alert: (alert: OperatorAlert) => void, leading?: () => boolean }) {
     this.#certificates = deps.certificates
     this.#issuer = deps.issuer
     this.#settings = deps.settings
@@ -61,6 +65,7 @@ export class CertificateManager {
     this.#track = deps.track
     this.#changed = deps.changed
     this.#alert = deps.alert
+    this.#leading = deps.leading ?? (() => true)
   }
 
   /** The routed domains whose last order failed, with the error, for the health report. */
@@ -85,7 +90,7 @@ export class CertificateManager {
 
   /** Start the orders that are due (missing, renewal time, or retry time reached). */
   check (now = Date.now()): void {
-    if (this.#issuer === undefined) return
+    if (this.#issuer === undefined || !this.#leading()) return
     for (const domain of this.#domains) {
       const order = this.#orders.get(domain)
       if (order?.running === true || (order !== undefined && order.nextAttemptAt > now)) continue

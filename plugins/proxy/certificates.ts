@@ -54,7 +54,8 @@ export function describe (chain: string): { issuer: string, not_before: number, 
 
 export class Certificates {
   readonly #db: KeyValueDatabase<StoredCertificate>
-  readonly #contexts = new Map<string, SecureContext>()
+  /** Contexts of issued certificates, with the PEM they were made of (another master may renew it). */
+  readonly #contexts = new Map<string, { cert: string, context: SecureContext }>()
   readonly #fallbacks = new Map<string, Promise<SecureContext>>()
 
   constructor (db: KeyValueDatabase<StoredCertificate>) {
@@ -68,17 +69,16 @@ export class Certificates {
   /** Keep a newly issued certificate; TLS serves it from the next handshake. */
   async put (record: StoredCertificate): Promise<void> {
     await this.#db.put(record.domain, record)
-    this.#contexts.delete(record.domain)
   }
 
   /** The secure context for a routed domain: its issued certificate, else a self-signed one. */
   async contextFor (domain: string): Promise<SecureContext> {
-    const cached = this.#contexts.get(domain)
-    if (cached !== undefined) return cached
     const stored = this.#db.get(domain)
     if (stored !== undefined) {
+      const cached = this.#contexts.get(domain)
+      if (cached?.cert === stored.cert) return cached.context
       const context = createSecureContext({ cert: stored.cert, key: stored.key })
-      this.#contexts.set(domain, context)
+      this.#contexts.set(domain, { cert: stored.cert, context })
       return context
     }
     return await fallbackContext(this.#fallbacks, domain)

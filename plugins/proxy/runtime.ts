@@ -56,7 +56,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const certificates = new Certificates(state.db<StoredCertificate>('certificates'))
   const issuer = acmeSection.directory === ''
     ? undefined
-    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, state.db('acme-accounts'), ctx.log)
+    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, { accounts: state.db('acme-accounts'), challenges: state.db('acme-challenges') }, ctx.log)
   const manager = new CertificateManager({
     certificates,
     issuer,
@@ -65,8 +65,11 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     outcomes: ctx.metrics.counter({ name: 'berth_proxy_certificate_orders_total', help: 'ACME orders by outcome: issued, renewed, failed.', labelNames: ['outcome'] }),
     track: work => { void ctx.track(work) },
     changed: () => { reportAcme() },
-    alert: alert => { ctx.events.emit('operator.alert', alert) }
+    alert: alert => { ctx.events.emit('operator.alert', alert) },
+    leading: () => clusterService?.isLeader() ?? true
   })
+  // Among masters the leader orders and renews; a master elected checks at once.
+  clusterService?.onLeadership(leading => { if (leading) manager.check() })
   const reportAcme = (): void => {
     if (issuer === undefined) return
     const failing = manager.failing()

@@ -16,7 +16,7 @@ import { reconcilerRoutes } from './routes.js'
 import { EngineUnavailable, type ContainerEngine } from './container-engine.js'
 import { ReconcilerState } from './state.js'
 import { Traffic } from './traffic.js'
-import { controlState } from '../cluster/index.js'
+import { controlState, leaderRoutes } from '../cluster/index.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
@@ -26,7 +26,11 @@ const ENGINE_CHECK_MS = 10_000
 export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): ReconcilerService {
   const config = ctx.config
   const nodeName = config.node_name === '' ? hostname() : config.node_name
-  const state = new ReconcilerState(controlState(ctx), ctx.store, config.history_limit)
+  // In a cluster of masters only the leader acts: its writes carry its leadership, and a master that
+  // follows neither repairs, restarts nor redeploys (its routes go to the leader).
+  const cluster = ctx.useOptional('cluster')
+  const leading = (): boolean => cluster?.isLeader() ?? true
+  const state = new ReconcilerState(controlState(ctx, { fenced: true }), ctx.store, config.history_limit)
   const docker = new DockerEngine({
     socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
     network: config.network, stop_timeout_secs: config.stop_timeout_secs,
@@ -39,7 +43,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
 
   const liveness = new Liveness({
     runtime: name => runtimes.get(name) as ContainerEngine,
-    containers: async () => await reconciler.localContainers(),
+    containers: async () => leading() ? await reconciler.localContainers() : [],
     spec: container => container.canary === true ? state.canary(container.service)?.spec : state.service(container.service)?.spec,
     restarted: async service => {
       await state.countRestart(service)
@@ -75,7 +79,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     changed
   })
   const repairs = config.repair_interval_secs === 0 ? undefined : new RepairLoop({
-    repair: async skip => await reconciler.repair(skip),
+    repair: async skip => leading() ? await reconciler.repair(skip) : { repaired: [], failures: new Map() },
     events: async options => await docker.events(options),
     deployedAt: service => state.service(service)?.deployed_at,
     started: changed,
@@ -94,14 +98,14 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     ctx.schedule.every('repair', config.repair_interval_secs * 1000, async () => { await repairs.pass() })
   }
 
-  ctx.http('control', reconcilerRoutes({
+  ctx.http('control', leaderRoutes(ctx.useOptional('cluster'), reconcilerRoutes({
     reconciler,
     tokens: ctx.use('tokens'),
     defaultTail: config.logs_tail,
     stopping: ctx.stopping,
     reload: { request: async by => await requestReload(state, ctx.restart, by), last: () => state.lastReload() },
     clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: '', runtime: docker })
-  }), { prefix: '/api/v1' })
+  })), { prefix: '/api/v1' })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
   const checkEngine = async (): Promise<void> => {
     try {
@@ -116,6 +120,11 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   ctx.schedule.every('engine-check', ENGINE_CHECK_MS, checkEngine)
   void ctx.track(checkEngine())
   // A reload restarted the server: every plugin runs again, now every service is redeployed.
-  ctx.events.on('kernel.started', () => { void ctx.track(finishReload(state, reconciler)) })
+  ctx.events.on('kernel.started', () => { if (leading()) void ctx.track(finishReload(state, reconciler)) })
+  // Elected: what this master's engine runs is made to match the desired state at once; probing follows.
+  cluster?.onLeadership(() => {
+    void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
+    if (repairs !== undefined && leading()) void ctx.track(repairs.pass()).catch((err: unknown) => { ctx.log.error({ err }, 'repair after the election failed') })
+  })
   return { reconciler, liveness, repairs, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
 }

@@ -10,7 +10,7 @@ import type { WebhookService } from './index.js'
 import { INFRA, Registrations, type Registration } from './registrations.js'
 import { webhookRoutes } from './routes.js'
 import { Runner, type Work } from './runner.js'
-import { controlState } from '../cluster/index.js'
+import { controlState, leaderRoutes } from '../cluster/index.js'
 
 const run = promisify(execFile)
 const GIT_TIMEOUT_MS = 120_000
@@ -50,6 +50,6 @@ export function setupWebhooks (ctx: PluginContext, reconciler: ReconcilerService
       if (err instanceof Unavailable) throw err
     }
   }
-  ctx.http('control', webhookRoutes(registrations, runner, ctx.use('tokens'), reachable), { prefix: '/api/v1/webhooks' })
+  ctx.http('control', leaderRoutes(ctx.useOptional('cluster'), webhookRoutes(registrations, runner, ctx.use('tokens'), reachable)), { prefix: '/api/v1/webhooks' })
   return { runner }
 }

@@ -86,6 +86,18 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   }, { timeout: 5000, what: 'a to know the webhook registered on b' })
   t.match(received, { status: 200, body: { event: 'ping', webhooks: [registered.body.id] } }, 'a checks the signature with the secret registered on b')
 
+  // What only the leader carries out, asked of the follower, is forwarded to the leader and answered by it.
+  const [leaderNow, followerNow] = await roleOf(a) === 'leader' ? [a, b] : [b, a]
+  const status = await fetch(`${followerNow.url}/api/v1/deploys`, { headers: { authorization: `Bearer ${adminA}` } })
+  t.equal(status.status, 200, 'the deploy history asked of the follower')
+  t.ok(status.headers.get('x-berth-leader'), 'is answered by the leader')
+  const invalid = await call<{ code: string }>(followerNow, adminB, 'POST', '/api/v1/deploy', { services: [{ name: 'Bad Name' }] })
+  t.match(invalid, { status: 400, body: { code: 'BERTH_INVALID_SPEC' } }, 'a deploy asked of the follower is checked by the leader')
+  const direct = await fetch(`${leaderNow.url}/api/v1/deploys`, { headers: { authorization: `Bearer ${adminA}` } })
+  t.equal(direct.headers.get('x-berth-leader'), null, 'the leader answers itself')
+  const unauthenticated = await call<{ code: string }>(followerNow, 'not-a-token', 'GET', '/api/v1/deploys')
+  t.equal(unauthenticated.status, 401, 'the leader checks the forwarded token')
+
   // A token revoked on b is refused by a.
   t.equal((await call(b, adminB, 'DELETE', `/api/v1/tokens/${deployer.body.id}`)).status, 200)
   await pollUntil(async () => (await call(a, deployer.body.token, 'GET', '/api/v1/webhooks')).status === 401, { timeout: 5000, what: 'a to refuse the token revoked on b' })
@@ -115,9 +127,12 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   const [leader, survivor, leaderProcess] = roles[0] === 'leader' ? [a, b, processA] : [b, a, processB]
   const killedAt = Date.now()
   leaderProcess.kill('SIGKILL')
+  const meanwhile = await call<{ code: string, error: string }>(survivor, adminA, 'GET', '/api/v1/deploys')
+  t.match(meanwhile, { status: 503, body: { code: 'BERTH_NO_LEADER' } }, `until the election, the leader's routes answer 503: ${meanwhile.body.error}`)
   await pollUntil(async () => await roleOf(survivor) === 'leader', { timeout: 10_000, interval: 100, what: 'the other master to lead after the leader was killed' })
   const failover = Date.now() - killedAt
   t.ok(failover < 10_000, `the other master leads ${failover} ms after the leader was killed`)
   const deadAdmin = leader === a ? adminA : adminB
   t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/secrets')).status, 200, 'the dead master\'s admin token still works on the other')
+  t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/deploys')).status, 200, 'and the new leader answers its routes itself')
 })

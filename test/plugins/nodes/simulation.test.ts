@@ -20,7 +20,7 @@ const REPLICAS = 10
 
 if (docker !== undefined) {
   t.test('50 agents join, heartbeat and take 500 replicas; five leave and their replicas move', async t => {
-    const server = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster'], [
+    const server = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'nodes'], [
       '[reconciler]', `instance = "${testInstance()}"`, 'network = "berth-test"', 'node_name = "leader"', '',
       '[cluster]', 'heartbeat_interval_secs = 0.5', 'offline_after_secs = 2', 'reschedule_after_secs = 3', 'schedule_leader = false', ''
     ].join('\n'))

@@ -30,7 +30,7 @@ if (docker !== undefined) {
       '[reconciler]', `instance = "${instance}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', '',
       '[proxy]', 'health_interval_secs = 1', 'connect_timeout_ms = 1000', '', '[acme]', 'directory = ""', '', '[cluster]', `name = "${cluster}"`, ''
     ].join('\n')
-    const server = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'proxy'], sections('before'))
+    const server = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'nodes', 'proxy'], sections('before'))
     const configFile = join(server.dir, 'cluster.toml')
     const config = readFileSync(configFile, 'utf8')
     const project = `p${instance.slice(-6)}`
