@@ -3,8 +3,8 @@
 // deadline derived from the lease TTL, so that nothing waits longer than a leader may go unrenewed.
 import { readFileSync } from 'node:fs'
 import type { Etcd3 } from 'etcd3'
-import { StartupError } from '../../kernel/index.js'
-import type { ClusterConfig } from './config.js'
+import { StartupError, readToml } from '../../kernel/index.js'
+import { clusterSection, type ClusterConfig } from './config.js'
 
 export interface EtcdSettings {
   /** Client URLs, all http:// or all https://. */
@@ -70,6 +70,21 @@ export function etcdSettings (config: Pick<ClusterConfig, 'name' | 'etcd'>): Etc
     prefix: prefix.endsWith('/') ? prefix : `${prefix}/`,
     leaseTtlSeconds: etcd.lease_ttl_seconds
   }
+}
+
+/**
+ * [cluster].etcd of `configFile` (and BERTH_ETCD_PASSWORD) for a command that runs without a server,
+ * checked as the server checks it; undefined when no endpoints are set.
+ */
+export async function configuredEtcd (configFile: string | undefined, env: NodeJS.ProcessEnv): Promise<EtcdSettings | undefined> {
+  const [{ Type }, { Value }] = await Promise.all([import('@sinclair/typebox'), import('@sinclair/typebox/value')])
+  const raw = (configFile === undefined ? {} : readToml(configFile).cluster) ?? {}
+  const schema = clusterSection(Type)
+  const config = Value.Default(schema, structuredClone(raw)) as ClusterConfig
+  if (env.BERTH_ETCD_PASSWORD !== undefined && env.BERTH_ETCD_PASSWORD !== '') config.etcd.password = env.BERTH_ETCD_PASSWORD
+  const problem = Value.Errors(schema, config).First()
+  if (problem !== undefined) throw new StartupError(`${configFile ?? 'defaults'}: [cluster]${problem.path.replaceAll('/', '.')}: ${problem.message}`)
+  return etcdSettings(config)
 }
 
 /**

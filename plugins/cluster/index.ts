@@ -6,6 +6,7 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
 import type { KeyValueStore, PluginContext } from '../../kernel/index.js'
 import { definePlugin } from '../../kernel/index.js'
+import { clusterCommands } from './commands.js'
 import { clusterSection, type ClusterConfig } from './config.js'
 import type { ClusterControl } from './control.js'
 
@@ -95,5 +96,7 @@ export default definePlugin({
 
   async stop (_ctx, service) {
     await service.control?.stop()
-  }
+  },
+
+  commands: clusterCommands
 })

@@ -33,7 +33,8 @@ function describeDrain (answer: DrainAnswer, drained: boolean): void {
 
 export function nodeCommands (cli: CliRegistry): void {
   cli.serverOption({ flags: '--join <host:port>', description: 'run as an agent of the leader whose control listener is at host:port', variable: 'BERTH_JOIN' })
-  const cluster = cli.program.command('cluster').description('the nodes of the cluster: list them, drain, undrain or forget one')
+  const cluster = cli.program.commands.find(command => command.name() === 'cluster') ??
+    cli.program.command('cluster').description('the cluster: its nodes and masters')
   const node = (id: string): string => `/api/v1/cluster/nodes/${encodeURIComponent(id)}`
 
   cluster.command('info')

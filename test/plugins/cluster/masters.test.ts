@@ -2,14 +2,17 @@
 // test's own: one leads, the other follows; tokens, secrets and webhook registrations made on one
 // work on the other (a token revoked on one is refused by the other); with etcd's quorum lost, writes
 // answer 503 with the reason while reads go on, and work again by themselves once it returns; the
-// leader killed with SIGKILL, the other master leads within the lease's bound. No container engine:
-// nothing here deploys.
+// leader killed with SIGKILL, the other master leads within the lease's bound. And a lone master's
+// state copied into etcd (`berth cluster copy-to-etcd`) serves the master started on it. No container
+// engine: nothing here deploys.
 import t from 'tap'
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { createHmac, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { requireComponent } from '../../support/component.js'
-import { ownEtcd } from '../../support/etcd.js'
+import { runCli } from '../../support/cli.js'
+import { ownEtcd, requireEtcd } from '../../support/etcd.js'
 import { serverDir, startServer, testInstance, type ServerDir } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
@@ -27,6 +30,13 @@ async function call<T = Record<string, unknown>> (server: ServerDir, token: stri
     signal: AbortSignal.timeout(15_000)
   })
   return { status: response.status, body: await response.json() as T }
+}
+
+async function stopped (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exit = new Promise(resolve => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exit
 }
 
 async function roleOf (server: ServerDir): Promise<unknown> {
@@ -135,4 +145,37 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   const deadAdmin = leader === a ? adminA : adminB
   t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/secrets')).status, 200, 'the dead master\'s admin token still works on the other')
   t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/deploys')).status, 200, 'and the new leader answers its routes itself')
+})
+
+t.test('a lone master\'s state copied into etcd serves the master started on it', async t => {
+  const etcd = await requireEtcd(t)
+  if (etcd === undefined) return
+  const lone = await serverDir(t, PLUGINS, ['[reconciler]', `instance = "${testInstance()}"`, `docker_socket = "${join(tempDir(t), 'no-engine.sock')}"`, ''].join('\n'))
+  let server = await startServer(t, lone)
+  const admin = readFileSync(join(lone.stateDir, 'admin.token'), 'utf8').trim()
+  const viewer = await call<{ token: string }>(lone, admin, 'POST', '/api/v1/tokens', { name: 'dashboard', role: 'viewer' })
+  t.equal((await call(lone, admin, 'PUT', '/api/v1/secrets/api_key', { value: 'k-1' })).status, 201)
+  const hook = await call<{ id: string }>(lone, admin, 'POST', '/api/v1/webhooks', { repo: 'acme/site', service_name: 'site', branch: 'main', secret: 'webhook-secret-0001' })
+  t.equal(hook.status, 201)
+
+  appendFileSync(join(lone.dir, 'cluster.toml'), ['', '[cluster.etcd]', `endpoints = ${JSON.stringify(etcd.endpoints)}`, `prefix = "${etcd.prefix}"`, ''].join('\n'))
+  const running = await runCli(['cluster', 'copy-to-etcd'], { cwd: lone.dir })
+  t.match(running, { code: 2, stderr: /a server runs on .* stop it first/ }, 'refused while the server runs')
+  await stopped(server)
+  const copied = await runCli(['cluster', 'copy-to-etcd'], { cwd: lone.dir })
+  t.equal(copied.code, 0, copied.stderr)
+  t.match(copied.stdout, /tokens\/tokens: 2 key\(s\)[\s\S]*secrets\/values: 1 key\(s\)[\s\S]*webhooks\/registrations: 1 key\(s\)[\s\S]*copied 4 key\(s\)/)
+  const again = await runCli(['cluster', 'copy-to-etcd'], { cwd: lone.dir })
+  t.match(again, { code: 2, stderr: /etcd already holds 4 key\(s\) under .*--force/ }, 'a second copy is refused')
+
+  server = await startServer(t, lone)
+  await pollUntil(async () => await roleOf(lone) === 'leader', { timeout: 10_000, what: 'the master on etcd to lead' })
+  t.equal((await call(lone, viewer.body.token, 'GET', '/api/v1/webhooks')).status, 200, 'a token made before the copy is admitted')
+  const secrets = await call<{ secrets: Array<{ name: string }> }>(lone, admin, 'GET', '/api/v1/secrets')
+  t.same(secrets.body.secrets.map(secret => secret.name), ['api_key'], 'the secret is there')
+  const hooks = await call<{ webhooks: Array<{ id: string }> }>(lone, admin, 'GET', '/api/v1/webhooks')
+  t.same(hooks.body.webhooks.map(webhook => webhook.id), [hook.body.id], 'and the webhook')
+  const stored = await runCli(['cluster', 'copy-to-etcd', '--force'], { cwd: lone.dir })
+  t.match(stored, { code: 2, stderr: /a server runs/ }, 'the state directory of a running master is never copied')
+  await stopped(server)
 })
