@@ -11,6 +11,7 @@ import type { ClusterConfig } from './config.js'
 import { etcdClient, renewIntervalMs, type EtcdSettings } from './etcd.js'
 import { leaderOnly } from './forward.js'
 import { Leadership, type LeaderIdentity } from './leadership.js'
+import { describeMasters, type MastersReport } from './masters.js'
 import { SharedState } from './shared-state/state.js'
 import { SharedPluginStore } from './shared-state/view.js'
 
@@ -24,11 +25,16 @@ export interface ClusterControl {
   prefix: string
   /** The hook of routes only the leader carries out (forward.ts). */
   leaderOnly: onRequestAsyncHookHandler
+  /** The masters alive, the leader, and etcd's members with their health. */
+  describe(): Promise<MastersReport>
   /** `plugin`'s part of the shared state; `fenced`: its writes carry this master's leadership. */
   storeFor(plugin: string, fenced: boolean): KeyValueStore
   start(): Promise<void>
   stop(): Promise<void>
 }
+
+/** How often etcd's members are asked for their health. */
+const ETCD_CHECK_MS = 10_000
 
 /** A random id made on this master's first start and kept in its own store. */
 async function memberId (ctx: PluginContext<ClusterConfig>): Promise<string> {
@@ -60,6 +66,19 @@ export async function openClusterControl (ctx: PluginContext<ClusterConfig>, set
     ctx.report({ role: 'follower', member: self.id })
   })
   ctx.report({ role: 'follower', member: self.id })
+  const describe = async (): Promise<MastersReport> => await describeMasters(client, settings, leadership.leader())
+  // etcd's health in the health report: every member answering, some (degraded), none (down).
+  ctx.schedule.every('etcd-health', ETCD_CHECK_MS, async () => {
+    try {
+      const { etcd } = await describe()
+      const down = etcd.filter(member => !member.healthy)
+      ctx.check('etcd', down.length === 0
+        ? { status: 'ok', reason: `${etcd.length} member(s) healthy` }
+        : { status: down.length < etcd.length ? 'degraded' : 'down', reason: down.map(member => `${member.name || member.endpoint}: ${member.error ?? 'unhealthy'}`).join('; ') })
+    } catch (err) {
+      ctx.check('etcd', { status: 'down', reason: `etcd cannot be asked (${messageOf(err)}): writes to the shared state are refused, reads answer from this master's copy` })
+    }
+  })
   const stores = new Map<string, KeyValueStore>()
   return {
     client,
@@ -67,6 +86,7 @@ export async function openClusterControl (ctx: PluginContext<ClusterConfig>, set
     leadership,
     self,
     prefix: settings.prefix,
+    describe,
     leaderOnly: leaderOnly({ isLeader: () => leadership.isLeader(), leader: () => leadership.leader(), self, log: ctx.log }),
     storeFor (plugin, fenced) {
       const name = `${plugin}${fenced ? ' fenced' : ''}`

@@ -10,7 +10,8 @@
 // before its key can expire and another master take over. After a crash another master leads within
 // about T + I (6 s at the default T = 5 s). Writes on the leader's authority go through `fenced()`:
 // one etcd transaction that applies only while the key still has this term's create revision and
-// lease, so a leader that wakes after its key expired cannot write.
+// lease, so a leader that wakes after its key expired cannot write. Every master campaigning also
+// lists itself under `<prefix>masters/<id>` on its lease, so the masters alive can be listed.
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { EtcdLeaseInvalidError, type Etcd3, type IOperation, type IKeyValue, type Lease } from 'etcd3'
@@ -49,7 +50,7 @@ export interface LeadershipOptions extends Pick<EtcdSettings, 'prefix' | 'leaseT
 /** Thrown by `fenced()` when this node does not lead (locally known, nothing sent). */
 export class NotLeader extends Error {}
 
-interface HeldLease { lease: Lease, id: string, validUntil: number, renewals: NodeJS.Timeout }
+interface HeldLease { lease: Lease, id: string, validUntil: number, renewals: NodeJS.Timeout, listed: boolean }
 
 /**
  * A transaction that applies `ops` only while `term`'s key exists with the same create revision and
@@ -151,6 +152,10 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     await this.ensureLease()
     const held = this.held
     if (held === undefined || this.stopped) return
+    if (!held.listed) {
+      await this.client.put(`${this.options.prefix}masters/${this.options.self.id}`).value(JSON.stringify(this.options.self)).lease(held.id)
+      held.listed = true
+    }
     const term = this.current
     if (term !== undefined) {
       // Still ours? (An operator may have deleted the key; then another may claim it.)
@@ -184,7 +189,7 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     const sentAt = performance.now()
     const lease = this.client.lease(this.options.leaseTtlSeconds, { autoKeepAlive: false })
     const id = await lease.grant()
-    const held: HeldLease = { lease, id, validUntil: sentAt + this.ttlMs - this.intervalMs, renewals: setInterval(() => { void this.renew(held) }, this.intervalMs) }
+    const held: HeldLease = { lease, id, validUntil: sentAt + this.ttlMs - this.intervalMs, renewals: setInterval(() => { void this.renew(held) }, this.intervalMs), listed: false }
     this.held = held
     this.armExpiry()
   }

@@ -1,11 +1,13 @@
 // `berth server --join <host:port>`, and `berth cluster info|drain|undrain|forget`: the nodes of the
 // cluster through the leader's control API.
 import { controlClient, formatTable, type CliRegistry } from '../../kernel/index.js'
+import type { MastersReport } from '../cluster/index.js'
 import type { NodeRecord } from './node-record.js'
 
 interface Info {
   cluster: { name?: string, leader?: string }
   nodes?: NodeRecord[]
+  control_plane?: MastersReport | { error: string }
   agent?: { leader: string, link: string, error?: string, node: string }
 }
 
@@ -29,6 +31,18 @@ function describeDrain (answer: DrainAnswer, drained: boolean): void {
   for (const m of moved) console.log(`  ${m.service} replica ${m.replica} → ${m.to}`)
   for (const u of unplaced) console.log(`  ${u.service} replica ${u.replica}: no node takes it`)
   if (drained && moved.length === 0 && unplaced.length === 0) console.log('  it ran no replicas')
+}
+
+/** Masters on etcd: the masters (the leader first) and etcd's members. */
+function describeControlPlane (plane: MastersReport | { error: string }): void {
+  console.log('')
+  if ('error' in plane) {
+    console.log(`control plane: ${plane.error}`)
+    return
+  }
+  console.log(formatTable(['MASTER', 'ID', 'ROLE', 'ADDRESS'], plane.masters.map(m => [m.name, m.id, m.leader ? 'leader' : 'follower', m.address])))
+  console.log('')
+  console.log(formatTable(['ETCD MEMBER', 'ENDPOINT', 'HEALTH', 'RAFT'], plane.etcd.map(m => [m.name || '-', m.endpoint || '-', m.healthy ? 'healthy' : `down: ${m.error ?? '?'}`, m.leader ? 'leader' : 'follower'])))
 }
 
 export function nodeCommands (cli: CliRegistry): void {
@@ -57,6 +71,7 @@ export function nodeCommands (cli: CliRegistry): void {
         `${n.allocated.cpus}/${n.capacity.cpus}`, `${(n.allocated.memory_bytes / GIB).toFixed(1)}/${(n.capacity.memory_bytes / GIB).toFixed(1)}G`,
         n.engine.healthy ? `${n.engine.kind ?? ''} ${n.engine.version ?? ''}`.trim() : `down: ${n.engine.error ?? '?'}`
       ])))
+      if (info.control_plane !== undefined) describeControlPlane(info.control_plane)
     })
 
   cluster.command('drain <node>')

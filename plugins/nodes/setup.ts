@@ -5,12 +5,12 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
-import { BadRequest, Conflict, StartupError, Unavailable, type PluginContext } from '../../kernel/index.js'
+import { BadRequest, Conflict, StartupError, Unavailable, messageOf, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, EngineInfo, Scheduler, ServiceSpec, Traffic } from '../reconciler/api.js'
 import type { SecretService } from '../secrets/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { AgentLink } from './agent.js'
-import { leaderRoutes, type ClusterConfig, type ClusterService } from '../cluster/index.js'
+import { leaderRoutes, type ClusterConfig, type ClusterService, type MastersReport } from '../cluster/index.js'
 import { LeaderChannel } from './leader.js'
 import { nodeRecord, type NodeRecord } from './node-record.js'
 import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
@@ -54,6 +54,8 @@ export interface LocalOrchestration {
 export interface ClusterInfo {
   cluster: { name?: string, instance?: string, leader: string, heartbeat_interval_secs: number, offline_after_secs: number, reschedule_after_secs: number }
   nodes: NodeRecord[]
+  /** Masters on etcd: the masters alive, the leader, etcd's members (or why etcd could not be asked). */
+  control_plane?: MastersReport | { error: string }
 }
 
 export interface ClusterRuntime {
@@ -329,7 +331,8 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
         offline_after_secs: config.offline_after_secs,
         reschedule_after_secs: config.reschedule_after_secs
       },
-      nodes: registry.all().map(node => nodeRecord(node, scheduler.assignment, specs, (service, replica) => runs.has(`${node.name}/${service}/${replica}`)))
+      nodes: registry.all().map(node => nodeRecord(node, scheduler.assignment, specs, (service, replica) => runs.has(`${node.name}/${service}/${replica}`))),
+      ...(cluster.control !== undefined && { control_plane: await cluster.control.describe().catch((err: unknown) => ({ error: `etcd cannot be asked: ${messageOf(err)}` })) })
     }
   }
 

@@ -20,7 +20,7 @@ import { tempDir } from '../../support/tmp.js'
 interface Answer<T> { status: number, body: T }
 interface Health { plugins: Record<string, { details?: Record<string, unknown> }> }
 
-const PLUGINS = ['cluster', 'tokens', 'secrets', 'reconciler', 'webhooks']
+const PLUGINS = ['cluster', 'tokens', 'secrets', 'reconciler', 'nodes', 'webhooks']
 
 async function call<T = Record<string, unknown>> (server: ServerDir, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
   const response = await fetch(`${server.url}${path}`, {
@@ -108,6 +108,18 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   const unauthenticated = await call<{ code: string }>(followerNow, 'not-a-token', 'GET', '/api/v1/deploys')
   t.equal(unauthenticated.status, 401, 'the leader checks the forwarded token')
 
+  // Cluster info, asked of either master, lists both masters, the leader and etcd's members.
+  const info = await call<{ control_plane: { leader: { id: string }, masters: Array<{ id: string, leader: boolean }>, etcd: Array<{ healthy: boolean, leader: boolean }> } }>(followerNow, adminA, 'GET', '/api/v1/cluster/info')
+  t.equal(info.status, 200)
+  const plane = info.body.control_plane
+  t.equal(plane.masters.length, 2, 'both masters are listed')
+  t.same(plane.masters.filter(m => m.leader).map(m => m.id), [plane.leader.id], 'one of them leads')
+  t.same(plane.etcd.map(m => m.healthy), [true, true, true], 'etcd\'s three members are healthy')
+  t.equal(plane.etcd.filter(m => m.leader).length, 1, 'and one leads etcd\'s raft group')
+  const table = await runCli(['cluster', 'info'], { cwd: followerNow.dir })
+  t.equal(table.code, 0, table.stderr)
+  t.match(table.stdout, /MASTER\s+ID\s+ROLE\s+ADDRESS[\s\S]*leader[\s\S]*follower[\s\S]*ETCD MEMBER\s+ENDPOINT\s+HEALTH\s+RAFT[\s\S]*healthy/)
+
   // A token revoked on b is refused by a.
   t.equal((await call(b, adminB, 'DELETE', `/api/v1/tokens/${deployer.body.id}`)).status, 200)
   await pollUntil(async () => (await call(a, deployer.body.token, 'GET', '/api/v1/webhooks')).status === 401, { timeout: 5000, what: 'a to refuse the token revoked on b' })
@@ -164,9 +176,9 @@ t.test('a lone master\'s state copied into etcd serves the master started on it'
   await stopped(server)
   const copied = await runCli(['cluster', 'copy-to-etcd'], { cwd: lone.dir })
   t.equal(copied.code, 0, copied.stderr)
-  t.match(copied.stdout, /tokens\/tokens: 2 key\(s\)[\s\S]*secrets\/values: 1 key\(s\)[\s\S]*webhooks\/registrations: 1 key\(s\)[\s\S]*copied 4 key\(s\)/)
+  t.match(copied.stdout, /tokens\/tokens: 2 key\(s\)[\s\S]*secrets\/values: 1 key\(s\)[\s\S]*webhooks\/registrations: 1 key\(s\)[\s\S]*cluster\/nodes: 1 key\(s\)[\s\S]*copied 5 key\(s\)/)
   const again = await runCli(['cluster', 'copy-to-etcd'], { cwd: lone.dir })
-  t.match(again, { code: 2, stderr: /etcd already holds 4 key\(s\) under .*--force/ }, 'a second copy is refused')
+  t.match(again, { code: 2, stderr: /etcd already holds 5 key\(s\) under .*--force/ }, 'a second copy is refused')
 
   server = await startServer(t, lone)
   await pollUntil(async () => await roleOf(lone) === 'leader', { timeout: 10_000, what: 'the master on etcd to lead' })
