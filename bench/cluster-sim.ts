@@ -36,7 +36,7 @@ export function simulateAgents (options: { leader: string, token: string, count:
     const id = createHash('sha256').update(name).digest('hex').slice(0, 16)
     const agent: SimulatedAgent = { name, id, link: undefined as unknown as AgentLink, containers: [], applied: [] }
     agent.link = new AgentLink({
-      url: joinUrl(options.leader),
+      urls: [joinUrl(options.leader)],
       token: options.token,
       identity: async () => ({ id, name, version: 'sim' }),
       engine: async () => ({ healthy: true, kind: 'simulated', version: '0', containers_running: agent.containers.length, cpus: options.cpus ?? 8, memory_bytes: options.memoryBytes ?? 16 * GIB }),

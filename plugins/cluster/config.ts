@@ -8,7 +8,7 @@ export const clusterSection = ((Type) => Type.Object({
   name: Type.String({ default: '', description: 'Name of the cluster, shown in cluster info.' }),
   domain: Type.String({ default: '', description: 'Default domain: a routed service without a domain of its own is served at <service>.<domain>.' }),
   acme_email: Type.String({ default: '', description: 'ACME contact when [acme].email is not set.' }),
-  join: Type.String({ default: '', description: 'Run as an agent of the leader at this address: <host>:<port> of its control listener (or an http, https, ws or wss URL); empty: this server leads (BERTH_JOIN, berth server --join).' }),
+  join: Type.String({ default: '', description: 'Run as an agent of the leader at this address: <host>:<port> of its control listener (or an http, https, ws or wss URL); several masters separated by commas, tried in turn until the leader accepts; empty: this server leads (BERTH_JOIN, berth server --join).' }),
   join_token: Type.String({ default: '', description: 'The agent token (role agent) to join with; empty: the file join.token in the state directory (BERTH_JOIN_TOKEN).' }),
   advertise_address: Type.String({ default: '', description: 'Agent: the host the leader reaches this node\'s published ports at, replacing a loopback or wildcard publish address; empty: as the engine publishes them ([reconciler].publish_address).' }),
   heartbeat_interval_secs: Type.Number({ exclusiveMinimum: 0, default: 5, description: 'Seconds between an agent\'s heartbeats (the leader tells its agents).' }),

@@ -2,6 +2,8 @@
 // heartbeat (engine health, and its containers when they changed) every interval, applies each desired
 // state with its own reconciler and reports the outcome, answers requests, and reconnects with backoff
 // whenever the channel drops or the leader stops answering pings. Its containers keep running meanwhile.
+// Given several masters' addresses, it tries them in turn (a master that does not lead refuses the
+// join), so it follows the leader after a failover: a round of refusals waits with backoff.
 import type { Logger } from 'pino'
 import type { WebSocket } from 'ws'
 import {
@@ -21,8 +23,8 @@ export interface AgentIdentity {
 }
 
 export interface AgentDeps {
-  /** ws://host:port/api/v1/cluster/join (or wss://). */
-  url: string
+  /** ws://host:port/api/v1/cluster/join (or wss://) of each master, tried in turn. */
+  urls: string[]
   token: string
   identity(): Promise<AgentIdentity>
   /** The engine's health, bounded in time. */
@@ -49,6 +51,8 @@ export class AgentLink {
   #timer: NodeJS.Timeout | undefined
   #retry: NodeJS.Timeout | undefined
   #failures = 0
+  /** The address of the current or next attempt, in `urls`. */
+  #next = 0
   #seq = 0
   #lastPong = 0
   #reported = ''
@@ -70,6 +74,11 @@ export class AgentLink {
 
   get state (): LinkState {
     return this.#state
+  }
+
+  /** The master of the current or next attempt. */
+  get url (): string {
+    return this.#deps.urls[this.#next]
   }
 
   /** Why the last attempt failed, when it did. */
@@ -104,7 +113,9 @@ export class AgentLink {
       this.#state = 'disconnected'
       const min = this.#deps.reconnectMinMs ?? 250
       const max = this.#deps.reconnectMaxMs ?? 10_000
-      const wait = Math.min(max, min * 2 ** Math.min(this.#failures++, 10)) * (0.75 + Math.random() / 2)
+      // The next master at once; after a round of them, backoff.
+      this.#next = (this.#next + 1) % this.#deps.urls.length
+      const wait = this.#next !== 0 ? min : Math.min(max, min * 2 ** Math.min(this.#failures++, 10)) * (0.75 + Math.random() / 2)
       this.#deps.log.debug({ wait: Math.round(wait), error: this.#lastError }, 'reconnecting to the leader')
       this.#retry = setTimeout(() => { this.#connect() }, wait)
     })
@@ -113,7 +124,7 @@ export class AgentLink {
   async #run (): Promise<void> {
     const { default: WebSocketClient } = await import('ws')
     const identity = await this.#deps.identity()
-    const socket = new WebSocketClient(this.#deps.url, { headers: { authorization: `Bearer ${this.#deps.token}` }, handshakeTimeout: 10_000, maxPayload: 64 * 1024 * 1024 })
+    const socket = new WebSocketClient(this.url, { headers: { authorization: `Bearer ${this.#deps.token}` }, handshakeTimeout: 10_000, maxPayload: 64 * 1024 * 1024 })
     this.#socket = socket
     await new Promise<void>((resolve, reject) => {
       socket.once('unexpected-response', (_request, response) => {

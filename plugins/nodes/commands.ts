@@ -46,7 +46,7 @@ function describeControlPlane (plane: MastersReport | { error: string }): void {
 }
 
 export function nodeCommands (cli: CliRegistry): void {
-  cli.serverOption({ flags: '--join <host:port>', description: 'run as an agent of the leader whose control listener is at host:port', variable: 'BERTH_JOIN' })
+  cli.serverOption({ flags: '--join <host:port>', description: 'run as an agent of the leader whose control listener is at host:port (masters on etcd: host:port,host:port,… tried in turn)', variable: 'BERTH_JOIN' })
   const cluster = cli.program.commands.find(command => command.name() === 'cluster') ??
     cli.program.command('cluster').description('the cluster: its nodes and masters')
   const node = (id: string): string => `/api/v1/cluster/nodes/${encodeURIComponent(id)}`

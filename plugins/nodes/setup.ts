@@ -72,7 +72,7 @@ export interface ClusterRuntime {
 
 export interface AgentInfo {
   cluster: { name?: string }
-  agent: { leader: string, link: string, error?: string, node: string }
+  agent: { leader: string, link: string, error?: string, node: string, master: string }
 }
 
 /** ws(s)://host:port/api/v1/cluster/join from `host:port`, an http(s) URL or a ws(s) URL. */
@@ -145,7 +145,8 @@ export async function setupNodes (ctx: PluginContext, deps: ClusterDeps): Promis
 function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number): ClusterRuntime {
   const config = deps.cluster.settings
   const { orchestration } = deps
-  const url = joinUrl(config.join)
+  // Several masters: `a:6880,b:6880`, tried in turn until the leader accepts.
+  const urls = config.join.split(',').map(address => address.trim()).filter(address => address !== '').map(joinUrl)
   const token = joinToken(config, ctx.stateDir)
   orchestration.managedBy(config.join)
   const advertise = config.advertise_address
@@ -156,7 +157,7 @@ function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number):
     return { ...container, address: { host: advertise, port: c.address.port } }
   }
   const link = new AgentLink({
-    url,
+    urls,
     token,
     identity: async () => ({ id: await orchestration.nodeId(), name: orchestration.nodeName, version: deps.version, ...(advertise !== '' && { address: advertise }) }),
     engine: async () => await engineReport(orchestration, Math.min(intervalMs, 5000)),
@@ -183,7 +184,7 @@ function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number):
   ctx.report({ role: 'agent', leader: config.join })
   const info = async (): Promise<AgentInfo> => ({
     cluster: { ...(config.name !== '' && { name: config.name }) },
-    agent: { leader: config.join, link: link.state, ...(link.lastError !== '' && { error: link.lastError }), node: orchestration.nodeName }
+    agent: { leader: config.join, link: link.state, master: link.url, ...(link.lastError !== '' && { error: link.lastError }), node: orchestration.nodeName }
   })
   orchestration.answerClusterInfo(info)
   return {

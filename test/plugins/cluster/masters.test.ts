@@ -67,10 +67,24 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   await pollUntil(async () => [await roleOf(a), await roleOf(b)].sort().join() === 'follower,leader', { timeout: 15_000, what: 'one leader and one follower' })
   t.equal(await roleOf(a), 'leader', 'the master started first leads')
 
+  // An agent given both masters joins whichever leads (the other refuses it).
+  const agentToken = await call<{ token: string }>(a, adminA, 'POST', '/api/v1/tokens', { name: 'agents', role: 'agent' })
+  const agent = await serverDir(t, ['cluster', 'tokens', 'secrets', 'reconciler', 'nodes'], [
+    '[reconciler]', `instance = "${instance}"`, `docker_socket = "${join(tempDir(t), 'no-engine.sock')}"`, 'node_name = "agent-1"', '',
+    '[cluster]', `join = "127.0.0.1:${b.port},127.0.0.1:${a.port}"`, `join_token = "${agentToken.body.token}"`, 'heartbeat_interval_secs = 0.5', ''
+  ].join('\n'))
+  await startServer(t, agent)
+  const agentSeenBy = async (server: ServerDir): Promise<boolean> => {
+    const answer = await call<{ nodes?: Array<{ name: string, status: string }> }>(server, adminA, 'GET', '/api/v1/cluster/info').catch(() => undefined)
+    return answer?.status === 200 && answer.body.nodes?.some(node => node.name === 'agent-1' && node.status !== 'offline') === true
+  }
+  await pollUntil(async () => await agentSeenBy(a), { timeout: 15_000, what: 'the agent to join the leader' })
+  t.pass('the agent joined the leader, though given the follower first')
+
   // Tokens: one made on a works on b, and each bootstrap admin token works on both.
   const tokens = await call<{ tokens: Array<{ name: string }> }>(b, adminA, 'GET', '/api/v1/tokens')
   t.equal(tokens.status, 200, 'a\'s admin token is admitted by b')
-  t.same(tokens.body.tokens.map(token => token.name.replace(/-[0-9a-f]{16}$/, '-<member>')).sort(), ['admin-<member>', 'admin-<member>'])
+  t.same(tokens.body.tokens.map(token => token.name.replace(/-[0-9a-f]{16}$/, '-<member>')).sort(), ['admin-<member>', 'admin-<member>', 'agents'])
   const deployer = await call<{ id: string, token: string }>(a, adminA, 'POST', '/api/v1/tokens', { name: 'ci', role: 'deployer' })
   t.equal(deployer.status, 201)
   await pollUntil(async () => (await call(b, deployer.body.token, 'GET', '/api/v1/webhooks')).status === 200, { timeout: 5000, what: 'b to admit the token made on a' })
@@ -130,7 +144,7 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   const refused = await call<{ error: string, code: string }>(b, adminB, 'POST', '/api/v1/tokens', { name: 'no-quorum', role: 'viewer' })
   t.match(refused, { status: 503, body: { code: 'BERTH_SHARED_STATE_UNAVAILABLE', error: /etcd.*nothing was written/ } }, `a write without a quorum: ${refused.body.error}`)
   const read = await call<{ tokens: unknown[] }>(b, adminB, 'GET', '/api/v1/tokens')
-  t.match(read, { status: 200, body: { tokens: { length: 2 } } }, 'reads answer from the mirror meanwhile')
+  t.match(read, { status: 200, body: { tokens: { length: 3 } } }, 'reads answer from the mirror meanwhile')
   t.equal((await call(a, adminA, 'GET', '/api/v1/secrets')).status, 200, 'and tokens are still checked')
   await Promise.all([etcd.start(1), etcd.start(2)])
   const after = await pollUntil(async () => {
@@ -138,7 +152,7 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
     return answer.status === 201 && answer.body
   }, { timeout: 30_000, interval: 250, what: 'writes to work again once etcd has its quorum back' })
   await pollUntil(async () => (await call<{ tokens: Array<{ id: string }> }>(a, adminA, 'GET', '/api/v1/tokens')).body.tokens.some(token => token.id === after.id), { timeout: 10_000, what: 'a to see the write made after the quorum returned' })
-  t.equal((await call<{ tokens: unknown[] }>(a, adminA, 'GET', '/api/v1/tokens')).body.tokens.length, 3, 'nothing half-written: the refused token was never stored')
+  t.equal((await call<{ tokens: unknown[] }>(a, adminA, 'GET', '/api/v1/tokens')).body.tokens.length, 4, 'nothing half-written: the refused token was never stored')
 
   // The leader killed (either may lead once etcd returned): the other leads within the lease TTL and
   // its renewal interval (5 s + 1 s), and some slack.
@@ -157,6 +171,8 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   const deadAdmin = leader === a ? adminA : adminB
   t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/secrets')).status, 200, 'the dead master\'s admin token still works on the other')
   t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/deploys')).status, 200, 'and the new leader answers its routes itself')
+  await pollUntil(async () => await agentSeenBy(survivor), { timeout: 20_000, what: 'the agent to join the new leader' })
+  t.pass('the agent moved to the new leader by itself')
 })
 
 t.test('a lone master\'s state copied into etcd serves the master started on it', async t => {

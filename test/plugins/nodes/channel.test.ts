@@ -65,7 +65,7 @@ interface FakeAgent {
 function agent (t: Teardown, url: string, options: { id: string, name: string, token?: string }): FakeAgent {
   const state: FakeAgent = { link: undefined as unknown as AgentLink, applied: [], engine: { healthy: true, cpus: 2, memory_bytes: 2 ** 30 }, containers: [], hang: false }
   const deps: AgentDeps = {
-    url,
+    urls: [url],
     token: options.token ?? AGENT_TOKEN,
     identity: async () => ({ id: options.id, name: options.name, version: '0' }),
     engine: async () => await new Promise<EngineReport>(resolve => {
