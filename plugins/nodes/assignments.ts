@@ -17,6 +17,9 @@ export interface SchedulerDeps {
   db: KeyValueDatabase<Record<string, string>>
   /** The store of `db`, whose transactions make a new assignment one change. */
   store: KeyValueStore
+  /** Masters on etcd: whether this one leads, and (when it follows) the agents' containers the leader published. */
+  leading?: () => boolean
+  published?: () => RemoteContainer[]
   /** The leader's own node name. */
   leaderName(): string
   /** A spec's environment with its secret references resolved. */
@@ -262,9 +265,18 @@ export class ClusterScheduler implements Scheduler {
   }
 
   remoteContainers (): RemoteContainer[] {
+    // A master that follows does not hear agents: it has what the leader published.
+    const published = this.#deps.published
+    if (published !== undefined && this.#deps.leading?.() === false) return published()
+    // A master just elected: agents not reconnected yet are reached where the last leader published them.
+    const unheard = published === undefined ? [] : published().filter(c => this.#deps.registry.byName(c.node)?.heartbeats === 0)
     const found: RemoteContainer[] = []
     for (const node of this.#deps.registry.all()) {
       if (node.role === 'leader') continue
+      if (node.heartbeats === 0 && unheard.some(c => c.node === node.name)) {
+        found.push(...unheard.filter(c => c.node === node.name && this.#assignment.get(c.service)?.get(c.replica) === node.name))
+        continue
+      }
       const online = node.state !== 'offline'
       // An agent on another host that publishes on a loopback or wildcard address (and advertises none) is reached at its own address.
       const host = isLoopback(node.address) ? undefined : node.address

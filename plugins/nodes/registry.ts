@@ -130,6 +130,8 @@ export class NodeRegistry {
     entry.connected = true
     entry.containers = hello.containers
     this.heartbeat(entry.id, { type: 'heartbeat', seq: 0, engine: hello.engine })
+    // Its state at once: its replicas are routed from the moment it joins, not from the next check.
+    this.tick()
     return entry
   }
 

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
 import { BadRequest, Conflict, StartupError, Unavailable, messageOf, type PluginContext } from '../../kernel/index.js'
-import type { ContainerState, EngineInfo, Scheduler, ServiceSpec, Traffic } from '../reconciler/api.js'
+import type { ContainerState, EngineInfo, RemoteContainer, Scheduler, ServiceSpec, Traffic } from '../reconciler/api.js'
 import type { SecretService } from '../secrets/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { AgentLink } from './agent.js'
@@ -14,6 +14,8 @@ import { leaderRoutes, type ClusterConfig, type ClusterService, type MastersRepo
 import { LeaderChannel } from './leader.js'
 import { nodeRecord, type NodeRecord } from './node-record.js'
 import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
+import { FOLLOW_INTERVAL_MS, Masters } from './masters.js'
+import { PublishedContainers } from './published.js'
 import { NodeRegistry, type StoredNode } from './registry.js'
 import { ClusterScheduler } from './assignments.js'
 
@@ -236,11 +238,14 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
       if (what === 'joined' && late.scheduler?.hasUnplaced(orchestration.specs()) === true) reschedule('node joined')
     }
   })
+  const published = cluster.control === undefined ? undefined : new PublishedContainers(cluster.state.db<RemoteContainer[]>('containers'), cluster.state.db<number>('published'))
   const scheduler = late.scheduler = new ClusterScheduler({
     registry,
     channel,
     db: deps.cluster.state.db<Record<string, string>>('assignment'),
     store: deps.cluster.state,
+    leading,
+    ...(published !== undefined && { published: () => published.all() }),
     leaderName: () => orchestration.nodeName,
     resolveEnv: spec => deps.secrets.resolve(spec.env, spec.name),
     specs: () => orchestration.specs(),
@@ -285,8 +290,19 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
     if (!leading()) return
     registry.heartbeat(leaderId, { type: 'heartbeat', seq: 0, engine: await engineReport(orchestration, Math.min(intervalMs, 5000)) })
   }
+  // Masters on etcd: what agents run, published by the leader at every check and rollout step, followed by the others' proxies.
+  const masters = cluster.control === undefined || published === undefined
+    ? undefined
+    : new Masters({ control: cluster.control, published, remote: () => scheduler.remoteContainers(), leading, changed: containersChanged, log: ctx.log })
+  if (masters !== undefined) {
+    ctx.onClose(orchestration.traffic.add(masters.traffic()))
+    ctx.schedule.every('follow-leader', FOLLOW_INTERVAL_MS, async () => {
+      await masters.follow().catch((err: unknown) => { ctx.log.debug({ err: messageOf(err) }, 'the leader\'s publication not followed: tried again') })
+    })
+  }
   const check = async (): Promise<void> => {
     if (!leading()) return
+    void masters?.publish().catch((err: unknown) => { ctx.log.debug({ err: messageOf(err) }, 'agents\' containers not published: tried again at the next check') })
     registry.tick()
     const { changed, expired } = registry.events()
     for (const { node, from, to } of changed) {

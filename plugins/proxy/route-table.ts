@@ -93,8 +93,12 @@ export class RouteTable {
     return this.#upstreams.get(id)
   }
 
-  /** Build the next snapshot and swap it in; `canaries` gives each canary's weight by service. Returns the upstreams that no longer exist. */
-  replace (specs: readonly ServiceSpec[], containers: readonly ContainerState[], defaultDomain: string, canaries: ReadonlyMap<string, number> = new Map()): Upstream[] {
+  /**
+   * Build the next snapshot and swap it in; `canaries` gives each canary's weight by service;
+   * `trusted`: replicas new to the table serve at once (else, after the first snapshot, they must pass
+   * a probe first). Returns the upstreams that no longer exist.
+   */
+  replace (specs: readonly ServiceSpec[], containers: readonly ContainerState[], defaultDomain: string, canaries: ReadonlyMap<string, number> = new Map(), trusted = false): Upstream[] {
     const records: RouteRecord[] = []
     for (const spec of specs) {
       const domain = routedDomain(spec, defaultDomain)
@@ -109,18 +113,18 @@ export class RouteTable {
         ...(canaryWeight !== undefined && { canaryWeight })
       })
     }
-    return this.restore(records)
+    return this.restore(records, trusted)
   }
 
   /** Swap in a snapshot given as records (one kept from an earlier run) and the static routes; returns the upstreams that no longer exist. */
-  restore (records: readonly RouteRecord[]): Upstream[] {
+  restore (records: readonly RouteRecord[], trusted = false): Upstream[] {
     const routes = new Map<string, Route>()
     const seen = new Set<string>()
     const staticDomains = new Set(this.statics.map(r => r.domain))
     const services = records.filter(r => r.static !== true)
     this.shadowed = services.filter(r => staticDomains.has(r.domain)).map(r => r.service)
     for (const record of [...services.filter(r => !staticDomains.has(r.domain)), ...this.statics]) {
-      const upstreams = record.upstreams.map(u => this.#upstreamOf(u))
+      const upstreams = record.upstreams.map(u => this.#upstreamOf(u, trusted))
       for (const upstream of upstreams) seen.add(upstream.id)
       routes.set(record.domain, { ...record, upstreams })
     }
@@ -138,14 +142,14 @@ export class RouteTable {
     return this.routes.filter(route => route.static !== true).map(route => ({ ...route, upstreams: route.upstreams.map(({ id, container, replica, canary, host, port }) => ({ id, container, replica, canary, host, port })) }))
   }
 
-  #upstreamOf (record: UpstreamRecord): Upstream {
+  #upstreamOf (record: UpstreamRecord, trusted: boolean): Upstream {
     const { host, port } = record
     const known = this.#upstreams.get(record.id)
     if (known !== undefined) {
-      if (known.port !== port || known.host !== host) Object.assign(known, { host, port, origin: originOf(host, port), healthy: false, missedProbes: 0 })
+      if (known.port !== port || known.host !== host) Object.assign(known, { host, port, origin: originOf(host, port), healthy: trusted, missedProbes: 0 })
       return known
     }
-    const upstream: Upstream = { id: record.id, container: record.container, replica: record.replica, canary: record.canary, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built, failures: 0, missedProbes: 0, draining: false }
+    const upstream: Upstream = { id: record.id, container: record.container, replica: record.replica, canary: record.canary, host, port, origin: originOf(host, port), inflight: 0, healthy: !this.#built || trusted, failures: 0, missedProbes: 0, draining: false }
     this.#upstreams.set(record.id, upstream)
     return upstream
   }

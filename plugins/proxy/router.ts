@@ -25,6 +25,11 @@ export interface RouterDeps {
   log: Logger
   /** Called after every new snapshot (certificates follow the domains). */
   changed(): void
+  /**
+   * Whether replicas new to the table serve at once, without a probe first: a master that follows
+   * routes to what the leader published, which its own proxy saw serve (masters on etcd).
+   */
+  trusted?: () => boolean
 }
 
 const READY_POLL_MS = 200
@@ -46,7 +51,7 @@ export class Router implements TrafficHooks {
     const specs = new Map(this.#deps.specs().map(spec => [spec.name, spec]))
     for (const [name, spec] of this.#rolling) specs.set(name, spec)
     const shadowed = table.shadowed.join()
-    const gone = table.replace([...specs.values()], await this.#deps.containers(), this.#deps.defaultDomain, this.#deps.canaries())
+    const gone = table.replace([...specs.values()], await this.#deps.containers(), this.#deps.defaultDomain, this.#deps.canaries(), this.#deps.trusted?.() === true)
     if (table.shadowed.length > 0 && table.shadowed.join() !== shadowed) this.#deps.log.warn({ services: table.shadowed }, 'services not routed: a static route of [proxy.routes] has their domain')
     await Promise.all(gone.map(async upstream => { await pools.close(upstream.origin) }))
     this.#deps.changed()

@@ -96,7 +96,8 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     changed: () => {
       void ctx.track(remembered.keep(table.records()))
       followDomains()
-    }
+    },
+    trusted: () => clusterService?.isLeader() === false
   })
   ctx.onClose(orchestration.traffic.add(router))
   // A liveness restart goes through the same seam: drained first, back in rotation once it serves.
