@@ -26,7 +26,7 @@ export interface SimulatedCluster {
 
 const GIB = 1024 ** 3
 
-/** `count` agents named `<prefix>-<n>` (or `names`) joining the leader at `leader` (host:port) with `token`. */
+/** `count` agents named `<prefix>-<n>` (or `names`) joining the leader at `leader` (host:port, or several masters comma-separated) with `token`. */
 export function simulateAgents (options: { leader: string, token: string, count: number, heartbeatMs: number, prefix?: string, names?: string[], cpus?: number, memoryBytes?: number }): SimulatedCluster {
   const log = pino({ level: 'silent' })
   const prefix = options.prefix ?? 'sim'
@@ -36,7 +36,7 @@ export function simulateAgents (options: { leader: string, token: string, count:
     const id = createHash('sha256').update(name).digest('hex').slice(0, 16)
     const agent: SimulatedAgent = { name, id, link: undefined as unknown as AgentLink, containers: [], applied: [] }
     agent.link = new AgentLink({
-      urls: [joinUrl(options.leader)],
+      urls: options.leader.split(',').map(joinUrl),
       token: options.token,
       identity: async () => ({ id, name, version: 'sim' }),
       engine: async () => ({ healthy: true, kind: 'simulated', version: '0', containers_running: agent.containers.length, cpus: options.cpus ?? 8, memory_bytes: options.memoryBytes ?? 16 * GIB }),
