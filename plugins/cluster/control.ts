@@ -87,7 +87,7 @@ export async function openClusterControl (ctx: PluginContext<ClusterConfig>, set
     self,
     prefix: settings.prefix,
     describe,
-    leaderOnly: leaderOnly({ isLeader: () => leadership.isLeader(), leader: () => leadership.leader(), self, log: ctx.log }),
+    leaderOnly: leaderOnly({ isLeader: () => leadership.isLeader(), leader: async () => await leadership.findLeader(), self, log: ctx.log }),
     storeFor (plugin, fenced) {
       const name = `${plugin}${fenced ? ' fenced' : ''}`
       let store = stores.get(name)

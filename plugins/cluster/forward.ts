@@ -23,7 +23,7 @@ function passed (headers: IncomingHttpHeaders): IncomingHttpHeaders {
 
 export interface ForwardOptions {
   isLeader(): boolean
-  leader(): LeaderIdentity | undefined
+  leader(): Promise<LeaderIdentity | undefined>
   self: LeaderIdentity
   log: Logger
 }
@@ -31,7 +31,7 @@ export interface ForwardOptions {
 export function leaderOnly ({ isLeader, leader, self, log }: ForwardOptions): onRequestAsyncHookHandler {
   return async (request, reply) => {
     if (isLeader()) return
-    const known = leader()
+    const known = await leader()
     if (request.headers[FORWARDED_BY] !== undefined || known === undefined || known.address === '' || known.id === self.id) {
       throw new Unavailable('no master leads at the moment (an election takes a few seconds after a leader is lost): try again shortly', { code: 'BERTH_NO_LEADER' })
     }

@@ -22,8 +22,13 @@ export interface ClusterService {
    * (503, BERTH_LEADERSHIP_LOST) unless this master leads.
    */
   stateFor(ctx: Pick<PluginContext, 'name' | 'store'>, options?: { fenced?: boolean }): KeyValueStore
-  /** The cluster's own state (the nodes plugin's registry and placement): stateFor the cluster plugin. */
+  /**
+   * The cluster's own state (the nodes plugin's registry, placement and published containers):
+   * `leaderState` writes carry the leadership (refused unless this master leads), `state` writes do
+   * not (a follower's acknowledgements). The same data; one store on a lone master.
+   */
   state: KeyValueStore
+  leaderState: KeyValueStore
   /** Whether this master leads now (always on a lone master). */
   isLeader(): boolean
   /**
@@ -71,7 +76,7 @@ export default definePlugin({
     const { etcdSettings } = await import('./etcd.js')
     const settings = etcdSettings(ctx.config)
     if (settings === undefined) {
-      return { settings: ctx.config, stateFor: owner => owner.store, state: ctx.store, isLeader: () => true, onLeadership: () => {} }
+      return { settings: ctx.config, stateFor: owner => owner.store, state: ctx.store, leaderState: ctx.store, isLeader: () => true, onLeadership: () => {} }
     }
     const { openClusterControl } = await import('./control.js')
     const control = await openClusterControl(ctx, settings)
@@ -79,6 +84,7 @@ export default definePlugin({
       settings: ctx.config,
       stateFor: (owner, options) => control.storeFor(owner.name, options?.fenced === true),
       state: control.storeFor(ctx.name, false),
+      leaderState: control.storeFor(ctx.name, true),
       isLeader: () => control.leadership.isLeader(),
       onLeadership: fn => {
         const elected = (): void => { fn(true) }

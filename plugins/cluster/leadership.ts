@@ -113,6 +113,15 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     return this.known
   }
 
+  /** The leader: as last seen, else asked of etcd now (a node that has just lost its leadership knows none until its next attempt). */
+  async findLeader (): Promise<LeaderIdentity | undefined> {
+    const known = this.leader()
+    if (known !== undefined || this.current !== undefined) return known
+    const kv = await this.client.get(this.key).exec().then(answer => answer.kvs[0], () => undefined)
+    if (this.current === undefined && this.known === undefined) this.see(identityOf(kv))
+    return this.known
+  }
+
   /**
    * Apply `ops` in one transaction on this node's authority: NotLeader when it does not lead; false
    * when etcd refused (the key expired or changed hands), and then leadership is given up at once.

@@ -13,14 +13,16 @@ const ACK = 'ack:'
 
 export class PublishedContainers {
   readonly #db: KeyValueDatabase<RemoteContainer[]>
-  /** `version`, and `ack:<member id>` for each master's acknowledged version. */
+  /** `version` (the leader's writes) and `ack:<member id>` for each master's acknowledged version (a follower's), in two handles of one table. */
   readonly #marks: KeyValueDatabase<number>
+  readonly #acks: KeyValueDatabase<number>
   /** Each service's containers as last told to this master's proxy (JSON), on a follower. */
   #seen = new Map<string, string>()
 
-  constructor (db: KeyValueDatabase<RemoteContainer[]>, marks: KeyValueDatabase<number>) {
+  constructor (db: KeyValueDatabase<RemoteContainer[]>, marks: KeyValueDatabase<number>, acks: KeyValueDatabase<number>) {
     this.#db = db
     this.#marks = marks
+    this.#acks = acks
   }
 
   /** Leader: write the nodes whose containers changed, remove the nodes that have none any more, and count a version when anything changed. */
@@ -48,11 +50,11 @@ export class PublishedContainers {
 
   /** Follower: its proxy has `version`. */
   async acknowledge (member: string, version: number): Promise<void> {
-    await this.#marks.put(`${ACK}${member}`, version)
+    await this.#acks.put(`${ACK}${member}`, version)
   }
 
   acknowledged (member: string): number {
-    return this.#marks.get(`${ACK}${member}`) ?? 0
+    return this.#acks.get(`${ACK}${member}`) ?? 0
   }
 
   /** Follower: every container the leader published. */

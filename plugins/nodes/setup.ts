@@ -201,7 +201,7 @@ function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number):
 async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: number): Promise<ClusterRuntime> {
   const config = deps.cluster.settings
   const { orchestration } = deps
-  const registry = new NodeRegistry(deps.cluster.state.db<StoredNode>('nodes'), {
+  const registry = new NodeRegistry(deps.cluster.leaderState.db<StoredNode>('nodes'), {
     offlineAfterMs: config.offline_after_secs * 1000,
     rescheduleAfterMs: config.reschedule_after_secs * 1000
   })
@@ -238,12 +238,12 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
       if (what === 'joined' && late.scheduler?.hasUnplaced(orchestration.specs()) === true) reschedule('node joined')
     }
   })
-  const published = cluster.control === undefined ? undefined : new PublishedContainers(cluster.state.db<RemoteContainer[]>('containers'), cluster.state.db<number>('published'))
+  const published = cluster.control === undefined ? undefined : new PublishedContainers(cluster.leaderState.db<RemoteContainer[]>('containers'), cluster.leaderState.db<number>('published'), cluster.state.db<number>('published'))
   const scheduler = late.scheduler = new ClusterScheduler({
     registry,
     channel,
-    db: deps.cluster.state.db<Record<string, string>>('assignment'),
-    store: deps.cluster.state,
+    db: deps.cluster.leaderState.db<Record<string, string>>('assignment'),
+    store: deps.cluster.leaderState,
     leading,
     ...(published !== undefined && { published: () => published.all() }),
     leaderName: () => orchestration.nodeName,

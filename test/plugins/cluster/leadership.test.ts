@@ -1,7 +1,8 @@
 // Leadership among masters on a real etcd (three members on loopback): contenders run in processes of
 // their own (test/fixtures/cluster/contender.ts), so that kill -9, SIGSTOP and SIGCONT are real.
-// Exactly one leads; a killed leader is replaced within 10 s; a leader paused past its lease cannot
-// write when it wakes and says it no longer leads; an etcd member killed changes nothing.
+// Exactly one leads; a leader paused past its lease cannot write when it wakes and says it no longer
+// leads; an etcd member killed changes nothing. (A killed leader replaced within 10 s: the masters'
+// tests, test/plugins/cluster/masters.test.ts and test/e2e/masters.test.ts, kill real servers.)
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -98,18 +99,6 @@ if (etcd !== undefined) {
     const elected = await successor.next('elected')
     t.ok(elected.at - stoppedAt < TTL_MS, `resigning hands over before the lease could expire (${elected.at - stoppedAt} ms)`)
     t.equal(leaders(others).length, 1, 'one successor')
-  })
-
-  t.test('kill -9 of the leader: another leads within 10 s', async t => {
-    const { leader, others } = await elect(t, etcd.endpoints, `${etcd.prefix}kill/`, ['a', 'b', 'c'])
-    const killedAt = Date.now()
-    leader.child.kill('SIGKILL')
-    const successor = await pollUntil(() => leaders(others)[0], { timeout: 15_000, what: 'a successor' })
-    const took = (await successor.next('elected')).at - killedAt
-    t.ok(took < 10_000, `a successor leads ${took} ms after the kill`)
-    t.equal(leaders(others).length, 1, 'one successor')
-    const other = others.find(c => c !== successor) as Contender
-    await other.next('leader', { test: line => line.leader?.id === successor.id })
   })
 
   t.test('a leader paused past its lease cannot write when it wakes, and knows it no longer leads', async t => {

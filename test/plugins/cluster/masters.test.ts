@@ -1,10 +1,10 @@
 // Two masters (`berth server` processes) sharing the control plane on a real three-member etcd of the
 // test's own: one leads, the other follows; tokens, secrets and webhook registrations made on one
-// work on the other (a token revoked on one is refused by the other); with etcd's quorum lost, writes
-// answer 503 with the reason while reads go on, and work again by themselves once it returns; the
-// leader killed with SIGKILL, the other master leads within the lease's bound. And a lone master's
-// state copied into etcd (`berth cluster copy-to-etcd`) serves the master started on it. No container
-// engine: nothing here deploys.
+// work on the other (a token revoked on one is refused by the other); with one etcd member killed
+// writes go on; with etcd's quorum lost, writes answer 503 with the reason while reads go on, and
+// work again by themselves once it returns. And a lone master's state copied into etcd (`berth
+// cluster copy-to-etcd`) serves the master started on it. No container engine: nothing here
+// deploys. (The leader killed or paused, with an agent following: test/e2e/masters.test.ts.)
 import t from 'tap'
 import type { ChildProcess } from 'node:child_process'
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync } from 'node:fs'
@@ -44,7 +44,7 @@ async function roleOf (server: ServerDir): Promise<unknown> {
   return ((await response.json()) as Health).plugins.cluster?.details?.role
 }
 
-t.test('two masters share tokens, secrets and webhooks through etcd, survive a lost quorum, and elect another leader', async t => {
+t.test('two masters share tokens, secrets and webhooks through etcd, forward to the leader, and survive etcd members lost', async t => {
   const etcd = await requireComponent(t, 'etcd', async () => await ownEtcd(t))
   if (etcd === undefined) return
   const prefix = `/berth-test/masters-${randomBytes(4).toString('hex')}/`
@@ -55,11 +55,11 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   ].join('\n'))
   const a = await master('a')
   const b = await master('b')
-  const processA = await startServer(t, a)
+  await startServer(t, a)
   // The masters share the secrets' key: the second is given the first's before it starts.
   mkdirSync(b.stateDir, { recursive: true, mode: 0o700 })
   copyFileSync(join(a.stateDir, 'secrets.key'), join(b.stateDir, 'secrets.key'))
-  const processB = await startServer(t, b)
+  await startServer(t, b)
   const adminA = readFileSync(join(a.stateDir, 'admin.token'), 'utf8').trim()
   const adminB = readFileSync(join(b.stateDir, 'admin.token'), 'utf8').trim()
   t.not(adminA, adminB, 'each master made a bootstrap admin token of its own')
@@ -67,24 +67,10 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   await pollUntil(async () => [await roleOf(a), await roleOf(b)].sort().join() === 'follower,leader', { timeout: 15_000, what: 'one leader and one follower' })
   t.equal(await roleOf(a), 'leader', 'the master started first leads')
 
-  // An agent given both masters joins whichever leads (the other refuses it).
-  const agentToken = await call<{ token: string }>(a, adminA, 'POST', '/api/v1/tokens', { name: 'agents', role: 'agent' })
-  const agent = await serverDir(t, ['cluster', 'tokens', 'secrets', 'reconciler', 'nodes'], [
-    '[reconciler]', `instance = "${instance}"`, `docker_socket = "${join(tempDir(t), 'no-engine.sock')}"`, 'node_name = "agent-1"', '',
-    '[cluster]', `join = "127.0.0.1:${b.port},127.0.0.1:${a.port}"`, `join_token = "${agentToken.body.token}"`, 'heartbeat_interval_secs = 0.5', ''
-  ].join('\n'))
-  await startServer(t, agent)
-  const agentSeenBy = async (server: ServerDir): Promise<boolean> => {
-    const answer = await call<{ nodes?: Array<{ name: string, status: string }> }>(server, adminA, 'GET', '/api/v1/cluster/info').catch(() => undefined)
-    return answer?.status === 200 && answer.body.nodes?.some(node => node.name === 'agent-1' && node.status !== 'offline') === true
-  }
-  await pollUntil(async () => await agentSeenBy(a), { timeout: 15_000, what: 'the agent to join the leader' })
-  t.pass('the agent joined the leader, though given the follower first')
-
   // Tokens: one made on a works on b, and each bootstrap admin token works on both.
   const tokens = await call<{ tokens: Array<{ name: string }> }>(b, adminA, 'GET', '/api/v1/tokens')
   t.equal(tokens.status, 200, 'a\'s admin token is admitted by b')
-  t.same(tokens.body.tokens.map(token => token.name.replace(/-[0-9a-f]{16}$/, '-<member>')).sort(), ['admin-<member>', 'admin-<member>', 'agents'])
+  t.same(tokens.body.tokens.map(token => token.name.replace(/-[0-9a-f]{16}$/, '-<member>')).sort(), ['admin-<member>', 'admin-<member>'])
   const deployer = await call<{ id: string, token: string }>(a, adminA, 'POST', '/api/v1/tokens', { name: 'ci', role: 'deployer' })
   t.equal(deployer.status, 201)
   await pollUntil(async () => (await call(b, deployer.body.token, 'GET', '/api/v1/webhooks')).status === 200, { timeout: 5000, what: 'b to admit the token made on a' })
@@ -139,6 +125,16 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   await pollUntil(async () => (await call(a, deployer.body.token, 'GET', '/api/v1/webhooks')).status === 401, { timeout: 5000, what: 'a to refuse the token revoked on b' })
   t.pass('the token revoked on b is refused by a')
 
+  // One etcd member killed: writes go on (a refusal while etcd elects a leader of its own is retried).
+  await etcd.kill(0)
+  const oneDown = await pollUntil(async () => {
+    const answer = await call<{ id: string }>(a, adminA, 'POST', '/api/v1/tokens', { name: 'one-member-down', role: 'viewer' })
+    return answer.status === 201 && answer.body
+  }, { timeout: 15_000, interval: 250, what: 'a write with one etcd member down' })
+  await pollUntil(async () => (await call<{ tokens: Array<{ id: string }> }>(b, adminB, 'GET', '/api/v1/tokens')).body.tokens.some(token => token.id === oneDown.id), { timeout: 10_000, what: 'b to see it' })
+  t.pass('with one etcd member killed, a master writes and the other sees it')
+  await etcd.start(0)
+
   // etcd without a quorum: writes are refused with the reason, reads go on; then it recovers by itself.
   await Promise.all([etcd.stop(1), etcd.stop(2)])
   const refused = await call<{ error: string, code: string }>(b, adminB, 'POST', '/api/v1/tokens', { name: 'no-quorum', role: 'viewer' })
@@ -153,26 +149,6 @@ t.test('two masters share tokens, secrets and webhooks through etcd, survive a l
   }, { timeout: 30_000, interval: 250, what: 'writes to work again once etcd has its quorum back' })
   await pollUntil(async () => (await call<{ tokens: Array<{ id: string }> }>(a, adminA, 'GET', '/api/v1/tokens')).body.tokens.some(token => token.id === after.id), { timeout: 10_000, what: 'a to see the write made after the quorum returned' })
   t.equal((await call<{ tokens: unknown[] }>(a, adminA, 'GET', '/api/v1/tokens')).body.tokens.length, 4, 'nothing half-written: the refused token was never stored')
-
-  // The leader killed (either may lead once etcd returned): the other leads within the lease TTL and
-  // its renewal interval (5 s + 1 s), and some slack.
-  const roles = await pollUntil(async () => {
-    const both = [await roleOf(a), await roleOf(b)]
-    return both.slice().sort().join() === 'follower,leader' && both
-  }, { timeout: 15_000, what: 'one leader again' })
-  const [leader, survivor, leaderProcess] = roles[0] === 'leader' ? [a, b, processA] : [b, a, processB]
-  const killedAt = Date.now()
-  leaderProcess.kill('SIGKILL')
-  const meanwhile = await call<{ code: string, error: string }>(survivor, adminA, 'GET', '/api/v1/deploys')
-  t.match(meanwhile, { status: 503, body: { code: 'BERTH_NO_LEADER' } }, `until the election, the leader's routes answer 503: ${meanwhile.body.error}`)
-  await pollUntil(async () => await roleOf(survivor) === 'leader', { timeout: 10_000, interval: 100, what: 'the other master to lead after the leader was killed' })
-  const failover = Date.now() - killedAt
-  t.ok(failover < 10_000, `the other master leads ${failover} ms after the leader was killed`)
-  const deadAdmin = leader === a ? adminA : adminB
-  t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/secrets')).status, 200, 'the dead master\'s admin token still works on the other')
-  t.equal((await call(survivor, deadAdmin, 'GET', '/api/v1/deploys')).status, 200, 'and the new leader answers its routes itself')
-  await pollUntil(async () => await agentSeenBy(survivor), { timeout: 20_000, what: 'the agent to join the new leader' })
-  t.pass('the agent moved to the new leader by itself')
 })
 
 t.test('a lone master\'s state copied into etcd serves the master started on it', async t => {

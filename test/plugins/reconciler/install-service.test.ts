@@ -60,7 +60,7 @@ if (analyze !== undefined && isRoot()) {
   t.test('one unit per product: its plugins only, its own state directory and control port, each verified', async t => {
     const { dir, units } = directories(t)
     const products = [
-      ['orchestration', '6880', 'backup,cluster,databases,notifications,proxy,reconciler,secrets,tokens,webhooks'],
+      ['orchestration', '6880', 'backup,cluster,databases,nodes,notifications,proxy,reconciler,secrets,tokens,webhooks'],
       ['telemetry', '6891', 'ingest,symbolication'],
       ['campaign', '6892', 'campaign']
     ]
