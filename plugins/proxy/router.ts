@@ -38,6 +38,8 @@ export class Router implements TrafficHooks {
   readonly #deps: RouterDeps
   /** Specs of services being rolled out: the reconciler records a spec only once its deploy ends. */
   readonly #rolling = new Map<string, ServiceSpec>()
+  /** Services with a `ready` under way, by count: their rollout spec stays, whatever changes meanwhile. */
+  readonly #readying = new Map<string, number>()
 
   constructor (deps: RouterDeps) {
     this.#deps = deps
@@ -80,6 +82,17 @@ export class Router implements TrafficHooks {
   async ready (spec: ServiceSpec, id: string): Promise<void> {
     if (routedDomain(spec, this.#deps.defaultDomain) === undefined) return
     this.#rolling.set(spec.name, spec)
+    this.#readying.set(spec.name, (this.#readying.get(spec.name) ?? 0) + 1)
+    try {
+      await this.#untilServes(spec, id)
+    } finally {
+      const left = (this.#readying.get(spec.name) ?? 1) - 1
+      if (left > 0) this.#readying.set(spec.name, left)
+      else this.#readying.delete(spec.name)
+    }
+  }
+
+  async #untilServes (spec: ServiceSpec, id: string): Promise<void> {
     const deadline = Date.now() + this.#deps.readyTimeoutMs
     for (;;) {
       await this.refresh()
@@ -95,9 +108,13 @@ export class Router implements TrafficHooks {
     }
   }
 
-  /** The reconciler has recorded these services' specs: its view replaces the one of their rollout. */
+  /**
+   * The reconciler has recorded these services' specs: its view replaces the one of their rollout.
+   * Not while a replica of theirs is awaited: the change event also comes for other reasons (a
+   * node's state, a repair), and a new service's route would vanish in the middle of its rollout.
+   */
   settled (services: readonly string[]): void {
-    for (const name of services) this.#rolling.delete(name)
+    for (const name of services) if (!this.#readying.has(name)) this.#rolling.delete(name)
   }
 
   /** Probe every replica; log the ones whose health changed. */
