@@ -296,9 +296,24 @@ if (executablePath !== undefined) {
     t.equal(chart.x.length, 0, 'the last hour has no sample: an empty chart over that hour')
     t.match(await page.textContent('.empty'), 'No samples of battery_mv in this range')
 
+    // The next device's page first reads the range chosen last (1 h); that answer is held back until
+    // the 24-hour one has been delivered: the late answer must not replace the newer chart.
+    let dayDelivered = false
+    let staleDelivered = false
+    await page.route(`**/devices/${holed}/metrics/points?*`, async route => {
+      const query = new URL(route.request().url()).searchParams
+      const span = Number(query.get('to')) - Number(query.get('from'))
+      if (span === HOUR) await pollUntil(() => dayDelivered, { what: 'the 24-hour answer before the 1-hour one' })
+      await route.fulfill({ response: await route.fetch() })
+      if (span === HOUR) staleDelivered = true
+      else dayDelivered = true
+    })
     await page.goto(new URL(`/dashboard/#/devices/${holed}`, server.base).href)
     await page.selectOption('select[name="range"]', String(DAY))
+    await pollUntil(() => staleDelivered, { what: 'the 1-hour answer, delivered late' })
     chart = await pollUntil(async () => { const c = await readChart(page); return c.to - c.from === DAY && c.x.length > 1 && c }, { what: 'the chart of the series with a hole' })
+    t.pass('an answer arriving after a newer one is dropped: the chart keeps the range chosen last')
+    await page.unroute(`**/devices/${holed}/metrics/points?*`)
     const nulls = chart.avg.flatMap((v, i) => v === null ? [i] : [])
     t.equal(nulls.length, 2, 'two gaps in the data given to uPlot: before and after the sample in the hole')
     t.ok(chart.x[nulls[0]] > began - 8 * HOUR && chart.x[nulls[0]] < began - 6 * HOUR && chart.x[nulls[1]] > began - 6 * HOUR && chart.x[nulls[1]] < began - 4 * HOUR, 'both within the hole')

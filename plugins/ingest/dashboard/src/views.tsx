@@ -29,10 +29,17 @@ interface Trace { sequence: number, received_at: number, text: string }
 interface Metric { key: string }
 interface Group { name: string, description: string }
 
-/** Re-read whenever `version` changes (live events bump it). */
+/**
+ * Re-read whenever a dependency changes (live events bump `version`). An answer to a superseded read
+ * is dropped: answers can arrive out of order, and a late one must not replace the newer one.
+ */
 function useData<T> (load: () => Promise<T>, deps: unknown[]): { data?: T, error?: string } {
   const [state, setState] = useState<{ data?: T, error?: string }>({})
-  useEffect(() => { load().then(data => { setState({ data }) }, (err: Error) => { setState({ error: err.message }) }) }, deps)
+  useEffect(() => {
+    let current = true
+    load().then(data => { if (current) setState({ data }) }, (err: Error) => { if (current) setState({ error: err.message }) })
+    return () => { current = false }
+  }, deps)
   return state
 }
 
