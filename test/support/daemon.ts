@@ -125,7 +125,7 @@ export async function sharedServer<R extends SharedServer> (name: string, option
       if (options.ended(known) && typeof known.dir === 'string') rmSync(known.dir, { recursive: true, force: true })
     }
     const record = await options.start()
-    writeFileSync(path, JSON.stringify(record))
+    writeFileSync(path, JSON.stringify({ ...record, daemons: options.daemons }))
     return record
   })
   for (const daemon of options.daemons) await useRunDaemon(daemon)
@@ -213,5 +213,20 @@ export async function stopRunDaemons (): Promise<string[]> {
       rmSync(path, { force: true })
     })
   }
+  await removeStoppedServers()
   return stopped
+}
+
+/** Remove the data directory and record of every shared server whose daemons have all been stopped. */
+async function removeStoppedServers (): Promise<void> {
+  for (const file of readdirSync(RUN_DIR).filter(file => file.endsWith('-server.json'))) {
+    await withLock(`run daemon ${file.slice(0, -'-server.json'.length)}`, async () => {
+      const path = join(RUN_DIR, file)
+      if (!existsSync(path)) return
+      const known = JSON.parse(readFileSync(path, 'utf8')) as SharedServer & { daemons?: string[] }
+      if (known.daemons === undefined || known.daemons.some(daemon => existsSync(join(RECORDS, `${daemon}.json`)))) return
+      rmSync(known.dir, { recursive: true, force: true })
+      rmSync(path, { force: true })
+    })
+  }
 }

@@ -1,20 +1,23 @@
 // etcd 3.4 for tests: Debian's etcd-server and etcd-client (installed when missing), three members on
-// loopback ports in a temporary directory. One cluster serves the whole test run (`runEtcd`, stopped by
-// teardown.ts); each test file takes a fresh key prefix of its own (`etcdPrefix(t)`, its keys deleted at
-// its end). A test that kills, stops or restarts a member takes a cluster of its own (`ownEtcd(t)`).
-// Free ports only: a system etcd on 2379 (the package's service, never started here) cannot clash.
+// loopback ports, their data in memory (/dev/shm: etcd fsyncs every write, and on a disk shared with
+// the rest of the suite a slow fsync can stall its raft log for seconds). One cluster serves the whole
+// test run (`runEtcd`, stopped by teardown.ts); each test file takes a fresh key prefix of its own
+// (`etcdPrefix(t)`, its keys deleted at its end). A test that kills, stops or restarts a member takes a
+// cluster of its own (`ownEtcd(t)`). Free ports only: a system etcd on 2379 (the package's service,
+// never started here) cannot clash.
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
-import { isRunning, sharedServer, startDaemon, RUN_DIR, type Daemon } from './daemon.js'
+import { isRunning, sharedServer, startDaemon, type Daemon } from './daemon.js'
 import { freePort } from './net.js'
 import { pollUntil } from './poll.js'
 
 const run = promisify(execFile)
 const MEMBERS = 3
+const DATA_DIR = '/dev/shm/berth-test-etcd'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
@@ -48,8 +51,8 @@ async function healthy (endpoint: string): Promise<boolean> {
 }
 
 async function newLayout (prefix: string): Promise<Layout> {
-  mkdirSync(RUN_DIR, { recursive: true })
-  const dir = mkdtempSync(join(RUN_DIR, prefix))
+  mkdirSync(DATA_DIR, { recursive: true })
+  const dir = mkdtempSync(join(DATA_DIR, prefix))
   const ports: number[] = []
   // One at a time, so that no two members are given the same port.
   while (ports.length < 2 * MEMBERS) {

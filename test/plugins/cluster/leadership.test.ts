@@ -133,7 +133,10 @@ t.test('an etcd member killed: the leader keeps its lease and writes on', async 
   await pollUntil(async () => {
     const answer = await leader.ask('write')
     return answer.result === 'applied' && answer.at > killedAt + TTL_MS + 1000
-  }, { timeout: 30_000, interval: 250, what: 'a fenced write a TTL after the kill' })
+  }, { timeout: 30_000, interval: 250, what: 'a fenced write a TTL after the kill' }).catch((err: Error) => {
+    const since = leader.said.filter(line => line.at >= killedAt && !(line.event === 'write' && line.result === 'applied'))
+    throw new Error(`${err.message}; the leader said since the kill: ${JSON.stringify(since.slice(0, 20))}`)
+  })
   t.same(leader.said.filter(line => line.event === 'lost').map(line => line.reason), [], 'the leader never lost its leadership')
   t.notOk(follower.said.some(line => line.event === 'elected'), 'nobody else was elected')
   t.notOk(leader.said.some(line => line.event === 'write' && line.result === 'refused'), 'no fenced write was refused')
