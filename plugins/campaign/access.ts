@@ -17,7 +17,7 @@ export function accessControl (auth: SessionAuth, registry: FunctionRegistry): o
   return async (request, reply) => {
     const access = request.routeOptions.config.access ?? 'page'
     if (access === 'open') return
-    const session = auth.current(request)
+    const session = await auth.current(request)
     if (access === 'page') {
       if (session === undefined) await reply.redirect(loginUrl(request), 302)
       return

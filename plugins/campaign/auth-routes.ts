@@ -8,12 +8,12 @@ import { messagePage } from './html.js'
 import { localPath } from './local-path.js'
 import { newLoginSecrets } from './login-secrets.js'
 import { LoginRefused, type IdpClient } from './oidc-client.js'
-import type { PendingLogins } from './pending-logins.js'
+import type { PendingLoginStore } from './pending-logins.js'
 import type { SessionAuth } from './session-auth.js'
-import type { SessionRecord } from './sessions.js'
+import { SESSION_STORE_UNAVAILABLE, type SessionRecord } from './sessions.js'
 
 export interface AuthRoutesOptions {
-  pending: PendingLogins
+  pending: PendingLoginStore
   auth: SessionAuth
   log: Logger
   /** The provider client and the app's base URL, known once the plugin has started; undefined when no provider is configured. */
@@ -37,7 +37,7 @@ export function authRoutes ({ pending, auth, log, login, remedy, onLogin }: Auth
       const secrets = await newLoginSecrets()
       const { idp } = provider
       const target = await idp.authorizationUrl(secrets)
-      pending.add(secrets.state, { codeVerifier: secrets.codeVerifier, redirectPath })
+      await pending.add(secrets.state, { codeVerifier: secrets.codeVerifier, redirectPath })
       return await reply.redirect(target.href, 302)
     })
 
@@ -46,7 +46,7 @@ export function authRoutes ({ pending, auth, log, login, remedy, onLogin }: Auth
       const provider = login()
       if (provider === undefined) return await notConfigured(reply)
       if (error !== undefined) return await page(reply, 400, 'Sign-in not completed', `The identity provider answered: ${error}.`)
-      const entry = state === undefined ? undefined : pending.take(state)
+      const entry = state === undefined ? undefined : await pending.take(state)
       if (state === undefined || entry === undefined) {
         return await page(reply, 400, 'Sign-in link not valid', 'This sign-in is unknown, has expired or was already used. Please sign in again.')
       }
@@ -60,12 +60,12 @@ export function authRoutes ({ pending, auth, log, login, remedy, onLogin }: Auth
         return await page(reply, 502, 'Sign-in failed', 'The identity provider could not complete the sign-in. Please try again.')
       }
       await onLogin(record)
-      return await reply.header('set-cookie', auth.start(request, record)).redirect(entry.redirectPath, 302)
+      return await reply.header('set-cookie', await auth.start(request, record)).redirect(entry.redirectPath, 302)
     })
 
     app.get('/logout', open, async (request, reply) => {
-      const idToken = auth.current(request)?.id_token
-      reply.header('set-cookie', auth.end(request))
+      const idToken = (await auth.current(request))?.id_token
+      reply.header('set-cookie', await auth.end(request))
       const provider = login()
       if (provider === undefined) return await reply.redirect('/', 302)
       const target = await provider.idp.logoutUrl(idToken).catch(() => provider.appUrl)
@@ -75,7 +75,11 @@ export function authRoutes ({ pending, auth, log, login, remedy, onLogin }: Auth
     app.setErrorHandler(async (error, request, reply) => {
       const status = error instanceof BerthError ? error.statusCode : 500
       if (status >= 500) log.error({ err: error, path: request.url.split('?')[0] }, 'login route failed')
-      await page(reply, status, 'Sign-in unavailable', status === 503 ? 'The identity provider cannot be reached. Please try again later.' : 'Something went wrong.')
+      await page(reply, status, 'Sign-in unavailable', status !== 503
+        ? 'Something went wrong.'
+        : error instanceof BerthError && error.code === SESSION_STORE_UNAVAILABLE
+          ? 'The session store does not answer. Please try again in a moment.'
+          : 'The identity provider cannot be reached. Please try again later.')
     })
   }
 }

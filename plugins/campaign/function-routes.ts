@@ -30,7 +30,7 @@ export function functionRoutes ({ registry, auth, maxRequestBytes }: FunctionRou
     app.post<{ Params: { name: string } }>('/:name', { bodyLimit: maxRequestBytes, config: { access: 'function' } }, async (request, reply) => {
       const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase()
       if (type !== CBOR_TYPE) throw new UnsupportedMediaType(`unsupported content type: ${type ?? 'none'}`)
-      const result = await registry.call(request.params.name, request.body, { session: auth.current(request) })
+      const result = await registry.call(request.params.name, request.body, { session: await auth.current(request) })
       return await reply.type(CBOR_TYPE).send(encodeCbor(result ?? null))
     })
 

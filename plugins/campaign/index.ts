@@ -1,10 +1,11 @@
-// campaign: the campaign operations web app on the app listener: OIDC login with PKCE, sessions in
-// memory, four roles, CBOR server functions of the modules, the web UI, and the development IDP of
+// campaign: the campaign operations web app on the app listener: OIDC login with PKCE, sessions (in
+// memory, or in Redis shared by several instances), four roles, CBOR server functions of the modules, the web UI, and the development IDP of
 // the dev-idp plugin when asked for (`[campaign].dev_idp`, or `berth server --dev`).
 import { definePlugin } from '../../kernel/index.js'
 import type { DevIdp } from '../dev-idp/index.js'
 import type { FunctionRegistry } from './functions.js'
 import type { PostStore } from './records/posts.js'
+import type { SessionBackend } from './session-backend.js'
 import type { IdpClient } from './oidc-client.js'
 import { CAMPAIGN_ENV, campaignSection } from './settings.js'
 
@@ -12,6 +13,8 @@ export interface CampaignService {
   readonly registry: FunctionRegistry
   /** The sentiment monitor's post stream. */
   readonly posts: PostStore
+  /** Sessions and pending logins, in memory or in Redis. */
+  readonly sessions: SessionBackend
   /** The embedded development IDP, while it runs (`dev_idp` on). */
   devIdp?: DevIdp
   /** The provider client and the application's base URL, set at start. */
@@ -47,6 +50,7 @@ export default definePlugin({
   },
 
   async stop (_ctx, service) {
+    await service.sessions.close()
     await service.devIdp?.close()
     service.devIdp = undefined
     service.login = undefined

@@ -21,10 +21,7 @@ import { Fundraising, type StoredDonation, type StoredDonor } from './modules/fu
 import { KnowledgeBase, type KbDocument } from './modules/knowledge-base/knowledge-base.js'
 import type { Volunteer } from './modules/volunteers/volunteers.js'
 import { IdpClient } from './oidc-client.js'
-import { PendingLogins } from './pending-logins.js'
-import { SessionAuth } from './session-auth.js'
-import { SessionCookie } from './session-cookie.js'
-import { SessionStore } from './sessions.js'
+import { sessionBackend } from './session-backend.js'
 import { uiRoutes } from './ui-routes.js'
 import { reachabilityCheck, type PluginContext } from '../../kernel/index.js'
 import { devIdpFor } from '../dev-idp/index.js'
@@ -39,13 +36,12 @@ const DEV_IDP_FILE = 'campaign-dev-idp-passwords'
 /** What to do when no identity provider is configured. */
 const REMEDY = `set [campaign].idp_url (CAMPAIGN_IDP_URL), or, for development, turn on ${DEV_IDP_SETTING}`
 
-export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignService {
+export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promise<CampaignService> {
   const config = ctx.config
   checkSettings(config, ctx.production)
   const startedAt = Date.now()
-  const sessions = new SessionStore({ idleMs: config.session_idle_hours * 3_600_000, maxSessions: config.max_sessions })
-  const pending = new PendingLogins({ ttlMs: config.login_timeout_seconds * 1000, maxEntries: config.max_pending_logins })
-  const auth = new SessionAuth(sessions, new SessionCookie({ secure: config.app_url.startsWith('https:') }))
+  const backend = await sessionBackend(ctx)
+  const { sessions, pending, auth } = backend
   const users = ctx.store.db<UserRecord, string>('users')
   const feedback = ctx.store.db<FeedbackRecord, string[]>('feedback')
   const volunteers = ctx.store.db<Volunteer, string>('volunteers')
@@ -58,7 +54,7 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
 
   const registry = new FunctionRegistry()
   const posts = new PostStore(new RecordStore(ctx.store.db<Post, string>('posts'), config.max_posts))
-  const service: CampaignService = { registry, posts }
+  const service: CampaignService = { registry, posts, sessions: backend }
   registry.register([
     ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
     ...feedbackFunctions(feedback),
@@ -75,9 +71,9 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
         startedAt,
         issuer: () => service.login?.issuer ?? '',
         feedback: () => feedbackByModule(feedback),
-        counts: () => ({
-          sessions: sessions.size,
-          pending_logins: pending.size,
+        counts: async () => ({
+          sessions: await sessions.count(),
+          pending_logins: await pending.count(),
           users: users.getCount(),
           documents: kb.documentCount,
           volunteers: volunteers.getCount(),
@@ -112,10 +108,7 @@ export function setupCampaign (ctx: PluginContext<CampaignConfig>): CampaignServ
     app.addHook('onSend', securityHeaders)
     await app.register(functionRoutes({ registry, auth, maxRequestBytes: config.max_request_bytes }))
   }, { prefix: '/api', errors: CBOR_ERRORS })
-  ctx.schedule.every('sweep-sessions', SWEEP_MS, () => {
-    sessions.sweep()
-    pending.sweep()
-  })
+  ctx.schedule.every('sweep-sessions', SWEEP_MS, () => { backend.sweep() })
   if (config.dev_fallback) ctx.log.warn('development fallback on: check-auth reports an admin when nobody is signed in')
   return service
 }

@@ -4,47 +4,65 @@ import type { FastifyRequest } from 'fastify'
 import type { SessionCookie } from './session-cookie.js'
 import type { SessionRecord, SessionStore } from './sessions.js'
 
+export interface SessionAuthOptions {
+  sessions: SessionStore
+  cookie: SessionCookie
+  /**
+   * Called when a cookie's signature does not hold: fetch the shared key again (another instance may
+   * have made a new one); true when it changed, and the cookie is then read again.
+   */
+  refreshKey?: () => Promise<boolean>
+}
+
 export class SessionAuth {
   readonly #sessions: SessionStore
   readonly #cookie: SessionCookie
-  readonly #seen = new WeakMap<FastifyRequest, { id: string, record: SessionRecord } | null>()
+  readonly #refreshKey: () => Promise<boolean>
+  readonly #seen = new WeakMap<FastifyRequest, Promise<SessionRecord | undefined>>()
 
-  constructor (sessions: SessionStore, cookie: SessionCookie) {
-    this.#sessions = sessions
-    this.#cookie = cookie
+  constructor (options: SessionAuthOptions) {
+    this.#sessions = options.sessions
+    this.#cookie = options.cookie
+    this.#refreshKey = options.refreshKey ?? (async () => false)
   }
 
-  /** The request's live session, or undefined. */
-  current (request: FastifyRequest): SessionRecord | undefined {
-    return this.#lookup(request)?.record
+  /** The request's live session, or undefined (looked up once per request). */
+  async current (request: FastifyRequest): Promise<SessionRecord | undefined> {
+    let found = this.#seen.get(request)
+    if (found === undefined) {
+      found = this.#lookup(request)
+      this.#seen.set(request, found)
+    }
+    return await found
   }
 
   /** Start a session for `record`, ending the one the request carried (the id changes at every login). */
-  start (request: FastifyRequest, record: SessionRecord): string {
-    this.#endCarried(request)
-    return this.#cookie.issue(this.#sessions.create(record))
+  async start (request: FastifyRequest, record: SessionRecord): Promise<string> {
+    await this.#endCarried(request)
+    return this.#cookie.issue(await this.#sessions.create(record))
   }
 
   /** End the request's session; returns the Set-Cookie value that clears the cookie. */
-  end (request: FastifyRequest): string {
-    this.#endCarried(request)
+  async end (request: FastifyRequest): Promise<string> {
+    await this.#endCarried(request)
     return this.#cookie.clear()
   }
 
-  #endCarried (request: FastifyRequest): void {
-    const id = this.#cookie.read(request.headers.cookie)
-    if (id !== undefined) this.#sessions.delete(id)
+  async #endCarried (request: FastifyRequest): Promise<void> {
+    const id = await this.#carriedId(request)
     this.#seen.delete(request)
+    if (id !== undefined) await this.#sessions.delete(id)
   }
 
-  #lookup (request: FastifyRequest): { id: string, record: SessionRecord } | undefined {
-    let found = this.#seen.get(request)
-    if (found === undefined) {
-      const id = this.#cookie.read(request.headers.cookie)
-      const record = id === undefined ? undefined : this.#sessions.touch(id)
-      found = id === undefined || record === undefined ? null : { id, record }
-      this.#seen.set(request, found)
-    }
-    return found ?? undefined
+  async #carriedId (request: FastifyRequest): Promise<string | undefined> {
+    const header = request.headers.cookie
+    const id = this.#cookie.read(header)
+    if (id !== undefined || this.#cookie.presented(header) === undefined || !await this.#refreshKey()) return id
+    return this.#cookie.read(header)
+  }
+
+  async #lookup (request: FastifyRequest): Promise<SessionRecord | undefined> {
+    const id = await this.#carriedId(request)
+    return id === undefined ? undefined : await this.#sessions.touch(id)
   }
 }

@@ -1,16 +1,22 @@
-// The session cookie: the session id with an HMAC-SHA256 signature under a key drawn at start-up,
-// checked in constant time; HttpOnly, SameSite=Lax, and Secure when the app is served over HTTPS.
+// The session cookie: the session id with an HMAC-SHA256 signature, checked in constant time;
+// HttpOnly, SameSite=Lax, and Secure when the app is served over HTTPS. The key is drawn at start-up,
+// or given: instances sharing sessions share it (redis-sessions.ts), and it can be replaced.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const SESSION_COOKIE = 'campaign_session'
 
 export class SessionCookie {
-  readonly #key: Buffer
+  #key: Buffer
   readonly #secure: boolean
 
-  constructor (options: { secure: boolean }) {
-    this.#key = randomBytes(32)
+  constructor (options: { secure: boolean, key?: Buffer }) {
+    this.#key = options.key ?? randomBytes(32)
     this.#secure = options.secure
+  }
+
+  /** Sign with `key` from now on (the shared key was replaced). */
+  rekey (key: Buffer): void {
+    this.#key = key
   }
 
   /** The Set-Cookie value carrying session `id`. */
@@ -23,9 +29,14 @@ export class SessionCookie {
     return this.#attributes(`${SESSION_COOKIE}=; Max-Age=0`)
   }
 
+  /** The session cookie's value in a Cookie request header, signed well or not. */
+  presented (cookieHeader: string | undefined): string | undefined {
+    return cookieValue(cookieHeader, SESSION_COOKIE)
+  }
+
   /** The session id of a Cookie request header whose signature holds, else undefined. */
   read (cookieHeader: string | undefined): string | undefined {
-    const value = cookieValue(cookieHeader, SESSION_COOKIE)
+    const value = this.presented(cookieHeader)
     const dot = value?.lastIndexOf('.') ?? -1
     if (value === undefined || dot <= 0) return undefined
     const id = value.slice(0, dot)

@@ -12,7 +12,7 @@ export const campaignSection = ((Type) => Type.Object({
   dev_idp: Type.Boolean({ default: false, description: 'Development only: run an embedded identity provider on 127.0.0.1 with one user per role (passwords in <state_dir>/campaign-dev-idp-passwords) and sign in through it; refused with idp_url set, and when NODE_ENV=production.' }),
   dev_idp_port: Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: 'Port of the embedded development IDP on 127.0.0.1; 0 picks a free one.' }),
   session_idle_hours: Type.Number({ exclusiveMinimum: 0, default: 24, description: 'A session ends after this many hours without a request.' }),
-  max_sessions: Type.Integer({ minimum: 1, default: 10000, description: 'Most sessions kept in memory; the least recently used gives way.' }),
+  max_sessions: Type.Integer({ minimum: 1, default: 10000, description: 'Most sessions kept in memory; the least recently used gives way (with redis_url, Redis\'s own maxmemory bounds them).' }),
   login_timeout_seconds: Type.Integer({ minimum: 1, default: 600, description: 'How long a started login may take to come back from the IDP.' }),
   max_pending_logins: Type.Integer({ minimum: 1, default: 1000, description: 'Most logins waiting for the IDP at once; the oldest gives way.' }),
   max_request_bytes: Type.Integer({ minimum: 64, default: 262144, description: 'Largest server-function request body in bytes (413 beyond).' }),
@@ -28,6 +28,8 @@ export const campaignSection = ((Type) => Type.Object({
   generator_timeout_seconds: Type.Number({ exclusiveMinimum: 0, default: 60, description: 'Longest wait for one answer of the generative provider, its wait for a free slot included.' }),
   generator_fallback: Type.Boolean({ default: true, description: 'When the generative provider fails or times out, answer from the local engine with a fallback_note; false: answer 503.' }),
   generator_concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Most requests to the generative provider at once; a short queue waits behind them.' }),
+  redis_url: Type.String({ default: '', description: 'Redis URL (redis://[user:password@]host:6379[/db], or rediss://) where sessions and pending logins are kept, shared by every instance of the app; empty: in this process\'s memory.' }),
+  redis_prefix: Type.String({ default: 'berth:campaign:', minLength: 1, maxLength: 64, description: 'Prefix of the keys the app writes in Redis (one per application sharing a Redis).' }),
   max_posts: Type.Integer({ minimum: 100, default: 200000, description: 'Most social posts kept by the sentiment monitor; the oldest give way.' }),
   max_records: Type.Integer({ minimum: 100, default: 50000, description: 'Most records each analysis module keeps (articles, calls, commitments…); the oldest give way.' })
 }, { additionalProperties: false })) satisfies SectionSchema
@@ -45,7 +47,8 @@ export const CAMPAIGN_ENV = {
   CAMPAIGN_GENERATOR_URL: 'generator_url',
   CAMPAIGN_GENERATOR_MODEL: 'generator_model',
   CAMPAIGN_GENERATOR_API_KEY: 'generator_api_key',
-  CAMPAIGN_GENERATOR_FALLBACK: 'generator_fallback'
+  CAMPAIGN_GENERATOR_FALLBACK: 'generator_fallback',
+  CAMPAIGN_REDIS_URL: 'redis_url'
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/

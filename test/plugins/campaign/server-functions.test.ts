@@ -13,13 +13,13 @@ import { FunctionRegistry, serverFunction } from '../../../plugins/campaign/func
 import type { Role } from '../../../plugins/campaign/roles.js'
 import { SessionAuth } from '../../../plugins/campaign/session-auth.js'
 import { SessionCookie } from '../../../plugins/campaign/session-cookie.js'
-import { SessionStore } from '../../../plugins/campaign/sessions.js'
+import { MemorySessions } from '../../../plugins/campaign/sessions.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { rawRequest } from '../../support/raw-http.js'
 
 const LIMIT = 1024
 
-async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => string, logs: () => string }> {
+async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => Promise<string>, logs: () => string }> {
   const { logger, lines } = capturedLogger()
   const registry = new FunctionRegistry()
   registry.register([
@@ -29,9 +29,9 @@ async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => 
     serverFunction({ name: 'broken', module: 'test', access: ['staff'], args: Type.Object({}), handler: () => { throw new Error('secret detail /etc/passwd') } }),
     serverFunction({ name: 'bytes', module: 'test', access: ['staff'], args: Type.Object({ data: Type.Uint8Array() }), handler: ({ data }) => ({ length: data.length }) })
   ])
-  const sessions = new SessionStore({ idleMs: 60_000, maxSessions: 10 })
+  const sessions = new MemorySessions({ idleMs: 60_000, maxSessions: 10 })
   const cookie = new SessionCookie({ secure: false })
-  const auth = new SessionAuth(sessions, cookie)
+  const auth = new SessionAuth({ sessions, cookie })
   const functions = definePlugin({
     name: 'functions',
     version: '1.0.0',
@@ -47,7 +47,7 @@ async function server (t: Test): Promise<{ url: URL, cookieFor: (role: Role) => 
   return {
     logs: lines,
     url: kernel.url('app'),
-    cookieFor: role => cookie.issue(sessions.create({ sub: `${role}-1`, email: '', name: '', role, access_token: '', refresh_token: '', id_token: '' })).split(';')[0]
+    cookieFor: async role => cookie.issue(await sessions.create({ sub: `${role}-1`, email: '', name: '', role, access_token: '', refresh_token: '', id_token: '' })).split(';')[0]
   }
 }
 
@@ -59,10 +59,10 @@ async function post (url: URL, name: string, body: Uint8Array | string, headers:
 
 t.test('a call: CBOR arguments with defaults filled in, CBOR result', async t => {
   const { url, cookieFor } = await server(t)
-  const headers = { cookie: cookieFor('volunteer') }
+  const headers = { cookie: await cookieFor('volunteer') }
   t.same(await callServerFunction('echo', { text: 'ab' }, { baseUrl: url, headers }), { text: 'ab', by: 'volunteer-1' })
   t.same(await callServerFunction('echo', { text: 'ab', times: 3 }, { baseUrl: url, headers }), { text: 'ababab', by: 'volunteer-1' })
-  const raw = await post(url, 'bytes', encodeCbor({ data: new Uint8Array([1, 2, 3]) }), { cookie: cookieFor('staff') })
+  const raw = await post(url, 'bytes', encodeCbor({ data: new Uint8Array([1, 2, 3]) }), { cookie: await cookieFor('staff') })
   t.same(raw, { status: 200, type: 'application/cbor', body: { length: 3 } }, 'byte strings arrive as bytes')
 })
 
@@ -77,23 +77,23 @@ t.test('statuses: 404 unknown, 401 without session, 403 for a role not allowed, 
       return (err as ServerFunctionError).status
     }
   }
-  t.equal(await call('nope', {}, cookieFor('admin')), 404)
+  t.equal(await call('nope', {}, await cookieFor('admin')), 404)
   t.equal(await call('staff-only', {}), 401)
   t.equal(await call('staff-only', {}, 'campaign_session=forged.signature'), 401, 'a forged cookie is no session')
-  t.equal(await call('staff-only', {}, cookieFor('volunteer')), 403)
-  t.equal(await call('staff-only', {}, cookieFor('readonly')), 403)
-  t.equal(await call('staff-only', {}, cookieFor('staff')), 200)
-  t.equal(await call('staff-only', {}, cookieFor('admin')), 200, 'admin passes every role check')
+  t.equal(await call('staff-only', {}, await cookieFor('volunteer')), 403)
+  t.equal(await call('staff-only', {}, await cookieFor('readonly')), 403)
+  t.equal(await call('staff-only', {}, await cookieFor('staff')), 200)
+  t.equal(await call('staff-only', {}, await cookieFor('admin')), 200, 'admin passes every role check')
   t.same(await callServerFunction('hello', {}, { baseUrl: url }), { signedIn: false })
   const denied = await post(url, 'staff-only', encodeCbor({}))
   t.same(denied, { status: 401, type: 'application/cbor', body: { error: 'sign in first: no valid session', code: 'BERTH_UNAUTHORIZED' } }, 'errors are CBOR {error}')
-  const forbidden = await post(url, 'staff-only', encodeCbor({}), { cookie: cookieFor('volunteer') })
+  const forbidden = await post(url, 'staff-only', encodeCbor({}), { cookie: await cookieFor('volunteer') })
   t.same(forbidden.body, { error: 'role volunteer may not call staff-only', code: 'BERTH_ROLE_TOO_LOW' })
 })
 
 t.test('bad requests: arguments, malformed CBOR, unsupported values, size, content type', async t => {
   const { url, cookieFor } = await server(t)
-  const headers = { cookie: cookieFor('staff') }
+  const headers = { cookie: await cookieFor('staff') }
   const invalid = await post(url, 'echo', encodeCbor({ text: 5 }), headers)
   t.same(invalid, { status: 400, type: 'application/cbor', body: { error: 'invalid arguments: /text: Expected string', code: 'BERTH_BAD_REQUEST' } })
   t.equal((await post(url, 'echo', encodeCbor({ text: 'x', extra: 1 }), headers)).status, 400, 'unknown arguments refused')
@@ -124,7 +124,7 @@ t.test('every error under /api is CBOR {error}: other methods, unknown routes, b
   const { url, cookieFor } = await server(t)
   const cbor = async (response: Response): Promise<[number, string | null, unknown]> =>
     [response.status, response.headers.get('content-type'), decodeCbor(new Uint8Array(await response.arrayBuffer()))]
-  const get = await fetch(new URL('/api/echo', url), { headers: { cookie: cookieFor('staff') } })
+  const get = await fetch(new URL('/api/echo', url), { headers: { cookie: await cookieFor('staff') } })
   t.equal(get.headers.get('allow'), 'POST')
   t.same(await cbor(get), [405, 'application/cbor', { error: 'server functions are called with POST, not GET', code: 'BERTH_METHOD_NOT_ALLOWED' }])
   t.same(await cbor(await fetch(new URL('/api/echo', url), { method: 'DELETE' })), [405, 'application/cbor', { error: 'server functions are called with POST, not DELETE', code: 'BERTH_METHOD_NOT_ALLOWED' }])
@@ -150,7 +150,7 @@ t.test('every error under /api is CBOR {error}: other methods, unknown routes, b
 
 t.test('a failing handler answers 500 without its details, which go to the log', async t => {
   const { url, cookieFor, logs } = await server(t)
-  t.same(await post(url, 'broken', encodeCbor({}), { cookie: cookieFor('staff') }), { status: 500, type: 'application/cbor', body: { error: 'internal server error', code: 'BERTH_INTERNAL' } })
+  t.same(await post(url, 'broken', encodeCbor({}), { cookie: await cookieFor('staff') }), { status: 500, type: 'application/cbor', body: { error: 'internal server error', code: 'BERTH_INTERNAL' } })
   const failed = logs().trim().split('\n').map(line => JSON.parse(line) as { msg: string }).find(entry => entry.msg === 'request failed')
   t.match(failed, { path: '/api/broken', err: { message: 'secret detail /etc/passwd' } })
 })

@@ -5,36 +5,36 @@ import { createHash } from 'node:crypto'
 import { UnsecuredJWT } from 'jose'
 import { localPath, MAX_LOCAL_PATH } from '../../../plugins/campaign/local-path.js'
 import { newLoginSecrets } from '../../../plugins/campaign/login-secrets.js'
-import { PendingLogins } from '../../../plugins/campaign/pending-logins.js'
+import { MemoryPendingLogins } from '../../../plugins/campaign/pending-logins.js'
 import { mayCall, roleFromAccessToken, roleFromClaim } from '../../../plugins/campaign/roles.js'
 import { SESSION_COOKIE, SessionCookie } from '../../../plugins/campaign/session-cookie.js'
-import { SessionStore, type SessionRecord } from '../../../plugins/campaign/sessions.js'
+import { MemorySessions, type SessionRecord } from '../../../plugins/campaign/sessions.js'
 
 const HOUR = 3_600_000
 const record = (sub: string): SessionRecord => ({ sub, email: `${sub}@x.test`, name: sub, role: 'staff', access_token: 'a', refresh_token: 'r', id_token: 'i' })
 
 t.test('sessions expire after the idle time, and each use slides the expiry', async t => {
   let now = 0
-  const store = new SessionStore({ idleMs: 24 * HOUR, maxSessions: 10, now: () => now })
-  const id = store.create(record('ada'))
+  const store = new MemorySessions({ idleMs: 24 * HOUR, maxSessions: 10, now: () => now })
+  const id = await store.create(record('ada'))
   t.match(id, /^[A-Za-z0-9_-]{43}$/, 'a 256-bit random id')
   now = 23 * HOUR
-  t.equal(store.touch(id)?.sub, 'ada', 'alive after 23 h')
+  t.equal((await store.touch(id))?.sub, 'ada', 'alive after 23 h')
   now = 46 * HOUR
-  t.equal(store.touch(id)?.sub, 'ada', 'alive 23 h after the last use, 46 h after creation')
+  t.equal((await store.touch(id))?.sub, 'ada', 'alive 23 h after the last use, 46 h after creation')
   now = 70 * HOUR
-  t.equal(store.touch(id), undefined, 'gone after 24 h without use')
-  t.equal(store.size, 0)
+  t.equal(await store.touch(id), undefined, 'gone after 24 h without use')
+  t.equal(await store.count(), 0)
 })
 
 t.test('sessions are bounded: the least recently used gives way', async t => {
-  const store = new SessionStore({ idleMs: HOUR, maxSessions: 2 })
-  const a = store.create(record('a'))
-  const b = store.create(record('b'))
-  store.touch(a)
-  const c = store.create(record('c'))
-  t.equal(store.touch(b), undefined, 'b was the least recently used')
-  t.ok(store.touch(a) !== undefined && store.touch(c) !== undefined)
+  const store = new MemorySessions({ idleMs: HOUR, maxSessions: 2 })
+  const a = await store.create(record('a'))
+  const b = await store.create(record('b'))
+  await store.touch(a)
+  const c = await store.create(record('c'))
+  t.equal(await store.touch(b), undefined, 'b was the least recently used')
+  t.ok(await store.touch(a) !== undefined && await store.touch(c) !== undefined)
   t.not(a, b, 'every session has its own id')
 })
 
@@ -56,19 +56,19 @@ t.test('the session cookie is signed, HttpOnly, SameSite=Lax, Secure only over H
 
 t.test('pending logins are single use, expire and are bounded', async t => {
   let now = 0
-  const pending = new PendingLogins({ ttlMs: 600_000, maxEntries: 2, now: () => now })
-  pending.add('s1', { codeVerifier: 'v1', redirectPath: '/a' })
-  t.same(pending.take('s1'), { codeVerifier: 'v1', redirectPath: '/a' })
-  t.equal(pending.take('s1'), undefined, 'a state works once')
-  pending.add('s2', { codeVerifier: 'v2', redirectPath: '/' })
+  const pending = new MemoryPendingLogins({ ttlMs: 600_000, maxEntries: 2, now: () => now })
+  await pending.add('s1', { codeVerifier: 'v1', redirectPath: '/a' })
+  t.same(await pending.take('s1'), { codeVerifier: 'v1', redirectPath: '/a' })
+  t.equal(await pending.take('s1'), undefined, 'a state works once')
+  await pending.add('s2', { codeVerifier: 'v2', redirectPath: '/' })
   now = 600_000
-  t.equal(pending.take('s2'), undefined, 'expired after 10 minutes')
-  pending.add('s3', { codeVerifier: 'v3', redirectPath: '/' })
-  pending.add('s4', { codeVerifier: 'v4', redirectPath: '/' })
-  pending.add('s5', { codeVerifier: 'v5', redirectPath: '/' })
-  t.equal(pending.size, 2)
-  t.equal(pending.take('s3'), undefined, 'the oldest gave way')
-  t.equal(pending.take('s5')?.codeVerifier, 'v5')
+  t.equal(await pending.take('s2'), undefined, 'expired after 10 minutes')
+  await pending.add('s3', { codeVerifier: 'v3', redirectPath: '/' })
+  await pending.add('s4', { codeVerifier: 'v4', redirectPath: '/' })
+  await pending.add('s5', { codeVerifier: 'v5', redirectPath: '/' })
+  t.equal(await pending.count(), 2)
+  t.equal(await pending.take('s3'), undefined, 'the oldest gave way')
+  t.equal((await pending.take('s5'))?.codeVerifier, 'v5')
 })
 
 t.test('login secrets: verifier of 43 base64url characters, S256 challenge, state of 64 hex', async t => {

@@ -23,7 +23,7 @@ export interface AdminSources {
   users: UserDb
   startedAt: number
   /** Live numbers: sessions, pending logins, stored records by kind. */
-  counts(): Record<string, number>
+  counts(): Promise<Record<string, number>>
   /** The issuer in use, once known. */
   issuer(): string
   /** Ratings given with record-feedback, per module. */
@@ -37,11 +37,11 @@ export function adminFunctions (sources: AdminSources): ModuleFunction[] {
     moduleFunction({
       name: 'admin-health',
       args: NoArgs,
-      handler: () => ({
+      handler: async () => ({
         status: 'ok',
         uptime_seconds: Math.round((Date.now() - sources.startedAt) / 1000),
         identity_provider: sources.issuer(),
-        counts: sources.counts(),
+        counts: await sources.counts(),
         feedback: sources.feedback()
       })
     }),

@@ -1,0 +1,123 @@
+// Two instances of the campaign app sharing sessions and pending logins through a real Redis (Debian's
+// redis-server, append-only file on): a login started on one and completed on the other, functions on
+// either, logout on one ending the session on both, one instance killed with SIGKILL, Redis killed and
+// restarted (503 while it is away, the session still there after), and a bad Redis URL at start.
+import t from 'tap'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { startDevIdp } from '../../../plugins/dev-idp/provider.js'
+import { seedUsers } from '../../../plugins/dev-idp/users.js'
+import { ROLES } from '../../../plugins/campaign/roles.js'
+import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
+import { CookieJar, followRedirects, send, signInThroughIdp } from '../../support/campaign.js'
+import { exited, runCli, spawnCliForTest, untilAnswers, type RunningCli } from '../../support/cli.js'
+import { freePort } from '../../support/net.js'
+import { pollUntil } from '../../support/poll.js'
+import { requireRedis } from '../../support/redis.js'
+import { tempDir } from '../../support/tmp.js'
+
+interface Test { teardown(fn: () => void | Promise<void>): void }
+interface Auth { authenticated: boolean, role?: string }
+
+const redis = await requireRedis(t, { durable: true })
+
+/** `berth server` with the campaign plugin only, its app on `port`, sessions in Redis. */
+async function instance (t: Test, name: string, port: number, campaign: string[]): Promise<{ base: URL, child: RunningCli }> {
+  const dir = tempDir(t, `berth-campaign-${name}-`)
+  const control = await freePort()
+  writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"',
+    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${control}`,
+    '[server.listeners.app]', 'host = "127.0.0.1"',
+    '[campaign]', ...campaign].join('\n'))
+  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', BERTH_APP_PORT: String(port), CAMPAIGN_REDIS_URL: redis?.url ?? '' } })
+  await untilAnswers(child, `http://127.0.0.1:${control}/api/v1/health`, `instance ${name}`)
+  return { base: new URL(`http://127.0.0.1:${port}/`), child }
+}
+
+const checkAuth = async (base: URL, cookie: string): Promise<Auth> => await callServerFunction<Auth>('check-auth', {}, { baseUrl: base, headers: { cookie } })
+const failure = async (call: Promise<unknown>): Promise<{ status: number, code?: string } | 'ok'> =>
+  await call.then(() => 'ok' as const, (err: unknown) => {
+    if (err instanceof ServerFunctionError) return { status: err.status, code: err.code }
+    throw err
+  })
+
+if (redis !== undefined) {
+  t.test('two instances share sessions and logins through Redis', async t => {
+    const [portA, portB] = [await freePort(), await freePort()]
+    // One public address for both, as behind a load balancer: the IDP sends the browser back to it.
+    const appUrl = `http://127.0.0.1:${portA}/`
+    const idp = await startDevIdp({ realm: 'hq', clientId: 'web', redirectUris: [`${appUrl}auth/callback`], postLogoutRedirectUris: [appUrl], users: seedUsers(ROLES, 'campaign.test') })
+    t.teardown(idp.close)
+    const settings = [`idp_url = "${idp.url}"`, 'idp_realm = "hq"', 'idp_client_id = "web"', `app_url = "${appUrl}"`]
+    const a = await instance(t, 'a', portA, settings)
+    const b = await instance(t, 'b', portB, settings)
+    const user = (role: string): { username: string, password: string } => idp.users.find(u => u.role === role) as { username: string, password: string }
+
+    /** /auth on A; the IDP's answer delivered to B (the balancer's choice); the session cookie. */
+    const loginAcross = async (role: string): Promise<string> => {
+      const jar = new CookieJar()
+      const callback = await signInThroughIdp(jar, new URL('/auth?redirect_url=%2Fvolunteers', a.base), user(role), url => url.pathname === '/auth/callback')
+      const onB = new URL(`${callback.pathname}${callback.search}`, b.base)
+      const answer = await send(jar, onB)
+      t.equal(answer.status, 302, `the callback of a login started on A is completed by B (${role})`)
+      t.equal(answer.headers.get('location'), '/volunteers', 'back to the page asked for on A')
+      return jar.header(b.base)
+    }
+
+    const staff = await loginAcross('staff')
+    t.match(await checkAuth(a.base, staff), { authenticated: true, role: 'staff' }, 'the session made on B is known to A')
+    t.match(await checkAuth(b.base, staff), { authenticated: true, role: 'staff' }, 'and to B')
+    t.equal(await failure(callServerFunction('list-volunteers', {}, { baseUrl: a.base, headers: { cookie: staff } })), 'ok', 'a staff function on A')
+    t.same(await failure(callServerFunction('admin-health', {}, { baseUrl: b.base, headers: { cookie: staff } })), { status: 403, code: 'BERTH_ROLE_TOO_LOW' }, 'and the role checked on B')
+
+    const admin = await loginAcross('admin')
+    const sessionsOn = async (base: URL): Promise<number> => (await callServerFunction<{ counts: { sessions: number } }>('admin-health', {}, { baseUrl: base, headers: { cookie: admin } })).counts.sessions
+    t.same([await sessionsOn(a.base), await sessionsOn(b.base)], [2, 2], 'both instances count the same two sessions')
+
+    // Logout on A ends the session everywhere.
+    const out = await fetch(new URL('/logout', a.base), { redirect: 'manual', headers: { cookie: staff } })
+    t.equal(out.status, 302)
+    t.match(out.headers.get('set-cookie'), /^campaign_session=; Max-Age=0/, 'A clears the cookie')
+    t.match(await checkAuth(b.base, staff), { authenticated: false }, 'logged out on A: B no longer knows the session')
+    t.same(await failure(callServerFunction('list-volunteers', {}, { baseUrl: b.base, headers: { cookie: staff } })), { status: 401, code: 'BERTH_UNAUTHORIZED' })
+
+    // A used state cannot be replayed on the other instance.
+    const replay = new CookieJar()
+    const callback = await signInThroughIdp(replay, new URL('/auth', a.base), user('volunteer'), url => url.pathname === '/auth/callback')
+    t.equal((await send(replay, callback)).status, 302, 'completed on A')
+    t.equal((await send(new CookieJar(), new URL(`${callback.pathname}${callback.search}`, b.base))).status, 400, 'the same callback on B is refused: each login is used once')
+
+    // One instance killed: the signed-in user goes on with the other.
+    a.child.kill('SIGKILL')
+    t.equal(await exited(a.child), 'SIGKILL')
+    t.match(await checkAuth(b.base, admin), { authenticated: true, role: 'admin' }, 'A killed: the admin keeps working on B')
+
+    // Redis killed (a crash): B answers 503 with a reason, then recovers by itself; the session survives (append-only file).
+    await redis.kill()
+    const down = await pollUntil(async () => { const f = await failure(checkAuth(b.base, admin)); return f !== 'ok' && f }, { what: 'a 503 while Redis is away' })
+    t.same(down, { status: 503, code: 'BERTH_SESSION_STORE_UNAVAILABLE' }, 'Redis away: 503 naming the session store')
+    const page = await followRedirects(new CookieJar(), new URL('/auth', b.base))
+    t.equal(page.response.status, 503, 'a new sign-in is refused with a page')
+    t.match(await page.response.text(), /session store does not answer/)
+    await redis.start()
+    const back = await pollUntil(async () => { const f = await failure(checkAuth(b.base, admin)); return f === 'ok' && f }, { timeout: 15_000, what: 'B to use Redis again' })
+    t.equal(back, 'ok', 'Redis back: B answers again without a restart')
+    t.match(await checkAuth(b.base, admin), { authenticated: true, role: 'admin' }, 'and the session written before the crash is still there')
+  })
+
+  t.test('a Redis URL that is wrong or unreachable stops the start with one line', async t => {
+    const dir = tempDir(t, 'berth-campaign-bad-redis-')
+    writeFileSync(join(dir, 'cluster.toml'), ['[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0', '[server.listeners.app]', 'host = "127.0.0.1"', 'port = 0'].join('\n'))
+    const unreachable = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_REDIS_URL: `redis://127.0.0.1:${await freePort()}` } })
+    t.not(unreachable.code, 0)
+    t.match(unreachable.stderr, /session store at 127\.0\.0\.1:\d+ \(\[campaign\]\.redis_url \(CAMPAIGN_REDIS_URL\)\) does not answer/)
+    const wrong = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_REDIS_URL: 'http://127.0.0.1:6379' } })
+    t.not(wrong.code, 0)
+    t.match(wrong.stderr, /must be a redis:\/\/ or rediss:\/\/ URL, got http:/)
+    const password = new URL(redis.url).password
+    const refused = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_REDIS_URL: redis.url.replace(password, 'wrong') } })
+    t.not(refused.code, 0)
+    t.notMatch(refused.stderr + refused.stdout, password, 'the password is never printed')
+    t.notMatch(refused.stderr + refused.stdout, 'wrong@', 'nor the one given')
+  })
+}
