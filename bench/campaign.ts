@@ -93,7 +93,7 @@ async function main (): Promise<void> {
       [`sentiment-summary, by hour, over ${POSTS} posts`, REQUESTS, async () => await call('sentiment-summary', { bucket: 'hour' })],
       [`sentiment-summary, by day, one source, over ${POSTS} posts`, REQUESTS, async () => await call('sentiment-summary', { bucket: 'day', source: 'forum' })],
       [`detect-spikes over ${POSTS} posts`, REQUESTS, async () => await call('detect-spikes', {})],
-      [`floor: reading the ${POSTS} posts from LMDB in-process`, REQUESTS, async () => { let n = 0; for (const _post of kernel.service('campaign').posts.between(undefined, undefined)) n++; return n }],
+      [`floor: reading the ${POSTS} posts from LMDB in-process`, REQUESTS, async () => { let n = 0; for await (const _post of kernel.service('campaign').posts.between(undefined, undefined)) n++; return n }],
       // A different article each time (one sentence changes): nothing of an earlier request is reused.
       [`analyze-article, ${text.split(' ').length} words`, Math.min(REQUESTS, 50), async i => await call('analyze-article', { title: 'Bench', outlet: 'bench', text: `Edition ${i}. ${text}` })]
     ]

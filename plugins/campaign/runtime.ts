@@ -17,12 +17,14 @@ import { authInfoFunctions } from './modules/shared/auth-info.js'
 import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/shared/feedback.js'
 import { loadRules } from './modules/compliance/compliance-rules.js'
 import { Elections } from './modules/fundraising/elections.js'
-import { Fundraising, type StoredDonation, type StoredDonor } from './modules/fundraising/fundraising.js'
-import { KnowledgeBase, type KbDocument } from './modules/knowledge-base/knowledge-base.js'
+import { Fundraising } from './modules/fundraising/fundraising.js'
+import { KnowledgeBase } from './modules/knowledge-base/knowledge-base.js'
 import type { Volunteer } from './modules/volunteers/volunteers.js'
 import { IdpClient } from './oidc-client.js'
 import { sessionBackend } from './session-backend.js'
 import { uiRoutes } from './ui-routes.js'
+import type { CampaignStore } from './store/contract.js'
+import { LmdbCampaignStore } from './store/lmdb-store.js'
 import { reachabilityCheck, type PluginContext } from '../../kernel/index.js'
 import { devIdpFor } from '../dev-idp/index.js'
 import type { CampaignService } from './index.js'
@@ -42,18 +44,15 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const startedAt = Date.now()
   const backend = await sessionBackend(ctx)
   const { sessions, pending, auth } = backend
-  const users = ctx.store.db<UserRecord, string>('users')
-  const feedback = ctx.store.db<FeedbackRecord, string[]>('feedback')
-  const volunteers = ctx.store.db<Volunteer, string>('volunteers')
-  const kb = new KnowledgeBase(ctx.store.db<KbDocument, string>('kb-documents'), ctx.store.db<string, [string, number]>('kb-passages'))
-  const fundraising = new Fundraising({
-    donors: ctx.store.db<StoredDonor, string>('donors'),
-    donations: ctx.store.db<StoredDonation, [string, string, string]>('donations'),
-    transaction: async fn => await ctx.store.transaction(fn)
-  }, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
+  const store: CampaignStore = new LmdbCampaignStore(ctx.store)
+  const users = store.table<UserRecord>('users')
+  const feedback = store.table<FeedbackRecord, string[]>('feedback')
+  const volunteers = store.table<Volunteer>('volunteers')
+  const kb = await KnowledgeBase.open(store)
+  const fundraising = new Fundraising(store, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
 
   const registry = new FunctionRegistry()
-  const posts = new PostStore(new RecordStore(ctx.store.db<Post, string>('posts'), config.max_posts))
+  const posts = new PostStore(new RecordStore<Post>(store, 'posts', config.max_posts))
   const service: CampaignService = { registry, posts, sessions: backend }
   registry.register([
     ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
@@ -64,20 +63,20 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
       kb,
       posts,
       fundraising,
-      db: name => ctx.store.db(name),
+      store,
       maxRecords: config.max_records,
       admin: {
         users,
         startedAt,
         issuer: () => service.login?.issuer ?? '',
-        feedback: () => feedbackByModule(feedback),
+        feedback: async () => await feedbackByModule(feedback),
         counts: async () => ({
           sessions: await sessions.count(),
           pending_logins: await pending.count(),
-          users: users.getCount(),
+          users: await users.count(),
           documents: kb.documentCount,
-          volunteers: volunteers.getCount(),
-          donors: fundraising.donorCount
+          volunteers: await volunteers.count(),
+          donors: await fundraising.donorCount()
         })
       }
     })

@@ -57,14 +57,14 @@ import { regulatoryMonitorFunctions } from './regulatory-monitor/regulatory-moni
 import { manifest as sentimentMonitor } from './sentiment-monitor/manifest.js'
 import { sentimentMonitorFunctions } from './sentiment-monitor/sentiment-monitor.js'
 import { manifest as volunteers } from './volunteers/manifest.js'
-import { volunteerFunctions, type Volunteer } from './volunteers/volunteers.js'
+import { volunteerFunctions } from './volunteers/volunteers.js'
 
 type Factory = (kit: ModuleKit) => ModuleFunction[]
 
 /** Each module's manifest with the factory of its functions. */
 const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [knowledgeBase, kit => knowledgeBaseFunctions(kit.kb)],
-  [volunteers, kit => volunteerFunctions(kit.db<Volunteer>('volunteers'))],
+  [volunteers, kit => volunteerFunctions(kit.store)],
   [canvassing, canvassingFunctions],
   [fundraising, kit => fundraisingFunctions(kit.fundraising)],
   [meetings, meetingFunctions],

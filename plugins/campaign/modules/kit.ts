@@ -1,8 +1,7 @@
 // What every module receives (the language engine, the optional generative provider, the
-// knowledge base, its own LMDB databases) and what they share: text bounds answered with 413, time-
+// knowledge base, the campaign store's tables) and what they share: text bounds answered with 413, time-
 // ordered record stores that keep at most a configured number of records, and pagination.
 import { createHash, randomBytes } from 'node:crypto'
-import type { Database } from 'lmdb'
 import { BadRequest, PayloadTooLarge } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import type { LanguageEngine } from '../language/engine.js'
@@ -11,6 +10,7 @@ import type { AdminSources } from './admin/admin.js'
 import type { Fundraising } from './fundraising/fundraising.js'
 import type { KnowledgeBase } from './knowledge-base/knowledge-base.js'
 import type { PostStore } from '../records/posts.js'
+import type { CampaignStore, Table } from '../store/contract.js'
 
 export interface ModuleKit {
   /** The local engine, imported on first use. */
@@ -22,8 +22,8 @@ export interface ModuleKit {
   posts: PostStore
   /** Donors and donations with the contribution limit (read by compliance). */
   fundraising: Fundraising
-  /** A database of the campaign plugin (each module names its own). */
-  db<V>(name: string): Database<V, string>
+  /** The campaign's data: each module names its own tables. */
+  store: CampaignStore
   /** Most records a module's store keeps. */
   maxRecords: number
   /** What the admin panel reports: users, uptime, live counts, the issuer, the feedback per module. */
@@ -98,33 +98,41 @@ export interface Page<T> { items: T[], next_cursor: string | null }
 
 /** Records keyed by `timeKey`, newest first in listings, the oldest removed beyond `max`. */
 export class RecordStore<T> {
-  readonly #db: Database<T, string>
+  readonly #store: CampaignStore
+  readonly #name: string
+  readonly #table: Table<T>
   readonly #max: number
 
-  constructor (db: Database<T, string>, max: number) {
-    this.#db = db
+  constructor (store: CampaignStore, name: string, max: number) {
+    this.#store = store
+    this.#name = name
+    this.#table = store.table<T>(name)
     this.#max = max
   }
 
-  get count (): number {
-    return this.#db.getCount()
+  async count (): Promise<number> {
+    return await this.#table.count()
   }
 
-  get (key: string): T | undefined {
-    return this.#db.get(key)
+  async get (key: string): Promise<T | undefined> {
+    return await this.#table.get(key)
   }
 
-  has (key: string): boolean {
-    return this.#db.doesExist(key)
+  async has (key: string): Promise<boolean> {
+    return await this.#table.has(key)
   }
 
   /** Store records in one transaction, then drop the oldest beyond the bound. */
   async putAll (entries: ReadonlyArray<readonly [string, T]>): Promise<void> {
-    await this.#db.transaction(() => {
-      for (const [key, value] of entries) void this.#db.put(key, value)
-      const excess = this.#db.getCount() - this.#max
-      if (excess > 0) for (const key of this.#db.getKeys({ limit: excess })) void this.#db.remove(key)
+    await this.#store.transaction(`records:${this.#name}`, async tx => {
+      const table = tx.table<T>(this.#name)
+      for (const [key, value] of entries) await table.put(key, value)
     })
+    const excess = await this.#table.count() - this.#max
+    if (excess <= 0) return
+    const oldest: string[] = []
+    for await (const { key } of this.#table.range({ limit: excess })) oldest.push(key)
+    for (const key of oldest) await this.#table.remove(key)
   }
 
   async put (key: string, value: T): Promise<void> {
@@ -132,19 +140,19 @@ export class RecordStore<T> {
   }
 
   /** Records between two times (keys made by `timeKey`), oldest first. */
-  * between (from?: Date, to?: Date): Iterable<T> {
-    const range = this.#db.getRange({
+  async * between (from?: Date, to?: Date): AsyncIterable<T> {
+    const range = this.#table.range({
       ...(from !== undefined ? { start: timePrefix(from) } : {}),
       ...(to !== undefined ? { end: `${timePrefix(to)}~` } : {})
     })
-    for (const { value } of range) yield value
+    for await (const { value } of range) yield value
   }
 
   /** One page, newest first, optionally filtered; `cursor` is the last key of the previous page. */
-  page (limit: number, cursor?: string, keep: (value: T) => boolean = () => true): Page<T & { id: string }> {
+  async page (limit: number, cursor?: string, keep: (value: T) => boolean = () => true): Promise<Page<T & { id: string }>> {
     const items: Array<T & { id: string }> = []
     let last: string | null = null
-    for (const { key, value } of this.#db.getRange({ reverse: true, ...(cursor !== undefined ? { start: cursor, exclusiveStart: true } : {}) })) {
+    for await (const { key, value } of this.#table.range({ reverse: true, ...(cursor !== undefined ? { start: cursor, exclusiveStart: true } : {}) })) {
       if (!keep(value)) continue
       if (items.length === limit) return { items, next_cursor: last }
       items.push({ ...value, id: key })

@@ -12,9 +12,9 @@ import type { Post, PostStore } from './posts.js'
 export const MAX_SUBJECT_POSTS = 5_000
 
 /** Posts since `from` carrying the subject's terms (at least 60 % of them, as narratives are matched), the latest MAX_SUBJECT_POSTS, oldest first. */
-export function postsAbout (posts: PostStore, terms: readonly string[], from: Date): Post[] {
+export async function postsAbout (posts: PostStore, terms: readonly string[], from: Date): Promise<Post[]> {
   const found: Post[] = []
-  for (const post of posts.between(from, undefined)) {
+  for await (const post of posts.between(from, undefined)) {
     if (!carries(post, terms)) continue
     found.push(post)
     if (found.length > MAX_SUBJECT_POSTS) found.shift()
@@ -30,10 +30,10 @@ export interface Coverage {
 }
 
 /** Stored articles covering the subject: relevance (share of its terms among the article's) ≥ `min` (TOPIC_MATCH; 1 for a name: all its words). */
-export function articlesAbout (articles: RecordStore<StoredArticle>, terms: readonly string[], newest: number, min = TOPIC_MATCH): Coverage {
+export async function articlesAbout (articles: RecordStore<StoredArticle>, terms: readonly string[], newest: number, min = TOPIC_MATCH): Promise<Coverage> {
   let matched = 0
   const kept: StoredArticle[] = []
-  for (const article of articles.between()) {
+  for await (const article of articles.between()) {
     if (topicRelevance(terms, article.terms) < min) continue
     matched++
     kept.push(article)

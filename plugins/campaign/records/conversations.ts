@@ -60,15 +60,15 @@ export class ConversationStore<M> {
   }
 
   /** The caller's conversation `id`; 404 when it does not exist or belongs to someone else. */
-  get (id: string, session: SessionRecord | undefined): Conversation<M> {
-    const found = this.#store.get(id)
+  async get (id: string, session: SessionRecord | undefined): Promise<Conversation<M>> {
+    const found = await this.#store.get(id)
     if (found === undefined || found.owner !== ownerOf(session)) throw new NotFound(`no ${this.#what} "${id}"`)
     return found
   }
 
   /** The conversation `id` of the caller to continue, or a new one (not stored until `append`). */
-  open (id: string | undefined, session: SessionRecord | undefined, firstMessage: string): Conversation<M> {
-    if (id !== undefined) return this.get(id, session)
+  async open (id: string | undefined, session: SessionRecord | undefined, firstMessage: string): Promise<Conversation<M>> {
+    if (id !== undefined) return await this.get(id, session)
     const now = new Date()
     return {
       session_id: timeKey(now),
@@ -101,9 +101,9 @@ export class ConversationStore<M> {
   }
 
   /** The caller's conversations, newest started first, without their turns. */
-  list (session: SessionRecord | undefined, limit: number, cursor?: string): Page<ConversationSummary> {
+  async list (session: SessionRecord | undefined, limit: number, cursor?: string): Promise<Page<ConversationSummary>> {
     const owner = ownerOf(session)
-    const page = this.#store.page(limit, cursor, c => c.owner === owner)
+    const page = await this.#store.page(limit, cursor, c => c.owner === owner)
     return {
       items: page.items.map(({ turns, owner: _owner, id: _id, ...summary }) => ({ ...summary, last_message: turns.at(-1)?.text.slice(0, 200) ?? '' })),
       next_cursor: page.next_cursor

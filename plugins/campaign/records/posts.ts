@@ -1,5 +1,5 @@
 // The post stream the sentiment monitor ingests (social posts, comments, messages), analysed once on
-// the way in and kept in LMDB in posting order, bounded by [campaign].max_posts. Other modules
+// the way in and kept in the campaign store in posting order, bounded by [campaign].max_posts. Other modules
 // (narratives, local issues, factions) read it from here.
 import { createHash } from 'node:crypto'
 import type { LanguageEngine } from '../language/engine.js'
@@ -38,8 +38,8 @@ export class PostStore {
     this.#store = store
   }
 
-  get count (): number {
-    return this.#store.count
+  async count (): Promise<number> {
+    return await this.#store.count()
   }
 
   static keyOf (post: IncomingPost): string {
@@ -52,7 +52,7 @@ export class PostStore {
     const fresh = new Map<string, Post>()
     for (const post of posts) {
       const key = PostStore.keyOf(post)
-      if (fresh.has(key) || this.#store.has(key)) continue
+      if (fresh.has(key) || await this.#store.has(key)) continue
       const mood = engine.sentiment(post.text)
       fresh.set(key, {
         post_id: key,
@@ -73,9 +73,9 @@ export class PostStore {
   }
 
   /** Posts posted between `from` and `to` (inclusive), oldest first, matching the filter. */
-  * between (from: Date | undefined, to: Date | undefined, filter: PostFilter = {}): Iterable<Post> {
+  async * between (from: Date | undefined, to: Date | undefined, filter: PostFilter = {}): AsyncIterable<Post> {
     const term = filter.term?.toLowerCase()
-    for (const post of this.#store.between(from, to)) {
+    for await (const post of this.#store.between(from, to)) {
       if (filter.source !== undefined && post.source !== filter.source) continue
       if (term !== undefined && !post.terms.includes(term)) continue
       yield post

@@ -60,12 +60,11 @@ const ReportArgs = Type.Object({
 export const isOverdue = (c: Commitment, today: string): boolean => c.due_on !== null && c.due_on < today && c.status !== 'kept'
 
 /** The stored commitments (the `commitments` database), which other modules read too. */
-export const commitmentStore = (kit: Pick<ModuleKit, 'db' | 'maxRecords'>): RecordStore<Commitment> => new RecordStore<Commitment>(kit.db<Commitment>('commitments'), kit.maxRecords)
+export const commitmentStore = (kit: Pick<ModuleKit, 'store' | 'maxRecords'>): RecordStore<Commitment> => new RecordStore<Commitment>(kit.store, 'commitments', kit.maxRecords)
 
 export function accountabilityFunctions (kit: ModuleKit): ModuleFunction[] {
-  const db = kit.db<Commitment>('commitments')
   const commitments = commitmentStore(kit)
-  const evidence = new RecordStore<Evidence>(kit.db('commitment-evidence'), kit.maxRecords)
+  const evidence = new RecordStore<Evidence>(kit.store, 'commitment-evidence', kit.maxRecords)
   return [
     moduleFunction({
       name: 'extract-commitments',
@@ -100,11 +99,12 @@ export function accountabilityFunctions (kit: ModuleKit): ModuleFunction[] {
         const inferred = inferVerdict(args.text)
         const verdict = args.verdict ?? inferred.verdict
         const now = new Date()
-        const commitment = await db.transaction(() => {
-          const current = db.get(args.commitment_id)
+        const commitment = await kit.store.transaction(`commitment:${args.commitment_id}`, async tx => {
+          const table = tx.table<Commitment>('commitments')
+          const current = await table.get(args.commitment_id)
           if (current === undefined) throw new NotFound(`no commitment "${args.commitment_id}"`)
           const updated: Commitment = { ...current, status: verdict, evidence_count: current.evidence_count + 1, updated_at: now.toISOString() }
-          void db.put(args.commitment_id, updated)
+          await table.put(args.commitment_id, updated)
           return updated
         })
         const evidenceId = timeKey(now)
@@ -134,13 +134,13 @@ export function accountabilityFunctions (kit: ModuleKit): ModuleFunction[] {
         const counts = Object.fromEntries(STATUSES.map(s => [s, 0])) as Record<CommitmentStatus, number>
         let total = 0
         let overdue = 0
-        for (const c of commitments.between()) {
+        for await (const c of commitments.between()) {
           if (!byActor(c)) continue
           total++
           counts[c.status]++
           if (isOverdue(c, today)) overdue++
         }
-        const page = commitments.page(args.limit, args.cursor, c => byActor(c) && (args.status === undefined || c.status === args.status))
+        const page = await commitments.page(args.limit, args.cursor, c => byActor(c) && (args.status === undefined || c.status === args.status))
         return {
           total,
           counts,

@@ -1,11 +1,11 @@
 // The admin panel's functions: the health of the campaign application (with the feedback each module
 // received) and the users who signed in.
-import type { Database } from 'lmdb'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { USER_VIEW } from '../../people.js'
 import type { Role } from '../../roles.js'
 import type { ModuleFeedback } from '../shared/feedback.js'
+import { arrayFrom, type Table } from '../../store/contract.js'
 
 /** Kept for every user who signed in, by subject id. */
 export interface UserRecord {
@@ -17,7 +17,7 @@ export interface UserRecord {
   logins: number
 }
 
-export type UserDb = Database<UserRecord, string>
+export type UserDb = Table<UserRecord>
 
 export interface AdminSources {
   users: UserDb
@@ -27,7 +27,7 @@ export interface AdminSources {
   /** The issuer in use, once known. */
   issuer(): string
   /** Ratings given with record-feedback, per module. */
-  feedback(): ModuleFeedback[]
+  feedback(): Promise<ModuleFeedback[]>
 }
 
 const NoArgs = Type.Object({}, { additionalProperties: false })
@@ -42,14 +42,14 @@ export function adminFunctions (sources: AdminSources): ModuleFunction[] {
         uptime_seconds: Math.round((Date.now() - sources.startedAt) / 1000),
         identity_provider: sources.issuer(),
         counts: await sources.counts(),
-        feedback: sources.feedback()
+        feedback: await sources.feedback()
       })
     }),
     moduleFunction({
       name: 'admin-list-users',
       args: NoArgs,
-      handler: (_args, { session }) => ({
-        users: [...sources.users.getRange()].map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)).map(u => USER_VIEW.show(u, session?.role))
+      handler: async (_args, { session }) => ({
+        users: (await arrayFrom(sources.users.range())).map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)).map(u => USER_VIEW.show(u, session?.role))
       })
     })
   ]
@@ -57,6 +57,6 @@ export function adminFunctions (sources: AdminSources): ModuleFunction[] {
 
 /** Record a login in the users database. */
 export async function recordLogin (users: UserDb, { sub, email, name, role }: { sub: string, email: string, name: string, role: Role }): Promise<void> {
-  const previous = users.get(sub)
+  const previous = await users.get(sub)
   await users.put(sub, { sub, email, name, role, last_login_at: new Date().toISOString(), logins: (previous?.logins ?? 0) + 1 })
 }

@@ -8,6 +8,7 @@ import { mean, round } from '../../language/text-stats.js'
 import { analyzeCall, OUTCOMES, type Outcome } from './call-analysis.js'
 import { bucketStart } from '../../records/hourly.js'
 import { checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from '../kit.js'
+import { arrayFrom } from '../../store/contract.js'
 
 export interface CallRecord {
   call_id: string
@@ -69,7 +70,7 @@ export function aggregateCalls (calls: readonly CallRecord[]): CallAggregate {
 }
 
 export function callIntelligenceFunctions (kit: ModuleKit): ModuleFunction[] {
-  const calls = new RecordStore<CallRecord>(kit.db('calls'), kit.maxRecords)
+  const calls = new RecordStore<CallRecord>(kit.store, 'calls', kit.maxRecords)
   return [
     moduleFunction({
       name: 'analyze-transcript',
@@ -102,7 +103,7 @@ export function callIntelligenceFunctions (kit: ModuleKit): ModuleFunction[] {
       handler: async (args, { session }) => {
         const { from, to } = timeRange(args)
         const engine = await kit.language()
-        const inRange = [...calls.between(from, to)]
+        const inRange = await arrayFrom(calls.between(from, to))
         const byBucket = new Map<string, CallRecord[]>()
         for (const call of inRange) {
           const key = callBucket(call.called_at, args.bucket)
@@ -111,7 +112,7 @@ export function callIntelligenceFunctions (kit: ModuleKit): ModuleFunction[] {
           else group.push(call)
         }
         const within = (call: CallRecord): boolean => (from === undefined || call.called_at >= from.toISOString()) && (to === undefined || call.called_at <= to.toISOString())
-        const page = calls.page(args.limit, args.cursor, within)
+        const page = await calls.page(args.limit, args.cursor, within)
         return {
           bucket: args.bucket,
           totals: aggregateCalls(inRange),

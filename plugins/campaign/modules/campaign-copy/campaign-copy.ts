@@ -59,7 +59,7 @@ const HistoryArgs = Type.Object({
 export function campaignCopyFunctions (kit: ModuleKit): ModuleFunction[] {
   const templates = loadTemplates(import.meta.url, 'campaign-copy', CopyTemplates)
   const prompt = loadPrompt(import.meta.url, 'generate-copy')
-  const store = new RecordStore<CopyRecord>(kit.db('campaign-copy'), kit.maxRecords)
+  const store = new RecordStore<CopyRecord>(kit.store, 'campaign-copy', kit.maxRecords)
   return [
     moduleFunction({
       name: 'generate-copy',
@@ -107,9 +107,9 @@ export function campaignCopyFunctions (kit: ModuleKit): ModuleFunction[] {
       handler: async args => {
         const engine = await kit.language()
         const needle = args.topic?.trim().toLowerCase()
-        const page = store.page(args.limit, args.cursor, c => (args.channel === undefined || c.channel === args.channel) && (needle === undefined || c.topic.toLowerCase().includes(needle)))
+        const page = await store.page(args.limit, args.cursor, c => (args.channel === undefined || c.channel === args.channel) && (needle === undefined || c.topic.toLowerCase().includes(needle)))
         return {
-          total: store.count,
+          total: await store.count(),
           items: page.items.map(({ id: _id, ...c }) => ({ ...c, resource_id: c.copy_id })),
           next_cursor: page.next_cursor,
           engine: engine.name

@@ -180,12 +180,14 @@ export function summaryLines (data: Pick<BriefingData, 'subject' | 'date' | 'day
 }
 
 /** Notes on each attendee: their latest two commitments, the newest two articles naming them as a person or organisation, the first knowledge-base sentence naming them (cited). */
-export function attendeeNotes (engine: LanguageEngine, kb: KbLike, citations: Citations, attendees: readonly string[], commitments: readonly Commitment[], articles: RecordStore<StoredArticle>): AttendeeNotes[] {
-  return attendees.map(name => {
+export async function attendeeNotes (engine: LanguageEngine, kb: KbLike, citations: Citations, attendees: readonly string[], commitments: readonly Commitment[], articles: RecordStore<StoredArticle>): Promise<AttendeeNotes[]> {
+  const all: AttendeeNotes[] = []
+  // One at a time: citations are numbered in the order attendees are given.
+  for (const name of attendees) {
     const needle = name.toLowerCase()
     const notes: AttendeeNotes['notes'] = []
     for (const c of commitments.filter(c => c.actor.toLowerCase().includes(needle)).slice(-2).reverse()) notes.push({ text: `Committed: “${c.text}” (${c.status})`, source: commitmentLine(c) })
-    for (const a of articles.page(2, undefined, a => [...a.entities.people, ...a.entities.organizations].some(e => e.toLowerCase().includes(needle))).items) {
+    for (const a of (await articles.page(2, undefined, a => [...a.entities.people, ...a.entities.organizations].some(e => e.toLowerCase().includes(needle)))).items) {
       notes.push({ text: `In the news: “${a.title}” (${a.outlet}, ${a.tone})`, source: articleLine(a) })
     }
     for (const hit of kb.query(name, 3)) {
@@ -195,6 +197,7 @@ export function attendeeNotes (engine: LanguageEngine, kb: KbLike, citations: Ci
       notes.push({ text: `${sentence.trim()} [${cite}]`, source: citations.linesOf([cite])[0] })
       break
     }
-    return { name, notes }
-  })
+    all.push({ name, notes })
+  }
+  return all
 }

@@ -12,6 +12,7 @@ import { attendeeNotes, briefingSections, MAX_ARTICLES, summaryLines, type Atten
 import { Citations, type CitedPassage, marked, sourceLines } from '../../grounding/grounding.js'
 import { instant, RecordStore, timeKey, type ModuleKit } from '../kit.js'
 import { articleStore } from '../media-monitor/media-monitor.js'
+import { arrayFrom } from '../../store/contract.js'
 
 
 export interface BriefingRecord {
@@ -39,7 +40,7 @@ const BriefingArgs = Type.Object({
 
 export function candidateBriefingFunctions (kit: ModuleKit): ModuleFunction[] {
   const prompt = loadPrompt(import.meta.url, 'generate-briefing')
-  const briefings = new RecordStore<BriefingRecord>(kit.db('briefings'), kit.maxRecords)
+  const briefings = new RecordStore<BriefingRecord>(kit.store, 'briefings', kit.maxRecords)
   const articles = articleStore(kit)
   const commitments = commitmentStore(kit)
   return [
@@ -53,20 +54,20 @@ export function candidateBriefingFunctions (kit: ModuleKit): ModuleFunction[] {
         const terms = [...new Set(engine.terms(subject))]
         if (terms.length === 0) throw new BadRequest('invalid arguments: /subject: holds no content words')
         const now = new Date()
-        const allCommitments = [...commitments.between()]
+        const allCommitments = await arrayFrom(commitments.between())
         const data = {
           subject,
           date,
           days: args.days,
           terms,
-          posts: postsAbout(kit.posts, terms, new Date(now.getTime() - args.days * 86_400_000)),
-          coverage: articlesAbout(articles, terms, MAX_ARTICLES),
+          posts: await postsAbout(kit.posts, terms, new Date(now.getTime() - args.days * 86_400_000)),
+          coverage: await articlesAbout(articles, terms, MAX_ARTICLES),
           commitments: commitmentsOn(engine, allCommitments, subject, terms),
           today: now.toISOString().slice(0, 10)
         }
         const citations = new Citations()
         const sections = briefingSections(engine, kit.kb, citations, data)
-        const attendees = attendeeNotes(engine, kit.kb, citations, args.attendees.map(a => a.trim()).filter(a => a !== ''), allCommitments, articles)
+        const attendees = await attendeeNotes(engine, kit.kb, citations, args.attendees.map(a => a.trim()).filter(a => a !== ''), allCommitments, articles)
         const facts = summaryLines(data, sections)
         let summary = facts.join(' ')
         let method: BriefingRecord['summary_method'] = 'extractive'

@@ -56,14 +56,14 @@ function debateSources (engine: LanguageEngine, kit: ModuleKit, query: string, c
 
 export function coachingDebateFunctions (kit: ModuleKit): ModuleFunction[] {
   const prompts = { debate: loadPrompt(import.meta.url, 'coaching-exchange-debate'), coaching: loadPrompt(import.meta.url, 'coaching-exchange-coaching') }
-  const sessions = new ConversationStore<CoachingTurnMeta>(new RecordStore<Conversation<CoachingTurnMeta>>(kit.db('coaching-conversations'), kit.maxRecords), 'coaching session')
+  const sessions = new ConversationStore<CoachingTurnMeta>(new RecordStore<Conversation<CoachingTurnMeta>>(kit.store, 'coaching-conversations', kit.maxRecords), 'coaching session')
   return [
     moduleFunction({
       name: 'coaching-exchange',
       args: ExchangeArgs,
       handler: async ({ session_id: id, topic, message, mode }, { session }) => {
         checkText('message', message)
-        const opened = sessions.open(id, session, message)
+        const opened = await sessions.open(id, session, message)
         const conversation = { ...opened, topic: topic ?? opened.topic }
         const engine = await kit.language()
         const recent = sessions.recent(conversation, CONTEXT_TURNS)

@@ -60,7 +60,7 @@ const net = (gifts: readonly Donation[]): number => gifts.reduce((sum, g) => sum
  * gifts count toward, the donors whose total toward it reaches `nearShare` of the limit (near), the
  * limit (at) or more (over); for each cycle, those whose gifts in it pass the itemisation threshold.
  */
-export function donationSection (fundraising: Fundraising, from: string, to: string, nearShare: number, sources: SourceList): DonationSection {
+export async function donationSection (fundraising: Fundraising, from: string, to: string, nearShare: number, sources: SourceList): Promise<DonationSection> {
   const limit = fundraising.limitCents
   let donations = 0
   let total = 0
@@ -69,8 +69,8 @@ export function donationSection (fundraising: Fundraising, from: string, to: str
   const standings: DonorStanding[] = []
   const itemized: DonationSection['itemized_donors'] = []
   const givers = new Set<string>()
-  for (const donor of fundraising.summaries(undefined)) {
-    const gifts = fundraising.donations(donor.donor_id)
+  for (const donor of await fundraising.summaries(undefined)) {
+    const gifts = await fundraising.donations(donor.donor_id)
     const inPeriod = gifts.filter(g => g.received_on >= from && g.received_on <= to)
     if (inPeriod.length === 0) continue
     givers.add(donor.donor_id)

@@ -100,7 +100,7 @@ export function amountsInCents (text: string): Array<{ text: string, cents: numb
 const collapse = (text: string): string => text.replace(/\s+/g, ' ').trim()
 
 /** Apply every rule of `rules` to the input; `fundraising` gives the limit and the donor's gifts. */
-export function checkCompliance (engine: LanguageEngine, rules: RuleSet, fundraising: Fundraising, input: CheckInput): CheckOutcome {
+export async function checkCompliance (engine: LanguageEngine, rules: RuleSet, fundraising: Fundraising, input: CheckInput): Promise<CheckOutcome> {
   const sentences = engine.sentences(input.text).map(collapse).filter(s => s !== '')
   const solicits = rules.solicitation.test(input.text)
   const findings: Finding[] = []
@@ -157,7 +157,7 @@ export function checkCompliance (engine: LanguageEngine, rules: RuleSet, fundrai
         let given = 0
         if (input.donor_email !== undefined) {
           const id = donorId(input.donor_email)
-          const gifts = fundraising.donations(id).filter(d => d.election === election.id)
+          const gifts = (await fundraising.donations(id)).filter(d => d.election === election.id)
           given = gifts.reduce((sum, d) => sum + netCents(d), 0)
           donor = { donor_id: id, election: election.id, donations: gifts.length, given_cents: given }
         }

@@ -14,6 +14,7 @@ import { calendarDay, checkText, DayArg, RecordStore, TextArg, timeKey, type Mod
 import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.js'
 import { SourceList } from '../../grounding/source-list.js'
 import { plural } from '../../text/text-cues.js'
+import { arrayFrom } from '../../store/contract.js'
 
 
 const CheckArgs = Type.Object({
@@ -50,9 +51,9 @@ const DAY_END_MS = 86_399_999
 export function complianceFunctions (kit: ModuleKit): ModuleFunction[] {
   const rules = loadRules()
   const template = loadPrompt(import.meta.url, 'generate-report')
-  const checks = new RecordStore<StoredCheck>(kit.db('compliance-checks'), kit.maxRecords)
-  const reports = new RecordStore<StoredReport>(kit.db('compliance-reports'), kit.maxRecords)
-  const regulations = new RecordStore<StoredRegulation>(kit.db('regulatory-analyses'), kit.maxRecords)
+  const checks = new RecordStore<StoredCheck>(kit.store, 'compliance-checks', kit.maxRecords)
+  const reports = new RecordStore<StoredReport>(kit.store, 'compliance-reports', kit.maxRecords)
+  const regulations = new RecordStore<StoredRegulation>(kit.store, 'regulatory-analyses', kit.maxRecords)
   return [
     moduleFunction({
       name: 'compliance-check',
@@ -61,7 +62,7 @@ export function complianceFunctions (kit: ModuleKit): ModuleFunction[] {
         checkText('text', args.text)
         const engine = await kit.language()
         const now = new Date()
-        const outcome = checkCompliance(engine, rules, kit.fundraising, { ...args, day: now.toISOString().slice(0, 10) })
+        const outcome = await checkCompliance(engine, rules, kit.fundraising, { ...args, day: now.toISOString().slice(0, 10) })
         const counts: Record<Severity, number> = { error: 0, warning: 0, info: 0 }
         for (const f of outcome.findings) counts[f.severity]++
         const check: StoredCheck = {
@@ -104,9 +105,9 @@ export function complianceFunctions (kit: ModuleKit): ModuleFunction[] {
         if (to < from) throw new BadRequest('invalid arguments: /period_to: comes before period_from')
         const engine = await kit.language()
         const sources = new SourceList()
-        const donations = donationSection(kit.fundraising, args.period_from, args.period_to, rules.nearLimitShare, sources)
-        const checked = checkSection(checks.between(from, new Date(to.getTime() + DAY_END_MS)), args.period_from, args.period_to, sources)
-        const deadlines = deadlineSection(regulations.between(), args.period_from, args.period_to, sources)
+        const donations = await donationSection(kit.fundraising, args.period_from, args.period_to, rules.nearLimitShare, sources)
+        const checked = checkSection(await arrayFrom(checks.between(from, new Date(to.getTime() + DAY_END_MS))), args.period_from, args.period_to, sources)
+        const deadlines = deadlineSection(await arrayFrom(regulations.between()), args.period_from, args.period_to, sources)
         let summary = reportSummary(args.period_from, args.period_to, kit.fundraising.limitCents, donations, checked, deadlines)
         let producedBy = engine.name
         const lines = (items: string[]): string => items.length === 0 ? 'none' : items.map(i => `- ${i}`).join('\n')

@@ -32,7 +32,7 @@ const CounterArgs = Type.Object({
 }, { additionalProperties: false })
 
 export function disinfoWarningFunctions (kit: ModuleKit): ModuleFunction[] {
-  const store = new RecordStore<StoredDisinfo>(kit.db<StoredDisinfo>('disinfo-analyses'), kit.maxRecords)
+  const store = new RecordStore<StoredDisinfo>(kit.store, 'disinfo-analyses', kit.maxRecords)
   const prompt = loadPrompt(import.meta.url, 'counter-messaging')
   return [
     moduleFunction({
@@ -62,7 +62,7 @@ export function disinfoWarningFunctions (kit: ModuleKit): ModuleFunction[] {
         const engine = await kit.language()
         let claims: string[]
         if (id !== undefined) {
-          const analysis = store.get(id)
+          const analysis = await store.get(id)
           if (analysis === undefined) throw new NotFound(`no disinfo analysis "${id}"`)
           claims = analysis.claims.length > 0 ? analysis.claims : [analysis.excerpt]
         } else {

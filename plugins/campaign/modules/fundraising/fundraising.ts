@@ -1,10 +1,10 @@
 // Fundraising: donors and their donations. A donor may give at most the contribution limit toward each
 // election (elections.ts: a cycle's primary and general), and above the itemisation threshold in a
 // cycle must have an address, occupation and employer on record; both are checked and the donation
-// written in one transaction. Donations are corrected or refunded with a history of each change;
+// written in one transaction that holds the donor (one at a time per donor, across instances on a
+// shared database). Donations are corrected or refunded with a history of each change;
 // draft-solicitation writes an ask within what the donor may still give toward the next election.
 import { createHash, randomUUID } from 'node:crypto'
-import type { Database } from 'lmdb'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
@@ -12,6 +12,7 @@ import { DONATION_VIEW, DONOR_VIEW } from '../../people.js'
 import type { Role } from '../../roles.js'
 import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type ElectionKind, type Elections } from './elections.js'
 import { calendarDay } from '../kit.js'
+import { arrayFrom, type CampaignStore, type Table, type Transaction } from '../../store/contract.js'
 
 export interface Donor {
   donor_id: string
@@ -74,16 +75,12 @@ export type DonationOutcome = Donation & { election_total_cents: number, remaini
 export type StoredDonor = Pick<Donor, 'donor_id' | 'name' | 'email' | 'created_at'> & Partial<Donor>
 export type StoredDonation = Pick<Donation, 'donation_id' | 'donor_id' | 'amount_cents' | 'received_on' | 'recorded_by'> & Partial<Donation>
 
-export type DonorDb = Database<StoredDonor, string>
-/** Donations by [donor_id, received_on, donation_id]. */
-export type DonationDb = Database<StoredDonation, [string, string, string]>
-
-export interface FundraisingStores {
-  donors: DonorDb
-  donations: DonationDb
-  /** One write transaction across both databases. */
-  transaction<T>(fn: () => T): Promise<T>
-}
+/** Donations are keyed by [donor_id, received_on, donation_id]. */
+type DonationKey = [string, string, string]
+const DONORS = 'donors'
+const DONATIONS = 'donations'
+const donorsOf = (tables: Transaction): Table<StoredDonor> => tables.table<StoredDonor>(DONORS)
+const donationsOf = (tables: Transaction): Table<StoredDonation, DonationKey> => tables.table<StoredDonation, DonationKey>(DONATIONS)
 
 export interface FundraisingRules {
   /** Most one donor may give toward one election, in cents. */
@@ -123,48 +120,38 @@ const sum = (gifts: readonly Donation[]): number => gifts.reduce((total, g) => t
 const listed = (words: readonly string[]): string => words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`
 
 export class Fundraising {
-  readonly #stores: FundraisingStores
+  readonly #store: CampaignStore
   readonly limitCents: number
   readonly itemizeAboveCents: number
   readonly elections: Elections
 
-  constructor (stores: FundraisingStores, rules: FundraisingRules) {
-    this.#stores = stores
+  constructor (store: CampaignStore, rules: FundraisingRules) {
+    this.#store = store
     this.limitCents = rules.limitCents
     this.itemizeAboveCents = rules.itemizeAboveCents
     this.elections = rules.elections
   }
 
-  get donorCount (): number {
-    return this.#stores.donors.getCount()
+  async donorCount (): Promise<number> {
+    return await donorsOf(this.#store).count()
   }
 
-  donor (id: string): Donor | undefined {
-    const stored = this.#stores.donors.get(id)
+  async donor (id: string, tables: Transaction = this.#store): Promise<Donor | undefined> {
+    const stored = await donorsOf(tables).get(id)
     return stored === undefined ? undefined : { address: '', occupation: '', employer: '', updated_at: stored.created_at, ...stored }
   }
 
-  donations (donorId: string): Donation[] {
-    return [...this.#stores.donations.getRange({ start: [donorId], end: [donorId, '\uffff'] })].map(({ value }) => this.#completed(value))
-  }
-
-  /** Net cents the donor gave toward an election. */
-  givenToward (donorId: string, election: string): number {
-    return sum(this.donations(donorId).filter(d => d.election === election))
-  }
-
-  /** Net cents the donor gave in a cycle (toward its primary and general). */
-  givenInCycle (donorId: string, cycle: string): number {
-    return sum(this.donations(donorId).filter(d => cycleOfElection(d.election) === cycle))
+  async donations (donorId: string, tables: Transaction = this.#store): Promise<Donation[]> {
+    return (await arrayFrom(donationsOf(tables).range({ start: [donorId], end: [donorId, '\uffff'] }))).map(({ value }) => this.#completed(value))
   }
 
   /** Record a donation (and its donor, or the itemisation fields it brings); 409 over the limit or without required itemisation fields. */
   async record (input: { donor_name: string, donor_email: string, amount_cents: number, received_on: string, election: ElectionKind | null } & DonorFields, recordedBy: string): Promise<DonationOutcome> {
     const election = this.elections.designate('received_on', input.received_on, input.election)
     const id = donorId(input.donor_email)
-    return await this.#stores.transaction(() => {
+    return await this.#store.transaction(`donor:${id}`, async tx => {
       const now = new Date().toISOString()
-      const known = this.donor(id)
+      const known = await this.donor(id, tx)
       const donor = withFields(known ?? { donor_id: id, name: input.donor_name, email: input.donor_email.trim(), address: '', occupation: '', employer: '', created_at: now, updated_at: now }, input, now)
       const donation: Donation = {
         donation_id: randomUUID(),
@@ -178,18 +165,17 @@ export class Fundraising {
         recorded_at: now,
         history: []
       }
-      const outcome = this.#admit(donor, this.donations(id), donation, election, `a donation of ${dollars(input.amount_cents)}`)
-      if (donor !== known) void this.#stores.donors.put(id, donor)
-      void this.#stores.donations.put([id, donation.received_on, donation.donation_id], donation)
+      const outcome = this.#admit(donor, await this.donations(id, tx), donation, election, `a donation of ${dollars(input.amount_cents)}`)
+      if (donor !== known) await donorsOf(tx).put(id, donor)
+      await donationsOf(tx).put([id, donation.received_on, donation.donation_id], donation)
       return outcome
     })
   }
 
   /** Correct a donation's amount, day or designation (the donor's itemisation fields may come with it); the change goes into its history. */
   async correct (input: { donation_id: string, amount_cents?: number, received_on?: string, election?: ElectionKind, reason: string } & DonorFields, changedBy: string): Promise<DonationOutcome> {
-    return await this.#stores.transaction(() => {
-      const [key, before] = this.#find(input.donation_id)
-      const donor = this.donor(before.donor_id) as Donor
+    return await this.#inDonorOf(input.donation_id, async (tx, key, before) => {
+      const donor = await this.donor(before.donor_id, tx) as Donor
       const receivedOn = input.received_on ?? before.received_on
       const designation = input.election ?? before.designation
       const election = this.elections.designate(input.received_on !== undefined ? 'received_on' : 'election', receivedOn, designation)
@@ -202,39 +188,40 @@ export class Fundraising {
       if (Object.keys(changes).length === 0 && updated === donor) throw new BadRequest('invalid arguments: nothing to correct: give amount_cents, received_on, election or a donor field that differs')
       // The donor's fields are not the donation's: only a change of the donation goes into its history.
       if (Object.keys(changes).length > 0) after.history = [...before.history, { at: now, changed_by: changedBy, action: 'corrected', reason: input.reason, changes }]
-      const outcome = this.#admit(updated, this.donations(before.donor_id).filter(d => d.donation_id !== before.donation_id), after, election, 'this correction')
-      if (updated !== donor) void this.#stores.donors.put(donor.donor_id, updated)
-      void this.#stores.donations.remove(key)
-      void this.#stores.donations.put([after.donor_id, after.received_on, after.donation_id], after)
+      const outcome = this.#admit(updated, (await this.donations(before.donor_id, tx)).filter(d => d.donation_id !== before.donation_id), after, election, 'this correction')
+      if (updated !== donor) await donorsOf(tx).put(donor.donor_id, updated)
+      await donationsOf(tx).remove(key)
+      await donationsOf(tx).put([after.donor_id, after.received_on, after.donation_id], after)
       return outcome
     })
   }
 
   /** Give back part or all (default) of what remains of a donation; it stops counting toward the limit. */
   async refund (input: { donation_id: string, amount_cents?: number, reason: string }, changedBy: string): Promise<DonationOutcome> {
-    return await this.#stores.transaction(() => {
-      const [key, before] = this.#find(input.donation_id)
+    return await this.#inDonorOf(input.donation_id, async (tx, key, before) => {
       const left = netCents(before)
       const amount = input.amount_cents ?? left
       if (left === 0) throw new Conflict('this donation was refunded in full already', { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
       if (amount > left) throw new Conflict(`a refund of ${dollars(amount)} is more than the ${dollars(left)} of this donation not yet refunded`, { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
       const after: Donation = { ...before, refunded_cents: before.refunded_cents + amount }
       after.history = [...before.history, { at: new Date().toISOString(), changed_by: changedBy, action: 'refunded', reason: input.reason, changes: changed(before, after, ['refunded_cents']) }]
-      void this.#stores.donations.put(key, after)
-      return this.#totals(after, this.donations(before.donor_id).filter(d => d.donation_id !== before.donation_id))
+      await donationsOf(tx).put(key, after)
+      return this.#totals(after, (await this.donations(before.donor_id, tx)).filter(d => d.donation_id !== before.donation_id))
     })
   }
 
-  summaries (search: string | undefined): DonorSummary[] {
+  async summaries (search: string | undefined): Promise<DonorSummary[]> {
     const needle = search?.toLowerCase()
-    return [...this.#stores.donors.getKeys()].map(id => this.donor(id) as Donor)
-      .filter(d => needle === undefined || d.name.toLowerCase().includes(needle) || d.email.toLowerCase().includes(needle))
-      .map(donor => this.summary(donor))
-      .sort((a, b) => a.name.localeCompare(b.name))
+    const found: DonorSummary[] = []
+    for await (const { key } of donorsOf(this.#store).range()) {
+      const donor = await this.donor(key) as Donor
+      if (needle === undefined || donor.name.toLowerCase().includes(needle) || donor.email.toLowerCase().includes(needle)) found.push(await this.summary(donor))
+    }
+    return found.sort((a, b) => a.name.localeCompare(b.name))
   }
 
-  summary (donor: Donor): DonorSummary {
-    const gifts = this.donations(donor.donor_id)
+  async summary (donor: Donor): Promise<DonorSummary> {
+    const gifts = await this.donations(donor.donor_id)
     const next = this.elections.nextOn(today())
     const electionTotal = next === undefined ? 0 : sum(gifts.filter(g => g.election === next.id))
     const cycleTotal = next === undefined ? 0 : sum(gifts.filter(g => cycleOfElection(g.election) === next.cycle))
@@ -252,11 +239,11 @@ export class Fundraising {
   }
 
   /** A solicitation letter; the ask is 1.5 × the largest gift (at least $25), rounded up to $5, capped by what remains toward the next election. */
-  draft (id: string, purpose: string): { donor_id: string, election: string | null, subject: string, body: string, suggested_ask_cents: number, remaining_cents: number } {
-    const donor = this.donor(id)
+  async draft (id: string, purpose: string): Promise<{ donor_id: string, election: string | null, subject: string, body: string, suggested_ask_cents: number, remaining_cents: number }> {
+    const donor = await this.donor(id)
     if (donor === undefined) throw new NotFound(`no donor "${id}"`)
-    const gifts = this.donations(id)
-    const { election, remaining_cents: remaining } = this.summary(donor)
+    const gifts = await this.donations(id)
+    const { election, remaining_cents: remaining } = await this.summary(donor)
     const largest = Math.max(0, ...gifts.map(g => g.amount_cents))
     const ask = Math.min(remaining, Math.ceil(Math.max(2500, largest * 1.5) / 500) * 500)
     const firstName = donor.name.split(' ')[0]
@@ -277,9 +264,18 @@ export class Fundraising {
   }
 
   /** The stored key and donation of `id`, or 404. */
-  #find (id: string): [[string, string, string], Donation] {
-    for (const { key, value } of this.#stores.donations.getRange()) if (value.donation_id === id) return [key, this.#completed(value)]
+  async #find (id: string, tables: Transaction): Promise<[DonationKey, Donation]> {
+    for await (const { key, value } of donationsOf(tables).range()) if (value.donation_id === id) return [key, this.#completed(value)]
     throw new NotFound(`no donation "${id}"`)
+  }
+
+  /** Run `fn` on donation `id` (404 when unknown) in a transaction holding its donor, the donation read again inside it. */
+  async #inDonorOf<T> (id: string, fn: (tx: Transaction, key: DonationKey, before: Donation) => Promise<T>): Promise<T> {
+    const [, found] = await this.#find(id, this.#store)
+    return await this.#store.transaction(`donor:${found.donor_id}`, async tx => {
+      const [key, before] = await this.#find(id, tx)
+      return await fn(tx, key, before)
+    })
   }
 
   /** A stored donation with the fields older records lack: nothing refunded, no history, counting toward the next election of its day. */
@@ -368,18 +364,18 @@ export function fundraisingFunctions (fundraising: Fundraising): ModuleFunction[
     moduleFunction({
       name: 'list-donors',
       args: Type.Object({ search: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
-      handler: ({ search }, { session }) => ({ ...rules(), donors: fundraising.summaries(search).map(d => DONOR_VIEW.show(d, session?.role)) })
+      handler: async ({ search }, { session }) => ({ ...rules(), donors: (await fundraising.summaries(search)).map(d => DONOR_VIEW.show(d, session?.role)) })
     }),
     moduleFunction({
       name: 'list-donations',
       args: Type.Object({ donor_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-      handler: ({ donor_id: id }, { session }) => {
-        const donor = fundraising.donor(id)
+      handler: async ({ donor_id: id }, { session }) => {
+        const donor = await fundraising.donor(id)
         if (donor === undefined) throw new NotFound(`no donor "${id}"`)
         return {
           ...rules(),
-          donor: DONOR_VIEW.show(fundraising.summary(donor), session?.role),
-          donations: fundraising.donations(id).sort((a, b) => b.received_on.localeCompare(a.received_on)).map(d => DONATION_VIEW.show(d, session?.role))
+          donor: DONOR_VIEW.show(await fundraising.summary(donor), session?.role),
+          donations: (await fundraising.donations(id)).sort((a, b) => b.received_on.localeCompare(a.received_on)).map(d => DONATION_VIEW.show(d, session?.role))
         }
       }
     }),
@@ -408,7 +404,7 @@ export function fundraisingFunctions (fundraising: Fundraising): ModuleFunction[
         donor_id: Type.String({ minLength: 1, maxLength: 64 }),
         purpose: Type.String({ minLength: 1, maxLength: 200, default: 'our campaign' })
       }, { additionalProperties: false }),
-      handler: ({ donor_id: id, purpose }) => fundraising.draft(id, purpose)
+      handler: async ({ donor_id: id, purpose }) => await fundraising.draft(id, purpose)
     })
   ]
 }

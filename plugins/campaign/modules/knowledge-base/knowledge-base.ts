@@ -1,12 +1,12 @@
 // The knowledge base: kb-ingest splits a document into passages and stores them; kb-query ranks the
 // passages with BM25 and answers with the best ones, each cited by number, document and passage.
 import { createHash } from 'node:crypto'
-import type { Database } from 'lmdb'
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { localEngine } from '../../language/local-engine.js'
 import { Bm25Index } from '../../text/bm25.js'
+import type { CampaignStore } from '../../store/contract.js'
 
 export interface KbDocument {
   document_id: string
@@ -16,9 +16,9 @@ export interface KbDocument {
   passage_count: number
 }
 
-export type KbDocumentDb = Database<KbDocument, string>
-/** Passage texts by [document_id, passage index]. */
-export type KbPassageDb = Database<string, [string, number]>
+/** Tables of the campaign store: documents by id, passage texts by [document_id, passage index]. */
+const DOCUMENTS = 'kb-documents'
+const PASSAGES = 'kb-passages'
 
 /** Passages are paragraphs, cut at sentence ends when longer than this many words. */
 export const MAX_PASSAGE_WORDS = 120
@@ -62,26 +62,37 @@ const QueryArgs = Type.Object({
 
 const passageKey = (documentId: string, index: number): string => `${documentId}#${index}`
 
+/**
+ * The documents, their passages and the BM25 index are held in memory (loaded from the store at
+ * start) and written through to the store: queries read memory only.
+ */
 export class KnowledgeBase {
-  readonly #documents: KbDocumentDb
-  readonly #passages: KbPassageDb
+  readonly #store: CampaignStore
+  readonly #documents = new Map<string, KbDocument>()
+  readonly #passages = new Map<string, string>()
   readonly #index = new Bm25Index()
 
-  constructor (documents: KbDocumentDb, passages: KbPassageDb) {
-    this.#documents = documents
-    this.#passages = passages
-    for (const { key, value } of passages.getRange()) this.#index.add(passageKey(key[0], key[1]), value)
+  private constructor (store: CampaignStore) {
+    this.#store = store
+  }
+
+  /** The knowledge base of the campaign store, loaded. */
+  static async open (store: CampaignStore): Promise<KnowledgeBase> {
+    const kb = new KnowledgeBase(store)
+    for await (const { value } of store.table<KbDocument>(DOCUMENTS).range()) kb.#documents.set(value.document_id, value)
+    for await (const { key, value } of store.table<string, [string, number]>(PASSAGES).range()) kb.#remember(passageKey(key[0], key[1]), value)
+    return kb
   }
 
   get documentCount (): number {
-    return this.#documents.getCount()
+    return this.#documents.size
   }
 
   /** A stored document and its text (its passages, blank-line separated), or undefined. */
   document (documentId: string): { document: KbDocument, text: string } | undefined {
     const document = this.#documents.get(documentId)
     if (document === undefined) return undefined
-    const passages = Array.from({ length: document.passage_count }, (_, i) => this.#passages.get([documentId, i]) ?? '')
+    const passages = Array.from({ length: document.passage_count }, (_, i) => this.#passages.get(passageKey(documentId, i)) ?? '')
     return { document, text: passages.join('\n\n') }
   }
 
@@ -91,15 +102,29 @@ export class KnowledgeBase {
     const passages = await splitPassages(text)
     if (passages.length === 0) throw new BadRequest('text holds no words to index')
     const document: KbDocument = { document_id: documentId, title, source, ingested_at: new Date().toISOString(), passage_count: passages.length }
-    const previous = this.#documents.get(documentId)
-    await this.#documents.transaction(() => {
-      for (let i = 0; i < (previous?.passage_count ?? 0); i++) void this.#passages.remove([documentId, i])
-      passages.forEach((passage, i) => { void this.#passages.put([documentId, i], passage) })
-      void this.#documents.put(documentId, document)
+    const previous = await this.#store.transaction(`kb:${documentId}`, async tx => {
+      const documents = tx.table<KbDocument>(DOCUMENTS)
+      const stored = tx.table<string, [string, number]>(PASSAGES)
+      const previous = await documents.get(documentId)
+      for (let i = 0; i < (previous?.passage_count ?? 0); i++) await stored.remove([documentId, i])
+      for (const [i, passage] of passages.entries()) await stored.put([documentId, i], passage)
+      await documents.put(documentId, document)
+      return previous
     })
-    for (let i = 0; i < (previous?.passage_count ?? 0); i++) this.#index.remove(passageKey(documentId, i))
-    passages.forEach((passage, i) => { this.#index.add(passageKey(documentId, i), passage) })
+    for (let i = 0; i < (previous?.passage_count ?? 0); i++) this.#forget(passageKey(documentId, i))
+    passages.forEach((passage, i) => { this.#remember(passageKey(documentId, i), passage) })
+    this.#documents.set(documentId, document)
     return document
+  }
+
+  #remember (key: string, passage: string): void {
+    this.#passages.set(key, passage)
+    this.#index.add(key, passage)
+  }
+
+  #forget (key: string): void {
+    this.#passages.delete(key)
+    this.#index.remove(key)
   }
 
   /** The best `limit` passages for `query`, of the documents `keep` accepts (all when not given). */
@@ -115,7 +140,7 @@ export class KnowledgeBase {
         title: document.title,
         source: document.source,
         passage: index,
-        text: this.#passages.get([documentId, index]) ?? '',
+        text: this.#passages.get(passageKey(documentId, index)) ?? '',
         score: Math.round(score * 1e4) / 1e4
       }
     })

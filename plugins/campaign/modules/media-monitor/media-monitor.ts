@@ -37,7 +37,7 @@ const CompareArgs = Type.Object({
 }, { additionalProperties: false })
 
 /** The stored articles (the `media-articles` database), which other modules read too. */
-export const articleStore = (kit: Pick<ModuleKit, 'db' | 'maxRecords'>): RecordStore<StoredArticle> => new RecordStore<StoredArticle>(kit.db<StoredArticle>('media-articles'), kit.maxRecords)
+export const articleStore = (kit: Pick<ModuleKit, 'store' | 'maxRecords'>): RecordStore<StoredArticle> => new RecordStore<StoredArticle>(kit.store, 'media-articles', kit.maxRecords)
 
 export function mediaMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
   const store = articleStore(kit)
@@ -81,15 +81,15 @@ export function mediaMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
         const matches = (a: StoredArticle): boolean => inRange(a) && (outlets === undefined || outlets.has(a.outlet.toLowerCase())) &&
           (topicTerms.length === 0 || topicRelevance(topicTerms, a.terms) >= TOPIC_MATCH)
         let matched = 0
-        for (const article of store.between(from, to)) if (matches(article)) matched++
-        const compared = store.page(MAX_COMPARED, undefined, matches).items
+        for await (const article of store.between(from, to)) if (matches(article)) matched++
+        const compared = (await store.page(MAX_COMPARED, undefined, matches)).items
         const { outlets: coverage, similarity } = compareOutlets(compared.map(a => ({
           outlet: a.outlet,
           polarity: a.sentiment.mean_sentence_polarity,
           entities: [...a.entities.people, ...a.entities.organizations, ...a.entities.places],
           terms: a.terms
         })))
-        const page = store.page(args.limit, args.cursor, matches)
+        const page = await store.page(args.limit, args.cursor, matches)
         return {
           topic: args.topic ?? '',
           matched,

@@ -52,7 +52,7 @@ export function meetingPrompt (template: PromptTemplate, meeting: { title: strin
 
 export function meetingFunctions (kit: ModuleKit): ModuleFunction[] {
   const template = loadPrompt(import.meta.url, 'summarize-meeting')
-  const meetings = new RecordStore<MeetingRecord>(kit.db('meetings'), kit.maxRecords)
+  const meetings = new RecordStore<MeetingRecord>(kit.store, 'meetings', kit.maxRecords)
   return [
     moduleFunction({
       name: 'summarize-meeting',

@@ -14,6 +14,7 @@ import { Citations, type GroundedSentence, groundedSentences, resourceHash, sour
 import { checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from '../kit.js'
 import { articleStore } from '../media-monitor/media-monitor.js'
 import { analyseStatements, chronological, opponentKey, sameText, statementLine, type Statement, type StatementAnalysis } from './opponent-statements.js'
+import { arrayFrom } from '../../store/contract.js'
 
 /** Most statements given in one call, opponents listed, articles and contradictions in a briefing. */
 export const MAX_GIVEN_STATEMENTS = 100
@@ -70,12 +71,12 @@ function promptValues (name: string, facts: readonly string[], analysis: Stateme
 
 export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
   const prompt = loadPrompt(import.meta.url, 'generate-opposition-briefing')
-  const store = new RecordStore<Statement>(kit.db('opposition-statements'), kit.maxRecords)
+  const store = new RecordStore<Statement>(kit.store, 'opposition-statements', kit.maxRecords)
   const articles = articleStore(kit)
   /** The opponent's stored statements, oldest first; 404 when there are none. */
-  const statementsOf = (opponent: string): Statement[] => {
+  const statementsOf = async (opponent: string): Promise<Statement[]> => {
     const key = opponentKey(opponent)
-    const found = [...store.between()].filter(s => s.opponent_key === key).sort(chronological)
+    const found = (await arrayFrom(store.between())).filter(s => s.opponent_key === key).sort(chronological)
     if (found.length === 0) throw new NotFound(`no statements of opponent "${opponent.trim()}": add them with generate-opposition-briefing`)
     return found
   }
@@ -84,8 +85,8 @@ export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
     if (name === '') throw new BadRequest('invalid arguments: /opponent: must name the opponent')
     return name
   }
-  const contradictionsOf = (engine: LanguageEngine, opponent: string): { statements: Statement[], analysis: StatementAnalysis } => {
-    const statements = statementsOf(opponent)
+  const contradictionsOf = async (engine: LanguageEngine, opponent: string): Promise<{ statements: Statement[], analysis: StatementAnalysis }> => {
+    const statements = await statementsOf(opponent)
     return { statements, analysis: analyseStatements(engine, statements) }
   }
   return [
@@ -96,7 +97,7 @@ export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
         const engine = await kit.language()
         const needle = args.search?.trim().toLowerCase()
         const byKey = new Map<string, Statement[]>()
-        for (const s of store.between()) {
+        for await (const s of store.between()) {
           if (needle !== undefined && !s.opponent_key.includes(needle)) continue
           byKey.set(s.opponent_key, [...(byKey.get(s.opponent_key) ?? []), s])
         }
@@ -128,7 +129,7 @@ export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
           return { text: s.text.trim(), said_on: s.said_on === undefined ? null : instant(`statements/${i}/said_on`, s.said_on), source: s.source.trim() }
         })
         const engine = await kit.language()
-        const known = [...store.between()].filter(s => s.opponent_key === key)
+        const known = (await arrayFrom(store.between())).filter(s => s.opponent_key === key)
         const now = new Date()
         const fresh: Statement[] = []
         for (const s of given) {
@@ -138,12 +139,12 @@ export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
           fresh.push({ statement_id: statementId, opponent: known[0]?.opponent ?? name, opponent_key: key, text: s.text, said_on: said, source: s.source, added_by: session?.email ?? '', added_at: now.toISOString() })
         }
         await store.putAll(fresh.map(s => [s.statement_id, s] as const))
-        const statements = statementsOf(name)
+        const statements = await statementsOf(name)
         const display = statements[0].opponent
         const analysis = analyseStatements(engine, statements)
         const citations = new Citations()
         const ours = new Map<string, GroundedSentence[]>(analysis.topics.map(t => [t.topic, groundedSentences(engine, kit.kb, t.topic, { passages: 1, perPassage: 1, total: 1 }, citations)]))
-        const coverage = articlesAbout(articles, [...new Set(engine.terms(display))], BRIEFING_ARTICLES, 1)
+        const coverage = await articlesAbout(articles, [...new Set(engine.terms(display))], BRIEFING_ARTICLES, 1)
         const media = mediaSection(coverage, display)
         const facts = briefingFacts(display, statements, analysis, media)
         let summary = facts.join(' ')
@@ -179,7 +180,7 @@ export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
       args: ContradictionArgs,
       handler: async args => {
         const engine = await kit.language()
-        const { statements, analysis } = contradictionsOf(engine, checkedName(args.opponent))
+        const { statements, analysis } = await contradictionsOf(engine, checkedName(args.opponent))
         const needle = args.topic?.trim().toLowerCase()
         const kept = analysis.contradictions.filter(c => needle === undefined || c.topics.some(t => t.includes(needle)))
         return {

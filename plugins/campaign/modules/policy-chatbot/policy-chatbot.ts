@@ -37,7 +37,7 @@ const ListArgs = Type.Object({
 
 export function policyChatbotFunctions (kit: ModuleKit): ModuleFunction[] {
   const prompt = loadPrompt(import.meta.url, 'policy-chat')
-  const chats = new ConversationStore<PolicyTurnMeta>(new RecordStore<Conversation<PolicyTurnMeta>>(kit.db('policy-conversations'), kit.maxRecords), 'policy chat session')
+  const chats = new ConversationStore<PolicyTurnMeta>(new RecordStore<Conversation<PolicyTurnMeta>>(kit.store, 'policy-conversations', kit.maxRecords), 'policy chat session')
   const policies = policyKb(kit.kb)
   return [
     moduleFunction({
@@ -60,7 +60,7 @@ export function policyChatbotFunctions (kit: ModuleKit): ModuleFunction[] {
       args: ChatArgs,
       handler: async ({ session_id: id, message }, { session }) => {
         checkText('message', message)
-        const chat = chats.open(id, session, message)
+        const chat = await chats.open(id, session, message)
         const engine = await kit.language()
         const previous = chat.turns.findLast(t => t.role === 'user')?.text
         const queries = policyQueries(message, previous)
@@ -109,10 +109,10 @@ export function policyChatbotFunctions (kit: ModuleKit): ModuleFunction[] {
       handler: async ({ session_id: id, limit, cursor }, { session }) => {
         const engine = await kit.language()
         if (id !== undefined) {
-          const { owner: _owner, ...chat } = chats.get(id, session)
+          const { owner: _owner, ...chat } = await chats.get(id, session)
           return { sessions: [chat], next_cursor: null, engine: engine.name }
         }
-        const page = chats.list(session, limit, cursor)
+        const page = await chats.list(session, limit, cursor)
         return { sessions: page.items, next_cursor: page.next_cursor, engine: engine.name }
       }
     })

@@ -18,6 +18,7 @@ import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.
 import { SourceList } from '../../grounding/source-list.js'
 import { postRange, RangeArgs } from '../../records/stance-args.js'
 import { manifest } from './manifest.js'
+import { arrayFrom } from '../../store/contract.js'
 
 /** Without `from`, the posts of this many days before `to` are read; `to` defaults to the end of the event's day, or now when that is later. */
 export const DEFAULT_DAYS = 30
@@ -67,9 +68,9 @@ function eventDay (date: string | undefined): string {
 export function questionAnticipationFunctions (kit: ModuleKit): ModuleFunction[] {
   const template = loadPrompt(import.meta.url, 'anticipate-questions')
   const logistics = loadLogistics()
-  const commitments = new RecordStore<Commitment>(kit.db('commitments'), kit.maxRecords)
-  const regulations = new RecordStore<StoredRegulation>(kit.db('regulatory-analyses'), kit.maxRecords)
-  const checklists = new RecordStore<StoredChecklist>(kit.db('prep-checklists'), kit.maxRecords)
+  const commitments = new RecordStore<Commitment>(kit.store, 'commitments', kit.maxRecords)
+  const regulations = new RecordStore<StoredRegulation>(kit.store, 'regulatory-analyses', kit.maxRecords)
+  const checklists = new RecordStore<StoredChecklist>(kit.store, 'prep-checklists', kit.maxRecords)
 
   /** The anticipated questions with local answers, and what they were read from. */
   async function questionsFor (args: Focus, engine: LanguageEngine): Promise<{ questions: AnticipatedQuestion[], sources: SourceList, posts: number, focus: string[] }> {
@@ -79,10 +80,10 @@ export function questionAnticipationFunctions (kit: ModuleKit): ModuleFunction[]
     const from = range.from ?? new Date(to.getTime() - DEFAULT_DAYS * DAY_MS)
     const focusText = args.topic ?? args.event
     const focus = focusTerms(engine, focusText)
-    const posts: Post[] = [...kit.posts.between(from, to, { source: range.source })].filter(p => onFocus(p, focus)).slice(-MAX_POSTS)
+    const posts: Post[] = (await arrayFrom(kit.posts.between(from, to, { source: range.source }))).filter(p => onFocus(p, focus)).slice(-MAX_POSTS)
     const sources = new SourceList()
     const questions = anticipate({
-      engine, kb: kit.kb, posts, commitments: commitments.between(), focus, focusIssues: findIssues(focusText ?? '').map(i => i.issue), audience: focusTerms(engine, args.audience),
+      engine, kb: kit.kb, posts, commitments: await arrayFrom(commitments.between()), focus, focusIssues: findIssues(focusText ?? '').map(i => i.issue), audience: focusTerms(engine, args.audience),
       day, sources, limit: args.limit
     })
     return { questions, sources, posts: posts.length, focus }
@@ -135,7 +136,7 @@ export function questionAnticipationFunctions (kit: ModuleKit): ModuleFunction[]
         const items = orderItems([
           ...questionItems(questions, day),
           ...gapItems(engine, kit.kb, topics, day, sources),
-          ...deadlineItems(regulations.between(), day, sources),
+          ...deadlineItems(await arrayFrom(regulations.between()), day, sources),
           ...logisticsItems(logistics, args.event, day, sources)
         ])
         const now = new Date()

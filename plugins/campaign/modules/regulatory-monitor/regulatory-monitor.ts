@@ -21,7 +21,7 @@ const AnalyzeArgs = Type.Object({
 }, { additionalProperties: false })
 
 export function regulatoryMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
-  const store = new RecordStore<StoredRegulation>(kit.db<StoredRegulation>('regulatory-analyses'), kit.maxRecords)
+  const store = new RecordStore<StoredRegulation>(kit.store, 'regulatory-analyses', kit.maxRecords)
   return [
     moduleFunction({
       name: 'analyze-regulation',

@@ -7,6 +7,7 @@ import { mean, round, standardDeviation } from '../../language/text-stats.js'
 import { bucketPosts, type BucketStats } from '../../records/hourly.js'
 import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from '../kit.js'
 import type { Post } from '../../records/posts.js'
+import { arrayFrom } from '../../store/contract.js'
 
 /** Longest single post, in characters. */
 export const MAX_POST_CHARS = 5_000
@@ -40,9 +41,9 @@ const SpikeArgs = Type.Object({
 
 interface RangeArgs { from?: string, to?: string, source?: string, term?: string }
 
-function postsIn (kit: ModuleKit, args: RangeArgs): Iterable<Post> {
+async function postsIn (kit: ModuleKit, args: RangeArgs): Promise<Post[]> {
   const { from, to } = timeRange(args)
-  return kit.posts.between(from, to, { source: args.source, term: args.term })
+  return await arrayFrom(kit.posts.between(from, to, { source: args.source, term: args.term }))
 }
 
 /** How many posts hold each term (of three characters or more). */
@@ -157,7 +158,7 @@ export function sentimentMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
         })
         const engine = await kit.language()
         const result = await kit.posts.ingest(incoming, engine)
-        return { ...result, stored: kit.posts.count, engine: engine.name }
+        return { ...result, stored: await kit.posts.count(), engine: engine.name }
       }
     }),
     moduleFunction({
@@ -165,7 +166,7 @@ export function sentimentMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
       args: SummaryArgs,
       handler: async args => {
         const engine = await kit.language()
-        const posts = [...postsIn(kit, args)]
+        const posts = await postsIn(kit, args)
         const series = bucketPosts(posts, args.bucket)
         const bySource = new Map<string, Post[]>()
         for (const post of posts) {
@@ -193,7 +194,7 @@ export function sentimentMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
       args: SpikeArgs,
       handler: async args => {
         const engine = await kit.language()
-        const hours = bucketPosts(postsIn(kit, args), 'hour')
+        const hours = bucketPosts(await postsIn(kit, args), 'hour')
         const spikes = findSpikes(hours, { window: args.window, threshold: args.threshold, minPosts: args.min_posts })
         return { hours: hours.length, window: args.window, threshold: args.threshold, spikes, engine: engine.name }
       }

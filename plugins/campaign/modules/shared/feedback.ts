@@ -1,9 +1,9 @@
 // record-feedback, shared by every module: a user's thumbs up or down on one resource of one module,
 // kept per user (a later call replaces the earlier one; is_active false withdraws it), and the
 // counts per module the admin panel shows.
-import type { Database } from 'lmdb'
 import { Type } from '../../../../kernel/schema.js'
 import { SHARED_MODULE, serverFunction, type ServerFunction } from '../../functions.js'
+import type { Table } from '../../store/contract.js'
 
 export interface FeedbackRecord {
   module_id: string
@@ -14,7 +14,8 @@ export interface FeedbackRecord {
   updated_at: string
 }
 
-export type FeedbackDb = Database<FeedbackRecord, string[]>
+/** Ratings by [module_id, resource_id, sub]. */
+export type FeedbackDb = Table<FeedbackRecord, string[]>
 
 const FeedbackArgs = Type.Object({
   module_id: Type.String({ minLength: 1, maxLength: 64 }),
@@ -33,9 +34,9 @@ export interface ModuleFeedback {
 }
 
 /** Active feedback counted per module (withdrawn ratings left out), by module id. */
-export function feedbackByModule (db: FeedbackDb): ModuleFeedback[] {
+export async function feedbackByModule (db: FeedbackDb): Promise<ModuleFeedback[]> {
   const byModule = new Map<string, ModuleFeedback & { seen: Set<string> }>()
-  for (const { value } of db.getRange()) {
+  for await (const { value } of db.range()) {
     if (!value.is_active) continue
     let entry = byModule.get(value.module_id)
     if (entry === undefined) {

@@ -4,11 +4,11 @@
 // through VOLUNTEER_VIEW; for roles that may not see where a volunteer lives, matches are scored on
 // the position rounded to COARSE_DEGREES and carry no distance.
 import { randomUUID } from 'node:crypto'
-import type { Database } from 'lmdb'
 import { Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { VOLUNTEER_VIEW } from '../../people.js'
+import { arrayFrom, type CampaignStore } from '../../store/contract.js'
 import { volunteerScore, type Place } from './volunteer-score.js'
 
 export interface Volunteer {
@@ -22,7 +22,6 @@ export interface Volunteer {
   updated_at: string
 }
 
-export type VolunteerDb = Database<Volunteer, string>
 
 const Slot = Type.String({ pattern: '^(mon|tue|wed|thu|fri|sat|sun)-(am|pm|eve)$' })
 const Skill = Type.String({ minLength: 1, maxLength: 64 })
@@ -54,27 +53,32 @@ export const COARSE_DEGREES = 0.01
 
 const coarse = ({ lat, lon }: Place): Place => ({ lat: Math.round(lat / COARSE_DEGREES) * COARSE_DEGREES, lon: Math.round(lon / COARSE_DEGREES) * COARSE_DEGREES })
 
-export function volunteerFunctions (db: VolunteerDb): ModuleFunction[] {
-  const all = (): Volunteer[] => [...db.getRange()].map(({ value }) => value)
+const VOLUNTEERS = 'volunteers'
+
+export function volunteerFunctions (store: CampaignStore): ModuleFunction[] {
+  const volunteers = store.table<Volunteer>(VOLUNTEERS)
+  const all = async (table = volunteers): Promise<Volunteer[]> => (await arrayFrom(table.range())).map(({ value }) => value)
   return [
     moduleFunction({
       name: 'save-volunteer',
       args: SaveArgs,
-      handler: async ({ volunteer_id: id, ...fields }, { session }) => await db.transaction(() => {
-        if (id !== undefined && db.get(id) === undefined) throw new NotFound(`no volunteer "${id}"`)
+      // One save at a time (across instances too): an e-mail address belongs to one volunteer.
+      handler: async ({ volunteer_id: id, ...fields }, { session }) => await store.transaction(VOLUNTEERS, async tx => {
+        const table = tx.table<Volunteer>(VOLUNTEERS)
+        if (id !== undefined && !await table.has(id)) throw new NotFound(`no volunteer "${id}"`)
         const email = fields.email.toLowerCase()
-        const holder = all().find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
+        const holder = (await all(table)).find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
         if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`, { code: 'BERTH_EMAIL_TAKEN' })
         const volunteer: Volunteer = { volunteer_id: id ?? randomUUID(), ...fields, updated_at: new Date().toISOString() }
-        void db.put(volunteer.volunteer_id, volunteer)
+        await table.put(volunteer.volunteer_id, volunteer)
         return VOLUNTEER_VIEW.show(volunteer, session?.role)
       })
     }),
     moduleFunction({
       name: 'list-volunteers',
       args: Type.Object({ skill: Type.Optional(Skill) }, { additionalProperties: false }),
-      handler: ({ skill }, { session }) => ({
-        volunteers: all()
+      handler: async ({ skill }, { session }) => ({
+        volunteers: (await all())
           .filter(v => skill === undefined || v.skills.some(s => s.toLowerCase() === skill.toLowerCase()))
           .sort((a, b) => a.name.localeCompare(b.name))
           .map(v => VOLUNTEER_VIEW.show(v, session?.role))
@@ -83,8 +87,8 @@ export function volunteerFunctions (db: VolunteerDb): ModuleFunction[] {
     moduleFunction({
       name: 'volunteer-detail',
       args: Type.Object({ volunteer_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-      handler: ({ volunteer_id: id }, { session }) => {
-        const volunteer = db.get(id)
+      handler: async ({ volunteer_id: id }, { session }) => {
+        const volunteer = await volunteers.get(id)
         if (volunteer === undefined) throw new NotFound(`no volunteer "${id}"`)
         return VOLUNTEER_VIEW.show(volunteer, session?.role)
       }
@@ -92,10 +96,10 @@ export function volunteerFunctions (db: VolunteerDb): ModuleFunction[] {
     moduleFunction({
       name: 'match-volunteer',
       args: MatchArgs,
-      handler: ({ limit, ...task }, { session }) => {
+      handler: async ({ limit, ...task }, { session }) => {
         const exact = VOLUNTEER_VIEW.sees('location', session?.role)
         return {
-          matches: all()
+          matches: (await all())
             .map(v => ({ volunteer_id: v.volunteer_id, name: v.name, ...volunteerScore(exact ? v : { ...v, location: coarse(v.location) }, task) }))
             .sort((a, b) => b.score - a.score || a.distance_km - b.distance_km || a.name.localeCompare(b.name))
             .slice(0, limit)

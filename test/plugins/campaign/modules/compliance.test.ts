@@ -12,7 +12,7 @@ t.test('compliance: the rules find each planted problem, and a clean ad passes',
   const engine = await localEngine()
   const rules = loadRules()
   const fundraising = fundraisingOf({ 'dora@x.test': [250_000, 50_000] })
-  const bad = checkCompliance(engine, rules, fundraising, { text: BAD_EMAIL, channel: 'email', day: '2026-05-10' })
+  const bad = await checkCompliance(engine, rules, fundraising, { text: BAD_EMAIL, channel: 'email', day: '2026-05-10' })
   t.equal(bad.solicits, true)
   t.same(bad.findings.map(f => [f.rule_id, f.severity]), [
     ['DISCLAIMER', 'error'], ['EMAIL-OPT-OUT', 'error'], ['POSTAL-ADDRESS', 'error'], ['NOT-DEDUCTIBLE-NOTICE', 'error'],
@@ -22,20 +22,20 @@ t.test('compliance: the rules find each planted problem, and a clean ad passes',
   t.same(bad.findings.find(f => f.rule_id === 'ASK-OVER-LIMIT')?.evidence, ['$5,000 is more than the per-donor limit of $3,500.00 per election'])
   t.match(bad.not_applied, [{ rule_id: 'DISCLAIMER-SPONSOR', reason: 'no sponsor given' }, { rule_id: 'CONTRIBUTION-LIMIT', reason: 'no amount_cents or donor_email given' }])
 
-  const good = checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', sponsor: 'Lopez for Council', day: '2026-05-10' })
+  const good = await checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', sponsor: 'Lopez for Council', day: '2026-05-10' })
   t.same(good.findings, [], 'disclaimer present and naming the sponsor; no request for money')
   t.ok(good.applied.includes('DISCLAIMER-SPONSOR'))
-  const wrongSponsor = checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', sponsor: 'Friends of Maria', day: '2026-05-10' })
+  const wrongSponsor = await checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', sponsor: 'Friends of Maria', day: '2026-05-10' })
   t.same(wrongSponsor.findings.map(f => f.evidence[0]), ['the disclaimer “Paid for by Lopez for Council.” does not name Friends of Maria'])
 
-  const over = checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 60_000, donor_email: 'Dora@X.test', day: '2026-05-10' })
+  const over = await checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 60_000, donor_email: 'Dora@X.test', day: '2026-05-10' })
   t.same(over.findings.map(f => [f.rule_id, f.severity, f.evidence[0]]), [['CONTRIBUTION-LIMIT', 'error', 'over the limit by $100.00: $3,000.00 given toward the 2026 primary election + $600.00 = $3,600.00 of the $3,500.00 limit']])
   t.same(over.donor, { donor_id: donorId('dora@x.test'), election: '2026-primary', donations: 2, given_cents: 300_000 })
-  t.equal(checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 20_000, donor_email: 'dora@x.test', day: '2026-05-10' }).findings[0].severity, 'warning', '$3,200 of $3,500: near the limit')
-  t.same(checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 60_000, donor_email: 'dora@x.test', day: '2026-06-03' }).findings, [], 'the day after the primary, a gift counts toward the general: another limit')
-  t.same(checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 100, day: '2026-11-04' }).not_applied.find(r => r.rule_id === 'CONTRIBUTION-LIMIT'),
+  t.equal((await checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 20_000, donor_email: 'dora@x.test', day: '2026-05-10' })).findings[0].severity, 'warning', '$3,200 of $3,500: near the limit')
+  t.same((await checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 60_000, donor_email: 'dora@x.test', day: '2026-06-03' })).findings, [], 'the day after the primary, a gift counts toward the general: another limit')
+  t.same((await checkCompliance(engine, rules, fundraising, { text: GOOD_AD, channel: 'ad', amount_cents: 100, day: '2026-11-04' })).not_applied.find(r => r.rule_id === 'CONTRIBUTION-LIMIT'),
     { rule_id: 'CONTRIBUTION-LIMIT', reason: 'no election cycle is configured on or after 2026-11-04' }, 'after the last configured cycle')
-  t.same(checkCompliance(engine, rules, fundraising, { text: 'Our gifts are not tax-deductible. Chip in today.', channel: 'post', day: '2026-05-10' }).findings.map(f => f.rule_id), ['DISCLAIMER', 'BEST-EFFORTS'], 'a denial is no deductibility claim')
+  t.same((await checkCompliance(engine, rules, fundraising, { text: 'Our gifts are not tax-deductible. Chip in today.', channel: 'post', day: '2026-05-10' })).findings.map(f => f.rule_id), ['DISCLAIMER', 'BEST-EFFORTS'], 'a denial is no deductibility claim')
   t.same(amountsInCents('Give $25, $1,000 or $2 million'), [{ text: '$25', cents: 2500 }, { text: '$1,000', cents: 100_000 }, { text: '$2 million', cents: 200_000_000 }])
 })
 

@@ -12,6 +12,7 @@ import { shiftDay } from '../../../../plugins/campaign/text/due-dates.js'
 import { campaignApp, statusOf } from '../../../support/campaign.js'
 import { testKernel } from '../../../support/kernel.js'
 import { tempDir } from '../../../support/tmp.js'
+import { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
 
 const today = new Date().toISOString().slice(0, 10)
 /**
@@ -135,10 +136,11 @@ t.test('records stored before elections, refunds and itemisation fields count to
   const id = donorId('old@home.test')
   await donors.put(id, { donor_id: id, name: 'Olga Old', email: 'old@home.test', created_at: '2026-01-05T10:00:00.000Z' })
   await donations.put([id, today, 'd1'], { donation_id: 'd1', donor_id: id, amount_cents: 30_000, received_on: today, recorded_by: 'staff@campaign.test' })
-  const fundraising = new Fundraising({ donors, donations, transaction: async fn => await env.transaction(fn) }, { limitCents: 350_000, itemizeAboveCents: 20_000, elections: new Elections([]) })
+  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  const fundraising = new Fundraising(store, { limitCents: 350_000, itemizeAboveCents: 20_000, elections: new Elections([]) })
   const next = new Elections([]).nextOn(today)?.id
-  t.match(fundraising.summary(fundraising.donor(id) as never), { election: next, election_total_cents: 30_000, address: '', missing_itemization: ['address', 'occupation', 'employer'] }, 'over the threshold without the fields: they are listed as missing')
-  t.match(fundraising.donations(id), [{ election: next, refunded_cents: 0, designation: null, history: [] }])
+  t.match(await fundraising.summary(await fundraising.donor(id) as never), { election: next, election_total_cents: 30_000, address: '', missing_itemization: ['address', 'occupation', 'employer'] }, 'over the threshold without the fields: they are listed as missing')
+  t.match(await fundraising.donations(id), [{ election: next, refunded_cents: 0, designation: null, history: [] }])
   t.match(await fundraising.refund({ donation_id: 'd1', amount_cents: 10_000, reason: 'partly returned' }, 'staff@campaign.test'), { refunded_cents: 10_000, election_total_cents: 20_000 })
 })
 
