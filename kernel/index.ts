@@ -26,6 +26,7 @@ export { loadBuiltUi } from './ui-assets.js'
 export { cronProblem } from './scheduler.js'
 export { coalesced } from './coalesce.js'
 export type { KeyRange, KeyValueDatabase, KeyValueStore } from './key-value.js'
+export { inTransaction, migrateSchema, redactUrl, unreachable, type Migration } from './postgres.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
 export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {

@@ -49,6 +49,7 @@ interface Registered {
 }
 
 export class FunctionRegistry {
+  #freshen: () => Promise<void> = async () => {}
   readonly #functions = new Map<string, Registered>()
 
   register (functions: readonly ServerFunction[]): void {
@@ -96,12 +97,18 @@ export class FunctionRegistry {
    * result carries `fallback_note` saying so. Attribution fields are taken out of the result for roles
    * that may not see them.
    */
+  /** Run `freshen` before each call of a function that needs a session (what instances hold in memory is brought up to date). */
+  beforeEachCall (freshen: () => Promise<void>): void {
+    this.#freshen = freshen
+  }
+
   async call (name: string, raw: unknown, caller: Caller): Promise<unknown> {
     const registered = this.#functions.get(name)
     if (registered === undefined) throw new NotFound(`no server function "${name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
     const args = Value.Default(registered.fn.args, raw)
     const problem = registered.check.Errors(args).First()
     if (problem !== undefined) throw new BadRequest(`invalid arguments: ${problem.path === '' ? '' : `${problem.path}: `}${problem.message}`)
+    if (registered.fn.access !== 'public') await this.#freshen()
     const { result, notes } = await collectingFallbackNotes(async () => await registered.fn.handler(args, caller))
     const noted = notes.length > 0 && typeof result === 'object' && result !== null && !Array.isArray(result) ? { ...result, fallback_note: notes.join(' ') } : result
     return hideAttribution(noted, caller.session?.role)

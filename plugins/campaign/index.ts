@@ -6,6 +6,7 @@ import type { DevIdp } from '../dev-idp/index.js'
 import type { FunctionRegistry } from './functions.js'
 import type { PostStore } from './records/posts.js'
 import type { SessionBackend } from './session-backend.js'
+import type { CampaignStore } from './store/contract.js'
 import type { IdpClient } from './oidc-client.js'
 import { CAMPAIGN_ENV, campaignSection } from './settings.js'
 
@@ -15,6 +16,8 @@ export interface CampaignService {
   readonly posts: PostStore
   /** Sessions and pending logins, in memory or in Redis. */
   readonly sessions: SessionBackend
+  /** The modules' data, in LMDB or PostgreSQL. */
+  readonly store: CampaignStore
   /** The embedded development IDP, while it runs (`dev_idp` on). */
   devIdp?: DevIdp
   /** The provider client and the application's base URL, set at start. */
@@ -51,6 +54,7 @@ export default definePlugin({
 
   async stop (_ctx, service) {
     await service.sessions.close()
+    await service.store.close()
     await service.devIdp?.close()
     service.devIdp = undefined
     service.login = undefined

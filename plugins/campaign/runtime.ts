@@ -44,7 +44,7 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const startedAt = Date.now()
   const backend = await sessionBackend(ctx)
   const { sessions, pending, auth } = backend
-  const store: CampaignStore = new LmdbCampaignStore(ctx.store)
+  const store = await campaignStore(ctx)
   const users = store.table<UserRecord>('users')
   const feedback = store.table<FeedbackRecord, string[]>('feedback')
   const volunteers = store.table<Volunteer>('volunteers')
@@ -53,7 +53,8 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
 
   const registry = new FunctionRegistry()
   const posts = new PostStore(new RecordStore<Post>(store, 'posts', config.max_posts))
-  const service: CampaignService = { registry, posts, sessions: backend }
+  const service: CampaignService = { registry, posts, sessions: backend, store }
+  registry.beforeEachCall(async () => { await kb.refresh() })
   registry.register([
     ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
     ...feedbackFunctions(feedback),
@@ -110,6 +111,14 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   ctx.schedule.every('sweep-sessions', SWEEP_MS, () => { backend.sweep() })
   if (config.dev_fallback) ctx.log.warn('development fallback on: check-auth reports an admin when nobody is signed in')
   return service
+}
+
+/** The modules' store: PostgreSQL with [campaign].database_url, else the plugin's LMDB databases. */
+async function campaignStore (ctx: PluginContext<CampaignConfig>): Promise<CampaignStore> {
+  const url = ctx.config.database_url
+  if (url === '') return new LmdbCampaignStore(ctx.store)
+  const { PostgresCampaignStore } = await import('./store/postgres-store.js')
+  return await PostgresCampaignStore.open(url, '[campaign].database_url (CAMPAIGN_DATABASE_URL)')
 }
 
 export async function startCampaign (ctx: PluginContext<CampaignConfig>, service: CampaignService): Promise<void> {

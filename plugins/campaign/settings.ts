@@ -28,6 +28,7 @@ export const campaignSection = ((Type) => Type.Object({
   generator_timeout_seconds: Type.Number({ exclusiveMinimum: 0, default: 60, description: 'Longest wait for one answer of the generative provider, its wait for a free slot included.' }),
   generator_fallback: Type.Boolean({ default: true, description: 'When the generative provider fails or times out, answer from the local engine with a fallback_note; false: answer 503.' }),
   generator_concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Most requests to the generative provider at once; a short queue waits behind them.' }),
+  database_url: Type.String({ default: '', description: 'PostgreSQL URL (postgres://user:password@host:5432/database) where the modules keep their data (schema campaign), shared by every instance of the app; empty: the embedded LMDB store of the state directory.' }),
   redis_url: Type.String({ default: '', description: 'Redis URL (redis://[user:password@]host:6379[/db], or rediss://) where sessions and pending logins are kept, shared by every instance of the app; empty: in this process\'s memory.' }),
   redis_prefix: Type.String({ default: 'berth:campaign:', minLength: 1, maxLength: 64, description: 'Prefix of the keys the app writes in Redis (one per application sharing a Redis).' }),
   max_posts: Type.Integer({ minimum: 100, default: 200000, description: 'Most social posts kept by the sentiment monitor; the oldest give way.' }),
@@ -48,7 +49,8 @@ export const CAMPAIGN_ENV = {
   CAMPAIGN_GENERATOR_MODEL: 'generator_model',
   CAMPAIGN_GENERATOR_API_KEY: 'generator_api_key',
   CAMPAIGN_GENERATOR_FALLBACK: 'generator_fallback',
-  CAMPAIGN_REDIS_URL: 'redis_url'
+  CAMPAIGN_REDIS_URL: 'redis_url',
+  CAMPAIGN_DATABASE_URL: 'database_url'
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/

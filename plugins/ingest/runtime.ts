@@ -27,7 +27,7 @@ import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import { Reassembler } from './wire/reassembly.js'
 import { join, resolve } from 'node:path'
-import { developmentOnly, reachabilityCheck, StartupError, type PluginContext } from '../../kernel/index.js'
+import { developmentOnly, reachabilityCheck, redactUrl, StartupError, type PluginContext } from '../../kernel/index.js'
 import { devIdpFor } from '../dev-idp/index.js'
 import { codecs } from '../../wasm/index.js'
 import type { IngestService } from './index.js'
@@ -217,7 +217,7 @@ export function startIngest (ctx: PluginContext<IngestSettings>, service: Ingest
 async function openStorage (ctx: PluginContext<IngestSettings>, store: TelemetryStore): Promise<TelemetryStorage> {
   const url = ctx.config.database_url
   if (url === '') return new LmdbStorage(store)
-  const { PostgresStorage, redactUrl } = await import('./storage/postgres.js')
+  const { PostgresStorage } = await import('./storage/postgres.js')
   const storage = new PostgresStorage(url)
   ctx.onClose(async () => { await storage.close() })
   try {

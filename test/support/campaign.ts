@@ -1,12 +1,15 @@
 // Signing in to the campaign app without a browser: a cookie jar and a scripted login through the
 // development IDP's form (fetch with manual redirects), about half a second per login; call statuses;
-// and the app in a test kernel with a staff session, as the module tests use it.
+// and the app in a test kernel with a staff session, as the module tests use it (on the default backends, or on
+// PostgreSQL and Redis when BERTH_TEST_CAMPAIGN_BACKEND=shared).
 import type { Kernel } from '../../kernel/index.js'
 import devIdp from '../../plugins/dev-idp/index.js'
 import campaign from '../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
 import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { testKernel } from './kernel.js'
+import { postgresDatabase } from './postgres.js'
+import { ownRedis } from './redis.js'
 
 interface StoredCookie { value: string, path: string }
 
@@ -145,9 +148,19 @@ export function withDevIdp (more: Record<string, unknown> = {}): { campaign: Rec
   return { campaign: { dev_idp: true, ...more } }
 }
 
+/** Whether this run keeps the campaign's data and sessions in PostgreSQL and Redis (BERTH_TEST_CAMPAIGN_BACKEND=shared). */
+export const onSharedBackends = (): boolean => process.env.BERTH_TEST_CAMPAIGN_BACKEND === 'shared'
+
+/** The [campaign] settings of the backends this run tests: a fresh database and a Redis of the test's own when shared, nothing by default. */
+export async function campaignBackends (t: { teardown(fn: () => void | Promise<void>): void }): Promise<Record<string, unknown>> {
+  if (!onSharedBackends()) return {}
+  return { database_url: await postgresDatabase(t), redis_url: (await ownRedis(t)).url }
+}
+
 /** The campaign plugin in a test kernel with the development IDP (more `[campaign]` settings from `config`), with a staff session. */
 export async function campaignApp (t: { teardown(fn: () => void | Promise<void>): void }, config: Record<string, unknown> = {}): Promise<CampaignApp> {
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp(config) })
+  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ ...await campaignBackends(t), ...config }) })
+  if (onSharedBackends() && kernel.service('campaign').sessions.kind !== 'redis') throw new Error('BERTH_TEST_CAMPAIGN_BACKEND=shared, but the sessions are not in Redis')
   const baseUrl = kernel.url('app')
   const users = kernel.service('campaign').devIdp?.users ?? []
   const login = async (role: string): Promise<string> => {

@@ -1,6 +1,7 @@
 // What the campaign modules keep their data in: named tables of JSON values ordered by key, read and
 // written asynchronously, with transactions that serialise writers of the same subject. The embedded
-// LMDB store (lmdb-store.ts) is the default; every module sees only this contract.
+// LMDB store (lmdb-store.ts) is the default, PostgreSQL (postgres-store.ts) the shared one; every
+// module sees only this contract.
 
 /** A key: a string, or a tuple of strings and non-negative integers ordered element by element. */
 export type TableKey = string | Array<string | number>
@@ -38,6 +39,7 @@ export interface CampaignStore extends Transaction {
    * `count` see what was committed before it.
    */
   transaction<T>(subject: string, fn: (tx: Transaction) => Promise<T>): Promise<T>
+  close(): Promise<void>
 }
 
 /** Everything an async iterable yields, in order (Array.fromAsync, which Node 20 lacks). */

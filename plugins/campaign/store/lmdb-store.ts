@@ -87,6 +87,9 @@ export class LmdbCampaignStore implements CampaignStore {
     return result
   }
 
+  /** The plugin's LMDB store is closed by the kernel. */
+  async close (): Promise<void> {}
+
   #db (name: string): Db {
     let db = this.#dbs.get(name)
     if (db === undefined) {

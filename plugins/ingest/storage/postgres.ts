@@ -4,6 +4,7 @@
 // the database takes them in turn; its reads and its writes are one function call each in that one
 // transaction (postgres-request.ts), and the caller acknowledges after the commit. Metrics live in daily partitions; retention drops whole ones.
 import pg from 'pg'
+import { inTransaction, migrateSchema, unreachable } from '../../../kernel/index.js'
 import type { TelemetryEvent } from '../apply.js'
 import type { StoredMark } from '../chunk-marks.js'
 import {
@@ -38,20 +39,13 @@ export const SERIES = {
   traces: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'dropped', 'text'], key: ['received_at', 'sequence'] }
 } as const
 
-/** SQLSTATE classes and client codes that mean the database cannot be reached now (not that the request is wrong). */
-const UNAVAILABLE_STATES = /^(08|53|57P)/
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'])
-/** What node-postgres says when a connection ends under a query or cannot be made in time. */
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i
-
 /** `err` as StorageUnavailable when it says the database cannot be reached; else as it is. */
 function classify (err: unknown): unknown {
   if (err instanceof StorageUnavailable) return err
   const code = (err as { code?: unknown }).code
   const message = err instanceof Error ? err.message : ''
-  if ((typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_STATES.test(code))) || UNAVAILABLE_MESSAGES.test(message)) {
-    return new StorageUnavailable(`the telemetry database cannot be reached (${typeof code === 'string' ? code : 'connection lost'}): ${message}`, { cause: err })
-  }
+  const cause = unreachable(err)
+  if (cause !== undefined) return new StorageUnavailable(`the telemetry database cannot be reached (${cause}): ${message}`, { cause: err })
   // The same content stored under a (device, sequence) by another transaction at once, or two transactions in each other's way: nothing was stored, the retry decides.
   if ((code === '23505' && (err as { constraint?: unknown }).constraint === 'chunk_marks_pkey') || code === '40001' || code === '40P01') {
     return new StorageUnavailable(`the telemetry database refused the transaction (${code}): another one changed the same records at the same moment; send it again`, { cause: err })
@@ -64,17 +58,6 @@ async function guarded<T> (work: () => Promise<T>): Promise<T> {
     return await work()
   } catch (err) {
     throw classify(err)
-  }
-}
-
-/** `url` without its password, for messages. */
-export function redactUrl (url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.href
-  } catch {
-    return 'an unparsable URL'
   }
 }
 
@@ -140,20 +123,7 @@ export class PostgresStorage implements TelemetryStorage {
 
   /** Apply the migrations not applied yet, under the migration lock (idempotent; safe when nodes start together). */
   async migrate (): Promise<number[]> {
-    return await this.#transaction(async client => {
-      await client.query('select pg_advisory_xact_lock($1, $2)', [LOCK_SPACE, MIGRATION_LOCK])
-      await client.query(`create schema if not exists ${SCHEMA}`)
-      await client.query('create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())')
-      const done = new Set((await client.query<{ version: number }>('select version from schema_migrations')).rows.map(row => row.version))
-      const applied: number[] = []
-      for (const migration of MIGRATIONS) {
-        if (done.has(migration.version)) continue
-        await client.query(migration.sql)
-        await client.query('insert into schema_migrations (version, name) values ($1, $2)', [migration.version, migration.name])
-        applied.push(migration.version)
-      }
-      return applied
-    })
+    return await this.#transaction(async client => await migrateSchema(client, SCHEMA, [LOCK_SPACE, MIGRATION_LOCK], MIGRATIONS))
   }
 
   async close (): Promise<void> {
@@ -167,25 +137,7 @@ export class PostgresStorage implements TelemetryStorage {
 
   /** Run `work` in one transaction on one connection; a connection that failed is not reused. */
   async #transaction<T> (work: (client: Client) => Promise<T>): Promise<T> {
-    return await guarded(async () => {
-      const client = await this.#pool.connect()
-      const ignore = (): void => {}
-      client.on('error', ignore)
-      let failed: unknown
-      try {
-        await client.query('begin')
-        const result = await work(client)
-        await client.query('commit')
-        return result
-      } catch (err) {
-        failed = err
-        await client.query('rollback').catch(() => {})
-        throw err
-      } finally {
-        client.off('error', ignore)
-        client.release(failed instanceof Error ? failed : undefined)
-      }
-    })
+    return await guarded(async () => await inTransaction(this.#pool, work))
   }
 
   /** Create the metrics partitions of `days` that do not exist yet (in a transaction of their own, under the partition lock). */

@@ -1,7 +1,10 @@
 // Two instances of the campaign app sharing sessions and pending logins through a real Redis (Debian's
-// redis-server, append-only file on): a login started on one and completed on the other, functions on
-// either, logout on one ending the session on both, one instance killed with SIGKILL, Redis killed and
-// restarted (503 while it is away, the session still there after), and a bad Redis URL at start.
+// redis-server, append-only file on) and their data through a real PostgreSQL 15: a login started on
+// one and completed on the other, functions on either, two donations at once on the two instances that
+// together pass the limit (exactly one accepted), a document ingested on one found by the other, logout
+// on one ending the session on both, one instance killed with SIGKILL, Redis killed and restarted (503
+// while it is away, the session still there after), PostgreSQL stopped and started (503, then
+// recovery), and bad URLs at start.
 import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -9,10 +12,11 @@ import { startDevIdp } from '../../../plugins/dev-idp/provider.js'
 import { seedUsers } from '../../../plugins/dev-idp/users.js'
 import { ROLES } from '../../../plugins/campaign/roles.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
-import { CookieJar, followRedirects, send, signInThroughIdp } from '../../support/campaign.js'
+import { campaignApp, CookieJar, followRedirects, send, signInThroughIdp } from '../../support/campaign.js'
 import { exited, runCli, spawnCliForTest, untilAnswers, type RunningCli } from '../../support/cli.js'
 import { freePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
+import { ownPostgres, postgresDatabase } from '../../support/postgres.js'
 import { requireRedis } from '../../support/redis.js'
 import { tempDir } from '../../support/tmp.js'
 
@@ -22,14 +26,14 @@ interface Auth { authenticated: boolean, role?: string }
 const redis = await requireRedis(t, { durable: true })
 
 /** `berth server` with the campaign plugin only, its app on `port`, sessions in Redis. */
-async function instance (t: Test, name: string, port: number, campaign: string[]): Promise<{ base: URL, child: RunningCli }> {
+async function instance (t: Test, name: string, port: number, campaign: string[], database: string): Promise<{ base: URL, child: RunningCli }> {
   const dir = tempDir(t, `berth-campaign-${name}-`)
   const control = await freePort()
   writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"',
     '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${control}`,
     '[server.listeners.app]', 'host = "127.0.0.1"',
     '[campaign]', ...campaign].join('\n'))
-  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', BERTH_APP_PORT: String(port), CAMPAIGN_REDIS_URL: redis?.url ?? '' } })
+  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', BERTH_APP_PORT: String(port), CAMPAIGN_REDIS_URL: redis?.url ?? '', CAMPAIGN_DATABASE_URL: database } })
   await untilAnswers(child, `http://127.0.0.1:${control}/api/v1/health`, `instance ${name}`)
   return { base: new URL(`http://127.0.0.1:${port}/`), child }
 }
@@ -48,9 +52,10 @@ if (redis !== undefined) {
     const appUrl = `http://127.0.0.1:${portA}/`
     const idp = await startDevIdp({ realm: 'hq', clientId: 'web', redirectUris: [`${appUrl}auth/callback`], postLogoutRedirectUris: [appUrl], users: seedUsers(ROLES, 'campaign.test') })
     t.teardown(idp.close)
-    const settings = [`idp_url = "${idp.url}"`, 'idp_realm = "hq"', 'idp_client_id = "web"', `app_url = "${appUrl}"`]
-    const a = await instance(t, 'a', portA, settings)
-    const b = await instance(t, 'b', portB, settings)
+    const settings = [`idp_url = "${idp.url}"`, 'idp_realm = "hq"', 'idp_client_id = "web"', `app_url = "${appUrl}"`, 'contribution_limit_cents = 100000']
+    const database = await postgresDatabase(t)
+    const a = await instance(t, 'a', portA, settings, database)
+    const b = await instance(t, 'b', portB, settings, database)
     const user = (role: string): { username: string, password: string } => idp.users.find(u => u.role === role) as { username: string, password: string }
 
     /** /auth on A; the IDP's answer delivered to B (the balancer's choice); the session cookie. */
@@ -69,6 +74,20 @@ if (redis !== undefined) {
     t.match(await checkAuth(b.base, staff), { authenticated: true, role: 'staff' }, 'and to B')
     t.equal(await failure(callServerFunction('list-volunteers', {}, { baseUrl: a.base, headers: { cookie: staff } })), 'ok', 'a staff function on A')
     t.same(await failure(callServerFunction('admin-health', {}, { baseUrl: b.base, headers: { cookie: staff } })), { status: 403, code: 'BERTH_ROLE_TOO_LOW' }, 'and the role checked on B')
+
+    // Two gifts of $600 from one donor at once, one on each instance: each fits the $1,000 limit alone, not together.
+    const gift = { donor_name: 'Dana Doe', donor_email: 'dana@campaign.test', amount_cents: 60_000, donor_address: '1 Main St, Springfield', donor_occupation: 'Teacher', donor_employer: 'Springfield Schools' }
+    for (let round = 0; round < 3; round++) {
+      const email = `dana${round}@campaign.test`
+      const outcomes = await Promise.all([a, b].map(async side => await failure(callServerFunction('record-donation', { ...gift, donor_email: email }, { baseUrl: side.base, headers: { cookie: staff } }))))
+      t.same(outcomes.filter(o => o === 'ok').length, 1, `round ${round + 1}: exactly one of two concurrent donations is accepted`)
+      t.same(outcomes.find(o => o !== 'ok'), { status: 409, code: 'BERTH_DONATION_OVER_LIMIT' }, 'the other is over the limit')
+      const donations = await callServerFunction<{ donations: unknown[] }>('list-donations', { donor_id: (await callServerFunction<{ donors: Array<{ donor_id: string, email: string }> }>('list-donors', { search: email }, { baseUrl: b.base, headers: { cookie: staff } })).donors[0].donor_id }, { baseUrl: a.base, headers: { cookie: staff } })
+      t.equal(donations.donations.length, 1, 'one donation stored, seen from either instance')
+    }
+    await callServerFunction('kb-ingest', { title: 'Ferry plan', text: 'The ferry will run every twenty minutes between the islands and the harbour.' }, { baseUrl: a.base, headers: { cookie: staff } })
+    const found = await callServerFunction<{ results: Array<{ title: string }> }>('kb-query', { query: 'ferry harbour' }, { baseUrl: b.base, headers: { cookie: staff } })
+    t.equal(found.results[0]?.title, 'Ferry plan', 'a document ingested on A is found by B at once')
 
     const admin = await loginAcross('admin')
     const sessionsOn = async (base: URL): Promise<number> => (await callServerFunction<{ counts: { sessions: number } }>('admin-health', {}, { baseUrl: base, headers: { cookie: admin } })).counts.sessions
@@ -105,7 +124,21 @@ if (redis !== undefined) {
     t.match(await checkAuth(b.base, admin), { authenticated: true, role: 'admin' }, 'and the session written before the crash is still there')
   })
 
-  t.test('a Redis URL that is wrong or unreachable stops the start with one line', async t => {
+  t.test('PostgreSQL stopped: functions answer 503, and recover by themselves when it is back', async t => {
+    const server = await ownPostgres(t)
+    const { call } = await campaignApp(t, { database_url: server.url(), redis_url: redis.url })
+    await call('kb-ingest', { title: 'Ferry plan', text: 'The ferry will run every twenty minutes.' })
+    t.equal(await failure(call('list-volunteers', {})), 'ok')
+    await server.stop()
+    t.same(await failure(call('list-volunteers', {})), { status: 503, code: 'BERTH_DATABASE_UNAVAILABLE' }, 'PostgreSQL stopped: 503 naming the database')
+    t.same(await failure(call('kb-query', { query: 'ferry' })), { status: 503, code: 'BERTH_DATABASE_UNAVAILABLE' }, 'a query of the knowledge base too (it checks its copy is current)')
+    await server.start()
+    const back = await pollUntil(async () => { const f = await failure(call('kb-query', { query: 'ferry' })); return f === 'ok' && f }, { timeout: 20_000, what: 'the app to use PostgreSQL again' })
+    t.equal(back, 'ok', 'PostgreSQL back: the app answers again without a restart')
+    t.equal((await call<{ results: Array<{ title: string }> }>('kb-query', { query: 'ferry' })).results[0]?.title, 'Ferry plan', 'with what was stored before')
+  })
+
+  t.test('a Redis or PostgreSQL URL that is wrong or unreachable stops the start with one line', async t => {
     const dir = tempDir(t, 'berth-campaign-bad-redis-')
     writeFileSync(join(dir, 'cluster.toml'), ['[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0', '[server.listeners.app]', 'host = "127.0.0.1"', 'port = 0'].join('\n'))
     const unreachable = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_REDIS_URL: `redis://127.0.0.1:${await freePort()}` } })
@@ -119,5 +152,9 @@ if (redis !== undefined) {
     t.not(refused.code, 0)
     t.notMatch(refused.stderr + refused.stdout, password, 'the password is never printed')
     t.notMatch(refused.stderr + refused.stdout, 'wrong@', 'nor the one given')
+    const database = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_DATABASE_URL: `postgres://berth:secret-word@127.0.0.1:${await freePort()}/campaign` } })
+    t.not(database.code, 0)
+    t.match(database.stderr, /\[campaign\]\.database_url \(CAMPAIGN_DATABASE_URL\): the PostgreSQL database at postgres:\/\/berth:\*\*\*@127\.0\.0\.1:\d+\/campaign could not be prepared/)
+    t.notMatch(database.stderr + database.stdout, 'secret-word', 'the database password is never printed')
   })
 }

@@ -19,6 +19,9 @@ export interface KbDocument {
 /** Tables of the campaign store: documents by id, passage texts by [document_id, passage index]. */
 const DOCUMENTS = 'kb-documents'
 const PASSAGES = 'kb-passages'
+/** The knowledge base's version, counted up by every ingest: an instance whose copy is older reloads. */
+const STATE = 'kb-state'
+const VERSION = 'version'
 
 /** Passages are paragraphs, cut at sentence ends when longer than this many words. */
 export const MAX_PASSAGE_WORDS = 120
@@ -64,13 +67,15 @@ const passageKey = (documentId: string, index: number): string => `${documentId}
 
 /**
  * The documents, their passages and the BM25 index are held in memory (loaded from the store at
- * start) and written through to the store: queries read memory only.
+ * start) and written through to the store: queries read memory only. `refresh()` reloads them when
+ * another instance sharing the store ingested since (the stored version differs).
  */
 export class KnowledgeBase {
   readonly #store: CampaignStore
-  readonly #documents = new Map<string, KbDocument>()
-  readonly #passages = new Map<string, string>()
-  readonly #index = new Bm25Index()
+  #documents = new Map<string, KbDocument>()
+  #passages = new Map<string, string>()
+  #index = new Bm25Index()
+  #version = 0
 
   private constructor (store: CampaignStore) {
     this.#store = store
@@ -79,9 +84,33 @@ export class KnowledgeBase {
   /** The knowledge base of the campaign store, loaded. */
   static async open (store: CampaignStore): Promise<KnowledgeBase> {
     const kb = new KnowledgeBase(store)
-    for await (const { value } of store.table<KbDocument>(DOCUMENTS).range()) kb.#documents.set(value.document_id, value)
-    for await (const { key, value } of store.table<string, [string, number]>(PASSAGES).range()) kb.#remember(passageKey(key[0], key[1]), value)
+    await kb.#load(await kb.#storedVersion())
     return kb
+  }
+
+  /** Reload when the stored version is not the one in memory. */
+  async refresh (): Promise<void> {
+    const stored = await this.#storedVersion()
+    if (stored !== this.#version) await this.#load(stored)
+  }
+
+  async #storedVersion (): Promise<number> {
+    return await this.#store.table<number>(STATE).get(VERSION) ?? 0
+  }
+
+  async #load (version: number): Promise<void> {
+    const documents = new Map<string, KbDocument>()
+    const passages = new Map<string, string>()
+    const index = new Bm25Index()
+    for await (const { value } of this.#store.table<KbDocument>(DOCUMENTS).range()) documents.set(value.document_id, value)
+    for await (const { key, value } of this.#store.table<string, [string, number]>(PASSAGES).range()) {
+      passages.set(passageKey(key[0], key[1]), value)
+      index.add(passageKey(key[0], key[1]), value)
+    }
+    this.#documents = documents
+    this.#passages = passages
+    this.#index = index
+    this.#version = version
   }
 
   get documentCount (): number {
@@ -102,15 +131,25 @@ export class KnowledgeBase {
     const passages = await splitPassages(text)
     if (passages.length === 0) throw new BadRequest('text holds no words to index')
     const document: KbDocument = { document_id: documentId, title, source, ingested_at: new Date().toISOString(), passage_count: passages.length }
-    const previous = await this.#store.transaction(`kb:${documentId}`, async tx => {
+    // One ingest at a time: each counts the version up once.
+    const { previous, version } = await this.#store.transaction('kb', async tx => {
       const documents = tx.table<KbDocument>(DOCUMENTS)
       const stored = tx.table<string, [string, number]>(PASSAGES)
       const previous = await documents.get(documentId)
       for (let i = 0; i < (previous?.passage_count ?? 0); i++) await stored.remove([documentId, i])
       for (const [i, passage] of passages.entries()) await stored.put([documentId, i], passage)
       await documents.put(documentId, document)
-      return previous
+      const state = tx.table<number>(STATE)
+      const version = (await state.get(VERSION) ?? 0) + 1
+      await state.put(VERSION, version)
+      return { previous, version }
     })
+    if (version !== this.#version + 1) {
+      // Another instance ingested since this one loaded: take everything from the store.
+      await this.#load(version)
+      return document
+    }
+    this.#version = version
     for (let i = 0; i < (previous?.passage_count ?? 0); i++) this.#forget(passageKey(documentId, i))
     passages.forEach((passage, i) => { this.#remember(passageKey(documentId, i), passage) })
     this.#documents.set(documentId, document)

@@ -4,12 +4,7 @@ import { schema } from './001-schema.js'
 import { scheduledJobs } from './002-scheduled-jobs.js'
 import { elfBytes } from './003-elf-bytes.js'
 import { requestFunctions } from './004-request-functions.js'
-
-export interface Migration {
-  version: number
-  name: string
-  sql: string
-}
+import type { Migration } from '../../../../kernel/index.js'
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'schema', sql: schema },

@@ -3,7 +3,9 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { open } from 'lmdb'
-import { campaignApp } from '../../../support/campaign.js'
+import { campaignApp, onSharedBackends } from '../../../support/campaign.js'
+import { arrayFrom } from '../../../../plugins/campaign/store/contract.js'
+import type { FeedbackRecord } from '../../../../plugins/campaign/modules/shared/feedback.js'
 
 t.test('through the API', async t => {
   const { kernel, login, call } = await campaignApp(t, { contribution_limit_cents: 10_000 })
@@ -28,6 +30,11 @@ t.test('through the API', async t => {
     t.equal(health.feedback.length, 1)
   })
 
+  if (onSharedBackends()) {
+    const stored = await arrayFrom(kernel.service('campaign').store.table<FeedbackRecord, string[]>('feedback').range())
+    t.match(stored.find(f => f.key[1] === 'doc-1'), { key: ['knowledge-base', 'doc-1', 'dev-staff'], value: { is_positive: false, is_active: true } }, 'feedback is in PostgreSQL')
+    return
+  }
   await kernel.stop()
   const env = open({ path: join(kernel.config.stateDir, 'berth.mdb'), readOnly: true })
   t.teardown(async () => { await env.close() })
