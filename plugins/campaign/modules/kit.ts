@@ -10,7 +10,7 @@ import type { AdminSources } from './admin/admin.js'
 import type { Fundraising } from './fundraising/fundraising.js'
 import type { KnowledgeBase } from './knowledge-base/knowledge-base.js'
 import type { PostStore } from '../records/posts.js'
-import type { CampaignStore, Table } from '../store/contract.js'
+import type { CampaignStore, RangeOptions, Table } from '../store/contract.js'
 
 export interface ModuleKit {
   /** The local engine, imported on first use. */
@@ -96,6 +96,12 @@ export const PageArgs = {
 
 export interface Page<T> { items: T[], next_cursor: string | null }
 
+/** The key range of records made between two times (keys made by `timeKey`). */
+const keysBetween = (from?: Date, to?: Date): RangeOptions => ({
+  ...(from !== undefined ? { start: timePrefix(from) } : {}),
+  ...(to !== undefined ? { end: `${timePrefix(to)}~` } : {})
+})
+
 /** Records keyed by `timeKey`, newest first in listings, the oldest removed beyond `max`. */
 export class RecordStore<T> {
   readonly #store: CampaignStore
@@ -139,13 +145,14 @@ export class RecordStore<T> {
     await this.putAll([[key, value]])
   }
 
-  /** Records between two times (keys made by `timeKey`), oldest first. */
+  /** Records between two times (keys made by `timeKey`), oldest first, read as they are used. */
   async * between (from?: Date, to?: Date): AsyncIterable<T> {
-    const range = this.#table.range({
-      ...(from !== undefined ? { start: timePrefix(from) } : {}),
-      ...(to !== undefined ? { end: `${timePrefix(to)}~` } : {})
-    })
-    for await (const { value } of range) yield value
+    for await (const { value } of this.#table.range(keysBetween(from, to))) yield value
+  }
+
+  /** The same records, all at once (faster when every one of them is needed). */
+  async list (from?: Date, to?: Date): Promise<T[]> {
+    return (await this.#table.list(keysBetween(from, to))).map(({ value }) => value)
   }
 
   /** One page, newest first, optionally filtered; `cursor` is the last key of the previous page. */

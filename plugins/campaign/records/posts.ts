@@ -72,6 +72,12 @@ export class PostStore {
     return { ingested: fresh.size, duplicates: posts.length - fresh.size }
   }
 
+  /** The same posts, all at once (faster when every one of them is needed). */
+  async list (from: Date | undefined, to: Date | undefined, filter: PostFilter = {}): Promise<Post[]> {
+    const term = filter.term?.toLowerCase()
+    return (await this.#store.list(from, to)).filter(post => (filter.source === undefined || post.source === filter.source) && (term === undefined || post.terms.includes(term)))
+  }
+
   /** Posts posted between `from` and `to` (inclusive), oldest first, matching the filter. */
   async * between (from: Date | undefined, to: Date | undefined, filter: PostFilter = {}): AsyncIterable<Post> {
     const term = filter.term?.toLowerCase()

@@ -22,6 +22,8 @@ export interface Table<V, K extends TableKey = string> {
   count(): Promise<number>
   /** Entries in key order (or reversed), read in batches: a long range is not held in memory at once. */
   range(options?: RangeOptions): AsyncIterable<{ key: K, value: V }>
+  /** The whole range at once, in key order (the caller bounds it): the fast path for reading many entries. */
+  list(options?: RangeOptions): Promise<Array<{ key: K, value: V }>>
   put(key: K, value: V): Promise<void>
   remove(key: K): Promise<void>
 }

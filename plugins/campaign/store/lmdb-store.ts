@@ -39,6 +39,10 @@ class LmdbTable<V, K extends TableKey> implements Table<V, K> {
     for (const entry of this.#db.getRange(options)) yield entry as { key: K, value: V }
   }
 
+  async list (options: RangeOptions = {}): Promise<Array<{ key: K, value: V }>> {
+    return [...this.#db.getRange(options)] as Array<{ key: K, value: V }>
+  }
+
   async put (key: K, value: V): Promise<void> {
     if (this.#writes !== undefined) this.#writes.set(writeId(this.#db, key), { db: this.#db, key, value })
     else await this.#db.put(key, value)

@@ -6,7 +6,7 @@
 // is answered 503 (BERTH_DATABASE_UNAVAILABLE); the pool connects again on the next request.
 import pg from 'pg'
 import { inTransaction, migrateSchema, redactUrl, StartupError, Unavailable, unreachable, type Migration } from '../../../kernel/index.js'
-import type { CampaignStore, RangeOptions, Table, TableKey, Transaction } from './contract.js'
+import { arrayFrom, type CampaignStore, type RangeOptions, type Table, type TableKey, type Transaction } from './contract.js'
 
 export const SCHEMA = 'campaign'
 /** First key of the store's advisory locks (two-key form): migrations, then subjects (hashed). */
@@ -105,6 +105,10 @@ class PostgresTable<V, K extends TableKey> implements Table<V, K> {
       from = rows[rows.length - 1].key
       inclusive = false
     }
+  }
+
+  async list (options: RangeOptions = {}): Promise<Array<{ key: K, value: V }>> {
+    return await arrayFrom(this.range(options))
   }
 
   async put (key: K, value: V): Promise<void> {

@@ -5,7 +5,7 @@ import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { USER_VIEW } from '../../people.js'
 import type { Role } from '../../roles.js'
 import type { ModuleFeedback } from '../shared/feedback.js'
-import { arrayFrom, type Table } from '../../store/contract.js'
+import type { Table } from '../../store/contract.js'
 
 /** Kept for every user who signed in, by subject id. */
 export interface UserRecord {
@@ -49,7 +49,7 @@ export function adminFunctions (sources: AdminSources): ModuleFunction[] {
       name: 'admin-list-users',
       args: NoArgs,
       handler: async (_args, { session }) => ({
-        users: (await arrayFrom(sources.users.range())).map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)).map(u => USER_VIEW.show(u, session?.role))
+        users: (await sources.users.list()).map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)).map(u => USER_VIEW.show(u, session?.role))
       })
     })
   ]

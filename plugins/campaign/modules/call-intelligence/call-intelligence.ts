@@ -8,7 +8,6 @@ import { mean, round } from '../../language/text-stats.js'
 import { analyzeCall, OUTCOMES, type Outcome } from './call-analysis.js'
 import { bucketStart } from '../../records/hourly.js'
 import { checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from '../kit.js'
-import { arrayFrom } from '../../store/contract.js'
 
 export interface CallRecord {
   call_id: string
@@ -103,7 +102,7 @@ export function callIntelligenceFunctions (kit: ModuleKit): ModuleFunction[] {
       handler: async (args, { session }) => {
         const { from, to } = timeRange(args)
         const engine = await kit.language()
-        const inRange = await arrayFrom(calls.between(from, to))
+        const inRange = await calls.list(from, to)
         const byBucket = new Map<string, CallRecord[]>()
         for (const call of inRange) {
           const key = callBucket(call.called_at, args.bucket)

@@ -12,7 +12,6 @@ import { attendeeNotes, briefingSections, MAX_ARTICLES, summaryLines, type Atten
 import { Citations, type CitedPassage, marked, sourceLines } from '../../grounding/grounding.js'
 import { instant, RecordStore, timeKey, type ModuleKit } from '../kit.js'
 import { articleStore } from '../media-monitor/media-monitor.js'
-import { arrayFrom } from '../../store/contract.js'
 
 
 export interface BriefingRecord {
@@ -54,7 +53,7 @@ export function candidateBriefingFunctions (kit: ModuleKit): ModuleFunction[] {
         const terms = [...new Set(engine.terms(subject))]
         if (terms.length === 0) throw new BadRequest('invalid arguments: /subject: holds no content words')
         const now = new Date()
-        const allCommitments = await arrayFrom(commitments.between())
+        const allCommitments = await commitments.list()
         const data = {
           subject,
           date,

@@ -10,7 +10,6 @@ import { loadTemplates } from '../../language/templates.js'
 import { composeScript, MAX_GIVEN_ISSUES, placePosts, scriptIssues, scriptText, ScriptTemplates, type Script, type ScriptMode } from './canvass-script.js'
 import { Citations, marked, resourceHash, sourceLines } from '../../grounding/grounding.js'
 import type { ModuleKit } from '../kit.js'
-import { arrayFrom } from '../../store/contract.js'
 
 
 const ScriptArgs = Type.Object({
@@ -45,7 +44,7 @@ export function canvassingFunctions (kit: ModuleKit): ModuleFunction[] {
         if (given.length === 0 && location === undefined) throw new BadRequest('invalid arguments: /issues: give the issues (or a topic) to talk about, or a location to take its local issues from')
         if (given.length > MAX_GIVEN_ISSUES) throw new BadRequest(`invalid arguments: /issues: at most ${MAX_GIVEN_ISSUES} issues with the topic`)
         const engine = await kit.language()
-        const texts = location === undefined ? undefined : placePosts(await arrayFrom(kit.posts.between(undefined, undefined)), location)
+        const texts = location === undefined ? undefined : placePosts(await kit.posts.list(undefined, undefined), location)
         const issues = scriptIssues(engine, given, texts)
         const citations = new Citations()
         const request = { mode: args.mode as ScriptMode, volunteer: session?.name || 'a volunteer', location, audience: args.audience?.trim() || undefined }

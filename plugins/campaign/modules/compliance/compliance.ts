@@ -14,7 +14,6 @@ import { calendarDay, checkText, DayArg, RecordStore, TextArg, timeKey, type Mod
 import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.js'
 import { SourceList } from '../../grounding/source-list.js'
 import { plural } from '../../text/text-cues.js'
-import { arrayFrom } from '../../store/contract.js'
 
 
 const CheckArgs = Type.Object({
@@ -106,8 +105,8 @@ export function complianceFunctions (kit: ModuleKit): ModuleFunction[] {
         const engine = await kit.language()
         const sources = new SourceList()
         const donations = await donationSection(kit.fundraising, args.period_from, args.period_to, rules.nearLimitShare, sources)
-        const checked = checkSection(await arrayFrom(checks.between(from, new Date(to.getTime() + DAY_END_MS))), args.period_from, args.period_to, sources)
-        const deadlines = deadlineSection(await arrayFrom(regulations.between()), args.period_from, args.period_to, sources)
+        const checked = checkSection(await checks.list(from, new Date(to.getTime() + DAY_END_MS)), args.period_from, args.period_to, sources)
+        const deadlines = deadlineSection(await regulations.list(), args.period_from, args.period_to, sources)
         let summary = reportSummary(args.period_from, args.period_to, kit.fundraising.limitCents, donations, checked, deadlines)
         let producedBy = engine.name
         const lines = (items: string[]): string => items.length === 0 ? 'none' : items.map(i => `- ${i}`).join('\n')

@@ -7,7 +7,6 @@ import { round } from '../../language/text-stats.js'
 import type { ModuleKit } from '../kit.js'
 import { stanceSign, stanceTable, type Speaker, type StanceTable } from '../../text/stance.js'
 import { checkSpeakers, postActors, postRange, RangeArgs, SpeakersArg } from '../../records/stance-args.js'
-import { arrayFrom } from '../../store/contract.js'
 
 /** An edge this similar joins two actors into one faction. */
 export const MIN_SIMILARITY = 0.5
@@ -129,7 +128,7 @@ async function actorTable (kit: ModuleKit, args: ActorInput): Promise<{ table: S
   const range = postRange(args, 'actors', args.actors !== undefined)
   const speakers = args.actors !== undefined
     ? checkSpeakers('actors', args.actors)
-    : postActors(await arrayFrom(kit.posts.between(range.from, range.to, { source: range.source })), args.min_posts)
+    : postActors(await kit.posts.list(range.from, range.to, { source: range.source }), args.min_posts)
   const engine = await kit.language()
   return { table: stanceTable(engine, speakers), engine: engine.name, from: args.actors !== undefined ? 'actors' : 'posts' }
 }

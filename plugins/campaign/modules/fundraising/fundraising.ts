@@ -12,7 +12,7 @@ import { DONATION_VIEW, DONOR_VIEW } from '../../people.js'
 import type { Role } from '../../roles.js'
 import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type ElectionKind, type Elections } from './elections.js'
 import { calendarDay } from '../kit.js'
-import { arrayFrom, type CampaignStore, type Table, type Transaction } from '../../store/contract.js'
+import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
 
 export interface Donor {
   donor_id: string
@@ -142,7 +142,7 @@ export class Fundraising {
   }
 
   async donations (donorId: string, tables: Transaction = this.#store): Promise<Donation[]> {
-    return (await arrayFrom(donationsOf(tables).range({ start: [donorId], end: [donorId, '\uffff'] }))).map(({ value }) => this.#completed(value))
+    return (await donationsOf(tables).list({ start: [donorId], end: [donorId, '\uffff'] })).map(({ value }) => this.#completed(value))
   }
 
   /** Record a donation (and its donor, or the itemisation fields it brings); 409 over the limit or without required itemisation fields. */

@@ -9,7 +9,6 @@ import { findIssues } from '../../text/issue-lexicon.js'
 import { checkText, TextArg, type ModuleKit } from '../kit.js'
 import { analyseClauses, positionOf, stanceSign, type Clause } from '../../text/stance.js'
 import { postRange, RangeArgs } from '../../records/stance-args.js'
-import { arrayFrom } from '../../store/contract.js'
 
 /** Places and quotes listed per issue. */
 export const TOP_PLACES = 5
@@ -139,7 +138,7 @@ export function localIssueFunctions (kit: ModuleKit): ModuleFunction[] {
       handler: async args => {
         const range = postRange(args, 'texts', args.texts !== undefined)
         args.texts?.forEach((item, i) => { checkText(`texts/${i}/text`, item.text) })
-        const texts: LocalText[] = args.texts ?? (await arrayFrom(kit.posts.between(range.from, range.to, { source: range.source }))).slice(-MAX_POSTS).map(p => ({ text: p.text, location: p.location }))
+        const texts: LocalText[] = args.texts ?? (await kit.posts.list(range.from, range.to, { source: range.source })).slice(-MAX_POSTS).map(p => ({ text: p.text, location: p.location }))
         const engine = await kit.language()
         return { texts_from: args.texts !== undefined ? 'texts' : 'posts', ...analyzeLocalIssues(engine, texts), engine: engine.name }
       }

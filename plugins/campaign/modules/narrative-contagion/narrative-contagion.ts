@@ -8,7 +8,6 @@ import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { mean, round } from '../../language/text-stats.js'
 import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from '../kit.js'
 import type { Post } from '../../records/posts.js'
-import { arrayFrom } from '../../store/contract.js'
 
 /** A term in more than this share of the posts is the conversation itself, not a narrative (with 20 posts or more). */
 const MAX_ANCHOR_SHARE = 0.5
@@ -140,7 +139,7 @@ export function narrativeFunctions (kit: ModuleKit): ModuleFunction[] {
       handler: async args => {
         const engine = await kit.language()
         const { from, to } = timeRange(args)
-        const posts = (await arrayFrom(kit.posts.between(from, to)))
+        const posts = (await kit.posts.list(from, to))
         const narratives = extractNarratives(posts, { minPosts: args.min_posts, minSources: args.min_sources })
         return { posts: posts.length, narratives: narratives.slice(0, args.limit), engine: engine.name }
       }
@@ -161,7 +160,7 @@ export function narrativeFunctions (kit: ModuleKit): ModuleFunction[] {
         if (terms.length === 0) throw new BadRequest('invalid arguments: /terms: give the narrative\'s terms, or a text with words to match')
         const at = args.at === undefined ? new Date() : instant('at', args.at)
         const since = new Date(at.getTime() - 2 * args.window_hours * 3_600_000)
-        const posts = (await arrayFrom(kit.posts.between(since, at))).filter(p => carries(p, terms))
+        const posts = (await kit.posts.list(since, at)).filter(p => carries(p, terms))
         return {
           terms,
           at: at.toISOString(),

@@ -14,7 +14,6 @@ import { Citations, type GroundedSentence, groundedSentences, resourceHash, sour
 import { checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from '../kit.js'
 import { articleStore } from '../media-monitor/media-monitor.js'
 import { analyseStatements, chronological, opponentKey, sameText, statementLine, type Statement, type StatementAnalysis } from './opponent-statements.js'
-import { arrayFrom } from '../../store/contract.js'
 
 /** Most statements given in one call, opponents listed, articles and contradictions in a briefing. */
 export const MAX_GIVEN_STATEMENTS = 100
@@ -76,7 +75,7 @@ export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
   /** The opponent's stored statements, oldest first; 404 when there are none. */
   const statementsOf = async (opponent: string): Promise<Statement[]> => {
     const key = opponentKey(opponent)
-    const found = (await arrayFrom(store.between())).filter(s => s.opponent_key === key).sort(chronological)
+    const found = (await store.list()).filter(s => s.opponent_key === key).sort(chronological)
     if (found.length === 0) throw new NotFound(`no statements of opponent "${opponent.trim()}": add them with generate-opposition-briefing`)
     return found
   }
@@ -129,7 +128,7 @@ export function oppositionFunctions (kit: ModuleKit): ModuleFunction[] {
           return { text: s.text.trim(), said_on: s.said_on === undefined ? null : instant(`statements/${i}/said_on`, s.said_on), source: s.source.trim() }
         })
         const engine = await kit.language()
-        const known = (await arrayFrom(store.between())).filter(s => s.opponent_key === key)
+        const known = (await store.list()).filter(s => s.opponent_key === key)
         const now = new Date()
         const fresh: Statement[] = []
         for (const s of given) {

@@ -18,7 +18,6 @@ import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.
 import { SourceList } from '../../grounding/source-list.js'
 import { postRange, RangeArgs } from '../../records/stance-args.js'
 import { manifest } from './manifest.js'
-import { arrayFrom } from '../../store/contract.js'
 
 /** Without `from`, the posts of this many days before `to` are read; `to` defaults to the end of the event's day, or now when that is later. */
 export const DEFAULT_DAYS = 30
@@ -80,10 +79,10 @@ export function questionAnticipationFunctions (kit: ModuleKit): ModuleFunction[]
     const from = range.from ?? new Date(to.getTime() - DEFAULT_DAYS * DAY_MS)
     const focusText = args.topic ?? args.event
     const focus = focusTerms(engine, focusText)
-    const posts: Post[] = (await arrayFrom(kit.posts.between(from, to, { source: range.source }))).filter(p => onFocus(p, focus)).slice(-MAX_POSTS)
+    const posts: Post[] = (await kit.posts.list(from, to, { source: range.source })).filter(p => onFocus(p, focus)).slice(-MAX_POSTS)
     const sources = new SourceList()
     const questions = anticipate({
-      engine, kb: kit.kb, posts, commitments: await arrayFrom(commitments.between()), focus, focusIssues: findIssues(focusText ?? '').map(i => i.issue), audience: focusTerms(engine, args.audience),
+      engine, kb: kit.kb, posts, commitments: await commitments.list(), focus, focusIssues: findIssues(focusText ?? '').map(i => i.issue), audience: focusTerms(engine, args.audience),
       day, sources, limit: args.limit
     })
     return { questions, sources, posts: posts.length, focus }
@@ -136,7 +135,7 @@ export function questionAnticipationFunctions (kit: ModuleKit): ModuleFunction[]
         const items = orderItems([
           ...questionItems(questions, day),
           ...gapItems(engine, kit.kb, topics, day, sources),
-          ...deadlineItems(await arrayFrom(regulations.between()), day, sources),
+          ...deadlineItems(await regulations.list(), day, sources),
           ...logisticsItems(logistics, args.event, day, sources)
         ])
         const now = new Date()

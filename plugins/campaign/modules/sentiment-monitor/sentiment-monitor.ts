@@ -7,7 +7,6 @@ import { mean, round, standardDeviation } from '../../language/text-stats.js'
 import { bucketPosts, type BucketStats } from '../../records/hourly.js'
 import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from '../kit.js'
 import type { Post } from '../../records/posts.js'
-import { arrayFrom } from '../../store/contract.js'
 
 /** Longest single post, in characters. */
 export const MAX_POST_CHARS = 5_000
@@ -43,7 +42,7 @@ interface RangeArgs { from?: string, to?: string, source?: string, term?: string
 
 async function postsIn (kit: ModuleKit, args: RangeArgs): Promise<Post[]> {
   const { from, to } = timeRange(args)
-  return await arrayFrom(kit.posts.between(from, to, { source: args.source, term: args.term }))
+  return await kit.posts.list(from, to, { source: args.source, term: args.term })
 }
 
 /** How many posts hold each term (of three characters or more). */

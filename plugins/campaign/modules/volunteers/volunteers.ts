@@ -8,7 +8,7 @@ import { Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { VOLUNTEER_VIEW } from '../../people.js'
-import { arrayFrom, type CampaignStore } from '../../store/contract.js'
+import type { CampaignStore } from '../../store/contract.js'
 import { volunteerScore, type Place } from './volunteer-score.js'
 
 export interface Volunteer {
@@ -57,7 +57,7 @@ const VOLUNTEERS = 'volunteers'
 
 export function volunteerFunctions (store: CampaignStore): ModuleFunction[] {
   const volunteers = store.table<Volunteer>(VOLUNTEERS)
-  const all = async (table = volunteers): Promise<Volunteer[]> => (await arrayFrom(table.range())).map(({ value }) => value)
+  const all = async (table = volunteers): Promise<Volunteer[]> => (await table.list()).map(({ value }) => value)
   return [
     moduleFunction({
       name: 'save-volunteer',
