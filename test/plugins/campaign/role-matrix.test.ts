@@ -7,7 +7,7 @@ import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { ATTRIBUTION_FIELDS } from '../../../plugins/campaign/people.js'
 import { ROLES, type Role } from '../../../plugins/campaign/roles.js'
-import { scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
+import { campaignBackends, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
 import { testKernel } from '../../support/kernel.js'
 
 const ALL: readonly Role[] = ROLES
@@ -76,7 +76,7 @@ const EXPECTED: Record<string, readonly Role[]> = {
 const place = { lat: 52.52, lon: 13.4 }
 
 t.test('role × server function', async t => {
-  const kernel = await testKernel(t, { plugins: [devIdpPlugin, campaign], config: withDevIdp() })
+  const kernel = await testKernel(t, { plugins: [devIdpPlugin, campaign], config: withDevIdp(await campaignBackends(t)) })
   const baseUrl = kernel.url('app')
   const { registry, devIdp } = kernel.service('campaign')
   t.same(registry.names.sort(), Object.keys(EXPECTED).sort(), 'every registered function is in the matrix')
