@@ -8,7 +8,8 @@ import campaign from '../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
 import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { testKernel } from './kernel.js'
-import { postgresDatabase } from './postgres.js'
+import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
+import { postgresDatabase, runPostgres } from './postgres.js'
 import { ownRedis } from './redis.js'
 
 interface StoredCookie { value: string, path: string }
@@ -150,6 +151,14 @@ export function withDevIdp (more: Record<string, unknown> = {}): { campaign: Rec
 
 /** Whether this run keeps the campaign's data and sessions in PostgreSQL and Redis (BERTH_TEST_CAMPAIGN_BACKEND=shared). */
 export const onSharedBackends = (): boolean => process.env.BERTH_TEST_CAMPAIGN_BACKEND === 'shared'
+
+/** Run test files (`load` imports them) with the campaign's data in PostgreSQL and its sessions in Redis; skipped, or failed under CI, without them. */
+export async function onSharedBackendsToo (t: ComponentTest, load: () => Promise<unknown>): Promise<void> {
+  if (await requireComponent(t, 'postgresql-15', runPostgres) === undefined) return
+  if (await requireComponent(t, 'redis-server', async () => { await ensureDebianPackages(['redis-server']); return true }) === undefined) return
+  process.env.BERTH_TEST_CAMPAIGN_BACKEND = 'shared'
+  await load()
+}
 
 /** The [campaign] settings of the backends this run tests: a fresh database and a Redis of the test's own when shared, nothing by default. */
 export async function campaignBackends (t: { teardown(fn: () => void | Promise<void>): void }): Promise<Record<string, unknown>> {

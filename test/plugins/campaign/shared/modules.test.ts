@@ -1,11 +1,9 @@
 // The module tests (../modules/) with the campaign's data in PostgreSQL and its sessions in Redis: a fresh
 // database and a Redis of its own for each app a test starts. One process for all of them.
 import t from 'tap'
-import { runPostgres } from '../../../support/postgres.js'
-import { ensureDebianPackages, requireComponent } from '../../../support/component.js'
+import { onSharedBackendsToo } from '../../../support/campaign.js'
 
-if (await requireComponent(t, 'postgresql-15', runPostgres) !== undefined && await requireComponent(t, 'redis-server', async () => { await ensureDebianPackages(['redis-server']); return true }) !== undefined) {
-  process.env.BERTH_TEST_CAMPAIGN_BACKEND = 'shared'
+await onSharedBackendsToo(t, async () => {
   await import('../modules/accountability.test.js')
   await import('../modules/admin.test.js')
   await import('../modules/call-intelligence.test.js')
@@ -32,4 +30,4 @@ if (await requireComponent(t, 'postgresql-15', runPostgres) !== undefined && awa
   await import('../modules/regulatory-monitor.test.js')
   await import('../modules/sentiment-monitor.test.js')
   await import('../modules/volunteers.test.js')
-}
+})
