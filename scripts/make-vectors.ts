@@ -1,5 +1,5 @@
 // Golden vectors of the chunk format (test/vectors/), made with the device-side encoder: every chunk type
-// in each encoding, plus fragmented chunks, as version 2 frames (first transmissions). Run: node --import @tapjs/typescript/import scripts/make-vectors.ts
+// in each encoding, plus fragmented chunks, as version 2 frames (first transmissions). Run: node --import tsx scripts/make-vectors.ts
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'

@@ -26,7 +26,7 @@ const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) 
 /** Run the kernel tests of the copy in `dir` in one node process; the TAP lines of failures, or '' when all pass. */
 async function kernelTests (dir: string): Promise<string> {
   const imports = KERNEL_TESTS.map(name => `await import('./test/kernel/${name}.test.ts')`).join('\n')
-  return await run(process.execPath, ['--import', '@tapjs/typescript/import', '--input-type=module', '-e', imports], { cwd: dir, env: cleanEnv, maxBuffer: 16 << 20 })
+  return await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', imports], { cwd: dir, env: cleanEnv, maxBuffer: 16 << 20 })
     .then(() => '', (err: { stdout?: string, stderr?: string }) => {
       const failures = (err.stdout ?? '').split('\n').filter(line => /^\s*not ok /.test(line))
       return failures.length > 0 ? failures.join('\n') : `${err.stderr ?? String(err)}`.slice(0, 4000)

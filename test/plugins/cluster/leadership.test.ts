@@ -38,7 +38,7 @@ interface Teardown { teardown(fn: () => void | Promise<void>): void }
 function contender (t: Teardown, endpoints: string[], prefix: string, id: string): Contender {
   // The child gets the TypeScript loader only, not tap's coverage and other hooks.
   const { NODE_OPTIONS: _hooks, ...env } = process.env
-  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', CONTENDER, JSON.stringify({ endpoints, prefix, id, name: id })], {
+  const child = spawn(process.execPath, ['--import', 'tsx', CONTENDER, JSON.stringify({ endpoints, prefix, id, name: id })], {
     env, stdio: ['pipe', 'pipe', 'inherit']
   })
   const said: Said[] = []

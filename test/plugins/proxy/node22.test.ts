@@ -39,8 +39,8 @@ t.test('the fast lane and the general path pass their tests on Node 22', async t
   if (binary === undefined) return
   const { stdout: version } = await run(binary, ['--version'])
   t.match(version, new RegExp(`^v${MAJOR}\\.`))
-  // The TypeScript loader tap runs test files with.
-  const loader = import.meta.resolve('@tapjs/typescript/import')
+  // The TypeScript loader tap runs test files with (package.json's tap node-arg).
+  const loader = import.meta.resolve('tsx')
   for (const file of ['fast-lane.test.ts', 'lane-differential.test.ts', 'direct-write.test.ts', 'forward.test.ts']) {
     const outcome = await run(binary, [`--import=${loader}`, join(HERE, file)], { timeout: 300_000, maxBuffer: 16 << 20 })
       .then(({ stdout }) => ({ code: 0, stdout }), (err: { code?: number, stdout?: string }) => ({ code: err.code ?? 1, stdout: err.stdout ?? '' }))
