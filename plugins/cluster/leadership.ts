@@ -50,6 +50,9 @@ export interface LeadershipOptions extends Pick<EtcdSettings, 'prefix' | 'leaseT
 /** Thrown by `fenced()` when this node does not lead (locally known, nothing sent). */
 export class NotLeader extends Error {}
 
+/** Tries of one renewal refused at once (each to a member drawn anew). */
+const RENEWAL_ATTEMPTS = 3
+
 interface HeldLease { lease: Lease, id: string, validUntil: number, renewals: NodeJS.Timeout, listed: boolean }
 
 /**
@@ -204,22 +207,30 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
   }
 
   /**
-   * Renew the lease once and note until when it surely lives. Renewals do not wait for each other: one
-   * stuck until its deadline (a member gone, etcd electing its own leader) delays none of the next.
+   * Renew the lease and note until when it surely lives. Renewals do not wait for each other: one
+   * stuck until its deadline (a member gone, etcd electing its own leader) delays none of the next. A
+   * renewal refused at once (the member it went to is down: its stream is not retried by the client)
+   * is sent again, to a member drawn anew, while its interval lasts: three members, one down, would
+   * otherwise fail one renewal in three and could lose the lease on a run of bad draws.
    */
   private async renew (held: HeldLease): Promise<void> {
-    const sentAt = performance.now()
-    try {
-      await held.lease.keepaliveOnce({ deadline: Date.now() + this.intervalMs })
-    } catch (err) {
-      if (this.held !== held) return
-      if (err instanceof EtcdLeaseInvalidError) {
-        this.lose('the lease expired in etcd')
-        await this.dropLease()
-      } else {
+    const started = performance.now()
+    let sentAt = started
+    for (let attempt = 1; ; attempt++) {
+      sentAt = performance.now()
+      try {
+        await held.lease.keepaliveOnce({ deadline: Date.now() + Math.max(1, started + this.intervalMs - sentAt) })
+        break
+      } catch (err) {
+        if (this.held !== held) return
+        if (err instanceof EtcdLeaseInvalidError) {
+          this.lose('the lease expired in etcd')
+          await this.dropLease()
+          return
+        }
         this.emit('failed', err as Error)
+        if (attempt >= RENEWAL_ATTEMPTS || performance.now() - started >= this.intervalMs / 2) return
       }
-      return
     }
     if (this.held !== held) return
     held.validUntil = Math.max(held.validUntil, sentAt + this.ttlMs - this.intervalMs)
