@@ -7,7 +7,7 @@ import devIdp from '../../plugins/dev-idp/index.js'
 import campaign from '../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
 import type { DevUser } from '../../plugins/dev-idp/users.js'
-import { testKernel } from './kernel.js'
+import { testKernel, type TestKernelOptions } from './kernel.js'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
 import { postgresDatabase, runPostgres } from './postgres.js'
 import { ownRedis } from './redis.js'
@@ -166,10 +166,16 @@ export async function campaignBackends (t: { teardown(fn: () => void | Promise<v
   return { database_url: await postgresDatabase(t), redis_url: (await ownRedis(t)).url }
 }
 
+/** The campaign plugin and the development IDP in a started test kernel on the backends this run tests, with more `[campaign]` settings from `config`. */
+export async function campaignKernel (t: { teardown(fn: () => void | Promise<void>): void }, config: Record<string, unknown> = {}, options: Pick<TestKernelOptions, 'logger'> = {}): Promise<Kernel> {
+  const kernel = await testKernel(t, { ...options, plugins: [devIdp, campaign], config: withDevIdp({ ...await campaignBackends(t), ...config }) })
+  if (onSharedBackends() && kernel.service('campaign').sessions.kind !== 'redis') throw new Error('BERTH_TEST_CAMPAIGN_BACKEND=shared, but the sessions are not in Redis')
+  return kernel
+}
+
 /** The campaign plugin in a test kernel with the development IDP (more `[campaign]` settings from `config`), with a staff session. */
 export async function campaignApp (t: { teardown(fn: () => void | Promise<void>): void }, config: Record<string, unknown> = {}): Promise<CampaignApp> {
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ ...await campaignBackends(t), ...config }) })
-  if (onSharedBackends() && kernel.service('campaign').sessions.kind !== 'redis') throw new Error('BERTH_TEST_CAMPAIGN_BACKEND=shared, but the sessions are not in Redis')
+  const kernel = await campaignKernel(t, config)
   const baseUrl = kernel.url('app')
   const users = kernel.service('campaign').devIdp?.users ?? []
   const login = async (role: string): Promise<string> => {

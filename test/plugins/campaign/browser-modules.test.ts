@@ -5,15 +5,12 @@ import t from 'tap'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import devIdp from '../../../plugins/dev-idp/index.js'
-import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { builtUi, signIn } from '../../support/campaign-browser.js'
-import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
+import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
-import { testKernel } from '../../support/kernel.js'
 import { tempDir } from '../../support/tmp.js'
 
 const hourAgo = (h: number, minute = 0): string => new Date(Date.now() - h * 3_600_000 + minute * 60_000).toISOString()
@@ -199,7 +196,7 @@ const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('a staff member uses each module page', async t => {
     await builtUi()
-    const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp() })
+    const kernel = await campaignKernel(t)
     const app = kernel.url('app')
     const staff = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
     const { cookie } = await scriptedLogin(app, staff)

@@ -9,16 +9,13 @@ import t, { type Test } from 'tap'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import type { Page } from 'playwright-core'
-import campaign from '../../../plugins/campaign/index.js'
-import devIdp from '../../../plugins/dev-idp/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { UI_BUILD_DIR } from '../../../plugins/campaign/ui-routes.js'
 import { builtUi, signIn } from '../../support/campaign-browser.js'
-import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
+import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
-import { testKernel } from '../../support/kernel.js'
 import { tempDir } from '../../support/tmp.js'
 
 const PHONE = { width: 390, height: 844 }
@@ -104,7 +101,7 @@ const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('on a phone, each role reaches every module and Sign out; on a desktop, the side navigation stays', async t => {
     await builtUi()
-    const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp() })
+    const kernel = await campaignKernel(t)
     const app = kernel.url('app')
     const users = kernel.service('campaign').devIdp?.users ?? []
     const { cookie } = await scriptedLogin(app, users.find(u => u.role === 'staff') as DevUser)

@@ -4,15 +4,12 @@ import t from 'tap'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import devIdp from '../../../plugins/dev-idp/index.js'
-import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { builtUi, signIn } from '../../support/campaign-browser.js'
-import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
+import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
-import { testKernel } from '../../support/kernel.js'
 
 const NAVIGATION: Record<string, string[]> = {
   admin: ['knowledge-base', 'volunteers', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability', 'admin'],
@@ -25,7 +22,7 @@ const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('each role signs in, sees its modules, uses one, and signs out', async t => {
     await builtUi()
-    const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp() })
+    const kernel = await campaignKernel(t)
     const app = kernel.url('app')
     const users = kernel.service('campaign').devIdp?.users ?? []
     const staff = await scriptedLogin(app, users.find(u => u.role === 'staff') as DevUser)

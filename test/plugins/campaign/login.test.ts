@@ -12,13 +12,13 @@ import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { ROLES } from '../../../plugins/campaign/roles.js'
 import { startDevIdp } from '../../../plugins/dev-idp/provider.js'
 import { seedUsers } from '../../../plugins/dev-idp/users.js'
-import { campaignBackends, CookieJar, followRedirects, onSharedBackends, scriptedLogin, scriptedLogout, send, withDevIdp } from '../../support/campaign.js'
+import { campaignKernel, CookieJar, followRedirects, onSharedBackends, scriptedLogin, scriptedLogout, send, withDevIdp } from '../../support/campaign.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { freePort } from '../../support/net.js'
 
 /** A kernel with the campaign plugin and its development IDP (more `[campaign]` settings from `config`). */
-async function campaignKernel (t: Test, config: Record<string, unknown> = {}, logger = capturedLogger()): Promise<{ kernel: Kernel, app: URL, users: Record<string, { username: string, password: string }>, logs: () => string }> {
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp({ ...await campaignBackends(t), ...config }), logger: logger.logger })
+async function startApp (t: Test, config: Record<string, unknown> = {}, logger = capturedLogger()): Promise<{ kernel: Kernel, app: URL, users: Record<string, { username: string, password: string }>, logs: () => string }> {
+  const kernel = await campaignKernel(t, config, { logger: logger.logger })
   const idp = kernel.service('campaign').devIdp
   return { kernel, app: kernel.url('app'), users: Object.fromEntries((idp?.users ?? []).map(u => [u.role, u])), logs: logger.lines }
 }
@@ -44,7 +44,7 @@ const stateOf = async (app: URL): Promise<string> =>
   new URL((await send(new CookieJar(), new URL('/auth', app))).headers.get('location') ?? '').searchParams.get('state') ?? ''
 
 t.test('a full login: /auth → IDP form → callback → session → the page asked for', async t => {
-  const { kernel, app, users, logs } = await campaignKernel(t)
+  const { kernel, app, users, logs } = await startApp(t)
   const file = join(kernel.config.stateDir, 'campaign-dev-idp-passwords')
   t.equal(statSync(file).mode & 0o777, 0o600, 'the passwords are kept in a 0600 file')
   t.match(readFileSync(file, 'utf8'), `\nadmin ${users.admin.password}\nstaff ${users.staff.password}\n`)
@@ -61,7 +61,7 @@ t.test('a full login: /auth → IDP form → callback → session → the page a
 })
 
 t.test('/auth sends the browser to the IDP with S256 PKCE and a 64-hex state', async t => {
-  const { app } = await campaignKernel(t)
+  const { app } = await startApp(t)
   const response = await send(new CookieJar(), new URL('/auth?redirect_url=%2Fadmin', app))
   t.equal(response.status, 302)
   const target = new URL(response.headers.get('location') ?? '')
@@ -77,7 +77,7 @@ t.test('/auth sends the browser to the IDP with S256 PKCE and a 64-hex state', a
 })
 
 t.test('the session cookie: HttpOnly, SameSite=Lax, no Secure over plain HTTP, a new id at every login', async t => {
-  const { app, users } = await campaignKernel(t)
+  const { app, users } = await startApp(t)
   const first = await scriptedLogin(app, users.volunteer)
   // The same browser (app cookie) signs in again, as another user (a fresh IDP session).
   const jar = new CookieJar()
@@ -92,7 +92,7 @@ t.test('the session cookie: HttpOnly, SameSite=Lax, no Secure over plain HTTP, a
 })
 
 t.test('middleware: pages redirect to /auth, functions answer 401, login routes and assets stay open', async t => {
-  const { app } = await campaignKernel(t)
+  const { app } = await startApp(t)
   const page = await fetch(new URL('/volunteers?x=1', app), { redirect: 'manual' })
   t.equal(page.status, 302)
   t.equal(page.headers.get('location'), '/auth?redirect_url=%2Fvolunteers%3Fx%3D1')
@@ -108,7 +108,7 @@ t.test('middleware: pages redirect to /auth, functions answer 401, login routes 
 })
 
 t.test('unknown, missing or refused states get a clear 400 page and no session', async t => {
-  const { app } = await campaignKernel(t)
+  const { app } = await startApp(t)
   for (const [what, url] of [
     ['unknown state', `/auth/callback?code=abc&state=${'a'.repeat(64)}`],
     ['no state', '/auth/callback?code=abc'],
@@ -122,7 +122,7 @@ t.test('unknown, missing or refused states get a clear 400 page and no session',
 })
 
 t.test('a callback works once: the replay is refused', async t => {
-  const { app, users } = await campaignKernel(t)
+  const { app, users } = await startApp(t)
   const login = await scriptedLogin(app, users.staff)
   const callback = await callbackUrl(login.jar, app)
   const first = await fetch(callback, { redirect: 'manual' })
@@ -135,7 +135,7 @@ t.test('a callback works once: the replay is refused', async t => {
 })
 
 t.test('the oldest pending login gives way when the bound is reached', { skip: onSharedBackends() && 'in Redis, pending logins are bounded by its maxmemory, not by max_pending_logins' }, async t => {
-  const { app } = await campaignKernel(t, { max_pending_logins: 1 })
+  const { app } = await startApp(t, { max_pending_logins: 1 })
   const evicted = await stateOf(app)
   const live = await stateOf(app)
   const gone = await fetch(new URL(`/auth/callback?code=x&state=${evicted}`, app), { redirect: 'manual' })
@@ -145,7 +145,7 @@ t.test('the oldest pending login gives way when the bound is reached', { skip: o
 })
 
 t.test('a valid state with the wrong verifier fails at the IDP (PKCE holds)', async t => {
-  const { app, users } = await campaignKernel(t)
+  const { app, users } = await startApp(t)
   const login = await scriptedLogin(app, users.staff)
   const callback = await callbackUrl(login.jar, app)
   // Another login's state: known to the app, but its verifier does not match this code's challenge.
@@ -157,7 +157,7 @@ t.test('a valid state with the wrong verifier fails at the IDP (PKCE holds)', as
 })
 
 t.test('open redirects are refused at /auth', async t => {
-  const { app } = await campaignKernel(t)
+  const { app } = await startApp(t)
   for (const target of ['https://evil.test/', '//evil.test', '/\\evil.test', '%2F%2Fevil.test', '%252F%252Fevil.test', '%2F%5Cevil.test', 'https:%2F%2Fevil.test', '/%09/evil.test', 'evil.test']) {
     const response = await fetch(new URL(`/auth?redirect_url=${target.includes('%') ? target : encodeURIComponent(target)}`, app), { redirect: 'manual' })
     t.equal(response.status, 400, target)
@@ -166,7 +166,7 @@ t.test('open redirects are refused at /auth', async t => {
 })
 
 t.test('a tampered session cookie is no session', async t => {
-  const { app, users } = await campaignKernel(t)
+  const { app, users } = await startApp(t)
   const { cookie } = await scriptedLogin(app, users.admin)
   const [id, signature] = cookie.split('=')[1].split('.')
   const flipped = `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`
@@ -178,7 +178,7 @@ t.test('a tampered session cookie is no session', async t => {
 })
 
 t.test('logout ends the session here and at the IDP, then returns to APP_URL', async t => {
-  const { app, users } = await campaignKernel(t)
+  const { app, users } = await startApp(t)
   const login = await scriptedLogin(app, users.volunteer)
   const response = await send(login.jar, new URL('/logout', app))
   t.equal(response.status, 302)
@@ -197,7 +197,7 @@ t.test('logout ends the session here and at the IDP, then returns to APP_URL', a
 })
 
 t.test('a wrong password stays at the IDP form', async t => {
-  const { app, users } = await campaignKernel(t)
+  const { app, users } = await startApp(t)
   const jar = new CookieJar()
   const form = await followRedirects(jar, new URL('/auth', app))
   const response = await send(jar, form.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `username=admin&password=${users.staff.password}` })
@@ -223,14 +223,14 @@ t.test('an IDP configured by URL is used instead of the embedded one', async t =
 })
 
 t.test('an unreachable IDP gives a 503 page', async t => {
-  const { app } = await campaignKernel(t, { dev_idp: false, idp_url: 'http://127.0.0.1:9' })
+  const { app } = await startApp(t, { dev_idp: false, idp_url: 'http://127.0.0.1:9' })
   const response = await fetch(new URL('/auth', app), { redirect: 'manual' })
   t.equal(response.status, 503)
   t.match(await response.text(), /identity provider cannot be reached/)
 })
 
 t.test('a restart on the same state directory keeps the development IDP\'s passwords, and says where they are', async t => {
-  const first = await campaignKernel(t)
+  const first = await startApp(t)
   await first.kernel.stop()
   const again = await testKernel(t, { plugins: [devIdp, campaign], config: { ...withDevIdp(), server: { state_dir: first.kernel.config.stateDir } } })
   const users = again.service('campaign').devIdp?.users ?? []

@@ -4,20 +4,17 @@
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import devIdp from '../../../plugins/dev-idp/index.js'
-import campaign from '../../../plugins/campaign/index.js'
 import { decodeCbor, encodeCbor } from '../../../plugins/campaign/cbor.js'
 import type { DevUser } from '../../../plugins/dev-idp/users.js'
-import { scriptedLogin, withDevIdp } from '../../support/campaign.js'
+import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
 import { builtUi } from '../../support/campaign-browser.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
-import { testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 
 t.test('HTML answers carry a policy that forbids framing; every answer is nosniff; foreign origins are refused', async t => {
   await builtUi()
-  const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp() })
+  const kernel = await campaignKernel(t)
   const app = kernel.url('app')
   const staff = (kernel.service('campaign').devIdp?.users ?? []).find(u => u.role === 'staff') as DevUser
   const { cookie } = await scriptedLogin(app, staff)
@@ -49,7 +46,7 @@ t.test('HTML answers carry a policy that forbids framing; every answer is nosnif
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('Chromium does not show the app inside another site\'s frame', async t => {
-    const kernel = await testKernel(t, { plugins: [devIdp, campaign], config: withDevIdp() })
+    const kernel = await campaignKernel(t)
     const target = new URL('/auth?redirect_url=//elsewhere.example/', kernel.url('app')).href
     // Another site: another host on loopback, a page that frames the app.
     const foreign = createServer((_request, response) => {

@@ -2,13 +2,10 @@
 // answer 200, the others 403; without a session every function but check-auth answers 401. No result
 // a volunteer or readonly member gets names who recorded anything (attribution is staff's).
 import t from 'tap'
-import devIdpPlugin from '../../../plugins/dev-idp/index.js'
-import campaign from '../../../plugins/campaign/index.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { ATTRIBUTION_FIELDS } from '../../../plugins/campaign/people.js'
 import { ROLES, type Role } from '../../../plugins/campaign/roles.js'
-import { campaignBackends, scriptedLogin, statusOf, withDevIdp } from '../../support/campaign.js'
-import { testKernel } from '../../support/kernel.js'
+import { campaignKernel, scriptedLogin, statusOf } from '../../support/campaign.js'
 
 const ALL: readonly Role[] = ROLES
 const STAFF: readonly Role[] = ['admin', 'staff']
@@ -76,7 +73,7 @@ const EXPECTED: Record<string, readonly Role[]> = {
 const place = { lat: 52.52, lon: 13.4 }
 
 t.test('role × server function', async t => {
-  const kernel = await testKernel(t, { plugins: [devIdpPlugin, campaign], config: withDevIdp(await campaignBackends(t)) })
+  const kernel = await campaignKernel(t)
   const baseUrl = kernel.url('app')
   const { registry, devIdp } = kernel.service('campaign')
   t.same(registry.names.sort(), Object.keys(EXPECTED).sort(), 'every registered function is in the matrix')
