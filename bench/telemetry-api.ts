@@ -1,14 +1,18 @@
-// Telemetry API latency at fleet size: a state directory with DEVICES devices and POINTS metric
-// samples each (written straight into the ingest plugin's databases, or with BENCH_INGEST_BACKEND=postgres
-// into a PostgreSQL database in SQL: bench/postgres.ts), served by `berth server` with the ingest plugin
-// alone; then, one request at a time, a page of the devices list (first page, pages from random
-// cursors, a search), a page of one device's metrics over a time range, and a metric downsampled to
-// 200 points. Reports p50 and p99 per query and backend (medians over BENCH_RUNS rounds).
-// Run: npm run build && node dist/bench/telemetry-api.js   (BENCH_DEVICES, BENCH_POINTS, BENCH_REQUESTS, BENCH_RUNS, BENCH_INGEST_BACKEND=lmdb,postgres)
+// Telemetry API latency at fleet size: a state directory with DEVICES devices, POINTS metric samples
+// each and FAULTS faults at ISSUES program counters (written straight into the ingest plugin's
+// databases, or with BENCH_INGEST_BACKEND=postgres into a PostgreSQL database in SQL: bench/postgres.ts;
+// the server counts the faults into their crash issues when it starts, as it does with older data),
+// served by `berth server` with the ingest plugin alone; then, one request at a time, a page of the
+// devices list (first page, pages from random cursors, a search), a page of one device's metrics over
+// a time range, a metric downsampled to 200 points, the crash issues list (by last seen, open ones by
+// count, one version's) and a random issue's page. Reports p50 and p99 per query and backend
+// (medians over BENCH_RUNS rounds).
+// Run: npm run build && node dist/bench/telemetry-api.js   (BENCH_DEVICES, BENCH_POINTS, BENCH_FAULTS, BENCH_ISSUES, BENCH_REQUESTS, BENCH_RUNS, BENCH_INGEST_BACKEND=lmdb,postgres)
 import { cpus } from 'node:os'
 import pg from 'pg'
 import { Store } from '../kernel/store.js'
 import { newDevice } from '../plugins/ingest/apply.js'
+import { pcIssue } from '../plugins/ingest/crash-issues.js'
 import { hashPassword } from '../plugins/ingest/auth/passwords.js'
 import { TelemetryStore } from '../plugins/ingest/store.js'
 import { PostgresStorage, SCHEMA } from '../plugins/ingest/storage/postgres.js'
@@ -18,6 +22,9 @@ import { envInt, markdownTable, median } from './stats.js'
 
 const DEVICES = envInt('BENCH_DEVICES', 10_000)
 const POINTS = envInt('BENCH_POINTS', 1000)
+const FAULTS = envInt('BENCH_FAULTS', 100_000)
+const ISSUES = envInt('BENCH_ISSUES', 500)
+const BUILD = 'be0c0be0c0be0c0b'
 const REQUESTS = envInt('BENCH_REQUESTS', 500)
 const RUNS = envInt('BENCH_RUNS', 1)
 const DAY_MS = 86_400_000
@@ -25,6 +32,11 @@ const KEYS = ['battery_mv', 'rssi', 'loop_us', 'tx_packets']
 const PASSWORD = 'bench-viewer-password'
 
 const deviceId = (n: number): string => `bd${n.toString(16).padStart(14, '0')}`
+/** The program counter of fault `i` (Thumb bit set): ISSUES distinct ones. */
+const faultPc = (i: number): number => 0x08000001 + (i % ISSUES) * 16
+/** Fault `i`'s device, receive time (over the day from `start`) and software version. */
+const faultOf = (i: number, start: number): { device: string, at: number, version: string } =>
+  ({ device: deviceId(i % DEVICES), at: start + Math.floor(i * (DAY_MS / FAULTS)), version: i % 3 === 0 ? '2.0.0' : '1.9.0' })
 
 /** Fill the ingest plugin's databases: devices, and POINTS samples per device over the last day. */
 async function populate (stateDir: string): Promise<number> {
@@ -44,6 +56,16 @@ async function populate (stateDir: string): Promise<number> {
     if (n % 50 === 49) await last // keep the write queue bounded
   }
   await store.devices.put(deviceId(0), { ...newDevice(deviceId(0), start), last_seen: now })
+  let last: Promise<boolean> | undefined
+  for (let i = 0; i < FAULTS; i++) {
+    const { device, at, version } = faultOf(i, start)
+    last = store.faults.put([device, at, 1_000_000 + i], {
+      device, sequence: 1_000_000 + i, received_at: at, pc: faultPc(i), lr: 0x08000101, sp: 0x20001000, psr: 0x61000000, cfsr: 1 << 17, hfsr: 0, mmfar: 0, bfar: 0,
+      uptime_ms: 1000, software_version: version, build_id: BUILD, symbol: null, issue: null
+    })
+    if (i % 5000 === 4999) await last
+  }
+  await last
   await root.close()
   return start
 }
@@ -71,6 +93,10 @@ async function populatePostgres (url: string): Promise<number> {
       select ${id}, $1::bigint + p * $2::bigint, p, 0, (${keys})[p % ${KEYS.length} + 1], 'gauge', (3000 + p % 700)::float8, p * $2::bigint
       from generate_series($3::int, $4::int) n, generate_series(0, $5::int) p order by n, p`, [start, step, first, Math.min(DEVICES, first + 1000) - 1, POINTS - 1]])
   }
+  statements.push([`insert into faults (device, received_at, sequence, pc, lr, sp, psr, cfsr, hfsr, mmfar, bfar, uptime_ms, software_version, build_id, pending)
+    select 'bd' || lpad(to_hex(i % $1::int), 14, '0'), $2::bigint + floor(i * ($3::float8 / $4::int))::bigint, 1000000 + i, 134217729 + (i % $5::int) * 16,
+      134217985, 536875008, 1627389952, 131072, 0, 0, 0, 1000, case when i % 3 = 0 then '2.0.0' else '1.9.0' end, $6, false
+    from generate_series(0, $4::int - 1) i`, [DEVICES, start, DAY_MS, FAULTS, ISSUES, BUILD]])
   statements.push(['vacuum analyze', []])
   const client = new pg.Client({ connectionString: url, options: `-c search_path=${SCHEMA}` })
   await client.connect()
@@ -94,7 +120,7 @@ async function serve (backend: Backend, postgres: BenchPostgres | undefined): Pr
   const database = backend === 'postgres' ? await postgres?.database() : undefined
   const began = performance.now()
   const start = database !== undefined ? await populatePostgres(database) : await populate(stateDir)
-  console.error(`${BACKEND_NAMES[backend]}: populated ${DEVICES} devices × ${POINTS} points in ${((performance.now() - began) / 1000).toFixed(0)} s`)
+  console.error(`${BACKEND_NAMES[backend]}: populated ${DEVICES} devices × ${POINTS} points and ${FAULTS} faults in ${((performance.now() - began) / 1000).toFixed(0)} s`)
   const server = await startServer({
     plugins: 'ingest',
     dir,
@@ -121,7 +147,11 @@ async function measure (base: string, start: number): Promise<Array<[string, num
     ['devices, firmware 2.0.0 from a random cursor', () => `/devices?limit=100&software_version=2.0.0&cursor=${deviceId(random())}`],
     ['devices, search "sensor 99" (scans on)', () => '/devices?limit=100&q=sensor%2099'],
     ['metrics of one device, a page of 100 in a 6 h range', () => `/devices/${deviceId(random())}/metrics?limit=100&from=${start + 6 * 3_600_000}&to=${start + 12 * 3_600_000}`],
-    ['one metric over 24 h, downsampled to 200 points', () => `/devices/${deviceId(random())}/metrics/points?key=battery_mv&points=200&from=${start}`]
+    ['one metric over 24 h, downsampled to 200 points', () => `/devices/${deviceId(random())}/metrics/points?key=battery_mv&points=200&from=${start}`],
+    [`crash issues (${ISSUES} of ${FAULTS} faults), first page (100) by last seen`, () => '/issues?limit=100'],
+    ['crash issues, open ones by count (50)', () => '/issues?status=open&sort=count&limit=50'],
+    ['crash issues of version 2.0.0 (100)', () => '/issues?software_version=2.0.0&limit=100'],
+    ['a random crash issue\'s page (versions, top devices, a week by hour, latest faults)', () => `/issues/${pcIssue({ pc: faultPc(Math.floor(Math.random() * ISSUES)), build_id: BUILD, cfsr: 0, hfsr: 0, mmfar: 0, bfar: 0 }).id}`]
   ]
   const results: Array<[string, number, number]> = []
   for (const [name, path] of queries) {
@@ -169,7 +199,7 @@ async function main (): Promise<void> {
     const entry = samples.get(`${backend} ${name}`) ?? { p50: [], p99: [] }
     return [median(entry.p50).toFixed(1), median(entry.p99).toFixed(1)]
   })])
-  console.log(`${DEVICES} devices × ${POINTS} metric points; ${REQUESTS} requests per query, one at a time, after 20 of warm-up; ` +
+  console.log(`${DEVICES} devices × ${POINTS} metric points, ${FAULTS} faults in ${ISSUES} crash issues; ${REQUESTS} requests per query, one at a time, after 20 of warm-up; ` +
     `${RUNS > 1 ? `median of ${RUNS} rounds; ` : ''}${postgres !== undefined ? 'PostgreSQL 15 on this machine, fsync on; ' : ''}Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}.\n`)
   const single = backends.length === 1
   console.log(markdownTable(['query', ...backends.flatMap(backend => single ? ['p50 (ms)', 'p99 (ms)'] : [`${BACKEND_NAMES[backend]} p50 (ms)`, `${BACKEND_NAMES[backend]} p99 (ms)`])], rows))

@@ -1,6 +1,7 @@
 // What an accepted chunk changes: the device record, and one of the time series (a fault also waits
 // for symbolication). It only computes: the writes go into the batch the ingestor commits through the
 // storage (see ingestor.ts), and the events it returns are published after that commit.
+import type { IssueEvent } from './crash-issues.js'
 import type { Device, IngestWrites, StoredFault } from './storage/contract.js'
 import type { ChunkPayload } from './wire/payloads.js'
 
@@ -12,6 +13,7 @@ export type TelemetryEvent =
   | { kind: 'device.registered', device: string, at: number }
   | { kind: 'device.online', device: string, at: number }
   | { kind: 'device.offline', device: string, last_seen: number | null, at: number }
+  | IssueEvent
 
 export interface ChunkMeta {
   device: string
@@ -54,7 +56,7 @@ export function applyChunk (writes: IngestWrites, events: TelemetryEvent[], devi
       const r = payload.record
       const fault: StoredFault = {
         device: id, sequence, received_at: at, pc: r.pc, lr: r.lr, sp: r.sp, psr: r.psr, cfsr: r.cfsr, hfsr: r.hfsr, mmfar: r.mmfar, bfar: r.bfar,
-        uptime_ms: r.uptime_ms, software_version: device.software_version, build_id: device.build_id, symbol: null
+        uptime_ms: r.uptime_ms, software_version: device.software_version, build_id: device.build_id, symbol: null, issue: null
       }
       writes.faults.push(fault)
       events.push({ kind: 'fault', device: id, sequence, pc: r.pc, lr: r.lr, at })

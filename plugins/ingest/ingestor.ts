@@ -9,6 +9,7 @@
 import { codecs, FrameFlag, type FrameIndex } from '../../wasm/index.js'
 import { applyChunk, newDevice, type TelemetryEvent } from './apply.js'
 import { chunkDigest, isCopy, markTime, markWith, type StoredMark } from './chunk-marks.js'
+import type { IssueEvent } from './crash-issues.js'
 import { emptyWrites, type Device, type IngestReads, type IngestWrites, type TelemetryStorage } from './storage/contract.js'
 import { seenKey, type TelemetryStore } from './store.js'
 import { decodeChunk } from './wire/decoder.js'
@@ -84,17 +85,17 @@ export class Ingestor {
     return await this.#storage.ingest(ids, async session => {
       const reads = await session.read([...ids], pairs, [...sealed])
       if (fragmented) {
-        let written: Promise<void> | undefined
+        let written: Promise<IssueEvent[]> | undefined
         const outcome = await this.#reassembler.settle(this.#local.transaction(() => {
           const { outcome, writes } = this.#apply(index, reads, now)
           written = session.write(writes)
           return outcome
         }))
-        await written
+        outcome.events.push(...await written ?? [])
         return outcome
       }
       const { outcome, writes } = this.#apply(index, reads, now)
-      await session.write(writes)
+      outcome.events.push(...await session.write(writes))
       return outcome
     })
   }

@@ -19,6 +19,7 @@ import { deleteExpired } from './retention.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { deviceRoutes } from './routes/devices.js'
 import { fleetRoutes } from './routes/fleet.js'
+import { issueRoutes } from './routes/issues.js'
 import { ingestRoutes } from './routes/ingest.js'
 import { serviceRoutes } from './routes/service.js'
 import type { TelemetryStorage } from './storage/contract.js'
@@ -161,6 +162,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     ingestRoutes(app, telemetry)
     deviceRoutes(app, telemetry)
     fleetRoutes(app, telemetry)
+    issueRoutes(app, telemetry)
     serviceRoutes(app, telemetry)
     dashboardRoutes(app)
   })

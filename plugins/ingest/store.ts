@@ -1,9 +1,10 @@
 // Telemetry state in LMDB: devices and their keys, received chunks (for idempotency), faults (and the
-// index of those waiting for symbolication, by build), metrics, reboots, traces, groups, OTA targets and
-// ELF uploads. Time-series keys start with [device, time], so a device's time range is one ordered range read.
+// index of those waiting for symbolication, by build), crash issues, metrics, reboots, traces, groups,
+// OTA targets and ELF uploads. Time-series keys start with [device, time], so a device's time range is one ordered range read.
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
 import type { StoredMark } from './chunk-marks.js'
+import type { CrashIssue, IssueIdentity, IssueMember, MemberKind } from './crash-issues.js'
 import { DeviceLocks } from './device-locks.js'
 import { pendingKey, type Device, type ElfFile, type Group, type OtaTarget, type PendingChunk, type PendingKey, type SeriesKey, type StoredFault, type StoredMetric, type StoredReboot, type StoredTrace } from './storage/contract.js'
 
@@ -35,6 +36,14 @@ export class TelemetryStore {
    * or to be tried again), by build: written with the fault, removed once its symbol is final.
    */
   readonly pendingFaults: Database<true, PendingKey>
+  /** Crash issues by id (crash-issues.ts). */
+  readonly issues: Database<CrashIssue, string>
+  /** An issue's counts by device, version and hour: [issue, kind, member]. */
+  readonly issueMembers: Database<IssueMember, [string, MemberKind, string]>
+  /** An issue's faults: [issue, received_at, device, sequence]. */
+  readonly issueFaults: Database<true, [string, number, string, number]>
+  /** The symbol issue a PC issue's faults go to once it was symbolicated, by the PC issue's id. */
+  readonly issueAliases: Database<IssueIdentity, string>
   /** ELF files carried by a backup, by file name; written out to the ELF directory at start (elf-files.ts). */
   readonly restoredElves: Database<Buffer, string>
   /** Marks of the store's format (PENDING_INDEXED). */
@@ -58,6 +67,10 @@ export class TelemetryStore {
     this.versions = store.db('versions')
     this.fragments = store.db('fragments')
     this.pendingFaults = store.db('pending-faults')
+    this.issues = store.db('issues')
+    this.issueMembers = store.db('issue-members')
+    this.issueFaults = store.db('issue-faults')
+    this.issueAliases = store.db('issue-aliases')
     this.restoredElves = store.db(ELF_FILES, { encoding: 'binary' })
     this.meta = store.db('meta')
   }
@@ -86,6 +99,7 @@ export class TelemetryStore {
     let removed = 0
     for (const { key, value } of this.faults.getRange({ start: [device], end: [device, before] })) {
       this.pendingFaults.remove(pendingKey(value))
+      if (value.issue !== null && value.issue !== undefined) this.issueFaults.remove([value.issue, value.received_at, value.device, value.sequence])
       this.faults.remove(key)
       removed++
     }

@@ -1,5 +1,5 @@
 // Symbolication of faults: the fault's PC, else the call site its LR points to, resolved in the ELF
-// uploaded for the device's build. Work is read from the ingest storage's index of pending faults, by
+// uploaded for the device's build (a symbolicated fault moves into its function's crash issue). Work is read from the ingest storage's index of pending faults, by
 // build (never from a scan of all faults): new faults as they are stored, a build's pending faults when
 // its ELF arrives or its retry is due; the faults of one build in a batch are one resolver call.
 import type { Logger } from 'pino'
@@ -135,10 +135,13 @@ export class Symbolicator {
   async #symbolicate (buildId: string, batch: Pending[]): Promise<void> {
     const outcome = await this.#resolve(buildId, batch)
     if (this.#stopped) return
-    const written = await this.#options.ingest.telemetry.storage.setSymbols(batch.map(({ key }, i) => ({
+    const { telemetry } = this.#options.ingest
+    const written = await telemetry.storage.setSymbols(batch.map(({ key }, i) => ({
       key, symbol: outcome.final ? outcome.symbols[i] : outcome.reason, final: outcome.final
     })))
-    for (const symbol of written) this.#options.outcomes.inc({ outcome: symbol.startsWith('unsymbolicated') ? 'unresolved' : 'resolved' })
+    for (const symbol of written.symbols) this.#options.outcomes.inc({ outcome: symbol.startsWith('unsymbolicated') ? 'unresolved' : 'resolved' })
+    // Symbolicated faults moved into their function's crash issue: a new issue or a regression is news.
+    telemetry.publish(written.events)
   }
 
   async #resolve (buildId: string, batch: Pending[]): Promise<Outcome> {

@@ -9,6 +9,7 @@ import { keyPage, metricPoints, readSeries, type ListQuery, type RangeQuery } fr
 import { DEVICE_ID, DeviceId, GroupName } from '../keys.js'
 import type { Device } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
+import { shownFault } from './issues.js'
 
 const Registration = Type.Object({
   id: DeviceId,
@@ -95,7 +96,10 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
       return await read(request.params.id, request.query)
     })
   }
-  series('faults', async (id, q) => await readSeries(t.storage, 'faults', id, q))
+  series('faults', async (id, q) => {
+    const page = await readSeries(t.storage, 'faults', id, q)
+    return { ...page, items: page.items.map(shownFault) }
+  })
   series('reboots', async (id, q) => await readSeries(t.storage, 'reboots', id, q))
   series('traces', async (id, q) => await readSeries(t.storage, 'traces', id, q))
   series('metrics/points', async (id, q) => await metricPoints(t.storage, id, q))

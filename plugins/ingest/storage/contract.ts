@@ -6,6 +6,7 @@
 import { Unavailable } from '../../../kernel/index.js'
 import type { TelemetryEvent } from '../apply.js'
 import type { ChunkMark, StoredMark } from '../chunk-marks.js'
+import type { CrashIssue, IssueEvent, IssueMember, MemberKind } from '../crash-issues.js'
 import type { FaultRecord, MetricEntry, RebootReason } from '../wire/payloads.js'
 
 export interface Device {
@@ -34,6 +35,8 @@ export interface StoredFault extends FaultRecord {
   build_id: string | null
   /** `<function> at <file>:<line>` once symbolicated. */
   symbol: string | null
+  /** The crash issue it is counted in (crash-issues.ts); null until the storage groups it. */
+  issue: string | null
 }
 
 export interface StoredMetric extends MetricEntry {
@@ -113,6 +116,9 @@ export function faultKey (pending: PendingKey): SeriesKey {
 }
 
 
+/** A fault's place among its issue's faults: [received_at, device, sequence]. */
+export type IssueFaultKey = [number, string, number]
+
 /** The series a device's chunks fill. */
 export type SeriesKind = 'faults' | 'metrics' | 'reboots' | 'traces'
 
@@ -165,10 +171,11 @@ export interface IngestSession {
   /** The records of `devices`, the marks of `marks`, and the AES keys of `keys` (devices that sent sealed frames). */
   read(devices: readonly string[], marks: ReadonlyArray<readonly [string, number]>, keys: readonly string[]): Promise<IngestReads>
   /**
-   * Write `writes`; resolves once they are committed. On LMDB the puts are issued at once (inside a
+   * Write `writes`, the faults counted in their crash issues; resolves once they are committed, with
+   * what the issues tell (new ones, regressions). On LMDB the puts are issued at once (inside a
    * kernel-store transaction callback they join it); on PostgreSQL they are part of the session's transaction.
    */
-  write(writes: IngestWrites): Promise<void>
+  write(writes: IngestWrites): Promise<IssueEvent[]>
 }
 
 /** A device's record changed under its turn; `key` Uint8Array sets its AES key, null removes it. */
@@ -200,7 +207,7 @@ export interface ElfUpload {
 export interface TelemetryStorage {
   /** 'lmdb' or 'postgres'. */
   readonly backend: string
-  /** Apply what the storage needs at start (migrations, indexes of older data). Returns faults newly indexed for symbolication. */
+  /** Apply what the storage needs at start (migrations, indexes of older data, older faults counted into their crash issues). Returns faults newly indexed for symbolication. */
   open(): Promise<number>
   close(): Promise<void>
 
@@ -262,8 +269,20 @@ export interface TelemetryStorage {
   pendingFaults(buildId: string, after: PendingKey | undefined, limit: number): Promise<PendingKey[]>
   isPending(key: PendingKey): Promise<boolean>
   fault(key: SeriesKey): Promise<StoredFault | undefined>
-  /** Store symbols (unchanged ones skipped); returns the symbols written. */
-  setSymbols(updates: readonly SymbolUpdate[]): Promise<string[]>
+  /** Store symbols (unchanged ones skipped), moving symbolicated faults into their symbol's crash issue; returns the symbols written and what the issues tell. */
+  setSymbols(updates: readonly SymbolUpdate[]): Promise<{ symbols: string[], events: IssueEvent[] }>
+
+  /** Every crash issue (hundreds, not millions: lists are filtered, sorted and paged from this). */
+  issues(): Promise<CrashIssue[]>
+  issue(id: string): Promise<CrashIssue | undefined>
+  /** An issue's devices, versions or hours with their counts, in member order. */
+  issueMembers(id: string, kind: MemberKind): Promise<IssueMember[]>
+  /** The ids of the issues that occurred on a device or in a version. */
+  issuesWith(kind: MemberKind, member: string): Promise<string[]>
+  /** An issue's faults still stored, newest first ([received_at, device, sequence] descending), after `before` in that order, at most `limit`. */
+  issueFaults(id: string, before: IssueFaultKey | undefined, limit: number): Promise<StoredFault[]>
+  /** Read-modify-write of an issue (its status) under its turn; undefined when it does not exist. */
+  changeIssue(id: string, change: (current: CrashIssue) => CrashIssue): Promise<CrashIssue | undefined>
 }
 
 /** The storage cannot be reached (the database is down or refuses connections): answered 503 with Retry-After; nothing of the request was stored. */

@@ -3,15 +3,21 @@
 // transaction, whose B-tree work runs on lmdb-js's write thread.
 import type { Database } from 'lmdb'
 import { markTime } from '../chunk-marks.js'
+import { issueOf, pcIssue, type CrashIssue, type IssueEvent, type IssueMember, type MemberKind, type Occurrence } from '../crash-issues.js'
 import { seenKey, type TelemetryStore } from '../store.js'
 import {
   faultKey, pendingKey, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestReads, type IngestSession,
-  type IngestWrites, type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate,
+  type IngestWrites, type IssueFaultKey, type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate,
   type TelemetryStorage
 } from './contract.js'
+import { applyToIssues, groupNewFaults, moveToSymbolIssue } from './lmdb-issues.js'
 
 /** Past every key of a build in `pendingFaults` (keys of one build start with [build]). */
 const END = '\uffff'
+/** Mark in `meta`: faults stored before crash issues existed have been grouped. */
+const ISSUES_GROUPED = 'issues-grouped'
+/** Faults grouped per transaction when older ones are counted into their issues. */
+const GROUP_BATCH = 1000
 
 export class LmdbStorage implements TelemetryStorage {
   readonly backend = 'lmdb'
@@ -22,7 +28,9 @@ export class LmdbStorage implements TelemetryStorage {
   }
 
   async open (): Promise<number> {
-    return await this.#store.indexPendingFaults()
+    const indexed = await this.#store.indexPendingFaults()
+    await this.#groupUngroupedFaults()
+    return indexed
   }
 
   async close (): Promise<void> {}
@@ -40,7 +48,18 @@ export class LmdbStorage implements TelemetryStorage {
     const store = this.#store
     const session: IngestSession = {
       read: async (ids, marks, keys) => readFor(store, ids, marks, keys),
-      write: async writes => { await issue(store, writes) }
+      write: async writes => {
+        if (writes.faults.length === 0) {
+          await issue(store, writes)
+          return []
+        }
+        // Faults join their issues in the transaction that stores them (issue counts read and written in it).
+        return await store.transaction(() => {
+          const events = groupNewFaults(store, writes.faults)
+          void issue(store, writes)
+          return events
+        })
+      }
     }
     return await store.locks.run(devices, async () => await work(session))
   }
@@ -207,19 +226,89 @@ export class LmdbStorage implements TelemetryStorage {
     return this.#store.faults.get(key)
   }
 
-  async setSymbols (updates: readonly SymbolUpdate[]): Promise<string[]> {
-    const { faults, pendingFaults } = this.#store
-    return await this.#store.transaction(() => {
+  async setSymbols (updates: readonly SymbolUpdate[]): Promise<{ symbols: string[], events: IssueEvent[] }> {
+    const store = this.#store
+    return await store.transaction(() => {
       const symbols: string[] = []
+      const occurrences: Occurrence[] = []
       for (const { key, symbol, final } of updates) {
-        const current = faults.get(faultKey(key))
-        if (current === undefined || final) pendingFaults.remove(key)
+        const current = store.faults.get(faultKey(key))
+        if (current === undefined || final) store.pendingFaults.remove(key)
         if (current === undefined || current.symbol === symbol) continue
-        faults.put(faultKey(key), { ...current, symbol })
+        const next = final ? moveToSymbolIssue(store, current, symbol) : { fault: { ...current, symbol }, occurrences: [] }
+        store.faults.put(faultKey(key), next.fault)
+        occurrences.push(...next.occurrences)
         symbols.push(symbol)
       }
-      return symbols
+      return { symbols, events: applyToIssues(store, occurrences) }
     })
+  }
+
+  async issues (): Promise<CrashIssue[]> {
+    return [...this.#store.issues.getRange()].map(({ value }) => value)
+  }
+
+  async issue (id: string): Promise<CrashIssue | undefined> {
+    return this.#store.issues.get(id)
+  }
+
+  async issueMembers (id: string, kind: MemberKind): Promise<IssueMember[]> {
+    return [...this.#store.issueMembers.getRange({ start: [id, kind], end: [id, kind, END] })].map(({ value }) => value)
+  }
+
+  async issuesWith (kind: MemberKind, member: string): Promise<string[]> {
+    const { issues, issueMembers } = this.#store
+    return [...issues.getKeys()].filter(id => issueMembers.doesExist([id, kind, member]))
+  }
+
+  async issueFaults (id: string, before: IssueFaultKey | undefined, limit: number): Promise<StoredFault[]> {
+    const { issueFaults, faults } = this.#store
+    const found: StoredFault[] = []
+    for (const [, at, device, sequence] of issueFaults.getKeys({ start: [id, ...before ?? [Number.MAX_SAFE_INTEGER]], end: [id], reverse: true, exclusiveStart: true })) {
+      const fault = faults.get([device, at, sequence])
+      if (fault !== undefined) found.push(fault)
+      if (found.length >= limit) break
+    }
+    return found
+  }
+
+  async changeIssue (id: string, change: (current: CrashIssue) => CrashIssue): Promise<CrashIssue | undefined> {
+    const { issues } = this.#store
+    return await this.#store.transaction(() => {
+      const current = issues.get(id)
+      if (current === undefined) return undefined
+      const next = change(current)
+      void issues.put(id, next)
+      return next
+    })
+  }
+
+  /** Count faults stored before crash issues existed into their issues (once), a batch a transaction. */
+  async #groupUngroupedFaults (): Promise<number> {
+    const store = this.#store
+    if (store.meta.get(ISSUES_GROUPED) !== undefined) return 0
+    let grouped = 0
+    let start: SeriesKey | undefined
+    for (;;) {
+      const batch = [...store.faults.getRange({ start, exclusiveStart: start !== undefined, limit: GROUP_BATCH })]
+      if (batch.length === 0) break
+      start = batch[batch.length - 1].key
+      grouped += await store.transaction(() => {
+        const occurrences: Occurrence[] = []
+        for (const { key, value } of batch) {
+          if (typeof value.issue === 'string') continue
+          const issue = issueOf(value)
+          const fault = { ...value, issue: issue.id }
+          void store.faults.put(key, fault)
+          if (issue.grouping === 'symbol' && store.issueAliases.get(pcIssue(fault).id) === undefined) void store.issueAliases.put(pcIssue(fault).id, issue)
+          occurrences.push({ issue, fault, sign: 1 })
+        }
+        applyToIssues(store, occurrences)
+        return occurrences.length
+      })
+    }
+    await store.meta.put(ISSUES_GROUPED, true)
+    return grouped
   }
 }
 

@@ -7,12 +7,14 @@ import pg from 'pg'
 import { inTransaction, migrateSchema, unreachable } from '../../../kernel/index.js'
 import type { TelemetryEvent } from '../apply.js'
 import type { StoredMark } from '../chunk-marks.js'
+import { issueOf, moveOf, newOccurrences, pcIssue, type CrashIssue, type IssueEvent, type IssueIdentity, type IssueMember, type MemberKind, type Occurrence } from '../crash-issues.js'
 import {
-  StorageUnavailable, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestSession,
+  StorageUnavailable, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestSession, type IssueFaultKey,
   type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate, type TelemetryStorage
 } from './contract.js'
 import { MIGRATIONS } from './migrations/index.js'
 import { EVENTS_CHANNEL, NodeChannel } from './postgres-events.js'
+import { aliasesOf, applyToIssues } from './postgres-issues.js'
 import { jsonLiteral, jsonText, parseReads, readRequest, writeRequest } from './postgres-request.js'
 
 /** The schema the tables live in (the connection's search_path). */
@@ -25,15 +27,19 @@ const PARTITION_LOCK = 2
 const DEVICE_LOCK_SPACE = LOCK_SPACE + 1
 /** Scheduled jobs: the second key is hashtext(job name). */
 const JOB_LOCK_SPACE = LOCK_SPACE + 2
+/** Crash issues' turns (read_issues takes them too): the second key is hashtext(issue id). */
+const ISSUE_LOCK_SPACE = LOCK_SPACE + 3
 const DAY_MS = 86_400_000
 /** Rows per page of a list read, and per multi-row insert of a copy. */
 const PAGE = 500
 const INSERT_ROWS = 1000
+/** Faults stored before crash issues existed, counted into their issues per transaction at start. */
+const GROUP_BATCH = 1000
 
 export const DEVICE_COLUMNS = ['id', 'name', 'group', 'serial', 'hardware_version', 'software_type', 'software_version', 'build_id', 'registered', 'encrypted', 'created_at', 'last_seen', 'boot_count', 'offline'] as const
 /** Columns of each series in the order of its records (apply.ts), its key columns after device, and its table. */
 export const SERIES = {
-  faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'software_version', 'build_id', 'symbol'], key: ['received_at', 'sequence'] },
+  faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'software_version', 'build_id', 'symbol', 'issue'], key: ['received_at', 'sequence'] },
   metrics: { columns: ['device', 'sequence', 'received_at', 'key', 'kind', 'value', 'uptime_ms'], key: ['received_at', 'sequence', 'entry'] },
   reboots: { columns: ['device', 'sequence', 'received_at', 'reason', 'boot_count', 'pc', 'lr'], key: ['received_at', 'sequence'] },
   traces: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'dropped', 'text'], key: ['received_at', 'sequence'] }
@@ -118,7 +124,26 @@ export class PostgresStorage implements TelemetryStorage {
     await this.migrate()
     const today = Math.floor(Date.now() / DAY_MS)
     await this.#ensurePartitions([today, today + 1])
+    await this.#groupUngroupedFaults()
     return 0
+  }
+
+  /** Count faults stored before crash issues existed (or copied in without theirs) into their issues, a batch a transaction. */
+  async #groupUngroupedFaults (): Promise<void> {
+    for (;;) {
+      const grouped = await this.#transaction(async client => {
+        const faults = (await client.query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where issue is null order by device, received_at, sequence limit ${GROUP_BATCH} for update skip locked`)).rows
+        const aliases: Array<{ pc: string, issue: IssueIdentity }> = []
+        const occurrences = faults.map((stored): Occurrence => {
+          const issue = issueOf(stored)
+          if (issue.grouping === 'symbol') aliases.push({ pc: pcIssue(stored).id, issue })
+          return { issue, fault: { ...stored, issue: issue.id }, sign: 1 }
+        })
+        await applyToIssues(client, occurrences, aliases)
+        return faults.length
+      })
+      if (grouped < GROUP_BATCH) return
+    }
   }
 
   /** Apply the migrations not applied yet, under the migration lock (idempotent; safe when nodes start together). */
@@ -230,8 +255,15 @@ export class PostgresStorage implements TelemetryStorage {
             if (!open) await client.query(`begin; select read_request(${jsonLiteral(readRequest(lock, [], [], []))})`)
             open = true
             await client.query({ name: 'berth_ingest_write', text: 'select write_request($1::jsonb)', values: [jsonText(writeRequest(writes, marks))] })
+            let events: IssueEvent[] = []
+            if (writes.faults.length > 0) {
+              // The faults join their crash issues in this transaction (the issues' turns taken in id order).
+              const aliases = await aliasesOf(client, writes.faults.map(fault => pcIssue(fault).id))
+              events = await applyToIssues(client, newOccurrences(writes.faults, pc => aliases.get(pc)))
+            }
             await client.query('commit')
             open = false
+            return events
           }
         })
         if (open) await client.query('commit')
@@ -435,16 +467,57 @@ export class PostgresStorage implements TelemetryStorage {
     return (await this.#query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where device = $1 and received_at = $2 and sequence = $3`, [device, at, sequence]))[0]
   }
 
-  async setSymbols (updates: readonly SymbolUpdate[]): Promise<string[]> {
+  async setSymbols (updates: readonly SymbolUpdate[]): Promise<{ symbols: string[], events: IssueEvent[] }> {
     return await this.#transaction(async client => {
       const symbols: string[] = []
+      const occurrences: Occurrence[] = []
+      const aliases: Array<{ pc: string, issue: IssueIdentity }> = []
       for (const { key: [, device, at, sequence], symbol, final } of updates) {
-        const [current] = (await client.query<{ symbol: string | null }>('select symbol from faults where device = $1 and received_at = $2 and sequence = $3 for update', [device, at, sequence])).rows
+        const [current] = (await client.query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where device = $1 and received_at = $2 and sequence = $3 for update`, [device, at, sequence])).rows
         if (current === undefined) continue
         await client.query('update faults set symbol = $4, pending = pending and not $5 where device = $1 and received_at = $2 and sequence = $3', [device, at, sequence, symbol, final])
-        if (current.symbol !== symbol) symbols.push(symbol)
+        if (current.symbol === symbol) continue
+        symbols.push(symbol)
+        const move = final ? moveOf(current, symbol) : undefined
+        if (move === undefined) continue
+        occurrences.push(...move.occurrences)
+        aliases.push(move.alias)
       }
-      return symbols
+      return { symbols, events: await applyToIssues(client, occurrences, aliases) }
+    })
+  }
+
+  async issues (): Promise<CrashIssue[]> {
+    return (await this.#query<{ issue: CrashIssue }>('select issue from crash_issues')).map(row => row.issue)
+  }
+
+  async issue (id: string): Promise<CrashIssue | undefined> {
+    return (await this.#query<{ issue: CrashIssue }>('select issue from crash_issues where id = $1', [id]))[0]?.issue
+  }
+
+  async issueMembers (id: string, kind: MemberKind): Promise<IssueMember[]> {
+    return await this.#query<IssueMember>('select issue, kind, member, count, last_seen from crash_issue_members where issue = $1 and kind = $2 order by member', [id, kind])
+  }
+
+  async issuesWith (kind: MemberKind, member: string): Promise<string[]> {
+    return (await this.#query<{ issue: string }>('select issue from crash_issue_members where kind = $1 and member = $2', [kind, member])).map(row => row.issue)
+  }
+
+  async issueFaults (id: string, before: IssueFaultKey | undefined, limit: number): Promise<StoredFault[]> {
+    const [at, device, sequence] = before ?? [Number.MAX_SAFE_INTEGER, '', 0]
+    return await this.#query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where issue = $1 and (received_at, device, sequence) < ($2, $3, $4)
+      order by received_at desc, device desc, sequence desc limit $5`, [id, at, device, sequence, limit])
+  }
+
+  async changeIssue (id: string, change: (current: CrashIssue) => CrashIssue): Promise<CrashIssue | undefined> {
+    return await this.#transaction(async client => {
+      // The issue's turn, as read_issues takes it: a fault counted meanwhile cannot write back the status it read before.
+      await client.query('select pg_advisory_xact_lock($1, hashtext($2))', [ISSUE_LOCK_SPACE, id])
+      const [row] = (await client.query<{ issue: CrashIssue }>('select issue from crash_issues where id = $1', [id])).rows
+      if (row === undefined) return undefined
+      const next = change(row.issue)
+      await client.query('update crash_issues set issue = $2 where id = $1', [id, jsonText(next)])
+      return next
     })
   }
 

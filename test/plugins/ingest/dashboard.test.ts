@@ -1,7 +1,8 @@
 // The telemetry dashboard in headless Chromium against a real server: Basic sign-in (a wrong password
 // refused), the overview, a device that starts sending appears in the list without a reload, a
 // device's page with its metric chart and its fault's symbol, the chart over the chosen range with a
-// hole in a series drawn as a gap, and the groups form shown to a provisioner but not to a viewer (whom
+// hole in a series drawn as a gap, the crash issues and an issue's page (resolved by a provisioner, not
+// offered to a viewer), and the groups form shown to a provisioner but not to a viewer (whom
 // the API refuses as well). What the test puts in place (symbols, an offline device, a fleet, samples
 // in the past) goes through the storage contract, so it runs on either backend. Screenshots of the
 // main views go to BERTH_SCREENSHOTS (docs/screenshots holds the ones published).
@@ -145,6 +146,21 @@ if (executablePath !== undefined) {
     t.pass('the metric is drawn')
     await page.screenshot({ path: join(shots, 'device.png'), fullPage: true })
 
+    await page.goto(new URL('/dashboard/#/issues', server.base).href)
+    await page.waitForSelector('table.issues tbody tr')
+    t.equal(await page.locator('table.issues tbody tr').count(), 2, 'two crash issues: the sensor\'s and the simulated fleet\'s')
+    t.match(await page.textContent('table.issues tbody'), /in sensor_poll/, 'one named by the function its symbolicated fault stopped in')
+    t.match(await page.textContent('table.issues tbody'), / at 0x0800abcc \(build /, 'one by its PC, not symbolicated')
+    await page.click('table.issues tbody tr:has-text("in sensor_poll") a')
+    await page.waitForSelector('[data-testid="issue-faults"] tbody tr')
+    const { issues: [sensorIssue] } = await (await server.api('GET', '/issues?q=sensor_poll', 'viewer')).json() as { issues: Array<{ count: number }> }
+    t.equal(await page.textContent('[data-testid="issue-count"]'), String(sensorIssue.count), 'its count, as the API gives it')
+    t.equal(await page.getAttribute('[data-testid="issue-chart"]', 'data-total'), String(sensorIssue.count), 'the chart counts every fault of it')
+    t.match(await page.textContent('[data-testid="issue-faults"]'), /sensor_poll at \/src\/main\.c:42/)
+    t.match(await page.textContent('[data-testid="issue-faults"]'), /[A-Z]+: /, 'with its status registers in words')
+    t.equal(await page.locator('[data-testid="issue-actions"]').count(), 0, 'a viewer cannot change its status')
+    await page.screenshot({ path: join(shots, 'issue.png'), fullPage: true })
+
     await page.goto(new URL('/dashboard/#/groups', server.base).href)
     await page.waitForSelector('.groups', { state: 'attached' })
     t.equal(await page.locator('form.new-group').count(), 0, 'a viewer sees no form to create a group')
@@ -162,6 +178,13 @@ if (executablePath !== undefined) {
     t.equal(await page.locator('table.alerts tr').count(), 1, 'the offline device is listed')
     await page.click('nav button')
     await signIn(page, server.base, 'provisioner', passwordOf('provisioner'))
+    await page.goto(new URL('/dashboard/#/issues', server.base).href)
+    await page.click('table.issues tbody tr:has-text("in sensor_poll") a')
+    await page.click('[data-testid="issue-actions"] button:text("Resolve")')
+    await pollUntil(async () => await page.textContent('[data-testid="issue-status"]') === 'resolved', { what: 'the issue resolved' })
+    const { issues } = await (await server.api('GET', '/issues?status=resolved', 'viewer')).json() as { issues: Array<{ status_changed_by: string }> }
+    t.same(issues.map(i => i.status_changed_by), ['provisioner'], 'a provisioner resolves an issue')
+
     await page.goto(new URL('/dashboard/#/groups', server.base).href)
     await page.waitForSelector('form.new-group')
     await page.fill('form.new-group input', 'north')

@@ -19,6 +19,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: `/devices/${DEVICE}/traces`, need: 'viewer' },
   { method: 'GET', path: '/groups', need: 'viewer' },
   { method: 'GET', path: '/ota/targets', need: 'viewer' },
+  { method: 'GET', path: '/issues', need: 'viewer' },
   { method: 'GET', path: '/metrics/prometheus', need: 'viewer' },
   { method: 'POST', path: '/devices/register', need: 'provisioner', body: { id: 'aaaaaaaaaaaaaaaa' } },
   { method: 'POST', path: '/groups', need: 'provisioner', body: { name: 'g-ROLE' } },

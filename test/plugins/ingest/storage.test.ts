@@ -8,6 +8,7 @@ import pg from 'pg'
 import { Store } from '../../../kernel/store.js'
 import { chunkDigest, markWith } from '../../../plugins/ingest/chunk-marks.js'
 import { newDevice } from '../../../plugins/ingest/apply.js'
+import { pcIssue } from '../../../plugins/ingest/crash-issues.js'
 import type { TelemetryEvent } from '../../../plugins/ingest/apply.js'
 import { TelemetryStore, seenKey } from '../../../plugins/ingest/store.js'
 import { emptyWrites, type IngestWrites, type StoredFault, type TelemetryStorage } from '../../../plugins/ingest/storage/contract.js'
@@ -68,7 +69,7 @@ async function twoNodes (t: Test): Promise<[PostgresStorage, PostgresStorage] | 
 }
 
 function fault (device: string, at: number, sequence: number, buildId: string | null = 'b1'): StoredFault {
-  return { device, sequence, received_at: at, pc: 0x1000 + sequence, lr: 0x2000, sp: 0x3000, psr: 0, cfsr: 0, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 5, software_version: '1.0', build_id: buildId, symbol: null }
+  return { device, sequence, received_at: at, pc: 0x1000 + sequence, lr: 0x2000, sp: 0x3000, psr: 0, cfsr: 0, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 5, software_version: '1.0', build_id: buildId, symbol: null, issue: null }
 }
 
 /** Writes of one accepted chunk of content `content` at `at`, as the ingestor builds them. */
@@ -116,9 +117,10 @@ for (const [backend, open] of BACKENDS) {
     t.same(metrics[1].value, { device: DEVICE, sequence: 1, received_at: now, key: 'k1', kind: 'gauge', value: 1.5, uptime_ms: 9 })
     const after = await all(storage.series('metrics', metrics[0].key, Number.MAX_SAFE_INTEGER, true))
     t.equal(after.length, 2, 'a cursor starts past its key')
-    t.same((await all(storage.series('faults', [DEVICE, 0], now + 1))).map(f => f.value), [fault(DEVICE, now, 1)])
+    const stored = { ...fault(DEVICE, now, 1), issue: pcIssue(fault(DEVICE, now, 1)).id }
+    t.same((await all(storage.series('faults', [DEVICE, 0], now + 1))).map(f => f.value), [stored], 'stored with its crash issue')
     t.same(await all(storage.series('faults', [DEVICE, 0], now)), [], 'the end is exclusive')
-    t.same((await all(storage.series('faults', [DEVICE], now + 1))).map(f => f.value), [fault(DEVICE, now, 1)], 'a start of the device alone takes all its keys')
+    t.same((await all(storage.series('faults', [DEVICE], now + 1))).map(f => f.value), [stored], 'a start of the device alone takes all its keys')
     t.same((await all(storage.series('reboots', [DEVICE, now], now + 1))).map(r => r.value.reason), ['watchdog'])
     t.same((await all(storage.series('traces', [DEVICE, now], now + 1))).map(r => r.value.text), ['hello'])
     t.same((await all(storage.faultsSince(now))).length, 1)
@@ -126,7 +128,7 @@ for (const [backend, open] of BACKENDS) {
     const pending = await storage.pendingFaults('b1', undefined, 10)
     t.same(pending, [['b1', DEVICE, now, 1]])
     t.ok(await storage.isPending(pending[0]))
-    t.same(await storage.setSymbols([{ key: pending[0], symbol: 'main at main.c:3', final: true }]), ['main at main.c:3'])
+    t.same((await storage.setSymbols([{ key: pending[0], symbol: 'main at main.c:3', final: true }])).symbols, ['main at main.c:3'])
     t.notOk(await storage.isPending(pending[0]), 'a final symbol is no longer pending')
     t.equal((await storage.fault([DEVICE, now, 1]))?.symbol, 'main at main.c:3')
   })

@@ -4,6 +4,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, followEvents, signedIn, signIn, signOut, type LiveEvent, type Me } from './api.js'
 import { finishSignIn, startSignIn, type SsoMode } from './sso.js'
+import { IssuesView, IssueView } from './issues.js'
 import { AlertsView, DevicesView, DeviceView, FirmwareView, GroupsView, OtaView, OverviewView } from './views.js'
 import './style.css'
 
@@ -50,6 +51,23 @@ function useHash (): string {
   return hash
 }
 
+/** The view of the current #/path. */
+function viewOf (hash: string, me: Me, version: number) {
+  const device = /^#\/devices\/([0-9a-f]{16})$/.exec(hash)?.[1]
+  if (device !== undefined) return <DeviceView id={device} version={version} />
+  const issue = /^#\/issues\/([0-9a-f]{16})$/.exec(hash)?.[1]
+  if (issue !== undefined) return <IssueView id={issue} me={me} version={version} />
+  switch (hash) {
+    case '#/issues': return <IssuesView version={version} />
+    case '#/devices': return <DevicesView version={version} />
+    case '#/groups': return <GroupsView me={me} version={version} />
+    case '#/ota': return <OtaView me={me} version={version} />
+    case '#/firmware': return <FirmwareView me={me} />
+    case '#/alerts': return <AlertsView version={version} />
+    default: return <OverviewView version={version} />
+  }
+}
+
 function App () {
   const [me, setMe] = useState<Me | undefined>(undefined)
   const [version, setVersion] = useState(0)
@@ -68,21 +86,12 @@ function App () {
     return () => { stop.abort() }
   }, [me])
   if (me === undefined) return <SignIn done={setMe} />
-  const device = /^#\/devices\/([0-9a-f]{16})$/.exec(hash)?.[1]
-  const view = device !== undefined
-    ? <DeviceView id={device} version={version} />
-    : hash === '#/devices'
-      ? <DevicesView version={version} />
-      : hash === '#/groups'
-        ? <GroupsView me={me} version={version} />
-        : hash === '#/ota'
-          ? <OtaView me={me} version={version} />
-          : hash === '#/firmware' ? <FirmwareView me={me} /> : hash === '#/alerts' ? <AlertsView version={version} /> : <OverviewView version={version} />
+  const view = viewOf(hash, me, version)
   return (
     <div class="layout">
       <nav>
         <b>Berth telemetry</b>
-        <a href="#/">Overview</a><a href="#/devices">Devices</a><a href="#/groups">Groups</a><a href="#/ota">OTA</a><a href="#/firmware">Firmware</a><a href="#/alerts">Alerts</a>
+        <a href="#/">Overview</a><a href="#/issues">Issues</a><a href="#/devices">Devices</a><a href="#/groups">Groups</a><a href="#/ota">OTA</a><a href="#/firmware">Firmware</a><a href="#/alerts">Alerts</a>
         <span class={live ? 'live on' : 'live'}>{live ? 'live' : 'offline'}</span>
         <span class="me">{me.name} ({me.role})</span>
         <button onClick={() => { signOut(); setMe(undefined) }}>Sign out</button>

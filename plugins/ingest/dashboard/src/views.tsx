@@ -33,7 +33,7 @@ interface Group { name: string, description: string }
  * Re-read whenever a dependency changes (live events bump `version`). An answer to a superseded read
  * is dropped: answers can arrive out of order, and a late one must not replace the newer one.
  */
-function useData<T> (load: () => Promise<T>, deps: unknown[]): { data?: T, error?: string } {
+export function useData<T> (load: () => Promise<T>, deps: unknown[]): { data?: T, error?: string } {
   const [state, setState] = useState<{ data?: T, error?: string }>({})
   useEffect(() => {
     let current = true
@@ -43,7 +43,7 @@ function useData<T> (load: () => Promise<T>, deps: unknown[]): { data?: T, error
   return state
 }
 
-const when = (ms: number | null): string => ms === null ? 'never' : new Date(ms).toLocaleString()
+export const when = (ms: number | null): string => ms === null ? 'never' : new Date(ms).toLocaleString()
 const stateOf = (d: Device): string => d.last_seen === null ? 'never seen' : d.offline ? 'offline' : 'online'
 
 export function OverviewView ({ version }: { version: number }) {
