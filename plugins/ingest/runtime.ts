@@ -20,6 +20,8 @@ import { dashboardRoutes } from './routes/dashboard.js'
 import { deviceRoutes } from './routes/devices.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { issueRoutes } from './routes/issues.js'
+import { symbolRoutes } from './routes/symbols.js'
+import { exportRoutes } from './routes/export.js'
 import { ingestRoutes } from './routes/ingest.js'
 import { serviceRoutes } from './routes/service.js'
 import type { TelemetryStorage } from './storage/contract.js'
@@ -163,6 +165,8 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     deviceRoutes(app, telemetry)
     fleetRoutes(app, telemetry)
     issueRoutes(app, telemetry)
+    symbolRoutes(app, telemetry)
+    exportRoutes(app, telemetry)
     serviceRoutes(app, telemetry)
     dashboardRoutes(app)
   })

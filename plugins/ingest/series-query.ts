@@ -60,6 +60,21 @@ export async function keyPage<T> (list: (after?: string) => AsyncIterable<T>, ke
   return { items, next_cursor: null }
 }
 
+/** A cursor: a key as base64url JSON, opaque to clients. */
+export const encodeCursor = (key: unknown[]): string => Buffer.from(JSON.stringify(key)).toString('base64url')
+
+/** A cursor back as the key it encodes, or 400 when it is not one `valid` accepts (`what`: the list it came from). */
+export function decodeKeyCursor<T> (cursor: string, valid: (key: unknown[]) => boolean, what: string): T {
+  let parsed: unknown
+  try {
+    parsed = cursor.length <= 256 ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined
+  } catch {
+    parsed = undefined
+  }
+  if (Array.isArray(parsed) && valid(parsed)) return parsed as T
+  throw new BadRequest(`cursor is not one this server issued (next_cursor of ${what})`)
+}
+
 /** A cursor of `device`'s series back as its key: [device, received_at, sequence] or, for metrics, [..., entry index]. */
 function decodeCursor (cursor: string, device: string): SeriesKey {
   if (cursor.length > MAX_SERIES_CURSOR) throw new BadRequest(`cursor must be at most ${MAX_SERIES_CURSOR} characters (one this server issued)`)

@@ -1,5 +1,5 @@
 // Devices: list, register (with an AES-128-CCM key when asked), read, delete, and each device's
-// faults, metrics, reboots and traces by time range.
+// faults, metrics, reboots and traces by time range, and its timeline of them.
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { BadRequest, NotFound } from '../../../kernel/index.js'
@@ -9,6 +9,7 @@ import { keyPage, metricPoints, readSeries, type ListQuery, type RangeQuery } fr
 import { DEVICE_ID, DeviceId, GroupName } from '../keys.js'
 import type { Device } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
+import { timeline } from '../timeline.js'
 import { shownFault } from './issues.js'
 
 const Registration = Type.Object({
@@ -35,7 +36,7 @@ function stateOf (device: Device): string {
 }
 
 /** The devices list's filters: group, firmware version, online/offline, and a search in id, name and serial. */
-function deviceFilter (query: DeviceFilters): (device: Device) => boolean {
+export function deviceFilter (query: DeviceFilters): (device: Device) => boolean {
   const { group, software_version: version, state, q } = query
   if (state !== undefined && !DEVICE_STATES.includes(state)) throw new BadRequest(`state must be online, offline or never_seen, got "${state}"`)
   if (q !== undefined && q.length > 128) throw new BadRequest('q must be at most 128 characters')
@@ -100,6 +101,7 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
     const page = await readSeries(t.storage, 'faults', id, q)
     return { ...page, items: page.items.map(shownFault) }
   })
+  series('timeline', async (id, q) => await timeline(t.storage, id, q))
   series('reboots', async (id, q) => await readSeries(t.storage, 'reboots', id, q))
   series('traces', async (id, q) => await readSeries(t.storage, 'traces', id, q))
   series('metrics/points', async (id, q) => await metricPoints(t.storage, id, q))

@@ -7,9 +7,9 @@ import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { ISSUE_STATUSES, withStatus, type CrashIssue, type IssueMember, type IssueStatus } from '../crash-issues.js'
 import { decodeFault } from '../fault-status.js'
-import { parseLimit, parseTime, type ListQuery } from '../series-query.js'
+import { decodeKeyCursor, encodeCursor, parseLimit, parseTime, type ListQuery } from '../series-query.js'
 import { DEVICE_ID } from '../keys.js'
-import type { IssueFaultKey } from '../storage/contract.js'
+import type { IssueFaultKey, TelemetryStorage } from '../storage/contract.js'
 import type { StoredFault } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 
@@ -37,21 +37,6 @@ const MAX_CHART_HOURS = 24 * 90
 /** A fault as the API shows it: its status registers in words beside the numbers. */
 export const shownFault = (fault: StoredFault): StoredFault & { decoded: ReturnType<typeof decodeFault> } => ({ ...fault, decoded: decodeFault(fault) })
 
-/** A cursor: a key as base64url JSON, opaque to clients. */
-const encodeCursor = (key: unknown[]): string => Buffer.from(JSON.stringify(key)).toString('base64url')
-
-/** A cursor back as the key it encodes, or 400 when it is not one `valid` accepts. */
-function decodeCursor<T> (cursor: string, valid: (key: unknown[]) => boolean, what: string): T {
-  let parsed: unknown
-  try {
-    parsed = cursor.length <= 200 ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined
-  } catch {
-    parsed = undefined
-  }
-  if (Array.isArray(parsed) && valid(parsed)) return parsed as T
-  throw new BadRequest(`cursor is not one this server issued (next_cursor of ${what})`)
-}
-
 /** A list's cursor: the last issue's sort value and id. */
 const listCursor = (key: unknown[]): boolean => key.length === 2 && Number.isSafeInteger(key[0]) && typeof key[1] === 'string' && ISSUE_ID.test(key[1])
 /** An issue's faults' cursor: [received_at, device, sequence]. */
@@ -63,6 +48,26 @@ const bySort = (sort: Sort) => (a: CrashIssue, b: CrashIssue): number => b[sort]
 /** After the cursor's position in that order. */
 const afterCursor = (sort: Sort, [value, id]: [number, string]) => (issue: CrashIssue): boolean => issue[sort] < value || (issue[sort] === value && issue.id > id)
 
+/** The issues the list's filters keep, in its sort's order; 400 for a bad filter or sort. */
+export async function findIssues (storage: TelemetryStorage, query: Omit<IssueListQuery, 'limit' | 'cursor'>): Promise<{ sort: Sort, issues: CrashIssue[] }> {
+  const { status, software_version: version, device, q } = query
+  const sort = (query.sort ?? 'last_seen') as Sort
+  if (!SORTS.includes(sort)) throw new BadRequest(`sort must be one of ${SORTS.join(', ')}, got "${sort}"`)
+  if (status !== undefined && !(ISSUE_STATUSES as readonly string[]).includes(status)) throw new BadRequest(`status must be one of ${ISSUE_STATUSES.join(', ')}, got "${status}"`)
+  if (q !== undefined && q.length > 128) throw new BadRequest('q must be at most 128 characters')
+  const within = async (kind: 'version' | 'device', member: string | undefined): Promise<Set<string> | undefined> =>
+    member === undefined ? undefined : new Set(await storage.issuesWith(kind, member))
+  const [inVersion, onDevice] = [await within('version', version), await within('device', device)]
+  const needle = q?.toLowerCase()
+  const issues = (await storage.issues()).filter(i =>
+    (status === undefined || i.status === status) &&
+    (inVersion === undefined || inVersion.has(i.id)) &&
+    (onDevice === undefined || onDevice.has(i.id)) &&
+    (needle === undefined || i.title.toLowerCase().includes(needle) || i.signature.toLowerCase().includes(needle))
+  )
+  return { sort, issues: issues.sort(bySort(sort)) }
+}
+
 export function issueRoutes (app: FastifyInstance, t: Telemetry): void {
   const issue = async (id: string): Promise<CrashIssue> => {
     const found = await t.storage.issue(id)
@@ -71,23 +76,11 @@ export function issueRoutes (app: FastifyInstance, t: Telemetry): void {
   }
 
   app.get<{ Querystring: IssueListQuery }>('/issues', { config: { telemetryAccess: 'viewer' } }, async request => {
-    const { status, software_version: version, device, q, cursor } = request.query
-    const sort = (request.query.sort ?? 'last_seen') as Sort
-    if (!SORTS.includes(sort)) throw new BadRequest(`sort must be one of ${SORTS.join(', ')}, got "${sort}"`)
-    if (status !== undefined && !(ISSUE_STATUSES as readonly string[]).includes(status)) throw new BadRequest(`status must be one of ${ISSUE_STATUSES.join(', ')}, got "${status}"`)
-    if (q !== undefined && q.length > 128) throw new BadRequest('q must be at most 128 characters')
+    const { sort, issues } = await findIssues(t.storage, request.query)
     const limit = parseLimit(request.query.limit)
-    const after = cursor !== undefined && cursor !== '' ? afterCursor(sort, decodeCursor(cursor, listCursor, 'the same list')) : () => true
-    const within = async (kind: 'version' | 'device', member: string | undefined): Promise<Set<string> | undefined> =>
-      member === undefined ? undefined : new Set(await t.storage.issuesWith(kind, member))
-    const [inVersion, onDevice] = [await within('version', version), await within('device', device)]
-    const needle = q?.toLowerCase()
-    const matching = (await t.storage.issues()).filter(i =>
-      (status === undefined || i.status === status) &&
-      (inVersion === undefined || inVersion.has(i.id)) &&
-      (onDevice === undefined || onDevice.has(i.id)) &&
-      (needle === undefined || i.title.toLowerCase().includes(needle) || i.signature.toLowerCase().includes(needle))
-    ).sort(bySort(sort)).filter(after)
+    const { cursor } = request.query
+    const after = cursor !== undefined && cursor !== '' ? afterCursor(sort, decodeKeyCursor(cursor, listCursor, 'the same list')) : () => true
+    const matching = issues.filter(after)
     const page = matching.slice(0, limit)
     const last = page[page.length - 1]
     return { issues: page, next_cursor: matching.length > limit ? encodeCursor([last[sort], last.id]) : null }
@@ -123,7 +116,7 @@ export function issueRoutes (app: FastifyInstance, t: Telemetry): void {
     await issue(request.params.id)
     const limit = parseLimit(request.query.limit)
     const { cursor } = request.query
-    const before = cursor !== undefined && cursor !== '' ? decodeCursor<IssueFaultKey>(cursor, faultCursor, "this issue's faults") : undefined
+    const before = cursor !== undefined && cursor !== '' ? decodeKeyCursor<IssueFaultKey>(cursor, faultCursor, "this issue's faults") : undefined
     const faults = await t.storage.issueFaults(request.params.id, before, limit + 1)
     const page = faults.slice(0, limit)
     const last = page[page.length - 1]

@@ -6,7 +6,6 @@
 // answers must be chosen; the real one runs in the restore test here and in test/e2e/device.test.ts.)
 import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -24,6 +23,7 @@ import { requirePostgres } from '../../support/postgres.js'
 import { armToolchain } from '../../support/firmware.js'
 import { testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
+import { headerOnlyElf } from '../../support/elf.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, basic, USERS, type TestRole } from '../ingest/harness.js'
 import { SAMPLES } from '../ingest/samples.js'
@@ -32,17 +32,6 @@ const run = promisify(execFile)
 
 const info = (buildId: string): ChunkPayload => ({ type: 'DeviceInfo', record: { ...(SAMPLES[0].record as object), build_id: buildId } } as ChunkPayload)
 const fault = (pc: number, lr = 0x08000123): ChunkPayload => ({ type: 'FaultRecord', record: { ...(SAMPLES[2].record as object), pc, lr } } as ChunkPayload)
-
-/** The smallest image POST /ingest/elf accepts: a 32-bit little-endian ARM ELF header, no sections; `tag` makes its SHA-1 (its id) its own. */
-function headerOnlyElf (tag: string): { bytes: Buffer, id: string } {
-  const bytes = Buffer.concat([Buffer.alloc(52), Buffer.from(tag)])
-  bytes.writeUInt32BE(0x7f454c46, 0)
-  bytes[4] = 1
-  bytes[5] = 1
-  bytes[6] = 1
-  bytes.writeUInt16LE(40, 18)
-  return { bytes, id: createHash('sha1').update(bytes).digest('hex') }
-}
 
 /**
  * A stand-in for arm-none-eabi-addr2line with its output format, in `dir`: each run appends

@@ -1,0 +1,78 @@
+// The fleet engineer's tools beside the lists: the symbol files uploaded and the builds the fleet runs
+// without one; a device's timeline of reboots, faults and trace lines in order, paged; and the
+// exports of devices, crash issues, faults and metric samples as CSV and NDJSON with the lists'
+// filters, streamed. Bad input answers 400 (404 for an unknown device) with an error.
+import t from 'tap'
+import { parse } from 'csv-parse/sync'
+import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
+import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
+import { headerOnlyElf } from '../../support/elf.js'
+import { API_KEY, telemetryServer, type TelemetryServer } from './harness.js'
+import { SAMPLES } from './samples.js'
+
+const A = 'a100000000000001'
+const B = 'b200000000000002'
+const C = 'c300000000000003'
+
+const info = (version: string, buildId: string): ChunkPayload => ({ type: 'DeviceInfo', record: { serial: 'SN-9, "quoted"', hardware_version: 'evt', software_type: 'main', software_version: version, build_id: buildId } })
+
+async function send (server: TelemetryServer, device: string, chunks: ChunkPayload[]): Promise<void> {
+  const { json } = await server.ingest(Buffer.concat(chunks.map((payload, sequence) => encodeChunk({ device, sequence: sequence + 1, payload }))))
+  if (json.accepted !== chunks.length) throw new Error(`not all accepted: ${JSON.stringify(json)}`)
+}
+
+t.test('symbol files, a device\'s timeline, and exports', async t => {
+  const server = await telemetryServer(t)
+  const elf = headerOnlyElf('fleet-tools')
+  const upload = await fetch(new URL('/ingest/elf?software_type=main&software_version=1.0.0', server.base), { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body: elf.bytes })
+  t.equal(upload.status, 201)
+  // A runs the build with symbols; B a build without; C reported no build id.
+  await send(server, A, [info('1.0.0', elf.id), SAMPLES[1], SAMPLES[2], SAMPLES[4], SAMPLES[3]])
+  await send(server, B, [info('1.1.0', 'ffffffffffffffff'), SAMPLES[2]])
+  await send(server, C, [SAMPLES[5]])
+
+  const symbols = await (await server.api('GET', '/symbols', 'viewer')).json() as { files: Array<Record<string, unknown>>, missing: Array<Record<string, unknown>> }
+  t.same(symbols.files.map(f => [f.build_id, f.software_version]), [[elf.id, '1.0.0']], 'the uploaded ELF, by version')
+  t.notOk('file' in symbols.files[0], 'the server\'s file path is not shown')
+  t.same(symbols.missing, [{ software_type: 'main', software_version: '1.1.0', build_id: 'ffffffffffffffff', devices: 1 }], 'the build B runs has no symbols; C reported none at all')
+  t.equal((await server.api('GET', '/symbols', null)).status, 401)
+
+  const timeline = await (await server.api('GET', `/devices/${A}/timeline`, 'viewer')).json() as { entries: Array<{ kind: string, sequence: number, summary: string }>, next_cursor: string | null }
+  t.same(timeline.entries.map(e => [e.kind, e.sequence]), [['reboot', 2], ['fault', 3], ['trace', 4]], 'one request: reboots, faults, traces of the same moment in that order')
+  t.match(timeline.entries[0].summary, /^reboot: watchdog \(boot 17\)$/)
+  t.match(timeline.entries[1].summary, /^fault: PRECISERR at 0x0800abcd$/)
+  t.match(timeline.entries[2].summary, /radio up$/)
+  const first = await (await server.api('GET', `/devices/${A}/timeline?limit=2`, 'viewer')).json() as typeof timeline
+  const rest = await (await server.api('GET', `/devices/${A}/timeline?limit=2&cursor=${first.next_cursor ?? ''}`, 'viewer')).json() as typeof timeline
+  t.same([...first.entries, ...rest.entries].map(e => e.kind), ['reboot', 'fault', 'trace'], 'pages continue where the last ended')
+  t.equal(rest.next_cursor, null)
+  t.equal((await server.api('GET', `/devices/${A}/timeline?cursor=WzEsOSwxXQ`, 'viewer')).status, 400, 'a cursor this server did not issue')
+  t.equal((await server.api('GET', '/devices/dddddddddddddddd/timeline', 'viewer')).status, 404)
+
+  const csv = await server.api('GET', '/export/devices', 'viewer')
+  t.equal(csv.status, 200)
+  t.match(csv.headers.get('content-type'), /^text\/csv/)
+  t.match(csv.headers.get('content-disposition'), /^attachment; filename="berth-devices-.*\.csv"$/)
+  const devices = parse(await csv.text(), { columns: true }) as Array<Record<string, string>>
+  t.same(devices.map(d => d.id), [A, B, C], 'every device, in id order')
+  t.equal(devices[0].serial, 'SN-9, "quoted"', 'a comma and quotes survive the round trip')
+  const filtered = await (await server.api('GET', '/export/devices?format=ndjson&software_version=1.1.0', 'viewer')).text()
+  t.same(filtered.trim().split('\n').map(line => (JSON.parse(line) as { id: string }).id), [B], 'NDJSON with the list\'s filters')
+  const issues = parse(await (await server.api('GET', '/export/issues?sort=count', 'viewer')).text(), { columns: true }) as Array<Record<string, string>>
+  t.same(issues.map(i => [i.count, i.device_count, i.status]), [['1', '1', 'open'], ['1', '1', 'open']], 'the crash issues (one PC in two builds), one line each')
+  const faults = parse(await (await server.api('GET', `/export/faults?device=${B}`, 'viewer')).text(), { columns: true }) as Array<Record<string, string>>
+  t.same(faults.map(f => [f.device, f.causes]), [[B, 'PRECISERR FORCED']], 'a device\'s faults with their causes')
+  t.ok(issues.some(i => i.id === faults[0].issue && i.title.endsWith('(build ffffffffffff)')), 'and their issue')
+  t.equal(parse(await (await server.api('GET', '/export/faults', 'viewer')).text(), { columns: true }).length, 2, 'without a device: the fleet\'s')
+  const metrics = (await (await server.api('GET', `/export/metrics?device=${A}&format=ndjson&kind=gauge`, 'viewer')).text()).trim().split('\n').map(line => JSON.parse(line) as { key: string })
+  t.same(metrics.map(m => m.key), ['battery_mv'], 'metric samples of one device, filtered by kind')
+  for (const [path, status] of [
+    ['/export/devices?format=xml', 400], ['/export/devices?state=gone', 400], ['/export/issues?sort=name', 400], ['/export/metrics', 400],
+    ['/export/metrics?device=nope', 400], ['/export/faults?device=dddddddddddddddd', 404], ['/export/faults?from=yesterday', 400]
+  ] as const) {
+    const response = await server.api('GET', path, 'viewer')
+    t.equal(response.status, status, `GET ${path}`)
+    t.type((await response.json() as { error?: unknown }).error, 'string')
+  }
+  t.equal((await server.api('GET', '/export/devices', null)).status, 401)
+})
