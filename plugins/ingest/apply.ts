@@ -2,6 +2,7 @@
 // for symbolication). It only computes: the writes go into the batch the ingestor commits through the
 // storage (see ingestor.ts), and the events it returns are published after that commit.
 import type { IssueEvent } from './crash-issues.js'
+import type { ReleaseState } from './ota-releases.js'
 import type { Device, IngestWrites, StoredFault } from './storage/contract.js'
 import type { ChunkPayload } from './wire/payloads.js'
 
@@ -14,6 +15,7 @@ export type TelemetryEvent =
   | { kind: 'device.online', device: string, at: number }
   | { kind: 'device.offline', device: string, last_seen: number | null, at: number }
   | IssueEvent
+  | { kind: 'ota.release', release: string, state: ReleaseState, stage: number, percent: number, reason: string | null, at: number }
 
 export interface ChunkMeta {
   device: string

@@ -22,6 +22,7 @@ import { fleetRoutes } from './routes/fleet.js'
 import { issueRoutes } from './routes/issues.js'
 import { symbolRoutes } from './routes/symbols.js'
 import { exportRoutes } from './routes/export.js'
+import { checkReleases, otaRoutes } from './routes/ota.js'
 import { ingestRoutes } from './routes/ingest.js'
 import { serviceRoutes } from './routes/service.js'
 import type { TelemetryStorage } from './storage/contract.js'
@@ -167,6 +168,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     issueRoutes(app, telemetry)
     symbolRoutes(app, telemetry)
     exportRoutes(app, telemetry)
+    otaRoutes(app, telemetry)
     serviceRoutes(app, telemetry)
     dashboardRoutes(app)
   })
@@ -185,6 +187,8 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   // Shared with other nodes on PostgreSQL: one of them runs each check (storage.scheduled).
   const offlineCheckMs = settings.offline_check_seconds * 1000
   ctx.schedule.every('offline-check', offlineCheckMs, async () => { await storage.scheduled('offline-check', offlineCheckMs, async () => await service.checkOffline()) })
+  const otaCheckMs = settings.ota_check_seconds * 1000
+  ctx.schedule.every('ota-releases', otaCheckMs, async () => { await storage.scheduled('ota-releases', otaCheckMs, async () => await checkReleases(telemetry)) })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })
   ctx.schedule.every('rate-limit-sweep', 60_000, () => {
     limits?.auth.sweep()

@@ -1,6 +1,6 @@
 // Telemetry state in LMDB: devices and their keys, received chunks (for idempotency), faults (and the
 // index of those waiting for symbolication, by build), crash issues, metrics, reboots, traces, groups,
-// OTA targets and ELF uploads. Time-series keys start with [device, time], so a device's time range is one ordered range read.
+// OTA targets, images and releases, and ELF uploads. Time-series keys start with [device, time], so a device's time range is one ordered range read.
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
 import type { StoredMark } from './chunk-marks.js'
@@ -44,6 +44,10 @@ export class TelemetryStore {
   readonly issueFaults: Database<true, [string, number, string, number]>
   /** The symbol issue a PC issue's faults go to once it was symbolicated, by the PC issue's id. */
   readonly issueAliases: Database<IssueIdentity, string>
+  /** Small JSON documents by [kind, id] (storage/contract.ts DocumentKind). */
+  readonly documents: Database<unknown, [string, string]>
+  /** Bytes kept whole (firmware images), by id. */
+  readonly blobs: Database<Buffer, string>
   /** ELF files carried by a backup, by file name; written out to the ELF directory at start (elf-files.ts). */
   readonly restoredElves: Database<Buffer, string>
   /** Marks of the store's format (PENDING_INDEXED). */
@@ -71,6 +75,8 @@ export class TelemetryStore {
     this.issueMembers = store.db('issue-members')
     this.issueFaults = store.db('issue-faults')
     this.issueAliases = store.db('issue-aliases')
+    this.documents = store.db('documents')
+    this.blobs = store.db('blobs', { encoding: 'binary' })
     this.restoredElves = store.db(ELF_FILES, { encoding: 'binary' })
     this.meta = store.db('meta')
   }

@@ -29,7 +29,7 @@ export function installGuard (app: FastifyInstance, authenticator: Authenticator
     if (request.method === 'OPTIONS') return
     const access = request.routeOptions.config.telemetryAccess ?? 'admin'
     if (access === 'public') return
-    if (access === 'device' || access === 'device-or-provisioner') {
+    if (access === 'device' || access === 'device-or-viewer' || access === 'device-or-provisioner') {
       if (deviceKeyMatches(request, expected)) return
       if (access === 'device') throw new Unauthorized('missing or invalid X-API-Key')
     }
@@ -40,7 +40,7 @@ export function installGuard (app: FastifyInstance, authenticator: Authenticator
       if (request.headers['x-requested-with'] !== 'XMLHttpRequest') reply.header('www-authenticate', authenticator.challenge)
       throw new Unauthorized(authenticator.mode === 'sso' ? 'a valid bearer token is required' : 'valid Basic credentials are required')
     }
-    const required = access === 'device-or-provisioner' ? 'provisioner' : access
+    const required = access === 'device-or-provisioner' ? 'provisioner' : access === 'device-or-viewer' ? 'viewer' : access
     if (!roleAllows(principal.role, required)) {
       throw new Forbidden(`role ${principal.role} may not ${request.method} ${request.routeOptions.url ?? request.url}; it needs ${required}`, { code: 'BERTH_ROLE_TOO_LOW' })
     }

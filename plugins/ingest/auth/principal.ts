@@ -17,8 +17,8 @@ export interface Authenticator {
   authenticate(request: FastifyRequest): Promise<Principal | undefined>
 }
 
-/** Who may call a route: nobody needs to prove anything, a device key, or a user with at least this role. */
-export type Access = 'public' | 'device' | 'device-or-provisioner' | Role
+/** Who may call a route: nobody needs to prove anything, a device key, a device key or a user with at least a role, or a user with at least this role. */
+export type Access = 'public' | 'device' | 'device-or-viewer' | 'device-or-provisioner' | Role
 
 const RANK: Record<Role, number> = { viewer: 0, provisioner: 1, admin: 2 }
 

@@ -7,11 +7,11 @@ import { ELF_MACHINE_ARM, inspectElf } from '../elf.js'
 import type { Telemetry } from '../telemetry.js'
 
 /** Names an ELF upload may carry: 1–64 printable characters each (as OTA targets' software_type and version). */
-const Label = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]*$' })
+export const Label = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]*$' })
 const ElfQuery = Type.Object({ software_type: Type.Optional(Label), software_version: Type.Optional(Label) })
 
 /** The raw body of an application/octet-stream request; anything else is refused. */
-function binaryBody (request: FastifyRequest, what: string): Buffer {
+export function binaryBody (request: FastifyRequest, what: string): Buffer {
   const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase()
   if (type !== 'application/octet-stream') throw new UnsupportedMediaType(`unsupported content type: ${type ?? 'none'}; send ${what} as application/octet-stream`)
   const body = request.body

@@ -283,7 +283,21 @@ export interface TelemetryStorage {
   issueFaults(id: string, before: IssueFaultKey | undefined, limit: number): Promise<StoredFault[]>
   /** Read-modify-write of an issue (its status) under its turn; undefined when it does not exist. */
   changeIssue(id: string, change: (current: CrashIssue) => CrashIssue): Promise<CrashIssue | undefined>
+
+  /** Small JSON documents of one kind (OTA images' records, releases), by id. */
+  document<T>(kind: DocumentKind, id: string): Promise<T | undefined>
+  /** Every document of a kind, in id order (kinds whose count stays in the thousands). */
+  documents<T>(kind: DocumentKind): Promise<T[]>
+  /** Read-modify-write of a document, one at a time per document on every node: `change` sees the current one; undefined writes nothing; null removes it. Returns what is stored after. */
+  changeDocument<T>(kind: DocumentKind, id: string, change: (current: T | undefined) => T | null | undefined): Promise<T | undefined>
+  /** Bytes kept whole by id (firmware images). */
+  putBlob(id: string, bytes: Buffer): Promise<void>
+  blob(id: string): Promise<Buffer | undefined>
+  removeBlob(id: string): Promise<void>
 }
+
+/** The kinds of documents the storage keeps. */
+export type DocumentKind = 'ota-image' | 'ota-release'
 
 /** The storage cannot be reached (the database is down or refuses connections): answered 503 with Retry-After; nothing of the request was stored. */
 export class StorageUnavailable extends Unavailable {

@@ -6,7 +6,7 @@ import { markTime } from '../chunk-marks.js'
 import { issueOf, pcIssue, type CrashIssue, type IssueEvent, type IssueMember, type MemberKind, type Occurrence } from '../crash-issues.js'
 import { seenKey, type TelemetryStore } from '../store.js'
 import {
-  faultKey, pendingKey, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestReads, type IngestSession,
+  faultKey, pendingKey, type Device, type DeviceChange, type DocumentKind, type ElfFile, type ElfUpload, type Group, type IngestReads, type IngestSession,
   type IngestWrites, type IssueFaultKey, type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate,
   type TelemetryStorage
 } from './contract.js'
@@ -281,6 +281,38 @@ export class LmdbStorage implements TelemetryStorage {
       void issues.put(id, next)
       return next
     })
+  }
+
+  async document<T> (kind: DocumentKind, id: string): Promise<T | undefined> {
+    return this.#store.documents.get([kind, id]) as T | undefined
+  }
+
+  async documents<T> (kind: DocumentKind): Promise<T[]> {
+    return [...this.#store.documents.getRange({ start: [kind], end: [kind, END] })].map(({ value }) => value as T)
+  }
+
+  async changeDocument<T> (kind: DocumentKind, id: string, change: (current: T | undefined) => T | null | undefined): Promise<T | undefined> {
+    const { documents } = this.#store
+    return await this.#store.transaction(() => {
+      const current = documents.get([kind, id]) as T | undefined
+      const next = change(current)
+      if (next === undefined) return current
+      if (next === null) void documents.remove([kind, id])
+      else void documents.put([kind, id], next)
+      return next ?? undefined
+    })
+  }
+
+  async putBlob (id: string, bytes: Buffer): Promise<void> {
+    await this.#store.blobs.put(id, bytes)
+  }
+
+  async blob (id: string): Promise<Buffer | undefined> {
+    return this.#store.blobs.get(id)
+  }
+
+  async removeBlob (id: string): Promise<void> {
+    await this.#store.blobs.remove(id)
   }
 
   /** Count faults stored before crash issues existed into their issues (once), a batch a transaction. */

@@ -9,7 +9,7 @@ import type { TelemetryEvent } from '../apply.js'
 import type { StoredMark } from '../chunk-marks.js'
 import { issueOf, moveOf, newOccurrences, pcIssue, type CrashIssue, type IssueEvent, type IssueIdentity, type IssueMember, type MemberKind, type Occurrence } from '../crash-issues.js'
 import {
-  StorageUnavailable, type Device, type DeviceChange, type ElfFile, type ElfUpload, type Group, type IngestSession, type IssueFaultKey,
+  StorageUnavailable, type Device, type DeviceChange, type DocumentKind, type ElfFile, type ElfUpload, type Group, type IngestSession, type IssueFaultKey,
   type OtaTarget, type PendingKey, type SeriesKey, type SeriesKind, type SeriesRecord, type StoredFault, type SymbolUpdate, type TelemetryStorage
 } from './contract.js'
 import { MIGRATIONS } from './migrations/index.js'
@@ -29,6 +29,8 @@ const DEVICE_LOCK_SPACE = LOCK_SPACE + 1
 const JOB_LOCK_SPACE = LOCK_SPACE + 2
 /** Crash issues' turns (read_issues takes them too): the second key is hashtext(issue id). */
 const ISSUE_LOCK_SPACE = LOCK_SPACE + 3
+/** Documents' turns: the second key is hashtext('<kind>/<id>'). */
+const DOCUMENT_LOCK_SPACE = LOCK_SPACE + 4
 const DAY_MS = 86_400_000
 /** Rows per page of a list read, and per multi-row insert of a copy. */
 const PAGE = 500
@@ -519,6 +521,38 @@ export class PostgresStorage implements TelemetryStorage {
       await client.query('update crash_issues set issue = $2 where id = $1', [id, jsonText(next)])
       return next
     })
+  }
+
+  async document<T> (kind: DocumentKind, id: string): Promise<T | undefined> {
+    return (await this.#query<{ doc: T }>('select doc from documents where kind = $1 and id = $2', [kind, id]))[0]?.doc
+  }
+
+  async documents<T> (kind: DocumentKind): Promise<T[]> {
+    return (await this.#query<{ doc: T }>('select doc from documents where kind = $1 order by id', [kind])).map(row => row.doc)
+  }
+
+  async changeDocument<T> (kind: DocumentKind, id: string, change: (current: T | undefined) => T | null | undefined): Promise<T | undefined> {
+    return await this.#transaction(async client => {
+      await client.query('select pg_advisory_xact_lock($1, hashtext($2))', [DOCUMENT_LOCK_SPACE, `${kind}/${id}`])
+      const current = (await client.query<{ doc: T }>('select doc from documents where kind = $1 and id = $2', [kind, id])).rows[0]?.doc
+      const next = change(current)
+      if (next === undefined) return current
+      if (next === null) await client.query('delete from documents where kind = $1 and id = $2', [kind, id])
+      else await client.query('insert into documents (kind, id, doc) values ($1, $2, $3) on conflict (kind, id) do update set doc = excluded.doc', [kind, id, jsonText(next)])
+      return next ?? undefined
+    })
+  }
+
+  async putBlob (id: string, bytes: Buffer): Promise<void> {
+    await this.#query('insert into blobs (id, bytes) values ($1, $2) on conflict (id) do update set bytes = excluded.bytes', [id, bytes])
+  }
+
+  async blob (id: string): Promise<Buffer | undefined> {
+    return (await this.#query<{ bytes: Buffer }>('select bytes from blobs where id = $1', [id]))[0]?.bytes
+  }
+
+  async removeBlob (id: string): Promise<void> {
+    await this.#query('delete from blobs where id = $1', [id])
   }
 
   /**

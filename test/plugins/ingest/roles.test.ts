@@ -21,6 +21,8 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/ota/targets', need: 'viewer' },
   { method: 'GET', path: '/issues', need: 'viewer' },
   { method: 'GET', path: '/symbols', need: 'viewer' },
+  { method: 'GET', path: '/ota/images', need: 'viewer' },
+  { method: 'GET', path: '/ota/releases', need: 'viewer' },
   { method: 'GET', path: `/devices/${DEVICE}/timeline`, need: 'viewer' },
   { method: 'GET', path: '/export/devices', need: 'viewer' },
   { method: 'GET', path: '/export/issues', need: 'viewer' },

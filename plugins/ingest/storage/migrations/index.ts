@@ -5,6 +5,7 @@ import { scheduledJobs } from './002-scheduled-jobs.js'
 import { elfBytes } from './003-elf-bytes.js'
 import { requestFunctions } from './004-request-functions.js'
 import { crashIssues } from './005-crash-issues.js'
+import { documents } from './006-documents.js'
 import type { Migration } from '../../../../kernel/index.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -12,5 +13,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'scheduled-jobs', sql: scheduledJobs },
   { version: 3, name: 'elf-bytes', sql: elfBytes },
   { version: 4, name: 'request-functions', sql: requestFunctions },
-  { version: 5, name: 'crash-issues', sql: crashIssues }
+  { version: 5, name: 'crash-issues', sql: crashIssues },
+  { version: 6, name: 'documents', sql: documents }
 ]
