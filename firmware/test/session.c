@@ -9,6 +9,11 @@
 //!   session <host> <port> <api key> retry <device hex>
 //!     frames posted one by one; the answer to the Trace frame is lost (the frame was stored), more is
 //!     recorded, the session is retried and completes, and a second session carries what came later.
+//!   session <host> <port> <api key> ota <device hex> <version> [crash]
+//!     boots on <version> and reports it, asks for an update, downloads it into a RAM slot whose write
+//!     fails part-way once (the download resumes by range), checks its SHA-256, reboots into it and
+//!     reports the new version (with `crash`, then crashes twice, each fault uploaded after its reset),
+//!     and asks again: nothing more is offered.
 //!   session <host> <port> <api key> power <device hex> <zeros|noise>
 //!     two power-on boots, each with the same session; between them retained RAM is cleared (zeros) or
 //!     powers up as noise. Built with BERTH_PLATFORM_ENTROPY=1, the port adds /dev/urandom.
@@ -152,9 +157,66 @@ static void power(berth_transport_t *http, const uint8_t device[8], bool noise) 
   berth_posix_on_reset(NULL);
 }
 
+/** The update slot: the image goes here; its write fails once past `s_slot_fail_after` (a power loss part-way). */
+static uint8_t s_slot[65536];
+static uint32_t s_slot_fail_after;
+static int slot_write(void *context, uint32_t offset, const uint8_t *bytes, size_t length) {
+  (void)context;
+  if (offset + length > sizeof s_slot) return -1;
+  if (s_slot_fail_after != 0 && offset + length > s_slot_fail_after) {
+    s_slot_fail_after = 0;
+    return -1;
+  }
+  memcpy(s_slot + offset, bytes, length);
+  return 0;
+}
+
+static void ota(berth_transport_t *http, const uint8_t device[8], const char *version, bool crash) {
+  static volatile int boots;
+  static char running[65];
+  berth_posix_set_device_id(device);
+  berth_posix_on_reset(&s_reset);
+  setjmp(s_reset);
+  boots++;
+  if (boots == 1) snprintf(running, sizeof running, "%s", version);
+  berth_boot(11000);
+  const berth_device_info_t info = { INFO.serial, INFO.hardware_version, "main", running, "" };
+  berth_upload_t session = { .transport = http, .options = { false, NULL }, .info = &info };
+  printf("# boot %d on %s\n", boots, running);
+  report(berth_upload(&session), boots == 1 ? "a session on the version it runs" : boots == 2 ? "after the update, a session reports the new version" : "a session carries the crash");
+  if (boots == 1) {
+    berth_ota_offer_t offer;
+    const int checked = berth_ota_check(&s_http, device, &offer);
+    expect(checked == BERTH_OTA_OFFERED, "the server offers an update");
+    if (checked != BERTH_OTA_OFFERED) return;
+    printf("# offered %s: %lu bytes at %s\n", offer.version, (unsigned long)offer.size, offer.url);
+    berth_ota_download_t download = { .write = slot_write, .context = NULL };
+    berth_ota_download_start(&download);
+    s_slot_fail_after = offer.size / 3;
+    const int broken = berth_ota_download(&s_http, &offer, &download);
+    expect(broken == BERTH_OTA_WRITE_FAILED && download.received > 0 && download.received < offer.size, "the slot's write fails part-way (power lost): what it took is kept");
+    printf("# %lu of %lu bytes in the slot\n", (unsigned long)download.received, (unsigned long)offer.size);
+    expect(berth_ota_download(&s_http, &offer, &download) == BERTH_OTA_READY, "the download resumes where it stopped; the image's SHA-256 is the offer's");
+    snprintf(running, sizeof running, "%s", offer.version); // the port would flash the slot here and boot it
+    berth_reboot(BERTH_REBOOT_FIRMWARE_UPDATE);
+  }
+#if !BERTH_FAULT_CAPTURE
+  (void)crash;
+#else
+  if (crash && boots < 4) {
+    const berth_fault_t fault = { 0x08000c01, 0x08000b23, 0x20001fe0, 0x21000000, 1u << 17, 0x40000000, 0, 0, 4321 };
+    berth_fault_record(&fault);
+    berth_platform_reset();
+  }
+#endif
+  berth_ota_offer_t again;
+  expect(berth_ota_check(&s_http, device, &again) == BERTH_OTA_NONE, "on the new version, nothing more is offered");
+  berth_posix_on_reset(NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: session <host> <port> <api key> transports|retry|power <device hex> ...\n");
+    fprintf(stderr, "usage: session <host> <port> <api key> transports|retry|ota|power <device hex> ...\n");
     return 2;
   }
   s_http = (berth_http_t){ .host = argv[1], .api_key = argv[3], .buffer = s_body, .capacity = sizeof s_body };
@@ -179,6 +241,8 @@ int main(int argc, char **argv) {
 #endif
   } else if (strcmp(mode, "retry") == 0) {
     retry(&http, device);
+  } else if (strcmp(mode, "ota") == 0 && (argc == 7 || argc == 8)) {
+    ota(&http, device, argv[6], argc == 8 && strcmp(argv[7], "crash") == 0);
   } else if (strcmp(mode, "power") == 0 && argc == 7) {
     power(&http, device, strcmp(argv[6], "noise") == 0);
   } else {

@@ -1,5 +1,5 @@
 //! @file unit.c
-//! Host unit tests of the SDK (POSIX port): CRC, RLE, AES-CCM, metrics, trace, the retained record
+//! Host unit tests of the SDK (POSIX port): CRC, SHA-256, RLE, AES-CCM, metrics, trace, the retained record
 //! across a "reset", the port's reset cause, frames over UART, LoRa and BLE, and chunks asking for what
 //! the build left out. The checks of an option the build leaves out are left out with it. Prints
 //! TAP-like lines `ok N - name` / `not ok N - name`.
@@ -14,6 +14,7 @@
 #include "berth/platform.h"
 #include "berth/reboot.h"
 #include "berth/rle.h"
+#include "berth/sha256.h"
 #include "berth/trace.h"
 #include "berth/transports.h"
 #include "berth_posix.h"
@@ -30,6 +31,27 @@ static void check(int ok, const char *name) {
 static void test_crc(void) {
   check(berth_crc32(0, (const uint8_t *)"123456789", 9) == 0xCBF43926u, "CRC-32 check value");
   check(berth_crc32(berth_crc32(0, (const uint8_t *)"1234", 4), (const uint8_t *)"56789", 5) == 0xCBF43926u, "CRC-32 continues");
+}
+
+static bool sha256_is(const uint8_t *bytes, size_t length, size_t piece, const char *expected) {
+  berth_sha256_t sha;
+  berth_sha256_init(&sha);
+  for (size_t at = 0; at < length; at += piece) berth_sha256_update(&sha, bytes + at, length - at < piece ? length - at : piece);
+  uint8_t digest[32], want[32];
+  berth_sha256_final(&sha, digest);
+  unhex(expected, want);
+  return memcmp(digest, want, 32) == 0;
+}
+
+static void test_sha256(void) {
+  // FIPS 180-4's examples, and a million 'a's fed in uneven pieces.
+  check(sha256_is((const uint8_t *)"", 0, 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"), "SHA-256 of nothing");
+  check(sha256_is((const uint8_t *)"abc", 3, 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "SHA-256 of abc");
+  const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  check(sha256_is((const uint8_t *)two, strlen(two), 7, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"), "SHA-256 of the two-block message, 7 bytes at a time");
+  static uint8_t million[1000000];
+  memset(million, 'a', sizeof million);
+  check(sha256_is(million, sizeof million, 333, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"), "SHA-256 of a million a's, 333 bytes at a time");
 }
 
 #if BERTH_COMPRESSION
@@ -286,6 +308,7 @@ static void test_ble(void) {
 
 int main(void) {
   test_crc();
+  test_sha256();
 #if BERTH_COMPRESSION
   test_rle();
 #endif

@@ -52,19 +52,23 @@ export function bucketOf (device: string, salt: string): number {
   return createHash('sha256').update(`${salt}:${device}`).digest().readUInt32BE(0) % 10_000 / 100
 }
 
-/** Whether `device` is offered `release` now: in its cohort and current stage, of its software type, not on its version yet. */
-export function offered (release: Release, device: Device): boolean {
-  return release.state === 'active' &&
-    device.software_type === release.software_type &&
-    device.software_version !== release.version &&
+/** Whether `release`'s cohort holds `device`: its software type, its group (when the release names one), and the cohort's percentage. */
+export function inCohort (release: Release, device: Device): boolean {
+  return device.software_type === release.software_type &&
     (release.cohort.group === null || device.group === release.cohort.group) &&
-    bucketOf(device.id, `cohort:${release.id}`) < release.cohort.percent &&
-    bucketOf(device.id, `stage:${release.id}`) < release.stages[release.stage]
+    bucketOf(device.id, `cohort:${release.id}`) < release.cohort.percent
 }
 
-/** The release a device is offered: the newest active one of its software type that offers it. */
+/**
+ * The release a device is offered: of the releases not aborted whose cohort holds it, the newest (it
+ * supersedes the older ones, which offer that device nothing more; paused or halted, it still holds
+ * its cohort, so a halt never rolls devices back to an older release), when it is active, its current
+ * stage holds the device, and the device does not run its version yet.
+ */
 export function releaseFor (releases: readonly Release[], device: Device): Release | undefined {
-  return releases.filter(r => offered(r, device)).sort((a, b) => b.created_at - a.created_at)[0]
+  const newest = releases.filter(r => r.state !== 'aborted' && inCohort(r, device)).sort((a, b) => b.created_at - a.created_at)[0]
+  if (newest?.state !== 'active' || device.software_version === newest.version || bucketOf(device.id, `stage:${newest.id}`) >= newest.stages[newest.stage]) return undefined
+  return newest
 }
 
 /** The release moved to its next stage (unchanged at the last). */

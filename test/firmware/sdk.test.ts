@@ -3,8 +3,9 @@
 // tests passing; the example's watchdog reset in QEMU, reported as such by the port's reset cause; the
 // golden vectors byte for byte (Avro, RLE, AES-CCM, fragments) and back; its CBOR decoded by the
 // server's decoder; whole upload sessions over HTTP, LoRa packets and BLE notifications, plain and
-// encrypted, stored by a real server; a session retried after an uncertain failure; and power cycles
-// on each class of platform.
+// encrypted, stored by a real server; a session retried after an uncertain failure; OTA updates
+// (check, a resumed download, the digest, the reboot into the new version, a release halted by a
+// crashing version); and power cycles on each class of platform.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
@@ -16,7 +17,8 @@ import type { ChunkPayload } from '../../plugins/ingest/wire/payloads.js'
 import { requireComponent } from '../support/component.js'
 import { armToolchain, configurations, hostToolchain, make, tapLines, writeVectorData, type FirmwareConfiguration } from '../support/firmware.js'
 import { tempDir } from '../support/tmp.js'
-import { API_KEY, telemetryServer } from '../plugins/ingest/harness.js'
+import { API_KEY, basic, telemetryServer } from '../plugins/ingest/harness.js'
+import { pollUntil } from '../support/poll.js'
 
 const run = promisify(execFile)
 const toolchain = await requireComponent(t, 'gcc', hostToolchain)
@@ -124,7 +126,7 @@ if (toolchain !== undefined) {
     }
   })
 
-  const server = await telemetryServer(t)
+  const server = await telemetryServer(t, { ota_check_seconds: 1 })
   const json = async (path: string): Promise<Record<string, unknown>> => await (await server.api('GET', path, 'viewer')).json() as Record<string, unknown>
   const session = async (program: string, ...args: string[]): Promise<string> => {
     const { stdout } = await run(program, ['127.0.0.1', server.base.port, API_KEY, ...args])
@@ -162,6 +164,41 @@ if (toolchain !== undefined) {
     const traces = await json(`/devices/${device}/traces`) as { items: Array<{ text: string }> }
     t.same(traces.items.map(item => item.text), ['before the failure\n', 'between the attempts\n'])
     t.equal((await json(`/devices/${device}/reboots`) as { items: unknown[] }).items.length, 1, 'one boot, one reboot record')
+  })
+
+  t.test('OTA over HTTP: devices on the POSIX port check, download (resuming a broken transfer), verify, reboot into the new version and report it; a crashing version halts its release', async t => {
+    const upload = async (version: string, bytes: Buffer): Promise<string> => {
+      const response = await fetch(new URL(`/ota/images?software_type=main&version=${version}`, server.base), { method: 'POST', headers: { authorization: basic('provisioner'), 'content-type': 'application/octet-stream' }, body: bytes })
+      return (await response.json() as { id: string }).id
+    }
+    const release = async (image: string): Promise<string> => (await (await server.api('POST', '/ota/releases', 'provisioner', { image, group: 'ota-fleet' })).json() as { id: string }).id
+    t.equal((await server.api('POST', '/groups', 'provisioner', { name: 'ota-fleet' })).status, 201)
+    const devices = ['c0ffee0000000020', 'c0ffee0000000021', 'c0ffee0000000022', 'c0ffee0000000023', 'c0ffee0000000024', 'c0ffee0000000025']
+    for (const id of devices) t.equal((await server.api('POST', '/devices/register', 'provisioner', { id, group: 'ota-fleet' })).status, 201)
+    const good = Buffer.from(Array.from({ length: 20_000 }, (_, i) => (i * 7) % 256))
+    await release(await upload('1.1.0', good))
+    for (const device of devices.slice(0, 2)) {
+      const stdout = await session(join(out, 'session'), 'ota', device, '1.0.0')
+      for (const line of tapLines(stdout)) t.ok(line.ok, `${device}: ${line.name}`)
+      t.match(stdout, /# offered 1\.1\.0: 20000 bytes/)
+      t.match(await json(`/devices/${device}`), { software_version: '1.1.0' }, `${device} reports the new version`)
+      t.match(await json(`/devices/${device}/reboots`), { items: [{ reason: 'power_on' }, { reason: 'firmware_update' }] }, 'and rebooted for the update')
+    }
+
+    // 2.0.0 crashes: the devices that take it fault twice each; the release halts itself.
+    const risky = await release(await upload('2.0.0', Buffer.from('a crashing image '.repeat(100))))
+    for (const device of devices.slice(2, 4)) {
+      const stdout = await session(join(out, 'session'), 'ota', device, '1.1.0', 'crash')
+      for (const line of tapLines(stdout)) t.ok(line.ok, `${device}: ${line.name}`)
+    }
+    const halted = await pollUntil(async () => {
+      const { release: current } = await (await server.api('GET', `/ota/releases/${risky}`, 'viewer')).json() as { release: { state: string, reason: string } }
+      return current.state === 'halted' ? current : undefined
+    }, { timeout: 20_000, what: 'the release halted by the new version\'s crashes' })
+    t.match(halted.reason, /^halted: version 2\.0\.0 crashed 2\.00 faults a device \(4 on 2\)/, 'it says why')
+    const stdout = await session(join(out, 'session'), 'ota', devices[4], '1.1.0')
+    t.match(stdout, /not ok - the server offers an update/, 'a device asking afterwards is offered nothing')
+    t.match(await json(`/devices/${devices[4]}`), { software_version: '1.1.0' })
   })
 
   const classes = [

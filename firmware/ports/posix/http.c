@@ -38,7 +38,23 @@ static int judge_answer(const char *response, size_t length, size_t capacity) {
   return strstr(response, "\"retry\":true") != NULL || length >= capacity - 1 ? BERTH_SEND_UNCERTAIN : 0;
 }
 
-static int send_all(int fd, const void *data, size_t length) {
+int berth_posix_connect(const berth_http_t *http) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  const struct timeval timeout = { ANSWER_TIMEOUT_S, 0 };
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  struct sockaddr_in address = { 0 };
+  address.sin_family = AF_INET;
+  address.sin_port = htons(http->port);
+  inet_pton(AF_INET, http->host, &address.sin_addr);
+  if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int berth_posix_send_all(int fd, const void *data, size_t length) {
   const char *at = (const char *)data;
   while (length > 0) {
     const ssize_t n = send(fd, at, length, 0);
@@ -54,20 +70,17 @@ static int post(berth_transport_t *t) {
   http->status = 0;
   http->response[0] = '\0';
   if (http->length == 0) return 0;
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return BERTH_SEND_FAILED;
-  const struct timeval timeout = { ANSWER_TIMEOUT_S, 0 };
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  struct sockaddr_in address = { 0 };
-  address.sin_family = AF_INET;
-  address.sin_port = htons(http->port);
-  inet_pton(AF_INET, http->host, &address.sin_addr);
+  const int fd = berth_posix_connect(http);
+  if (fd < 0) {
+    http->length = 0;
+    return BERTH_SEND_FAILED;
+  }
   char head[512];
   const int n = snprintf(head, sizeof head,
     "POST /ingest/chunks HTTP/1.1\r\nHost: %s:%u\r\nContent-Type: application/octet-stream\r\nX-API-Key: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
     http->host, (unsigned)http->port, http->api_key, http->length);
   int status = BERTH_SEND_FAILED;
-  if (connect(fd, (struct sockaddr *)&address, sizeof address) == 0 && send_all(fd, head, (size_t)n) == 0 && send_all(fd, http->buffer, http->length) == 0) {
+  if (berth_posix_send_all(fd, head, (size_t)n) == 0 && berth_posix_send_all(fd, http->buffer, http->length) == 0) {
     size_t got = 0;
     ssize_t r;
     while (got < sizeof http->response - 1 && (r = recv(fd, http->response + got, sizeof http->response - 1 - got, 0)) > 0) got += (size_t)r;
