@@ -24,6 +24,14 @@ export async function findOfflineDevices (storage: TelemetryStorage, offlineAfte
   return marked.map(device => ({ kind: 'device.offline', device: device.id, last_seen: device.last_seen, at: now }))
 }
 
+/** One POST to make: its URL, JSON body and extra headers, and what it is for the log. */
+export interface Delivery {
+  url: string
+  body: string
+  headers: Record<string, string>
+  what: string
+}
+
 /** Posts alerts to webhooks; retries run on timers that stop() cancels. */
 export class WebhookNotifier {
   readonly #urls: readonly string[]
@@ -39,8 +47,15 @@ export class WebhookNotifier {
     this.#policy = policy
   }
 
+  /** An alert event to every URL of `[ingest].alert_webhooks`. */
   notify (alert: TelemetryEvent): void {
-    for (const url of this.#urls) void this.#attempt(url, alert, 1)
+    const body = JSON.stringify({ alert: alert.kind, ...alert })
+    for (const url of this.#urls) this.send({ url, body, headers: {}, what: alert.kind })
+  }
+
+  /** One delivery, retried with backoff until it is answered 2xx or the attempts run out. */
+  send (delivery: Delivery): void {
+    void this.#attempt(delivery, 1)
   }
 
   stop (): void {
@@ -50,14 +65,15 @@ export class WebhookNotifier {
     for (const controller of this.#inFlight) controller.abort()
   }
 
-  async #attempt (url: string, alert: TelemetryEvent, attempt: number): Promise<void> {
+  async #attempt (delivery: Delivery, attempt: number): Promise<void> {
     if (this.#stopped) return
+    const { url, what } = delivery
     const controller = new AbortController()
     this.#inFlight.add(controller)
     const timeout = setTimeout(() => { controller.abort() }, this.#policy.timeoutMs)
     let failure: string | undefined
     try {
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ alert: alert.kind, ...alert }), signal: controller.signal })
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body, signal: controller.signal })
       await response.arrayBuffer()
       if (!response.ok) failure = `HTTP ${response.status}`
     } catch (err) {
@@ -68,14 +84,14 @@ export class WebhookNotifier {
     }
     if (failure === undefined || this.#stopped) return
     if (attempt >= this.#policy.attempts) {
-      this.#log.error({ url, alert: alert.kind, ...('device' in alert ? { device: alert.device } : {}), attempts: attempt, failure }, 'alert webhook gave up')
+      this.#log.error({ url, alert: what, attempts: attempt, failure }, 'alert webhook gave up')
       return
     }
     const delay = this.#policy.firstDelayMs * 2 ** (attempt - 1)
-    this.#log.warn({ url, alert: alert.kind, attempt, failure, retryInMs: delay }, 'alert webhook failed; retrying')
+    this.#log.warn({ url, alert: what, attempt, failure, retryInMs: delay }, 'alert webhook failed; retrying')
     const timer = setTimeout(() => {
       this.#timers.delete(timer)
-      void this.#attempt(url, alert, attempt + 1)
+      void this.#attempt(delivery, attempt + 1)
     }, delay)
     this.#timers.add(timer)
   }

@@ -15,6 +15,7 @@ export const ingestSection = ((Type) => Type.Object({
   elf_dir: Type.String({ default: '', description: 'Directory for uploaded ELF files; empty means <state_dir>/elf.' }),
   elf_max_bytes: Type.Integer({ minimum: 64, default: 64 * MIB, description: 'Largest ELF upload (413 beyond).' }),
   ota_image_max_bytes: Type.Integer({ minimum: 64, default: 32 * MIB, description: 'Largest firmware image upload (413 beyond).' }),
+  alert_check_seconds: Type.Integer({ minimum: 1, default: 60, description: 'How often metric and crash-rate alert rules are evaluated (on one node of those sharing a database).' }),
   ota_check_seconds: Type.Integer({ minimum: 1, default: 60, description: 'How often OTA releases are advanced on their schedule and checked for a crash rate that halts them (on one node of those sharing a database).' }),
   retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots and traces older than this are deleted (at start, then hourly).' }),
   offline_after_seconds: Type.Integer({ minimum: 1, default: 3600, description: 'A device not seen for this long is offline (checked every offline_check_seconds).' }),

@@ -5,6 +5,7 @@ import type { TelemetryEvent } from './apply.js'
 import { telemetryCommands } from './commands.js'
 import { ingestSection, INGEST_ENV } from './config.js'
 import type { Telemetry } from './telemetry.js'
+import type { AlertRecord } from './alert-rules.js'
 
 /** What other plugins (and tests) may use. */
 export interface IngestService {
@@ -13,6 +14,8 @@ export interface IngestService {
   readonly signIn: string
   /** Run the offline check now (it also runs every `offline_check_seconds`, 60 by default). */
   checkOffline(now?: number): Promise<TelemetryEvent[]>
+  /** Evaluate the metric and crash-rate alert rules now (the schedule does it every alert_check_seconds). */
+  evaluateAlerts(now?: number): Promise<AlertRecord[]>
   /** Apply retention now (it also runs when the plugin starts, and every hour); returns the entries deleted. */
   applyRetention(now?: number): Promise<number>
   /** Drop stale fragments now (also every 60 s). */

@@ -23,6 +23,8 @@ import { issueRoutes } from './routes/issues.js'
 import { symbolRoutes } from './routes/symbols.js'
 import { exportRoutes } from './routes/export.js'
 import { checkReleases, otaRoutes } from './routes/ota.js'
+import { alertRuleRoutes } from './routes/alert-rules.js'
+import { Alerting } from './alerting.js'
 import { ingestRoutes } from './routes/ingest.js'
 import { serviceRoutes } from './routes/service.js'
 import type { TelemetryStorage } from './storage/contract.js'
@@ -100,6 +102,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const events = new EventLog()
   const notifier = new WebhookNotifier(settings.alert_webhooks, ctx.log)
   ctx.onClose(() => { notifier.stop() })
+  const alerting = new Alerting(storage, notifier, ctx.log)
   const chunks = ctx.metrics.counter({ name: 'berth_ingest_chunks_total', help: 'Chunks accepted, by type.', labelNames: ['type'] })
   const alerts = ctx.metrics.counter({ name: 'berth_ingest_alerts_total', help: 'Alerts raised, by kind.', labelNames: ['kind'] })
   ctx.metrics.gauge({
@@ -129,6 +132,9 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
       if (event.kind === 'device.offline') {
         alerts.labels(event.kind).inc()
         notifier.notify(event)
+      }
+      if (event.kind === 'device.offline' || event.kind === 'device.online') {
+        alerting.onEvent(event).catch((err: unknown) => { ctx.log.warn({ err, device: event.device }, 'connectivity alert rules could not be applied') })
       }
     }
   }
@@ -169,6 +175,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     symbolRoutes(app, telemetry)
     exportRoutes(app, telemetry)
     otaRoutes(app, telemetry)
+    alertRuleRoutes(app, telemetry)
     serviceRoutes(app, telemetry)
     dashboardRoutes(app)
   })
@@ -176,6 +183,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const service: IngestService = {
     telemetry,
     signIn: devIdp.signIn ?? dashboardSignIn(settings, ctx.stateDir),
+    evaluateAlerts: async (now = Date.now()) => await alerting.evaluate(now),
     checkOffline: async (now = Date.now()) => {
       const offline = await findOfflineDevices(storage, settings.offline_after_seconds * 1000, now)
       publish(offline)
@@ -187,6 +195,8 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   // Shared with other nodes on PostgreSQL: one of them runs each check (storage.scheduled).
   const offlineCheckMs = settings.offline_check_seconds * 1000
   ctx.schedule.every('offline-check', offlineCheckMs, async () => { await storage.scheduled('offline-check', offlineCheckMs, async () => await service.checkOffline()) })
+  const alertCheckMs = settings.alert_check_seconds * 1000
+  ctx.schedule.every('alert-rules', alertCheckMs, async () => { await storage.scheduled('alert-rules', alertCheckMs, async () => await alerting.evaluate()) })
   const otaCheckMs = settings.ota_check_seconds * 1000
   ctx.schedule.every('ota-releases', otaCheckMs, async () => { await storage.scheduled('ota-releases', otaCheckMs, async () => await checkReleases(telemetry)) })
   ctx.schedule.every('fragment-expiry', 60_000, async () => { await service.expireFragments() })

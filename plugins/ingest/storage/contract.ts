@@ -284,7 +284,7 @@ export interface TelemetryStorage {
   /** Read-modify-write of an issue (its status) under its turn; undefined when it does not exist. */
   changeIssue(id: string, change: (current: CrashIssue) => CrashIssue): Promise<CrashIssue | undefined>
 
-  /** Small JSON documents of one kind (OTA images' records, releases), by id. */
+  /** Small JSON documents of one kind (OTA images' records, releases, alert rules, their states and history), by id. */
   document<T>(kind: DocumentKind, id: string): Promise<T | undefined>
   /** Every document of a kind, in id order (kinds whose count stays in the thousands). */
   documents<T>(kind: DocumentKind): Promise<T[]>
@@ -297,7 +297,7 @@ export interface TelemetryStorage {
 }
 
 /** The kinds of documents the storage keeps. */
-export type DocumentKind = 'ota-image' | 'ota-release'
+export type DocumentKind = 'ota-image' | 'ota-release' | 'alert-rule' | 'alert-state' | 'alert'
 
 /** The storage cannot be reached (the database is down or refuses connections): answered 503 with Retry-After; nothing of the request was stored. */
 export class StorageUnavailable extends Unavailable {

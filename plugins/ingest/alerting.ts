@@ -1,0 +1,115 @@
+// The alert rules at work: condition rules (metric, crash rate) evaluated on a schedule, connectivity
+// rules on each device.offline / device.online event this node publishes; each firing, resolution or
+// connectivity change recorded in the history (the latest HISTORY_KEPT kept) and delivered to the
+// rule's destinations outside its cooldown: JSON signed with HMAC-SHA256 (`X-Berth-Signature:
+// sha256=<hex of HMAC(secret, "<X-Berth-Timestamp>.<body>")>`), or Slack-compatible `{"text": …}`.
+import { createHmac, randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import type { TelemetryEvent } from './apply.js'
+import { connectivityStep, coversDevice, crashRateHolds, metricHolds, NEW_STATE, step, type AlertRecord, type AlertRule, type Destination, type RuleState } from './alert-rules.js'
+import type { Delivery, WebhookNotifier } from './alerts.js'
+import type { TelemetryStorage } from './storage/contract.js'
+
+const HOUR_MS = 3_600_000
+/** Alert records kept; older ones are removed as new ones come. */
+export const HISTORY_KEPT = 1000
+
+/** The delivery of `record` to `destination`. */
+export function deliveryOf (destination: Destination, record: AlertRecord, now = Date.now()): Delivery {
+  if (destination.format === 'slack') {
+    const icon = record.kind === 'firing' || record.kind === 'offline' ? ':rotating_light:' : ':white_check_mark:'
+    return { url: destination.url, body: JSON.stringify({ text: `${icon} *${record.rule_name}* ${record.kind}: ${record.summary}` }), headers: {}, what: `rule ${record.rule}` }
+  }
+  const body = JSON.stringify({ alert: 'rule', ...record })
+  const headers: Record<string, string> = {}
+  if (destination.secret !== null) {
+    const timestamp = String(Math.floor(now / 1000))
+    headers['x-berth-timestamp'] = timestamp
+    headers['x-berth-signature'] = `sha256=${createHmac('sha256', destination.secret).update(`${timestamp}.${body}`).digest('hex')}`
+  }
+  return { url: destination.url, body, headers, what: `rule ${record.rule}` }
+}
+
+export class Alerting {
+  readonly #storage: TelemetryStorage
+  readonly #notifier: WebhookNotifier
+  readonly #log: Logger
+
+  constructor (storage: TelemetryStorage, notifier: WebhookNotifier, log: Logger) {
+    this.#storage = storage
+    this.#notifier = notifier
+    this.#log = log
+  }
+
+  /** Evaluate every enabled metric and crash-rate rule now; returns the records made. */
+  async evaluate (now = Date.now()): Promise<AlertRecord[]> {
+    const records: AlertRecord[] = []
+    for (const rule of await this.#storage.documents<AlertRule>('alert-rule')) {
+      if (!rule.enabled || rule.condition.kind === 'connectivity') continue
+      const { holds, summary } = await this.#check(rule, now)
+      const forMs = rule.condition.kind === 'metric' ? rule.condition.for_minutes * 60_000 : 0
+      const stepped: { outcome?: ReturnType<typeof step> } = {}
+      await this.#storage.changeDocument<RuleState>('alert-state', rule.id, current => {
+        stepped.outcome = step(current ?? NEW_STATE, holds, now, forMs, rule.cooldown_minutes * 60_000)
+        return stepped.outcome.state
+      })
+      const { outcome } = stepped
+      if (outcome !== undefined && outcome.transition !== null) records.push(await this.#record(rule, outcome.transition, summary, null, outcome.notify, now))
+    }
+    return records
+  }
+
+  /** A connectivity event published by this node: recorded by each rule that covers the device. */
+  async onEvent (event: TelemetryEvent, now = Date.now()): Promise<AlertRecord[]> {
+    if (event.kind !== 'device.offline' && event.kind !== 'device.online') return []
+    const records: AlertRecord[] = []
+    const rules = (await this.#storage.documents<AlertRule>('alert-rule')).filter(r => r.enabled && r.condition.kind === 'connectivity')
+    if (rules.length === 0) return records
+    const device = await this.#storage.device(event.device)
+    for (const rule of rules) {
+      if (rule.condition.kind !== 'connectivity' || !coversDevice(rule.condition, device)) continue
+      const stepped = { notify: false }
+      await this.#storage.changeDocument<RuleState>('alert-state', `${rule.id}/${event.device}`, current => {
+        const next = connectivityStep(current ?? NEW_STATE, now, rule.cooldown_minutes * 60_000)
+        stepped.notify = next.notify
+        return next.state
+      })
+      const { notify } = stepped
+      const summary = event.kind === 'device.offline'
+        ? `device ${event.device} went offline (last seen ${event.last_seen === null ? 'never' : new Date(event.last_seen).toISOString()})`
+        : `device ${event.device} is back online`
+      records.push(await this.#record(rule, event.kind === 'device.offline' ? 'offline' : 'online', summary, event.device, notify, now))
+    }
+    return records
+  }
+
+  async #check (rule: AlertRule, now: number): Promise<{ holds: boolean, summary: string }> {
+    const condition = rule.condition
+    if (condition.kind === 'crash_rate') {
+      let faults = 0
+      for await (const fault of this.#storage.faultsSince(now - HOUR_MS)) if (condition.issue === null || fault.issue === condition.issue) faults++
+      return crashRateHolds(condition, faults)
+    }
+    if (condition.kind !== 'metric') return { holds: false, summary: '' }
+    // Each device's latest value of the key within the last hour: devices that did not report it are not counted.
+    const latest = new Map<string, number>()
+    for await (const device of this.#storage.devices()) {
+      if (condition.group !== null && device.group !== condition.group) continue
+      for await (const { value } of this.#storage.series('metrics', [device.id, now - HOUR_MS], now + 1)) if (value.key === condition.key) latest.set(device.id, value.value)
+    }
+    return metricHolds(condition, latest)
+  }
+
+  async #record (rule: AlertRule, kind: AlertRecord['kind'], summary: string, device: string | null, notify: boolean, now: number): Promise<AlertRecord> {
+    const record: AlertRecord = {
+      id: `${String(now).padStart(15, '0')}-${randomUUID().slice(0, 8)}`, rule: rule.id, rule_name: rule.name, kind, at: now, summary, device,
+      notified: notify && rule.destinations.length > 0
+    }
+    await this.#storage.changeDocument<AlertRecord>('alert', record.id, () => record)
+    const history = await this.#storage.documents<AlertRecord>('alert')
+    for (const old of history.slice(0, Math.max(0, history.length - HISTORY_KEPT))) await this.#storage.changeDocument<AlertRecord>('alert', old.id, () => null)
+    if (record.notified) for (const destination of rule.destinations) this.#notifier.send(deliveryOf(destination, record, now))
+    this.#log.info({ rule: rule.id, kind, device, notified: record.notified }, `alert: ${rule.name} ${kind}`)
+    return record
+  }
+}
