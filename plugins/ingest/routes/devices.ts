@@ -10,6 +10,7 @@ import { DEVICE_ID, DeviceId, GroupName } from '../keys.js'
 import type { Device } from '../store.js'
 import type { Telemetry } from '../telemetry.js'
 import { timeline } from '../timeline.js'
+import { sortedDevices } from '../fleet-views.js'
 import { shownFault } from './issues.js'
 
 const Registration = Type.Object({
@@ -54,7 +55,8 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
     return found
   }
 
-  app.get<{ Querystring: DeviceFilters & ListQuery }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
+  app.get<{ Querystring: DeviceFilters & ListQuery & { sort?: string, order?: string, metric?: string } }>('/devices', { config: { telemetryAccess: 'viewer' } }, async request => {
+    if (request.query.sort !== undefined || request.query.metric !== undefined) return await sortedDevices(t.storage, request.query, deviceFilter(request.query))
     const { items, next_cursor: next } = await keyPage(after => t.storage.devices(after), d => d.id, request.query, { pattern: DEVICE_ID, name: 'a device id' }, deviceFilter(request.query))
     return { devices: items, next_cursor: next }
   })

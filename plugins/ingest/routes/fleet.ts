@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { GROUP_NAME, GroupName, OTA_TARGET_ID, OtaTargetId } from '../keys.js'
+import { fleetBands } from '../fleet-views.js'
 import { cachedOverview } from '../overview.js'
 import { keyPage, type ListQuery } from '../series-query.js'
 import type { Group, OtaTarget } from '../store.js'
@@ -30,6 +31,7 @@ export function fleetRoutes (app: FastifyInstance, t: Telemetry): void {
   }
   const overview = cachedOverview(t.storage)
   app.get('/fleet/overview', { config: { telemetryAccess: 'viewer' } }, async () => await overview())
+  app.get<{ Querystring: { key?: string, group?: string, from?: string, to?: string, points?: string } }>('/fleet/metrics/bands', { config: { telemetryAccess: 'viewer' } }, async request => await fleetBands(t.storage, request.query))
 
   app.get<{ Querystring: ListQuery }>('/groups', { config: { telemetryAccess: 'viewer' } }, async request => {
     const { items, next_cursor: next } = await keyPage(after => t.storage.groups(after), g => g.name, request.query, { pattern: GROUP_NAME, name: 'a group name' })

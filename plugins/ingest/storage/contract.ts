@@ -279,6 +279,8 @@ export interface TelemetryStorage {
   issueMembers(id: string, kind: MemberKind): Promise<IssueMember[]>
   /** The ids of the issues that occurred on a device or in a version. */
   issuesWith(kind: MemberKind, member: string): Promise<string[]>
+  /** Faults counted per device across every crash issue (devices without one are absent). */
+  deviceFaultCounts(): Promise<Map<string, number>>
   /** An issue's faults still stored, newest first ([received_at, device, sequence] descending), after `before` in that order, at most `limit`. */
   issueFaults(id: string, before: IssueFaultKey | undefined, limit: number): Promise<StoredFault[]>
   /** Read-modify-write of an issue (its status) under its turn; undefined when it does not exist. */

@@ -261,6 +261,12 @@ export class LmdbStorage implements TelemetryStorage {
     return [...issues.getKeys()].filter(id => issueMembers.doesExist([id, kind, member]))
   }
 
+  async deviceFaultCounts (): Promise<Map<string, number>> {
+    const counts = new Map<string, number>()
+    for (const { value } of this.#store.issueMembers.getRange()) if (value.kind === 'device') counts.set(value.member, (counts.get(value.member) ?? 0) + value.count)
+    return counts
+  }
+
   async issueFaults (id: string, before: IssueFaultKey | undefined, limit: number): Promise<StoredFault[]> {
     const { issueFaults, faults } = this.#store
     const found: StoredFault[] = []

@@ -505,6 +505,11 @@ export class PostgresStorage implements TelemetryStorage {
     return (await this.#query<{ issue: string }>('select issue from crash_issue_members where kind = $1 and member = $2', [kind, member])).map(row => row.issue)
   }
 
+  async deviceFaultCounts (): Promise<Map<string, number>> {
+    const rows = await this.#query<{ member: string, faults: number }>("select member, sum(count)::bigint as faults from crash_issue_members where kind = 'device' group by member")
+    return new Map(rows.map(row => [row.member, row.faults]))
+  }
+
   async issueFaults (id: string, before: IssueFaultKey | undefined, limit: number): Promise<StoredFault[]> {
     const [at, device, sequence] = before ?? [Number.MAX_SAFE_INTEGER, '', 0]
     return await this.#query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where issue = $1 and (received_at, device, sequence) < ($2, $3, $4)
