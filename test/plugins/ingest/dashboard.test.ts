@@ -2,7 +2,9 @@
 // refused), the overview, a device that starts sending appears in the list without a reload, a
 // device's page with its metric chart and its fault's symbol, the chart over the chosen range with a
 // hole in a series drawn as a gap, the crash issues and an issue's page (resolved by a provisioner, not
-// offered to a viewer), and the groups form shown to a provisioner but not to a viewer (whom
+// offered to a viewer), a device's timeline, the devices sorted with a metric column, a metric across
+// the fleet, the alert history, the builds without symbols, an OTA release made and paused by a
+// provisioner (no form for a viewer), and the groups form shown to a provisioner but not to a viewer (whom
 // the API refuses as well). What the test puts in place (symbols, an offline device, a fleet, samples
 // in the past) goes through the storage contract, so it runs on either backend. Screenshots of the
 // main views go to BERTH_SCREENSHOTS (docs/screenshots holds the ones published).
@@ -161,6 +163,29 @@ if (executablePath !== undefined) {
     t.equal(await page.locator('[data-testid="issue-actions"]').count(), 0, 'a viewer cannot change its status')
     await page.screenshot({ path: join(shots, 'issue.png'), fullPage: true })
 
+    await page.goto(new URL(`/dashboard/#/devices/${SENSOR}`, server.base).href)
+    await page.waitForSelector('ol.timeline li.fault')
+    t.match(await page.textContent('ol.timeline'), /fault: PRECISERR at 0x0800abcd in sensor_poll at \/src\/main\.c:42/, 'the device\'s timeline')
+    await page.goto(new URL('/dashboard/#/devices', server.base).href)
+    await page.selectOption('select[name="sort"]', 'fault_count')
+    await page.fill('input[name="metric"]', 'battery_mv')
+    await pollUntil(async () => await page.locator('table.devices td.metric-value:text("3630")').count() === 1, { what: 'the metric column' })
+    t.ok(await page.locator('table.devices th:text("Faults")').count() === 1, 'sorted by faults, with a battery_mv column')
+    await page.goto(new URL('/dashboard/#/fleet-metrics', server.base).href)
+    await pollUntil(async () => Number(await page.getAttribute('[data-testid="fleet-bands"]', 'data-buckets') ?? 0) > 0, { what: 'the fleet bands' })
+    t.ok(await page.locator('[data-testid="fleet-bands"] canvas').count() > 0, 'battery_mv across the fleet, drawn')
+    t.equal((await server.api('POST', '/alerts/rules', 'provisioner', { name: 'any crash', condition: { kind: 'crash_rate', per_hour: 1 } })).status, 201)
+    await server.service.evaluateAlerts()
+    await page.goto(new URL('/dashboard/#/alerts', server.base).href)
+    await page.waitForSelector('table.alert-history td:text("any crash")')
+    t.pass('the alert history')
+    await page.goto(new URL('/dashboard/#/firmware', server.base).href)
+    await page.waitForSelector('table.missing-symbols tr')
+    t.match(await page.textContent('table.missing-symbols'), /main 2\.1\.0.*no build id reported/, 'the builds without symbols, shown to a viewer too')
+    await page.goto(new URL('/dashboard/#/releases', server.base).href)
+    await page.waitForSelector('table.releases', { state: 'attached' })
+    t.equal(await page.locator('form.new-release').count(), 0, 'a viewer cannot release')
+
     await page.goto(new URL('/dashboard/#/groups', server.base).href)
     await page.waitForSelector('.groups', { state: 'attached' })
     t.equal(await page.locator('form.new-group').count(), 0, 'a viewer sees no form to create a group')
@@ -184,6 +209,17 @@ if (executablePath !== undefined) {
     await pollUntil(async () => await page.textContent('[data-testid="issue-status"]') === 'resolved', { what: 'the issue resolved' })
     const { issues } = await (await server.api('GET', '/issues?status=resolved', 'viewer')).json() as { issues: Array<{ status_changed_by: string }> }
     t.same(issues.map(i => i.status_changed_by), ['provisioner'], 'a provisioner resolves an issue')
+
+    const image = await fetch(new URL('/ota/images?software_type=main&version=2.2.0', server.base), { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`provisioner:${passwordOf('provisioner')}`).toString('base64')}`, 'content-type': 'application/octet-stream' }, body: Buffer.from('an image') })
+    t.equal(image.status, 201)
+    await page.goto(new URL('/dashboard/#/releases', server.base).href)
+    await page.waitForSelector('form.new-release select[name="image"] option:text("main 2.2.0 (8 bytes)")', { state: 'attached' })
+    await page.selectOption('form.new-release select[name="image"]', { label: 'main 2.2.0 (8 bytes)' })
+    await page.click('form.new-release button')
+    await page.waitForSelector('table.releases tbody tr td:text("10% (1 of 3)")')
+    await page.click('table.releases tbody tr button:text("Pause")')
+    await page.waitForSelector('table.releases td.state.paused')
+    t.pass('a provisioner releases an image in stages and pauses it')
 
     await page.goto(new URL('/dashboard/#/groups', server.base).href)
     await page.waitForSelector('form.new-group')

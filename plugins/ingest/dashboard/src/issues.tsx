@@ -3,7 +3,7 @@
 // versions and devices it hit, and its latest faults with the status registers in words).
 import { useState } from 'preact/hooks'
 import { api, type Me } from './api.js'
-import { useData, when } from './views.js'
+import { useData, when } from './data.js'
 
 interface Issue {
   id: string

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, followEvents, signedIn, signIn, signOut, type LiveEvent, type Me } from './api.js'
 import { finishSignIn, startSignIn, type SsoMode } from './sso.js'
 import { IssuesView, IssueView } from './issues.js'
+import { FleetMetricsView, ReleasesView } from './operations.js'
 import { AlertsView, DevicesView, DeviceView, FirmwareView, GroupsView, OtaView, OverviewView } from './views.js'
 import './style.css'
 
@@ -59,6 +60,8 @@ function viewOf (hash: string, me: Me, version: number) {
   if (issue !== undefined) return <IssueView id={issue} me={me} version={version} />
   switch (hash) {
     case '#/issues': return <IssuesView version={version} />
+    case '#/releases': return <ReleasesView me={me} version={version} />
+    case '#/fleet-metrics': return <FleetMetricsView version={version} />
     case '#/devices': return <DevicesView version={version} />
     case '#/groups': return <GroupsView me={me} version={version} />
     case '#/ota': return <OtaView me={me} version={version} />
@@ -91,7 +94,7 @@ function App () {
     <div class="layout">
       <nav>
         <b>Berth telemetry</b>
-        <a href="#/">Overview</a><a href="#/issues">Issues</a><a href="#/devices">Devices</a><a href="#/groups">Groups</a><a href="#/ota">OTA</a><a href="#/firmware">Firmware</a><a href="#/alerts">Alerts</a>
+        <a href="#/">Overview</a><a href="#/issues">Issues</a><a href="#/devices">Devices</a><a href="#/fleet-metrics">Fleet metrics</a><a href="#/releases">Releases</a><a href="#/groups">Groups</a><a href="#/ota">OTA</a><a href="#/firmware">Firmware</a><a href="#/alerts">Alerts</a>
         <span class={live ? 'live on' : 'live'}>{live ? 'live' : 'offline'}</span>
         <span class="me">{me.name} ({me.role})</span>
         <button onClick={() => { signOut(); setMe(undefined) }}>Sign out</button>

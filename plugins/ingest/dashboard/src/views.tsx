@@ -1,9 +1,12 @@
-// The dashboard's views: the fleet overview, the devices list (search, filters, pages), one device
-// (a metric chart over a chosen range, reboots, faults with their symbols, trace lines) and the groups
+// The dashboard's views: the fleet overview, the devices list (search, filters, a sort, a metric
+// column, pages), one device (a metric chart over a chosen range, its timeline, reboots, faults with
+// their symbols, trace lines) and the groups
 // (created by provisioners and admins only: the form is not shown to viewers, and the API refuses them too).
 import { useEffect, useState } from 'preact/hooks'
+import { useData, when } from './data.js'
 import { api, type Me } from './api.js'
 import { Chart, type Points } from './chart.js'
+import { AlertHistory, SymbolFiles, Timeline } from './operations.js'
 
 interface Device {
   id: string
@@ -29,21 +32,6 @@ interface Trace { sequence: number, received_at: number, text: string }
 interface Metric { key: string }
 interface Group { name: string, description: string }
 
-/**
- * Re-read whenever a dependency changes (live events bump `version`). An answer to a superseded read
- * is dropped: answers can arrive out of order, and a late one must not replace the newer one.
- */
-export function useData<T> (load: () => Promise<T>, deps: unknown[]): { data?: T, error?: string } {
-  const [state, setState] = useState<{ data?: T, error?: string }>({})
-  useEffect(() => {
-    let current = true
-    load().then(data => { if (current) setState({ data }) }, (err: Error) => { if (current) setState({ error: err.message }) })
-    return () => { current = false }
-  }, deps)
-  return state
-}
-
-export const when = (ms: number | null): string => ms === null ? 'never' : new Date(ms).toLocaleString()
 const stateOf = (d: Device): string => d.last_seen === null ? 'never seen' : d.offline ? 'offline' : 'online'
 
 export function OverviewView ({ version }: { version: number }) {
@@ -71,13 +59,16 @@ export function DevicesView ({ version }: { version: number }) {
   const [state, setState] = useState('')
   const [group, setGroup] = useState('')
   const [firmware, setFirmware] = useState('')
+  const [sort, setSort] = useState('')
+  const [metric, setMetric] = useState('')
   const groups = useData(async () => await api<{ groups: Group[] }>('GET', '/groups'), [])
   const [cursors, setCursors] = useState<string[]>([''])
   const cursor = cursors[cursors.length - 1]
   const query = new URLSearchParams({
-    limit: '50', ...(q !== '' && { q }), ...(state !== '' && { state }), ...(group !== '' && { group }), ...(firmware !== '' && { software_version: firmware }), ...(cursor !== '' && { cursor })
+    limit: '50', ...(q !== '' && { q }), ...(state !== '' && { state }), ...(group !== '' && { group }), ...(firmware !== '' && { software_version: firmware }), ...(cursor !== '' && { cursor }),
+    ...(sort !== '' && { sort: sort === 'metric' && metric === '' ? 'last_seen' : sort }), ...(metric !== '' && { metric })
   })
-  const { data, error } = useData(async () => await api<{ devices: Device[], next_cursor: string | null }>('GET', `/devices?${query.toString()}`), [version, query.toString()])
+  const { data, error } = useData(async () => await api<{ devices: Array<Device & { fault_count?: number, metric_value?: number | null }>, next_cursor: string | null }>('GET', `/devices?${query.toString()}`), [version, query.toString()])
   return (
     <section>
       <div class="filters">
@@ -89,12 +80,17 @@ export function DevicesView ({ version }: { version: number }) {
           <option value="">any group</option>{(groups.data?.groups ?? []).map(g => <option key={g.name} value={g.name}>{g.name}</option>)}
         </select>
         <input name="firmware" placeholder="Firmware version" value={firmware} onInput={e => { setFirmware(e.currentTarget.value); setCursors(['']) }} />
+        <select name="sort" value={sort} onChange={e => { setSort(e.currentTarget.value); setCursors(['']) }}>
+          <option value="">by id</option><option value="last_seen">last seen</option><option value="fault_count">most faults</option><option value="software_version">firmware</option><option value="metric">the metric column</option>
+        </select>
+        <input name="metric" placeholder="Metric column, e.g. battery_mv" value={metric} onInput={e => { setMetric(e.currentTarget.value); setCursors(['']) }} />
       </div>
       {error !== undefined && <p class="error">{error}</p>}
       <table class="devices">
-        <thead><tr><th>Device</th><th>Name</th><th>Group</th><th>Firmware</th><th>State</th><th>Last seen</th></tr></thead>
+        <thead><tr><th>Device</th><th>Name</th><th>Group</th><th>Firmware</th><th>State</th><th>Last seen</th>{sort !== '' && <th>Faults</th>}{metric !== '' && <th>{metric}</th>}</tr></thead>
         <tbody>{(data?.devices ?? []).map(d => (
-          <tr key={d.id}><td><a href={`#/devices/${d.id}`}>{d.id}</a></td><td>{d.name}</td><td>{d.group ?? ''}</td><td>{d.software_version ?? ''}</td><td>{stateOf(d)}</td><td>{when(d.last_seen)}</td></tr>
+          <tr key={d.id}><td><a href={`#/devices/${d.id}`}>{d.id}</a></td><td>{d.name}</td><td>{d.group ?? ''}</td><td>{d.software_version ?? ''}</td><td>{stateOf(d)}</td><td>{when(d.last_seen)}</td>
+            {sort !== '' && <td class="fault-count">{d.fault_count ?? 0}</td>}{metric !== '' && <td class="metric-value">{d.metric_value ?? ''}</td>}</tr>
         ))}</tbody>
       </table>
       <div class="pages">
@@ -140,6 +136,8 @@ export function DeviceView ({ id, version }: { id: string, version: number }) {
       {keys.data?.length === 0 && <p>No metrics yet.</p>}
       {points.data !== undefined && <Chart data={points.data} />}
       {points.data?.points.length === 0 && <p class="empty">No samples of {shown} in this range.</p>}
+      <h3>Timeline</h3>
+      <Timeline id={id} version={version} />
       <h3>Faults</h3>
       <table class="faults"><tbody>{(faults.data?.items ?? []).map(f => <tr key={f.sequence}><td>{when(f.received_at)}</td><td>0x{f.pc.toString(16)}</td><td>{f.symbol ?? 'not symbolicated yet'}</td></tr>)}</tbody></table>
       <h3>Reboots</h3>
@@ -257,7 +255,7 @@ export function FirmwareView ({ me }: { me: Me }) {
     const answer = await api<{ build_id: string, size: number }>('POST', `/ingest/elf?${query.toString()}`, new Uint8Array(await file.arrayBuffer()))
     setResult(`uploaded: build ${answer.build_id}, ${answer.size} bytes; faults of this build are resolved with it`)
   }, () => {})
-  if (me.role === 'viewer') return <section><p>Uploading firmware images (ELF files, for fault symbolication) needs the provisioner role.</p></section>
+  if (me.role === 'viewer') return <section><p>Uploading firmware images (ELF files, for fault symbolication) needs the provisioner role.</p><SymbolFiles version={0} /></section>
   return (
     <section>
       <form class="elf" onSubmit={upload.submit}>
@@ -268,6 +266,7 @@ export function FirmwareView ({ me }: { me: Me }) {
       </form>
       {result !== undefined && upload.failure === undefined && <p class="result">{result}</p>}
       {upload.failure !== undefined && <p class="error">{upload.failure}</p>}
+      <SymbolFiles version={result === undefined ? 0 : 1} />
     </section>
   )
 }
@@ -279,6 +278,7 @@ export function AlertsView ({ version }: { version: number }) {
       <h2>Offline devices</h2>
       <p>A device is marked offline, and an alert raised, when it has sent nothing for [ingest].offline_after_seconds; it is online again with its next chunk.</p>
       <table class="alerts"><tbody>{(data?.devices ?? []).map(d => <tr key={d.id}><td><a href={`#/devices/${d.id}`}>{d.id}</a></td><td>{d.name}</td><td>last seen {when(d.last_seen)}</td></tr>)}</tbody></table>
+      <AlertHistory version={version} />
     </section>
   )
 }
