@@ -1,13 +1,15 @@
-// A device's timeline: its reboots, faults and trace lines in one ordered list (by receive time, then
-// reboots before faults before traces of the same moment, then sequence), paged by an opaque cursor.
-// Each series is read from the cursor's time forward, at most a page of each, and the pages merged.
+// A device's timeline: its reboots, faults, trace lines and alerts in one ordered list (by time, then
+// reboots, faults, traces, alerts of the same moment, then sequence: an alert's place among the
+// device's alerts), paged by an opaque cursor. Each series is read from the cursor's time forward, at
+// most a page of each, and the pages merged; alerts come from the alert history (its latest 1,000).
 import { decodeFault } from './fault-status.js'
 import { decodeKeyCursor, encodeCursor, parseLimit, parseTime, type RangeQuery } from './series-query.js'
+import type { AlertRecord } from './alert-rules.js'
 import type { SeriesKind, TelemetryStorage } from './storage/contract.js'
 
-const KINDS = ['reboot', 'fault', 'trace'] as const
+const KINDS = ['reboot', 'fault', 'trace', 'alert'] as const
 type EntryKind = typeof KINDS[number]
-const SERIES: Record<EntryKind, SeriesKind> = { reboot: 'reboots', fault: 'faults', trace: 'traces' }
+const SERIES: Record<Exclude<EntryKind, 'alert'>, SeriesKind> = { reboot: 'reboots', fault: 'faults', trace: 'traces' }
 
 export interface TimelineEntry {
   at: number
@@ -35,7 +37,13 @@ export async function timeline (storage: TelemetryStorage, device: string, query
   const cursor = query.cursor !== undefined && query.cursor !== '' ? decodeKeyCursor<Position>(query.cursor, positionCursor, 'this device\'s timeline') : undefined
   const start = Math.max(from, cursor?.[0] ?? 0)
   const found: Array<{ position: Position, entry: TimelineEntry }> = []
-  for (const [index, kind] of KINDS.entries()) {
+  const alerts = (await storage.documents<AlertRecord>('alert')).filter(a => a.device === device)
+  for (const [sequence, alert] of alerts.entries()) {
+    const position: Position = [alert.at, KINDS.indexOf('alert'), sequence]
+    if (alert.at < start || alert.at > to || (cursor !== undefined && !after(position, cursor))) continue
+    found.push({ position, entry: { at: alert.at, kind: 'alert', sequence, summary: `alert ${alert.rule_name}: ${alert.summary}`, record: alert } })
+  }
+  for (const [index, kind] of (['reboot', 'fault', 'trace'] as const).entries()) {
     let taken = 0
     for await (const { value } of storage.series(SERIES[kind], [device, start], to + 1)) {
       const position: Position = [value.received_at, index, value.sequence]

@@ -126,6 +126,8 @@ t.test('rules through the API: metric, crash rate and connectivity, delivered, s
   }
   await pollUntil(async () => (await latest())?.kind === 'online', { what: 'back online' })
   t.equal(hooks.posts.filter(p => p.path === '/link').length, 4, 'coming back within the cooldown: recorded, not delivered')
+  const { entries } = await (await server.api('GET', `/devices/${FIELD[1]}/timeline`, 'viewer')).json() as { entries: Array<{ kind: string, summary: string }> }
+  t.match(entries.filter(e => e.kind === 'alert').map(e => e.summary), [/^alert field link: device .* went offline/, /^alert field link: device .* is back online$/], 'the device\'s alerts in its timeline, in order')
 
   const page = await (await server.api('GET', '/alerts/history?limit=3', 'viewer')).json() as { alerts: AlertRecord[], next_cursor: string }
   const rest = await (await server.api('GET', `/alerts/history?cursor=${page.next_cursor}`, 'viewer')).json() as { alerts: AlertRecord[] }
