@@ -1,6 +1,7 @@
 // Exports for spreadsheets and scripts: devices, crash issues, faults and metric samples as CSV (a
-// header row, RFC 4180 quoting by csv-stringify) or NDJSON (one JSON object a line), streamed as they
-// are read (memory stays flat whatever the size), with the filters of the matching list routes.
+// header row, RFC 4180 quoting by csv-stringify, text that would start a formula defused) or NDJSON
+// (one JSON object a line, as stored), streamed as they are read (memory stays flat whatever the
+// size), with the filters of the matching list routes.
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { stringify } from 'csv-stringify/sync'
@@ -28,8 +29,19 @@ function formatOf (query: ExportQuery): Format {
   return format as Format
 }
 
-/** A CSV cell: empty for null, JSON for what is not a string, number or boolean. */
-const cell = (value: unknown): string | number | boolean => value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : value as string | number | boolean
+/** Characters a spreadsheet reads as the start of a formula when a cell begins with one. */
+const FORMULA_START = /^[=+\-@\t\r]/
+
+/**
+ * A CSV cell: empty for null, JSON for what is not a string, number or boolean. Text that a
+ * spreadsheet would take for a formula (a device's name or serial is the device's to choose) gets a
+ * leading apostrophe, as OWASP advises against CSV injection.
+ */
+function cell (value: unknown): string | number | boolean {
+  if (value === null || value === undefined) return ''
+  const plain = typeof value === 'object' ? JSON.stringify(value) : value as string | number | boolean
+  return typeof plain === 'string' && FORMULA_START.test(plain) ? `'${plain}` : plain
+}
 
 /** Send `rows` as the export `name` in `format`, streamed. */
 async function send (reply: FastifyReply, name: string, format: Format, columns: readonly string[], rows: AsyncIterable<Record<string, unknown>>): Promise<FastifyReply> {

@@ -73,6 +73,9 @@ t.test('symbol files, a device\'s timeline, and exports', async t => {
   const devices = parse(await csv.text(), { columns: true }) as Array<Record<string, string>>
   t.same(devices.map(d => d.id), [A, B, C], 'every device, in id order')
   t.equal(devices[0].serial, 'SN-9, "quoted"', 'a comma and quotes survive the round trip')
+  t.equal((await server.api('POST', '/devices/register', 'provisioner', { id: C, name: '=HYPERLINK("http://x")' })).status, 200)
+  const named = parse(await (await server.api('GET', '/export/devices?q=hyperlink', 'viewer')).text(), { columns: true }) as Array<Record<string, string>>
+  t.equal(named[0]?.name, '\'=HYPERLINK("http://x")', 'a name a spreadsheet would run as a formula is defused')
   const filtered = await (await server.api('GET', '/export/devices?format=ndjson&software_version=1.1.0', 'viewer')).text()
   t.same(filtered.trim().split('\n').map(line => (JSON.parse(line) as { id: string }).id), [B], 'NDJSON with the list\'s filters')
   const issues = parse(await (await server.api('GET', '/export/issues?sort=count', 'viewer')).text(), { columns: true }) as Array<Record<string, string>>
