@@ -1,7 +1,7 @@
 // The alert rules at work: condition rules (metric, crash rate) evaluated on a schedule, connectivity
 // rules on each device.offline / device.online event this node publishes; each firing, resolution or
-// connectivity change recorded in the history (the latest HISTORY_KEPT kept) and delivered to the
-// rule's destinations outside its cooldown: JSON signed with HMAC-SHA256 (`X-Berth-Signature:
+// connectivity change recorded in the history (trimmed to the latest HISTORY_KEPT at each
+// evaluation) and delivered to the rule's destinations outside its cooldown: JSON signed with HMAC-SHA256 (`X-Berth-Signature:
 // sha256=<hex of HMAC(secret, "<X-Berth-Timestamp>.<body>")>`), or Slack-compatible `{"text": …}`.
 import { createHmac, randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
@@ -56,7 +56,14 @@ export class Alerting {
       const { outcome } = stepped
       if (outcome !== undefined && outcome.transition !== null) records.push(await this.#record(rule, outcome.transition, summary, null, outcome.notify, now))
     }
+    await this.#trimHistory()
     return records
+  }
+
+  /** Remove the records beyond the latest HISTORY_KEPT: once an evaluation, not at each record (a fleet going offline at once makes thousands). */
+  async #trimHistory (): Promise<void> {
+    const history = await this.#storage.documents<AlertRecord>('alert')
+    for (const old of history.slice(0, Math.max(0, history.length - HISTORY_KEPT))) await this.#storage.changeDocument<AlertRecord>('alert', old.id, () => null)
   }
 
   /** A connectivity event published by this node: recorded by each rule that covers the device. */
@@ -106,8 +113,6 @@ export class Alerting {
       notified: notify && rule.destinations.length > 0
     }
     await this.#storage.changeDocument<AlertRecord>('alert', record.id, () => record)
-    const history = await this.#storage.documents<AlertRecord>('alert')
-    for (const old of history.slice(0, Math.max(0, history.length - HISTORY_KEPT))) await this.#storage.changeDocument<AlertRecord>('alert', old.id, () => null)
     if (record.notified) for (const destination of rule.destinations) this.#notifier.send(deliveryOf(destination, record, now))
     this.#log.info({ rule: rule.id, kind, device, notified: record.notified }, `alert: ${rule.name} ${kind}`)
     return record

@@ -3,7 +3,7 @@
 // moved into its function's issue (the PC issue emptied and gone, later faults at that PC joining the
 // function's issue at once), resolution and regression by version, and faults stored before crash
 // issues existed counted at the next start. The status registers in words are checked too.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { Store } from '../../../kernel/store.js'
 import { chunkDigest, markWith } from '../../../plugins/ingest/chunk-marks.js'
 import { newDevice } from '../../../plugins/ingest/apply.js'
@@ -15,28 +15,12 @@ import { LmdbStorage } from '../../../plugins/ingest/storage/lmdb.js'
 import { PostgresStorage } from '../../../plugins/ingest/storage/postgres.js'
 import { requirePostgres } from '../../support/postgres.js'
 import { tempDir } from '../../support/tmp.js'
+import { STORAGE_BACKENDS } from './storages.js'
 
 const BUILD = 'b0b0b0b0b0b0b0b0'
 const PC_A = 0x08001001
 const PC_B = 0x08002001
 
-const BACKENDS: Array<[string, (t: Test) => Promise<TelemetryStorage | undefined>]> = [
-  ['lmdb', async t => {
-    const root = Store.open(tempDir(t))
-    t.teardown(async () => { await root.close() })
-    const storage = new LmdbStorage(new TelemetryStore(root.forPlugin('ingest')))
-    await storage.open()
-    return storage
-  }],
-  ['postgres', async t => {
-    const url = await requirePostgres(t)
-    if (url === undefined) return undefined
-    const storage = new PostgresStorage(url)
-    t.teardown(async () => { await storage.close() })
-    await storage.open()
-    return storage
-  }]
-]
 
 const deviceId = (n: number): string => n.toString(16).padStart(16, '0')
 
@@ -74,7 +58,7 @@ t.test('the status registers in words', async t => {
   t.ok(compareVersions('1.10.0', '1.9.2') > 0 && compareVersions('2.0.0-rc1', '2.0.0-rc2') < 0, 'versions compare by their numbers')
 })
 
-for (const [backend, open] of BACKENDS) {
+for (const [backend, open] of STORAGE_BACKENDS) {
   t.test(`${backend}: faults grouped by PC within their build; counts add up across devices storing at once`, async t => {
     const storage = await open(t)
     if (storage === undefined) return

@@ -5,42 +5,21 @@
 // once), a request's reads staying index lookups as the tables grow, and events told only to nodes that listen.
 import t, { type Test } from 'tap'
 import pg from 'pg'
-import { Store } from '../../../kernel/store.js'
 import { chunkDigest, markWith } from '../../../plugins/ingest/chunk-marks.js'
 import { newDevice } from '../../../plugins/ingest/apply.js'
 import { pcIssue } from '../../../plugins/ingest/crash-issues.js'
 import type { TelemetryEvent } from '../../../plugins/ingest/apply.js'
-import { TelemetryStore, seenKey } from '../../../plugins/ingest/store.js'
+import { seenKey } from '../../../plugins/ingest/store.js'
 import { emptyWrites, type IngestWrites, type StoredFault, type TelemetryStorage } from '../../../plugins/ingest/storage/contract.js'
-import { LmdbStorage } from '../../../plugins/ingest/storage/lmdb.js'
 import { PostgresStorage } from '../../../plugins/ingest/storage/postgres.js'
 import { pollUntil } from '../../support/poll.js'
 import { requirePostgres } from '../../support/postgres.js'
-import { tempDir } from '../../support/tmp.js'
+import { STORAGE_BACKENDS } from './storages.js'
 
 const DEVICE = '00000000000000a1'
 const OTHER = '00000000000000b2'
 const DAY = 86_400_000
 
-type Open = (t: Test) => Promise<TelemetryStorage | undefined>
-
-const BACKENDS: Array<[string, Open]> = [
-  ['lmdb', async t => {
-    const root = Store.open(tempDir(t))
-    t.teardown(async () => { await root.close() })
-    const storage = new LmdbStorage(new TelemetryStore(root.forPlugin('ingest')))
-    await storage.open()
-    return storage
-  }],
-  ['postgres', async t => {
-    const url = await requirePostgres(t)
-    if (url === undefined) return undefined
-    const storage = new PostgresStorage(url)
-    t.teardown(async () => { await storage.close() })
-    await storage.open()
-    return storage
-  }]
-]
 
 /** A PostgreSQL storage on `url`, opened (migrated), closed when the test ends. */
 async function openedPostgres (t: Test, url: string): Promise<PostgresStorage> {
@@ -91,7 +70,7 @@ async function all<T> (items: AsyncIterable<T>): Promise<T[]> {
   return list
 }
 
-for (const [backend, open] of BACKENDS) {
+for (const [backend, open] of STORAGE_BACKENDS) {
   t.test(`${backend}: ingest reads and writes, idempotency marks, series in key order`, async t => {
     const storage = await open(t)
     if (storage === undefined) return
@@ -226,7 +205,7 @@ t.test('postgres: a scheduled job runs on one node of those sharing the database
 })
 
 t.test('lmdb: a scheduled job always runs (one node)', async t => {
-  const storage = await BACKENDS[0][1](t) as TelemetryStorage
+  const storage = await STORAGE_BACKENDS[0][1](t) as TelemetryStorage
   let runs = 0
   t.equal(await storage.scheduled('retention', 60_000, async () => { runs++ }), true)
   t.equal(await storage.scheduled('retention', 60_000, async () => { runs++ }), true)

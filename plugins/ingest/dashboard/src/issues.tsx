@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks'
 import { api, type Me } from './api.js'
 import { useData, when } from './data.js'
+import { Pages, useCursorPages } from './pages.js'
 
 interface Issue {
   id: string
@@ -35,13 +36,13 @@ export function IssuesView ({ version }: { version: number }) {
   const [firmware, setFirmware] = useState('')
   const [q, setQ] = useState('')
   const [sort, setSort] = useState('last_seen')
-  const [cursors, setCursors] = useState<string[]>([''])
-  const cursor = cursors[cursors.length - 1]
+  const pages = useCursorPages()
+  const { cursor } = pages
   const query = new URLSearchParams({
     limit: '50', sort, ...(status !== '' && { status }), ...(firmware !== '' && { software_version: firmware }), ...(q !== '' && { q }), ...(cursor !== '' && { cursor })
   })
   const { data, error } = useData(async () => await api<{ issues: Issue[], next_cursor: string | null }>('GET', `/issues?${query.toString()}`), [version, query.toString()])
-  const restart = <T,>(set: (value: T) => void) => (value: T) => { set(value); setCursors(['']) }
+  const restart = <T,>(set: (value: T) => void) => (value: T) => { set(value); pages.restart() }
   return (
     <section>
       <h2>Crash issues</h2>
@@ -65,10 +66,7 @@ export function IssuesView ({ version }: { version: number }) {
           </tr>
         ))}</tbody>
       </table>
-      <div class="pages">
-        <button disabled={cursors.length === 1} onClick={() => { setCursors(cursors.slice(0, -1)) }}>Previous</button>
-        <button disabled={data?.next_cursor === null || data === undefined} onClick={() => { if (data !== undefined && data.next_cursor !== null) setCursors([...cursors, data.next_cursor]) }}>Next</button>
-      </div>
+      <Pages pages={pages} next={data?.next_cursor} />
     </section>
   )
 }

@@ -4,6 +4,7 @@
 // (created by provisioners and admins only: the form is not shown to viewers, and the API refuses them too).
 import { useEffect, useState } from 'preact/hooks'
 import { useData, when } from './data.js'
+import { Pages, useCursorPages } from './pages.js'
 import { api, type Me } from './api.js'
 import { Chart, type Points } from './chart.js'
 import { AlertHistory, SymbolFiles, Timeline } from './operations.js'
@@ -62,8 +63,8 @@ export function DevicesView ({ version }: { version: number }) {
   const [sort, setSort] = useState('')
   const [metric, setMetric] = useState('')
   const groups = useData(async () => await api<{ groups: Group[] }>('GET', '/groups'), [])
-  const [cursors, setCursors] = useState<string[]>([''])
-  const cursor = cursors[cursors.length - 1]
+  const pages = useCursorPages()
+  const { cursor } = pages
   const query = new URLSearchParams({
     limit: '50', ...(q !== '' && { q }), ...(state !== '' && { state }), ...(group !== '' && { group }), ...(firmware !== '' && { software_version: firmware }), ...(cursor !== '' && { cursor }),
     ...(sort !== '' && { sort: sort === 'metric' && metric === '' ? 'last_seen' : sort }), ...(metric !== '' && { metric })
@@ -72,18 +73,18 @@ export function DevicesView ({ version }: { version: number }) {
   return (
     <section>
       <div class="filters">
-        <input placeholder="Search id, name, serial" value={q} onInput={e => { setQ(e.currentTarget.value); setCursors(['']) }} />
-        <select value={state} onChange={e => { setState(e.currentTarget.value); setCursors(['']) }}>
+        <input placeholder="Search id, name, serial" value={q} onInput={e => { setQ(e.currentTarget.value); pages.restart() }} />
+        <select value={state} onChange={e => { setState(e.currentTarget.value); pages.restart() }}>
           <option value="">any state</option><option value="online">online</option><option value="offline">offline</option><option value="never_seen">never seen</option>
         </select>
-        <select name="group" value={group} onChange={e => { setGroup(e.currentTarget.value); setCursors(['']) }}>
+        <select name="group" value={group} onChange={e => { setGroup(e.currentTarget.value); pages.restart() }}>
           <option value="">any group</option>{(groups.data?.groups ?? []).map(g => <option key={g.name} value={g.name}>{g.name}</option>)}
         </select>
-        <input name="firmware" placeholder="Firmware version" value={firmware} onInput={e => { setFirmware(e.currentTarget.value); setCursors(['']) }} />
-        <select name="sort" value={sort} onChange={e => { setSort(e.currentTarget.value); setCursors(['']) }}>
+        <input name="firmware" placeholder="Firmware version" value={firmware} onInput={e => { setFirmware(e.currentTarget.value); pages.restart() }} />
+        <select name="sort" value={sort} onChange={e => { setSort(e.currentTarget.value); pages.restart() }}>
           <option value="">by id</option><option value="last_seen">last seen</option><option value="fault_count">most faults</option><option value="software_version">firmware</option><option value="metric">the metric column</option>
         </select>
-        <input name="metric" placeholder="Metric column, e.g. battery_mv" value={metric} onInput={e => { setMetric(e.currentTarget.value); setCursors(['']) }} />
+        <input name="metric" placeholder="Metric column, e.g. battery_mv" value={metric} onInput={e => { setMetric(e.currentTarget.value); pages.restart() }} />
       </div>
       {error !== undefined && <p class="error">{error}</p>}
       <table class="devices">
@@ -93,10 +94,7 @@ export function DevicesView ({ version }: { version: number }) {
             {sort !== '' && <td class="fault-count">{d.fault_count ?? 0}</td>}{metric !== '' && <td class="metric-value">{d.metric_value ?? ''}</td>}</tr>
         ))}</tbody>
       </table>
-      <div class="pages">
-        <button disabled={cursors.length === 1} onClick={() => { setCursors(cursors.slice(0, -1)) }}>Previous</button>
-        <button disabled={data?.next_cursor === null || data === undefined} onClick={() => { if (data !== undefined && data.next_cursor !== null) setCursors([...cursors, data.next_cursor]) }}>Next</button>
-      </div>
+      <Pages pages={pages} next={data?.next_cursor} />
     </section>
   )
 }
