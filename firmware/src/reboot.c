@@ -10,6 +10,14 @@
 
 #define RETAINED_MAGIC 0x42525431u // "BRT1"
 
+#if BERTH_FAULT_CAPTURE
+//! The fault's registers as the retained record holds them (the berth_fault_t of firmware without stack snapshots).
+typedef struct {
+  uint32_t pc, lr, sp, psr, cfsr, hfsr, mmfar, bfar;
+  int64_t uptime_ms;
+} retained_fault_t;
+#endif
+
 typedef struct {
   uint32_t magic;
   uint32_t boot_count;
@@ -19,9 +27,16 @@ typedef struct {
 #endif
   uint32_t sequence;
 #if BERTH_FAULT_CAPTURE
-  berth_fault_t fault;
+  retained_fault_t fault;
 #endif
   uint32_t crc;
+#if BERTH_FAULT_CAPTURE && BERTH_FAULT_STACK_WORDS > 0
+  // The stack snapshot after the record earlier firmware wrote, under a CRC of its own: a record left by
+  // firmware without it (or with another size) keeps its fault, with no stack.
+  uint32_t stack_words;
+  uint32_t stack[BERTH_FAULT_STACK_WORDS];
+  uint32_t stack_crc;
+#endif
 } retained_t;
 
 static berth_reboot_reason_t s_reason = BERTH_REBOOT_UNKNOWN;
@@ -44,6 +59,32 @@ static void seal(retained_t *r) {
 }
 
 size_t berth_retained_size(void) { return sizeof(retained_t); }
+
+#if BERTH_FAULT_CAPTURE
+#if BERTH_FAULT_STACK_WORDS > 0
+/** The CRC-32 of the stack snapshot, its size seeded in so a snapshot of another size never passes. */
+static uint32_t stack_checksum(const retained_t *r) {
+  const uint32_t size = BERTH_FAULT_STACK_WORDS;
+  return berth_crc32(berth_crc32(0, (const uint8_t *)&size, sizeof size), (const uint8_t *)&r->stack_words,
+                     offsetof(retained_t, stack_crc) - offsetof(retained_t, stack_words));
+}
+#endif
+
+/** The fault the retained record holds, with its stack snapshot when that is intact. */
+static berth_fault_t retained_fault(const retained_t *r) {
+  const retained_fault_t *f = &r->fault;
+  berth_fault_t fault = {
+    .pc = f->pc, .lr = f->lr, .sp = f->sp, .psr = f->psr, .cfsr = f->cfsr, .hfsr = f->hfsr, .mmfar = f->mmfar, .bfar = f->bfar, .uptime_ms = f->uptime_ms
+  };
+#if BERTH_FAULT_STACK_WORDS > 0
+  if (r->stack_crc == stack_checksum(r) && r->stack_words <= BERTH_FAULT_STACK_WORDS) {
+    fault.stack_words = r->stack_words;
+    memcpy(fault.stack, r->stack, sizeof fault.stack);
+  }
+#endif
+  return fault;
+}
+#endif
 
 /**
  * The first sequence number after a power cycle: the caller's seed, mixed with the region's power-up
@@ -79,7 +120,7 @@ void berth_boot(uint32_t sequence_seed) {
     if (s_reason == BERTH_REBOOT_UNKNOWN) s_reason = unrecorded(BERTH_REBOOT_UNKNOWN);
 #if BERTH_FAULT_CAPTURE
     s_fault_pending = r->has_fault != 0;
-    s_fault = r->fault;
+    s_fault = retained_fault(r);
 #endif
   } else {
     const uint32_t sequence = power_on_sequence(r, sequence_seed);
@@ -125,7 +166,13 @@ void berth_fault_clear(void) {
 
 void berth_fault_record(const berth_fault_t *fault) {
   retained_t *r = retained();
-  r->fault = *fault;
+  const retained_fault_t registers = { fault->pc, fault->lr, fault->sp, fault->psr, fault->cfsr, fault->hfsr, fault->mmfar, fault->bfar, fault->uptime_ms };
+  r->fault = registers;
+#if BERTH_FAULT_STACK_WORDS > 0
+  r->stack_words = fault->stack_words < BERTH_FAULT_STACK_WORDS ? fault->stack_words : BERTH_FAULT_STACK_WORDS;
+  memcpy(r->stack, fault->stack, sizeof r->stack);
+  r->stack_crc = stack_checksum(r);
+#endif
   r->has_fault = 1;
   r->next_reason = BERTH_REBOOT_HARD_FAULT;
   seal(r);

@@ -51,6 +51,7 @@ static void field_text(berth_buf_t *out, const char *name, const char *value) {
 #define LONG(out, name, v) field_long(out, name, v)
 #define STRING(out, name, s) field_text(out, name, s)
 #define ENUM(out, name, symbols, i) field_text(out, name, symbols[i])
+#define BYTES_HEAD(out, name, n) (text(out, name), cbor_head(out, 2, n))
 
 #else
 
@@ -68,6 +69,7 @@ static void avro_string(berth_buf_t *out, const char *s) {
 #define LONG(out, name, v) avro_long(out, v)
 #define STRING(out, name, s) avro_string(out, s)
 #define ENUM(out, name, symbols, i) ((void)(symbols), avro_long(out, (int64_t)(i)))
+#define BYTES_HEAD(out, name, n) avro_long(out, (int64_t)(n))
 
 #endif
 
@@ -93,7 +95,7 @@ void berth_encode_reboot_reason(berth_buf_t *out, const void *record) {
 #if BERTH_FAULT_CAPTURE
 void berth_encode_fault_record(berth_buf_t *out, const void *record) {
   const berth_fault_t *f = (const berth_fault_t *)record;
-  RECORD(out, 9);
+  RECORD(out, 10);
   LONG(out, "pc", f->pc);
   LONG(out, "lr", f->lr);
   LONG(out, "sp", f->sp);
@@ -103,6 +105,13 @@ void berth_encode_fault_record(berth_buf_t *out, const void *record) {
   LONG(out, "mmfar", f->mmfar);
   LONG(out, "bfar", f->bfar);
   LONG(out, "uptime_ms", f->uptime_ms);
+#if BERTH_FAULT_STACK_WORDS > 0
+  const uint32_t words = f->stack_words < BERTH_FAULT_STACK_WORDS ? f->stack_words : BERTH_FAULT_STACK_WORDS;
+  BYTES_HEAD(out, "stack", 4 * words);
+  for (uint32_t i = 0; i < words; i++) berth_buf_u32le(out, f->stack[i]); // little-endian, as in memory
+#else
+  BYTES_HEAD(out, "stack", 0);
+#endif
 }
 #endif
 
@@ -134,12 +143,7 @@ void berth_encode_trace(berth_buf_t *out, const void *record) {
   RECORD(out, 3);
   LONG(out, "uptime_ms", t->uptime_ms);
   LONG(out, "dropped", t->dropped);
-#if BERTH_SERIALIZATION_CBOR
-  text(out, "data");
-  cbor_head(out, 2, t->length);
-#else
-  avro_long(out, (int64_t)t->length);
-#endif
+  BYTES_HEAD(out, "data", t->length);
   berth_buf_put(out, t->data, t->length);
 }
 

@@ -82,7 +82,7 @@ static void transports(berth_transport_t *http, const uint8_t device[8], const u
     berth_log("sensor ready");
     berth_upload_t session = { .transport = http, .options = { false, NULL }, .info = &INFO };
     report(berth_upload(&session), "session 1 over HTTP: device info, reboot, metrics, trace, heartbeat");
-    const berth_fault_t fault = { 0x08000a11, 0x08000b23, 0x20001fe0, 0x21000000, 0x0400, 0x40000000, 0, 0, 1234 };
+    const berth_fault_t fault = { .pc = 0x08000a11, .lr = 0x08000b23, .sp = 0x20001fe0, .psr = 0x21000000, .cfsr = 0x0400, .hfsr = 0x40000000, .mmfar = 0, .bfar = 0, .uptime_ms = 1234 };
     berth_fault_record(&fault);
     berth_platform_reset();
   }
@@ -204,7 +204,7 @@ static void ota(berth_transport_t *http, const uint8_t device[8], const char *ve
   (void)crash;
 #else
   if (crash && boots < 4) {
-    const berth_fault_t fault = { 0x08000c01, 0x08000b23, 0x20001fe0, 0x21000000, 1u << 17, 0x40000000, 0, 0, 4321 };
+    const berth_fault_t fault = { .pc = 0x08000c01, .lr = 0x08000b23, .sp = 0x20001fe0, .psr = 0x21000000, .cfsr = 1u << 17, .hfsr = 0x40000000, .mmfar = 0, .bfar = 0, .uptime_ms = 4321 };
     berth_fault_record(&fault);
     berth_platform_reset();
   }

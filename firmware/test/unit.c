@@ -163,7 +163,7 @@ static void test_retained(void) {
     check((BERTH_PLATFORM_ENTROPY || first == 1000) && berth_next_sequence() == first + 1,
           "sequence numbers start from the seed (mixed with the port's entropy) and count up");
 #if BERTH_FAULT_CAPTURE
-    const berth_fault_t fault = { 0x08000123, 0x08000457, 0x20001f00, 0x61000000, 0x8200, 0x40000000, 0, 0xe000ed38, 4242 };
+    const berth_fault_t fault = { .pc = 0x08000123, .lr = 0x08000457, .sp = 0x20001f00, .psr = 0x61000000, .cfsr = 0x8200, .hfsr = 0x40000000, .mmfar = 0, .bfar = 0xe000ed38, .uptime_ms = 4242 };
     berth_fault_record(&fault);
 #endif
     berth_platform_reset();
@@ -190,6 +190,45 @@ static void test_retained(void) {
   }
   berth_posix_on_reset(NULL);
 }
+
+#if BERTH_FAULT_CAPTURE && BERTH_FAULT_STACK_WORDS > 0
+static void test_fault_stack(void) {
+  static jmp_buf reset;
+  static volatile int boots;
+  boots = 0;
+  berth_posix_on_reset(&reset);
+  setjmp(reset);
+  boots++;
+  berth_boot(1);
+  berth_fault_t fault;
+  if (boots == 1) {
+    berth_fault_t crash = { .pc = 0x08000123, .lr = 0x08000457, .uptime_ms = 77, .stack_words = BERTH_FAULT_STACK_WORDS + 5, .stack = { 0x20001f10, 0x08000a5b } };
+    berth_fault_record(&crash);
+    berth_platform_reset();
+  }
+  if (boots == 2) {
+    check(berth_fault_pending(&fault) && fault.stack_words == BERTH_FAULT_STACK_WORDS && fault.stack[0] == 0x20001f10 && fault.stack[1] == 0x08000a5b,
+          "the stack snapshot survived the reset, no longer than BERTH_FAULT_STACK_WORDS");
+    uint8_t payload[64 + 4 * BERTH_FAULT_STACK_WORDS];
+    berth_buf_t out = berth_buf(payload, sizeof payload);
+    berth_encode_fault_record(&out, &fault);
+#if !BERTH_SERIALIZATION_CBOR
+    // Avro: nine zigzag longs, then the bytes' length (zigzag) and the words, little-endian.
+    const size_t stack_at = out.length - 4u * BERTH_FAULT_STACK_WORDS;
+    check(!out.overflow && payload[stack_at] == 0x10 && payload[stack_at + 1] == 0x1f && payload[stack_at + 4] == 0x5b, "the FaultRecord ends in the snapshot's bytes");
+#endif
+    // As firmware without snapshots (or with another size) would leave the region after its record.
+    ((uint8_t *)berth_platform_retained())[berth_retained_size() - 8] ^= 0xff;
+    berth_platform_reset();
+  }
+  if (boots == 3) {
+    check(berth_fault_pending(&fault) && fault.pc == 0x08000123 && fault.uptime_ms == 77 && fault.stack_words == 0,
+          "a snapshot failing its CRC is dropped, the fault kept");
+    berth_fault_clear();
+  }
+  berth_posix_on_reset(NULL);
+}
+#endif
 
 #if BERTH_PLATFORM_RESET_CAUSE
 static void test_reset_cause(void) {
@@ -318,6 +357,9 @@ int main(void) {
   test_metrics_and_trace();
   test_sealed_buffers();
   test_retained();
+#if BERTH_FAULT_CAPTURE && BERTH_FAULT_STACK_WORDS > 0
+  test_fault_stack();
+#endif
 #if BERTH_PLATFORM_RESET_CAUSE
   test_reset_cause();
 #endif

@@ -58,7 +58,7 @@ export function applyChunk (writes: IngestWrites, events: TelemetryEvent[], devi
       const r = payload.record
       const fault: StoredFault = {
         device: id, sequence, received_at: at, pc: r.pc, lr: r.lr, sp: r.sp, psr: r.psr, cfsr: r.cfsr, hfsr: r.hfsr, mmfar: r.mmfar, bfar: r.bfar,
-        uptime_ms: r.uptime_ms, software_version: device.software_version, build_id: device.build_id, symbol: null, issue: null
+        uptime_ms: r.uptime_ms, stack: Buffer.from(r.stack ?? []).toString('hex'), software_version: device.software_version, build_id: device.build_id, symbol: null, backtrace: [], issue: null
       }
       writes.faults.push(fault)
       events.push({ kind: 'fault', device: id, sequence, pc: r.pc, lr: r.lr, at })

@@ -6,7 +6,7 @@
 // symbolicates the faults, and writes back what applyOccurrences returns.
 import { createHash } from 'node:crypto'
 import { decodeFault } from './fault-status.js'
-import type { StoredFault } from './storage/contract.js'
+import type { BacktraceFrame, StoredFault } from './storage/contract.js'
 
 export const ISSUE_STATUSES = ['open', 'resolved', 'ignored'] as const
 export type IssueStatus = typeof ISSUE_STATUSES[number]
@@ -99,17 +99,27 @@ export function pcIssue (fault: Pick<StoredFault, 'pc' | 'build_id' | 'cfsr' | '
   return { id: idOf(signature), signature, title: `${decodeFault(fault).kind} at ${pc}${fault.build_id === null ? '' : ` (build ${fault.build_id.slice(0, 12)})`}`, grouping: 'pc' }
 }
 
-/** The issue of a symbolicated fault (`symbol`: `<function> at <file>:<line>`), or undefined when it could not be symbolicated. */
-export function symbolIssue (fault: Pick<StoredFault, 'cfsr' | 'hfsr' | 'mmfar' | 'bfar'>, symbol: string | null): IssueIdentity | undefined {
+/** How many of a backtrace's frames make an issue's signature: the function that faulted and its caller. */
+export const SIGNATURE_FRAMES = 2
+
+/** A frame's function: its symbol up to ` at `. */
+const functionOf = (symbol: string): string => symbol.split(' at ')[0]
+
+/**
+ * The issue of a symbolicated fault (`symbol`: `<function> at <file>:<line>`, and the backtrace when
+ * unwound): its top frames' functions; undefined when it could not be symbolicated.
+ */
+export function symbolIssue (fault: Pick<StoredFault, 'cfsr' | 'hfsr' | 'mmfar' | 'bfar'>, symbol: string | null, backtrace?: readonly BacktraceFrame[]): IssueIdentity | undefined {
   if (symbol === null || symbol.startsWith('unsymbolicated')) return undefined
-  const fn = symbol.split(' at ')[0]
-  const signature = `in ${fn}`
-  return { id: idOf(signature), signature, title: `${decodeFault(fault).kind} in ${fn}`, grouping: 'symbol' }
+  const frames = backtrace !== undefined && backtrace.length > 0 ? backtrace.slice(0, SIGNATURE_FRAMES).map(frame => functionOf(frame.symbol)) : [functionOf(symbol)]
+  const signature = `in ${frames.join(' < ')}`
+  const caller = frames.length > 1 ? ` (from ${frames[1]})` : ''
+  return { id: idOf(signature), signature, title: `${decodeFault(fault).kind} in ${frames[0]}${caller}`, grouping: 'symbol' }
 }
 
 /** The issue a stored fault belongs to now. */
 export function issueOf (fault: StoredFault): IssueIdentity {
-  return symbolIssue(fault, fault.symbol) ?? pcIssue(fault)
+  return symbolIssue(fault, fault.symbol, fault.backtrace) ?? pcIssue(fault)
 }
 
 const hourOf = (at: number): string => String(Math.floor(at / HOUR_MS) * HOUR_MS)
@@ -231,13 +241,13 @@ export interface Move {
   fault: StoredFault
 }
 
-/** The move `symbol` makes of `fault` (as stored, before the symbol is set), or undefined when it stays in its issue. */
-export function moveOf (fault: StoredFault, symbol: string): Move | undefined {
-  const target = symbolIssue(fault, symbol)
+/** The move a resolved symbol (and backtrace) makes of `fault` (as stored, before they are set), or undefined when it stays in its issue. */
+export function moveOf (fault: StoredFault, resolved: { symbol: string, backtrace?: BacktraceFrame[] }): Move | undefined {
+  const target = symbolIssue(fault, resolved.symbol, resolved.backtrace)
   if (target === undefined) return undefined
   const from = fault.issue ?? pcIssue(fault).id
   if (from === target.id) return undefined
-  const moved = { ...fault, symbol, issue: target.id }
+  const moved = { ...fault, ...resolved, issue: target.id }
   return {
     occurrences: [{ issue: { ...pcIssue(fault), id: from }, fault, sign: -1 }, { issue: target, fault: moved, sign: 1 }],
     alias: { pc: pcIssue(fault).id, issue: target },

@@ -1,8 +1,12 @@
-// ELF uploads: check that a file is an ELF image and find its GNU build id (NT_GNU_BUILD_ID note),
-// reading only within the file's bounds.
+// ELF images: check that a file is an ELF image, find its GNU build id (NT_GNU_BUILD_ID note), and
+// read its code (the sections of executable instructions, for backtraces), reading only within the
+// file's bounds.
 import { createHash } from 'node:crypto'
 
+const SHT_PROGBITS = 1
 const SHT_NOTE = 7
+const SHF_ALLOC = 0x2
+const SHF_EXECINSTR = 0x4
 /** e_machine of 32-bit ARM images. */
 export const ELF_MACHINE_ARM = 40
 const NT_GNU_BUILD_ID = 3
@@ -20,7 +24,23 @@ export interface ElfInfo {
 
 export type ElfResult = { ok: true, info: ElfInfo } | { ok: false, reason: string }
 
-export function inspectElf (bytes: Buffer): ElfResult {
+/** A section of code as loaded: its address and bytes. */
+export interface CodeSection {
+  address: number
+  bytes: Buffer
+}
+
+interface Section { type: number, flags: number, address: number, offset: number, size: number }
+
+interface ElfLayout {
+  bits: 32 | 64
+  machine: number
+  u32: (at: number) => number
+  sections: Section[]
+}
+
+/** The header and section table of an ELF file, each section checked to lie within the file. */
+function readLayout (bytes: Buffer): { ok: true, layout: ElfLayout } | { ok: false, reason: string } {
   if (bytes.length < 52 || bytes.readUInt32BE(0) !== 0x7f454c46) return { ok: false, reason: 'not an ELF file (no \\x7fELF magic)' }
   const bits = bytes[4] === 1 ? 32 : bytes[4] === 2 ? 64 : undefined
   const little = bytes[5] === 1 ? true : bytes[5] === 2 ? false : undefined
@@ -29,21 +49,46 @@ export function inspectElf (bytes: Buffer): ElfResult {
   const u16 = (at: number): number => little ? bytes.readUInt16LE(at) : bytes.readUInt16BE(at)
   const u32 = (at: number): number => little ? bytes.readUInt32LE(at) : bytes.readUInt32BE(at)
   const addr = (at: number): number => bits === 32 ? u32(at) : Number(little ? bytes.readBigUInt64LE(at) : bytes.readBigUInt64BE(at))
-  const machine = u16(18)
   const shoff = addr(bits === 32 ? 32 : 40)
   const shentsize = u16(bits === 32 ? 46 : 58)
   const shnum = u16(bits === 32 ? 48 : 60)
   if (shoff + shnum * shentsize > bytes.length) return { ok: false, reason: 'section header table runs past the end of the file' }
-  let buildId: string | undefined
-  for (let i = 0; i < shnum && buildId === undefined; i++) {
+  const sections: Section[] = []
+  for (let i = 0; i < shnum; i++) {
     const header = shoff + i * shentsize
-    if (u32(header + 4) !== SHT_NOTE) continue
-    const offset = addr(header + (bits === 32 ? 16 : 24))
-    const size = addr(header + (bits === 32 ? 20 : 32))
-    if (offset + size > bytes.length) return { ok: false, reason: `note section ${i} runs past the end of the file` }
-    buildId = findBuildId(bytes, offset, offset + size, u32)
+    const section = {
+      type: u32(header + 4),
+      flags: addr(header + 8),
+      address: addr(header + (bits === 32 ? 12 : 16)),
+      offset: addr(header + (bits === 32 ? 16 : 24)),
+      size: addr(header + (bits === 32 ? 20 : 32))
+    }
+    if ((section.type === SHT_NOTE || section.type === SHT_PROGBITS) && section.offset + section.size > bytes.length) {
+      return { ok: false, reason: `section ${i} runs past the end of the file` }
+    }
+    sections.push(section)
+  }
+  return { ok: true, layout: { bits, machine: u16(18), u32, sections } }
+}
+
+export function inspectElf (bytes: Buffer): ElfResult {
+  const read = readLayout(bytes)
+  if (!read.ok) return read
+  const { bits, machine, u32, sections } = read.layout
+  let buildId: string | undefined
+  for (const section of sections) {
+    if (section.type === SHT_NOTE) buildId ??= findBuildId(bytes, section.offset, section.offset + section.size, u32)
   }
   return { ok: true, info: { buildId, bits, machine, sha1: createHash('sha1').update(bytes).digest('hex') } }
+}
+
+/** The loaded sections of executable instructions (none when the file is not a readable ELF image). */
+export function codeSections (bytes: Buffer): CodeSection[] {
+  const read = readLayout(bytes)
+  if (!read.ok) return []
+  return read.layout.sections
+    .filter(s => s.type === SHT_PROGBITS && (s.flags & (SHF_ALLOC | SHF_EXECINSTR)) === (SHF_ALLOC | SHF_EXECINSTR) && s.size > 0)
+    .map(s => ({ address: s.address, bytes: bytes.subarray(s.offset, s.offset + s.size) }))
 }
 
 /** The GNU build id among the notes in [start, end) of the file. */

@@ -1,16 +1,21 @@
 // Symbolication of faults: the fault's PC, else the call site its LR points to, resolved in the ELF
-// uploaded for the device's build (a symbolicated fault moves into its function's crash issue). Work is read from the ingest storage's index of pending faults, by
+// uploaded for the device's build, and the backtrace unwound from its stack snapshot (unwind.ts); a
+// symbolicated fault moves into the crash issue of its top frames. Work is read from the ingest storage's index of pending faults, by
 // build (never from a scan of all faults): new faults as they are stored, a build's pending faults when
 // its ELF arrives or its retry is due; the faults of one build in a batch are one resolver call.
+import { readFile } from 'node:fs/promises'
 import type { Logger } from 'pino'
-import { faultKey, localElf, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
+import { codeSections, faultKey, localElf, pendingKey, type BacktraceFrame, type CodeSection, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
 import type { IngestService } from '../ingest/index.js'
 import { ToolUnavailable, type Addr2line } from './addr2line.js'
+import { backtraceOf, frameAddresses } from './unwind.js'
 
 /** Faults taken at a time, of new ones and of each build gone through. */
 const BATCH = 2000
 /** Longest wait between two tries of a build whose resolver failed. */
 const MAX_RETRY_MS = 3_600_000
+/** Builds whose code is kept in memory for unwinding. */
+const CODE_CACHE_BUILDS = 8
 
 const hex = (n: number): string => `0x${n.toString(16).padStart(8, '0')}`
 
@@ -26,8 +31,8 @@ interface Retry {
   timer: NodeJS.Timeout | undefined
 }
 
-/** What a batch's faults become: final symbols (the faults leave the index), or one reason to wait with. */
-type Outcome = { final: true, symbols: string[] } | { final: false, reason: string }
+/** What a batch's faults become: final symbols and backtraces (the faults leave the index), or one reason to wait with. */
+type Outcome = { final: true, symbols: string[], backtraces: BacktraceFrame[][] } | { final: false, reason: string }
 
 export interface SymbolicatorOptions {
   ingest: IngestService
@@ -48,6 +53,8 @@ export class Symbolicator {
   readonly #sweeps = new Map<string, PendingKey | undefined>()
   /** Builds whose resolver failed. */
   readonly #retries = new Map<string, Retry>()
+  /** The code sections of recently resolved builds' images, oldest first. */
+  readonly #code = new Map<string, CodeSection[]>()
   #working = false
   #stopped = false
 
@@ -136,16 +143,16 @@ export class Symbolicator {
     const outcome = await this.#resolve(buildId, batch)
     if (this.#stopped) return
     const { telemetry } = this.#options.ingest
-    const written = await telemetry.storage.setSymbols(batch.map(({ key }, i) => ({
-      key, symbol: outcome.final ? outcome.symbols[i] : outcome.reason, final: outcome.final
-    })))
+    const written = await telemetry.storage.setSymbols(batch.map(({ key }, i) => outcome.final
+      ? { key, symbol: outcome.symbols[i], backtrace: outcome.backtraces[i], final: true }
+      : { key, symbol: outcome.reason, final: false }))
     for (const symbol of written.symbols) this.#options.outcomes.inc({ outcome: symbol.startsWith('unsymbolicated') ? 'unresolved' : 'resolved' })
     // Symbolicated faults moved into their function's crash issue: a new issue or a regression is news.
     telemetry.publish(written.events)
   }
 
   async #resolve (buildId: string, batch: Pending[]): Promise<Outcome> {
-    if (buildId === '') return { final: true, symbols: batch.map(() => 'unsymbolicated: the device reported no build id') }
+    if (buildId === '') return { final: true, symbols: batch.map(() => 'unsymbolicated: the device reported no build id'), backtraces: batch.map(() => []) }
     const { telemetry } = this.#options.ingest
     const elf = await telemetry.storage.elf(buildId)
     if (elf === undefined) return { final: false, reason: `unsymbolicated: no ELF uploaded for build ${buildId}` }
@@ -153,14 +160,18 @@ export class Symbolicator {
     if (retry?.timer !== undefined) return { final: false, reason: retry.reason }
     const file = await localElf(telemetry.storage, telemetry.elfDir, elf)
     if (file === undefined) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing from the ELF directory; upload it again` }
-    // LR carries the Thumb bit and points after the call: 2 bytes back is inside the call instruction.
-    const addresses = batch.flatMap(({ fault }) => [(fault.pc & ~1) >>> 0, ((fault.lr & ~1) >>> 0) - 2])
+    const code = await this.#codeOf(buildId, file)
+    const frames = batch.map(({ fault }) => frameAddresses(code, fault))
     try {
-      const found = await this.#options.addr2line.resolve(buildId, file, addresses)
+      const found = await this.#options.addr2line.resolve(buildId, file, frames.flat().map(frame => frame.lookup))
       this.#retries.delete(buildId)
+      let at = 0
+      const resolved = frames.map(faultFrames => found.slice(at, at += faultFrames.length))
       return {
         final: true,
-        symbols: batch.map(({ fault }, i) => found[2 * i] ?? found[2 * i + 1] ?? `unsymbolicated: PC ${hex(fault.pc)} and LR ${hex(fault.lr)} are not in the image of build ${buildId}`)
+        // The PC, else the call its LR returns to (frames 0 and 1).
+        symbols: batch.map(({ fault }, i) => resolved[i][0] ?? resolved[i][1] ?? `unsymbolicated: PC ${hex(fault.pc)} and LR ${hex(fault.lr)} are not in the image of build ${buildId}`),
+        backtraces: frames.map((faultFrames, i) => backtraceOf(faultFrames, resolved[i]))
       }
     } catch (err) {
       if (!(err instanceof ToolUnavailable)) throw err
@@ -168,6 +179,22 @@ export class Symbolicator {
       this.#retryLater(buildId, reason)
       return { final: false, reason }
     }
+  }
+
+  /** The code sections of a build's image, read once while it is among the recent ones. */
+  async #codeOf (buildId: string, file: string): Promise<CodeSection[]> {
+    let code = this.#code.get(buildId)
+    if (code === undefined) {
+      const bytes = await readFile(file).catch(() => undefined)
+      // Unreadable now: the faults resolve without frames from their stacks (addr2line says why it fails, if it does).
+      if (bytes === undefined) return []
+      // Copied out, so the rest of the file (debug information, mostly) is not kept alive by them.
+      code = codeSections(bytes).map(section => ({ address: section.address, bytes: Buffer.from(section.bytes) }))
+      if (this.#code.size >= CODE_CACHE_BUILDS) this.#code.delete(this.#code.keys().next().value as string)
+    }
+    this.#code.delete(buildId)
+    this.#code.set(buildId, code)
+    return code
   }
 
   /** Try the build's pending faults again after a wait that doubles with each failure in a row. */

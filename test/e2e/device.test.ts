@@ -5,7 +5,8 @@
 // resets), and the third boot uploads the watchdog reboot the port's reset cause tells.
 // `berth gateway` reads the UART while the server is down, spools every frame, and forwards them once
 // it is up: every chunk arrives exactly once. The ELF uploaded afterwards resolves the earlier fault
-// to the named function and its line. Then the device is powered on again: a board with no clock,
+// to the named function and its line, and unwinds its stack snapshot into a backtrace that names its
+// crash issue. Then the device is powered on again: a board with no clock,
 // random numbers or flash counter (QEMU clears RAM), so its second run reuses the first run's sequence
 // numbers, byte for byte where nothing changed; its crashes, hangs and power-ons are stored all the same.
 import t from 'tap'
@@ -88,7 +89,18 @@ if (compiler !== undefined) {
       const [now] = (await json(`/devices/${DEVICE}/faults`)).items as Array<{ symbol: string }>
       return !now.symbol.startsWith('unsymbolicated') && now.symbol
     }, { what: 'the fault to be symbolicated' })
-    t.equal(resolved, `sensor_poll at ${join(FIRMWARE_DIR, 'examples/qemu-demo/main.c')}:${line}`)
+    const mainC = join(FIRMWARE_DIR, 'examples/qemu-demo/main.c')
+    t.equal(resolved, `sensor_poll at ${mainC}:${line}`)
+    // Unwound from the stack the HardFault handler copied: the call in sensor_task, then (main having
+    // tail-called sensor_task, so leaving no frame) the reset handler that called main.
+    const caller = source.findIndex(l => l.includes('const int reading = sensor_poll();')) + 1
+    const [{ backtrace, stack }] = (await json(`/devices/${DEVICE}/faults`)).items as Array<{ backtrace: Array<{ address: number, symbol: string }>, stack: string }>
+    t.ok(stack.length >= 16 && stack.length % 8 === 0, 'the fault carries a stack snapshot of whole words')
+    t.same(backtrace.slice(0, 2).map(frame => frame.symbol), [`sensor_poll at ${mainC}:${line}`, `sensor_task at ${mainC}:${caller}`], 'the backtrace: the fault, then its caller')
+    t.match(backtrace[2]?.symbol, /^Reset_Handler at .*startup\.c:\d+$/, 'then the reset handler that called main')
+    t.equal(backtrace.length, 3, 'and nothing made up from the rest of the stack')
+    const issues = async (): Promise<Array<{ title: string, count: number }>> => ((await json('/issues?q=sensor_poll')).issues as Array<{ title: string, count: number }>)
+    t.match(await issues(), [{ title: /^INVSTATE.* in sensor_poll \(from sensor_task\)$/, count: 1 }], 'one crash issue, named by its top two frames')
 
     // Power on again: the same image, RAM cleared, the same seed, so the same sequence numbers.
     t.equal(await exited(boot()), 0, 'the second run ended the emulation too')
@@ -103,6 +115,7 @@ if (compiler !== undefined) {
     const sequences = ((await json(`/devices/${DEVICE}/reboots`)).items as Array<{ sequence: number }>).map(r => r.sequence)
     t.equal(sequences[0], sequences[3], 'the second power-on reused the first one\'s sequence number')
     await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as Array<{ symbol: string }>).every(f => f.symbol === resolved), { what: 'both faults symbolicated' })
+    t.match(await issues(), [{ count: 2 }], 'the second crash joins the same issue')
     const both = ((await json(`/devices/${DEVICE}/metrics`)).items as Array<{ key: string, value: number }>).map(m => [m.key, m.value])
     t.same(both, [...metrics, ...metrics].map(m => [m.key, m.value]), 'each run\'s metrics')
 

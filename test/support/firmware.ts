@@ -85,7 +85,12 @@ function record (v: VectorJson, i: number): string {
   switch (v.type) {
     case 'DeviceInfo': return `static const berth_device_info_t r${i} = { ${s(r.serial)}, ${s(r.hardware_version)}, ${s(r.software_type)}, ${s(r.software_version)}, ${s(r.build_id)} };`
     case 'RebootReason': return `static const berth_reboot_t r${i} = { ${REBOOT.indexOf(String(r.reason))}, ${n(r.boot_count)}, ${n(r.pc)}u, ${n(r.lr)}u };`
-    case 'FaultRecord': return `static const berth_fault_t r${i} = { ${['pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar'].map(k => `${n(r[k])}u`).join(', ')}, ${n(r.uptime_ms)} };`
+    case 'FaultRecord': {
+      const stack = Buffer.from(String(r.stack), 'hex')
+      const words = Array.from({ length: stack.length / 4 }, (_, w) => `0x${stack.readUInt32LE(4 * w).toString(16)}u`)
+      return `static const berth_fault_t r${i} = { ${['pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar'].map(k => `.${k} = ${n(r[k])}u`).join(', ')}, ` +
+        `.uptime_ms = ${n(r.uptime_ms)}, .stack_words = ${words.length}, .stack = { ${words.join(', ')} } };`
+    }
     case 'Metrics': return `static const berth_metric_t e${i}[] = { ${entries.map(e => `{ ${s(e.key)}, ${KIND.indexOf(String(e.kind))}, ${n(e.value)}, ${n(e.uptime_ms)} }`).join(', ')} };\n` +
       `static const berth_metrics_t r${i} = { ${n(r.uptime_ms)}, e${i}, ${entries.length} };`
     case 'Trace': {

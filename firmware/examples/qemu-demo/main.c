@@ -1,9 +1,10 @@
 //! @file main.c
 //! The QEMU example: a device under a watchdog that records metrics and a log line, uploads over its
-//! UART, then crashes on a bad function pointer in sensor_poll(); after the reset it uploads the reboot
-//! reason hard_fault and the fault record, then hangs in sensor_wait() until the watchdog resets it;
-//! the third boot uploads the reboot reason watchdog (unknown without BERTH_PLATFORM_RESET_CAUSE) and
-//! ends the emulation. Without fault capture the crash, too, ends in a watchdog reset.
+//! UART, then crashes on a bad function pointer in sensor_poll(), called by sensor_task(); after the
+//! reset it uploads the reboot reason hard_fault and the fault record (with its stack, which unwinds
+//! to sensor_task and main), then hangs in sensor_wait() until the watchdog resets it; the third boot
+//! uploads the reboot reason watchdog (unknown without BERTH_PLATFORM_RESET_CAUSE) and ends the
+//! emulation. Without fault capture the crash, too, ends in a watchdog reset.
 #include "berth/metrics.h"
 #include "berth/reboot.h"
 #include "berth/trace.h"
@@ -21,6 +22,12 @@ static volatile reader_t s_temperature_reader;
 __attribute__((noinline)) static int sensor_poll(void) {
   berth_log("polling the temperature sensor");
   return s_temperature_reader() + 1; // the fault: a call through a null function pointer
+}
+
+//! The power-on's work: a reading, scaled (the caller a backtrace of sensor_poll's fault shows).
+__attribute__((noinline)) static int sensor_task(void) {
+  const int reading = sensor_poll();
+  return reading * 10;
 }
 
 __attribute__((noinline)) static void sensor_wait(void) {
@@ -49,7 +56,7 @@ int main(void) {
       berth_metrics_observe("loop_us", 420);
       berth_log("sensor ready");
       upload();
-      return sensor_poll();
+      return sensor_task();
     case BERTH_REBOOT_HARD_FAULT:
       berth_metrics_increment("recoveries", 1);
       upload();

@@ -19,6 +19,14 @@
 #define BERTH_FAULT_CAPTURE 1
 #endif
 
+//! Words of the stack the HardFault handler copies into the fault record, from the stack pointer
+//! before the exception upwards (fewer when the stack ends sooner): the server finds the return
+//! addresses among them and unwinds them into a backtrace (docs/chunk-format.md). Each word costs
+//! 4 bytes of RAM twice (the retained record and the SDK's copy) and of the FaultRecord; 0 sends none.
+#ifndef BERTH_FAULT_STACK_WORDS
+#define BERTH_FAULT_STACK_WORDS 16
+#endif
+
 //! Capture log lines (berth_log) into the trace buffer. Off, berth_log(line) is a macro that discards
 //! the line, so the calls need no #if of their own.
 #ifndef BERTH_LOG_CAPTURE

@@ -46,6 +46,11 @@ typedef struct {
 typedef struct {
   uint32_t pc, lr, sp, psr, cfsr, hfsr, mmfar, bfar;
   int64_t uptime_ms;
+#if BERTH_FAULT_STACK_WORDS > 0
+  //! The stack snapshot: `stack_words` words from `sp` upwards (at most BERTH_FAULT_STACK_WORDS).
+  uint32_t stack_words;
+  uint32_t stack[BERTH_FAULT_STACK_WORDS];
+#endif
 } berth_fault_t;
 #endif
 

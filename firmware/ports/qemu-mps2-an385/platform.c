@@ -120,11 +120,21 @@ const char *berth_qemu_build_id(void) {
 #define SCB_BFAR REG(0xE000ED38u)
 
 void berth_qemu_fault(const uint32_t *stacked) {
-  // Stacked frame: r0 r1 r2 r3 r12 lr pc xpsr; the stack pointer before the exception is just above it.
-  const berth_fault_t fault = {
-    stacked[6], stacked[5], (uint32_t)(uintptr_t)(stacked + 8), stacked[7],
-    SCB_CFSR, SCB_HFSR, SCB_MMFAR, SCB_BFAR, s_ticks
+  // Stacked frame: r0 r1 r2 r3 r12 lr pc xpsr; the stack pointer before the exception is just above it,
+  // one word further when the processor aligned the frame to 8 bytes (xPSR bit 9).
+  const uint32_t *sp = stacked + 8 + ((stacked[7] >> 9) & 1u);
+  berth_fault_t fault = {
+    .pc = stacked[6], .lr = stacked[5], .sp = (uint32_t)(uintptr_t)sp, .psr = stacked[7],
+    .cfsr = SCB_CFSR, .hfsr = SCB_HFSR, .mmfar = SCB_MMFAR, .bfar = SCB_BFAR, .uptime_ms = s_ticks
   };
+#if BERTH_FAULT_STACK_WORDS > 0
+  // The words above it, up to the top of the stack (reading past the end of RAM would fault again).
+  extern uint32_t __stack_top; // the linker script's
+  const uint32_t *top = &__stack_top;
+  const uint32_t left = sp < top ? (uint32_t)(top - sp) : 0;
+  fault.stack_words = left < BERTH_FAULT_STACK_WORDS ? left : BERTH_FAULT_STACK_WORDS;
+  for (uint32_t i = 0; i < fault.stack_words; i++) fault.stack[i] = sp[i];
+#endif
   berth_fault_record(&fault);
   berth_platform_reset();
 }

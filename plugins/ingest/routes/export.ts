@@ -18,7 +18,7 @@ type Format = keyof typeof FORMATS
 
 const DEVICE_COLUMNS = ['id', 'name', 'group', 'serial', 'hardware_version', 'software_type', 'software_version', 'build_id', 'registered', 'encrypted', 'created_at', 'last_seen', 'boot_count', 'offline']
 const ISSUE_COLUMNS = ['id', 'title', 'signature', 'grouping', 'status', 'count', 'device_count', 'first_seen', 'last_seen', 'latest_version', 'resolved_version', 'regression', 'regressed_at', 'status_changed_at', 'status_changed_by']
-const FAULT_COLUMNS = ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'software_version', 'build_id', 'symbol', 'issue', 'causes']
+const FAULT_COLUMNS = ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'stack', 'software_version', 'build_id', 'symbol', 'backtrace', 'issue', 'causes']
 const METRIC_COLUMNS = ['device', 'sequence', 'received_at', 'key', 'kind', 'value', 'uptime_ms']
 
 interface ExportQuery { format?: string }
@@ -93,7 +93,12 @@ export function exportRoutes (app: FastifyInstance, t: Telemetry): void {
       const source = id !== undefined
         ? mapped(t.storage.series('faults', [id, from], to + 1), entry => entry.value)
         : filtered(t.storage.faultsSince(from), f => f.received_at <= to)
-      for await (const fault of source) yield { ...fault, causes: decodeFault(fault).causes.map(c => c.name).join(' ') }
+      for await (const fault of source) {
+        const frames = fault.backtrace ?? []
+        // A CSV cell holds the frames as one line, innermost first.
+        const backtrace = format === 'csv' ? frames.map(frame => frame.symbol).join(' < ') : frames
+        yield { ...fault, stack: fault.stack ?? '', backtrace, causes: decodeFault(fault).causes.map(c => c.name).join(' ') }
+      }
     }
     return await send(reply, 'faults', format, FAULT_COLUMNS, faults())
   })

@@ -34,8 +34,10 @@ const PAGE_PREVIEW = 20
 /** Most hours an issue's chart covers. */
 const MAX_CHART_HOURS = 24 * 90
 
-/** A fault as the API shows it: its status registers in words beside the numbers. */
-export const shownFault = (fault: StoredFault): StoredFault & { decoded: ReturnType<typeof decodeFault> } => ({ ...fault, decoded: decodeFault(fault) })
+/** A fault as the API shows it: its status registers in words beside the numbers; no stack or backtrace shown as empty ones. */
+export const shownFault = (fault: StoredFault): StoredFault & { decoded: ReturnType<typeof decodeFault> } => ({
+  ...fault, stack: fault.stack ?? '', backtrace: fault.backtrace ?? [], decoded: decodeFault(fault)
+})
 
 /** A list's cursor: the last issue's sort value and id. */
 const listCursor = (key: unknown[]): boolean => key.length === 2 && Number.isSafeInteger(key[0]) && typeof key[1] === 'string' && ISSUE_ID.test(key[1])

@@ -27,7 +27,17 @@ export interface Device {
   offline: boolean
 }
 
-export interface StoredFault extends FaultRecord {
+/** One frame of a fault's backtrace, innermost first: its address (the PC, or a return address) and `<function> at <file>:<line>`. */
+export interface BacktraceFrame {
+  address: number
+  symbol: string
+}
+
+export interface StoredFault extends Omit<FaultRecord, 'stack'> {
+  /** The stack snapshot the device sent, as hex ('' when none; absent on faults stored before snapshots existed). */
+  stack?: string
+  /** Unwound from the PC, LR and stack snapshot once symbolicated (empty until then; absent on faults stored before backtraces existed). */
+  backtrace?: BacktraceFrame[]
   device: string
   sequence: number
   received_at: number
@@ -188,6 +198,8 @@ export interface DeviceChange {
 export interface SymbolUpdate {
   key: PendingKey
   symbol: string
+  /** The frames unwound, when the symbol is final and resolved. */
+  backtrace?: BacktraceFrame[]
   final: boolean
 }
 

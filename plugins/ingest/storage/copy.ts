@@ -57,7 +57,9 @@ export async function copyToPostgres (from: TelemetryStore, to: PostgresStorage,
   })())
   // Without their issue: the target counts them into its own crash issues when it next starts.
   await copy('faults', [...SERIES.faults.columns, 'pending'], (function * () {
-    for (const { value } of from.faults.getRange()) yield { ...value, issue: null, pending: from.pendingFaults.doesExist(pendingKey(value)) }
+    for (const { value } of from.faults.getRange()) {
+      yield { ...value, stack: value.stack ?? '', backtrace: JSON.stringify(value.backtrace ?? []), issue: null, pending: from.pendingFaults.doesExist(pendingKey(value)) }
+    }
   })())
   await copy('metrics', [...SERIES.metrics.columns, 'entry'], (function * () {
     for (const { key, value } of from.metrics.getRange()) yield { ...value, entry: key[3] ?? 0 }

@@ -5,7 +5,7 @@ import {
   applyOccurrences, memberId, moveOf, newOccurrences, touched, type IssueEvent, type IssueRows, type Occurrence
 } from '../crash-issues.js'
 import type { TelemetryStore } from '../store.js'
-import type { StoredFault } from './contract.js'
+import type { BacktraceFrame, StoredFault } from './contract.js'
 
 /** Apply `occurrences` to the stored issues and members; returns what the issues tell. */
 export function applyToIssues (store: TelemetryStore, occurrences: readonly Occurrence[]): IssueEvent[] {
@@ -38,9 +38,9 @@ export function groupNewFaults (store: TelemetryStore, faults: readonly StoredFa
 }
 
 /** A fault given its final symbol: moved into its symbol's issue when that is another; returns the fault to store and the occurrences. */
-export function moveToSymbolIssue (store: TelemetryStore, fault: StoredFault, symbol: string): { fault: StoredFault, occurrences: Occurrence[] } {
-  const move = moveOf(fault, symbol)
-  if (move === undefined) return { fault: { ...fault, symbol }, occurrences: [] }
+export function moveToSymbolIssue (store: TelemetryStore, fault: StoredFault, resolved: { symbol: string, backtrace?: BacktraceFrame[] }): { fault: StoredFault, occurrences: Occurrence[] } {
+  const move = moveOf(fault, resolved)
+  if (move === undefined) return { fault: { ...fault, ...resolved }, occurrences: [] }
   if (fault.issue !== null) void store.issueFaults.remove([fault.issue, fault.received_at, fault.device, fault.sequence])
   if (store.issueAliases.get(move.alias.pc) === undefined) void store.issueAliases.put(move.alias.pc, move.alias.issue)
   return { fault: move.fault, occurrences: move.occurrences }

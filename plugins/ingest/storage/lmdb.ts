@@ -231,11 +231,11 @@ export class LmdbStorage implements TelemetryStorage {
     return await store.transaction(() => {
       const symbols: string[] = []
       const occurrences: Occurrence[] = []
-      for (const { key, symbol, final } of updates) {
+      for (const { key, symbol, backtrace, final } of updates) {
         const current = store.faults.get(faultKey(key))
         if (current === undefined || final) store.pendingFaults.remove(key)
         if (current === undefined || current.symbol === symbol) continue
-        const next = final ? moveToSymbolIssue(store, current, symbol) : { fault: { ...current, symbol }, occurrences: [] }
+        const next = final ? moveToSymbolIssue(store, current, { symbol, backtrace: backtrace ?? [] }) : { fault: { ...current, symbol }, occurrences: [] }
         store.faults.put(faultKey(key), next.fault)
         occurrences.push(...next.occurrences)
         symbols.push(symbol)

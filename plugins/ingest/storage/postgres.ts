@@ -41,7 +41,7 @@ const GROUP_BATCH = 1000
 export const DEVICE_COLUMNS = ['id', 'name', 'group', 'serial', 'hardware_version', 'software_type', 'software_version', 'build_id', 'registered', 'encrypted', 'created_at', 'last_seen', 'boot_count', 'offline'] as const
 /** Columns of each series in the order of its records (apply.ts), its key columns after device, and its table. */
 export const SERIES = {
-  faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'software_version', 'build_id', 'symbol', 'issue'], key: ['received_at', 'sequence'] },
+  faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'stack', 'software_version', 'build_id', 'symbol', 'backtrace', 'issue'], key: ['received_at', 'sequence'] },
   metrics: { columns: ['device', 'sequence', 'received_at', 'key', 'kind', 'value', 'uptime_ms'], key: ['received_at', 'sequence', 'entry'] },
   reboots: { columns: ['device', 'sequence', 'received_at', 'reason', 'boot_count', 'pc', 'lr'], key: ['received_at', 'sequence'] },
   traces: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'dropped', 'text'], key: ['received_at', 'sequence'] }
@@ -257,6 +257,7 @@ export class PostgresStorage implements TelemetryStorage {
             if (!open) await client.query(`begin; select read_request(${jsonLiteral(readRequest(lock, [], [], []))})`)
             open = true
             await client.query({ name: 'berth_ingest_write', text: 'select write_request($1::jsonb)', values: [jsonText(writeRequest(writes, marks))] })
+            await writeStacks(client, writes.faults)
             let events: IssueEvent[] = []
             if (writes.faults.length > 0) {
               // The faults join their crash issues in this transaction (the issues' turns taken in id order).
@@ -474,13 +475,14 @@ export class PostgresStorage implements TelemetryStorage {
       const symbols: string[] = []
       const occurrences: Occurrence[] = []
       const aliases: Array<{ pc: string, issue: IssueIdentity }> = []
-      for (const { key: [, device, at, sequence], symbol, final } of updates) {
+      for (const { key: [, device, at, sequence], symbol, backtrace, final } of updates) {
         const [current] = (await client.query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where device = $1 and received_at = $2 and sequence = $3 for update`, [device, at, sequence])).rows
         if (current === undefined) continue
-        await client.query('update faults set symbol = $4, pending = pending and not $5 where device = $1 and received_at = $2 and sequence = $3', [device, at, sequence, symbol, final])
+        await client.query('update faults set symbol = $4, pending = pending and not $5, backtrace = $6::jsonb where device = $1 and received_at = $2 and sequence = $3',
+          [device, at, sequence, symbol, final, JSON.stringify(backtrace ?? [])])
         if (current.symbol === symbol) continue
         symbols.push(symbol)
-        const move = final ? moveOf(current, symbol) : undefined
+        const move = final ? moveOf(current, { symbol, backtrace: backtrace ?? [] }) : undefined
         if (move === undefined) continue
         occurrences.push(...move.occurrences)
         aliases.push(move.alias)
@@ -599,6 +601,14 @@ export class PostgresStorage implements TelemetryStorage {
 export const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at'] as const
 export const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
 export const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
+
+/** The stack snapshots of a request's new faults (write_request stores their registers; faults are rare, snapshots rarer). */
+async function writeStacks (client: Client, faults: readonly StoredFault[]): Promise<void> {
+  const stacks = faults.filter(fault => fault.stack !== undefined && fault.stack !== '').map(({ device, received_at: at, sequence, stack }) => ({ device, at, sequence, stack }))
+  if (stacks.length === 0) return
+  await client.query(`update faults f set stack = s.stack from jsonb_to_recordset($1::jsonb) as s (device text, at bigint, sequence bigint, stack text)
+    where f.device = s.device and f.received_at = s.at and f.sequence = s.sequence`, [JSON.stringify(stacks)])
+}
 
 async function upsertDevices (client: Client, devices: readonly Device[]): Promise<void> {
   if (devices.length === 0) return

@@ -1,5 +1,7 @@
 // Chunk payloads: the six record types, their Avro schemas (config/schemas/*.avsc), and decoding from
-// Avro binary (the default) or CBOR (the alternative serialization) into the same plain records.
+// Avro binary (the default) or CBOR (the alternative serialization) into the same plain records. A
+// field added to a schema later goes at its end with a default: records of older firmware, which end
+// before it, are read with the default in its place.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PACKAGE_ROOT } from '../../../kernel/index.js'
@@ -11,7 +13,11 @@ export type ChunkTypeName = typeof CHUNK_TYPES[number]
 
 export interface DeviceInfo { serial: string, hardware_version: string, software_type: string, software_version: string, build_id: string }
 export interface RebootReason { reason: string, boot_count: number, pc: number, lr: number }
-export interface FaultRecord { pc: number, lr: number, sp: number, psr: number, cfsr: number, hfsr: number, mmfar: number, bfar: number, uptime_ms: number }
+export interface FaultRecord {
+  pc: number, lr: number, sp: number, psr: number, cfsr: number, hfsr: number, mmfar: number, bfar: number, uptime_ms: number
+  /** The stack snapshot: 32-bit little-endian words from sp upwards (empty when none was sent; decoding always sets it). */
+  stack?: Uint8Array
+}
 export interface MetricEntry { key: string, kind: 'gauge' | 'increment' | 'observe', value: number, uptime_ms: number }
 export interface Metrics { uptime_ms: number, entries: MetricEntry[] }
 export interface Trace { uptime_ms: number, dropped: number, data: Uint8Array }
@@ -38,10 +44,52 @@ const SCHEMA_FILES: Record<ChunkTypeName, string> = {
   Heartbeat: 'heartbeat.avsc'
 }
 
-const schemaTypes = Object.fromEntries(CHUNK_TYPES.map(name => {
-  const schema = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'config', 'schemas', SCHEMA_FILES[name]), 'utf8')) as avro.Schema
-  return [name, avro.Type.forSchema(schema)]
-})) as Record<ChunkTypeName, avro.Type>
+interface RecordSchema { type: 'record', name: string, fields: Array<{ name: string, default?: unknown }> }
+
+const schemas = Object.fromEntries(CHUNK_TYPES.map(name => {
+  return [name, JSON.parse(readFileSync(join(PACKAGE_ROOT, 'config', 'schemas', SCHEMA_FILES[name]), 'utf8')) as RecordSchema]
+})) as Record<ChunkTypeName, RecordSchema>
+
+const schemaTypes = Object.fromEntries(CHUNK_TYPES.map(name => [name, avro.Type.forSchema(schemas[name] as avro.Schema)])) as Record<ChunkTypeName, avro.Type>
+
+/** Field names of each type that have defaults (added after the first version of the schema). */
+const defaulted = Object.fromEntries(CHUNK_TYPES.map(name => [name, schemas[name].fields.filter(field => 'default' in field).map(field => field.name)])) as Record<ChunkTypeName, string[]>
+
+/** For a schema ending in defaulted fields: how to read a record written without them (older firmware's). */
+const olderResolvers = Object.fromEntries(CHUNK_TYPES.flatMap(name => {
+  const fields = schemas[name].fields
+  let kept = fields.length
+  while (kept > 0 && 'default' in fields[kept - 1]) kept--
+  if (kept === fields.length) return []
+  const older = avro.Type.forSchema({ ...schemas[name], fields: fields.slice(0, kept) } as avro.Schema)
+  return [[name, schemaTypes[name].createResolver(older)]]
+})) as Partial<Record<ChunkTypeName, avro.Resolver>>
+
+/** An Avro payload of `type`, read as the current schema or, failing that, as written by older firmware. */
+function fromAvro (type: ChunkTypeName, buffer: Buffer): unknown {
+  const schema = schemaTypes[type]
+  try {
+    return schema.fromBuffer(buffer)
+  } catch (err) {
+    const older = olderResolvers[type]
+    if (older === undefined) throw err
+    try {
+      return schema.fromBuffer(buffer, older)
+    } catch {
+      throw err
+    }
+  }
+}
+
+/** A CBOR record with its missing defaulted fields filled in, as Avro reading fills them. */
+function withDefaults (type: ChunkTypeName, record: unknown): unknown {
+  if (typeof record !== 'object' || record === null || defaulted[type].length === 0) return record
+  const filled = { ...record } as Record<string, unknown>
+  for (const name of defaulted[type]) {
+    if (filled[name] === undefined) filled[name] = (schemaTypes[type] as avro.types.RecordType).field(name)?.defaultValue()
+  }
+  return filled
+}
 
 /** The frame type byte (1..6) of a chunk type, and back. */
 export function typeCode (name: ChunkTypeName): number {
@@ -60,7 +108,7 @@ export function decodePayload (type: ChunkTypeName, bytes: Uint8Array, cbor: boo
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let record: unknown
   try {
-    record = cbor ? decodeCbor(buffer) : schema.fromBuffer(buffer)
+    record = cbor ? withDefaults(type, decodeCbor(buffer)) : fromAvro(type, buffer)
   } catch (err) {
     return { ok: false, reason: `${type} payload is not valid ${cbor ? 'CBOR' : 'Avro'}: ${(err as Error).message}` }
   }
@@ -78,6 +126,7 @@ export function decodePayload (type: ChunkTypeName, bytes: Uint8Array, cbor: boo
 /** Encode a record as the device would (Avro binary, or CBOR with the same field names). */
 export function encodePayload (type: ChunkTypeName, record: unknown, cbor: boolean): Uint8Array {
   const schema = schemaTypes[type]
-  if (!schema.isValid(record)) throw new TypeError(`record does not match the ${type} schema`)
-  return cbor ? encodeCbor(record) : schema.toBuffer(record)
+  const complete = withDefaults(type, record)
+  if (!schema.isValid(complete)) throw new TypeError(`record does not match the ${type} schema`)
+  return cbor ? encodeCbor(complete) : schema.toBuffer(complete)
 }

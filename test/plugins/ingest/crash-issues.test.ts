@@ -108,6 +108,23 @@ for (const [backend, open] of STORAGE_BACKENDS) {
     t.same([after?.count, after?.device_count, after?.latest_version], [3, 2, '1.0.1'], 'it joins the function\'s issue before it is symbolicated')
   })
 
+  t.test(`${backend}: a fault keeps its stack snapshot and backtrace; its top two frames name its issue`, async t => {
+    const storage = await open(t)
+    if (storage === undefined) return
+    const at = Date.now() - 60_000
+    const withStack = (sequence: number, stack: string): StoredFault => ({ ...fault(deviceId(1), at, sequence, PC_A), stack })
+    await storeFaults(storage, deviceId(1), [withStack(1, '5b0a0008'), withStack(2, '11030008'), withStack(3, '')])
+    t.same((await Promise.all([1, 2, 3].map(async sequence => (await storage.fault([deviceId(1), at, sequence]))?.stack))), ['5b0a0008', '11030008', ''], 'each snapshot as sent')
+    const frame = (address: number, symbol: string): { address: number, symbol: string } => ({ address, symbol })
+    const top = frame(0x08001000, 'sensor_read at src/sensor.c:42')
+    const backtraces = [[top, frame(0x08000a5a, 'poll_loop at src/main.c:12')], [top, frame(0x08000310, 'self_test at src/main.c:30')], [top, frame(0x08000a5a, 'poll_loop at src/main.c:12')]]
+    await storage.setSymbols([1, 2, 3].map((sequence, i) => ({ key: pendingKey(withStack(sequence, '')), symbol: top.symbol, backtrace: backtraces[i], final: true })))
+    t.same((await storage.fault([deviceId(1), at, 2]))?.backtrace, backtraces[1], 'the backtrace is stored with the fault')
+    const issues = (await storage.issues()).sort((a, b) => b.count - a.count)
+    t.same(issues.map(i => [i.title, i.count]), [['INVSTATE in sensor_read (from poll_loop)', 2], ['INVSTATE in sensor_read (from self_test)', 1]],
+      'the same function reached from two callers: two issues')
+  })
+
   t.test(`${backend}: resolved, then seen in a newer version: reopened as a regression; ignored stays ignored`, async t => {
     const storage = await open(t)
     if (storage === undefined) return

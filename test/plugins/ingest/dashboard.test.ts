@@ -107,7 +107,8 @@ if (executablePath !== undefined) {
     const stored: StoredFault[] = []
     for await (const { value } of storage.series('faults', [SENSOR, 0], Number.MAX_SAFE_INTEGER)) stored.push(value)
     t.equal(stored.length, 1)
-    await storage.setSymbols(stored.map(fault => ({ key: pendingKey(fault), symbol: 'sensor_poll at /src/main.c:42', final: true })))
+    const backtrace = [{ address: 0x0800abcc, symbol: 'sensor_poll at /src/main.c:42' }, { address: 0x08000122, symbol: 'sensor_task at /src/main.c:57' }]
+    await storage.setSymbols(stored.map(fault => ({ key: pendingKey(fault), symbol: 'sensor_poll at /src/main.c:42', backtrace, final: true })))
 
     const context = await headlessBrowser(t, executablePath)
     const page = await context.newPage()
@@ -143,6 +144,7 @@ if (executablePath !== undefined) {
     await page.click(`a[href="#/devices/${SENSOR}"]`)
     await page.waitForSelector('.faults td')
     t.match(await page.textContent('.faults'), /sensor_poll at \/src\/main\.c:42/, 'the fault shows its symbol')
+    t.same(await page.locator('.faults ol.backtrace li').allTextContents(), ['0x0800abcc sensor_poll at /src/main.c:42', '0x08000122 sensor_task at /src/main.c:57'], 'and its backtrace')
     t.match(await page.textContent('.traces'), /radio up/)
     await page.waitForSelector('.chart canvas')
     t.pass('the metric is drawn')
@@ -151,14 +153,14 @@ if (executablePath !== undefined) {
     await page.goto(new URL('/dashboard/#/issues', server.base).href)
     await page.waitForSelector('table.issues tbody tr')
     t.equal(await page.locator('table.issues tbody tr').count(), 2, 'two crash issues: the sensor\'s and the simulated fleet\'s')
-    t.match(await page.textContent('table.issues tbody'), /in sensor_poll/, 'one named by the function its symbolicated fault stopped in')
+    t.match(await page.textContent('table.issues tbody'), /in sensor_poll \(from sensor_task\)/, 'one named by the top two frames of its symbolicated fault')
     t.match(await page.textContent('table.issues tbody'), / at 0x0800abcc \(build /, 'one by its PC, not symbolicated')
     await page.click('table.issues tbody tr:has-text("in sensor_poll") a')
     await page.waitForSelector('[data-testid="issue-faults"] tbody tr')
     const { issues: [sensorIssue] } = await (await server.api('GET', '/issues?q=sensor_poll', 'viewer')).json() as { issues: Array<{ count: number }> }
     t.equal(await page.textContent('[data-testid="issue-count"]'), String(sensorIssue.count), 'its count, as the API gives it')
     t.equal(await page.getAttribute('[data-testid="issue-chart"]', 'data-total'), String(sensorIssue.count), 'the chart counts every fault of it')
-    t.match(await page.textContent('[data-testid="issue-faults"]'), /sensor_poll at \/src\/main\.c:42/)
+    t.match(await page.textContent('[data-testid="issue-faults"] ol.backtrace'), /sensor_poll at \/src\/main\.c:42.*sensor_task at \/src\/main\.c:57/, 'its faults with their backtraces')
     t.match(await page.textContent('[data-testid="issue-faults"]'), /[A-Z]+: /, 'with its status registers in words')
     t.equal(await page.locator('[data-testid="issue-actions"]').count(), 0, 'a viewer cannot change its status')
     await page.screenshot({ path: join(shots, 'issue.png'), fullPage: true })

@@ -6,7 +6,7 @@ export const DEVICE = '00112233aabbccdd'
 export const SAMPLES: ChunkPayload[] = [
   { type: 'DeviceInfo', record: { serial: 'SN-0042', hardware_version: 'evt-2', software_type: 'main', software_version: '1.4.2', build_id: 'a1b2c3d4e5f60718' } },
   { type: 'RebootReason', record: { reason: 'watchdog', boot_count: 17, pc: 0x08001234, lr: 0x08000f01 } },
-  { type: 'FaultRecord', record: { pc: 0x0800abcd, lr: 0x08000123, sp: 0x20001ff0, psr: 0x61000000, cfsr: 0x00008200, hfsr: 0x40000000, mmfar: 0, bfar: 0xe000ed38, uptime_ms: 123456 } },
+  { type: 'FaultRecord', record: { pc: 0x0800abcd, lr: 0x08000123, sp: 0x20001ff0, psr: 0x61000000, cfsr: 0x00008200, hfsr: 0x40000000, mmfar: 0, bfar: 0xe000ed38, uptime_ms: 123456, stack: Buffer.from('f81f0020' + '5b0a0008' + '00000000' + '11030008', 'hex') } },
   {
     type: 'Metrics',
     record: {

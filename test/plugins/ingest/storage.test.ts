@@ -48,7 +48,7 @@ async function twoNodes (t: Test): Promise<[PostgresStorage, PostgresStorage] | 
 }
 
 function fault (device: string, at: number, sequence: number, buildId: string | null = 'b1'): StoredFault {
-  return { device, sequence, received_at: at, pc: 0x1000 + sequence, lr: 0x2000, sp: 0x3000, psr: 0, cfsr: 0, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 5, software_version: '1.0', build_id: buildId, symbol: null, issue: null }
+  return { device, sequence, received_at: at, pc: 0x1000 + sequence, lr: 0x2000, sp: 0x3000, psr: 0, cfsr: 0, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 5, stack: '', software_version: '1.0', build_id: buildId, symbol: null, backtrace: [], issue: null }
 }
 
 /** Writes of one accepted chunk of content `content` at `at`, as the ingestor builds them. */

@@ -8,7 +8,8 @@ import { codecs, FrameFlag } from '../../../wasm/index.js'
 import { decodeChunk } from '../../../plugins/ingest/wire/decoder.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { asRetransmission } from '../../../plugins/ingest/wire/retransmission.js'
-import type { ChunkTypeName } from '../../../plugins/ingest/wire/payloads.js'
+import { decodePayload, type ChunkTypeName, type FaultRecord } from '../../../plugins/ingest/wire/payloads.js'
+import { encode as encodeCbor } from 'cbor-x'
 import { makeVectors, vectorJson, VECTOR_DIR, VECTOR_KEY } from '../../../scripts/make-vectors.js'
 import { telemetryServer, type TelemetryServer } from './harness.js'
 import { SAMPLES } from './samples.js'
@@ -164,4 +165,20 @@ t.test('CBOR map keys outside the schema are dropped, never stored over the serv
   t.match(await (await server.api('GET', `/devices/${device}`, 'viewer')).json(), { id: device, registered: false, serial: 'SN-0042' })
   const faults = await (await server.api('GET', `/devices/${device}/faults`, 'viewer')).json() as { items: Array<Record<string, unknown>> }
   t.same(faults.items.map(f => [f.sequence, typeof f.received_at === 'number' && f.received_at > 0, f.symbol, 'id' in f]), [[2, true, null, false]])
+})
+
+t.test('a FaultRecord of firmware before stack snapshots (nine fields) is read with an empty stack; a cut-off stack is refused', async t => {
+  const { serialized, record } = JSON.parse(readFileSync(join(VECTOR_DIR, 'fault-record-avro.json'), 'utf8')) as { serialized: string, record: { stack: string } }
+  const stackField = `20${record.stack}` // its length (16, zigzag 0x20), then its bytes
+  t.ok(serialized.endsWith(stackField), 'the stack is the last field')
+  const nineFields = Buffer.from(serialized.slice(0, -stackField.length), 'hex')
+  const older = decodePayload('FaultRecord', nineFields, false)
+  t.match(older, { ok: true, payload: { type: 'FaultRecord', record: { pc: 0x0800abcd, uptime_ms: 123456 } } })
+  t.same(older.ok && older.payload.type === 'FaultRecord' && [...older.payload.record.stack ?? [0]], [], 'Avro: an empty stack')
+  const { stack: _stack, ...registers } = SAMPLES[2].record as FaultRecord
+  const cbor = decodePayload('FaultRecord', encodeCbor(registers), true)
+  t.same(cbor.ok && cbor.payload.type === 'FaultRecord' && [...cbor.payload.record.stack ?? [0]], [], 'CBOR without the key: an empty stack')
+  const withStack = decodePayload('FaultRecord', Buffer.from(serialized, 'hex'), false)
+  t.equal(withStack.ok && withStack.payload.type === 'FaultRecord' && Buffer.from(withStack.payload.record.stack ?? []).toString('hex'), record.stack, 'the stack as sent')
+  t.match(decodePayload('FaultRecord', Buffer.from(serialized.slice(0, -8), 'hex'), false), { ok: false, reason: /FaultRecord payload is not valid Avro: truncated/ }, 'a stack cut short is an error, not an empty stack')
 })

@@ -6,6 +6,7 @@ import { elfBytes } from './003-elf-bytes.js'
 import { requestFunctions } from './004-request-functions.js'
 import { crashIssues } from './005-crash-issues.js'
 import { documents } from './006-documents.js'
+import { backtraces } from './007-backtraces.js'
 import type { Migration } from '../../../../kernel/index.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -14,5 +15,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'elf-bytes', sql: elfBytes },
   { version: 4, name: 'request-functions', sql: requestFunctions },
   { version: 5, name: 'crash-issues', sql: crashIssues },
-  { version: 6, name: 'documents', sql: documents }
+  { version: 6, name: 'documents', sql: documents },
+  { version: 7, name: 'backtraces', sql: backtraces }
 ]
