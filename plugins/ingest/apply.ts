@@ -79,6 +79,7 @@ export function applyChunk (writes: IngestWrites, events: TelemetryEvent[], devi
       break
     case 'Heartbeat':
       device.boot_count = payload.record.boot_count
+      writes.heartbeats.push({ device: id, sequence, received_at: at, uptime_ms: payload.record.uptime_ms, boot_count: payload.record.boot_count })
       break
   }
   events.push({ kind: 'chunk', device: id, sequence, type: payload.type, at })

@@ -17,7 +17,7 @@ export const ingestSection = ((Type) => Type.Object({
   ota_image_max_bytes: Type.Integer({ minimum: 64, default: 32 * MIB, description: 'Largest firmware image upload (413 beyond).' }),
   alert_check_seconds: Type.Integer({ minimum: 1, default: 60, description: 'How often metric and crash-rate alert rules are evaluated (on one node of those sharing a database).' }),
   ota_check_seconds: Type.Integer({ minimum: 1, default: 60, description: 'How often OTA releases are advanced on their schedule and checked for a crash rate that halts them (on one node of those sharing a database).' }),
-  retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots and traces older than this are deleted (at start, then hourly).' }),
+  retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots, traces and heartbeats older than this are deleted (at start, then hourly).' }),
   offline_after_seconds: Type.Integer({ minimum: 1, default: 3600, description: 'A device not seen for this long is offline (checked every offline_check_seconds).' }),
   offline_check_seconds: Type.Integer({ minimum: 1, default: 60, description: 'How often the offline check runs (on one node of those sharing a database).' }),
   alert_webhooks: Type.Array(Type.String({ format: 'uri' }), { default: [], description: 'URLs that receive alert events as JSON POSTs (retried with backoff).' }),

@@ -1,4 +1,4 @@
-// Retention: delete faults, metrics, reboots and traces (and the idempotency marks) older than
+// Retention: delete faults, metrics, reboots, traces and heartbeats (and the idempotency marks) older than
 // `retention_days` (on PostgreSQL whole days of metrics go as dropped partitions).
 import type { TelemetryStorage } from './storage/contract.js'
 

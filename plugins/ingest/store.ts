@@ -1,15 +1,15 @@
 // Telemetry state in LMDB: devices and their keys, received chunks (for idempotency), faults (and the
-// index of those waiting for symbolication, by build), crash issues, metrics, reboots, traces, groups,
+// index of those waiting for symbolication, by build), crash issues, metrics, reboots, traces, heartbeats, groups,
 // OTA targets, images and releases, and ELF uploads. Time-series keys start with [device, time], so a device's time range is one ordered range read.
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../kernel/index.js'
 import type { StoredMark } from './chunk-marks.js'
 import type { CrashIssue, IssueIdentity, IssueMember, MemberKind } from './crash-issues.js'
 import { DeviceLocks } from './device-locks.js'
-import { pendingKey, type Device, type ElfFile, type Group, type OtaTarget, type PendingChunk, type PendingKey, type SeriesKey, type StoredFault, type StoredMetric, type StoredReboot, type StoredTrace } from './storage/contract.js'
+import { pendingKey, type Device, type ElfFile, type Group, type OtaTarget, type PendingChunk, type PendingKey, type SeriesKey, type StoredFault, type StoredMetric, type StoredReboot, type StoredTrace, type StoredHeartbeat } from './storage/contract.js'
 
 export { faultKey, pendingKey } from './storage/contract.js'
-export type { Device, ElfFile, Group, OtaTarget, PendingChunk, PendingKey, SeriesKey, StoredFault, StoredMetric, StoredReboot, StoredTrace } from './storage/contract.js'
+export type { Device, ElfFile, Group, OtaTarget, PendingChunk, PendingKey, SeriesKey, StoredFault, StoredMetric, StoredReboot, StoredTrace, StoredHeartbeat } from './storage/contract.js'
 
 /** The database of ELF files a backup carries. */
 const ELF_FILES = 'elf-files'
@@ -26,6 +26,7 @@ export class TelemetryStore {
   readonly metrics: Database<StoredMetric, SeriesKey>
   readonly reboots: Database<StoredReboot, SeriesKey>
   readonly traces: Database<StoredTrace, SeriesKey>
+  readonly heartbeats: Database<StoredHeartbeat, SeriesKey>
   readonly groups: Database<Group, string>
   readonly ota: Database<OtaTarget, string>
   readonly elves: Database<ElfFile, string>
@@ -65,6 +66,7 @@ export class TelemetryStore {
     this.metrics = store.db('metrics')
     this.reboots = store.db('reboots')
     this.traces = store.db('traces')
+    this.heartbeats = store.db('heartbeats')
     this.groups = store.db('groups')
     this.ota = store.db('ota')
     this.elves = store.db('elves')
@@ -109,7 +111,7 @@ export class TelemetryStore {
       this.faults.remove(key)
       removed++
     }
-    for (const db of [this.metrics, this.reboots, this.traces]) {
+    for (const db of [this.metrics, this.reboots, this.traces, this.heartbeats]) {
       for (const key of db.getKeys({ start: [device], end: [device, before] })) {
         db.remove(key)
         removed++

@@ -1,15 +1,18 @@
-// A device's timeline: its reboots, faults, trace lines and alerts in one ordered list (by time, then
-// reboots, faults, traces, alerts of the same moment, then sequence: an alert's place among the
-// device's alerts), paged by an opaque cursor. Each series is read from the cursor's time forward, at
-// most a page of each, and the pages merged; alerts come from the alert history (its latest 1,000).
+// A device's timeline: its reboots, faults, trace lines, heartbeats, OTA events and alerts in one
+// ordered list (by time, then in that order for the same moment, then sequence: for OTA events and
+// alerts their place in their list), paged by an opaque cursor. Each series is read from the cursor's
+// time forward, at most a page of each, and the pages merged; OTA events come from the device's OTA
+// log (its newest 100), alerts from the alert history (its latest 1,000).
 import { decodeFault } from './fault-status.js'
 import { decodeKeyCursor, encodeCursor, parseLimit, parseTime, type RangeQuery } from './series-query.js'
 import type { AlertRecord } from './alert-rules.js'
+import { otaEvents, otaSummary } from './ota-log.js'
 import type { SeriesKind, TelemetryStorage } from './storage/contract.js'
 
-const KINDS = ['reboot', 'fault', 'trace', 'alert'] as const
+const KINDS = ['reboot', 'fault', 'trace', 'heartbeat', 'ota', 'alert'] as const
 type EntryKind = typeof KINDS[number]
-const SERIES: Record<Exclude<EntryKind, 'alert'>, SeriesKind> = { reboot: 'reboots', fault: 'faults', trace: 'traces' }
+type SeriesEntryKind = Exclude<EntryKind, 'ota' | 'alert'>
+const SERIES: Record<SeriesEntryKind, SeriesKind> = { reboot: 'reboots', fault: 'faults', trace: 'traces', heartbeat: 'heartbeats' }
 
 export interface TimelineEntry {
   at: number
@@ -37,13 +40,17 @@ export async function timeline (storage: TelemetryStorage, device: string, query
   const cursor = query.cursor !== undefined && query.cursor !== '' ? decodeKeyCursor<Position>(query.cursor, positionCursor, 'this device\'s timeline') : undefined
   const start = Math.max(from, cursor?.[0] ?? 0)
   const found: Array<{ position: Position, entry: TimelineEntry }> = []
-  const alerts = (await storage.documents<AlertRecord>('alert')).filter(a => a.device === device)
-  for (const [sequence, alert] of alerts.entries()) {
-    const position: Position = [alert.at, KINDS.indexOf('alert'), sequence]
-    if (alert.at < start || alert.at > to || (cursor !== undefined && !after(position, cursor))) continue
-    found.push({ position, entry: { at: alert.at, kind: 'alert', sequence, summary: `alert ${alert.rule_name}: ${alert.summary}`, record: alert } })
+  /** An entry of a list kept whole (OTA events, alerts): `sequence` is its place in the list. */
+  const listed = (kind: 'ota' | 'alert', at: number, sequence: number, summary: string, record: object): void => {
+    const position: Position = [at, KINDS.indexOf(kind), sequence]
+    if (at < start || at > to || (cursor !== undefined && !after(position, cursor))) return
+    found.push({ position, entry: { at, kind, sequence, summary, record } })
   }
-  for (const [index, kind] of (['reboot', 'fault', 'trace'] as const).entries()) {
+  for (const [sequence, event] of (await otaEvents(storage, device)).entries()) listed('ota', event.at, sequence, otaSummary(event), event)
+  const alerts = (await storage.documents<AlertRecord>('alert')).filter(a => a.device === device)
+  for (const [sequence, alert] of alerts.entries()) listed('alert', alert.at, sequence, `alert ${alert.rule_name}: ${alert.summary}`, alert)
+  for (const kind of Object.keys(SERIES) as SeriesEntryKind[]) {
+    const index = KINDS.indexOf(kind)
     let taken = 0
     for await (const { value } of storage.series(SERIES[kind], [device, start], to + 1)) {
       const position: Position = [value.received_at, index, value.sequence]
@@ -67,5 +74,22 @@ function summaryOf (kind: EntryKind, record: object): string {
     const f = record as { pc: number, symbol: string | null, cfsr: number, hfsr: number, mmfar: number, bfar: number }
     return `fault: ${decodeFault(f).kind} at ${hex(f.pc)}${f.symbol !== null && !f.symbol.startsWith('unsymbolicated') ? ` in ${f.symbol}` : ''}`
   }
+  if (kind === 'heartbeat') {
+    const h = record as { uptime_ms: number, boot_count: number }
+    return `heartbeat: up ${uptime(h.uptime_ms)} (boot ${h.boot_count})`
+  }
   return (record as { text: string }).text.trimEnd()
+}
+
+/** A duration as days, hours, minutes and seconds, the largest two that are not zero (`2h 5m`, `40s`). */
+function uptime (ms: number): string {
+  const parts = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'm'], [1000, 's']] as const
+  let rest = Math.max(0, ms)
+  const shown: string[] = []
+  for (const [unit, name] of parts) {
+    const n = Math.floor(rest / unit)
+    rest -= n * unit
+    if (n > 0 || shown.length > 0) shown.push(`${n}${name}`)
+  }
+  return shown.length === 0 ? '0s' : shown.slice(0, 2).join(' ')
 }

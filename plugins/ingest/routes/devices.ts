@@ -12,6 +12,7 @@ import type { Telemetry } from '../telemetry.js'
 import { timeline } from '../timeline.js'
 import { sortedDevices } from '../fleet-views.js'
 import { shownFault } from './issues.js'
+import { removeOtaEvents } from '../ota-log.js'
 
 const Registration = Type.Object({
   id: DeviceId,
@@ -88,6 +89,7 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
   app.delete<{ Params: Static<typeof IdParams> }>('/devices/:id', { config: { telemetryAccess: 'admin' }, schema: { params: IdParams } }, async (request, reply) => {
     const { id } = request.params
     if (!await t.storage.deleteDevice(id)) throw new NotFound(`device ${id} does not exist`)
+    await removeOtaEvents(t.storage, id)
     return await reply.code(204).send()
   })
 
@@ -106,6 +108,7 @@ export function deviceRoutes (app: FastifyInstance, t: Telemetry): void {
   series('timeline', async (id, q) => await timeline(t.storage, id, q))
   series('reboots', async (id, q) => await readSeries(t.storage, 'reboots', id, q))
   series('traces', async (id, q) => await readSeries(t.storage, 'traces', id, q))
+  series('heartbeats', async (id, q) => await readSeries(t.storage, 'heartbeats', id, q))
   series('metrics/points', async (id, q) => await metricPoints(t.storage, id, q))
   series('metrics', async (id, q) => {
     if (q.kind !== undefined && !['gauge', 'increment', 'observe'].includes(q.kind)) throw new BadRequest(`kind must be gauge, increment or observe, got "${q.kind}"`)

@@ -8,6 +8,7 @@ import parseRange from 'range-parser'
 import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { DeviceId, GroupName } from '../keys.js'
+import { recordOtaEvent } from '../ota-log.js'
 import { advanced, crashRates, due, haltReason, releaseFor, type OtaImage, type Release, type ReleaseState } from '../ota-releases.js'
 import type { Telemetry } from '../telemetry.js'
 import { binaryBody, Label } from './ingest.js'
@@ -25,6 +26,7 @@ const ReleaseBody = Type.Object({
   halt_factor: Type.Optional(Type.Number({ minimum: 1, maximum: 100 }))
 }, { additionalProperties: false })
 const UpdateQuery = Type.Object({ device: DeviceId })
+const DownloadQuery = Type.Object({ device: Type.Optional(DeviceId) })
 
 /** What each action makes of a release, and the states it may start from. */
 const ACTIONS: Record<string, { from: readonly ReleaseState[], to: (r: Release, now: number) => Release }> = {
@@ -74,11 +76,19 @@ export function otaRoutes (app: FastifyInstance, t: Telemetry): void {
     return await reply.code(204).send()
   })
 
-  app.get<{ Params: Static<typeof ImageParams> }>('/ota/images/:id/download', { config: { telemetryAccess: 'device-or-viewer' }, schema: { params: ImageParams } }, async (request, reply) => {
+  app.get<{ Params: Static<typeof ImageParams>, Querystring: Static<typeof DownloadQuery> }>('/ota/images/:id/download', {
+    config: { telemetryAccess: 'device-or-viewer' }, schema: { params: ImageParams, querystring: DownloadQuery }
+  }, async (request, reply) => {
     const record = await image(request.params.id)
     const bytes = await t.storage.blob(record.id)
     if (bytes === undefined) throw new NotFound(`the bytes of firmware image ${record.id} are gone`)
-    return await sendRange(request, reply, bytes, record)
+    const served = servedRange(request, record)
+    // The offer's URL names the device: its download goes into its timeline.
+    const { device } = request.query
+    if (device !== undefined && served !== undefined && await t.storage.device(device) !== undefined) {
+      await recordOtaEvent(t.storage, device, { event: 'download', at: Date.now(), version: record.version, image: record.id, from: served.start, to: served.end, size: record.size })
+    }
+    return await sendRange(reply, bytes, record, served)
   })
 
   app.post<{ Body: Static<typeof ReleaseBody> }>('/ota/releases', { config: { telemetryAccess: 'provisioner' }, schema: { body: ReleaseBody } }, async (request, reply) => {
@@ -128,7 +138,11 @@ export function otaRoutes (app: FastifyInstance, t: Telemetry): void {
     const offer = releaseFor(await t.storage.documents<Release>('ota-release'), device)
     if (offer === undefined) return await reply.code(204).send()
     const offeredImage = await image(offer.image)
-    return { release: offer.id, software_type: offer.software_type, version: offer.version, size: offeredImage.size, sha256: offeredImage.sha256, url: `/ota/images/${offeredImage.id}/download` }
+    await recordOtaEvent(t.storage, device.id, { event: 'offered', at: Date.now(), release: offer.id, version: offer.version, image: offeredImage.id })
+    return {
+      release: offer.id, software_type: offer.software_type, version: offer.version, size: offeredImage.size, sha256: offeredImage.sha256,
+      url: `/ota/images/${offeredImage.id}/download?device=${device.id}`
+    }
   })
 }
 
@@ -162,14 +176,28 @@ export async function releaseCrashRates (t: Telemetry, release: Release): Promis
 }
 
 /** The image whole, or the byte range the request asks for (206), or 416 when none can be served. */
-async function sendRange (request: FastifyRequest, reply: FastifyReply, bytes: Buffer, record: OtaImage): Promise<FastifyReply> {
-  reply.header('accept-ranges', 'bytes').header('etag', `"${record.sha256}"`).header('x-content-sha256', record.sha256).type('application/octet-stream')
+/**
+ * The bytes a download asks for, [start, end] inclusive: the whole image without a Range header (or
+ * with one for another image, by If-Range, or one that is not a single byte range); undefined when
+ * the range lies past the image's end.
+ */
+function servedRange (request: FastifyRequest, record: OtaImage): { start: number, end: number, partial: boolean } | undefined {
+  const whole = { start: 0, end: record.size - 1, partial: false }
   const header = request.headers.range
   const ifRange = request.headers['if-range']
-  if (header === undefined || (ifRange !== undefined && ifRange !== `"${record.sha256}"`)) return await reply.send(bytes)
-  const ranges = parseRange(bytes.length, header, { combine: true })
-  if (ranges === -1) return await reply.code(416).type('application/json; charset=utf-8').header('content-range', `bytes */${bytes.length}`).send({ error: `the range ${header} is past the image's ${bytes.length} bytes` })
-  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return await reply.send(bytes)
-  const [{ start, end }] = ranges
-  return await reply.code(206).header('content-range', `bytes ${start}-${end}/${bytes.length}`).send(bytes.subarray(start, end + 1))
+  if (header === undefined || (ifRange !== undefined && ifRange !== `"${record.sha256}"`)) return whole
+  const ranges = parseRange(record.size, header, { combine: true })
+  if (ranges === -1) return undefined
+  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return whole
+  return { start: ranges[0].start, end: ranges[0].end, partial: true }
+}
+
+async function sendRange (reply: FastifyReply, bytes: Buffer, record: OtaImage, served: ReturnType<typeof servedRange>): Promise<FastifyReply> {
+  reply.header('accept-ranges', 'bytes').header('etag', `"${record.sha256}"`).header('x-content-sha256', record.sha256).type('application/octet-stream')
+  if (served === undefined) {
+    return await reply.code(416).type('application/json; charset=utf-8').header('content-range', `bytes */${bytes.length}`)
+      .send({ error: `the range ${String(reply.request.headers.range)} is past the image's ${bytes.length} bytes` })
+  }
+  if (!served.partial) return await reply.send(bytes)
+  return await reply.code(206).header('content-range', `bytes ${served.start}-${served.end}/${bytes.length}`).send(bytes.subarray(served.start, served.end + 1))
 }

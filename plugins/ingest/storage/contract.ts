@@ -7,7 +7,7 @@ import { Unavailable } from '../../../kernel/index.js'
 import type { TelemetryEvent } from '../apply.js'
 import type { ChunkMark, StoredMark } from '../chunk-marks.js'
 import type { CrashIssue, IssueEvent, IssueMember, MemberKind } from '../crash-issues.js'
-import type { FaultRecord, MetricEntry, RebootReason } from '../wire/payloads.js'
+import type { FaultRecord, Heartbeat, MetricEntry, RebootReason } from '../wire/payloads.js'
 
 export interface Device {
   id: string
@@ -56,6 +56,12 @@ export interface StoredMetric extends MetricEntry {
 }
 
 export interface StoredReboot extends RebootReason {
+  device: string
+  sequence: number
+  received_at: number
+}
+
+export interface StoredHeartbeat extends Heartbeat {
   device: string
   sequence: number
   received_at: number
@@ -130,13 +136,14 @@ export function faultKey (pending: PendingKey): SeriesKey {
 export type IssueFaultKey = [number, string, number]
 
 /** The series a device's chunks fill. */
-export type SeriesKind = 'faults' | 'metrics' | 'reboots' | 'traces'
+export type SeriesKind = 'faults' | 'metrics' | 'reboots' | 'traces' | 'heartbeats'
 
 export interface SeriesRecord {
   faults: StoredFault
   metrics: StoredMetric
   reboots: StoredReboot
   traces: StoredTrace
+  heartbeats: StoredHeartbeat
 }
 
 /** A metric sample with its position in its chunk (part of its key). */
@@ -162,10 +169,11 @@ export interface IngestWrites {
   metrics: IndexedMetric[]
   reboots: StoredReboot[]
   traces: StoredTrace[]
+  heartbeats: StoredHeartbeat[]
 }
 
 export function emptyWrites (): IngestWrites {
-  return { devices: [], marks: [], faults: [], metrics: [], reboots: [], traces: [] }
+  return { devices: [], marks: [], faults: [], metrics: [], reboots: [], traces: [], heartbeats: [] }
 }
 
 /** What a request reads before it decides: records of its devices, their keys, and the marks of its (device, sequence) pairs. */
@@ -298,7 +306,7 @@ export interface TelemetryStorage {
   /** Read-modify-write of an issue (its status) under its turn; undefined when it does not exist. */
   changeIssue(id: string, change: (current: CrashIssue) => CrashIssue): Promise<CrashIssue | undefined>
 
-  /** Small JSON documents of one kind (OTA images' records, releases, alert rules, their states and history), by id. */
+  /** Small JSON documents of one kind (OTA images' records, releases, devices' OTA events, alert rules, their states and history), by id. */
   document<T>(kind: DocumentKind, id: string): Promise<T | undefined>
   /** Every document of a kind, in id order (kinds whose count stays in the thousands). */
   documents<T>(kind: DocumentKind): Promise<T[]>
@@ -311,7 +319,7 @@ export interface TelemetryStorage {
 }
 
 /** The kinds of documents the storage keeps. */
-export type DocumentKind = 'ota-image' | 'ota-release' | 'alert-rule' | 'alert-state' | 'alert'
+export type DocumentKind = 'ota-image' | 'ota-release' | 'ota-log' | 'alert-rule' | 'alert-state' | 'alert'
 
 /** The storage cannot be reached (the database is down or refuses connections): answered 503 with Retry-After; nothing of the request was stored. */
 export class StorageUnavailable extends Unavailable {

@@ -66,6 +66,7 @@ export async function copyToPostgres (from: TelemetryStore, to: PostgresStorage,
   })())
   await copy('reboots', SERIES.reboots.columns, values(from.reboots) as Iterable<Row>)
   await copy('traces', SERIES.traces.columns, values(from.traces) as Iterable<Row>)
+  await copy('heartbeats', SERIES.heartbeats.columns, values(from.heartbeats) as Iterable<Row>)
   await copy('groups', GROUP_COLUMNS, values(from.groups) as Iterable<Row>)
   await copy('ota_targets', OTA_COLUMNS, values(from.ota) as Iterable<Row>)
   // With the file from the ELF directory, for nodes that were not given it (null when it is missing there).

@@ -389,6 +389,7 @@ function issue (store: TelemetryStore, writes: IngestWrites): Promise<boolean> |
   }
   for (const { metric: m, index } of writes.metrics) last = store.metrics.put([m.device, m.received_at, m.sequence, index], m)
   for (const t of writes.traces) last = store.traces.put([t.device, t.received_at, t.sequence], t)
+  for (const h of writes.heartbeats) last = store.heartbeats.put([h.device, h.received_at, h.sequence], h)
   for (const { device, sequence, mark } of writes.marks) last = store.seen.put(seenKey(device, sequence), mark)
   for (const device of writes.devices) last = store.devices.put(device.id, device)
   return last

@@ -60,6 +60,7 @@ export function writeRequest (writes: IngestWrites, read: ReadonlyMap<string, St
   put('reboots', writes.reboots)
   put('faults', writes.faults)
   put('traces', writes.traces)
+  put('heartbeats', writes.heartbeats)
   put('metrics', writes.metrics.map(({ metric, index }) => ({ ...metric, value: jsonNumber(metric.value), entry: index })))
   const moved: Json[] = []
   const trims: Json[] = []

@@ -44,7 +44,8 @@ export const SERIES = {
   faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'stack', 'software_version', 'build_id', 'symbol', 'backtrace', 'issue'], key: ['received_at', 'sequence'] },
   metrics: { columns: ['device', 'sequence', 'received_at', 'key', 'kind', 'value', 'uptime_ms'], key: ['received_at', 'sequence', 'entry'] },
   reboots: { columns: ['device', 'sequence', 'received_at', 'reason', 'boot_count', 'pc', 'lr'], key: ['received_at', 'sequence'] },
-  traces: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'dropped', 'text'], key: ['received_at', 'sequence'] }
+  traces: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'dropped', 'text'], key: ['received_at', 'sequence'] },
+  heartbeats: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'boot_count'], key: ['received_at', 'sequence'] }
 } as const
 
 /** `err` as StorageUnavailable when it says the database cannot be reached; else as it is. */
@@ -256,7 +257,7 @@ export class PostgresStorage implements TelemetryStorage {
             await this.#ensurePartitions(writes.metrics.map(({ metric }) => Math.floor(metric.received_at / DAY_MS)))
             if (!open) await client.query(`begin; select read_request(${jsonLiteral(readRequest(lock, [], [], []))})`)
             open = true
-            await client.query({ name: 'berth_ingest_write', text: 'select write_request($1::jsonb)', values: [jsonText(writeRequest(writes, marks))] })
+            await client.query({ name: 'berth_ingest_write', text: 'select write_chunks($1::jsonb)', values: [jsonText(writeRequest(writes, marks))] })
             await writeStacks(client, writes.faults)
             let events: IssueEvent[] = []
             if (writes.faults.length > 0) {
@@ -306,7 +307,7 @@ export class PostgresStorage implements TelemetryStorage {
     return await this.#withDevices([id], async client => {
       const deleted = await client.query('delete from devices where id = $1', [id])
       if (deleted.rowCount === 0) return false
-      for (const table of ['chunk_marks', 'faults', 'metrics', 'reboots', 'traces']) await client.query(`delete from ${table} where device = $1`, [id])
+      for (const table of ['chunk_marks', 'faults', 'metrics', 'reboots', 'traces', 'heartbeats']) await client.query(`delete from ${table} where device = $1`, [id])
       return true
     })
   }
@@ -366,7 +367,7 @@ export class PostgresStorage implements TelemetryStorage {
     const dropped: number[] = []
     const removed = await this.#transaction(async client => {
       let removed = 0
-      for (const table of ['faults', 'reboots', 'traces']) removed += (await client.query(`delete from ${table} where received_at < $1`, [cutoff])).rowCount ?? 0
+      for (const table of ['faults', 'reboots', 'traces', 'heartbeats']) removed += (await client.query(`delete from ${table} where received_at < $1`, [cutoff])).rowCount ?? 0
       // Whole days before the cutoff: their partitions are dropped; the day of the cutoff loses its older rows.
       const partitions = (await client.query<{ name: string }>(`
         select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent

@@ -40,6 +40,7 @@ const info: ChunkPayload = { type: 'DeviceInfo', record: { serial: 'SN-1', hardw
 const metrics = (n: number): ChunkPayload => ({ type: 'Metrics', record: { uptime_ms: n, entries: [{ key: 'battery_mv', kind: 'gauge', value: 3600 + n * 10, uptime_ms: n }] } })
 const fault: ChunkPayload = { type: 'FaultRecord', record: { pc: 0x0800abcd, lr: 0x08000123, sp: 0, psr: 0, cfsr: 0x8200, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 9 } }
 const trace: ChunkPayload = { type: 'Trace', record: { uptime_ms: 10, dropped: 0, data: Buffer.from('radio up\n') } }
+const heartbeat: ChunkPayload = { type: 'Heartbeat', record: { uptime_ms: 7_500_000, boot_count: 3 } }
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -100,8 +101,8 @@ if (executablePath !== undefined) {
     const server = await telemetryServer(t)
     const shots = process.env.BERTH_SCREENSHOTS ?? tempDir(t, 'berth-dashboard-shots-')
     mkdirSync(shots, { recursive: true })
-    const chunks = [info, metrics(1), metrics(2), metrics(3), fault, trace]
-    t.equal((await server.ingest(Buffer.concat(chunks.map((payload, sequence) => encodeChunk({ device: SENSOR, sequence, payload }))))).json.accepted, 6)
+    const chunks = [info, metrics(1), metrics(2), metrics(3), fault, trace, heartbeat]
+    t.equal((await server.ingest(Buffer.concat(chunks.map((payload, sequence) => encodeChunk({ device: SENSOR, sequence, payload }))))).json.accepted, 7)
     // What the symbolication plugin writes once the ELF is there (it runs in test/e2e/device.test.ts).
     const { storage } = server.service.telemetry
     const stored: StoredFault[] = []
@@ -168,6 +169,10 @@ if (executablePath !== undefined) {
     await page.goto(new URL(`/dashboard/#/devices/${SENSOR}`, server.base).href)
     await page.waitForSelector('ol.timeline li.fault')
     t.match(await page.textContent('ol.timeline'), /fault: PRECISERR at 0x0800abcd in sensor_poll at \/src\/main\.c:42/, 'the device\'s timeline')
+    t.match(await page.textContent('ol.timeline li.heartbeat'), /heartbeat: up 2h 5m \(boot 3\)/, 'with its heartbeats')
+    await page.selectOption('select[name="timeline-span"]', '1')
+    await pollUntil(async () => (await page.locator('ol.timeline li').count()) === chunks.length - 4, { what: 'the last hour\'s entries' })
+    t.pass('a span chosen reads the timeline again from then')
     await page.goto(new URL('/dashboard/#/devices', server.base).href)
     await page.selectOption('select[name="sort"]', 'fault_count')
     await page.fill('input[name="metric"]', 'battery_mv')

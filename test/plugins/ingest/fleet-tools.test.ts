@@ -1,6 +1,6 @@
 // The fleet engineer's tools beside the lists: the symbol files uploaded and the builds the fleet runs
 // without one; the devices sorted by fault count, firmware or a metric (with its column); a metric
-// across the fleet as min/median/max bands; a device's timeline of reboots, faults and trace lines in order, paged; and the
+// across the fleet as min/median/max bands; a device's timeline of reboots, faults, trace lines and heartbeats in order, paged; and the
 // exports of devices, crash issues, faults and metric samples as CSV and NDJSON with the lists'
 // filters, streamed. Bad input answers 400 (404 for an unknown device) with an error.
 import t from 'tap'
@@ -29,7 +29,7 @@ t.test('symbol files, a device\'s timeline, and exports', async t => {
   const upload = await fetch(new URL('/ingest/elf?software_type=main&software_version=1.0.0', server.base), { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body: elf.bytes })
   t.equal(upload.status, 201)
   // A runs the build with symbols; B a build without; C reported no build id.
-  await send(server, A, [info('1.0.0', elf.id), SAMPLES[1], SAMPLES[2], SAMPLES[4], SAMPLES[3], SAMPLES[2]])
+  await send(server, A, [info('1.0.0', elf.id), SAMPLES[1], SAMPLES[2], SAMPLES[4], SAMPLES[3], SAMPLES[2], SAMPLES[5]])
   await send(server, B, [info('1.1.0', 'ffffffffffffffff'), SAMPLES[2], battery(3500)])
   await send(server, C, [SAMPLES[5]])
 
@@ -55,13 +55,15 @@ t.test('symbol files, a device\'s timeline, and exports', async t => {
   t.equal((await server.api('GET', '/fleet/metrics/bands', 'viewer')).status, 400, 'bands need a key')
 
   const timeline = await (await server.api('GET', `/devices/${A}/timeline`, 'viewer')).json() as { entries: Array<{ kind: string, sequence: number, summary: string }>, next_cursor: string | null }
-  t.same(timeline.entries.map(e => [e.kind, e.sequence]), [['reboot', 2], ['fault', 3], ['fault', 6], ['trace', 4]], 'one request: reboots, faults, traces of the same moment in that order')
+  t.same(timeline.entries.map(e => [e.kind, e.sequence]), [['reboot', 2], ['fault', 3], ['fault', 6], ['trace', 4], ['heartbeat', 7]], 'one request: reboots, faults, traces, heartbeats of the same moment in that order')
   t.match(timeline.entries[0].summary, /^reboot: watchdog \(boot 17\)$/)
   t.match(timeline.entries[1].summary, /^fault: PRECISERR at 0x0800abcd$/)
   t.match(timeline.entries[3].summary, /radio up$/)
-  const first = await (await server.api('GET', `/devices/${A}/timeline?limit=2`, 'viewer')).json() as typeof timeline
-  const rest = await (await server.api('GET', `/devices/${A}/timeline?limit=2&cursor=${first.next_cursor ?? ''}`, 'viewer')).json() as typeof timeline
-  t.same([...first.entries, ...rest.entries].map(e => e.kind), ['reboot', 'fault', 'fault', 'trace'], 'pages continue where the last ended')
+  t.equal(timeline.entries[4].summary, 'heartbeat: up 1m 2s (boot 17)')
+  t.match(await (await server.api('GET', `/devices/${A}/heartbeats`, 'viewer')).json(), { items: [{ sequence: 7, uptime_ms: 62000, boot_count: 17 }] }, 'heartbeats are a series of their own')
+  const first = await (await server.api('GET', `/devices/${A}/timeline?limit=3`, 'viewer')).json() as typeof timeline
+  const rest = await (await server.api('GET', `/devices/${A}/timeline?limit=3&cursor=${first.next_cursor ?? ''}`, 'viewer')).json() as typeof timeline
+  t.same([...first.entries, ...rest.entries].map(e => e.kind), ['reboot', 'fault', 'fault', 'trace', 'heartbeat'], 'pages continue where the last ended')
   t.equal(rest.next_cursor, null)
   t.equal((await server.api('GET', `/devices/${A}/timeline?cursor=WzEsOSwxXQ`, 'viewer')).status, 400, 'a cursor this server did not issue')
   t.equal((await server.api('GET', '/devices/dddddddddddddddd/timeline', 'viewer')).status, 404)

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { migrateTelemetry } from '../../../plugins/ingest/storage/copy.js'
+import { MIGRATIONS } from '../../../plugins/ingest/storage/migrations/index.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { requirePostgres } from '../../support/postgres.js'
 import { tempDir } from '../../support/tmp.js'
@@ -35,7 +36,7 @@ t.test('the embedded store copied into PostgreSQL shows the same, and copies aga
   const lines: string[] = []
   const report = await migrateTelemetry(stateDir, url, join(stateDir, 'elf'), line => { lines.push(line) })
   t.match(report, { devices: 2, device_keys: 1, chunk_marks: SAMPLES.length, groups: 1, ota_targets: 1 })
-  t.ok(lines.some(line => /^schema: migrations 1, 2, 3, 4, 5, 6 applied$/.test(line)), 'the schema was migrated first')
+  t.ok(lines.includes(`schema: migrations ${MIGRATIONS.map(m => m.version).join(', ')} applied`), 'the schema was migrated first')
   const again = await migrateTelemetry(stateDir, url, join(stateDir, 'elf'), () => {})
   t.same(Object.values(again).filter(rows => rows > 0), [], 'a second copy adds nothing')
 

@@ -85,6 +85,17 @@ t.test('images, a staged release, downloads, actions and a halt', async t => {
   t.equal((await fetch(url)).status, 401)
   t.equal((await server.api('GET', `/ota/images/${sha256}/download`, 'viewer')).status, 200, 'a viewer may download')
 
+  // The offer's URL names the device: its offers and downloads go into its timeline.
+  const device = inStage[0]
+  const { url: offerUrl } = await (await fetch(new URL(`/ota/update?device=${device}`, server.base), { headers: { 'x-api-key': API_KEY } })).json() as { url: string }
+  t.equal(offerUrl, `/ota/images/${sha256}/download?device=${device}`)
+  for (const range of ['bytes=0-599', 'bytes=600-']) await (await fetch(new URL(offerUrl, server.base), { headers: { 'x-api-key': API_KEY, range } })).arrayBuffer()
+  const { entries } = await (await server.api('GET', `/devices/${device}/timeline`, 'viewer')).json() as { entries: Array<{ kind: string, summary: string }> }
+  t.same(entries.filter(e => e.kind === 'ota').map(e => e.summary),
+    [`OTA: offered 1.1.0 (release ${release.id.slice(0, 8)})`, 'OTA: download started 1.1.0, bytes 0–599 of 1000', 'OTA: download resumed 1.1.0, bytes 600–999 of 1000'],
+    'the device\'s timeline: offered once however often it checks, then each download with its bytes')
+  t.equal((await fetch(new URL(`/ota/images/${sha256}/download?device=nope`, server.base), { headers: { 'x-api-key': API_KEY } })).status, 400, 'a malformed device id')
+
   // Actions.
   t.equal((await post(server, `/ota/releases/${release.id}/advance`, 'viewer')).status, 403, 'a viewer may not advance')
   t.equal((await (await post(server, `/ota/releases/${release.id}/advance`, 'provisioner')).json() as Release).stage, 1)

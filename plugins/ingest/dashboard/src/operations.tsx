@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks'
 import { api, type Me } from './api.js'
 import { Chart } from './chart.js'
 import { useData, when } from './data.js'
+import { Pages, useCursorPages } from './pages.js'
 
 interface Image { id: string, software_type: string, version: string, size: number, uploaded_at: number }
 interface Release { id: string, version: string, software_type: string, cohort: { group: string | null, percent: number }, stages: number[], stage: number, state: string, reason: string | null, created_at: number }
@@ -91,10 +92,25 @@ export function AlertHistory ({ version }: { version: number }) {
   )
 }
 
+/** How far back a timeline starts, in hours (0: from the first entry). */
+const TIMELINE_SPANS = [[1, 'the last hour'], [24, 'the last day'], [168, 'the last week'], [0, 'all of it']] as const
+
 export function Timeline ({ id, version }: { id: string, version: number }) {
-  const { data } = useData(async () => await api<{ entries: TimelineEntry[] }>('GET', `/devices/${id}/timeline?limit=100`), [id, version])
+  const [hours, setHours] = useState<number>(24)
+  // Fixed when the span is chosen, so the pages of one span follow one another.
+  const [from, setFrom] = useState(() => Date.now() - 24 * 3_600_000)
+  const pages = useCursorPages()
+  const query = new URLSearchParams({ limit: '100', from: String(from), ...(pages.cursor !== '' && { cursor: pages.cursor }) })
+  const { data } = useData(async () => await api<{ entries: TimelineEntry[], next_cursor: string | null }>('GET', `/devices/${id}/timeline?${query.toString()}`), [id, version, query.toString()])
+  const choose = (value: number): void => { setHours(value); setFrom(value === 0 ? 0 : Date.now() - value * 3_600_000); pages.restart() }
   return (
-    <ol class="timeline">{(data?.entries ?? []).map(e => <li key={`${e.kind}/${e.sequence}`} class={e.kind}><time>{when(e.at)}</time> <b>{e.kind}</b> {e.summary}</li>)}</ol>
+    <>
+      <select name="timeline-span" value={String(hours)} onChange={e => { choose(Number((e.target as HTMLSelectElement).value)) }}>
+        {TIMELINE_SPANS.map(([value, label]) => <option key={value} value={String(value)}>{label}</option>)}
+      </select>
+      <ol class="timeline">{(data?.entries ?? []).map(e => <li key={`${e.kind}/${e.sequence}/${e.at}`} class={e.kind}><time>{when(e.at)}</time> <b>{e.kind}</b> {e.summary}</li>)}</ol>
+      <Pages pages={pages} next={data?.next_cursor} />
+    </>
   )
 }
 

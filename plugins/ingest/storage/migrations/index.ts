@@ -7,6 +7,7 @@ import { requestFunctions } from './004-request-functions.js'
 import { crashIssues } from './005-crash-issues.js'
 import { documents } from './006-documents.js'
 import { backtraces } from './007-backtraces.js'
+import { heartbeats } from './008-heartbeats.js'
 import type { Migration } from '../../../../kernel/index.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -16,5 +17,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'request-functions', sql: requestFunctions },
   { version: 5, name: 'crash-issues', sql: crashIssues },
   { version: 6, name: 'documents', sql: documents },
-  { version: 7, name: 'backtraces', sql: backtraces }
+  { version: 7, name: 'backtraces', sql: backtraces },
+  { version: 8, name: 'heartbeats', sql: heartbeats }
 ]
