@@ -47,6 +47,21 @@ export interface ContainerEvent {
   time: number
 }
 
+/** What the engine measures of a running container. */
+export interface ContainerStats {
+  /** CPU time used since it started, in seconds. */
+  cpu_seconds: number
+  /** CPU use over the engine's last second, in percent of one CPU (200 is two busy cores); null unless sampled. */
+  cpu_percent: number | null
+  memory_bytes: number
+  /** Its memory limit: the host's memory when it has none. */
+  memory_limit_bytes: number
+  network_rx_bytes: number
+  network_tx_bytes: number
+  /** Times the engine restarted it by its restart policy. */
+  restarts: number
+}
+
 export interface EngineInfo {
   kind: string
   version: string
@@ -76,6 +91,11 @@ export interface ContainerEngine {
   /** Output of a container: the last `tail` lines, then new lines while `follow`; stdout and stderr merged. */
   logs(id: string, options: { tail: number, follow: boolean }): Promise<NodeJS.ReadableStream>
   info(): Promise<EngineInfo>
+  /**
+   * What the engine measures of a container now; undefined when it no longer runs. `sampled` waits for
+   * the engine's second sample (about a second) to give the CPU percent too.
+   */
+  stats(id: string, options: { sampled: boolean }): Promise<ContainerStats | undefined>
   /** Run `/bin/sh -c <command>` in a running container; its exit code and output (stdout and stderr, the last 4 KiB). */
   exec(id: string, command: string): Promise<{ exitCode: number, output: string }>
   /** Where a named volume's files are on this host, creating the volume (with this server's labels) if it does not exist. */

@@ -4,7 +4,7 @@
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions, MountSettings } from 'dockerode'
 import { PassThrough, Readable } from 'node:stream'
-import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, EngineInfo } from './container-engine.js'
+import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, ContainerStats, EngineInfo } from './container-engine.js'
 import { EngineUnavailable } from './container-engine.js'
 import { credentialsFor, readDockerConfig } from './registry-auth.js'
 import { parseMemory } from './units.js'
@@ -334,6 +334,22 @@ export class DockerEngine implements ContainerEngine {
     return containerEvents(stream)
   }
 
+  async stats (id: string, { sampled }: { sampled: boolean }): Promise<ContainerStats | undefined> {
+    const container = (await this.#engine()).getContainer(id)
+    const gone = (err: unknown): undefined => {
+      if (statusOf(err) === 404) return undefined
+      throw err
+    }
+    return await this.#call('reading container stats', async () => {
+      const [raw, info] = await Promise.all([
+        container.stats({ stream: false, ...(!sampled && { 'one-shot': true }) }).catch(gone) as Promise<DockerStats | undefined>,
+        container.inspect().catch(gone)
+      ])
+      if (raw === undefined || info === undefined || info.State.Running !== true) return undefined
+      return statsOf(raw, sampled, info.RestartCount ?? 0)
+    })
+  }
+
   async info (): Promise<EngineInfo> {
     const info = await this.#call('reading engine info', async () => await (await this.#engine()).info() as {
       ServerVersion?: string, ContainersRunning?: number, NCPU?: number, MemTotal?: number
@@ -345,5 +361,36 @@ export class DockerEngine implements ContainerEngine {
       cpus: info.NCPU ?? 0,
       memory_bytes: info.MemTotal ?? 0
     }
+  }
+}
+
+/** The fields of Docker's container stats this server reads (cgroup v1 and v2 alike). */
+interface DockerStats {
+  cpu_stats?: { cpu_usage?: { total_usage?: number }, system_cpu_usage?: number, online_cpus?: number }
+  precpu_stats?: { cpu_usage?: { total_usage?: number }, system_cpu_usage?: number }
+  memory_stats?: { usage?: number, limit?: number, stats?: { inactive_file?: number, total_inactive_file?: number } }
+  networks?: Record<string, { rx_bytes?: number, tx_bytes?: number }>
+}
+
+/**
+ * Docker's stats as ContainerStats: memory less the inactive page cache (as `docker stats` shows it),
+ * the CPU percent from the engine's two samples (the container's CPU time over the host's, times its CPUs).
+ */
+function statsOf (raw: DockerStats, sampled: boolean, restarts: number): ContainerStats {
+  const cpu = raw.cpu_stats ?? {}
+  const used = cpu.cpu_usage?.total_usage ?? 0
+  const cpuDelta = used - (raw.precpu_stats?.cpu_usage?.total_usage ?? 0)
+  const systemDelta = (cpu.system_cpu_usage ?? 0) - (raw.precpu_stats?.system_cpu_usage ?? 0)
+  const memory = raw.memory_stats ?? {}
+  const cache = memory.stats?.inactive_file ?? memory.stats?.total_inactive_file ?? 0
+  const networks = Object.values(raw.networks ?? {})
+  return {
+    cpu_seconds: used / 1e9,
+    cpu_percent: sampled && systemDelta > 0 ? Math.round((cpuDelta / systemDelta) * (cpu.online_cpus ?? 1) * 1000) / 10 : null,
+    memory_bytes: Math.max(0, (memory.usage ?? 0) - cache),
+    memory_limit_bytes: memory.limit ?? 0,
+    network_rx_bytes: networks.reduce((sum, n) => sum + (n.rx_bytes ?? 0), 0),
+    network_tx_bytes: networks.reduce((sum, n) => sum + (n.tx_bytes ?? 0), 0),
+    restarts
   }
 }

@@ -81,7 +81,11 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
       return { reload: record }
     })
 
-    app.get<{ Querystring: { project?: string } }>('/status', viewer, async request => ({ services: await reconciler.status(request.query.project) }))
+    app.get<{ Querystring: { project?: string, stats?: string } }>('/status', viewer, async request => {
+      const { project, stats } = request.query
+      if (stats !== undefined && stats !== 'true' && stats !== 'false') throw new BadRequest(`stats must be true or false, got "${stats}"`)
+      return { services: await reconciler.status(project, { stats: stats === 'true' }) }
+    })
 
     app.post<NameParams & { Body: { replicas?: unknown } | undefined }>('/services/:name/scale', deployer, async request => {
       return await reconciler.scale(request.params.name, request.body?.replicas, by(request))

@@ -17,6 +17,7 @@ import { EngineUnavailable, type ContainerEngine } from './container-engine.js'
 import { ReconcilerState } from './state.js'
 import { Traffic } from './traffic.js'
 import { controlState, leaderRoutes } from '../cluster/index.js'
+import { measureContainers, registerContainerMetrics } from './container-stats.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
@@ -78,6 +79,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     alert,
     changed
   })
+  registerContainerMetrics(ctx.metrics, async () => await measureContainers(runtimes, await reconciler.localContainers(), false))
   const repairs = config.repair_interval_secs === 0 ? undefined : new RepairLoop({
     repair: async skip => leading() ? await reconciler.repair(skip) : { repaired: [], failures: new Map() },
     events: async options => await docker.events(options),

@@ -1,7 +1,7 @@
 // The status entry of a service: its desired spec next to the containers the engine reports (counting
 // the replicas that serve), why it is not running as declared, and its canary when one runs.
 import { canaryView, type CanaryView } from './canary.js'
-import type { ContainerState } from './container-engine.js'
+import type { ContainerState, ContainerStats } from './container-engine.js'
 import { originOf, type Origin } from './service-set.js'
 import type { CanaryState, DeployFailure, StoredService } from './state.js'
 
@@ -29,8 +29,8 @@ export interface ServiceStatus {
   domain?: string
   /** Liveness restarts since the service was first deployed. */
   restarts: number
-  /** `node`: where it runs, in a cluster (the node's name). */
-  containers: Array<{ name: string, replica: number, state: string, address?: string, health?: string, canary?: true, node?: string }>
+  /** `node`: where it runs, in a cluster (the node's name); `stats`: the engine's figures, when asked for (containers on this node). */
+  containers: Array<{ name: string, replica: number, state: string, address?: string, health?: string, canary?: true, node?: string, stats?: ContainerStats }>
   /** The canary running beside the replicas, with whether its container runs. */
   canary?: CanaryView & { running: boolean }
   /** How the proxy routes it, when a proxy runs and the service is routed. */

@@ -1,6 +1,6 @@
 // `berth tui`: the cluster in the terminal, drawn with ink (React for command-line apps: maintained,
-// and already what this project's test runner draws with). Services with their replicas' states
-// and routes' certificates, nodes, recent deploys and the last webhook invocations, read from the
+// and already what this project's test runner draws with). Services with their replicas' states,
+// CPU and memory (the engine's figures of this node's containers) and routes' certificates, nodes, recent deploys and the last webhook invocations, read from the
 // control API every REFRESH_MS, with a service's canary; ↑/↓ select a service, + and - scale it, r
 // restarts it, l shows its last log lines, p promotes its canary, b rolls it back, q quits.
 import { createElement as h, useEffect, useState, type ReactElement } from 'react'
@@ -8,6 +8,7 @@ import { Box, render, Text, useApp, useInput } from 'ink'
 import type { ApiClient } from '../../kernel/index.js'
 import type { ClusterInfo } from './cluster-info.js'
 import type { HistoryEntry } from './state.js'
+import { serviceFigures } from './stats-format.js'
 import type { ServiceStatus } from './status.js'
 
 const REFRESH_MS = 2000
@@ -24,7 +25,7 @@ interface Snapshot {
 
 async function snapshot (client: ApiClient): Promise<Snapshot> {
   const [{ services }, { nodes }, { deploys }] = await Promise.all([
-    client.json<{ services: ServiceStatus[] }>('GET', '/api/v1/status'),
+    client.json<{ services: ServiceStatus[] }>('GET', '/api/v1/status?stats=true'),
     client.json<ClusterInfo>('GET', '/api/v1/cluster/info'),
     client.json<{ deploys: HistoryEntry[] }>('GET', '/api/v1/deploys')
   ])
@@ -77,12 +78,12 @@ function Dashboard ({ client }: { client: ApiClient }): ReactElement {
 
   if (data === undefined) return h(Text, null, failure ?? 'connecting…')
   const row = (cells: string[], widths: number[]): string => cells.map((c, i) => c.slice(0, widths[i] - 1).padEnd(widths[i])).join('')
-  const widths = [24, 10, 18, 44]
+  const widths = [24, 10, 18, 8, 11, 44]
   return h(Box, { flexDirection: 'column' },
     h(Text, { bold: true }, `berth · ${data.nodes.map(n => `${n.name} (${n.role}, ${n.status})`).join(', ')}${failure !== undefined ? ` · ${failure}` : ''}`),
-    h(Text, { dimColor: true }, row(['SERVICE', 'REPLICAS', 'STATUS', 'ROUTE / CERTIFICATE'], widths)),
+    h(Text, { dimColor: true }, row(['SERVICE', 'REPLICAS', 'STATUS', 'CPU', 'MEMORY', 'ROUTE / CERTIFICATE'], widths)),
     ...data.services.map((s, i) => h(Text, { key: s.name, inverse: s === service },
-      row([s.name, `${s.running_replicas}/${s.replicas}`, s.canary === undefined ? s.status : `${s.status} +canary`, s.route === undefined ? '' : `${s.route.domain} ${s.route.certificate.status}${s.route.certificate.not_after !== undefined ? ` until ${s.route.certificate.not_after.slice(0, 10)}` : ''}`], widths) +
+      row([s.name, `${s.running_replicas}/${s.replicas}`, s.canary === undefined ? s.status : `${s.status} +canary`, serviceFigures(s).cpu, serviceFigures(s).memory, s.route === undefined ? '' : `${s.route.domain} ${s.route.certificate.status}${s.route.certificate.not_after !== undefined ? ` until ${s.route.certificate.not_after.slice(0, 10)}` : ''}`], widths) +
       (i === selected ? `  ${s.containers.map(c => `${c.canary === true ? 'canary' : c.replica}:${c.state}${c.health !== undefined ? `/${c.health}` : ''}${c.node !== undefined ? `@${c.node}` : ''}`).join(' ')}` : ''))),
     ...(service?.canary === undefined
       ? []

@@ -1,6 +1,7 @@
 // `berth tui` in a real terminal (tmux, driven with send-keys and read with capture-pane) against a
-// running server with a real Docker engine: the service and its replicas, the node, the deploys and
-// the webhooks are drawn; + scales the service, l shows its log lines, a canary is drawn and p
+// running server with a real Docker engine: the service and its replicas (with their CPU and memory),
+// the node, the deploys and the webhooks are drawn (the engine's figures also through the API,
+// `berth status --stats` and /metrics); + scales the service, l shows its log lines, a canary is drawn and p
 // promotes it, q quits.
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -35,6 +36,20 @@ if (docker !== undefined && tmux !== undefined) {
     t.match(drawn, /\(leader, ready\)/, 'the node')
     t.match(drawn, /deploy\s+talker/, 'the deploy')
     t.match(drawn, /ops\/infra → talker: no invocations yet/, 'the webhook')
+    t.match(drawn, /talker\s+1\/1\s+running\s+\d+\.\d%\s+[\d.]+ (B|KiB|MiB)/, 'its CPU and memory, as the engine measures them')
+
+    // The same figures through the API, the CLI and /metrics.
+    const measured = await api<{ services: Array<{ name: string, containers: Array<{ stats?: Record<string, number | null> }> }> }>(kernel, 'GET', '/api/v1/status?stats=true', { token })
+    const [stats] = measured.body.services.find(s => s.name === 'talker')?.containers.map(c => c.stats) ?? []
+    t.match(stats, { cpu_seconds: Number, cpu_percent: Number, restarts: 0 }, 'the container\'s CPU, sampled, and its restarts')
+    t.ok(stats !== undefined && Number(stats.memory_bytes) > 0 && Number(stats.memory_limit_bytes) >= Number(stats.memory_bytes) && stats.network_rx_bytes !== null, 'its memory within its limit, and its network')
+    t.equal((await api(kernel, 'GET', '/api/v1/status?stats=maybe', { token })).status, 400, 'stats is true or false')
+    t.notOk('stats' in ((await api<{ services: Array<{ containers: object[] }> }>(kernel, 'GET', '/api/v1/status', { token })).body.services[0].containers[0]), 'not measured unless asked')
+    const cli = await runCli(['status', '--stats'], { env: { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token } })
+    t.match(cli.stdout, /CPU\s+MEMORY\s+NET RX \/ TX[\s\S]*talker\s+\S+\s+running\s+1\/1\s+0\s+\d+\.\d%\s+[\d.]+ (B|KiB|MiB)\s+[\d.]+ \w+ \/ [\d.]+ \w+/, 'berth status --stats')
+    const exposition = await api<string>(kernel, 'GET', '/metrics', { token })
+    t.match(exposition.text, /^berth_container_memory_bytes\{service="talker",replica="1",container="[^"]+"\} [1-9]\d*$/m, '/metrics: the container\'s memory')
+    t.match(exposition.text, /^berth_container_cpu_seconds\{service="talker",replica="1",container="[^"]+"\} [\d.e-]+$/m, 'and its CPU seconds')
 
     await tm('send-keys', '-t', 'tui', '+')
     await pollUntil(async () => /talker\s+2\/2\s+running/.test(await screen()), { timeout: 30_000, what: '+ to scale to 2' })
@@ -47,7 +62,7 @@ if (docker !== undefined && tmux !== undefined) {
 
     writeServices(cwd, { [project]: `[[service]]\nname = "talker"\nimage = "${image}"\ncommand = ["/bin/busybox", "sh", "-c", "echo hello from the canary; exec /bin/busybox sleep 3600"]\n` })
     t.equal((await api(kernel, 'POST', '/api/v1/deploy?service=talker', { token, body: { canary: { weight: 20 } } })).status, 200, 'a canary of talker')
-    const withCanary = await pollUntil(async () => { const s = await screen(); return /talker\s+2\/2\s+running \+canary/.test(s) && s }, { timeout: 20_000, what: 'the canary drawn' })
+    const withCanary = await pollUntil(async () => { const s = await screen(); return /talker\s+2\/2\s+running \+canary/.test(s) && /takes 20% of requests · p promote/.test(s) && s }, { timeout: 20_000, what: 'the canary drawn, running' })
     t.match(withCanary, /Canary of talker: .* takes 20% of requests · p promote · b roll back/, 'its image, hash and weight')
     await tm('send-keys', '-t', 'tui', 'p')
     // The canary's spec (the service file, one replica) is what promote rolls out.
