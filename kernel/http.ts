@@ -34,6 +34,8 @@ const ACCESS_LOG_SERIALIZERS = {
 
 /** The router's longest path parameter (fastify's default). */
 const MAX_PARAM_LENGTH = 100
+/** Largest WebSocket message a listener takes (an agent's state report can be large). */
+const WEBSOCKET_MAX_PAYLOAD = 64 * 1024 * 1024
 
 /** A listener's error bodies unless a plugin declares another format for its prefix. */
 const JSON_ERRORS: ErrorFormat = { type: 'application/json; charset=utf-8', encode: body => JSON.stringify(body) }
@@ -105,6 +107,8 @@ export class Listener {
   readonly #refused = new WeakSet<Socket>()
   /** Error formats plugins declared, by path prefix (without a trailing slash). */
   readonly #errorFormats: Array<{ prefix: string, format: ErrorFormat }> = []
+  /** What plugins with WebSocket routes run when the listener closes; undefined until one mounts such routes. */
+  #websocketClosers: Array<() => void> | undefined
   #closing = false
   /** While closing: when each connection last finished a response (or closing began), to close it once idle long enough. */
   readonly #idleSince = new WeakMap<Socket, number>()
@@ -198,6 +202,7 @@ export class Listener {
       if (options.prefix === undefined) throw new StartupError(`plugin "${plugin}": an error format for the ${this.name} listener needs a prefix`)
       this.#errorFormats.push({ prefix: options.prefix.replace(/\/+$/, ''), format: options.errors })
     }
+    if (options.websocket !== undefined) this.#useWebsockets(this.app, options.websocket.preClose)
     this.app.register(async (scope, opts) => {
       try {
         await routes(scope, opts)
@@ -205,6 +210,25 @@ export class Listener {
         throw new StartupError(`plugin "${plugin}": mounting routes on the ${this.name} listener failed: ${messageOf(err)}`)
       }
     }, { prefix: options.prefix })
+  }
+
+  /**
+   * WebSocket routes on this listener: @fastify/websocket registered once, at the root (one listener of
+   * the server's `upgrade` event for every plugin: two would each route the same upgrade).
+   */
+  #useWebsockets (app: FastifyInstance, preClose: (() => void) | undefined): void {
+    if (this.#websocketClosers === undefined) {
+      const closers: Array<() => void> = []
+      this.#websocketClosers = closers
+      app.register(import('@fastify/websocket'), {
+        options: { maxPayload: WEBSOCKET_MAX_PAYLOAD },
+        preClose: async function (this: FastifyInstance) {
+          for (const close of closers) close()
+          for (const client of this.websocketServer.clients) client.close(1001, 'the server is stopping')
+        }
+      })
+    }
+    if (preClose !== undefined) this.#websocketClosers.push(preClose)
   }
 
   serve (plugin: string, server: Server): void {

@@ -52,6 +52,12 @@ export interface RouteOptions {
    * routing (malformed, headers too large) when their request line can be read. Needs `prefix`.
    */
   errors?: ErrorFormat
+  /**
+   * The routes include WebSocket routes (`wsHandler`, @fastify/websocket): the listener registers the
+   * WebSocket support once for every plugin that asks, and calls `preClose` when it closes (before its
+   * remaining sockets are closed with 1001).
+   */
+  websocket?: { preClose?: () => void }
 }
 
 /** The body of every error answer: the message for people, the stable code for programs. */

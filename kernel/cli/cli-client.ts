@@ -2,6 +2,7 @@
 // every failure turned into one readable line. node:http rather than fetch: it loads faster, and no
 // client-side timeout cuts off a long deploy or followed logs.
 import { request, type IncomingMessage } from 'node:http'
+import type { WebSocket } from 'ws'
 
 export class ApiClient {
   readonly url: URL
@@ -24,6 +25,24 @@ export class ApiClient {
   /** GET a plain-text answer whole (a service's last log lines). */
   async text (path: string): Promise<string> {
     return await readAll(await this.#send('GET', path))
+  }
+
+  /**
+   * A WebSocket to `path` with these credentials, once open (ws loaded only then: most commands never
+   * need it). A refused upgrade is the same one-line failure as any other answer.
+   */
+  async websocket (path: string): Promise<WebSocket> {
+    const { WebSocket } = await import('ws')
+    const url = new URL(path, this.url)
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
+    const socket = new WebSocket(url, { headers: this.#authorization === undefined ? {} : { authorization: this.#authorization } })
+    return await new Promise((resolve, reject) => {
+      socket.once('open', () => { resolve(socket) })
+      socket.once('unexpected-response', (_request, response) => {
+        readAll(response).then(text => { reject(new Error(this.#failure(response.statusCode ?? 0, text))) }, reject)
+      })
+      socket.once('error', (err: NodeJS.ErrnoException) => { reject(new Error(`cannot reach the server at ${this.url.origin}: ${err.code ?? err.message}`)) })
+    })
   }
 
   /** An answer as a stream of bytes (plain-text logs, line-delimited progress). */

@@ -59,14 +59,9 @@ export class LeaderChannel {
     this.#deps = deps
   }
 
-  /** The join route, mounted under /api/v1 on the control listener. */
+  /** The join route, mounted under /api/v1 on the control listener (with WebSocket support: `close` when it closes). */
   routes (): FastifyPluginAsync {
     return async app => {
-      const { default: websocket } = await import('@fastify/websocket')
-      await app.register(websocket, {
-        options: { maxPayload: 64 * 1024 * 1024 },
-        preClose: async () => { this.close() }
-      })
       app.route({
         method: 'GET',
         url: '/cluster/join',

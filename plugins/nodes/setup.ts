@@ -373,7 +373,7 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
   }
 
   orchestration.answerClusterInfo(info)
-  ctx.http('control', channel.routes(), { prefix: '/api/v1' })
+  ctx.http('control', channel.routes(), { prefix: '/api/v1', websocket: { preClose: () => { channel.close() } } })
   ctx.http('control', leaderRoutes(deps.cluster, clusterRoutes({ tokens: deps.tokens, setDrained, forget: async idOrName => {
     const node = registry.find(idOrName)
     if (node.role === 'leader') throw new Conflict('the leader cannot be forgotten', { code: 'BERTH_NODE_NOT_OFFLINE' })

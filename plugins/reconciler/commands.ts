@@ -1,5 +1,5 @@
 // The orchestration commands: deploy (also as a canary), promote, rollback, redeploy, restart, status,
-// deploys (the history), logs and reload, each a call to the control API of the running server, with
+// deploys (the history), logs, exec and reload, each a call to the control API of the running server, with
 // progress lines while it works and exit code 1 on failure; and install-service, which writes the
 // systemd unit that runs the server where services/ is.
 import { InvalidArgumentError } from 'commander'
@@ -7,6 +7,7 @@ import { controlClient, formatTable, UsageError, type CliRegistry } from '../../
 import type { CanaryView } from './canary.js'
 import type { DeployResult, RollbackResult } from './reconciler.js'
 import { addInstallServiceCommand } from './install-service.js'
+import { runExec } from './exec-client.js'
 import { reloadOutcome } from './reload-client.js'
 import type { ReloadRecord } from './reload.js'
 import type { HistoryEntry } from './state.js'
@@ -82,6 +83,11 @@ function historyRow (entry: HistoryEntry, service: string | undefined): string[]
   const more = names.length > LISTED_SERVICES ? ` +${names.length - LISTED_SERVICES}` : ''
   const failed = entry.errors.map(e => e.service)
   return [...head, `${names.slice(0, LISTED_SERVICES).join(', ')}${more}`, failed.length === 0 ? 'ok' : `${failed.length} failed: ${failed.join(', ')}`]
+}
+
+function replicaOption (value: string): number {
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new InvalidArgumentError('give a replica number: 1, 2, …')
+  return Number(value)
 }
 
 function tailOption (value: string): number {
@@ -225,5 +231,15 @@ export function reconcilerCommands (cli: CliRegistry): void {
       if (options.follow === true) query.set('follow', 'true')
       const stream = await client.stream(`${path(service, '/logs')}?${query.toString()}`)
       for await (const chunk of stream) process.stdout.write(chunk as Buffer)
+    })
+
+  program.command('exec <service> <command...>')
+    .description('run a command in a replica of a service (on the node asked), with its output, errors and exit code; interactive, with a TTY, when this terminal is one (write the command after --)')
+    .option('-r, --replica <n>', 'the replica (default: the first one running)', replicaOption)
+    .action(async (service: string, command: string[], options: { replica?: number }) => {
+      const client = await controlClient(cli)
+      const query = options.replica === undefined ? '' : `?replica=${options.replica}`
+      const socket = await client.websocket(`${path(service, '/exec')}${query}`)
+      process.exitCode = await runExec(socket, command)
     })
 }

@@ -47,6 +47,21 @@ export interface ContainerEvent {
   time: number
 }
 
+/** A command running in a container for a caller: its input, its output, and its exit code once it ends. */
+export interface ExecSession {
+  input: NodeJS.WritableStream
+  /** Its standard output; with a TTY, everything it writes. */
+  output: NodeJS.ReadableStream
+  /** Its standard error (nothing with a TTY). */
+  errors: NodeJS.ReadableStream
+  /** The TTY's size, in characters. */
+  resize(columns: number, rows: number): Promise<void>
+  /** Its exit code, once it has ended and its output with it. */
+  exited: Promise<number>
+  /** The caller went away: its input ends and the connection to the engine closes. */
+  close(): void
+}
+
 /** What the engine measures of a running container. */
 export interface ContainerStats {
   /** CPU time used since it started, in seconds. */
@@ -98,6 +113,8 @@ export interface ContainerEngine {
   stats(id: string, options: { sampled: boolean }): Promise<ContainerStats | undefined>
   /** Run `/bin/sh -c <command>` in a running container; its exit code and output (stdout and stderr, the last 4 KiB). */
   exec(id: string, command: string): Promise<{ exitCode: number, output: string }>
+  /** Start `command` (no shell) in a running container for a caller to talk to, with a TTY of that size or without one. */
+  attach(id: string, options: { command: string[], tty: boolean, columns?: number, rows?: number }): Promise<ExecSession>
   /** Where a named volume's files are on this host, creating the volume (with this server's labels) if it does not exist. */
   volumeDir(name: string, project: string): Promise<string>
   /** Whether a named volume exists. */

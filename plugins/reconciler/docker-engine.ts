@@ -3,8 +3,8 @@
 // network alias per service, and every engine failure as a clear message.
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions, MountSettings } from 'dockerode'
-import { PassThrough, Readable } from 'node:stream'
-import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, ContainerStats, EngineInfo } from './container-engine.js'
+import { type Duplex, PassThrough, Readable, Writable } from 'node:stream'
+import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, ContainerStats, EngineInfo, ExecSession } from './container-engine.js'
 import { EngineUnavailable } from './container-engine.js'
 import { credentialsFor, readDockerConfig } from './registry-auth.js'
 import { parseMemory } from './units.js'
@@ -304,6 +304,31 @@ export class DockerEngine implements ContainerEngine {
     })
   }
 
+  async attach (id: string, { command, tty, columns, rows }: { command: string[], tty: boolean, columns?: number, rows?: number }): Promise<ExecSession> {
+    const docker = await this.#engine()
+    return await this.#call('running a command in a container', async () => {
+      const exec = await docker.getContainer(id).exec({ Cmd: command, AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: tty })
+      const stream = await exec.start({ hijack: true, stdin: true, Tty: tty }) as Duplex
+      const output = new PassThrough()
+      const errors = new PassThrough()
+      if (tty) stream.pipe(output)
+      else {
+        docker.modem.demuxStream(stream, output, errors)
+        stream.on('end', () => { output.end(); errors.end() })
+      }
+      const resize = async (w: number, h: number): Promise<void> => { if (tty) await exec.resize({ w, h }) }
+      if (columns !== undefined && rows !== undefined) await resize(columns, rows).catch(() => undefined)
+      const ended = new Promise<void>(resolve => { stream.once('end', resolve); stream.once('close', resolve) })
+      const exited = ended.then(async () => await exitCodeOf(exec))
+      // The input's end closes the connection's writing half: the command reads end of file.
+      const input = new Writable({
+        write: (chunk: Buffer, _encoding, done) => { stream.write(chunk, done) },
+        final: done => { stream.end(); done() }
+      })
+      return { input, output, errors, resize, exited, close: () => { stream.destroy() } }
+    })
+  }
+
   async hasVolume (name: string): Promise<boolean> {
     const docker = await this.#engine()
     return await this.#call('inspecting a volume', async () => await docker.getVolume(name).inspect().then(() => true, (err: unknown) => {
@@ -393,4 +418,15 @@ function statsOf (raw: DockerStats, sampled: boolean, restarts: number): Contain
     network_tx_bytes: networks.reduce((sum, n) => sum + (n.tx_bytes ?? 0), 0),
     restarts
   }
+}
+
+/** An exec's exit code once the engine says it has stopped (its output can end a moment before); -1 when it cannot tell. */
+async function exitCodeOf (exec: Docker.Exec): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const info = await exec.inspect().catch(() => undefined)
+    if (info === undefined) return -1
+    if (info.Running !== true) return info.ExitCode ?? -1
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  return -1
 }

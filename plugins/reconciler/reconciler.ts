@@ -16,7 +16,7 @@ import { imageTag, localImageName } from './image-ref.js'
 import { limiter, type Limiter } from './limit.js'
 import { mergeLogs } from './log-lines.js'
 import { planDeploy, type Action, type Desired, type DesiredCanary } from './plan.js'
-import { EngineUnavailable, type ContainerState, type ContainerEngine } from './container-engine.js'
+import { EngineUnavailable, type ContainerState, type ContainerEngine, type ExecSession } from './container-engine.js'
 import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-set.js'
 import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
@@ -739,6 +739,22 @@ export class Reconciler {
     const running = (await this.#containersOr503()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)[0]
     if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`, { code: 'BERTH_NO_CONTAINERS' })
     return await this.#runtime(spec.runtime).exec(running.id, command)
+  }
+
+  /**
+   * Start a caller's command in replica `replica` of a service (the first running one when not given),
+   * on this node: `berth exec`. 404 an unknown service, 409 no such replica running here.
+   */
+  async attach (name: string, replica: number | undefined, options: { command: string[], tty: boolean, columns?: number, rows?: number }): Promise<{ container: ContainerState, session: ExecSession }> {
+    const { spec } = this.#known(name)
+    const running = (await this.#containersOr503()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)
+    const container = replica === undefined ? running[0] : running.find(c => c.replica === replica)
+    if (container === undefined) {
+      const elsewhere = this.scheduler?.remoteContainers().find(c => c.service === name && c.running && (replica === undefined || c.replica === replica))
+      const which = replica === undefined ? 'no running replica' : `no running replica ${replica}`
+      throw new Conflict(`service "${name}" has ${which} on this node${elsewhere?.node !== undefined ? `; it runs on node "${elsewhere.node}": exec through that node's API` : ''}`, { code: 'BERTH_NO_CONTAINERS' })
+    }
+    return { container, session: await this.#or503(async () => await this.#runtime(spec.runtime).attach(container.id, options)) }
   }
 
   /** The engine volume of a service's volume `source` (`<project>_<source>`), its host directory (created if missing). */

@@ -18,6 +18,7 @@ import { ReconcilerState } from './state.js'
 import { Traffic } from './traffic.js'
 import { controlState, leaderRoutes } from '../cluster/index.js'
 import { measureContainers, registerContainerMetrics } from './container-stats.js'
+import { execRoutes } from './exec-route.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
@@ -108,6 +109,11 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     reload: { request: async by => await requestReload(state, ctx.restart, by), last: () => state.lastReload() },
     clusterInfo: async () => await clusterInfo(state, { name: nodeName, address: ctx.address('control'), instance: config.instance, cluster: '', runtime: docker })
   })), { prefix: '/api/v1' })
+  // A command runs on the node whose API is asked (its containers): not forwarded to a leader.
+  const tokens = ctx.use('tokens')
+  ctx.http('control', execRoutes({
+    reconciler, deployer: tokens.requireRole('deployer'), by: request => tokens.caller(request)?.name, log: ctx.log
+  }), { prefix: '/api/v1', websocket: {} })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
   const checkEngine = async (): Promise<void> => {
     try {

@@ -3,6 +3,7 @@
 // back (the agent reconnects and gets its desired state again), and an agent whose process dies.
 import t from 'tap'
 import Fastify from 'fastify'
+import websocket from '@fastify/websocket'
 import { open } from 'lmdb'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -40,6 +41,8 @@ async function leaderOn (t: Teardown, port = 0): Promise<{ url: string, port: nu
   })
   const app = Fastify()
   app.setErrorHandler(async (error: Error & { statusCode?: number }, _request, reply) => { reply.code(error.statusCode ?? 500); return { error: error.message } })
+  // As the kernel's control listener does for plugins with WebSocket routes.
+  await app.register(websocket, { preClose: async () => { channel.close() } })
   await app.register(channel.routes(), { prefix: '/api/v1' })
   await app.listen({ host: '127.0.0.1', port })
   const bound = (app.server.address() as { port: number }).port

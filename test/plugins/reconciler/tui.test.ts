@@ -10,7 +10,8 @@ import webhooks from '../../../plugins/webhooks/index.js'
 import { CLI, runCli } from '../../support/cli.js'
 import { ensureDebianPackages, requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine } from '../../support/docker.js'
-import { api, reconcilerKernel, writeServices } from '../../support/orchestration.js'
+import { capturedLogger } from '../../support/kernel.js'
+import { api, reconcilerKernel, tokenFor, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
 const run = promisify(execFile)
@@ -20,7 +21,8 @@ const tmux = docker === undefined ? undefined : await requireComponent(t, 'tmux'
 if (docker !== undefined && tmux !== undefined) {
   t.test('the terminal dashboard draws the cluster and acts on keys', async t => {
     const image = await busyboxImage(docker)
-    const { kernel, cwd, project, token } = await reconcilerKernel(t, docker, { plugins: [webhooks] })
+    const captured = capturedLogger()
+    const { kernel, cwd, project, token } = await reconcilerKernel(t, docker, { plugins: [webhooks], logger: captured.logger })
     writeServices(cwd, { [project]: `[[service]]\nname = "talker"\nimage = "${image}"\ncommand = ["/bin/busybox", "sh", "-c", "echo hello from talker; exec /bin/busybox sleep 3600"]\n` })
     t.equal((await api(kernel, 'POST', '/api/v1/deploy', { token })).status, 200)
     t.equal((await api(kernel, 'POST', '/api/v1/webhooks', { token, body: { repo: 'ops/infra', service_name: 'talker', branch: 'main', secret: 'a-secret-of-16-chars' } })).status, 201)
@@ -73,6 +75,28 @@ if (docker !== undefined && tmux !== undefined) {
     await tm('send-keys', '-t', 'tui', 'q')
     await pollUntil(async () => (await screen()).includes('tui-exited=0'), { timeout: 10_000, what: 'q to quit' })
     t.pass('q quits, with exit code 0')
+
+    // berth exec: output, errors and exit code for a deployer; refused to a viewer; a replica that does not run.
+    const as = async (role: 'deployer' | 'viewer', ...args: string[]): ReturnType<typeof runCli> =>
+      await runCli(['exec', 'talker', ...args], { env: { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: await tokenFor(kernel, role) } })
+    t.same(Object.values(await as('deployer', '--', '/bin/busybox', 'sh', '-c', 'echo out; echo err >&2; exit 3')), [3, 'out\n', 'err\n'], 'a deployer\'s command: its output, its errors, its exit code')
+    const refused = await as('viewer', '--', '/bin/busybox', 'true')
+    t.match(refused, { code: 1, stdout: '', stderr: /^berth: token "test-viewer" has role viewer; GET \/api\/v1\/services\/:name\/exec needs deployer\n$/ }, 'a viewer\'s is refused')
+    t.match(await as('deployer', '--replica', '3', '--', '/bin/busybox', 'true'), { code: 1, stderr: /^berth: service "talker" has no running replica 3 on this node\n$/ })
+    t.match(await as('deployer', '--replica', 'two', '--', 'true'), { code: 2, stderr: /replica number/ }, 'a replica that is not a number: a usage error')
+    t.match(captured.lines(), /"audit":"exec","by":"test-deployer","service":"talker","replica":1,"container":"[^"]+","command":\["\/bin\/busybox","sh","-c","echo out; echo err >&2; exit 3"\],"tty":false,"exit_code":3/, 'who ran what, where, and how it ended, in the log')
+
+    // In a terminal: a TTY, keys as typed, and the shell's exit code.
+    await tm('new-window', '-t', 'tui', '-n', 'shell', '-e', `BERTH_URL=${kernel.url('control').href}`, '-e', `BERTH_TOKEN=${token}`, '-e', 'NODE_OPTIONS=',
+      `${process.execPath} ${CLI} exec talker -- /bin/busybox sh; echo exec-exited=$?; sleep 30`)
+    const shell = async (): Promise<string> => await tm('capture-pane', '-p', '-t', 'tui:shell')
+    await pollUntil(async () => /^\/ #/m.test(await shell()), { timeout: 10_000, what: 'the shell\'s prompt' })
+    await tm('send-keys', '-t', 'tui:shell', 'tty; echo $((6 * 7))', 'Enter')
+    const answered = await pollUntil(async () => { const s = await shell(); return /^42$/m.test(s) && s }, { timeout: 10_000, what: 'the shell to answer' })
+    t.match(answered, /^\/dev\/pts\/\d+$/m, 'the command has a TTY')
+    await tm('send-keys', '-t', 'tui:shell', 'exit 4', 'Enter')
+    await pollUntil(async () => (await shell()).includes('exec-exited=4'), { timeout: 10_000, what: 'the shell\'s exit code' })
+    t.pass('an interactive shell, its exit code passed on')
   })
 }
 
