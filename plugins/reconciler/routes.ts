@@ -82,9 +82,7 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
     })
 
     app.get<{ Querystring: { project?: string, stats?: string } }>('/status', viewer, async request => {
-      const { project, stats } = request.query
-      if (stats !== undefined && stats !== 'true' && stats !== 'false') throw new BadRequest(`stats must be true or false, got "${stats}"`)
-      return { services: await reconciler.status(project, { stats: stats === 'true' }) }
+      return { services: await reconciler.status(request.query.project, { stats: parseFlag('stats', request.query.stats) }) }
     })
 
     app.post<NameParams & { Body: { replicas?: unknown } | undefined }>('/services/:name/scale', deployer, async request => {
