@@ -17,7 +17,7 @@ export interface BerthEvents {
 
 /** An alert for operators: what happened, to what, in one line, and when. */
 export interface OperatorAlert {
-  /** What happened, dotted: `deploy.failed`, `deploy.rolled-back`, `backup.failed`, `certificate.failed`, `node.offline`. */
+  /** What happened, dotted: `deploy.failed`, `deploy.rolled-back`, `backup.failed`, `certificate.failed`, `node.offline`, `job.failed`. */
   kind: string
   /** What it happened to: a service, a backup target, a domain, a node. */
   subject: string

@@ -1,5 +1,5 @@
 // The orchestration commands: deploy (also as a canary), promote, rollback, redeploy, restart, status,
-// deploys (the history), logs, exec and reload, each a call to the control API of the running server, with
+// deploys (the history), logs, exec, jobs and reload, each a call to the control API of the running server, with
 // progress lines while it works and exit code 1 on failure; and install-service, which writes the
 // systemd unit that runs the server where services/ is.
 import { InvalidArgumentError } from 'commander'
@@ -8,6 +8,7 @@ import type { CanaryView } from './canary.js'
 import type { DeployResult, RollbackResult } from './reconciler.js'
 import { addInstallServiceCommand } from './install-service.js'
 import { runExec } from './exec-client.js'
+import type { JobRun, JobStatus } from './jobs.js'
 import { reloadOutcome } from './reload-client.js'
 import type { ReloadRecord } from './reload.js'
 import type { HistoryEntry } from './state.js'
@@ -231,6 +232,28 @@ export function reconcilerCommands (cli: CliRegistry): void {
       if (options.follow === true) query.set('follow', 'true')
       const stream = await client.stream(`${path(service, '/logs')}?${query.toString()}`)
       for await (const chunk of stream) process.stdout.write(chunk as Buffer)
+    })
+
+  program.command('jobs [service] [job]')
+    .description('the scheduled jobs (of a service): schedule, next run, last run and its exit code, runs skipped; with a job, its last runs and the output of the latest')
+    .option('--json', 'print the API\'s answer as JSON')
+    .action(async (service: string | undefined, job: string | undefined, options: { json?: boolean }) => {
+      const client = await controlClient(cli)
+      if (service !== undefined && job !== undefined) {
+        const answer = await client.json<{ runs: JobRun[] }>('GET', `/api/v1/jobs/${encodeURIComponent(service)}/${encodeURIComponent(job)}`)
+        if (options.json === true) return console.log(JSON.stringify(answer, null, 2))
+        console.log(formatTable(['STARTED', 'DURATION', 'EXIT'], answer.runs.map(r => [r.started_at, `${(r.duration_ms / 1000).toFixed(1)} s`, r.exit_code === null ? `not run: ${r.error ?? ''}` : String(r.exit_code)])))
+        const last = answer.runs.at(-1)
+        if (last !== undefined && last.output !== '') process.stdout.write(`output of the last run:\n${last.output}${last.output.endsWith('\n') ? '' : '\n'}`)
+        return
+      }
+      const { jobs } = await client.json<{ jobs: JobStatus[] }>('GET', '/api/v1/jobs')
+      const shown = jobs.filter(j => service === undefined || j.service === service)
+      if (options.json === true) return console.log(JSON.stringify({ jobs: shown }, null, 2))
+      console.log(formatTable(['SERVICE', 'JOB', 'SCHEDULE', 'NEXT RUN', 'LAST RUN', 'EXIT', 'SKIPPED'], shown.map(j => [
+        j.service, j.job, j.schedule, j.next_run ?? '-', j.running ? 'running' : j.last_run?.started_at ?? '-',
+        j.last_run === null ? '-' : j.last_run.exit_code === null ? 'not run' : String(j.last_run.exit_code), String(j.skipped)
+      ])))
     })
 
   program.command('exec <service> <command...>')

@@ -113,6 +113,14 @@ export interface ContainerEngine {
   stats(id: string, options: { sampled: boolean }): Promise<ContainerStats | undefined>
   /** Run `/bin/sh -c <command>` in a running container; its exit code and output (stdout and stderr, the last 4 KiB). */
   exec(id: string, command: string): Promise<{ exitCode: number, output: string }>
+  /**
+   * Run a job: `command` as a one-off container of the service's image, environment, volumes, mounts,
+   * limits and network (no published port, no network alias), removed once it ends. Its exit code and
+   * the end of its output (stdout and stderr, the last 4 KiB).
+   */
+  runJob(request: { spec: ServiceSpec, job: string, command: string[], env: Record<string, string> }): Promise<{ exitCode: number, output: string }>
+  /** Remove the job containers a server that stopped mid-run left; how many. */
+  removeJobLeftovers(): Promise<number>
   /** Start `command` (no shell) in a running container for a caller to talk to, with a TTY of that size or without one. */
   attach(id: string, options: { command: string[], tty: boolean, columns?: number, rows?: number }): Promise<ExecSession>
   /** Where a named volume's files are on this host, creating the volume (with this server's labels) if it does not exist. */

@@ -3,10 +3,12 @@
 // network alias per service, and every engine failure as a clear message.
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions, MountSettings } from 'dockerode'
+import { once } from 'node:events'
 import { type Duplex, PassThrough, Readable, Writable } from 'node:stream'
 import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, ContainerStats, EngineInfo, ExecSession } from './container-engine.js'
 import { EngineUnavailable } from './container-engine.js'
 import { credentialsFor, readDockerConfig } from './registry-auth.js'
+import type { ServiceSpec } from './spec.js'
 import { parseMemory } from './units.js'
 
 export interface DockerSettings {
@@ -27,7 +29,10 @@ const LABEL = {
   replica: 'berth.replica',
   hash: 'berth.hash',
   port: 'berth.port',
-  canary: 'berth.canary'
+  canary: 'berth.canary',
+  /** On job containers instead of `instance` (which would make them replicas): the server's instance. */
+  jobInstance: 'berth.job-instance',
+  job: 'berth.job'
 } as const
 
 /** Networks the engine always has: used as network modes, never created, no aliases. */
@@ -236,6 +241,47 @@ export class DockerEngine implements ContainerEngine {
       throw err
     }
     return container.id
+  }
+
+  async runJob ({ spec, job, command, env }: { spec: ServiceSpec, job: string, command: string[], env: Record<string, string> }): Promise<{ exitCode: number, output: string }> {
+    await this.#ensureNetwork()
+    const { network, instance } = this.#settings
+    const base = this.#createOptions({ spec, replica: 0, hash: '', env })
+    const options: ContainerCreateOptions = {
+      ...base,
+      name: `${spec.project}-${spec.name}-job-${job}-${Date.now().toString(36)}`,
+      Cmd: command,
+      Labels: { [LABEL.jobInstance]: instance, [LABEL.project]: spec.project, [LABEL.job]: `${spec.name}/${job}` },
+      ExposedPorts: {},
+      Healthcheck: undefined,
+      HostConfig: { ...base.HostConfig, PortBindings: {}, RestartPolicy: { Name: 'no' } },
+      NetworkingConfig: BUILTIN_NETWORKS.has(network) ? undefined : { EndpointsConfig: { [network]: {} } }
+    }
+    const docker = await this.#engine()
+    const container = await this.#call(`creating ${options.name ?? job}`, async () => await docker.createContainer(options))
+    try {
+      return await this.#call(`running job ${job} of ${spec.name}`, async () => {
+        await container.start()
+        const { StatusCode: exitCode } = await container.wait() as { StatusCode: number }
+        const raw = await container.logs({ stdout: true, stderr: true, tail: 200, follow: false }) as unknown as Buffer
+        const out = new PassThrough()
+        let output = ''
+        out.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-EXEC_OUTPUT_BYTES) })
+        const source = Readable.from([raw])
+        docker.modem.demuxStream(source, out, out)
+        await once(source, 'end')
+        return { exitCode, output }
+      })
+    } finally {
+      await container.remove({ force: true }).catch(() => undefined)
+    }
+  }
+
+  async removeJobLeftovers (): Promise<number> {
+    const docker = await this.#engine()
+    const left = await this.#call('listing job containers', async () => await docker.listContainers({ all: true, filters: { label: [`${LABEL.jobInstance}=${this.#settings.instance}`] } }))
+    await Promise.all(left.map(async info => { await docker.getContainer(info.Id).remove({ force: true }).catch(() => undefined) }))
+    return left.length
   }
 
   async start (id: string): Promise<void> {

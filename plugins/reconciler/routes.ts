@@ -5,6 +5,7 @@ import { BadRequest, Conflict, NotFound } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { takeCanary } from './canary.js'
 import type { ClusterInfo } from './cluster-info.js'
+import type { JobScheduler } from './jobs.js'
 import type { Reconciler } from './reconciler.js'
 import type { ReloadRecord } from './reload.js'
 
@@ -13,6 +14,7 @@ const MAX_TAIL = 100_000
 
 export interface RouteDeps {
   reconciler: Reconciler
+  jobs: JobScheduler
   tokens: TokenService
   /** Lines of logs when `tail` is not given. */
   defaultTail: number
@@ -44,7 +46,7 @@ function isEmptyBody (body: unknown): boolean {
   return body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)
 }
 
-export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo, stopping, reload }: RouteDeps): FastifyPluginAsync {
+export function reconcilerRoutes ({ reconciler, jobs, tokens, defaultTail, clusterInfo, stopping, reload }: RouteDeps): FastifyPluginAsync {
   const viewer = { onRequest: tokens.requireRole('viewer') }
   // An agent's services come from its leader: its own API refuses changes.
   const notAnAgent = async (): Promise<void> => {
@@ -83,6 +85,15 @@ export function reconcilerRoutes ({ reconciler, tokens, defaultTail, clusterInfo
 
     app.get<{ Querystring: { project?: string, stats?: string } }>('/status', viewer, async request => {
       return { services: await reconciler.status(request.query.project, { stats: parseFlag('stats', request.query.stats) }) }
+    })
+
+    app.get('/jobs', viewer, async () => ({ jobs: jobs.statuses() }))
+
+    app.get<{ Params: { service: string, job: string } }>('/jobs/:service/:job', viewer, async request => {
+      const { service, job } = request.params
+      const runs = jobs.runs(service, job)
+      if (runs === undefined) throw new NotFound(`service "${service}" has no job named "${job}"`, { code: 'BERTH_NO_SUCH_JOB' })
+      return { job: jobs.statuses().find(s => s.service === service && s.job === job), runs }
     })
 
     app.post<NameParams & { Body: { replicas?: unknown } | undefined }>('/services/:name/scale', deployer, async request => {

@@ -19,9 +19,12 @@ import { Traffic } from './traffic.js'
 import { controlState, leaderRoutes } from '../cluster/index.js'
 import { measureContainers, registerContainerMetrics } from './container-stats.js'
 import { execRoutes } from './exec-route.js'
+import { JobScheduler, type JobRecord } from './jobs.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
+/** How often scheduled jobs are looked at (their schedules have seconds). */
+const JOB_TICK_MS = 1000
 /** How often the health report asks whether the engine answers. */
 const ENGINE_CHECK_MS = 10_000
 
@@ -32,7 +35,8 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   // follows neither repairs, restarts nor redeploys (its routes go to the leader).
   const cluster = ctx.useOptional('cluster')
   const leading = (): boolean => cluster?.isLeader() ?? true
-  const state = new ReconcilerState(controlState(ctx, { fenced: true }), ctx.store, config.history_limit)
+  const control = controlState(ctx, { fenced: true })
+  const state = new ReconcilerState(control, ctx.store, config.history_limit)
   const docker = new DockerEngine({
     socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
     network: config.network, stop_timeout_secs: config.stop_timeout_secs,
@@ -68,11 +72,25 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
   }
   const alert = (event: OperatorAlert): void => { ctx.events.emit('operator.alert', event) }
+  const secrets = ctx.use('secrets')
+  const jobRuns = ctx.metrics.counter({ name: 'berth_reconciler_job_runs_total', help: 'Runs of scheduled jobs, by outcome (succeeded, failed, skipped).', labelNames: ['service', 'job', 'outcome'] })
+  const jobs = new JobScheduler({
+    specs: () => state.services().filter(s => s.stopped_at === undefined).map(s => s.spec),
+    run: async (spec, job) => await (runtimes.get(spec.runtime) as ContainerEngine).runJob({ spec, job: job.name, command: job.command, env: secrets.resolve(spec.env, spec.name) }),
+    records: control.db<JobRecord>('job-runs'),
+    leading,
+    counted: (service, job, outcome) => { jobRuns.labels(service, job, outcome).inc() },
+    alert,
+    log: ctx.log,
+    stopping: ctx.stopping
+  })
+  // Job containers of runs the stop interrupts: removed now if the engine answers in time, else at the next start.
+  ctx.stopping.addEventListener('abort', () => { docker.removeJobLeftovers().catch(() => undefined) }, { once: true })
   const reconciler = new Reconciler({
     runtimes,
     traffic,
     state,
-    secrets: ctx.use('secrets'),
+    secrets,
     settings: { ...config, cwd: ctx.cwd, node_name: nodeName },
     log: ctx.log,
     deploySeconds,
@@ -103,6 +121,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
 
   ctx.http('control', leaderRoutes(ctx.useOptional('cluster'), reconcilerRoutes({
     reconciler,
+    jobs,
     tokens: ctx.use('tokens'),
     defaultTail: config.logs_tail,
     stopping: ctx.stopping,
@@ -115,6 +134,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     reconciler, deployer: tokens.requireRole('deployer'), by: request => tokens.caller(request)?.name, log: ctx.log
   }), { prefix: '/api/v1', websocket: {} })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
+  ctx.schedule.every('jobs', JOB_TICK_MS, async () => { jobs.tick() })
   const checkEngine = async (): Promise<void> => {
     try {
       const info = await docker.info()
@@ -127,6 +147,8 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   }
   ctx.schedule.every('engine-check', ENGINE_CHECK_MS, checkEngine)
   void ctx.track(checkEngine())
+  // Job containers a server stopped mid-run left behind (their runs were recorded as nothing: they never finished here).
+  void ctx.track(docker.removeJobLeftovers().then(n => { if (n > 0) ctx.log.info({ containers: n }, 'removed job containers left by an earlier run') }, () => undefined))
   // A reload restarted the server: every plugin runs again, now every service is redeployed.
   ctx.events.on('kernel.started', () => { if (leading()) void ctx.track(finishReload(state, reconciler)) })
   // Elected: what this master's engine runs is made to match the desired state at once; probing follows.

@@ -1,6 +1,7 @@
 // The desired specification of one service, as read from a `[[service]]` table of a service.toml or
 // from an entry of a deploy request: every field checked, defaults filled in, problems named by field.
 import { isAbsolute, resolve } from 'node:path'
+import { Cron } from 'croner'
 import { SECRET_NAME, secretReferences } from '../secrets/api.js'
 import { Fields, type Table } from './fields.js'
 import { parseMemory } from './units.js'
@@ -25,6 +26,14 @@ export interface HealthcheckSpec {
   timeout_secs: number
   retries: number
   start_period_secs: number
+}
+
+/** A command run on a schedule as a one-off container of the service (`[[service.jobs]]`). */
+export interface JobSpec {
+  name: string
+  /** Six fields: second minute hour day-of-month month day-of-week. */
+  schedule: string
+  command: string[]
 }
 
 export interface ServiceSpec {
@@ -53,6 +62,7 @@ export interface ServiceSpec {
   placement?: { node: string }
   /** `false` (the only value kept; absent means true): a rollout that fails leaves its replicas as they are instead of rolling them back. */
   rollback_on_failure?: false
+  jobs?: JobSpec[]
 }
 
 const DEFAULT_RUNTIME = 'docker'
@@ -163,6 +173,37 @@ function readResources (fields: Fields): ServiceSpec['resources'] {
   return { ...(memory !== undefined && { memory }), ...(cpu !== undefined && { cpu }) }
 }
 
+/** Why a schedule is not six cron fields croner reads, or undefined when it is. */
+export function scheduleProblem (schedule: string): string | undefined {
+  if (schedule.trim().split(/\s+/).length !== 6) return `must have six fields (second minute hour day-of-month month day-of-week), got ${JSON.stringify(schedule)}`
+  try {
+    const cron = new Cron(schedule, { paused: true })
+    cron.stop()
+    return undefined
+  } catch (err) {
+    return `is not a schedule: ${(err as Error).message.replace(/^CronPattern: /, '')}`
+  }
+}
+
+function readJobs (fields: Fields): JobSpec[] | undefined {
+  const tables = fields.tables('jobs')
+  if (tables === undefined) return undefined
+  const jobs = tables.map(j => {
+    const name = j.string('name', { required: true, pattern: NAME, hint: NAME_HINT })
+    const schedule = j.string('schedule', { required: true })
+    const command = j.strings('command')
+    if (command === undefined || command.length === 0) j.fail('command', 'is required: the command to run, as a list of strings')
+    const problem = schedule === undefined ? undefined : scheduleProblem(schedule)
+    if (problem !== undefined) j.fail('schedule', problem)
+    j.finish()
+    return { name: name ?? '', schedule: schedule ?? '', command: command ?? [] }
+  })
+  const names = jobs.map(j => j.name)
+  const twice = names.find((n, i) => names.indexOf(n) !== i)
+  if (twice !== undefined) fields.fail('jobs', `names "${twice}" twice`)
+  return jobs
+}
+
 /** A table holding one required string (`[service.backup] pre_hook`, `[service.placement] node`). */
 function readOneString (fields: Fields, table: string, key: string): string | undefined {
   const sub = fields.table(table)
@@ -203,6 +244,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const internal = fields.boolean('internal') ?? false
   const node = readOneString(fields, 'placement', 'node')
   const rollback = fields.boolean('rollback_on_failure')
+  const jobs = readJobs(fields)
   fields.finish()
   for (const field of ['health', 'domain', 'liveness']) {
     if (fields.has(field) && !fields.has('port')) fields.fail('port', `is required when ${field} is set`)
@@ -224,5 +266,6 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (resources !== undefined) spec.resources = resources
   if (node !== undefined) spec.placement = { node }
   if (rollback === false) spec.rollback_on_failure = false
+  if (jobs !== undefined && jobs.length > 0) spec.jobs = jobs
   return spec
 }
