@@ -14,6 +14,8 @@ export interface RouteView {
   canary_weight?: number
   /** A static route of [proxy.routes]: `service` is its name, each upstream's `container` its address. */
   static?: true
+  /** An alias: requests are redirected (308) to this name, the service's primary one. */
+  redirect?: string
   upstreams: Array<{ container: string, replica: number, address: string, healthy: boolean, draining: boolean, inflight: number, canary?: true }>
   certificate: CertificateState
 }
@@ -27,6 +29,7 @@ export function routeViews (table: RouteTable, certificates: CertificateManager)
     ...(route.health !== undefined && { health: route.health }),
     ...(route.canaryWeight !== undefined && { canary_weight: route.canaryWeight }),
     ...(route.static === true && { static: true as const }),
+    ...(route.redirect !== undefined && { redirect: route.redirect }),
     upstreams: route.upstreams.map(u => ({
       container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight, ...(u.canary && { canary: true as const })
     })),

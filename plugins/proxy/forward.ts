@@ -69,9 +69,14 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
       sendError(req, res, 404, `no service is served at ${req.headers.host ?? 'this address'}`)
       return
     }
-    if (options.secure?.(route.domain) === true) {
-      const port = options.httpsPort === undefined || options.httpsPort === 443 ? '' : `:${options.httpsPort}`
-      res.writeHead(308, { location: `https://${route.domain}${port}${url}`, 'content-length': 0 }).end()
+    // An alias goes to the service's primary name, on HTTPS when this is HTTPS or that name has a certificate.
+    const target = route.redirect ?? route.domain
+    const secure = options.scheme === 'http' && options.secure?.(target) === true
+    if (route.redirect !== undefined || secure) {
+      const location = secure
+        ? `https://${target}${options.httpsPort === undefined || options.httpsPort === 443 ? '' : `:${options.httpsPort}`}${url}`
+        : `${options.scheme}://${target}${portOf(req.headers.host)}${url}`
+      res.writeHead(308, { location, 'content-length': 0 }).end()
       options.metrics.answered(route, 308)
       return
     }
@@ -195,4 +200,10 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.#res.headersSent) this.#res.destroy(err)
     this.#events.failed(err)
   }
+}
+
+/** The `:port` of a Host header value ('' when it has none). */
+function portOf (host: string | undefined): string {
+  const port = /:(\d+)$/.exec(host ?? '')?.[1]
+  return port === undefined ? '' : `:${port}`
 }

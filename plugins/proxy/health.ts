@@ -43,7 +43,10 @@ export const PROBE_FALLS = 2
 /** Probe every replica of every route; returns the replicas whose health changed. */
 export async function checkAll (routes: readonly Route[], timeoutMs: number): Promise<Upstream[]> {
   const changed: Upstream[] = []
-  await Promise.all(routes.flatMap(route => route.upstreams.map(async upstream => {
+  // A replica is in the route of each of its service's names: probed once.
+  const replicas = new Map<string, { upstream: Upstream, route: Route }>()
+  for (const route of routes) for (const upstream of route.upstreams) if (!replicas.has(upstream.id)) replicas.set(upstream.id, { upstream, route })
+  await Promise.all([...replicas.values()].map(async ({ upstream, route }) => {
     if (await serves(upstream, route, timeoutMs)) {
       upstream.missedProbes = 0
       if (upstream.healthy) return
@@ -55,6 +58,6 @@ export async function checkAll (routes: readonly Route[], timeoutMs: number): Pr
     if (!upstream.healthy || upstream.missedProbes < PROBE_FALLS) return
     upstream.healthy = false
     changed.push(upstream)
-  })))
+  }))
   return changed
 }

@@ -1,4 +1,6 @@
-// The routing table: host name → the running replicas of the service with that domain. Built as a
+// The routing table: host name → the running replicas of the service with that domain (each of a
+// service's names is a route to the same replicas; each of its aliases a route that redirects to its
+// primary name). Built as a
 // whole snapshot from the reconciler's specs and one container list, then swapped in at once (as
 // Traefik's providers push whole configurations); upstream objects outlive snapshots, so counts of
 // requests in flight, health and draining carry over. A service with a canary has its requests split
@@ -50,14 +52,24 @@ export interface RouteRecord<U extends UpstreamRecord = UpstreamRecord> {
   readonly canaryWeight?: number
   /** A static route: `service` is its name under `[proxy.routes]`, its upstreams are fixed addresses. */
   readonly static?: true
+  /** The service's primary name (the first it is served at): its status shows this route. */
+  readonly primary?: true
+  /** An alias: requests are redirected (308) to this name, the service's primary one; no upstreams. */
+  readonly redirect?: string
 }
 
 export type Route = RouteRecord<Upstream>
 
-/** The domain a service is served at: its own, else `<name>.<default domain>`; none when it is not routed. */
+/** The names a service is served at, its primary one first: its own (`domain`, `domains`), else `<name>.<default domain>`; none when it is not routed. */
+export function routedNames (spec: ServiceSpec, defaultDomain: string): string[] {
+  if (spec.internal || spec.port === undefined) return []
+  const own = [...new Set([...(spec.domain === undefined ? [] : [spec.domain]), ...(spec.domains ?? [])])]
+  return own.length > 0 ? own : defaultDomain === '' ? [] : [`${spec.name}.${defaultDomain}`]
+}
+
+/** The primary name a service is served at; none when it is not routed. */
 export function routedDomain (spec: ServiceSpec, defaultDomain: string): string | undefined {
-  if (spec.internal || spec.port === undefined) return undefined
-  return spec.domain ?? (defaultDomain === '' ? undefined : `${spec.name}.${defaultDomain}`)
+  return routedNames(spec, defaultDomain)[0]
 }
 
 export class RouteTable {
@@ -101,17 +113,21 @@ export class RouteTable {
   replace (specs: readonly ServiceSpec[], containers: readonly ContainerState[], defaultDomain: string, canaries: ReadonlyMap<string, number> = new Map(), trusted = false): Upstream[] {
     const records: RouteRecord[] = []
     for (const spec of specs) {
-      const domain = routedDomain(spec, defaultDomain)
-      if (domain === undefined) continue
+      const names = routedNames(spec, defaultDomain)
+      if (names.length === 0) continue
       const upstreams = containers
         .filter(c => c.service === spec.name && c.running && c.address !== undefined)
         .sort((a, b) => a.replica - b.replica)
         .map(c => ({ id: c.id, container: c.name, replica: c.replica, canary: c.canary === true, ...(c.address as { host: string, port: number }) }))
       const canaryWeight = canaries.get(spec.name)
-      records.push({
-        domain, service: spec.name, project: spec.project, port: spec.port as number, ...(spec.health !== undefined && { health: spec.health }), upstreams,
-        ...(canaryWeight !== undefined && { canaryWeight })
+      const route = { service: spec.name, project: spec.project, port: spec.port as number }
+      names.forEach((domain, i) => {
+        records.push({
+          domain, ...route, ...(spec.health !== undefined && { health: spec.health }), upstreams,
+          ...(canaryWeight !== undefined && { canaryWeight }), ...(i === 0 && { primary: true as const })
+        })
       })
+      for (const alias of spec.aliases ?? []) records.push({ domain: alias, ...route, upstreams: [], redirect: names[0] })
     }
     return this.restore(records, trusted)
   }

@@ -18,7 +18,7 @@ import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { RouteMetrics } from './metrics.js'
 import { Pools } from './pools.js'
 import { RememberedRoutes, type RememberedTable } from './remembered-routes.js'
-import { RouteTable, routedDomain, type Upstream } from './route-table.js'
+import { RouteTable, routedNames, type Upstream } from './route-table.js'
 import { Router } from './router.js'
 import { claimedDomain, staticRoutes } from './static-routes.js'
 import { upgrader } from './upgrade.js'
@@ -42,7 +42,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const table = new RouteTable(staticRoutes(config.routes))
   // A domain has one owner: a static route's is no deployed service's, and no service deployed later may claim it.
   const claim = (service: string, domain: string | undefined): string | undefined => claimedDomain(table.statics, service, domain)
-  const claimed = orchestration.reconciler.specs().map(spec => claim(spec.name, routedDomain(spec, cluster.domain))).find(problem => problem !== undefined)
+  const claimed = orchestration.reconciler.specs().flatMap(spec => [...routedNames(spec, cluster.domain), ...(spec.aliases ?? [])].map(name => claim(spec.name, name))).find(problem => problem !== undefined)
   if (claimed !== undefined) throw new StartupError(`[proxy].routes: deployed ${claimed}; remove the service or route another domain`)
   orchestration.reconciler.claimedDomain = claim
   ctx.onClose(() => { orchestration.reconciler.claimedDomain = undefined })
@@ -146,9 +146,16 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   ctx.schedule.every('certificates', acmeSection.check_interval_secs * 1000, () => { manager.check() })
   ctx.http('control', proxyRoutes(table, manager, ctx.use('tokens')), { prefix: '/api/v1/proxy' })
   orchestration.reconciler.routes = service => {
-    const route = table.routes.find(r => r.service === service && r.static !== true)
+    const routes = table.routes.filter(r => r.service === service && r.static !== true)
+    const route = routes.find(r => r.primary === true) ?? routes.find(r => r.redirect === undefined)
     if (route === undefined) return undefined
-    return { domain: route.domain, serving: route.upstreams.filter(u => u.healthy && !u.draining).length, certificate: manager.state(route.domain) }
+    const others = routes.filter(r => r !== route)
+    return {
+      domain: route.domain,
+      ...(others.length > 0 && { names: others.map(r => ({ domain: r.domain, ...(r.redirect !== undefined && { redirect: r.redirect }), certificate: manager.state(r.domain) })) }),
+      serving: route.upstreams.filter(u => u.healthy && !u.draining).length,
+      certificate: manager.state(route.domain)
+    }
   }
   ctx.onClose(() => { orchestration.reconciler.routes = undefined })
   return { table, router, certificates: manager, refresh }
@@ -267,7 +274,7 @@ export function proxyServer (settings: ServerSettings, deps: ServerDeps): ProxyF
   return withLane(createNetServer({ noDelay: true, highWaterMark: HELD_FOR_CLIENT }), 'connection', general, settings, deps, {
     scheme: 'http',
     // ACME challenges and redirects to HTTPS are answered by the general path.
-    general: (url, route) => (deps.challenge !== undefined && url.startsWith(CHALLENGE_PREFIX)) || deps.secure?.(route.domain) === true
+    general: (url, route) => route.redirect !== undefined || (deps.challenge !== undefined && url.startsWith(CHALLENGE_PREFIX)) || deps.secure?.(route.domain) === true
   })
 }
 
@@ -280,5 +287,5 @@ export function proxyTlsServer (settings: ServerSettings, deps: Omit<ServerDeps,
       context(servername).then(secure => { done(null, secure) }, (err: Error) => { done(err) })
     }
   })
-  return withLane(front, 'secureConnection', general, settings, deps, { scheme: 'https' })
+  return withLane(front, 'secureConnection', general, settings, deps, { scheme: 'https', general: (_url, route) => route.redirect !== undefined })
 }

@@ -21,7 +21,7 @@ import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-s
 import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
 import type { RemoteOutcome, Schedule, Scheduler } from './placement.js'
-import type { ServiceSpec } from './spec.js'
+import { claimedNames, type ServiceSpec } from './spec.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 import { measureContainers } from './container-stats.js'
 
@@ -331,10 +331,10 @@ export class Reconciler {
   }
 
   async #deploy (requested: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
-    const claimed = requested.flatMap(({ spec, source }) => {
-      const problem = this.claimedDomain?.(spec.name, spec.domain)
+    const claimed = requested.flatMap(({ spec, source }) => claimedNames(spec).flatMap(name => {
+      const problem = this.claimedDomain?.(spec.name, name)
       return problem === undefined ? [] : [`${source}: ${problem}`]
-    })
+    }))
     if (claimed.length > 0) throw new SpecError(claimed)
     const timer = this.#deps.deploySeconds.startTimer({ trigger: options.trigger })
     const { settings, state } = this.#deps

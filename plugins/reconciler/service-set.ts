@@ -1,6 +1,6 @@
 // Rules over a whole set of services: unique names, known and acyclic depends_on, one owner per
 // domain and per host port; and the boot order (layers: each service after everything it depends on).
-import type { ServiceSpec } from './spec.js'
+import { claimedNames, type ServiceSpec } from './spec.js'
 
 /** A service with where it was declared ("services/web/service.toml", "request body" or "the leader"). */
 export interface Declared {
@@ -37,10 +37,10 @@ export function setProblems (services: readonly Declared[]): string[] {
       continue
     }
     byName.set(d.spec.name, d)
-    if (d.spec.domain !== undefined) {
-      const owner = domains.get(d.spec.domain)
-      if (owner !== undefined) problems.push(`${where(d)}: domain "${d.spec.domain}" is already claimed by service "${owner.spec.name}" (${owner.source})`)
-      else domains.set(d.spec.domain, d)
+    for (const name of claimedNames(d.spec)) {
+      const owner = domains.get(name)
+      if (owner !== undefined) problems.push(`${where(d)}: domain "${name}" is already claimed by service "${owner.spec.name}" (${owner.source})`)
+      else domains.set(name, d)
     }
     for (const { host, container } of d.spec.extra_ports) {
       const owner = hostPorts.get(host)

@@ -43,6 +43,10 @@ export interface ServiceSpec {
   runtime: string
   command?: string[]
   domain?: string
+  /** More names it is served at (besides `domain`); the first of `domain` and these is its primary name. */
+  domains?: string[]
+  /** Names whose requests are redirected (308) to the primary name (`www.example.com` → `example.com`). */
+  aliases?: string[]
   port?: number
   replicas: number
   health?: string
@@ -173,6 +177,11 @@ function readResources (fields: Fields): ServiceSpec['resources'] {
   return { ...(memory !== undefined && { memory }), ...(cpu !== undefined && { cpu }) }
 }
 
+/** Every name a service claims: those it is served at (`domain`, then `domains`), then its aliases. */
+export function claimedNames (spec: Pick<ServiceSpec, 'domain' | 'domains' | 'aliases'>): string[] {
+  return [...new Set([...(spec.domain === undefined ? [] : [spec.domain]), ...(spec.domains ?? []), ...(spec.aliases ?? [])])]
+}
+
 /** Why a schedule is not six cron fields croner reads, or undefined when it is. */
 export function scheduleProblem (schedule: string): string | undefined {
   if (schedule.trim().split(/\s+/).length !== 6) return `must have six fields (second minute hour day-of-month month day-of-week), got ${JSON.stringify(schedule)}`
@@ -228,6 +237,9 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const command = fields.strings('command')
   if (command?.length === 0) fields.fail('command', 'must not be empty (leave it out to use the image\'s command)')
   const domain = fields.string('domain', { pattern: DOMAIN, hint: 'a lowercase host name' })
+  const hostNames = (item: string): string | undefined => DOMAIN.test(item) ? undefined : `must be lowercase host names, got ${JSON.stringify(item)}`
+  const domains = fields.strings('domains', hostNames)
+  const aliases = fields.strings('aliases', hostNames)
   const port = fields.integer('port', { min: 1, max: 65535 })
   const replicas = fields.integer('replicas', { min: 0 }) ?? 1
   const health = fields.string('health', { pattern: HTTP_PATH, hint: 'an HTTP path starting with /' })
@@ -246,9 +258,12 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const rollback = fields.boolean('rollback_on_failure')
   const jobs = readJobs(fields)
   fields.finish()
-  for (const field of ['health', 'domain', 'liveness']) {
+  for (const field of ['health', 'domain', 'domains', 'aliases', 'liveness']) {
     if (fields.has(field) && !fields.has('port')) fields.fail('port', `is required when ${field} is set`)
   }
+  const named = [...(domain === undefined ? [] : [domain]), ...(domains ?? [])]
+  const both = (aliases ?? []).find(alias => named.includes(alias))
+  if (both !== undefined) fields.fail('aliases', `must not hold "${both}", a name the service is served at`)
   if (name !== undefined && dependsOn.includes(name)) fields.fail('depends_on', 'must not name the service itself')
   if (failed) return undefined
 
@@ -258,6 +273,8 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   }
   if (command !== undefined) spec.command = command
   if (domain !== undefined) spec.domain = domain
+  if (domains !== undefined && domains.length > 0) spec.domains = [...new Set(domains)]
+  if (aliases !== undefined && aliases.length > 0) spec.aliases = [...new Set(aliases)]
   if (port !== undefined) spec.port = port
   if (health !== undefined) spec.health = health
   if (liveness !== undefined) spec.liveness = liveness

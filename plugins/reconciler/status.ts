@@ -39,7 +39,10 @@ export interface ServiceStatus {
 
 /** What a router (the proxy) says of a routed service in its status. */
 export interface RouteStatus {
+  /** Its primary name. */
   domain: string
+  /** Its other names and its aliases (`redirect`: the name an alias redirects to), each with its certificate. */
+  names?: Array<{ domain: string, redirect?: string, certificate: RouteStatus['certificate'] }>
   /** Replicas in rotation now. */
   serving: number
   certificate: { status: string, issuer?: string, not_after?: string, error?: string }

@@ -1,7 +1,8 @@
-// The proxy in front of real containers: services routed by their domain (or <name>.<cluster domain>),
-// internal ones never; the table follows deploys; a rolling redeploy under a bounded load loop fails
+// The proxy in front of real containers: services routed by their domain (or <name>.<cluster domain>)
+// and their other names, their aliases redirected to the primary name, internal ones never; the table follows deploys; a rolling redeploy under a bounded load loop fails
 // no request; a replica stopped behind the proxy's back is skipped.
 import t from 'tap'
+import { request } from 'node:http'
 import cluster from '../../../plugins/cluster/index.js'
 import nodes from '../../../plugins/nodes/index.js'
 import proxy from '../../../plugins/proxy/index.js'
@@ -25,7 +26,9 @@ if (docker !== undefined) {
       sections: { proxy: { http_port: 0, https_port: 0, health_interval_secs: 1, connect_timeout_ms: 1000 }, acme: { directory: '' }, cluster: { domain: 'apps.test' } }
     })
     const base = kernel.url('proxy-http')
-    const web = (version: string): Record<string, unknown> => ({ name: 'web', project, image: 'berth-test/httpd:1', port: 8080, health: '/', domain: 'web.test', replicas: 2, env: { VERSION: version } })
+    const web = (version: string): Record<string, unknown> => ({
+      name: 'web', project, image: 'berth-test/httpd:1', port: 8080, health: '/', domain: 'web.test', domains: ['web.example'], aliases: ['www.web.test'], replicas: 2, env: { VERSION: version }
+    })
     const deploy = async (services: Array<Record<string, unknown>>): Promise<DeployResult> => {
       const answer = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token, body: { services } })
       t.equal(answer.status, 200, answer.text)
@@ -45,6 +48,13 @@ if (docker !== undefined) {
       await pollUntil(async () => { const answer = await through(base, host); return answer.status === 200 && answer }, { what: `${host} served`, timeout: 10_000 })
     t.same(await served('web.test'), { status: 200, body: HTTPD_INDEX }, 'a service by its domain')
     t.same(await served('API.apps.test:80'), { status: 200, body: HTTPD_INDEX }, 'a service without one at <name>.<cluster domain>')
+    t.same(await served('web.example'), { status: 200, body: HTTPD_INDEX }, 'a service at its other name too')
+    const redirect = await new Promise<{ status?: number, location?: string }>((resolve, reject) => {
+      request(new URL('/docs/page?lang=en', base), { headers: { host: 'www.web.test:8080' } }, response => { response.resume(); resolve({ status: response.statusCode, location: response.headers.location }) }).on('error', reject).end()
+    })
+    t.same(redirect, { status: 308, location: 'http://web.test:8080/docs/page?lang=en' }, 'an alias redirects to the primary name, path and query kept')
+    const taken = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token, body: { services: [{ name: 'other', project, image: 'berth-test/httpd:1', port: 8080, domains: ['www.web.test'] }] } })
+    t.match([taken.status, taken.body.error], [400, /domain "www\.web\.test" is already claimed by service "web"/], 'a name has one owner, aliases included')
     t.equal((await through(base, 'vault.apps.test')).status, 404, 'an internal service is never routed')
     // On a loaded machine a replica may miss two probes in a row for a moment: the listing is read once every replica serves.
     const routes = await pollUntil(async () => {
@@ -53,9 +63,15 @@ if (docker !== undefined) {
     }, { what: 'every replica in rotation', timeout: 20_000 })
     t.match(routes.body.routes, [
       { domain: 'api.apps.test', service: 'api', upstreams: [{ replica: 1, healthy: true, draining: false }] },
-      { domain: 'web.test', service: 'web', health: '/', upstreams: [{ replica: 1, healthy: true }, { replica: 2, healthy: true }] }
+      { domain: 'web.example', service: 'web', health: '/', upstreams: [{ replica: 1, healthy: true }, { replica: 2, healthy: true }] },
+      { domain: 'web.test', service: 'web', health: '/', upstreams: [{ replica: 1, healthy: true }, { replica: 2, healthy: true }] },
+      { domain: 'www.web.test', service: 'web', redirect: 'web.test', upstreams: [] }
     ])
-    const table = /^DOMAIN +SERVICE +REPLICA +STATE +CERTIFICATE\napi\.apps\.test +api +127\.0\.0\.1:\d+ +serving +self-signed\nweb\.test +web +127\.0\.0\.1:\d+ +serving +self-signed\nweb\.test +web +127\.0\.0\.1:\d+ +serving +self-signed\n$/
+    const status = await api<{ services: Array<{ name: string, route?: Record<string, unknown> }> }>(kernel, 'GET', '/api/v1/status', { token })
+    t.match(status.body.services.find(s => s.name === 'web')?.route, { domain: 'web.test', names: [{ domain: 'web.example', certificate: { status: 'self-signed' } }, { domain: 'www.web.test', redirect: 'web.test' }] },
+      'the status: the primary name, then the others and the alias, each with its own certificate')
+    const row = (domain: string): string => `${domain.replace(/\./g, '\\.')} +web +127\\.0\\.0\\.1:\\d+ +serving +self-signed\\n`
+    const table = new RegExp(`^DOMAIN +SERVICE +REPLICA +STATE +CERTIFICATE\\napi\\.apps\\.test +api +127\\.0\\.0\\.1:\\d+ +serving +self-signed\\n${row('web.example').repeat(2)}${row('web.test').repeat(2)}www\\.web\\.test +web +- +redirects to web\\.test +self-signed\\n$`)
     const listed = await pollUntil(async () => {
       const run = await runCli(['proxy', 'routes'], { env: { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token } })
       return (run.code !== 0 || table.test(run.stdout)) && run

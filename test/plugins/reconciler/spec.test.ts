@@ -1,5 +1,6 @@
 // service.toml discovery and validation: defaults, every field, problems naming file, service and
-// field, unknown fields, depends_on cycles and unknown names, one owner per domain and host port.
+// field, unknown fields, depends_on cycles and unknown names, one owner per domain and host port;
+// several names, aliases and scheduled jobs.
 import t, { type Test } from 'tap'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -103,6 +104,56 @@ t.test('rollback_on_failure: kept only when false', async t => {
   t.notOk('rollback_on_failure' in b.spec, 'true is the default, and is not kept')
   const wrong = project(t, { p: '[[service]]\nname = "a"\nimage = "x:1"\nrollback_on_failure = "no"\n' })
   t.same(problems(() => discover(wrong)), ['services/p/service.toml: service "a": rollback_on_failure must be true or false, got "no"'])
+})
+
+t.test('several names, aliases and jobs: read, and their problems named', async t => {
+  const cwd = project(t, {
+    p: `[[service]]
+name = "web"
+image = "x:1"
+port = 80
+domain = "example.com"
+domains = ["example.org", "example.com"]
+aliases = ["www.example.com"]
+[[service.jobs]]
+name = "cleanup"
+schedule = "0 */5 * * * *"
+command = ["/bin/cleanup"]
+`
+  })
+  t.match(discover(cwd)[0].spec, { domain: 'example.com', domains: ['example.org', 'example.com'], aliases: ['www.example.com'], jobs: [{ name: 'cleanup', schedule: '0 */5 * * * *', command: ['/bin/cleanup'] }] })
+  const wrong = project(t, {
+    p: `[[service]]
+name = "web"
+image = "x:1"
+domains = ["Example.org"]
+aliases = ["www.example.com"]
+[[service.jobs]]
+name = "a"
+schedule = "0 61 * * * *"
+command = []
+[[service.jobs]]
+name = "a"
+schedule = "@often"
+command = ["x"]
+[[service]]
+name = "other"
+image = "x:1"
+port = 80
+domain = "a.example.com"
+aliases = ["a.example.com"]
+`
+  })
+  t.same(problems(() => discover(wrong)), [
+    'services/p/service.toml: service "web": domains[0] must be lowercase host names, got "Example.org"',
+    'services/p/service.toml: service "web": jobs[0].command is required: the command to run, as a list of strings',
+    'services/p/service.toml: service "web": jobs[0].schedule is not a schedule: Invalid value for minute: 61',
+    'services/p/service.toml: service "web": jobs[1].schedule must have six fields (second minute hour day-of-month month day-of-week), got "@often"',
+    'services/p/service.toml: service "web": jobs names "a" twice',
+    'services/p/service.toml: service "web": port is required when domains is set',
+    'services/p/service.toml: service "web": port is required when aliases is set',
+    'services/p/service.toml: service "other": aliases must not hold "a.example.com", a name the service is served at'
+  ])
 })
 
 t.test('problems name the file, the service and the field, all at once', async t => {
@@ -220,7 +271,8 @@ t.test('the hash changes with container fields only', async t => {
   t.match(base, /^[0-9a-f]{64}$/)
   t.equal(specHash({ ...spec }, settings), base, 'deterministic')
   t.equal(specHash({ ...spec, env: {} }, settings), base, 'key order and empty defaults do not matter')
-  for (const [field, changed] of Object.entries({ replicas: 5, domain: 'a.example.com', health: '/h', depends_on: ['x'], internal: true, rollback_on_failure: false })) {
+  const job = { name: 'j', schedule: '0 * * * * *', command: ['true'] }
+  for (const [field, changed] of Object.entries({ replicas: 5, domain: 'a.example.com', domains: ['b.example.com'], aliases: ['c.example.com'], health: '/h', depends_on: ['x'], internal: true, rollback_on_failure: false, jobs: [job] })) {
     t.equal(specHash({ ...spec, [field]: changed }, settings), base, `${field} does not recreate containers`)
   }
   for (const [field, changed] of Object.entries({ image: 'x:2', env: { A: '1' }, command: ['sh'], port: 81, resources: { memory: '1g' } })) {
