@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Dispatcher } from 'undici'
-import { forwardedHeaders, requestHeaders, responseHeaders } from './headers.js'
+import { forwardedHeaders, portOf, requestHeaders, responseHeaders } from './headers.js'
 import type { RouteMetrics } from './metrics.js'
 import type { Pools } from './pools.js'
 import { begin, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
@@ -200,10 +200,4 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.#res.headersSent) this.#res.destroy(err)
     this.#events.failed(err)
   }
-}
-
-/** The `:port` of a Host header value ('' when it has none). */
-function portOf (host: string | undefined): string {
-  const port = /:(\d+)$/.exec(host ?? '')?.[1]
-  return port === undefined ? '' : `:${port}`
 }

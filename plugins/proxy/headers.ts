@@ -1,6 +1,6 @@
 // Headers across the proxy: hop-by-hop headers (RFC 9110 §7.6.1, and any a Connection header names)
 // never cross it; the proxy is the edge, so forwarding headers a client sent are dropped and set anew:
-// X-Forwarded-For/-Proto/-Host and Forwarded.
+// X-Forwarded-For/-Proto/-Host and Forwarded; the port of a Host header, kept in redirects to another name.
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
 const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded'])
 
@@ -117,3 +117,9 @@ export function responseHeaders (headers: Record<string, string | string[]>): Re
 
 /** The headers a WebSocket handshake keeps: Connection and Upgrade must reach the replica. */
 export const UPGRADE_HEADERS: ReadonlySet<string> = new Set(['connection', 'upgrade'])
+
+/** The `:port` of a Host header value ('' when it has none): kept in a redirect to another name. */
+export function portOf (host: string | undefined): string {
+  const port = /:(\d+)$/.exec(host ?? '')?.[1]
+  return port === undefined ? '' : `:${port}`
+}

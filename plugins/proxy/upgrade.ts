@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
-import { forwardedHeaders, requestHeaders, UPGRADE_HEADERS } from './headers.js'
+import { forwardedHeaders, portOf, requestHeaders, UPGRADE_HEADERS } from './headers.js'
 import { begin, type RouteTable } from './route-table.js'
 
 export interface UpgradeOptions {
@@ -13,8 +13,8 @@ export interface UpgradeOptions {
   connectTimeoutMs: number
 }
 
-function refuse (socket: Duplex, status: number, reason: string): void {
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
+function refuse (socket: Duplex, status: number, reason: string, headers = ''): void {
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\n${headers}connection: close\r\ncontent-length: 0\r\n\r\n`)
 }
 
 export function upgrader (options: UpgradeOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
@@ -23,6 +23,11 @@ export function upgrader (options: UpgradeOptions): (req: IncomingMessage, socke
     const route = options.table.route(req.headers.host)
     if (route === undefined) {
       refuse(socket, 404, 'Not Found')
+      return
+    }
+    if (route.redirect !== undefined) {
+      // An alias: the handshake is sent on to the primary name, as its requests are.
+      refuse(socket, 308, 'Permanent Redirect', `location: ${options.scheme}://${route.redirect}${portOf(req.headers.host)}${req.url ?? '/'}\r\n`)
       return
     }
     const upstream = options.table.pick(route)

@@ -53,6 +53,11 @@ if (docker !== undefined) {
       request(new URL('/docs/page?lang=en', base), { headers: { host: 'www.web.test:8080' } }, response => { response.resume(); resolve({ status: response.statusCode, location: response.headers.location }) }).on('error', reject).end()
     })
     t.same(redirect, { status: 308, location: 'http://web.test:8080/docs/page?lang=en' }, 'an alias redirects to the primary name, path and query kept')
+    const handshake = await new Promise<{ status?: number, location?: string }>((resolve, reject) => {
+      request(new URL('/socket', base), { headers: { host: 'www.web.test:8080', connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } },
+        response => { response.resume(); resolve({ status: response.statusCode, location: response.headers.location }) }).on('error', reject).end()
+    })
+    t.same(handshake, { status: 308, location: 'http://web.test:8080/socket' }, 'so is a WebSocket handshake')
     const taken = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token, body: { services: [{ name: 'other', project, image: 'berth-test/httpd:1', port: 8080, domains: ['www.web.test'] }] } })
     t.match([taken.status, taken.body.error], [400, /domain "www\.web\.test" is already claimed by service "web"/], 'a name has one owner, aliases included')
     t.equal((await through(base, 'vault.apps.test')).status, 404, 'an internal service is never routed')
