@@ -93,6 +93,10 @@ export interface ContainerEngine {
   /** Local images: each reference (name:tag or name@digest) to its image id. */
   localImages(): Promise<Map<string, string>>
   pull(ref: string): Promise<void>
+  /** Build an image from a context directory's `files` (relative paths), tagged `tag`. */
+  build(request: { context: string, files: readonly string[], dockerfile: string, args: Record<string, string>, tag: string }): Promise<void>
+  /** Remove the images of `repository` but the `keep` newest (and those in use); how many went. */
+  pruneBuilds(repository: string, keep: number): Promise<number>
   /** Create and start a container; a container that fails to start is removed again. */
   create(request: CreateRequest): Promise<string>
   start(id: string): Promise<void>

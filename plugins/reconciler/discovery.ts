@@ -2,7 +2,7 @@
 // folder name is the project unless the file sets `project`), or the entries of a deploy request.
 // All problems of all files are collected, then refused together.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { BadRequest, messageOf } from '../../kernel/index.js'
 import { isTable, type Table } from './fields.js'
@@ -68,7 +68,7 @@ function readFile (file: string, source: string, options: DiscoveryOptions, proj
     return []
   }
   const fileProject = (parsed.project as string | undefined) ?? project
-  return parseTables(parsed.service, source, { cwd: options.cwd, runtimes: options.runtimes, project: fileProject }, problems, i => `[[service]] #${i + 1}`)
+  return parseTables(parsed.service, source, { cwd: options.cwd, dir: dirname(file), runtimes: options.runtimes, project: fileProject }, problems, i => `[[service]] #${i + 1}`)
 }
 
 /** Every service declared under `<cwd>/<servicesDir>/*\/service.toml`; throws SpecError on any problem. */

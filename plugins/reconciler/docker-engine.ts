@@ -156,6 +156,30 @@ export class DockerEngine implements ContainerEngine {
     })
   }
 
+  async build ({ context, files, dockerfile, args, tag }: { context: string, files: readonly string[], dockerfile: string, args: Record<string, string>, tag: string }): Promise<void> {
+    await this.#call(`building ${tag}`, async () => {
+      const docker = await this.#engine()
+      const stream = await docker.buildImage({ context, src: [...files] }, { t: tag, dockerfile, buildargs: args, labels: { [LABEL.instance]: this.#settings.instance }, rm: true, forcerm: true })
+      const entries = await new Promise<unknown[]>((resolve, reject) => {
+        docker.modem.followProgress(stream, (err: Error | null, output: unknown[]) => { if (err === null) resolve(output); else reject(err) })
+      })
+      const failed = entries.find((e): e is { error: unknown } => typeof e === 'object' && e !== null && 'error' in e)
+      if (failed !== undefined) throw new Error(String(failed.error).trim())
+    })
+  }
+
+  async pruneBuilds (repository: string, keep: number): Promise<number> {
+    const docker = await this.#engine()
+    const images = await this.#call('listing built images', async () => await docker.listImages({ filters: { reference: [repository] } }))
+    const old = images.sort((a, b) => b.Created - a.Created).slice(keep)
+    let removed = 0
+    for (const image of old) {
+      // One in use (a container of a rollback target, say) is kept: the engine refuses, and that is right.
+      await docker.getImage(image.Id).remove().then(() => { removed++ }, () => undefined)
+    }
+    return removed
+  }
+
   async #ensureNetwork (): Promise<void> {
     const name = this.#settings.network
     if (BUILTIN_NETWORKS.has(name)) return

@@ -45,6 +45,7 @@ const reconcilerSection = ((Type) => Type.Object({
   repair_interval_secs: Type.Integer({ minimum: 0, default: 5, description: 'Seconds between repair passes (missing replicas created, stopped ones started, strays removed; also soon after the engine reports a container lost, and when it answers again); 0 turns continuous repair off.' }),
   logs_tail: Type.Integer({ minimum: 0, maximum: 100_000, default: 100, description: 'Lines of logs returned when a request gives no tail.' }),
   history_limit: Type.Integer({ minimum: 1, default: 200, description: 'Deploys kept in the history.' }),
+  builds_kept: Type.Integer({ minimum: 1, default: 5, description: 'Images kept per built service (the newest; rollback to an older build needs it built again).' }),
   node_name: Type.String({ default: '', description: 'Name of this node (placement.node); empty means the host name.' }),
   registry_credentials: Type.String({ default: '', description: 'Credential file with registry logins (config.json of docker login); empty means $DOCKER_CONFIG/config.json or ~/.docker/config.json.' })
 }, { additionalProperties: false })) satisfies SectionSchema

@@ -3,6 +3,7 @@
 // deploy lists containers once, pulls by the pull rules, plans in memory, executes, and records the
 // desired specs, the canaries and the history; a repair brings this node's containers back to the
 // desired state without deploying anything.
+import { existsSync } from 'node:fs'
 import { Readable, type PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Counter, Histogram } from 'prom-client'
@@ -21,7 +22,8 @@ import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-s
 import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
 import type { RemoteOutcome, Schedule, Scheduler } from './placement.js'
-import { claimedNames, type ServiceSpec } from './spec.js'
+import { buildRepository, claimedNames, type ServiceSpec } from './spec.js'
+import { buildHash, contextFiles } from './build-context.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 import { measureContainers } from './container-stats.js'
 
@@ -31,6 +33,8 @@ export interface ReconcilerSettings extends ContainerSettings {
   parallelism: number
   health_timeout_secs: number
   node_name: string
+  /** Images kept per built service. */
+  builds_kept: number
 }
 
 export interface DeployResult {
@@ -340,7 +344,7 @@ export class Reconciler {
     const { settings, state } = this.#deps
     const failures = new Map<string, string>()
     const canaries = options.canaries ?? new Map<string, CanaryState | null>()
-    const declared = requested.map(d => this.#heldByCanary(d, canaries, failures))
+    const declared = (await this.#built(requested, failures)).map(d => this.#heldByCanary(d, canaries, failures))
     const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
     // In a cluster the scheduler places replicas (and answers 503 before anything changes when a change must wait for a node).
     const schedule = await this.#schedule(declared, options)
@@ -600,6 +604,39 @@ export class Reconciler {
   }
 
   /**
+   * Services with a build get their image tagged by the content hash of their sources, built when the
+   * engine lacks it (older builds beyond `builds_kept` removed after); a failed build fails its service.
+   */
+  async #built (requested: readonly Declared[], failures: Map<string, string>): Promise<Declared[]> {
+    return await Promise.all(requested.map(async declared => {
+      const { spec } = declared
+      const build = spec.build
+      if (build === undefined) return declared
+      const repository = buildRepository(spec.image, spec.project, spec.name)
+      const runtime = this.#runtime(spec.runtime)
+      try {
+        // A stored spec (a rollback, redeploy, scale, restart) names the build it ran: that one, never the sources of now.
+        if (spec.image !== repository) {
+          if ((await runtime.localImages()).has(spec.image)) return declared
+          throw new Error(`its build ${spec.image} is no longer kept (builds_kept); deploy the service's file to build its sources anew`)
+        }
+        if (!existsSync(build.context)) throw new Error(`the build context ${build.context} does not exist`)
+        const files = contextFiles(build.context)
+        const tag = `${repository}:${buildHash(build, files).slice(0, 16)}`
+        if (!(await runtime.localImages()).has(tag)) {
+          await this.#limit(async () => { await runtime.build({ context: build.context, files, dockerfile: build.dockerfile, args: build.args, tag }) })
+          await runtime.pruneBuilds(repository, this.#deps.settings.builds_kept).catch(() => 0)
+        }
+        return { ...declared, spec: { ...spec, image: tag } }
+      } catch (err) {
+        if (err instanceof EngineUnavailable) throw err
+        failures.set(spec.name, err instanceof Error ? err.message : String(err))
+        return declared
+      }
+    }))
+  }
+
+  /**
    * Pull what the policy asks for (each reference once, under the parallelism bound); a failed pull
    * fails the services using that image (a canary's spec fails its service). Returns, per runtime,
    * the local images afterwards.
@@ -612,7 +649,8 @@ export class Reconciler {
       let local = await runtime.localImages()
       const pulls = new Map<string, string[]>()
       for (const spec of specs) {
-        const wanted = policy === 'always' || (policy === 'rules' && imageTag(spec.image) === 'latest') || !local.has(localImageName(spec.image))
+        // A built image is never pulled: it is in no registry.
+        const wanted = spec.build === undefined && (policy === 'always' || (policy === 'rules' && imageTag(spec.image) === 'latest') || !local.has(localImageName(spec.image)))
         if (wanted) pulls.set(spec.image, [...(pulls.get(spec.image) ?? []), spec.name])
       }
       await Promise.all([...pulls].map(async ([ref, services]) => {

@@ -28,6 +28,15 @@ export interface HealthcheckSpec {
   start_period_secs: number
 }
 
+/** An image built through the engine from a directory (`[service.build]`). */
+export interface BuildSpec {
+  /** Absolute: given relative to the service file's folder (a request's: the server's working directory). */
+  context: string
+  /** Relative to the context. */
+  dockerfile: string
+  args: Record<string, string>
+}
+
 /** A command run on a schedule as a one-off container of the service (`[[service.jobs]]`). */
 export interface JobSpec {
   name: string
@@ -67,6 +76,8 @@ export interface ServiceSpec {
   /** `false` (the only value kept; absent means true): a rollout that fails leaves its replicas as they are instead of rolling them back. */
   rollback_on_failure?: false
   jobs?: JobSpec[]
+  /** Built through the engine; `image` is then the repository its builds are tagged in (tag: the content hash, once deployed). */
+  build?: BuildSpec
 }
 
 const DEFAULT_RUNTIME = 'docker'
@@ -89,6 +100,8 @@ export interface ParseContext {
   project?: string
   /** Directory relative mount sources resolve against. */
   cwd: string
+  /** The service file's folder, which a relative build context is read against (else `cwd`). */
+  dir?: string
   /** Runtime names the server knows. */
   runtimes: readonly string[]
   /** Receives each problem, already worded "<field> <reason>". */
@@ -177,9 +190,33 @@ function readResources (fields: Fields): ServiceSpec['resources'] {
   return { ...(memory !== undefined && { memory }), ...(cpu !== undefined && { cpu }) }
 }
 
+/** The repository a service's builds are tagged in: its `image` without a tag, else `berth-build/<project>-<name>`. */
+export function buildRepository (image: string | undefined, project: string, name: string): string {
+  if (image === undefined) return `berth-build/${project}-${name}`
+  const slash = image.lastIndexOf('/')
+  const colon = image.indexOf(':', slash + 1)
+  return (colon === -1 ? image : image.slice(0, colon)).replace(/@.*$/, '')
+}
+
 /** Every name a service claims: those it is served at (`domain`, then `domains`), then its aliases. */
 export function claimedNames (spec: Pick<ServiceSpec, 'domain' | 'domains' | 'aliases'>): string[] {
   return [...new Set([...(spec.domain === undefined ? [] : [spec.domain]), ...(spec.domains ?? []), ...(spec.aliases ?? [])])]
+}
+
+function readBuild (fields: Fields, base: string): BuildSpec | undefined {
+  const table = fields.table('build')
+  if (table === undefined) return undefined
+  const context = table.string('context') ?? '.'
+  const dockerfile = table.string('dockerfile') ?? 'Dockerfile'
+  const args: Record<string, string> = {}
+  for (const [key, value] of Object.entries(table.map('args') ?? {})) {
+    if (!ENV_NAME.test(key)) table.fail(`args.${key}`, 'is not a valid argument name (letters, digits, underscores)')
+    else if (typeof value !== 'string') table.fail(`args.${key}`, `must be a string, got ${JSON.stringify(value)}`)
+    else args[key] = value
+  }
+  table.finish()
+  if (isAbsolute(dockerfile) || dockerfile.split('/').includes('..')) return table.fail('dockerfile', `must be a path inside the context, got ${JSON.stringify(dockerfile)}`)
+  return { context: isAbsolute(context) ? context : resolve(base, context), dockerfile, args }
 }
 
 /** Why a schedule is not six cron fields croner reads, or undefined when it is. */
@@ -231,7 +268,8 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const name = fields.string('name', { required: true, pattern: NAME, hint: NAME_HINT })
   const project = fields.string('project', { pattern: NAME, hint: NAME_HINT }) ?? context.project
   if (project === undefined) fields.fail('project', 'is required')
-  const image = fields.string('image', { required: true, pattern: IMAGE, hint: 'an image reference such as name:tag' })
+  const build = readBuild(fields, context.dir ?? context.cwd)
+  const image = fields.string('image', { required: build === undefined && !fields.has('build'), pattern: IMAGE, hint: 'an image reference such as name:tag' })
   const runtime = fields.string('runtime') ?? DEFAULT_RUNTIME
   if (!context.runtimes.includes(runtime)) fields.fail('runtime', `must be one of ${context.runtimes.map(r => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(runtime)}`)
   const command = fields.strings('command')
@@ -268,7 +306,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (failed) return undefined
 
   const spec: ServiceSpec = {
-    name: name as string, project: project as string, image: image as string, runtime, replicas,
+    name: name as string, project: project as string, image: build === undefined ? image as string : buildRepository(image, project as string, name as string), runtime, replicas,
     depends_on: dependsOn, extra_ports: extraPorts, env, volumes, mounts, internal
   }
   if (command !== undefined) spec.command = command
@@ -284,5 +322,6 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (node !== undefined) spec.placement = { node }
   if (rollback === false) spec.rollback_on_failure = false
   if (jobs !== undefined && jobs.length > 0) spec.jobs = jobs
+  if (build !== undefined) spec.build = build
   return spec
 }

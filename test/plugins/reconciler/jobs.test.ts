@@ -46,7 +46,7 @@ if (docker !== undefined) {
     t.equal((await api(kernel, 'GET', '/api/v1/jobs')).status, 401, 'not without a token')
 
     const env = { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: viewer }
-    t.match((await runCli(['jobs'], { env })).stdout, /^SERVICE\s+JOB\s+SCHEDULE\s+NEXT RUN\s+LAST RUN\s+EXIT\s+SKIPPED\n(.*\n)*worker\s+broken\s+\* \* \* \* \* \*\s+\S+\s+\S+\s+3\s+0\n/, 'berth jobs')
+    t.match((await runCli(['jobs'], { env })).stdout, /^SERVICE\s+JOB\s+SCHEDULE\s+NEXT RUN\s+LAST RUN\s+EXIT\s+SKIPPED\n(.*\n)*worker\s+broken\s+\* \* \* \* \* \*\s+\S+\s+\S+\s+3\s+\d+\n/, 'berth jobs')
     t.match((await runCli(['jobs', 'worker', 'tick'], { env })).stdout, /^STARTED\s+DURATION\s+EXIT\n(.*\n)+output of the last run:\nhello from the service's environment\n$/, 'berth jobs <service> <job>')
     t.equal((await runCli(['jobs', 'worker', 'nope'], { env })).code, 1)
 

@@ -1,0 +1,39 @@
+// A service's build context: its files (every regular file and link under the context directory but
+// `.git`), and the content hash that names the image built from them (paths, contents, executable
+// bits, links' targets, the Dockerfile's path and the build arguments): the same sources give the
+// same tag, whatever the files' times, so an unchanged service is not rebuilt or recreated.
+import { createHash } from 'node:crypto'
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { join, relative, sep } from 'node:path'
+import type { BuildSpec } from './spec.js'
+
+/** Files of a context at most: a context this large is a directory that was not meant. */
+const MAX_FILES = 20_000
+
+/** The context's files, relative to it with `/` separators, in order. */
+export function contextFiles (context: string): string[] {
+  const files: string[] = []
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (entry.name === '.git') continue
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (entry.isFile() || entry.isSymbolicLink()) files.push(relative(context, path).split(sep).join('/'))
+      if (files.length > MAX_FILES) throw new Error(`the build context ${context} holds more than ${MAX_FILES} files`)
+    }
+  }
+  walk(context)
+  return files
+}
+
+/** The content hash of a build (hex). */
+export function buildHash (build: BuildSpec, files: readonly string[]): string {
+  const hash = createHash('sha256').update(JSON.stringify({ v: 1, dockerfile: build.dockerfile, args: Object.entries(build.args).sort() }))
+  for (const file of files) {
+    const path = join(build.context, file)
+    const stat = lstatSync(path)
+    hash.update(`\0${file}\0${stat.isSymbolicLink() ? `link ${readlinkSync(path)}` : (stat.mode & 0o111) !== 0 ? 'x' : '-'}\0`)
+    if (!stat.isSymbolicLink()) hash.update(readFileSync(path))
+  }
+  return hash.digest('hex')
+}
