@@ -15,9 +15,9 @@ export function proxyCommands (cli: CliRegistry): void {
         console.log(JSON.stringify({ routes }, null, 2))
         return
       }
-      const rows = routes.flatMap(route => route.redirect !== undefined || route.upstreams.length === 0
+      const rows = routes.map(route => ({ ...route, domain: `${route.domain}${route.path_prefix ?? ''}` })).flatMap(route => route.redirect !== undefined || route.upstreams.length === 0
         ? [[route.domain, route.service, '-', route.redirect !== undefined ? `redirects to ${route.redirect}` : 'no replica running', describeCertificate(route.certificate)]]
         : route.upstreams.map(u => [route.domain, route.service, u.address, `${u.draining ? 'draining' : u.healthy ? 'serving' : 'failing health check'}${u.canary === true ? ` (canary, ${route.canary_weight ?? 0}%)` : ''}`, describeCertificate(route.certificate)]))
-      console.log(formatTable(['DOMAIN', 'SERVICE', 'REPLICA', 'STATE', 'CERTIFICATE'], rows))
+      console.log(formatTable(['ROUTE', 'SERVICE', 'REPLICA', 'STATE', 'CERTIFICATE'], rows))
     })
 }

@@ -16,6 +16,11 @@ export interface RouteView {
   static?: true
   /** An alias: requests are redirected (308) to this name, the service's primary one. */
   redirect?: string
+  /** The path prefix the service takes on this name, and whether it is stripped. */
+  path_prefix?: string
+  strip_prefix?: true
+  /** The kinds of middleware the route applies (never their settings: hashes and lists stay in the spec). */
+  middleware?: string[]
   upstreams: Array<{ container: string, replica: number, address: string, healthy: boolean, draining: boolean, inflight: number, canary?: true }>
   certificate: CertificateState
 }
@@ -30,6 +35,9 @@ export function routeViews (table: RouteTable, certificates: CertificateManager)
     ...(route.canaryWeight !== undefined && { canary_weight: route.canaryWeight }),
     ...(route.static === true && { static: true as const }),
     ...(route.redirect !== undefined && { redirect: route.redirect }),
+    ...(route.prefix !== undefined && { path_prefix: route.prefix }),
+    ...(route.strip === true && { strip_prefix: true as const }),
+    ...(route.middleware !== undefined && { middleware: Object.keys(route.middleware) }),
     upstreams: route.upstreams.map(u => ({
       container: u.container, replica: u.replica, address: `${u.host}:${u.port}`, healthy: u.healthy, draining: u.draining, inflight: u.inflight, ...(u.canary && { canary: true as const })
     })),

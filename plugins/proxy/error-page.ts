@@ -1,4 +1,4 @@
-// Answers the proxy makes itself (404 unknown host, 414, 502, 503, 504): a small HTML page, or
+// Answers the proxy makes itself (404 unknown host, 414, 502, 503, 504, and middleware's refusals): a small HTML page, or
 // {"error": "...", "code": "..."} for a client that asks for JSON; through node:http, or as raw bytes
 // on the fast lane.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -16,9 +16,9 @@ function errorPage (accept: string | undefined, status: number, message: string)
     : { reason, contentType: 'text/html; charset=utf-8', body: `<!doctype html>\n<html><head><meta charset="utf-8"><title>${status} ${reason}</title></head>\n<body><h1>${status} ${reason}</h1><p>${escapeHtml(message)}</p></body></html>\n` }
 }
 
-export function sendError (req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
+export function sendError (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   const page = errorPage(req.headers.accept, status, message)
-  res.writeHead(status, { 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'no-store' })
+  res.writeHead(status, { ...headers, 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'no-store' })
   res.end(req.method === 'HEAD' ? undefined : page.body)
 }
 

@@ -1,15 +1,18 @@
-// The proxy's request path: find the route by Host, pick a replica, and stream the request to it and
-// its answer back through undici's dispatcher (no buffering either way). Idempotent requests without a
-// body are retried once on another replica when a connection fails; a dead or slow upstream is
-// answered 502, 503 or 504 with a small page (JSON for JSON clients), never a hang, and counted
+// The proxy's request path: find the route by Host and path, let its middleware refuse the request
+// or not, pick a replica, and stream the request to it and its answer back through undici's
+// dispatcher (no buffering either way; compressed on the way when the route asks). Idempotent requests
+// without a body are retried once on another replica when a connection fails; a dead or slow upstream
+// is answered 502, 503 or 504 with a small page (JSON for JSON clients), never a hang, and counted
 // against the replica's health.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import { Transform, type TransformCallback, type Writable } from 'node:stream'
 import type { Dispatcher } from 'undici'
 import { forwardedHeaders, portOf, requestHeaders, responseHeaders } from './headers.js'
 import type { RouteMetrics } from './metrics.js'
+import { encodedHeaders, encoder, encodingFor } from './middleware/index.js'
 import type { Pools } from './pools.js'
-import { begin, hostname, type Route, type RouteTable, type Upstream } from './route-table.js'
+import { begin, hostname, upstreamPath, type Route, type RouteTable, type Upstream } from './route-table.js'
 import { sendError } from './error-page.js'
 
 export interface ForwardOptions {
@@ -35,6 +38,22 @@ export const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'
 /** Errors that mean the request never reached the replica: safe to send to another one. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'])
 const HEADERS_TIMEOUT = 'UND_ERR_HEADERS_TIMEOUT'
+const BODY_TOO_LARGE = 'BERTH_BODY_TOO_LARGE'
+
+/** A request body without a length passed on until it grows past the route's limit. */
+class BodyLimit extends Transform {
+  #left: number
+  constructor (limit: number) {
+    super()
+    this.#left = limit
+  }
+
+  override _transform (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.#left -= chunk.length
+    if (this.#left < 0) done(Object.assign(new Error('the request body is larger than the route allows'), { code: BODY_TOO_LARGE }))
+    else done(null, chunk)
+  }
+}
 
 /** Client connections whose request waits for a replica's response head: `upstream_timeout_secs` ends that wait, not the client's silence. */
 const awaiting = new WeakSet<Socket>()
@@ -63,7 +82,7 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
       sendError(req, res, 421, `this connection was made for ${servername}, not ${req.headers.host ?? 'no host'}`)
       return
     }
-    const route = options.table.route(req.headers.host)
+    const route = options.table.route(req.headers.host, url)
     if (route === undefined) {
       options.metrics.unrouted()
       sendError(req, res, 404, `no service is served at ${req.headers.host ?? 'this address'}`)
@@ -81,18 +100,37 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
       return
     }
 
-    const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined
-    const request: Dispatcher.DispatchOptions = {
-      method: req.method ?? 'GET',
-      path: url,
-      headers: [...requestHeaders(req.rawHeaders), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)],
-      body: hasBody ? req : null,
-      idempotent: false,
-      blocking: true
+    if (!route.guard.general) {
+      forward(options, route, req, res, url)
+      return
     }
-    const retryable = !hasBody && IDEMPOTENT.has(request.method)
-    dispatch(options, route, request, req, res, retryable ? 1 : 0, undefined)
+    route.guard.refusal({ address: req.socket.remoteAddress, authorization: req.headers.authorization, length: req.headers['content-length'] }).then(refusal => {
+      if (refusal === undefined) {
+        forward(options, route, req, res, url)
+        return
+      }
+      options.metrics.answered(route, refusal.status)
+      sendError(req, res, refusal.status, refusal.message, refusal.headers)
+    }, (err: Error) => {
+      options.metrics.answered(route, 500)
+      sendError(req, res, 500, `the route's middleware failed: ${err.message}`)
+    })
   }
+}
+
+function forward (options: ForwardOptions, route: Route, req: IncomingMessage, res: ServerResponse, url: string): void {
+  const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined
+  const limit = route.guard.maxBody
+  const request: Dispatcher.DispatchOptions = {
+    method: req.method ?? 'GET',
+    path: upstreamPath(route, url),
+    headers: [...requestHeaders(req.rawHeaders), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)],
+    body: !hasBody ? null : limit !== undefined && req.headers['content-length'] === undefined ? req.pipe(new BodyLimit(limit)) : req,
+    idempotent: false,
+    blocking: true
+  }
+  const retryable = !hasBody && IDEMPOTENT.has(request.method)
+  dispatch(options, route, request, req, res, retryable ? 1 : 0, undefined)
 }
 
 function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.DispatchOptions, req: IncomingMessage, res: ServerResponse, retries: number, failed: Upstream | undefined): void {
@@ -105,7 +143,7 @@ function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.Di
   const end = begin(upstream)
   const started = performance.now()
   awaiting.add(req.socket)
-  const handler = new ResponseRelay(res, {
+  const handler = new ResponseRelay(req, res, { route, scheme: options.scheme }, {
     responded: status => {
       awaiting.delete(req.socket)
       upstream.failures = 0
@@ -131,6 +169,7 @@ function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.Di
 }
 
 function failureAnswer (code: string, route: Route): [number, string] {
+  if (code === BODY_TOO_LARGE) return [413, `the request body is larger than ${route.guard.maxBody ?? 0} bytes`]
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === HEADERS_TIMEOUT) return [504, `${route.service} did not answer in time`]
   return [502, `${route.service} could not be reached`]
 }
@@ -142,16 +181,29 @@ interface RelayEvents {
   finished(): void
 }
 
-/** Streams an upstream answer to the client: headers, then chunks with back-pressure both ways. */
+/** What shapes an answer on its way: the route's extra headers (by scheme) and compression. */
+interface Shaping {
+  route: Route
+  scheme: 'http' | 'https'
+}
+
+/** Streams an upstream answer to the client: headers, then chunks (through an encoder, when compressed) with back-pressure both ways. */
 class ResponseRelay implements Dispatcher.DispatchHandler {
+  readonly #req: IncomingMessage
   readonly #res: ServerResponse
+  readonly #shaping: Shaping
   readonly #events: RelayEvents
+  /** Where the body goes: the response, or the encoder in front of it. */
+  #out: Writable
   #controller: Dispatcher.DispatchController | undefined
   #done = false
   #corked = false
 
-  constructor (res: ServerResponse, events: RelayEvents) {
+  constructor (req: IncomingMessage, res: ServerResponse, shaping: Shaping, events: RelayEvents) {
+    this.#req = req
     this.#res = res
+    this.#out = res
+    this.#shaping = shaping
     this.#events = events
     // The client went away: stop reading the upstream answer.
     res.once('close', () => {
@@ -175,14 +227,23 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     this.#res.cork()
     this.#corked = true
     process.nextTick(() => { this.#uncork() })
-    this.#res.writeHead(statusCode, statusMessage, responseHeaders(headers))
+    const { route, scheme } = this.#shaping
+    let shaped = route.guard.withExtras(responseHeaders(headers), scheme)
+    const encoding = route.guard.compress ? encodingFor(this.#req.method ?? 'GET', this.#req.headers['accept-encoding'], statusCode, shaped) : undefined
+    if (encoding !== undefined) {
+      shaped = encodedHeaders(shaped, encoding)
+      const encode = encoder(encoding)
+      encode.pipe(this.#res)
+      this.#out = encode
+    }
+    this.#res.writeHead(statusCode, statusMessage, shaped)
     this.#events.responded(statusCode)
   }
 
   onResponseData (controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (!this.#res.write(chunk)) {
+    if (!this.#out.write(chunk)) {
       controller.pause()
-      this.#res.once('drain', () => { controller.resume() })
+      this.#out.once('drain', () => { controller.resume() })
     }
   }
 
@@ -190,7 +251,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     this.#done = true
     // Node 22 writes the last chunk of a chunked answer at end() ahead of what is still corked.
     this.#uncork()
-    this.#res.end()
+    this.#out.end()
     this.#events.finished()
   }
 

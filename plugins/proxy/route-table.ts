@@ -8,7 +8,8 @@
 // (RouteRecord), which the proxy keeps in its store and serves from while the engine does not answer.
 // Static routes (`[proxy.routes]`, fixed addresses that are not containers) are part of every
 // snapshot, whatever the engine says; a service whose domain one of them has is not routed.
-import type { ContainerState, ServiceSpec } from '../reconciler/api.js'
+import type { ContainerState, MiddlewareSpec, ServiceSpec } from '../reconciler/api.js'
+import { RouteMiddleware } from './middleware/index.js'
 
 /** A replica as plain data: what a snapshot knows of it. */
 export interface UpstreamRecord {
@@ -56,9 +57,31 @@ export interface RouteRecord<U extends UpstreamRecord = UpstreamRecord> {
   readonly primary?: true
   /** An alias: requests are redirected (308) to this name, the service's primary one; no upstreams. */
   readonly redirect?: string
+  /** The path prefix the service takes on this name (`/api`); none: the whole name, less longer prefixes of others. */
+  readonly prefix?: string
+  /** The prefix is taken off the path before the request reaches a replica. */
+  readonly strip?: true
+  readonly middleware?: MiddlewareSpec
 }
 
-export type Route = RouteRecord<Upstream>
+export interface Route extends RouteRecord<Upstream> {
+  /** The route's middleware, as applied (every route has one: HTTPS answers get HSTS by default). */
+  readonly guard: RouteMiddleware
+}
+
+/** Whether a request target (path and query) is under `prefix`: equal to it, or followed by `/` or `?`. */
+export function underPrefix (url: string, prefix: string): boolean {
+  if (!url.startsWith(prefix)) return false
+  const next = url.charCodeAt(prefix.length)
+  return Number.isNaN(next) || next === 47 || next === 63
+}
+
+/** The request target a replica gets: without the route's prefix when it strips it (`/api/x` → `/x`, `/api` → `/`). */
+export function upstreamPath (route: Pick<RouteRecord, 'prefix' | 'strip'>, url: string): string {
+  if (route.strip !== true || route.prefix === undefined) return url
+  const rest = url.slice(route.prefix.length)
+  return rest.startsWith('/') ? rest : `/${rest}`
+}
 
 /** The names a service is served at, its primary one first: its own (`domain`, `domains`), else `<name>.<default domain>`; none when it is not routed. */
 export function routedNames (spec: ServiceSpec, defaultDomain: string): string[] {
@@ -75,10 +98,13 @@ export function routedDomain (spec: ServiceSpec, defaultDomain: string): string 
 export class RouteTable {
   /** The static routes (`[proxy.routes]`), part of every snapshot. */
   readonly statics: readonly RouteRecord[]
-  #routes = new Map<string, Route>()
+  /** By name: its routes, longest prefix first (the one without a prefix last). */
+  #routes = new Map<string, Route[]>()
+  /** Middleware by service and settings, kept from one snapshot to the next. */
+  #guards = new Map<string, RouteMiddleware>()
   readonly #upstreams = new Map<string, Upstream>()
   #cursor = 0
-  /** Per domain with a canary: the credit of weighted turns (see #canaryTurn). */
+  /** Per route with a canary: the credit of weighted turns (see #canaryTurn). */
   readonly #credits = new Map<string, number>()
   /** Replicas found by the first snapshot are assumed to serve; later ones must pass a probe first. */
   #built = false
@@ -91,14 +117,20 @@ export class RouteTable {
     this.statics = statics
   }
 
-  /** The route of a Host header value (port and letter case ignored). */
-  route (host: string | undefined): Route | undefined {
+  /**
+   * The route of a Host header value (port and letter case ignored) for a request target: the one
+   * with the longest prefix the target is under. Without a target: the name's first route, which has
+   * a prefix whenever any of the name's routes has one (the fast lane hands those to the general path).
+   */
+  route (host: string | undefined, url?: string): Route | undefined {
     const name = hostname(host)
-    return this.#routes.get(name.endsWith('.') ? name.slice(0, -1) : name)
+    const routes = this.#routes.get(name.endsWith('.') ? name.slice(0, -1) : name)
+    if (routes === undefined || url === undefined || routes[0].prefix === undefined) return routes?.[0]
+    return routes.find(route => route.prefix === undefined || underPrefix(url, route.prefix))
   }
 
   get routes (): Route[] {
-    return [...this.#routes.values()].sort((a, b) => a.domain.localeCompare(b.domain))
+    return [...this.#routes.values()].flat().sort((a, b) => a.domain.localeCompare(b.domain) || (a.prefix ?? '').localeCompare(b.prefix ?? ''))
   }
 
   upstream (id: string): Upstream | undefined {
@@ -120,7 +152,11 @@ export class RouteTable {
         .sort((a, b) => a.replica - b.replica)
         .map(c => ({ id: c.id, container: c.name, replica: c.replica, canary: c.canary === true, ...(c.address as { host: string, port: number }) }))
       const canaryWeight = canaries.get(spec.name)
-      const route = { service: spec.name, project: spec.project, port: spec.port as number }
+      const route = {
+        service: spec.name, project: spec.project, port: spec.port as number,
+        ...(spec.path_prefix !== undefined && { prefix: spec.path_prefix }), ...(spec.strip_prefix === true && { strip: true as const }),
+        ...(spec.middleware !== undefined && { middleware: spec.middleware })
+      }
       names.forEach((domain, i) => {
         records.push({
           domain, ...route, ...(spec.health !== undefined && { health: spec.health }), upstreams,
@@ -134,7 +170,8 @@ export class RouteTable {
 
   /** Swap in a snapshot given as records (one kept from an earlier run) and the static routes; returns the upstreams that no longer exist. */
   restore (records: readonly RouteRecord[], trusted = false): Upstream[] {
-    const routes = new Map<string, Route>()
+    const routes = new Map<string, Route[]>()
+    const guards = new Map<string, RouteMiddleware>()
     const seen = new Set<string>()
     const staticDomains = new Set(this.statics.map(r => r.domain))
     const services = records.filter(r => r.static !== true)
@@ -142,9 +179,17 @@ export class RouteTable {
     for (const record of [...services.filter(r => !staticDomains.has(r.domain)), ...this.statics]) {
       const upstreams = record.upstreams.map(u => this.#upstreamOf(u, trusted))
       for (const upstream of upstreams) seen.add(upstream.id)
-      routes.set(record.domain, { ...record, upstreams })
+      const key = `${record.service}\n${JSON.stringify(record.middleware ?? null)}`
+      const guard = guards.get(key) ?? this.#guards.get(key) ?? new RouteMiddleware(record.middleware, record.service)
+      guards.set(key, guard)
+      const named = routes.get(record.domain) ?? []
+      named.push({ ...record, upstreams, guard })
+      routes.set(record.domain, named)
     }
-    for (const domain of this.#credits.keys()) if (routes.get(domain)?.canaryWeight === undefined) this.#credits.delete(domain)
+    for (const named of routes.values()) named.sort((a, b) => (b.prefix?.length ?? 0) - (a.prefix?.length ?? 0))
+    const canaries = new Set([...routes.values()].flat().filter(r => r.canaryWeight !== undefined).map(creditKey))
+    for (const key of this.#credits.keys()) if (!canaries.has(key)) this.#credits.delete(key)
+    this.#guards = guards
     const gone = [...this.#upstreams.values()].filter(u => !seen.has(u.id))
     for (const upstream of gone) this.#upstreams.delete(upstream.id)
     this.#routes = routes
@@ -155,7 +200,7 @@ export class RouteTable {
 
   /** The routes of services as plain data (the replicas' records, without their state); static routes come from the configuration. */
   records (): RouteRecord[] {
-    return this.routes.filter(route => route.static !== true).map(route => ({ ...route, upstreams: route.upstreams.map(({ id, container, replica, canary, host, port }) => ({ id, container, replica, canary, host, port })) }))
+    return this.routes.filter(route => route.static !== true).map(({ guard: _guard, ...route }) => ({ ...route, upstreams: route.upstreams.map(({ id, container, replica, canary, host, port }) => ({ id, container, replica, canary, host, port })) }))
   }
 
   #upstreamOf (record: UpstreamRecord, trusted: boolean): Upstream {
@@ -178,7 +223,7 @@ export class RouteTable {
    */
   pick (route: Route, except?: Upstream): Upstream | undefined {
     if (route.canaryWeight === undefined) return this.#least(route.upstreams, except)
-    const canary = this.#canaryTurn(route.domain, route.canaryWeight)
+    const canary = this.#canaryTurn(creditKey(route), route.canaryWeight)
     return this.#least(route.upstreams.filter(u => u.canary === canary), except) ?? this.#least(route.upstreams.filter(u => u.canary !== canary), except)
   }
 
@@ -194,13 +239,18 @@ export class RouteTable {
     return best
   }
 
-  /** Smooth weighted turns: of every 100 requests of a domain, exactly `weight` are the canary's, spread evenly. */
-  #canaryTurn (domain: string, weight: number): boolean {
-    const credit = (this.#credits.get(domain) ?? 0) + weight
+  /** Smooth weighted turns: of every 100 requests of a route, exactly `weight` are the canary's, spread evenly. */
+  #canaryTurn (key: string, weight: number): boolean {
+    const credit = (this.#credits.get(key) ?? 0) + weight
     const turn = credit >= 100
-    this.#credits.set(domain, turn ? credit - 100 : credit)
+    this.#credits.set(key, turn ? credit - 100 : credit)
     return turn
   }
+}
+
+/** A route's key among the canary credits: its name and prefix. */
+function creditKey (route: RouteRecord): string {
+  return `${route.domain}${route.prefix ?? ''}`
 }
 
 /** A Host header's name, lower case, without its port. */

@@ -80,7 +80,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   reportAcme()
 
   const remembered = new RememberedRoutes(ctx.store.db<RememberedTable, string>('routes'))
-  const followDomains = (): void => { manager.follow(table.routes.map(route => route.domain)) }
+  const followDomains = (): void => { manager.follow([...new Set(table.routes.map(route => route.domain))]) }
   const router = new Router({
     table,
     pools,
@@ -152,6 +152,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     const others = routes.filter(r => r !== route)
     return {
       domain: route.domain,
+      ...(route.prefix !== undefined && { path_prefix: route.prefix }),
       ...(others.length > 0 && { names: others.map(r => ({ domain: r.domain, ...(r.redirect !== undefined && { redirect: r.redirect }), certificate: manager.state(r.domain) })) }),
       serving: route.upstreams.filter(u => u.healthy && !u.draining).length,
       certificate: manager.state(route.domain)

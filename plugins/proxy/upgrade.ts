@@ -1,11 +1,13 @@
 // Upgraded connections (WebSocket): the handshake goes to a replica over a plain TCP connection with
 // the forwarding headers added, and from then on bytes flow both ways untouched until either side
-// closes. The tunnel counts as a request in flight on its replica.
+// closes. The tunnel counts as a request in flight on its replica. The route's middleware checks the
+// handshake as it checks requests (an allow-list or basic auth is not bypassed by upgrading).
 import type { IncomingMessage } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { forwardedHeaders, portOf, requestHeaders, UPGRADE_HEADERS } from './headers.js'
-import { begin, type RouteTable } from './route-table.js'
+import { STATUS_CODES } from 'node:http'
+import { begin, upstreamPath, type Route, type RouteTable } from './route-table.js'
 
 export interface UpgradeOptions {
   table: RouteTable
@@ -20,7 +22,7 @@ function refuse (socket: Duplex, status: number, reason: string, headers = ''): 
 export function upgrader (options: UpgradeOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     socket.on('error', () => { socket.destroy() })
-    const route = options.table.route(req.headers.host)
+    const route = options.table.route(req.headers.host, req.url ?? '/')
     if (route === undefined) {
       refuse(socket, 404, 'Not Found')
       return
@@ -30,33 +32,45 @@ export function upgrader (options: UpgradeOptions): (req: IncomingMessage, socke
       refuse(socket, 308, 'Permanent Redirect', `location: ${options.scheme}://${route.redirect}${portOf(req.headers.host)}${req.url ?? '/'}\r\n`)
       return
     }
-    const upstream = options.table.pick(route)
-    if (upstream === undefined) {
-      refuse(socket, 503, 'Service Unavailable')
+    if (!route.guard.general) {
+      tunnel(options, route, req, socket, head)
       return
     }
-    const end = begin(upstream)
-    const tunnel: Socket = connect({ host: upstream.host, port: upstream.port })
-    const timer = setTimeout(() => { tunnel.destroy(new Error('connect timeout')) }, options.connectTimeoutMs)
-    const headers = [...requestHeaders(req.rawHeaders, UPGRADE_HEADERS), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)]
-    let lines = `${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/1.1\r\n`
-    for (let i = 0; i < headers.length; i += 2) lines += `${headers[i]}: ${headers[i + 1]}\r\n`
-    tunnel.once('connect', () => {
-      clearTimeout(timer)
-      tunnel.write(`${lines}\r\n`)
-      if (head.length > 0) tunnel.write(head)
-      tunnel.pipe(socket)
-      socket.pipe(tunnel)
-    })
-    const close = (): void => {
-      clearTimeout(timer)
-      end()
-      if (!tunnel.readyState.startsWith('open')) refuse(socket, 502, 'Bad Gateway')
-      tunnel.destroy()
-      socket.destroy()
-    }
-    tunnel.once('error', close)
-    tunnel.once('close', close)
-    socket.once('close', close)
+    route.guard.refusal({ address: req.socket.remoteAddress, authorization: req.headers.authorization, length: undefined }).then(refusal => {
+      if (refusal === undefined) tunnel(options, route, req, socket, head)
+      else refuse(socket, refusal.status, STATUS_CODES[refusal.status] ?? 'Refused', Object.entries(refusal.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join(''))
+    }, () => { refuse(socket, 500, 'Internal Server Error') })
   }
+}
+
+/** Open the tunnel to a replica of the route, the handshake sent first. */
+function tunnel (options: UpgradeOptions, route: Route, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const upstream = options.table.pick(route)
+  if (upstream === undefined) {
+    refuse(socket, 503, 'Service Unavailable')
+    return
+  }
+  const end = begin(upstream)
+  const connection: Socket = connect({ host: upstream.host, port: upstream.port })
+  const timer = setTimeout(() => { connection.destroy(new Error('connect timeout')) }, options.connectTimeoutMs)
+  const headers = [...requestHeaders(req.rawHeaders, UPGRADE_HEADERS), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)]
+  let lines = `${req.method ?? 'GET'} ${upstreamPath(route, req.url ?? '/')} HTTP/1.1\r\n`
+  for (let i = 0; i < headers.length; i += 2) lines += `${headers[i]}: ${headers[i + 1]}\r\n`
+  connection.once('connect', () => {
+    clearTimeout(timer)
+    connection.write(`${lines}\r\n`)
+    if (head.length > 0) connection.write(head)
+    connection.pipe(socket)
+    socket.pipe(connection)
+  })
+  const close = (): void => {
+    clearTimeout(timer)
+    end()
+    if (!connection.readyState.startsWith('open')) refuse(socket, 502, 'Bad Gateway')
+    connection.destroy()
+    socket.destroy()
+  }
+  connection.once('error', close)
+  connection.once('close', close)
+  socket.once('close', close)
 }

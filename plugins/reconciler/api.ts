@@ -7,6 +7,7 @@ export type { ContainerEngine, ContainerEvent, ContainerState, CreateRequest, En
 export type { RemoteContainer, RemoteOutcome, Schedule, SchedulePull, ScheduleRequest, Scheduler } from './placement.js'
 export type { DeployResult, Reconciler } from './reconciler.js'
 export { IMAGE, NAME, type ServiceSpec } from './spec.js'
+export { parseCidr, type MiddlewareSpec } from './route-spec.js'
 export { Traffic, type TrafficHooks } from './traffic.js'
 export { parseMemory } from './units.js'
 export { probe } from './probe.js'

@@ -195,7 +195,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
       const stats = options.stats === true
       console.log(formatTable(['NAME', 'PROJECT', 'STATUS', 'REPLICAS', ...(clustered ? ['NODES'] : []), 'RESTARTS', ...(stats ? ['CPU', 'MEMORY', 'NET RX / TX'] : []), 'IMAGE', 'DOMAIN', ...(routed ? ['ROUTE', 'CERTIFICATE'] : []), ...(canaries ? ['CANARY'] : [])], answer.services.map(s => [
         s.name, s.project, s.status, `${s.running_replicas}/${s.replicas}`, ...(clustered ? [nodesColumn(s)] : []), String(s.restarts),
-        ...(stats ? Object.values(serviceFigures(s)) : []), s.image, s.route?.domain ?? s.domain ?? '',
+        ...(stats ? Object.values(serviceFigures(s)) : []), s.image, s.route === undefined ? s.domain ?? '' : `${s.route.domain}${s.route.path_prefix ?? ''}`,
         ...(routed ? routeColumns(s.route) : []),
         ...(canaries ? [s.canary === undefined ? '' : `${describeCanary(s.canary)}${s.canary.running ? '' : ' (not running)'}`] : [])
       ])))

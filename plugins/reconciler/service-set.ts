@@ -1,6 +1,6 @@
 // Rules over a whole set of services: unique names, known and acyclic depends_on, one owner per
 // domain and per host port; and the boot order (layers: each service after everything it depends on).
-import { claimedNames, type ServiceSpec } from './spec.js'
+import { claimedRoutes, type ServiceSpec } from './spec.js'
 
 /** A service with where it was declared ("services/web/service.toml", "request body" or "the leader"). */
 export interface Declared {
@@ -37,9 +37,9 @@ export function setProblems (services: readonly Declared[]): string[] {
       continue
     }
     byName.set(d.spec.name, d)
-    for (const name of claimedNames(d.spec)) {
+    for (const name of claimedRoutes(d.spec)) {
       const owner = domains.get(name)
-      if (owner !== undefined) problems.push(`${where(d)}: domain "${name}" is already claimed by service "${owner.spec.name}" (${owner.source})`)
+      if (owner !== undefined) problems.push(`${where(d)}: ${name.includes('/') ? 'route' : 'domain'} "${name}" is already claimed by service "${owner.spec.name}" (${owner.source})`)
       else domains.set(name, d)
     }
     for (const { host, container } of d.spec.extra_ports) {

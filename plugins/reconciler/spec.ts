@@ -4,6 +4,7 @@ import { isAbsolute, resolve } from 'node:path'
 import { Cron } from 'croner'
 import { SECRET_NAME, secretReferences } from '../secrets/api.js'
 import { Fields, type Table } from './fields.js'
+import { readMiddleware, readPathPrefix, type MiddlewareSpec } from './route-spec.js'
 import { parseMemory } from './units.js'
 
 export interface PortMapping {
@@ -57,6 +58,12 @@ export interface ServiceSpec {
   /** Names whose requests are redirected (308) to the primary name (`www.example.com` → `example.com`). */
   aliases?: string[]
   port?: number
+  /** Served under this path prefix of its names (`/api`: `/api` and `/api/…`); the longest prefix of a name wins. */
+  path_prefix?: string
+  /** `true` (the only value kept): the prefix is taken off the path before the request reaches a replica. */
+  strip_prefix?: true
+  /** Route middleware the proxy applies to the service's requests (`[service.middleware]`). */
+  middleware?: MiddlewareSpec
   replicas: number
   health?: string
   depends_on: string[]
@@ -203,6 +210,11 @@ export function claimedNames (spec: Pick<ServiceSpec, 'domain' | 'domains' | 'al
   return [...new Set([...(spec.domain === undefined ? [] : [spec.domain]), ...(spec.domains ?? []), ...(spec.aliases ?? [])])]
 }
 
+/** What a service claims of each of its names: the whole name, or its path prefix there (`example.com/api`). */
+export function claimedRoutes (spec: Pick<ServiceSpec, 'domain' | 'domains' | 'aliases' | 'path_prefix'>): string[] {
+  return claimedNames(spec).map(name => `${name}${spec.path_prefix ?? ''}`)
+}
+
 function readBuild (fields: Fields, base: string): BuildSpec | undefined {
   const table = fields.table('build')
   if (table === undefined) return undefined
@@ -279,6 +291,9 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const domains = fields.strings('domains', hostNames)
   const aliases = fields.strings('aliases', hostNames)
   const port = fields.integer('port', { min: 1, max: 65535 })
+  const pathPrefix = readPathPrefix(fields)
+  const strip = fields.boolean('strip_prefix')
+  const middleware = readMiddleware(fields)
   const replicas = fields.integer('replicas', { min: 0 }) ?? 1
   const health = fields.string('health', { pattern: HTTP_PATH, hint: 'an HTTP path starting with /' })
   const dependsOn = fields.strings('depends_on', item => NAME.test(item) ? undefined : `must be a service name (${NAME_HINT})`) ?? []
@@ -296,7 +311,8 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const rollback = fields.boolean('rollback_on_failure')
   const jobs = readJobs(fields)
   fields.finish()
-  for (const field of ['health', 'domain', 'domains', 'aliases', 'liveness']) {
+  if (strip === true && pathPrefix === undefined && !fields.has('path_prefix')) fields.fail('strip_prefix', 'needs a path_prefix to strip')
+  for (const field of ['health', 'domain', 'domains', 'aliases', 'liveness', 'path_prefix', 'middleware']) {
     if (fields.has(field) && !fields.has('port')) fields.fail('port', `is required when ${field} is set`)
   }
   const named = [...(domain === undefined ? [] : [domain]), ...(domains ?? [])]
@@ -314,6 +330,9 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (domains !== undefined && domains.length > 0) spec.domains = [...new Set(domains)]
   if (aliases !== undefined && aliases.length > 0) spec.aliases = [...new Set(aliases)]
   if (port !== undefined) spec.port = port
+  if (pathPrefix !== undefined) spec.path_prefix = pathPrefix
+  if (pathPrefix !== undefined && strip === true) spec.strip_prefix = true
+  if (middleware !== undefined) spec.middleware = middleware
   if (health !== undefined) spec.health = health
   if (liveness !== undefined) spec.liveness = liveness
   if (healthcheck !== undefined) spec.healthcheck = healthcheck

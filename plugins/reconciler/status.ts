@@ -41,6 +41,8 @@ export interface ServiceStatus {
 export interface RouteStatus {
   /** Its primary name. */
   domain: string
+  /** The path prefix it takes on its names, if any. */
+  path_prefix?: string
   /** Its other names and its aliases (`redirect`: the name an alias redirects to), each with its certificate. */
   names?: Array<{ domain: string, redirect?: string, certificate: RouteStatus['certificate'] }>
   /** Replicas in rotation now. */

@@ -82,8 +82,8 @@ function Dashboard ({ client }: { client: ApiClient }): ReactElement {
   return h(Box, { flexDirection: 'column' },
     h(Text, { bold: true }, `berth · ${data.nodes.map(n => `${n.name} (${n.role}, ${n.status})`).join(', ')}${failure !== undefined ? ` · ${failure}` : ''}`),
     h(Text, { dimColor: true }, row(['SERVICE', 'REPLICAS', 'STATUS', 'CPU', 'MEMORY', 'ROUTE / CERTIFICATE'], widths)),
-    ...data.services.map((s, i) => h(Text, { key: s.name, inverse: s === service },
-      row([s.name, `${s.running_replicas}/${s.replicas}`, s.canary === undefined ? s.status : `${s.status} +canary`, serviceFigures(s).cpu, serviceFigures(s).memory, s.route === undefined ? '' : `${s.route.domain} ${s.route.certificate.status}${s.route.certificate.not_after !== undefined ? ` until ${s.route.certificate.not_after.slice(0, 10)}` : ''}`], widths) +
+    ...data.services.map((s, i) => ({ s, i, figures: serviceFigures(s) })).map(({ s, i, figures }) => h(Text, { key: s.name, inverse: s === service },
+      row([s.name, `${s.running_replicas}/${s.replicas}`, s.canary === undefined ? s.status : `${s.status} +canary`, figures.cpu, figures.memory, s.route === undefined ? '' : `${s.route.domain}${s.route.path_prefix ?? ''} ${s.route.certificate.status}${s.route.certificate.not_after !== undefined ? ` until ${s.route.certificate.not_after.slice(0, 10)}` : ''}`], widths) +
       (i === selected ? `  ${s.containers.map(c => `${c.canary === true ? 'canary' : c.replica}:${c.state}${c.health !== undefined ? `/${c.health}` : ''}${c.node !== undefined ? `@${c.node}` : ''}`).join(' ')}` : ''))),
     ...(service?.canary === undefined
       ? []

@@ -38,10 +38,14 @@ export interface TestProxy {
 }
 
 /** `upstreamTimeoutMs`: the wait for a replica's response head (1 s by default). */
-export async function startProxy (t: Test, routes: Array<{ domain: string, ports: number[] }>, options: { tls?: boolean, settings?: Partial<typeof PROXY_SETTINGS>, upstreamTimeoutMs?: number } = {}): Promise<TestProxy> {
+/** A route of the test's table: a service at `domain` (named `service`, else the domain's first label) with more of its spec in `spec`. */
+export interface TestRoute { domain: string, ports: number[], service?: string, spec?: Partial<ServiceSpec> }
+
+export async function startProxy (t: Test, routes: TestRoute[], options: { tls?: boolean, settings?: Partial<typeof PROXY_SETTINGS>, upstreamTimeoutMs?: number } = {}): Promise<TestProxy> {
   const settings = { ...PROXY_SETTINGS, ...options.settings }
   const table = new RouteTable()
-  table.replace(routes.map(r => spec(r.domain, r.ports.length)), routes.flatMap(r => r.ports.map((port, i) => container(r.domain.split('.')[0], i + 1, port))), '')
+  const named = routes.map(r => ({ ...r, service: r.service ?? r.domain.split('.')[0] }))
+  table.replace(named.map(r => ({ ...spec(r.domain, r.ports.length), name: r.service, ...r.spec })), named.flatMap(r => r.ports.map((port, i) => container(r.service, i + 1, port))), '')
   const pools = new Pools({ connectTimeoutMs: 1000, headersTimeoutMs: options.upstreamTimeoutMs ?? 1000, bodyTimeoutMs: 0 })
   t.teardown(async () => { await pools.closeAll() })
   const set = new MetricSet()

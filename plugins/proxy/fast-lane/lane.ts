@@ -1,9 +1,10 @@
 // The proxy's fast lane: the common request (HTTP/1.1, no body, for a routed domain with a replica
 // in rotation) is read straight off the client's connection by llhttp (in C++ where the socket allows
 // it) and forwarded on the lane's own keep-alive connections to the replica; the answer streams back
-// with back-pressure, a small one in a single write. Anything else (a body, an upgrade, pipelined
-// requests, a parse error, HTTP/1.0, an ACME challenge, a redirect to HTTPS, an unknown host, no
-// replica) is handed, with its bytes put back, to node:http's server, which answers it through the
+// with back-pressure, a small one in a single write, with the route's extra headers (HSTS on HTTPS).
+// Anything else (a body, an upgrade, pipelined requests, a parse error, HTTP/1.0, an ACME challenge,
+// a redirect to HTTPS, an unknown host, a name with path routes, middleware that checks requests or
+// compresses, no replica) is handed, with its bytes put back, to node:http's server, which answers it through the
 // general path and keeps the connection from then on.
 import type { Socket } from 'node:net'
 import { heldBy, writeOut, writePiece } from './direct-write.js'
@@ -271,7 +272,8 @@ class LaneConnection implements AnswerHandler {
       return
     }
     const route = this.#routeOf(host)
-    const upstream = route === undefined || options.general?.(head.url, route) === true ? undefined : options.table.pick(route)
+    // A name with path routes, and a route whose middleware checks requests or compresses, take the general path.
+    const upstream = route === undefined || route.prefix !== undefined || route.guard.general || options.general?.(head.url, route) === true ? undefined : options.table.pick(route)
     if (route === undefined || upstream === undefined) {
       this.#handOff(this.#bytes())
       return
@@ -344,12 +346,16 @@ class LaneConnection implements AnswerHandler {
     const upstream = this.#upstream as Upstream
     upstream.failures = 0
     this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
+    // The route's extra headers (HSTS on HTTPS, as a rule) go into a head written anew.
+    const scheme = this.#lane.options.scheme
+    const guard = request.route.guard
+    const adds = guard.adds(scheme)
     // As received (it has a content-length): unless this connection ends after it, it goes on unchanged.
-    if (asReceived && !this.#closeAfter && !this.#lane.closing) {
+    if (asReceived && !adds && !this.#closeAfter && !this.#lane.closing) {
       this.#chunked = false
       return true
     }
-    let text = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n${headerLines(answer.headers, false)}`
+    let text = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n${adds ? guard.headLines(answer.headers, scheme) : headerLines(answer.headers, false)}`
     // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
     this.#chunked = status !== 204 && status !== 304 && !hasHeader(answer.headers, 'content-length')
     if (this.#chunked) text += 'transfer-encoding: chunked\r\n'

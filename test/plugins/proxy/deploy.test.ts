@@ -1,8 +1,13 @@
 // The proxy in front of real containers: services routed by their domain (or <name>.<cluster domain>)
-// and their other names, their aliases redirected to the primary name, internal ones never; the table follows deploys; a rolling redeploy under a bounded load loop fails
-// no request; a replica stopped behind the proxy's back is skipped.
+// and their other names, their aliases redirected to the primary name, internal ones never; a service
+// under a path prefix of another's name, behind basic auth, curl as the client; the table follows
+// deploys; a rolling redeploy under a bounded load loop fails no request; a replica stopped behind
+// the proxy's back is skipped.
 import t from 'tap'
+import { execFile } from 'node:child_process'
 import { request } from 'node:http'
+import { promisify } from 'node:util'
+import bcrypt from 'bcryptjs'
 import cluster from '../../../plugins/cluster/index.js'
 import nodes from '../../../plugins/nodes/index.js'
 import proxy from '../../../plugins/proxy/index.js'
@@ -37,7 +42,11 @@ if (docker !== undefined) {
     const first = await deploy([
       web('1'),
       { name: 'api', project, image: 'berth-test/httpd:1', port: 8080 },
-      { name: 'vault', project, image: 'berth-test/httpd:1', port: 8080, internal: true }
+      { name: 'vault', project, image: 'berth-test/httpd:1', port: 8080, internal: true },
+      {
+        name: 'docs', project, image: 'berth-test/httpd:1', port: 8080, domain: 'web.test', path_prefix: '/docs', strip_prefix: true,
+        middleware: { basic_auth: [`reader:${await bcrypt.hash('pages', 4)}`], headers: { 'x-served-by': 'docs' } }
+      }
     ])
     t.same(first.errors, [])
 
@@ -61,6 +70,10 @@ if (docker !== undefined) {
     const taken = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token, body: { services: [{ name: 'other', project, image: 'berth-test/httpd:1', port: 8080, domains: ['www.web.test'] }] } })
     t.match([taken.status, taken.body.error], [400, /domain "www\.web\.test" is already claimed by service "web"/], 'a name has one owner, aliases included')
     t.equal((await through(base, 'vault.apps.test')).status, 404, 'an internal service is never routed')
+    const curl = async (...args: string[]): Promise<string> => (await promisify(execFile)('curl', ['-s', '-w', '\n%{http_code} %header{x-served-by}', '--resolve', `web.test:${base.port}:127.0.0.1`, ...args])).stdout
+    t.match(await curl(`http://web.test:${base.port}/docs/`), /401 $/, 'the prefix of another service\'s name, behind basic auth')
+    t.equal(await curl('-u', 'reader:pages', `http://web.test:${base.port}/docs/`), `${HTTPD_INDEX}\n200 docs`, 'signed in: the prefix stripped, the extra header added')
+    t.match(await curl(`http://web.test:${base.port}/docsx`), /The requested URL was not found[^]*\n404 $/, 'the name\'s own service (busybox httpd) for what is not under the prefix')
     // On a loaded machine a replica may miss two probes in a row for a moment: the listing is read once every replica serves.
     const routes = await pollUntil(async () => {
       const answer = await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })
@@ -70,13 +83,14 @@ if (docker !== undefined) {
       { domain: 'api.apps.test', service: 'api', upstreams: [{ replica: 1, healthy: true, draining: false }] },
       { domain: 'web.example', service: 'web', health: '/', upstreams: [{ replica: 1, healthy: true }, { replica: 2, healthy: true }] },
       { domain: 'web.test', service: 'web', health: '/', upstreams: [{ replica: 1, healthy: true }, { replica: 2, healthy: true }] },
+      { domain: 'web.test', service: 'docs', path_prefix: '/docs', strip_prefix: true, middleware: ['basic_auth', 'headers'], upstreams: [{ replica: 1, healthy: true }] },
       { domain: 'www.web.test', service: 'web', redirect: 'web.test', upstreams: [] }
     ])
     const status = await api<{ services: Array<{ name: string, route?: Record<string, unknown> }> }>(kernel, 'GET', '/api/v1/status', { token })
     t.match(status.body.services.find(s => s.name === 'web')?.route, { domain: 'web.test', names: [{ domain: 'web.example', certificate: { status: 'self-signed' } }, { domain: 'www.web.test', redirect: 'web.test' }] },
       'the status: the primary name, then the others and the alias, each with its own certificate')
     const row = (domain: string): string => `${domain.replace(/\./g, '\\.')} +web +127\\.0\\.0\\.1:\\d+ +serving +self-signed\\n`
-    const table = new RegExp(`^DOMAIN +SERVICE +REPLICA +STATE +CERTIFICATE\\napi\\.apps\\.test +api +127\\.0\\.0\\.1:\\d+ +serving +self-signed\\n${row('web.example').repeat(2)}${row('web.test').repeat(2)}www\\.web\\.test +web +- +redirects to web\\.test +self-signed\\n$`)
+    const table = new RegExp(`^ROUTE +SERVICE +REPLICA +STATE +CERTIFICATE\\napi\\.apps\\.test +api +127\\.0\\.0\\.1:\\d+ +serving +self-signed\\n${row('web.example').repeat(2)}${row('web.test').repeat(2)}web\\.test/docs +docs +127\\.0\\.0\\.1:\\d+ +serving +self-signed\\nwww\\.web\\.test +web +- +redirects to web\\.test +self-signed\\n$`)
     const listed = await pollUntil(async () => {
       const run = await runCli(['proxy', 'routes'], { env: { BERTH_URL: kernel.url('control').href, BERTH_TOKEN: token } })
       return (run.code !== 0 || table.test(run.stdout)) && run

@@ -156,6 +156,80 @@ aliases = ["a.example.com"]
   ])
 })
 
+t.test('path prefixes and route middleware: read, and their problems named; one owner per name and prefix', async t => {
+  const hash = '$2b$04$abcdefghijklmnopqrstuu0123456789ABCDEFGHIJKLMNOPQRSTU'
+  const cwd = project(t, {
+    p: `[[service]]
+name = "site"
+image = "x:1"
+port = 80
+domain = "example.com"
+[[service]]
+name = "api"
+image = "x:1"
+port = 80
+domain = "example.com"
+path_prefix = "/api/"
+strip_prefix = true
+[service.middleware]
+basic_auth = ["alice:${hash}"]
+allow = ["10.0.0.0/8", "::1", "127.0.0.1"]
+rate_limit = { requests = 10 }
+max_body = "1m"
+headers = { X-Frame-Options = "DENY" }
+hsts = false
+compress = true
+`
+  })
+  const [site, api] = discover(cwd).map(d => d.spec)
+  t.notOk('path_prefix' in site || 'middleware' in site, 'nothing added to a service that sets neither')
+  t.same({ prefix: api.path_prefix, strip: api.strip_prefix, middleware: api.middleware }, {
+    prefix: '/api',
+    strip: true,
+    middleware: { basic_auth: [`alice:${hash}`], allow: ['10.0.0.0/8', '::1', '127.0.0.1'], rate_limit: { requests: 10, per_seconds: 1, burst: 10 }, max_body_bytes: 1048576, headers: { 'x-frame-options': 'DENY' }, hsts: false, compress: true }
+  })
+  const wrong = project(t, {
+    p: `[[service]]
+name = "a"
+image = "x:1"
+port = 80
+domain = "example.com"
+path_prefix = "/api"
+[[service]]
+name = "b"
+image = "x:1"
+port = 80
+domain = "example.com"
+path_prefix = "/api"
+[[service]]
+name = "c"
+image = "x:1"
+path_prefix = "/x/../y"
+strip_prefix = true
+[service.middleware]
+basic_auth = ["alice:plain"]
+allow = ["10.0.0.0/33", "somewhere"]
+rate_limit = { per_seconds = 0 }
+max_body = "lots"
+headers = { Content-Length = "1", "x-a" = "b\\nc" }
+`
+  })
+  t.same(problems(() => discover(wrong)), [
+    'services/p/service.toml: service "c": path_prefix must be a path of segments such as "/api" (no query, no "." or ".." segments), got "/x/../y"',
+    'services/p/service.toml: service "c": middleware.basic_auth[0] must be "user:hash" entries with a bcrypt hash (as `htpasswd -nbB user password` prints)',
+    'services/p/service.toml: service "c": middleware.allow[0] must be IP addresses or CIDR ranges such as "10.0.0.0/8", got "10.0.0.0/33"',
+    'services/p/service.toml: service "c": middleware.allow[1] must be IP addresses or CIDR ranges such as "10.0.0.0/8", got "somewhere"',
+    'services/p/service.toml: service "c": middleware.rate_limit.requests is required',
+    'services/p/service.toml: service "c": middleware.rate_limit.per_seconds must be a number > 0, got 0',
+    'services/p/service.toml: service "c": middleware.max_body must be a size with a unit such as "1m" or "512k", got "lots"',
+    'services/p/service.toml: service "c": middleware.headers.Content-Length is set by the proxy, not by a service\'s middleware',
+    'services/p/service.toml: service "c": middleware.headers.x-a must be a header value (a string without line breaks), got "b\\nc"',
+    'services/p/service.toml: service "c": port is required when path_prefix is set',
+    'services/p/service.toml: service "c": port is required when middleware is set',
+    'services/p/service.toml: service "b": route "example.com/api" is already claimed by service "a" (services/p/service.toml)'
+  ])
+})
+
 t.test('problems name the file, the service and the field, all at once', async t => {
   const cwd = project(t, {
     web: `[[service]]
