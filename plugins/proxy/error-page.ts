@@ -2,6 +2,7 @@
 // {"error": "...", "code": "..."} for a client that asks for JSON; through node:http, or as raw bytes
 // on the fast lane.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { Http2ServerResponse } from 'node:http2'
 import escapeHtml from 'escape-html'
 import { codeOfStatus } from '../../kernel/index.js'
 
@@ -16,10 +17,11 @@ function errorPage (accept: string | undefined, status: number, message: string)
     : { reason, contentType: 'text/html; charset=utf-8', body: `<!doctype html>\n<html><head><meta charset="utf-8"><title>${status} ${reason}</title></head>\n<body><h1>${status} ${reason}</h1><p>${escapeHtml(message)}</p></body></html>\n` }
 }
 
-export function sendError (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+export function sendError (req: Pick<IncomingMessage, 'headers' | 'method'>, res: ServerResponse | Http2ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   const page = errorPage(req.headers.accept, status, message)
   res.writeHead(status, { ...headers, 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'no-store' })
-  res.end(req.method === 'HEAD' ? undefined : page.body)
+  if (req.method === 'HEAD') res.end()
+  else res.end(page.body)
 }
 
 /** The same answer as a whole HTTP/1.1 message; `close`: the connection ends after it. */

@@ -5,15 +5,25 @@
 // is answered 502, 503 or 504 with a small page (JSON for JSON clients), never a hang, and counted
 // against the replica's health.
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import type { Socket } from 'node:net'
 import { Transform, type TransformCallback, type Writable } from 'node:stream'
 import type { Dispatcher } from 'undici'
-import { forwardedHeaders, portOf, requestHeaders, responseHeaders } from './headers.js'
+import { forwardedHeaders, http1Headers, portOf, requestHeaders, responseHeaders } from './headers.js'
 import type { RouteMetrics } from './metrics.js'
 import { encodedHeaders, encoder, encodingFor } from './middleware/index.js'
 import type { Pools } from './pools.js'
 import { begin, hostname, upstreamPath, type Route, type RouteTable, type Upstream } from './route-table.js'
 import { sendError } from './error-page.js'
+
+/** A client's request as node:http (HTTP/1.x) or node:http2's compatibility API (HTTP/2) gives it. */
+export type ClientRequest = IncomingMessage | Http2ServerRequest
+export type ClientResponse = ServerResponse | Http2ServerResponse
+
+/** The Host of a request: its Host header, or HTTP/2's :authority. */
+export function hostOf (req: ClientRequest): string | undefined {
+  return req.headers.host ?? req.headers[':authority'] as string | undefined
+}
 
 export interface ForwardOptions {
   table: RouteTable
@@ -64,7 +74,7 @@ export function awaitsAnswer (socket: Socket): boolean {
 }
 
 /** The request handler of the proxy's listeners. */
-export function forwarder (options: ForwardOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function forwarder (options: ForwardOptions): (req: ClientRequest, res: ClientResponse) => void {
   return (req, res) => {
     const url = req.url ?? '/'
     if (url.length > options.maxUrlBytes) {
@@ -78,14 +88,15 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
       return
     }
     const servername = (req.socket as { servername?: string | false }).servername
-    if (typeof servername === 'string' && hostname(req.headers.host) !== servername.toLowerCase()) {
-      sendError(req, res, 421, `this connection was made for ${servername}, not ${req.headers.host ?? 'no host'}`)
+    const host = hostOf(req)
+    if (typeof servername === 'string' && hostname(host) !== servername.toLowerCase()) {
+      sendError(req, res, 421, `this connection was made for ${servername}, not ${host ?? 'no host'}`)
       return
     }
-    const route = options.table.route(req.headers.host, url)
+    const route = options.table.route(host, url)
     if (route === undefined) {
       options.metrics.unrouted()
-      sendError(req, res, 404, `no service is served at ${req.headers.host ?? 'this address'}`)
+      sendError(req, res, 404, `no service is served at ${host ?? 'this address'}`)
       return
     }
     // An alias goes to the service's primary name, on HTTPS when this is HTTPS or that name has a certificate.
@@ -94,7 +105,7 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
     if (route.redirect !== undefined || secure) {
       const location = secure
         ? `https://${target}${options.httpsPort === undefined || options.httpsPort === 443 ? '' : `:${options.httpsPort}`}${url}`
-        : `${options.scheme}://${target}${portOf(req.headers.host)}${url}`
+        : `${options.scheme}://${target}${portOf(host)}${url}`
       res.writeHead(308, { location, 'content-length': 0 }).end()
       options.metrics.answered(route, 308)
       return
@@ -118,22 +129,28 @@ export function forwarder (options: ForwardOptions): (req: IncomingMessage, res:
   }
 }
 
-function forward (options: ForwardOptions, route: Route, req: IncomingMessage, res: ServerResponse, url: string): void {
-  const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined
+/** Whether a request has a body: by its length or chunking (HTTP/1.x), by its stream not ending with its headers (HTTP/2). */
+function hasBody (req: ClientRequest): boolean {
+  if (req.headers['content-length'] !== undefined) return req.headers['content-length'] !== '0'
+  return 'stream' in req ? !req.stream.endAfterHeaders : req.headers['transfer-encoding'] !== undefined
+}
+
+function forward (options: ForwardOptions, route: Route, req: ClientRequest, res: ClientResponse, url: string): void {
+  const body = hasBody(req)
   const limit = route.guard.maxBody
   const request: Dispatcher.DispatchOptions = {
     method: req.method ?? 'GET',
     path: upstreamPath(route, url),
-    headers: [...requestHeaders(req.rawHeaders), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)],
-    body: !hasBody ? null : limit !== undefined && req.headers['content-length'] === undefined ? req.pipe(new BodyLimit(limit)) : req,
+    headers: [...('stream' in req ? http1Headers(req.rawHeaders) : requestHeaders(req.rawHeaders)), ...forwardedHeaders(req.socket.remoteAddress, hostOf(req) ?? '', options.scheme)],
+    body: !body ? null : limit !== undefined && req.headers['content-length'] === undefined ? req.pipe(new BodyLimit(limit)) : req,
     idempotent: false,
     blocking: true
   }
-  const retryable = !hasBody && IDEMPOTENT.has(request.method)
+  const retryable = !body && IDEMPOTENT.has(request.method)
   dispatch(options, route, request, req, res, retryable ? 1 : 0, undefined)
 }
 
-function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.DispatchOptions, req: IncomingMessage, res: ServerResponse, retries: number, failed: Upstream | undefined): void {
+function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.DispatchOptions, req: ClientRequest, res: ClientResponse, retries: number, failed: Upstream | undefined): void {
   const upstream = options.table.pick(route, failed)
   if (upstream === undefined) {
     options.metrics.answered(route, 503)
@@ -189,8 +206,8 @@ interface Shaping {
 
 /** Streams an upstream answer to the client: headers, then chunks (through an encoder, when compressed) with back-pressure both ways. */
 class ResponseRelay implements Dispatcher.DispatchHandler {
-  readonly #req: IncomingMessage
-  readonly #res: ServerResponse
+  readonly #req: ClientRequest
+  readonly #res: ClientResponse
   readonly #shaping: Shaping
   readonly #events: RelayEvents
   /** Where the body goes: the response, or the encoder in front of it. */
@@ -199,7 +216,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   #done = false
   #corked = false
 
-  constructor (req: IncomingMessage, res: ServerResponse, shaping: Shaping, events: RelayEvents) {
+  constructor (req: ClientRequest, res: ClientResponse, shaping: Shaping, events: RelayEvents) {
     this.#req = req
     this.#res = res
     this.#out = res
@@ -236,7 +253,9 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       encode.pipe(this.#res)
       this.#out = encode
     }
-    this.#res.writeHead(statusCode, statusMessage, shaped)
+    // HTTP/2 has no reason phrases.
+    if ('stream' in this.#res) this.#res.writeHead(statusCode, shaped)
+    else this.#res.writeHead(statusCode, statusMessage, shaped)
     this.#events.responded(statusCode)
   }
 

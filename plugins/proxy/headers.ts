@@ -115,6 +115,31 @@ export function responseHeaders (headers: Record<string, string | string[]>): Re
   return out ?? headers
 }
 
+/**
+ * An HTTP/2 request's headers for an HTTP/1.1 replica: the pseudo-headers go (`:authority` becomes
+ * Host, unless the client sent one) and the cookie fields HTTP/2 may split are joined into one
+ * (RFC 9113 §8.2.3).
+ */
+export function http1Headers (raw: readonly string[]): string[] {
+  const out: string[] = []
+  const cookies: string[] = []
+  let authority: string | undefined
+  let host = false
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]
+    if (name === ':authority') authority = raw[i + 1]
+    else if (name.startsWith(':')) continue
+    else if (name === 'cookie') cookies.push(raw[i + 1])
+    else if (crosses(name, true, undefined)) {
+      host ||= name === 'host'
+      out.push(name, raw[i + 1])
+    }
+  }
+  if (!host && authority !== undefined) out.unshift('host', authority)
+  if (cookies.length > 0) out.push('cookie', cookies.join('; '))
+  return out
+}
+
 /** The headers a WebSocket handshake keeps: Connection and Upgrade must reach the replica. */
 export const UPGRADE_HEADERS: ReadonlySet<string> = new Set(['connection', 'upgrade'])
 

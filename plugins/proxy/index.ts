@@ -30,6 +30,7 @@ const proxySection = ((Type) => Type.Object({
   client_headers_timeout_secs: Type.Integer({ minimum: 1, default: 10, description: 'Time a client has to send its request headers (slow clients are cut off with 408).' }),
   client_idle_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'A client connection silent this long is closed.' }),
   fast_lane: Type.Boolean({ default: true, description: 'Serve the common request (HTTP/1.1, no body) on the fast lane, on Node\'s own HTTP parser; false: every request through node:http\'s server (the general path).' }),
+  http2: Type.Boolean({ default: true, description: 'Offer HTTP/2 to HTTPS clients (ALPN); false: HTTP/1.1 only.' }),
   max_header_bytes: Type.Integer({ minimum: 1024, default: 16384, description: 'Largest request header block (431 beyond).' }),
   max_url_bytes: Type.Integer({ minimum: 64, default: 8192, description: 'Longest request URL (414 beyond).' }),
   health_interval_secs: Type.Integer({ minimum: 1, default: 5, description: 'How often each replica is probed (its service\'s health path, else a connection).' }),

@@ -4,6 +4,7 @@
 // control API. Imported by setup only.
 import diagnostics from 'node:diagnostics_channel'
 import { createServer, type Server, type ServerOptions } from 'node:http'
+import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { createServer as createTlsServer, type SecureContext, type Server as TlsServer } from 'node:tls'
 import { resolve } from 'node:path'
@@ -171,7 +172,7 @@ function reportLane (ctx: PluginContext<ProxyConfig, ProxySections>, wanted: boo
   else if (on && !support.directWrites) ctx.log.info({ node: process.version }, 'proxy fast lane writes through the sockets: this Node does not offer its stream binding as expected')
 }
 
-export type ServerSettings = Pick<ProxyConfig, 'fast_lane' | 'max_header_bytes' | 'max_url_bytes' | 'client_headers_timeout_secs' | 'client_idle_timeout_secs' | 'connect_timeout_ms'>
+export type ServerSettings = Pick<ProxyConfig, 'fast_lane' | 'http2' | 'max_header_bytes' | 'max_url_bytes' | 'client_headers_timeout_secs' | 'client_idle_timeout_secs' | 'connect_timeout_ms'>
 
 type ServerDeps = Omit<ForwardOptions, 'scheme' | 'maxUrlBytes'>
 
@@ -210,10 +211,34 @@ export type ProxyFront<S extends NetServer> = S & {
 
 type LaneSettings = Pick<LaneOptions, 'scheme' | 'general'>
 
+/** Streams a client may have open at once on one HTTP/2 connection (nginx's default). */
+const HTTP2_STREAMS = 128
+
+/**
+ * The HTTP/2 server of the HTTPS listener (never listening itself): its requests take the general
+ * path; its answers count as the front's; its sessions are kept to be closed with the listener's.
+ */
+function http2Server (settings: ServerSettings, deps: ServerDeps, answered: (status: number) => void): { server: Http2Server, sessions: Set<Http2Session> } {
+  const handle = forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes })
+  const server = createHttp2Server({ settings: { maxConcurrentStreams: HTTP2_STREAMS, maxHeaderListSize: settings.max_header_bytes } }, (req, res) => {
+    res.once('finish', () => { answered(res.statusCode) })
+    handle(req, res)
+  })
+  const sessions = new Set<Http2Session>()
+  server.on('session', session => {
+    sessions.add(session)
+    session.once('close', () => { sessions.delete(session) })
+  })
+  // A session silent this long is closed (as an HTTP/1.1 connection is).
+  server.setTimeout(settings.client_idle_timeout_secs * 1000)
+  return { server, sessions }
+}
+
 /**
  * Connections of `front` (as its `event` reports them) go to the fast lane, which hands what it does
- * not serve to `general`, a node:http server that never listens itself. Answers of both count as
- * the front's, for the kernel's listener counts and its closing of idle connections.
+ * not serve to `general`, a node:http server that never listens itself; on HTTPS, those that chose
+ * HTTP/2 (ALPN) go to its HTTP/2 server. Answers of all count as the front's, for the kernel's
+ * listener counts and its closing of idle connections.
  */
 function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureConnection', general: Server, settings: ServerSettings, deps: ServerDeps, lane: LaneSettings): ProxyFront<S> {
   const handOff = (socket: Socket): void => {
@@ -239,8 +264,10 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
       handOff,
       answered
     })
-  front.on(event, (socket: Socket) => {
-    if (fast === undefined) handOff(socket)
+  const h2 = lane.scheme === 'https' && settings.http2 ? http2Server(settings, deps, answered) : undefined
+  front.on(event, (socket: Socket & { alpnProtocol?: string | false }) => {
+    if (h2 !== undefined && socket.alpnProtocol === 'h2') h2.server.emit('connection', socket)
+    else if (fast === undefined) handOff(socket)
     else fast.accept(socket)
   })
   const relay = (message: unknown): void => {
@@ -263,9 +290,15 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
     drain: () => {
       if (fast !== undefined) fast.closing = true
       REQUEST_STARTED.subscribe(noKeepAlive)
+      // HTTP/2 clients are told (GOAWAY) to open no more streams; those in flight finish.
+      for (const session of h2?.sessions ?? []) session.close()
     },
     closeIdleConnections: () => { fast?.closeIdle(); general.closeIdleConnections() },
-    closeAllConnections: () => { fast?.closeAll(); general.closeAllConnections() }
+    closeAllConnections: () => {
+      fast?.closeAll()
+      general.closeAllConnections()
+      for (const session of h2?.sessions ?? []) session.destroy()
+    }
   })
 }
 
@@ -279,11 +312,12 @@ export function proxyServer (settings: ServerSettings, deps: ServerDeps): ProxyF
   })
 }
 
-/** The HTTPS server: the certificate of each routed domain by SNI (self-signed until one is issued). */
+/** The HTTPS server: the certificate of each routed domain by SNI (self-signed until one is issued); HTTP/2 or HTTP/1.1 as the client chooses (ALPN). */
 export function proxyTlsServer (settings: ServerSettings, deps: Omit<ServerDeps, 'challenge' | 'secure' | 'httpsPort'>, context: (servername: string) => Promise<SecureContext>): ProxyFront<TlsServer> {
   const general = serveProxy(createServer(serverOptions(settings), forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes })), settings, 'https', deps.table)
   const front = createTlsServer({
     minVersion: 'TLSv1.2',
+    ALPNProtocols: settings.http2 ? ['h2', 'http/1.1'] : ['http/1.1'],
     SNICallback: (servername, done) => {
       context(servername).then(secure => { done(null, secure) }, (err: Error) => { done(err) })
     }

@@ -15,7 +15,7 @@ import { selfSigned } from '../../plugins/proxy/certificates.js'
 import type { ContainerState } from '../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../plugins/reconciler/spec.js'
 
-export const PROXY_SETTINGS = { fast_lane: true, max_header_bytes: 4096, max_url_bytes: 256, client_headers_timeout_secs: 1, client_idle_timeout_secs: 30, connect_timeout_ms: 1000 }
+export const PROXY_SETTINGS = { fast_lane: true, http2: true, max_header_bytes: 4096, max_url_bytes: 256, client_headers_timeout_secs: 1, client_idle_timeout_secs: 30, connect_timeout_ms: 1000 }
 
 /** Listen on a free loopback port until the test ends. */
 export async function listen (t: Test, server: NetServer & { closeAllConnections?: () => void }): Promise<number> {

@@ -9,9 +9,11 @@ import { promisify } from 'node:util'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import bcrypt from 'bcryptjs'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
+import { ensureDebianPackages, requireComponent } from '../../support/component.js'
 import { listen, startProxy, type TestProxy } from '../../support/proxy.js'
 
 const run = promisify(execFile)
+await requireComponent(t, 'curl', async () => { await ensureDebianPackages(['curl']) })
 const TEXT = `<!doctype html><p>${'berth '.repeat(1000)}</p>`
 
 /** A replica that answers with its name, the path it got and the headers, or text, events, or the size of a body. */
