@@ -1,12 +1,16 @@
 // Proxy benchmark: one backend (nginx returning a fixed answer) reached directly and through Berth's
 // proxy, nginx, HAProxy and Caddy (Debian's), each proxy with one worker pinned to CPU 0 while the
 // backend and wrk share CPU 1, on loopback: 12-byte answers over keep-alive, 64 KiB answers, and
-// 12-byte answers over TLS. Every proxy sets the forwarding headers Berth's sets (X-Forwarded-For,
+// 12-byte answers over TLS, and 12-byte answers over HTTP/2 (TLS, ALPN h2) with h2load as the load
+// generator. Every proxy sets the forwarding headers Berth's sets (X-Forwarded-For,
 // -Proto, -Host and Forwarded). Rounds rotate the order; each figure is the median of the rounds.
 // Berth's proxy runs twice: as configured by default, and with [proxy].fast_lane off (every request
-// through node:http's server and undici), which is what the fast lane saves.
-// Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per wrk run,
-// BENCH_WARM_UP_SECONDS, BENCH_PROXIES: a comma-separated subset of the proxies' names)
+// through node:http's server and undici), which is what the fast lane saves. BENCH_BERTH_REFERENCE,
+// the path of another build's dist/bench/fixtures/proxy-server.js, adds that build as
+// `berth-reference` (a change measured side by side with the build before it).
+// Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per load run,
+// BENCH_WARM_UP_SECONDS, BENCH_PROXIES and BENCH_SCENARIOS: subsets of the proxies' names (by commas)
+// and of the scenarios' (by semicolons))
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -27,7 +31,9 @@ const run = promisify(execFile)
 const BERTH_PROXY = fileURLToPath(new URL('./fixtures/proxy-server.js', import.meta.url))
 
 interface Ports { http: number, https: number }
-interface Proxy { name: string, start(dir: string, ports: Ports, backend: number): ChildProcess }
+/** `http2`: whether it offers HTTP/2 on its HTTPS port. */
+interface Proxy { name: string, http2: boolean, start(dir: string, ports: Ports, backend: number): ChildProcess }
+const REFERENCE = process.env.BENCH_BERTH_REFERENCE
 
 /** Run a command pinned to one CPU. */
 function pinned (cpu: number, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
@@ -37,19 +43,25 @@ function pinned (cpu: number, command: string, args: string[], env: NodeJS.Proce
 const ALL_PROXIES: Proxy[] = [
   {
     name: 'berth',
+    http2: true,
     start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend)])
   },
+  ...(REFERENCE === undefined
+    ? []
+    : [{ name: 'berth-reference', http2: process.env.BENCH_BERTH_REFERENCE_HTTP2 === '1', start: (_dir: string, ports: Ports, backend: number) => pinned(0, process.execPath, [REFERENCE, String(ports.http), String(ports.https), String(backend)]) }]),
   {
     name: 'berth-general-path',
+    http2: true,
     start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend), 'general'])
   },
   {
     name: 'nginx',
+    http2: true,
     start: (dir, ports, backend) => {
       writeFileSync(join(dir, 'nginx-proxy.conf'), `worker_processes 1; daemon off; pid ${dir}/nginx-proxy.pid; error_log stderr error;
 events { worker_connections 4096; }
-http { access_log off; upstream backend { server 127.0.0.1:${backend}; keepalive 64; }
-  server { listen 127.0.0.1:${ports.http}; listen 127.0.0.1:${ports.https} ssl; ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/key.pem;
+http { access_log off; keepalive_requests 1000000; upstream backend { server 127.0.0.1:${backend}; keepalive 64; }
+  server { listen 127.0.0.1:${ports.http}; listen 127.0.0.1:${ports.https} ssl http2; ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/key.pem;
     location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $host; proxy_set_header Forwarded "for=$remote_addr;host=$host;proto=$scheme"; } } }\n`)
       return pinned(0, 'nginx', ['-c', join(dir, 'nginx-proxy.conf'), '-p', dir])
@@ -57,13 +69,15 @@ http { access_log off; upstream backend { server 127.0.0.1:${backend}; keepalive
   },
   {
     name: 'haproxy',
+    http2: true,
     start: (dir, ports, backend) => {
-      writeFileSync(join(dir, 'haproxy.cfg'), `global\n  nbthread 1\n  maxconn 4096\ndefaults\n  mode http\n  timeout connect 3s\n  timeout client 60s\n  timeout server 60s\n  option forwardfor\n  http-reuse always\nfrontend web\n  bind 127.0.0.1:${ports.http}\n  bind 127.0.0.1:${ports.https} ssl crt ${dir}/bundle.pem\n  http-request set-header X-Forwarded-Proto %[ssl_fc,iif(https,http)]\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  http-request set-header Forwarded for=%[src];host=%[req.hdr(host)];proto=%[ssl_fc,iif(https,http)]\n  default_backend app\nbackend app\n  server s1 127.0.0.1:${backend}\n`)
+      writeFileSync(join(dir, 'haproxy.cfg'), `global\n  nbthread 1\n  maxconn 4096\ndefaults\n  mode http\n  timeout connect 3s\n  timeout client 60s\n  timeout server 60s\n  option forwardfor\n  http-reuse always\nfrontend web\n  bind 127.0.0.1:${ports.http}\n  bind 127.0.0.1:${ports.https} ssl crt ${dir}/bundle.pem alpn h2,http/1.1\n  http-request set-header X-Forwarded-Proto %[ssl_fc,iif(https,http)]\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  http-request set-header Forwarded for=%[src];host=%[req.hdr(host)];proto=%[ssl_fc,iif(https,http)]\n  default_backend app\nbackend app\n  server s1 127.0.0.1:${backend}\n`)
       return pinned(0, 'haproxy', ['-f', join(dir, 'haproxy.cfg')])
     }
   },
   {
     name: 'caddy',
+    http2: true,
     start: (dir, ports, backend) => {
       writeFileSync(join(dir, 'Caddyfile'), `{\n  admin off\n  auto_https off\n  http_port ${ports.http}\n  https_port ${ports.https}\n}\nhttp://:${ports.http} {\n  bind 127.0.0.1\n  reverse_proxy 127.0.0.1:${backend} {\n    header_up Forwarded "for={remote_host};host={host};proto={scheme}"\n  }\n}\nhttps://:${ports.https} {\n  bind 127.0.0.1\n  tls ${dir}/cert.pem ${dir}/key.pem\n  reverse_proxy 127.0.0.1:${backend} {\n    header_up Forwarded "for={remote_host};host={host};proto={scheme}"\n  }\n}\n`)
       return pinned(0, 'caddy', ['run', '--config', join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], { ...process.env, GOMAXPROCS: '1', HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir })
@@ -74,12 +88,18 @@ http { access_log off; upstream backend { server 127.0.0.1:${backend}; keepalive
 const chosen = process.env.BENCH_PROXIES?.split(',').map(name => name.trim())
 const PROXIES = chosen === undefined ? ALL_PROXIES : ALL_PROXIES.filter(proxy => chosen.includes(proxy.name))
 
-interface Scenario { name: string, scheme: 'http' | 'https', path: string }
+/** `h2`: HTTP/2 through h2load, which reports the mean time per request, not percentiles. */
+interface Scenario { name: string, scheme: 'http' | 'https', path: string, h2?: true }
 const SCENARIOS: Scenario[] = [
   { name: '12 B, keep-alive', scheme: 'http', path: '/small' },
   { name: '64 KiB, keep-alive', scheme: 'http', path: '/large' },
-  { name: '12 B, TLS', scheme: 'https', path: '/small' }
+  { name: '12 B, TLS', scheme: 'https', path: '/small' },
+  { name: '12 B, HTTP/2', scheme: 'https', path: '/small', h2: true }
 ]
+const chosenScenarios = process.env.BENCH_SCENARIOS?.split(';').map(name => name.trim())
+const RUN_SCENARIOS = chosenScenarios === undefined ? SCENARIOS : SCENARIOS.filter(s => chosenScenarios.includes(s.name))
+/** h2load: streams in flight per connection (with CONNECTIONS / STREAMS connections, as many requests in flight as wrk's). */
+const STREAMS = 8
 
 async function listening (port: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 20_000
@@ -109,9 +129,19 @@ async function load (url: string, seconds = SECONDS): Promise<{ rps: number, p99
   return { rps, p99, errors: /Non-2xx|Socket errors/.test(stdout) }
 }
 
+/** h2load on CPU 1 for `seconds`: requests per second and the mean time per request in ms (its `p99` here). */
+async function loadH2 (url: string, seconds = SECONDS): Promise<{ rps: number, p99: number, errors: boolean }> {
+  const { stdout } = await run('taskset', ['-c', '1', 'h2load', '-t1', `-c${CONNECTIONS / STREAMS}`, `-m${STREAMS}`, `-D${seconds}`, url], { maxBuffer: 1 << 20 })
+  const rps = Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1])
+  const [, value, unit] = /time for request:\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)/.exec(stdout) ?? []
+  const mean = Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
+  const failed = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed, (\d+) errored/.exec(stdout)
+  return { rps, p99: mean, errors: !/Application protocol: h2/.test(stdout) || failed === null || failed[1] !== '0' || failed[2] !== '0' }
+}
+
 async function main (): Promise<void> {
   if (!PROXIES.some(proxy => proxy.name === 'berth')) throw new Error(`BENCH_PROXIES must include berth, the figure the others are compared with (proxies: ${ALL_PROXIES.map(p => p.name).join(', ')})`)
-  await ensureDebianPackages(['nginx', 'haproxy', 'caddy', 'wrk', 'openssl'])
+  await ensureDebianPackages(['nginx', 'haproxy', 'caddy', 'wrk', 'nghttp2-client', 'openssl'])
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-proxy-'))
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=bench.test'])
   await run('sh', ['-c', `cat ${dir}/cert.pem ${dir}/key.pem > ${dir}/bundle.pem`])
@@ -128,7 +158,7 @@ http { access_log off; keepalive_requests 1000000;
   try {
     await listening(backendPort, backend)
     for (let round = 0; round < RUNS; round++) {
-      for (const scenario of SCENARIOS.filter(s => s.scheme === 'http')) record(`direct|${scenario.name}`, await load(`http://127.0.0.1:${backendPort}${scenario.path}`))
+      for (const scenario of RUN_SCENARIOS.filter(s => s.scheme === 'http')) record(`direct|${scenario.name}`, await load(`http://127.0.0.1:${backendPort}${scenario.path}`))
       for (let i = 0; i < PROXIES.length; i++) {
         const proxy = PROXIES[(round + i) % PROXIES.length]
         const ports = { http: await freePort(), https: await freePort() }
@@ -137,8 +167,10 @@ http { access_log off; keepalive_requests 1000000;
           await listening(ports.http, child)
           await listening(ports.https, child)
           await load(`http://127.0.0.1:${ports.http}/small`, WARM_UP_SECONDS)
-          for (const scenario of SCENARIOS) {
-            const figure = await load(`${scenario.scheme}://127.0.0.1:${scenario.scheme === 'http' ? ports.http : ports.https}${scenario.path}`)
+          if (proxy.http2 && RUN_SCENARIOS.some(s => s.h2 === true)) await loadH2(`https://127.0.0.1:${ports.https}/small`, Math.ceil(WARM_UP_SECONDS / 2))
+          for (const scenario of RUN_SCENARIOS.filter(s => s.h2 !== true || proxy.http2)) {
+            const url = `${scenario.scheme}://127.0.0.1:${scenario.scheme === 'http' ? ports.http : ports.https}${scenario.path}`
+            const figure = scenario.h2 === true ? await loadH2(url) : await load(url)
             if (figure.errors) console.error(`${proxy.name}, ${scenario.name}: wrk saw errors`)
             record(`${proxy.name}|${scenario.name}`, figure)
           }
@@ -156,7 +188,7 @@ http { access_log off; keepalive_requests 1000000;
     return runs === undefined ? undefined : { rps: median(runs.map(r => r.rps)), p99: median(runs.map(r => r.p99)) }
   }
   const rows: string[][] = []
-  for (const scenario of SCENARIOS) {
+  for (const scenario of RUN_SCENARIOS) {
     const berth = figure('berth', scenario.name)
     for (const name of ['direct', ...PROXIES.map(p => p.name)]) {
       const f = figure(name, scenario.name)
@@ -164,8 +196,8 @@ http { access_log off; keepalive_requests 1000000;
       rows.push([scenario.name, name, f.rps.toFixed(0), f.p99.toFixed(2), name === 'berth' ? '' : (berth.rps / f.rps).toFixed(2), name === 'berth' ? '' : (berth.p99 / f.p99).toFixed(2)])
     }
   }
-  console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure after a ${WARM_UP_SECONDS} s warm-up; wrk -t1 -c${CONNECTIONS}; proxies on CPU 0, backend and wrk on CPU 1\n`)
-  console.log(markdownTable(['scenario', 'server', 'requests/s (median)', 'p99 ms (median)', 'berth ÷ this (req/s)', 'berth ÷ this (p99)'], rows))
+  console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure after a ${WARM_UP_SECONDS} s warm-up; wrk -t1 -c${CONNECTIONS} (HTTP/2: h2load -t1 -c${CONNECTIONS / STREAMS} -m${STREAMS}); proxies on CPU 0, backend and load generator on CPU 1\n`)
+  console.log(markdownTable(['scenario', 'server', 'requests/s (median)', 'p99 ms (median; HTTP/2: mean)', 'berth ÷ this (req/s)', 'berth ÷ this (latency)'], rows))
 }
 
 await main()

@@ -1,17 +1,30 @@
 // A service's build context: its files (every regular file and link under the context directory but
-// `.git`), and the content hash that names the image built from them (paths, contents, executable
-// bits, links' targets, the Dockerfile's path and the build arguments): the same sources give the
-// same tag, whatever the files' times, so an unchanged service is not rebuilt or recreated.
+// `.git` and what its `.dockerignore` excludes), and the
+// content hash that names the image built from them (paths, contents, executable bits, links'
+// targets, the Dockerfile's path and the build arguments): the same sources give the same tag,
+// whatever the files' times, so an unchanged service is not rebuilt or recreated.
 import { createHash } from 'node:crypto'
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
+import dockerignore from '@balena/dockerignore'
 import type { BuildSpec } from './spec.js'
 
 /** Files of a context at most: a context this large is a directory that was not meant. */
 const MAX_FILES = 20_000
 
-/** The context's files, relative to it with `/` separators, in order. */
+/**
+ * The context's files, relative to it with `/` separators, in order, less those its `.dockerignore`
+ * excludes: the files the engine is sent (dockerode filters them by the same rules, letter case
+ * kept; unlike Docker's CLI it leaves out a Dockerfile the file excludes, and the build then fails).
+ */
 export function contextFiles (context: string): string[] {
+  const all = allFiles(context)
+  const rules = join(context, '.dockerignore')
+  if (!existsSync(rules)) return all
+  return dockerignore.default({ ignorecase: false }).add(readFileSync(rules, 'utf8')).filter(all)
+}
+
+function allFiles (context: string): string[] {
   const files: string[] = []
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {

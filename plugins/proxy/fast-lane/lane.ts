@@ -339,22 +339,29 @@ class LaneConnection implements AnswerHandler {
     endOn(upstream)
   }
 
-  head (answer: ParsedHead, asReceived: boolean): boolean {
+  head (answer: ParsedHead, received: Buffer | undefined): boolean {
     const request = this.#request as Forwarded
     const status = answer.statusCode
     this.#status = status
     const upstream = this.#upstream as Upstream
     upstream.failures = 0
     this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
-    // The route's extra headers (HSTS on HTTPS, as a rule) go into a head written anew.
     const scheme = this.#lane.options.scheme
     const guard = request.route.guard
     const adds = guard.adds(scheme)
+    const ends = this.#closeAfter || this.#lane.closing
     // As received (it has a content-length): unless this connection ends after it, it goes on unchanged.
-    if (asReceived && !adds && !this.#closeAfter && !this.#lane.closing) {
+    if (received !== undefined && !ends) {
       this.#chunked = false
-      return true
+      if (!adds) return true
+      // Only HSTS to add (an HTTPS route's default): its line goes before the received head's end, unless the replica sent one.
+      const hsts = guard.hstsOnly(scheme)
+      if (hsts !== undefined) {
+        this.#pending = hasHeader(answer.headers, 'strict-transport-security') ? received.toString('latin1') : `${received.toString('latin1', 0, received.length - 2)}${hsts}\r\n`
+        return false
+      }
     }
+    // Other extra headers replace the replica's of their names: the head is written anew with them.
     let text = `HTTP/1.1 ${status} ${answer.statusMessage}\r\n${adds ? guard.headLines(answer.headers, scheme) : headerLines(answer.headers, false)}`
     // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
     this.#chunked = status !== 204 && status !== 304 && !hasHeader(answer.headers, 'content-length')

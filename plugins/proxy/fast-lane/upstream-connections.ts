@@ -32,11 +32,11 @@ export interface Failure {
 
 export interface AnswerHandler {
   /**
-   * The answer's head. `asReceived`: its bytes (the hop-by-hop lines cut) can go on as they are, as the
-   * start of the first body piece; true back when the handler takes them so (false: it writes the head
-   * itself, and the first piece starts with the body).
+   * The answer's head. `received`: its bytes (the hop-by-hop lines cut), when they can go on as they
+   * are, as the start of the first body piece; true back when the handler takes them so (false: it
+   * writes the head itself, from these bytes or the parsed head, and the first piece starts with the body).
    */
-  head: (head: ParsedHead, asReceived: boolean) => boolean
+  head: (head: ParsedHead, received: Buffer | undefined) => boolean
   /** A piece of the body: a copy, or a view of the read buffer, whose bytes change with the next read unless `holdsPieces`. */
   body: (chunk: Buffer) => void
   /** The answer has ended: write what is left of it (no flush follows). */
@@ -286,14 +286,14 @@ class Connection implements Exchange {
     this.#keepAlive = head.keepAlive
     const length = this.#headOnly || head.statusCode === 204 || head.statusCode === 304 || bodyStart === -1 ? 0 : directLength(head.headers)
     if (length === 0) {
-      handler.head(head, false)
+      handler.head(head, undefined)
       return this.#headOnly ? 1 : undefined
     }
     // The body is passed on from the read buffer, not through llhttp's copies, and the head with it
     // when its bytes can go on as they came.
     const read = this.#read as Buffer
     const headStart = cutHopByHop(read, this.#headStart, bodyStart, head)
-    const from = handler.head(head, headStart !== -1) ? headStart : bodyStart
+    const from = handler.head(head, headStart === -1 ? undefined : read.subarray(headStart, bodyStart)) ? headStart : bodyStart
     const end = Math.min(read.length, bodyStart + length)
     this.#direct = length - (end - bodyStart)
     this.#parser.passOnRest()

@@ -38,6 +38,7 @@ export class RouteMiddleware {
   readonly compress: boolean
   /** Extra response headers by scheme, as name/value pairs. */
   readonly #extra: Record<'http' | 'https', Array<[string, string]>>
+  readonly #hstsOnly: Record<'http' | 'https', string | undefined>
   /** Requests must take the general path: a check or compression is needed (headers alone the fast lane adds). */
   readonly general: boolean
 
@@ -58,7 +59,14 @@ export class RouteMiddleware {
     const headers = Object.entries(spec?.headers ?? {})
     const hsts = spec?.hsts !== false && spec?.headers?.['strict-transport-security'] === undefined
     this.#extra = { http: headers, https: hsts ? [...headers, ['strict-transport-security', HSTS]] : headers }
+    const only = (extra: Array<[string, string]>): string | undefined => extra.length === 1 && extra[0][0] === 'strict-transport-security' ? `strict-transport-security: ${extra[0][1]}\r\n` : undefined
+    this.#hstsOnly = { http: only(this.#extra.http), https: only(this.#extra.https) }
     this.general = this.#allow !== undefined || this.#limit !== undefined || this.#auth !== undefined || this.maxBody !== undefined || this.compress
+  }
+
+  /** The HSTS header line when it is the only header answers on this scheme get; else undefined. */
+  hstsOnly (scheme: 'http' | 'https'): string | undefined {
+    return this.#hstsOnly[scheme]
   }
 
   /** Whether answers on this scheme get headers added. */

@@ -1,6 +1,6 @@
 // Builds through the real engine: a service declared with `[service.build]` (a Dockerfile FROM the
 // busybox image the tests import, a build argument) is built, tagged by the content hash of its
-// sources and run; the same sources deploy as unchanged; a change builds and rolls out a new tag; a
+// sources (less what its .dockerignore excludes) and run; the same sources deploy as unchanged; a change builds and rolls out a new tag; a
 // rollback runs the previous build with no registry; a redeploy pulls nothing; builds beyond
 // builds_kept go once no container uses them; a broken build fails its service, which keeps serving.
 import t from 'tap'
@@ -24,6 +24,7 @@ if (docker !== undefined) {
     mkdirSync(app, { recursive: true })
     const dockerfile = `FROM ${base}\nARG GREETING\nENV GREETING=$GREETING\nCOPY index.html /www/index.html\nCMD ["/bin/busybox", "httpd", "-f", "-p", "8080", "-h", "/www"]\n`
     writeFileSync(join(app, 'Dockerfile'), dockerfile)
+    writeFileSync(join(app, '.dockerignore'), '# local files\nnotes.md\n*.log\n')
     writeServices(cwd, { [project]: '[[service]]\nname = "site"\nport = 8080\n[service.build]\ncontext = "app"\nargs = { GREETING = "hello" }\n' })
     const repository = `berth-build/${project}-site`
     t.teardown(async () => {
@@ -49,6 +50,9 @@ if (docker !== undefined) {
     const [container] = await docker.listContainers({ filters: { ancestor: [first] } })
     t.ok((await docker.getContainer(container.Id).inspect()).Config.Env.includes('GREETING=hello'), 'with its build argument')
     t.match(await deploy(), { errors: [], changed: [] }, 'the same sources: nothing built, nothing recreated')
+    writeFileSync(join(app, 'notes.md'), 'to do\n')
+    writeFileSync(join(app, 'debug.log'), 'noise\n')
+    t.match(await deploy(), { errors: [], changed: [] }, 'files the .dockerignore excludes are not sources')
 
     t.match(await version('second\n'), { errors: [], changed: ['site'] }, 'changed sources: built and rolled out')
     const second = (await site()).image
