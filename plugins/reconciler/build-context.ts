@@ -39,11 +39,11 @@ function allFiles (context: string): string[] {
   return files
 }
 
-/** The content hash of a build (hex). */
-export function buildHash (build: BuildSpec, files: readonly string[]): string {
+/** The content hash of a build (hex) whose files are in `context`. */
+export function buildHash (build: Pick<BuildSpec, 'dockerfile' | 'args'>, files: readonly string[], context: string): string {
   const hash = createHash('sha256').update(JSON.stringify({ v: 1, dockerfile: build.dockerfile, args: Object.entries(build.args).sort() }))
   for (const file of files) {
-    const path = join(build.context, file)
+    const path = join(context, file)
     const stat = lstatSync(path)
     hash.update(`\0${file}\0${stat.isSymbolicLink() ? `link ${readlinkSync(path)}` : (stat.mode & 0o111) !== 0 ? 'x' : '-'}\0`)
     if (!stat.isSymbolicLink()) hash.update(readFileSync(path))

@@ -4,6 +4,7 @@
 // desired specs, the canaries and the history; a repair brings this node's containers back to the
 // desired state without deploying anything.
 import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { Readable, type PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Counter, Histogram } from 'prom-client'
@@ -24,6 +25,7 @@ import type { Traffic } from './traffic.js'
 import type { RemoteOutcome, Schedule, Scheduler } from './placement.js'
 import { buildRepository, claimedNames, type ServiceSpec } from './spec.js'
 import { buildHash, contextFiles } from './build-context.js'
+import type { GitSources } from './git-source.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 import { measureContainers } from './container-stats.js'
 
@@ -70,6 +72,8 @@ interface DeployOptions {
   assigned?: { replicas: ReadonlyMap<string, readonly number[]>, force: ReadonlySet<string> }
   /** Each service's environment with secrets resolved (the leader resolved them); else this node's secret store resolves it. */
   env?: ReadonlyMap<string, Record<string, string>>
+  /** The commit to build, by service (of those built from git); else the newest commit of each one's `ref`. */
+  commits?: ReadonlyMap<string, string>
 }
 
 /** A service as an agent runs it: its spec, the replica indices placed on that agent, the environment the leader resolved. */
@@ -107,6 +111,8 @@ export interface ReconcilerDeps {
   changed: (services: string[]) => void
   /** Routers that drain containers before they go and say when new ones serve. */
   traffic: Traffic
+  /** Where builds from git repositories fetch their sources. */
+  git: GitSources
 }
 
 /** What converging a deploy did on this node. */
@@ -229,11 +235,19 @@ export class Reconciler {
     })
   }
 
-  /** Force-pull the image and recreate every replica of a deployed service, even when unchanged. */
-  async redeploy (name: string, by?: string): Promise<DeployResult> {
+  /**
+   * Force-pull the image and recreate every replica of a deployed service, even when unchanged. A
+   * service built from a git repository is built anew first, from `commit` (a webhook's push) or the
+   * newest commit of its `ref`.
+   */
+  async redeploy (name: string, by?: string, commit?: string): Promise<DeployResult> {
     return await this.#exclusive(async () => {
       const stored = this.#known(name)
-      return await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'redeploy', by, prune: 'none', pull: 'always', force: true })
+      const { spec } = stored
+      // The build's repository without the tag of the build that runs: built anew.
+      const fresh = spec.build?.git === undefined ? spec : { ...spec, image: spec.image.replace(/:[^:/]*$/, '') }
+      const commits = commit === undefined ? undefined : new Map([[name, commit]])
+      return await this.#deploy([{ spec: fresh, source: stored.source }], { trigger: 'redeploy', by, prune: 'none', pull: 'always', force: true, ...(commits !== undefined && { commits }) })
     })
   }
 
@@ -255,10 +269,16 @@ export class Reconciler {
    */
   async deployCanary (source: { service: string } | { body: unknown }, weight: number, by?: string): Promise<DeployResult & { canary: CanaryView }> {
     return await this.#exclusive(async () => {
-      const candidate = this.#canaryCandidate(source)
+      const failures = new Map<string, string>()
+      // A service built from sources: the canary runs the build of the sources as they are now.
+      const [candidate] = await this.#built([this.#canaryCandidate(source)], failures)
       const { name } = candidate.spec
       const stable = this.#known(name)
       const hash = specHash(candidate.spec, this.#deps.settings)
+      const failed = failures.get(name)
+      if (failed !== undefined) {
+        return { deployed: [], errors: [{ service: name, project: candidate.spec.project, error: failed }], changed: [], removed: [], canary: canaryView({ spec: candidate.spec, source: candidate.source, hash, weight, started_at: new Date().toISOString() }) }
+      }
       const running = this.#deps.state.canary(name)
       if (running?.hash === hash) return await this.#reweighCanary({ ...running, weight })
       checkCanary(stable, running, { spec: candidate.spec, hash, stableHash: specHash(stable.spec, this.#deps.settings) })
@@ -344,7 +364,7 @@ export class Reconciler {
     const { settings, state } = this.#deps
     const failures = new Map<string, string>()
     const canaries = options.canaries ?? new Map<string, CanaryState | null>()
-    const declared = (await this.#built(requested, failures)).map(d => this.#heldByCanary(d, canaries, failures))
+    const declared = (await this.#built(requested, failures, options.commits)).map(d => this.#heldByCanary(d, canaries, failures))
     const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
     // In a cluster the scheduler places replicas (and answers 503 before anything changes when a change must wait for a node).
     const schedule = await this.#schedule(declared, options)
@@ -607,7 +627,7 @@ export class Reconciler {
    * Services with a build get their image tagged by the content hash of their sources, built when the
    * engine lacks it (older builds beyond `builds_kept` removed after); a failed build fails its service.
    */
-  async #built (requested: readonly Declared[], failures: Map<string, string>): Promise<Declared[]> {
+  async #built (requested: readonly Declared[], failures: Map<string, string>, commits: ReadonlyMap<string, string> = new Map()): Promise<Declared[]> {
     return await Promise.all(requested.map(async declared => {
       const { spec } = declared
       const build = spec.build
@@ -620,14 +640,16 @@ export class Reconciler {
           if ((await runtime.localImages()).has(spec.image)) return declared
           throw new Error(`its build ${spec.image} is no longer kept (builds_kept); deploy the service's file to build its sources anew`)
         }
-        if (!existsSync(build.context)) throw new Error(`the build context ${build.context} does not exist`)
-        const files = contextFiles(build.context)
-        const tag = `${repository}:${buildHash(build, files).slice(0, 16)}`
+        const source = build.git === undefined ? undefined : await this.#deps.git.checkout(build.git, commits.get(spec.name) ?? build.ref ?? 'HEAD')
+        const context = source === undefined ? build.context : join(source.dir, build.context)
+        if (!existsSync(context)) throw new Error(`the build context ${source === undefined ? context : `${build.context} of commit ${source.commit}`} does not exist`)
+        const files = contextFiles(context)
+        const tag = `${repository}:${buildHash(build, files, context).slice(0, 16)}`
         if (!(await runtime.localImages()).has(tag)) {
-          await this.#limit(async () => { await runtime.build({ context: build.context, files, dockerfile: build.dockerfile, args: build.args, tag }) })
+          await this.#limit(async () => { await runtime.build({ context, files, dockerfile: build.dockerfile, args: build.args, tag }) })
           await runtime.pruneBuilds(repository, this.#deps.settings.builds_kept).catch(() => 0)
         }
-        return { ...declared, spec: { ...spec, image: tag } }
+        return { ...declared, spec: { ...spec, image: tag, ...(source !== undefined && { build: { ...build, commit: source.commit } }) } }
       } catch (err) {
         if (err instanceof EngineUnavailable) throw err
         failures.set(spec.name, err instanceof Error ? err.message : String(err))

@@ -2,10 +2,11 @@
 // the control API routes, the refresh job and the redeploy that ends a reload. Imported by setup only,
 // so `berth` commands never load the engine client.
 import { hostname } from 'node:os'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
 import { clusterInfo } from './cluster-info.js'
 import { DockerEngine } from './docker-engine.js'
+import { GitSources } from './git-source.js'
 import type { ReconcilerConfig, ReconcilerService } from './index.js'
 import { Liveness } from './liveness.js'
 import { Reconciler } from './reconciler.js'
@@ -96,7 +97,8 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     deploySeconds,
     rollbacks,
     alert,
-    changed
+    changed,
+    git: new GitSources(join(ctx.stateDir, 'builds'))
   })
   registerContainerMetrics(ctx.metrics, async () => await measureContainers(runtimes, await reconciler.localContainers(), false))
   const repairs = config.repair_interval_secs === 0 ? undefined : new RepairLoop({

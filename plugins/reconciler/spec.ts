@@ -29,10 +29,16 @@ export interface HealthcheckSpec {
   start_period_secs: number
 }
 
-/** An image built through the engine from a directory (`[service.build]`). */
+/** An image built through the engine from a directory (`[service.build]`), or from a git repository's commit. */
 export interface BuildSpec {
-  /** Absolute: given relative to the service file's folder (a request's: the server's working directory). */
+  /** Absolute: given relative to the service file's folder (a request's: the server's working directory); with `git`, a folder of the repository. */
   context: string
+  /** A repository (URL or path git fetches from) the sources come from, at the newest commit of `ref` or the one a webhook names. */
+  git?: string
+  /** With `git`: the branch or tag built when no commit is named (`HEAD`: the repository's default branch). */
+  ref?: string
+  /** With `git`: the commit this build was made from (recorded at the deploy, never read from a file). */
+  commit?: string
   /** Relative to the context. */
   dockerfile: string
   args: Record<string, string>
@@ -219,6 +225,9 @@ function readBuild (fields: Fields, base: string): BuildSpec | undefined {
   const table = fields.table('build')
   if (table === undefined) return undefined
   const context = table.string('context') ?? '.'
+  const git = table.string('git', { pattern: /^[^-\s]\S*$/, hint: 'a repository URL or path' })
+  const ref = table.string('ref', { pattern: /^[^-\s][^\s:~^?*[\\]*$/, hint: 'a branch or tag name' })
+  if (ref !== undefined && git === undefined && !table.has('git')) table.fail('ref', 'needs git, the repository it names a branch or tag of')
   const dockerfile = table.string('dockerfile') ?? 'Dockerfile'
   const args: Record<string, string> = {}
   for (const [key, value] of Object.entries(table.map('args') ?? {})) {
@@ -228,7 +237,9 @@ function readBuild (fields: Fields, base: string): BuildSpec | undefined {
   }
   table.finish()
   if (isAbsolute(dockerfile) || dockerfile.split('/').includes('..')) return table.fail('dockerfile', `must be a path inside the context, got ${JSON.stringify(dockerfile)}`)
-  return { context: isAbsolute(context) ? context : resolve(base, context), dockerfile, args }
+  if (git === undefined) return { context: isAbsolute(context) ? context : resolve(base, context), dockerfile, args }
+  if (isAbsolute(context) || context.split('/').includes('..')) return table.fail('context', `must be a folder inside the repository, got ${JSON.stringify(context)}`)
+  return { context, git, ref: ref ?? 'HEAD', dockerfile, args }
 }
 
 /** Why a schedule is not six cron fields croner reads, or undefined when it is. */

@@ -1,5 +1,5 @@
 // The webhooks plugin at work: registrations, the background runner and its work (a named service
-// is force-pulled and recreated; __infra__ pulls the working directory with git and deploys what
+// is force-pulled and recreated, or built from the pushed commit when it is built from git; __infra__ pulls the working directory with git and deploys what
 // changed), and the routes. Imported by setup only.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -39,7 +39,8 @@ export function setupWebhooks (ctx: PluginContext, reconciler: ReconcilerService
       await gitPull()
       return summary(await reconciler.reconciler.deployFiles({ by }))
     }
-    return summary(await reconciler.reconciler.redeploy(registration.service_name, by))
+    // A service built from git builds the pushed commit (named by its full hash; else its branch's newest).
+    return summary(await reconciler.reconciler.redeploy(registration.service_name, by, /^[0-9a-f]{40}$/.test(push.sha) ? push.sha : undefined))
   }
   const runner = new Runner(async job => await ctx.track(work(job)))
   // A redeploy whose service waits for an offline node is refused (503) before it is accepted; an unknown service fails in the run, as before.

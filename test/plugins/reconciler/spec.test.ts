@@ -230,6 +230,49 @@ headers = { Content-Length = "1", "x-a" = "b\\nc" }
   ])
 })
 
+t.test('builds: a context relative to the service file\'s folder, or a folder of a git repository at a branch', async t => {
+  const cwd = project(t, {
+    p: `[[service]]
+name = "local"
+[service.build]
+context = "app"
+args = { V = "1" }
+[[service]]
+name = "remote"
+image = "registry.example.com/remote"
+[service.build]
+git = "https://git.example.com/acme/remote.git"
+context = "web"
+`
+  })
+  const [local, remote] = discover(cwd).map(d => d.spec)
+  t.same([local.image, local.build], ['berth-build/p-local', { context: join(cwd, 'services', 'p', 'app'), dockerfile: 'Dockerfile', args: { V: '1' } }])
+  t.same([remote.image, remote.build], ['registry.example.com/remote', { context: 'web', git: 'https://git.example.com/acme/remote.git', ref: 'HEAD', dockerfile: 'Dockerfile', args: {} }])
+  const wrong = project(t, {
+    p: `[[service]]
+name = "a"
+[service.build]
+ref = "main"
+[[service]]
+name = "b"
+[service.build]
+git = "--upload-pack=touch /tmp/x"
+[[service]]
+name = "c"
+[service.build]
+git = "https://git.example.com/c.git"
+context = "../elsewhere"
+ref = "-x"
+`
+  })
+  t.same(problems(() => discover(wrong)), [
+    'services/p/service.toml: service "a": build.ref needs git, the repository it names a branch or tag of',
+    'services/p/service.toml: service "b": build.git must be a repository URL or path, got "--upload-pack=touch /tmp/x"',
+    'services/p/service.toml: service "c": build.ref must be a branch or tag name, got "-x"',
+    'services/p/service.toml: service "c": build.context must be a folder inside the repository, got "../elsewhere"'
+  ])
+})
+
 t.test('problems name the file, the service and the field, all at once', async t => {
   const cwd = project(t, {
     web: `[[service]]
