@@ -2,7 +2,7 @@
 // containers of the service's image and environment; a run's exit code and output kept and shown by
 // the API and `berth jobs`; a failing job an operator alert; a run due while the last still runs
 // skipped and counted; a stopped service's jobs not run; a schedule that is not six cron fields
-// refused when deployed.
+// refused when deployed; a server stopped during a run keeps it as interrupted and removes its container.
 import t from 'tap'
 import type { OperatorAlert } from '../../../kernel/index.js'
 import { runCli } from '../../support/cli.js'
@@ -58,5 +58,26 @@ if (docker !== undefined) {
     })
     t.equal(refused.status, 400)
     t.match(refused.body.error, /jobs\[0\]\.schedule must have six fields \(second minute hour day-of-month month day-of-week\), got "\* \* \* \* \*"/)
+  })
+
+  t.test('a server that stops during a run keeps it as interrupted, and its container goes', async t => {
+    const image = await busyboxImage(docker)
+    const first = await reconcilerKernel(t, docker)
+    const { kernel, cwd, project, token } = first
+    const jobContainers = async (): Promise<string[]> => (await docker.listContainers({ all: true, filters: { label: [`berth.job-instance=${first.instance}`] } })).map(c => c.Id)
+    writeServices(cwd, {
+      [project]: `[[service]]\nname = "worker"\nimage = "${image}"\ncommand = ["/bin/busybox", "sleep", "3600"]\n[[service.jobs]]\nname = "long"\nschedule = "* * * * * *"\ncommand = ["/bin/busybox", "sleep", "300"]\n`
+    })
+    t.equal((await api(kernel, 'POST', '/api/v1/deploy', { token })).status, 200)
+    const [running] = await pollUntil(async () => { const ids = await jobContainers(); return ids.length > 0 && ids }, { timeout: 20_000, what: 'the long run to start' })
+    await kernel.stop()
+    const again = await reconcilerKernel(t, docker, { restartOf: first })
+    const runs = await pollUntil(async () => {
+      const answer = await api<{ runs: Array<{ exit_code: number | null, error?: string }> }>(again.kernel, 'GET', '/api/v1/jobs/worker/long', { token: again.token })
+      return answer.body.runs?.length > 0 && answer.body.runs
+    }, { what: 'the run kept' })
+    t.match(runs[0], { exit_code: null, error: 'interrupted: the server stopped while it ran' }, 'kept as interrupted')
+    await pollUntil(async () => !(await jobContainers()).includes(running), { timeout: 20_000, what: 'the interrupted run\'s container to go' })
+    t.pass('its container removed')
   })
 }

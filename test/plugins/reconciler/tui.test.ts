@@ -4,7 +4,7 @@
 // `berth status --stats` and /metrics); + scales the service, l shows its log lines, a canary is drawn and p
 // promotes it, q quits.
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { promisify } from 'node:util'
 import webhooks from '../../../plugins/webhooks/index.js'
 import { CLI, runCli } from '../../support/cli.js'
@@ -97,6 +97,17 @@ if (docker !== undefined && tmux !== undefined) {
     await tm('send-keys', '-t', 'tui:shell', 'exit 4', 'Enter')
     await pollUntil(async () => (await shell()).includes('exec-exited=4'), { timeout: 10_000, what: 'the shell\'s exit code' })
     t.pass('an interactive shell, its exit code passed on')
+
+    // A client that vanishes mid-command (SIGKILL): the run is logged as ended without an exit code, and exec goes on serving.
+    const client = spawn(process.execPath, [CLI, 'exec', 'talker', '--', '/bin/busybox', 'sh', '-c', 'echo started; exec /bin/busybox sleep 300'],
+      { env: { ...process.env, NODE_OPTIONS: '', BERTH_URL: kernel.url('control').href, BERTH_TOKEN: await tokenFor(kernel, 'deployer') }, stdio: ['ignore', 'pipe', 'ignore'] })
+    let printed = ''
+    client.stdout.on('data', (chunk: Buffer) => { printed += chunk.toString() })
+    await pollUntil(() => printed.includes('started'), { timeout: 10_000, what: 'the command to start' })
+    client.kill('SIGKILL')
+    await pollUntil(() => /"command":\["\/bin\/busybox","sh","-c","echo started; exec \/bin\/busybox sleep 300"\],"tty":false,"exit_code":null/.test(captured.lines()), { timeout: 10_000, what: 'the vanished client\'s run in the log' })
+    t.pass('a client gone mid-command: its run logged as ended without an exit code')
+    t.same(Object.values(await as('deployer', '--', '/bin/busybox', 'echo', 'again')), [0, 'again\n', ''], 'and exec goes on serving')
   })
 }
 
