@@ -1,5 +1,6 @@
 // The campaign plugin's runtime: sessions, pending logins, the modules' server functions, routes on
 // the app listener, and the identity provider client at start. Imported by setup only.
+import { ApiTokens, type ApiTokenRecord } from './api-tokens.js'
 import { accessControl } from './access.js'
 import { CBOR_ERRORS } from './cbor.js'
 import { authRoutes } from './auth-routes.js'
@@ -48,6 +49,8 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const users = store.table<UserRecord>('users')
   const feedback = store.table<FeedbackRecord, string[]>('feedback')
   const volunteers = store.table<Volunteer>('volunteers')
+  const tokens = new ApiTokens(store.table<ApiTokenRecord>('api-tokens'))
+  auth.acceptTokens(async bearer => await tokens.session(bearer))
   const kb = await KnowledgeBase.open(store)
   const fundraising = new Fundraising(store, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
 
@@ -68,6 +71,7 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
       maxRecords: config.max_records,
       admin: {
         users,
+        tokens,
         startedAt,
         issuer: () => service.login?.issuer ?? '',
         feedback: async () => await feedbackByModule(feedback),

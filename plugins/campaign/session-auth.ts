@@ -1,5 +1,6 @@
-// Which session a request belongs to (signed cookie → live session, expiry slid once per request),
-// and the Set-Cookie values that start a session at login (always under a new id) and end it.
+// Which session a request belongs to (signed cookie → live session, expiry slid once per request; or
+// an API token sent as `Authorization: Bearer`, which stands for its role), and the Set-Cookie values
+// that start a session at login (always under a new id) and end it.
 import type { FastifyRequest } from 'fastify'
 import type { SessionCookie } from './session-cookie.js'
 import type { SessionRecord, SessionStore } from './sessions.js'
@@ -19,11 +20,17 @@ export class SessionAuth {
   readonly #cookie: SessionCookie
   readonly #refreshKey: () => Promise<boolean>
   readonly #seen = new WeakMap<FastifyRequest, Promise<SessionRecord | undefined>>()
+  #tokens: ((bearer: string) => Promise<SessionRecord | undefined>) | undefined
 
   constructor (options: SessionAuthOptions) {
     this.#sessions = options.sessions
     this.#cookie = options.cookie
     this.#refreshKey = options.refreshKey ?? (async () => false)
+  }
+
+  /** Take `Authorization: Bearer` tokens: `session` tells what a token stands for (undefined: none). */
+  acceptTokens (session: (bearer: string) => Promise<SessionRecord | undefined>): void {
+    this.#tokens = session
   }
 
   /** The request's live session, or undefined (looked up once per request). */
@@ -62,6 +69,9 @@ export class SessionAuth {
   }
 
   async #lookup (request: FastifyRequest): Promise<SessionRecord | undefined> {
+    // A bearer token is the request's credential, whatever cookie comes with it: a bad one is no session.
+    const bearer = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1]
+    if (bearer !== undefined && this.#tokens !== undefined) return await this.#tokens(bearer)
     const id = await this.#carriedId(request)
     return id === undefined ? undefined : await this.#sessions.touch(id)
   }

@@ -18,6 +18,9 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'record-feedback': ['admin', 'staff', 'volunteer'],
   'admin-health': ['admin'],
   'admin-list-users': ['admin'],
+  'admin-create-api-token': ['admin'],
+  'admin-list-api-tokens': ['admin'],
+  'admin-revoke-api-token': ['admin'],
   'kb-ingest': STAFF,
   'kb-query': VIEWERS,
   'save-volunteer': STAFF,
@@ -87,11 +90,15 @@ t.test('role × server function', async t => {
   const donation = await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 1000 }, 'admin') as { donor_id: string, donation_id: string }
   const [commitment] = (await call('extract-commitments', { text: 'We will build homes by 2030.', actor: 'Maria' }, 'admin') as { commitments: Array<{ commitment_id: string }> }).commitments
   await call('generate-opposition-briefing', { opponent: 'Dan Reyes', statements: [{ text: 'I oppose new housing.' }] }, 'admin')
+  const revocable = await call('admin-create-api-token', { name: 'matrix', role: 'readonly' }, 'admin') as { id: string }
   const args: Record<string, object | ((role: Role) => object)> = {
     'check-auth': {},
     'record-feedback': { module_id: 'knowledge-base', resource_id: 'doc-1', is_positive: true, is_active: true },
     'admin-health': {},
     'admin-list-users': {},
+    'admin-create-api-token': { name: 'matrix', role: 'volunteer' },
+    'admin-list-api-tokens': {},
+    'admin-revoke-api-token': { id: revocable.id },
     'kb-ingest': { title: 'Platform', text: 'We will build housing near transit.' },
     'kb-query': { query: 'housing' },
     'save-volunteer': role => ({ name: 'Sam', email: `sam-${role}@x.test`, location: place }),

@@ -1,9 +1,12 @@
 // The admin panel's functions: the health of the campaign application (with the feedback each module
-// received) and the users who signed in.
+// received), the users who signed in, and the API tokens of external clients.
+import { Forbidden, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
+import { TOKEN_SUBJECT, type ApiTokens } from '../../api-tokens.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { USER_VIEW } from '../../people.js'
-import type { Role } from '../../roles.js'
+import { ROLES, type Role } from '../../roles.js'
+import type { SessionRecord } from '../../sessions.js'
 import type { ModuleFeedback } from '../shared/feedback.js'
 import type { Table } from '../../store/contract.js'
 
@@ -28,9 +31,16 @@ export interface AdminSources {
   issuer(): string
   /** Ratings given with record-feedback, per module. */
   feedback(): Promise<ModuleFeedback[]>
+  tokens: ApiTokens
 }
 
 const NoArgs = Type.Object({}, { additionalProperties: false })
+
+/** Tokens are managed by admins signed in themselves: a token never makes or revokes tokens. */
+function signedIn (session: SessionRecord | undefined): SessionRecord {
+  if (session === undefined || session.sub.startsWith(TOKEN_SUBJECT)) throw new Forbidden('API tokens are managed by an admin signed in, not with an API token')
+  return session
+}
 
 export function adminFunctions (sources: AdminSources): ModuleFunction[] {
   return [
@@ -51,6 +61,34 @@ export function adminFunctions (sources: AdminSources): ModuleFunction[] {
       handler: async (_args, { session }) => ({
         users: (await sources.users.list()).map(({ value }) => value).sort((a, b) => a.email.localeCompare(b.email)).map(u => USER_VIEW.show(u, session?.role))
       })
+    }),
+    moduleFunction({
+      name: 'admin-create-api-token',
+      args: Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 64, description: 'What the token is for (the client that holds it)' }),
+        role: Type.Union(ROLES.map(role => Type.Literal(role)), { description: 'The role its requests act as' })
+      }, { additionalProperties: false }),
+      handler: async ({ name, role }, { session }) => {
+        const by = signedIn(session)
+        return await sources.tokens.create(name, role, by.email === '' ? by.sub : by.email)
+      }
+    }),
+    moduleFunction({
+      name: 'admin-list-api-tokens',
+      args: NoArgs,
+      handler: async (_args, { session }) => {
+        signedIn(session)
+        return { tokens: await sources.tokens.list() }
+      }
+    }),
+    moduleFunction({
+      name: 'admin-revoke-api-token',
+      args: Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{16}$', description: 'The token\'s id' }) }, { additionalProperties: false }),
+      handler: async ({ id }, { session }) => {
+        signedIn(session)
+        if (!await sources.tokens.revoke(id)) throw new NotFound(`no API token ${id}`)
+        return { revoked: id }
+      }
     })
   ]
 }

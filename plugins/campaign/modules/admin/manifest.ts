@@ -4,10 +4,13 @@ import type { ModuleManifest } from '../manifest.js'
 export const manifest: ModuleManifest = {
   id: 'admin',
   title: 'Admin',
-  blurb: 'Health of the application and who has signed in.',
+  blurb: 'Health of the application, who has signed in, and API tokens of external clients.',
   group: 'Administration',
   functions: {
     'admin-health': [],
-    'admin-list-users': []
+    'admin-list-users': [],
+    'admin-create-api-token': [],
+    'admin-list-api-tokens': [],
+    'admin-revoke-api-token': []
   }
 }
