@@ -25,6 +25,7 @@ export { readToml } from './toml.js'
 export { loadBuiltUi } from './ui-assets.js'
 export { cronProblem } from './scheduler.js'
 export { coalesced } from './coalesce.js'
+export { exportCell, exportFormat, sendExport, EXPORT_FORMATS, type ExportFormat } from './export-stream.js'
 export type { KeyRange, KeyValueDatabase, KeyValueStore } from './key-value.js'
 export { inTransaction, migrateSchema, redactUrl, unreachable, type Migration } from './postgres.js'
 

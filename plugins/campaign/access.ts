@@ -10,7 +10,11 @@ import type { SessionAuth } from './session-auth.js'
 export type RouteAccess = 'open' | 'page' | 'function'
 
 declare module 'fastify' {
-  interface FastifyContextConfig { access?: RouteAccess }
+  interface FastifyContextConfig {
+    access?: RouteAccess
+    /** A `function` route that is not POST /api/{name} (an export): the server function whose roles it has. */
+    rolesOf?: string
+  }
 }
 
 export function accessControl (auth: SessionAuth, registry: FunctionRegistry): onRequestAsyncHookHandler {
@@ -22,7 +26,7 @@ export function accessControl (auth: SessionAuth, registry: FunctionRegistry): o
       if (session === undefined) await reply.redirect(loginUrl(request), 302)
       return
     }
-    const { name } = request.params as { name: string }
+    const name = request.routeOptions.config.rolesOf ?? (request.params as { name: string }).name
     const fn = registry.get(name)
     if (fn === undefined) throw new NotFound(`no server function "${name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
     if (fn.access === 'public') return

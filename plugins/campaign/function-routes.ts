@@ -3,7 +3,7 @@
 // arguments, 401, 403, 404 (unknown functions and routes), 405 another method, 413 over the size
 // limit, 415 not CBOR, 500.
 import type { FastifyError, FastifyPluginAsync } from 'fastify'
-import { BadRequest, MethodNotAllowed, NotFound, UnsupportedMediaType, messageOf } from '../../kernel/index.js'
+import { BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UnsupportedMediaType, messageOf } from '../../kernel/index.js'
 import { CBOR_TYPE, decodeCbor, encodeCbor } from './cbor.js'
 import type { FunctionRegistry } from './functions.js'
 import type { SessionAuth } from './session-auth.js'
@@ -19,15 +19,27 @@ export interface FunctionRoutesOptions {
 export function functionRoutes ({ registry, auth, maxRequestBytes }: FunctionRoutesOptions): FastifyPluginAsync {
   return async app => {
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser(CBOR_TYPE, { parseAs: 'buffer', bodyLimit: maxRequestBytes }, (_request, body, done) => {
+    // The route takes the largest body any function does; each function's own limit is checked by its
+    // Content-Length before the body is read, and by the body's size when it came without one.
+    const largest = registry.largestRequest(maxRequestBytes)
+    const limitOf = (name: string): number => registry.get(name)?.maxRequestBytes ?? maxRequestBytes
+    const tooLarge = (name: string): PayloadTooLarge => new PayloadTooLarge(`the request body is larger than ${limitOf(name)} bytes, the most ${name} takes`)
+    app.addHook('preParsing', async (request, _reply, payload) => {
+      const { name } = request.params as { name: string }
+      if (Number(request.headers['content-length'] ?? 0) > limitOf(name)) throw tooLarge(name)
+      return payload
+    })
+    app.addContentTypeParser(CBOR_TYPE, { parseAs: 'buffer', bodyLimit: largest }, (request, body, done) => {
       try {
+        const { name } = request.params as { name: string }
+        if ((body as Buffer).length > limitOf(name)) throw tooLarge(name)
         done(null, decodeCbor(body as Buffer))
       } catch (err) {
-        done(new BadRequest(`malformed CBOR body: ${messageOf(err)}`) as unknown as FastifyError)
+        done((err instanceof PayloadTooLarge ? err : new BadRequest(`malformed CBOR body: ${messageOf(err)}`)) as unknown as FastifyError)
       }
     })
 
-    app.post<{ Params: { name: string } }>('/:name', { bodyLimit: maxRequestBytes, config: { access: 'function' } }, async (request, reply) => {
+    app.post<{ Params: { name: string } }>('/:name', { bodyLimit: largest, config: { access: 'function' } }, async (request, reply) => {
       const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase()
       if (type !== CBOR_TYPE) throw new UnsupportedMediaType(`unsupported content type: ${type ?? 'none'}`)
       const result = await registry.call(request.params.name, request.body, { session: await auth.current(request) })

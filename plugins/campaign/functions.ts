@@ -6,6 +6,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { BadRequest, NotFound } from '../../kernel/index.js'
+import { actingAs } from './audit.js'
 import { collectingFallbackNotes } from './language/generator.js'
 import { hideAttribution } from './people.js'
 import { mayCall, type Role } from './roles.js'
@@ -27,6 +28,8 @@ export interface ServerFunction<A extends TSchema = TSchema> {
   /** `public`, or the roles that may call it besides admin, who may call every function. */
   access: 'public' | readonly Role[]
   args: A
+  /** Largest request body in bytes, when more than [campaign].max_request_bytes (a file's import). */
+  maxRequestBytes?: number
   handler(args: Static<A>, caller: Caller): unknown
 }
 
@@ -61,6 +64,11 @@ export class FunctionRegistry {
 
   get (name: string): ServerFunction | undefined {
     return this.#functions.get(name)?.fn
+  }
+
+  /** The largest request body any function takes, `floor` at least. */
+  largestRequest (floor: number): number {
+    return Math.max(floor, ...[...this.#functions.values()].map(({ fn }) => fn.maxRequestBytes ?? 0))
   }
 
   get names (): string[] {
@@ -109,7 +117,9 @@ export class FunctionRegistry {
     const problem = registered.check.Errors(args).First()
     if (problem !== undefined) throw new BadRequest(`invalid arguments: ${problem.path === '' ? '' : `${problem.path}: `}${problem.message}`)
     if (registered.fn.access !== 'public') await this.#freshen()
-    const { result, notes } = await collectingFallbackNotes(async () => await registered.fn.handler(args, caller))
+    const session = caller.session
+    const actor = { by: session === undefined ? 'anonymous' : session.email !== '' ? session.email : session.name, role: session?.role ?? 'system', action: name } as const
+    const { result, notes } = await actingAs(actor, async () => await collectingFallbackNotes(async () => await registered.fn.handler(args, caller)))
     const noted = notes.length > 0 && typeof result === 'object' && result !== null && !Array.isArray(result) ? { ...result, fallback_note: notes.join(' ') } : result
     return hideAttribution(noted, caller.session?.role)
   }

@@ -7,6 +7,9 @@ import type { Donation, DonorSummary } from './modules/fundraising/fundraising.j
 import type { UserRecord } from './modules/admin/admin.js'
 import type { Volunteer } from './modules/volunteers/volunteers.js'
 import type { CallRecord } from './modules/call-intelligence/call-intelligence.js'
+import type { Person } from './modules/people/directory.js'
+import type { Attendance, RosterEntry } from './modules/events/event-book.js'
+import type { SendLogRecord } from './modules/sending/messenger.js'
 
 /** The roles besides admin that see a field. */
 export type Audience = ReadonlyArray<Exclude<Role, 'admin'>>
@@ -111,8 +114,64 @@ export const CALL_VIEW = new PeopleView<CallRecord>('call', {
   contact: STAFF
 })
 
+export const PERSON_VIEW = new PeopleView<Person>('person', {
+  person_id: READERS,
+  name: READERS,
+  city: READERS,
+  tags: READERS,
+  issues: READERS,
+  roles: READERS,
+  merged_from: READERS,
+  created_at: READERS,
+  updated_at: READERS,
+  last_activity_at: READERS,
+  email: STAFF,
+  phone: STAFF,
+  address: STAFF,
+  postcode: STAFF,
+  household_id: STAFF,
+  custom: STAFF,
+  consent: STAFF
+})
+
+/** A person on a shift's roster: who they are, whether they came, their record of coming. */
+export const RSVP_VIEW = new PeopleView<RosterEntry>('rsvp', {
+  person_id: STAFF,
+  name: STAFF,
+  email: STAFF,
+  state: STAFF,
+  position: STAFF,
+  rsvp_at: STAFF,
+  checked_in_at: STAFF,
+  reminded_at: STAFF,
+  attended: STAFF,
+  no_shows: STAFF
+})
+
+export const ATTENDANCE_VIEW = new PeopleView<Attendance>('attendance', {
+  person_id: STAFF,
+  name: STAFF,
+  attended: STAFF,
+  no_shows: STAFF,
+  upcoming: STAFF
+})
+
+/** A send log record: who was sent what and when; the address and the server's answer (which may name it) are staff's. */
+export const SEND_LOG_VIEW = new PeopleView<SendLogRecord>('send log', {
+  send_id: READERS,
+  channel: READERS,
+  person_id: READERS,
+  purpose: READERS,
+  status: READERS,
+  message_id: READERS,
+  at: READERS,
+  address: STAFF,
+  response: STAFF,
+  sent_by: STAFF
+})
+
 /** Every view, for the documentation's table. */
-export const PEOPLE_VIEWS: ReadonlyArray<PeopleView<object>> = [VOLUNTEER_VIEW, DONOR_VIEW, DONATION_VIEW, USER_VIEW, CALL_VIEW] as unknown as ReadonlyArray<PeopleView<object>>
+export const PEOPLE_VIEWS: ReadonlyArray<PeopleView<object>> = [PERSON_VIEW, VOLUNTEER_VIEW, DONOR_VIEW, DONATION_VIEW, USER_VIEW, CALL_VIEW, RSVP_VIEW, ATTENDANCE_VIEW, SEND_LOG_VIEW] as unknown as ReadonlyArray<PeopleView<object>>
 
 const isPlainObject = (item: unknown): item is Record<string, unknown> => item !== null && typeof item === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(item))
 

@@ -19,6 +19,12 @@ import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modu
 import { loadRules } from './modules/compliance/compliance-rules.js'
 import { Elections } from './modules/fundraising/elections.js'
 import { Fundraising } from './modules/fundraising/fundraising.js'
+import { PEOPLE, PeopleDirectory, type Person } from './modules/people/directory.js'
+import { exportRoutes } from './export-routes.js'
+import { Messenger, messengerSettings } from './modules/sending/messenger.js'
+import { unsubscribeRoutes } from './modules/sending/unsubscribe-routes.js'
+import { EventBook } from './modules/events/event-book.js'
+import { AuditedStore, AuditLog } from './audit.js'
 import { KnowledgeBase } from './modules/knowledge-base/knowledge-base.js'
 import type { Volunteer } from './modules/volunteers/volunteers.js'
 import { IdpClient } from './oidc-client.js'
@@ -32,6 +38,8 @@ import type { CampaignService } from './index.js'
 import { checkSettings, DEV_IDP_SETTING, signInConfigured, type CampaignConfig } from './settings.js'
 
 const SWEEP_MS = 60_000
+/** How often reminders due before shifts are looked for. */
+const REMINDER_CHECK_MS = 5 * 60_000
 /** How often the health report asks whether the identity provider answers. */
 const IDP_CHECK_MS = 30_000
 /** The embedded development IDP's passwords, in the state directory. */
@@ -45,7 +53,9 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const startedAt = Date.now()
   const backend = await sessionBackend(ctx)
   const { sessions, pending, auth } = backend
-  const store = await campaignStore(ctx)
+  const storage = await campaignStore(ctx)
+  const store = new AuditedStore(storage)
+  const audit = new AuditLog(storage)
   const users = store.table<UserRecord>('users')
   const feedback = store.table<FeedbackRecord, string[]>('feedback')
   const volunteers = store.table<Volunteer>('volunteers')
@@ -54,6 +64,11 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const kb = await KnowledgeBase.open(store)
   const fundraising = new Fundraising(store, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
 
+  const people = new PeopleDirectory(store)
+  // Unsubscribe links name the public address, as the login callback does.
+  const messenger = new Messenger(store, people, messengerSettings(config, ctx.useOptional('secrets') as SecretResolver | undefined, () => config.app_url !== '' ? config.app_url : ctx.address('app').href))
+  ctx.onClose(() => { messenger.close() })
+  const events = new EventBook(store, { people, reminderHours: config.shift_reminder_hours, messenger: () => messenger })
   const registry = new FunctionRegistry()
   const posts = new PostStore(new RecordStore<Post>(store, 'posts', config.max_posts))
   const service: CampaignService = { registry, posts, sessions: backend, store }
@@ -67,11 +82,16 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
       kb,
       posts,
       fundraising,
+      people,
+      messenger,
+      events,
+      audit,
       store,
       maxRecords: config.max_records,
       admin: {
         users,
         tokens,
+        audit,
         startedAt,
         issuer: () => service.login?.issuer ?? '',
         feedback: async () => await feedbackByModule(feedback),
@@ -104,6 +124,7 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
       onLogin: async record => { await recordLogin(users, record) }
     }))
     await app.register(uiRoutes(registry.modules))
+    await app.register(unsubscribeRoutes(messenger, ctx.log))
   })
   // Every failure under /api is answered in CBOR, unknown routes and refused requests included.
   ctx.http('app', async app => {
@@ -112,7 +133,13 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
     app.addHook('onSend', securityHeaders)
     await app.register(functionRoutes({ registry, auth, maxRequestBytes: config.max_request_bytes }))
   }, { prefix: '/api', errors: CBOR_ERRORS })
+  ctx.http('app', async app => {
+    app.addHook('onRequest', access)
+    app.addHook('onSend', securityHeaders)
+    await app.register(exportRoutes({ auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, audit }))
+  }, { prefix: '/export' })
   ctx.schedule.every('sweep-sessions', SWEEP_MS, () => { backend.sweep() })
+  ctx.schedule.every('shift-reminders', REMINDER_CHECK_MS, async () => { await events.sendDueReminders() })
   if (config.dev_fallback) ctx.log.warn('development fallback on: check-auth reports an admin when nobody is signed in')
   return service
 }

@@ -28,10 +28,15 @@ export const campaignSection = ((Type) => Type.Object({
   generator_timeout_seconds: Type.Number({ exclusiveMinimum: 0, default: 60, description: 'Longest wait for one answer of the generative provider, its wait for a free slot included.' }),
   generator_fallback: Type.Boolean({ default: true, description: 'When the generative provider fails or times out, answer from the local engine with a fallback_note; false: answer 503.' }),
   generator_concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Most requests to the generative provider at once; a short queue waits behind them.' }),
+  smtp_url: Type.String({ default: '', description: 'SMTP server the sending module sends e-mail through: smtp://user:password@host:587 (STARTTLS when offered) or smtps://user:password@host:465; empty: e-mail sending is off (send-email answers 503).' }),
+  mail_from: Type.String({ default: '', maxLength: 320, description: 'The From of the e-mails sent, e.g. "Lopez for Council <hello@lopez.example>" (required with smtp_url).' }),
+  sms_url: Type.String({ default: '', description: 'The SMS provider\'s endpoint: each message is POSTed to it as JSON {to, body} with Authorization: Bearer <sms_token>; a 2xx answer is delivered. Plain http only on loopback; empty: SMS sending is off (send-sms answers 503).' }),
+  sms_token: Type.String({ default: '', description: 'Bearer token for the SMS provider, normally ${secrets.NAME}; never logged or shown. Empty sends no Authorization header.' }),
   database_url: Type.String({ default: '', description: 'PostgreSQL URL (postgres://user:password@host:5432/database) where the modules keep their data (schema campaign), shared by every instance of the app; empty: the embedded LMDB store of the state directory.' }),
   redis_url: Type.String({ default: '', description: 'Redis URL (redis://[user:password@]host:6379[/db], or rediss://) where sessions and pending logins are kept, shared by every instance of the app; empty: in this process\'s memory.' }),
   redis_prefix: Type.String({ default: 'berth:campaign:', minLength: 1, maxLength: 64, description: 'Prefix of the keys the app writes in Redis (one per application sharing a Redis).' }),
   max_posts: Type.Integer({ minimum: 100, default: 200000, description: 'Most social posts kept by the sentiment monitor; the oldest give way.' }),
+  shift_reminder_hours: Type.Number({ exclusiveMinimum: 0, maximum: 720, default: 24, description: 'How many hours before a shift starts each confirmed person gets its reminder (once; a check every 5 minutes).' }),
   max_records: Type.Integer({ minimum: 100, default: 50000, description: 'Most records each analysis module keeps (articles, calls, commitments…); the oldest give way.' })
 }, { additionalProperties: false })) satisfies SectionSchema
 
@@ -50,7 +55,11 @@ export const CAMPAIGN_ENV = {
   CAMPAIGN_GENERATOR_API_KEY: 'generator_api_key',
   CAMPAIGN_GENERATOR_FALLBACK: 'generator_fallback',
   CAMPAIGN_REDIS_URL: 'redis_url',
-  CAMPAIGN_DATABASE_URL: 'database_url'
+  CAMPAIGN_DATABASE_URL: 'database_url',
+  CAMPAIGN_SMTP_URL: 'smtp_url',
+  CAMPAIGN_MAIL_FROM: 'mail_from',
+  CAMPAIGN_SMS_URL: 'sms_url',
+  CAMPAIGN_SMS_TOKEN: 'sms_token'
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/
@@ -72,11 +81,31 @@ export function checkSettings (config: CampaignConfig, production: boolean): voi
     httpUrl(config.generator_url, '[campaign].generator_url (CAMPAIGN_GENERATOR_URL)')
     if (config.generator_model === '') throw new StartupError('[campaign].generator_model (CAMPAIGN_GENERATOR_MODEL) must name a model when generator_url is set')
   }
+  checkSendingSettings(config)
   if (config.idp_url === '') return
   if (config.dev_idp) throw new StartupError(`${DEV_IDP_SETTING} runs its own identity provider; leave [campaign].idp_url (CAMPAIGN_IDP_URL) empty, or turn dev_idp off`)
   const idp = httpUrl(config.idp_url, '[campaign].idp_url (CAMPAIGN_IDP_URL)')
   if (idp.protocol === 'http:' && !LOOPBACK.test(idp.hostname)) {
     throw new StartupError(`[campaign].idp_url (CAMPAIGN_IDP_URL) must use https unless the provider is on loopback; got ${config.idp_url}`)
+  }
+}
+
+/** The sending module's settings: an smtp(s) URL with a From address, an SMS endpoint that is https unless on loopback. */
+function checkSendingSettings (config: CampaignConfig): void {
+  if (config.smtp_url !== '') {
+    const key = '[campaign].smtp_url (CAMPAIGN_SMTP_URL)'
+    let url: URL | undefined
+    try {
+      url = new URL(config.smtp_url)
+    } catch {
+      url = undefined
+    }
+    if (url === undefined || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') throw new StartupError(`${key} must be an smtp:// or smtps:// URL naming a host`)
+    if (config.mail_from.trim() === '') throw new StartupError('[campaign].mail_from (CAMPAIGN_MAIL_FROM) must give the From address of the e-mails when smtp_url is set')
+  }
+  if (config.sms_url !== '') {
+    const sms = httpUrl(config.sms_url, '[campaign].sms_url (CAMPAIGN_SMS_URL)')
+    if (sms.protocol === 'http:' && !LOOPBACK.test(sms.hostname)) throw new StartupError(`[campaign].sms_url (CAMPAIGN_SMS_URL) must use https unless the provider is on loopback; got ${sms.origin}`)
   }
 }
 

@@ -26,6 +26,8 @@ import { manifest as compliance } from './compliance/manifest.js'
 import { complianceFunctions } from './compliance/compliance.js'
 import { manifest as disinfoWarning } from './disinfo-warning/manifest.js'
 import { disinfoWarningFunctions } from './disinfo-warning/disinfo-warning.js'
+import { manifest as events } from './events/manifest.js'
+import { eventFunctions } from './events/events.js'
 import { manifest as empathySimulator } from './empathy-simulator/manifest.js'
 import { empathySimulatorFunctions } from './empathy-simulator/empathy-simulator.js'
 import { manifest as factionMapper } from './faction-mapper/manifest.js'
@@ -46,6 +48,8 @@ import { manifest as narrativeContagion } from './narrative-contagion/manifest.j
 import { narrativeFunctions } from './narrative-contagion/narrative-contagion.js'
 import { manifest as oppositionResearch } from './opposition-research/manifest.js'
 import { oppositionFunctions } from './opposition-research/opposition-research.js'
+import { manifest as people } from './people/manifest.js'
+import { peopleFunctions } from './people/people.js'
 import { manifest as policyChatbot } from './policy-chatbot/manifest.js'
 import { policyChatbotFunctions } from './policy-chatbot/policy-chatbot.js'
 import { manifest as policyDiff } from './policy-diff/manifest.js'
@@ -54,6 +58,8 @@ import { manifest as questionAnticipation } from './question-anticipation/manife
 import { questionAnticipationFunctions } from './question-anticipation/question-anticipation.js'
 import { manifest as regulatoryMonitor } from './regulatory-monitor/manifest.js'
 import { regulatoryMonitorFunctions } from './regulatory-monitor/regulatory-monitor.js'
+import { manifest as sending } from './sending/manifest.js'
+import { sendingFunctions } from './sending/sending.js'
 import { manifest as sentimentMonitor } from './sentiment-monitor/manifest.js'
 import { sentimentMonitorFunctions } from './sentiment-monitor/sentiment-monitor.js'
 import { manifest as volunteers } from './volunteers/manifest.js'
@@ -64,7 +70,9 @@ type Factory = (kit: ModuleKit) => ModuleFunction[]
 /** Each module's manifest with the factory of its functions. */
 const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [knowledgeBase, kit => knowledgeBaseFunctions(kit.kb)],
-  [volunteers, kit => volunteerFunctions(kit.store)],
+  [people, kit => peopleFunctions(kit)],
+  [volunteers, kit => volunteerFunctions(kit.store, kit.events)],
+  [events, kit => eventFunctions(kit.events)],
   [canvassing, canvassingFunctions],
   [fundraising, kit => fundraisingFunctions(kit.fundraising)],
   [meetings, meetingFunctions],
@@ -75,6 +83,7 @@ const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [callIntelligence, callIntelligenceFunctions],
   [disinfoWarning, disinfoWarningFunctions],
   [campaignCopy, campaignCopyFunctions],
+  [sending, kit => sendingFunctions(kit)],
   [policyChatbot, policyChatbotFunctions],
   [multilingual, multilingualFunctions],
   [empathySimulator, empathySimulatorFunctions],

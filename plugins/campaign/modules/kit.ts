@@ -7,8 +7,12 @@ import { Type } from '../../../kernel/schema.js'
 import type { LanguageEngine } from '../language/engine.js'
 import type { Generator } from '../language/generator.js'
 import type { AdminSources } from './admin/admin.js'
+import type { EventBook } from './events/event-book.js'
 import type { Fundraising } from './fundraising/fundraising.js'
 import type { KnowledgeBase } from './knowledge-base/knowledge-base.js'
+import type { PeopleDirectory } from './people/directory.js'
+import type { Messenger } from './sending/messenger.js'
+import type { AuditLog } from '../audit.js'
 import type { PostStore } from '../records/posts.js'
 import type { CampaignStore, RangeOptions, Table } from '../store/contract.js'
 
@@ -22,6 +26,14 @@ export interface ModuleKit {
   posts: PostStore
   /** Donors and donations with the contribution limit (read by compliance). */
   fundraising: Fundraising
+  /** The campaign's people: contacts, volunteers and donors, with their consent and saved lists. */
+  people: PeopleDirectory
+  /** E-mail and SMS to people, with consent, suppression, unsubscribe links and the send log. */
+  messenger: Messenger
+  /** Every write to the campaign's data, who made it and the record before and after. */
+  audit: AuditLog
+  /** Events, their shifts and RSVPs (matching reads who is busy when). */
+  events: EventBook
   /** The campaign's data: each module names its own tables. */
   store: CampaignStore
   /** Most records a module's store keeps. */

@@ -2,7 +2,9 @@
 // and page routes in this order, and the UI makes its routes, navigation and home page from it.
 import type { ModuleManifest } from './manifest.js'
 import { manifest as knowledgeBase } from './knowledge-base/manifest.js'
+import { manifest as people } from './people/manifest.js'
 import { manifest as volunteers } from './volunteers/manifest.js'
+import { manifest as events } from './events/manifest.js'
 import { manifest as canvassing } from './canvassing/manifest.js'
 import { manifest as fundraising } from './fundraising/manifest.js'
 import { manifest as meetings } from './meetings/manifest.js'
@@ -13,6 +15,7 @@ import { manifest as localIssues } from './local-issues/manifest.js'
 import { manifest as callIntelligence } from './call-intelligence/manifest.js'
 import { manifest as disinfoWarning } from './disinfo-warning/manifest.js'
 import { manifest as campaignCopy } from './campaign-copy/manifest.js'
+import { manifest as sending } from './sending/manifest.js'
 import { manifest as policyChatbot } from './policy-chatbot/manifest.js'
 import { manifest as multilingual } from './multilingual/manifest.js'
 import { manifest as empathySimulator } from './empathy-simulator/manifest.js'
@@ -29,9 +32,9 @@ import { manifest as accountability } from './accountability/manifest.js'
 import { manifest as admin } from './admin/manifest.js'
 
 export const MANIFESTS: readonly ModuleManifest[] = [
-  knowledgeBase, volunteers, canvassing, fundraising, meetings,
+  knowledgeBase, people, volunteers, events, canvassing, fundraising, meetings,
   sentimentMonitor, narrativeContagion, mediaMonitor, localIssues, callIntelligence, disinfoWarning,
-  campaignCopy, policyChatbot, multilingual, empathySimulator, questionAnticipation,
+  campaignCopy, sending, policyChatbot, multilingual, empathySimulator, questionAnticipation,
   candidateBriefings, coachingDebate, oppositionResearch,
   coalitionDetector, factionMapper,
   policyDiff, regulatoryMonitor, compliance, accountability,

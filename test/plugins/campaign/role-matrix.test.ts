@@ -27,6 +27,15 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'list-volunteers': VIEWERS,
   'volunteer-detail': VIEWERS,
   'match-volunteer': VIEWERS,
+  'save-event': STAFF,
+  'list-events': VIEWERS,
+  'event-detail': VIEWERS,
+  'rsvp-shift': ['admin', 'staff', 'volunteer'],
+  'cancel-rsvp': ['admin', 'staff', 'volunteer'],
+  'check-in': STAFF,
+  'shift-roster': STAFF,
+  'person-attendance': STAFF,
+  'send-shift-reminders': STAFF,
   'list-donors': ['admin', 'staff', 'readonly'],
   'list-donations': READERS,
   'record-donation': STAFF,
@@ -47,6 +56,13 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'generate-report': STAFF,
   'generate-copy': STAFF,
   'list-copy-history': READERS,
+  'send-email': STAFF,
+  'send-sms': STAFF,
+  'preview-send': STAFF,
+  'list-send-log': READERS,
+  'list-suppressions': STAFF,
+  'add-suppression': STAFF,
+  'remove-suppression': ['admin'],
   'generate-script': ['admin', 'staff', 'volunteer'],
   'generate-briefing': STAFF,
   'list-opponents': READERS,
@@ -76,7 +92,7 @@ const EXPECTED: Record<string, readonly Role[]> = {
 const place = { lat: 52.52, lon: 13.4 }
 
 t.test('role × server function', async t => {
-  const kernel = await campaignKernel(t)
+  const kernel = await campaignKernel(t, { smtp_url: 'smtp://127.0.0.1:9', mail_from: 'matrix@x.test', sms_url: 'http://127.0.0.1:9/sms' })
   const baseUrl = kernel.url('app')
   const { registry, devIdp } = kernel.service('campaign')
   t.same(registry.names.sort(), Object.keys(EXPECTED).sort(), 'every registered function is in the matrix')
@@ -88,6 +104,9 @@ t.test('role × server function', async t => {
 
   const volunteer = await call('save-volunteer', { name: 'Vera', email: 'vera@x.test', skills: ['canvassing'], availability: ['sat-am'], location: place }, 'admin') as { volunteer_id: string }
   const donation = await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 1000 }, 'admin') as { donor_id: string, donation_id: string }
+  const canvass = await call('save-event', { title: 'Canvass', location: { text: 'Hall', ...place }, shifts: [{ starts_at: new Date(Date.now() + 86_400_000).toISOString(), ends_at: new Date(Date.now() + 90_000_000).toISOString(), capacity: 10 }] }, 'admin') as { event_id: string, shifts: Array<{ shift_id: string }> }
+  const shiftId = canvass.shifts[0].shift_id
+  const rsvp = await call('rsvp-shift', { shift_id: shiftId, person: { name: 'Rita', email: 'rita@x.test' } }, 'admin') as { person_id: string }
   const [commitment] = (await call('extract-commitments', { text: 'We will build homes by 2030.', actor: 'Maria' }, 'admin') as { commitments: Array<{ commitment_id: string }> }).commitments
   await call('generate-opposition-briefing', { opponent: 'Dan Reyes', statements: [{ text: 'I oppose new housing.' }] }, 'admin')
   const revocable = await call('admin-create-api-token', { name: 'matrix', role: 'readonly' }, 'admin') as { id: string }
@@ -105,6 +124,15 @@ t.test('role × server function', async t => {
     'list-volunteers': {},
     'volunteer-detail': { volunteer_id: volunteer.volunteer_id },
     'match-volunteer': { skills: ['canvassing'], location: place },
+    'save-event': { title: 'Canvass', location: { text: 'Hall', ...place } },
+    'list-events': {},
+    'event-detail': { event_id: canvass.event_id },
+    'rsvp-shift': { shift_id: shiftId },
+    'cancel-rsvp': { shift_id: shiftId },
+    'check-in': { shift_id: shiftId, person_id: rsvp.person_id },
+    'shift-roster': { shift_id: shiftId },
+    'person-attendance': { person_id: rsvp.person_id },
+    'send-shift-reminders': {},
     'list-donors': {},
     'list-donations': { donor_id: donation.donor_id },
     'record-donation': { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 100 },
@@ -125,6 +153,14 @@ t.test('role × server function', async t => {
     'generate-report': { period_from: '2026-01-01', period_to: '2026-12-31' },
     'generate-copy': { topic: 'housing', channel: 'sms' },
     'list-copy-history': {},
+    // Unknown people are skipped: nothing reaches the (absent) mail server or SMS provider.
+    'send-email': { person_ids: ['nobody'], subject: 'Hi {{first_name}}', body: 'Hello {{name}}' },
+    'send-sms': { person_ids: ['nobody'], body: 'Hello {{first_name}}' },
+    'preview-send': { channel: 'email', person_ids: ['nobody'], subject: 'Hi', body: 'Hello {{name}}' },
+    'list-send-log': {},
+    'list-suppressions': {},
+    'add-suppression': { address: 'matrix@x.test', reason: 'asked not to be contacted' },
+    'remove-suppression': { address: 'matrix@x.test' },
     'generate-script': { topic: 'housing' },
     'generate-briefing': { subject: 'housing' },
     'list-opponents': {},
@@ -169,9 +205,9 @@ t.test('role × server function', async t => {
     t.same(infos[role].functions.sort(), Object.keys(EXPECTED).filter(name => EXPECTED[name].includes(role)).sort(), `check-auth lists what ${role} may call`)
   }
   t.same(Object.fromEntries(ROLES.map(role => [role, infos[role].modules])), {
-    admin: ['knowledge-base', 'volunteers', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability', 'admin'],
-    staff: ['knowledge-base', 'volunteers', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability'],
-    volunteer: ['knowledge-base', 'volunteers', 'canvassing', 'local-issues', 'call-intelligence', 'policy-chatbot', 'multilingual'],
-    readonly: ['knowledge-base', 'volunteers', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'campaign-copy', 'empathy-simulator', 'question-anticipation', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'accountability']
+    admin: ['knowledge-base', 'volunteers', 'events', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'sending', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability', 'admin'],
+    staff: ['knowledge-base', 'volunteers', 'events', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'sending', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability'],
+    volunteer: ['knowledge-base', 'volunteers', 'events', 'canvassing', 'local-issues', 'call-intelligence', 'policy-chatbot', 'multilingual'],
+    readonly: ['knowledge-base', 'volunteers', 'events', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'campaign-copy', 'sending', 'empathy-simulator', 'question-anticipation', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'accountability']
   }, 'the navigation each role sees')
 })

@@ -1,8 +1,10 @@
 // The admin panel's functions: the health of the campaign application (with the feedback each module
-// received), the users who signed in, and the API tokens of external clients.
+// received), the users who signed in, the API tokens of external clients, and the audit log.
 import { Forbidden, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { TOKEN_SUBJECT, type ApiTokens } from '../../api-tokens.js'
+import type { AuditLog } from '../../audit.js'
+import { TimeRangeArgs, timeRange } from '../kit.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { USER_VIEW } from '../../people.js'
 import { ROLES, type Role } from '../../roles.js'
@@ -32,6 +34,7 @@ export interface AdminSources {
   /** Ratings given with record-feedback, per module. */
   feedback(): Promise<ModuleFeedback[]>
   tokens: ApiTokens
+  audit: AuditLog
 }
 
 const NoArgs = Type.Object({}, { additionalProperties: false })
@@ -88,6 +91,20 @@ export function adminFunctions (sources: AdminSources): ModuleFunction[] {
         signedIn(session)
         if (!await sources.tokens.revoke(id)) throw new NotFound(`no API token ${id}`)
         return { revoked: id }
+      }
+    }),
+    moduleFunction({
+      name: 'audit-log',
+      args: Type.Object({
+        table: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'only writes to this table (people, donations, volunteers…)' })),
+        by: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'only writes by this user (their e-mail address), API token or system' })),
+        ...TimeRangeArgs,
+        limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
+        cursor: Type.Optional(Type.String({ maxLength: 64, description: 'next_cursor of the previous page' }))
+      }, { additionalProperties: false }),
+      handler: async ({ limit, cursor, ...query }) => {
+        const { from, to } = timeRange(query)
+        return await sources.audit.page({ table: query.table, by: query.by, from: from?.toISOString(), to: to?.toISOString() }, limit, cursor)
       }
     })
   ]

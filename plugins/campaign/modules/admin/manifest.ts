@@ -4,13 +4,14 @@ import type { ModuleManifest } from '../manifest.js'
 export const manifest: ModuleManifest = {
   id: 'admin',
   title: 'Admin',
-  blurb: 'Health of the application, who has signed in, and API tokens of external clients.',
+  blurb: 'Health of the application, who has signed in, API tokens of external clients, and the audit log.',
   group: 'Administration',
   functions: {
     'admin-health': [],
     'admin-list-users': [],
     'admin-create-api-token': [],
     'admin-list-api-tokens': [],
-    'admin-revoke-api-token': []
+    'admin-revoke-api-token': [],
+    'audit-log': []
   }
 }

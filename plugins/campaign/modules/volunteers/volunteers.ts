@@ -2,13 +2,16 @@
 // which ranks volunteers for a task by the score of volunteer-score.ts. One e-mail address is one
 // volunteer: saving another volunteer with an address on the roster is refused. Each role sees a volunteer
 // through VOLUNTEER_VIEW; for roles that may not see where a volunteer lives, matches are scored on
-// the position rounded to COARSE_DEGREES and carry no distance.
+// the position rounded to COARSE_DEGREES and carry no distance. Matching for a shift (shift_id) takes
+// the slots its time covers and its skills when the task names none, and leaves out volunteers
+// confirmed on a shift overlapping it (listed as unavailable).
 import { randomUUID } from 'node:crypto'
-import { Conflict, NotFound } from '../../../../kernel/index.js'
+import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { VOLUNTEER_VIEW } from '../../people.js'
 import type { CampaignStore } from '../../store/contract.js'
+import type { EventBook } from '../events/event-book.js'
 import { volunteerScore, type Place } from './volunteer-score.js'
 
 export interface Volunteer {
@@ -42,7 +45,8 @@ const SaveArgs = Type.Object({
 const MatchArgs = Type.Object({
   skills: Type.Array(Skill, { maxItems: 50, default: [] }),
   slots: Type.Array(Slot, { maxItems: 21, default: [] }),
-  location: Location,
+  location: Type.Optional(Location),
+  shift_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a shift: its slots, skills and place stand in for those not given; volunteers confirmed on an overlapping shift are left out' })),
   max_km: Type.Number({ exclusiveMinimum: 0, maximum: 20000, default: 25 }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 })
 }, { additionalProperties: false })
@@ -55,7 +59,24 @@ const coarse = ({ lat, lon }: Place): Place => ({ lat: Math.round(lat / COARSE_D
 
 const VOLUNTEERS = 'volunteers'
 
-export function volunteerFunctions (store: CampaignStore): ModuleFunction[] {
+const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const
+/** A slot's part of the day by the hour: before noon am, before 17:00 pm, then eve. */
+const part = (hour: number): string => hour < 12 ? 'am' : hour < 17 ? 'pm' : 'eve'
+
+/** The weekly slots (`sat-am`…) a time span touches, read on the wall clock of the offset it was written with. */
+export function slotsOf (span: { starts_at: string, ends_at: string }): string[] {
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(span.starts_at)
+  const shift = offset === null ? 0 : (offset[1] === '-' ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) * 60_000
+  const slots = new Set<string>()
+  const end = Date.parse(span.ends_at)
+  for (let t = Date.parse(span.starts_at); t < end && slots.size < 21; t += 3_600_000) {
+    const wall = new Date(t + shift)
+    slots.add(`${DAYS[wall.getUTCDay()]}-${part(wall.getUTCHours())}`)
+  }
+  return [...slots]
+}
+
+export function volunteerFunctions (store: CampaignStore, events?: EventBook): ModuleFunction[] {
   const volunteers = store.table<Volunteer>(VOLUNTEERS)
   const all = async (table = volunteers): Promise<Volunteer[]> => (await table.list()).map(({ value }) => value)
   return [
@@ -96,16 +117,46 @@ export function volunteerFunctions (store: CampaignStore): ModuleFunction[] {
     moduleFunction({
       name: 'match-volunteer',
       args: MatchArgs,
-      handler: async ({ limit, ...task }, { session }) => {
+      handler: async ({ limit, shift_id: shiftId, ...asked }, { session }) => {
         const exact = VOLUNTEER_VIEW.sees('location', session?.role)
+        const forShift = shiftId === undefined || events === undefined ? undefined : await shiftTask(events, shiftId)
+        const location = asked.location ?? forShift?.location
+        if (location === undefined) throw new BadRequest('invalid arguments: /location: give a location, or a shift_id whose event has one')
+        const task = {
+          ...asked,
+          location,
+          skills: asked.skills.length > 0 ? asked.skills : forShift?.skills ?? [],
+          slots: asked.slots.length > 0 ? asked.slots : forShift?.slots ?? []
+        }
+        const roster = await all()
+        const unavailable = roster.filter(v => forShift?.busyEmails.has(v.email.toLowerCase()) === true)
         return {
-          matches: (await all())
+          matches: roster
+            .filter(v => !unavailable.includes(v))
             .map(v => ({ volunteer_id: v.volunteer_id, name: v.name, ...volunteerScore(exact ? v : { ...v, location: coarse(v.location) }, task) }))
             .sort((a, b) => b.score - a.score || a.distance_km - b.distance_km || a.name.localeCompare(b.name))
             .slice(0, limit)
-            .map(({ distance_km: km, ...match }) => exact ? { ...match, distance_km: km } : match)
+            .map(({ distance_km: km, ...match }) => exact ? { ...match, distance_km: km } : match),
+          ...(forShift === undefined
+            ? {}
+            : {
+                shift: { shift_id: shiftId, skills: task.skills, slots: task.slots },
+                unavailable: unavailable.map(v => ({ volunteer_id: v.volunteer_id, name: v.name, shift_id: forShift.busyEmails.get(v.email.toLowerCase()) as string })).sort((a, b) => a.name.localeCompare(b.name))
+              })
         }
       }
     })
   ]
+}
+
+/** What a shift asks of a match: its slots, its skills, its event's place, and who is confirmed on a shift overlapping it (by e-mail, with that shift). */
+async function shiftTask (events: EventBook, shiftId: string): Promise<{ slots: string[], skills: string[], location: Place, busyEmails: Map<string, string> }> {
+  const shift = await events.shift(shiftId)
+  const event = await events.event(shift.event_id)
+  const busyEmails = new Map<string, string>()
+  for (const [personId, heldShift] of await events.busy(shift)) {
+    const person = await events.people.get(personId)
+    if (person !== undefined && person.email !== '') busyEmails.set(person.email.toLowerCase(), heldShift)
+  }
+  return { slots: slotsOf(shift), skills: shift.skills, location: { lat: event.location.lat, lon: event.location.lon }, busyEmails }
 }

@@ -23,6 +23,8 @@ import { manifest as disinfoWarning } from '../../modules/disinfo-warning/manife
 import { DisinfoWarningPage } from '../../modules/disinfo-warning/page.js'
 import { manifest as empathySimulator } from '../../modules/empathy-simulator/manifest.js'
 import { EmpathySimulatorPage } from '../../modules/empathy-simulator/page.js'
+import { manifest as events } from '../../modules/events/manifest.js'
+import { EventsPage } from '../../modules/events/page.js'
 import { manifest as factionMapper } from '../../modules/faction-mapper/manifest.js'
 import { FactionMapperPage } from '../../modules/faction-mapper/page.js'
 import { manifest as fundraising } from '../../modules/fundraising/manifest.js'
@@ -49,6 +51,8 @@ import { manifest as questionAnticipation } from '../../modules/question-anticip
 import { QuestionAnticipationPage } from '../../modules/question-anticipation/page.js'
 import { manifest as regulatoryMonitor } from '../../modules/regulatory-monitor/manifest.js'
 import { RegulatoryMonitorPage } from '../../modules/regulatory-monitor/page.js'
+import { manifest as sending } from '../../modules/sending/manifest.js'
+import { SendingPage } from '../../modules/sending/page.js'
 import { manifest as sentimentMonitor } from '../../modules/sentiment-monitor/manifest.js'
 import { SentimentMonitorPage } from '../../modules/sentiment-monitor/page.js'
 import { manifest as volunteers } from '../../modules/volunteers/manifest.js'
@@ -68,6 +72,7 @@ const BY_MANIFEST: ReadonlyArray<readonly [ModuleManifest, ModulePageComponent]>
   [compliance, CompliancePage],
   [disinfoWarning, DisinfoWarningPage],
   [empathySimulator, EmpathySimulatorPage],
+  [events, EventsPage],
   [factionMapper, FactionMapperPage],
   [fundraising, FundraisingPage],
   [knowledgeBase, KnowledgeBasePage],
@@ -81,6 +86,7 @@ const BY_MANIFEST: ReadonlyArray<readonly [ModuleManifest, ModulePageComponent]>
   [policyDiff, PolicyDiffPage],
   [questionAnticipation, QuestionAnticipationPage],
   [regulatoryMonitor, RegulatoryMonitorPage],
+  [sending, SendingPage],
   [sentimentMonitor, SentimentMonitorPage],
   [volunteers, VolunteersPage]
 ]
