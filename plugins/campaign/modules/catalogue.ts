@@ -74,7 +74,7 @@ const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [volunteers, kit => volunteerFunctions(kit.store, kit.events)],
   [events, kit => eventFunctions(kit.events)],
   [canvassing, canvassingFunctions],
-  [fundraising, kit => fundraisingFunctions(kit.fundraising)],
+  [fundraising, kit => fundraisingFunctions(kit.fundraising, kit.people)],
   [meetings, meetingFunctions],
   [sentimentMonitor, sentimentMonitorFunctions],
   [narrativeContagion, narrativeFunctions],

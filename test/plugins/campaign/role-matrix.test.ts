@@ -21,6 +21,17 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'admin-create-api-token': ['admin'],
   'admin-list-api-tokens': ['admin'],
   'admin-revoke-api-token': ['admin'],
+  'audit-log': ['admin'],
+  'save-person': STAFF,
+  'person-detail': READERS,
+  'list-people': READERS,
+  'delete-person': STAFF,
+  'find-duplicates': STAFF,
+  'merge-people': STAFF,
+  'save-list': STAFF,
+  'list-lists': READERS,
+  'delete-list': STAFF,
+  'import-csv': STAFF,
   'kb-ingest': STAFF,
   'kb-query': VIEWERS,
   'save-volunteer': STAFF,
@@ -109,6 +120,11 @@ t.test('role × server function', async t => {
   const rsvp = await call('rsvp-shift', { shift_id: shiftId, person: { name: 'Rita', email: 'rita@x.test' } }, 'admin') as { person_id: string }
   const [commitment] = (await call('extract-commitments', { text: 'We will build homes by 2030.', actor: 'Maria' }, 'admin') as { commitments: Array<{ commitment_id: string }> }).commitments
   await call('generate-opposition-briefing', { opponent: 'Dan Reyes', statements: [{ text: 'I oppose new housing.' }] }, 'admin')
+  const person = await call('save-person', { name: 'Mat Rix', email: 'mat@x.test', tags: ['matrix'] }, 'admin') as { person_id: string }
+  const perRole = async (make: (role: Role) => Promise<string>): Promise<Record<string, string>> => Object.fromEntries(await Promise.all(ROLES.map(async role => [role, await make(role)] as const)))
+  const doomed = await perRole(async role => (await call('save-person', { name: `Doomed ${role}` }, 'admin') as { person_id: string }).person_id)
+  const twins = await perRole(async role => (await call('save-person', { name: `Twin ${role}` }, 'admin') as { person_id: string }).person_id)
+  const lists = await perRole(async role => (await call('save-list', { name: `List ${role}`, filter: {} }, 'admin') as { list_id: string }).list_id)
   const revocable = await call('admin-create-api-token', { name: 'matrix', role: 'readonly' }, 'admin') as { id: string }
   const args: Record<string, object | ((role: Role) => object)> = {
     'check-auth': {},
@@ -118,6 +134,17 @@ t.test('role × server function', async t => {
     'admin-create-api-token': { name: 'matrix', role: 'volunteer' },
     'admin-list-api-tokens': {},
     'admin-revoke-api-token': { id: revocable.id },
+    'audit-log': { limit: 5 },
+    'save-person': role => ({ name: `Pat ${role}`, email: `pat-${role}@x.test`, tags: ['matrix'] }),
+    'person-detail': { person_id: person.person_id },
+    'list-people': { filter: { tags: ['matrix'] } },
+    'delete-person': role => ({ person_id: doomed[role] }),
+    'find-duplicates': {},
+    'merge-people': role => ({ keep_id: person.person_id, merge_ids: [twins[role]] }),
+    'save-list': { name: 'Matrix', filter: { tags: ['matrix'] } },
+    'list-lists': {},
+    'delete-list': role => ({ list_id: lists[role] }),
+    'import-csv': { kind: 'people', csv: 'name,email\nImp Orted,imp@x.test\n' },
     'kb-ingest': { title: 'Platform', text: 'We will build housing near transit.' },
     'kb-query': { query: 'housing' },
     'save-volunteer': role => ({ name: 'Sam', email: `sam-${role}@x.test`, location: place }),
@@ -205,9 +232,9 @@ t.test('role × server function', async t => {
     t.same(infos[role].functions.sort(), Object.keys(EXPECTED).filter(name => EXPECTED[name].includes(role)).sort(), `check-auth lists what ${role} may call`)
   }
   t.same(Object.fromEntries(ROLES.map(role => [role, infos[role].modules])), {
-    admin: ['knowledge-base', 'volunteers', 'events', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'sending', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability', 'admin'],
-    staff: ['knowledge-base', 'volunteers', 'events', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'sending', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability'],
+    admin: ['knowledge-base', 'people', 'volunteers', 'events', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'sending', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability', 'admin'],
+    staff: ['knowledge-base', 'people', 'volunteers', 'events', 'canvassing', 'fundraising', 'meetings', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'disinfo-warning', 'campaign-copy', 'sending', 'policy-chatbot', 'multilingual', 'empathy-simulator', 'question-anticipation', 'candidate-briefings', 'coaching-debate', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'regulatory-monitor', 'compliance', 'accountability'],
     volunteer: ['knowledge-base', 'volunteers', 'events', 'canvassing', 'local-issues', 'call-intelligence', 'policy-chatbot', 'multilingual'],
-    readonly: ['knowledge-base', 'volunteers', 'events', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'campaign-copy', 'sending', 'empathy-simulator', 'question-anticipation', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'accountability']
+    readonly: ['knowledge-base', 'people', 'volunteers', 'events', 'fundraising', 'sentiment-monitor', 'narrative-contagion', 'media-monitor', 'local-issues', 'call-intelligence', 'campaign-copy', 'sending', 'empathy-simulator', 'question-anticipation', 'opposition-research', 'coalition-detector', 'faction-mapper', 'policy-diff', 'accountability']
   }, 'the navigation each role sees')
 })

@@ -12,6 +12,7 @@ import { DONATION_VIEW, DONOR_VIEW } from '../../people.js'
 import type { Role } from '../../roles.js'
 import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type ElectionKind, type Elections } from './elections.js'
 import { calendarDay } from '../kit.js'
+import type { PeopleDirectory } from '../people/directory.js'
 import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
 
 export interface Donor {
@@ -361,7 +362,8 @@ const RefundArgs = Type.Object({
   reason: Reason
 }, { additionalProperties: false })
 
-export function fundraisingFunctions (fundraising: Fundraising): ModuleFunction[] {
+/** The module's functions; a donor is also one of the campaign's people, with the donor role. */
+export function fundraisingFunctions (fundraising: Fundraising, people: PeopleDirectory): ModuleFunction[] {
   const shown = ({ election_total_cents: election, remaining_cents: remaining, cycle_total_cents: cycle, ...donation }: DonationOutcome, role: Role | undefined): object =>
     ({ ...DONATION_VIEW.show(donation, role), election_total_cents: election, remaining_cents: remaining, cycle_total_cents: cycle })
   const rules = (): { limit_cents: number, itemize_above_cents: number, election: Election | null } => ({ limit_cents: fundraising.limitCents, itemize_above_cents: fundraising.itemizeAboveCents, election: fundraising.elections.nextOn(today()) ?? null })
@@ -387,9 +389,11 @@ export function fundraisingFunctions (fundraising: Fundraising): ModuleFunction[
     moduleFunction({
       name: 'record-donation',
       args: RecordArgs,
-      handler: async (args, { session }) => shown(await fundraising.record({
-        ...args, received_on: receivedOn('received_on', args.received_on ?? today()), election: args.election ?? null
-      }, session?.email ?? ''), session?.role)
+      handler: async (args, { session }) => {
+        const outcome = await fundraising.record({ ...args, received_on: receivedOn('received_on', args.received_on ?? today()), election: args.election ?? null }, session?.email ?? '')
+        await people.ensure({ name: args.donor_name, email: args.donor_email }, 'donor', session?.email ?? '')
+        return shown(outcome, session?.role)
+      }
     }),
     moduleFunction({
       name: 'correct-donation',

@@ -43,6 +43,8 @@ import { manifest as narrativeContagion } from '../../modules/narrative-contagio
 import { NarrativeContagionPage } from '../../modules/narrative-contagion/page.js'
 import { manifest as oppositionResearch } from '../../modules/opposition-research/manifest.js'
 import { OppositionResearchPage } from '../../modules/opposition-research/page.js'
+import { manifest as people } from '../../modules/people/manifest.js'
+import { PeoplePage } from '../../modules/people/page.js'
 import { manifest as policyChatbot } from '../../modules/policy-chatbot/manifest.js'
 import { PolicyChatbotPage } from '../../modules/policy-chatbot/page.js'
 import { manifest as policyDiff } from '../../modules/policy-diff/manifest.js'
@@ -73,6 +75,7 @@ const BY_MANIFEST: ReadonlyArray<readonly [ModuleManifest, ModulePageComponent]>
   [disinfoWarning, DisinfoWarningPage],
   [empathySimulator, EmpathySimulatorPage],
   [events, EventsPage],
+  [people, PeoplePage],
   [factionMapper, FactionMapperPage],
   [fundraising, FundraisingPage],
   [knowledgeBase, KnowledgeBasePage],
