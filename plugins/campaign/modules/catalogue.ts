@@ -71,7 +71,7 @@ type Factory = (kit: ModuleKit) => ModuleFunction[]
 const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [knowledgeBase, kit => knowledgeBaseFunctions(kit.kb)],
   [people, kit => peopleFunctions(kit)],
-  [volunteers, kit => volunteerFunctions(kit.store, kit.events)],
+  [volunteers, kit => volunteerFunctions(kit.store, kit.events, kit.people)],
   [events, kit => eventFunctions(kit.events)],
   [canvassing, canvassingFunctions],
   [fundraising, kit => fundraisingFunctions(kit.fundraising, kit.people)],

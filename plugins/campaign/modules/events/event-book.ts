@@ -97,11 +97,11 @@ export interface Attendance { person_id: string, name: string, attended: number,
 /** What the book needs of the people directory. */
 export type EventPeople = Pick<PeopleDirectory, 'get' | 'byEmail' | 'ensure' | 'noteActivity'>
 
-/** One message to several people (the sending module's Messenger): it honours consent and suppression itself. */
+/** One message to several people (the sending module's Messenger): a reminder is transactional (no campaign consent needed), and do-not-contact and suppression hold. */
 export interface ReminderMessenger {
   /** Whether the channel is configured (reminders wait while e-mail is off). */
   enabled?(channel: 'email'): boolean
-  send(message: { channel: 'email', subject: string, body: string, purpose: string }, recipients: Person[], by: string): Promise<{ send_id: string, sent: unknown, failed: unknown, skipped: unknown }>
+  send(message: { channel: 'email', subject: string, body: string, purpose: string, transactional: boolean }, recipients: Person[], by: string): Promise<{ send_id: string, sent: unknown, failed: unknown, skipped: unknown }>
 }
 
 /** What one reminder run sent for one shift. */
@@ -407,7 +407,7 @@ export class EventBook {
       const recipients = (await Promise.all(claimed.ids.map(async id => await this.people.get(id)))).filter((p): p is Person => p !== undefined)
       const run: ReminderSent = { shift_id: shift.shift_id, event_id: shift.event_id, title, starts_at: shift.starts_at, person_ids: claimed.ids, send_id: null, sent: 0, failed: 0, skipped: 0 }
       try {
-        const result = await messenger.send({ channel: 'email', purpose: 'shift-reminder', subject: `Reminder: ${plain(title)}, ${shiftTime(shift)}`, body: reminderBody(event, shift) }, recipients, 'system')
+        const result = await messenger.send({ channel: 'email', purpose: 'shift-reminder', transactional: true, subject: `Reminder: ${plain(title)}, ${shiftTime(shift)}`, body: reminderBody(event, shift) }, recipients, 'system')
         Object.assign(run, { send_id: result.send_id, sent: result.sent, failed: result.failed, skipped: result.skipped })
         await this.#mark(shift.shift_id, claimed.ids, { state: 'sent', at: now.toISOString(), send_id: result.send_id })
       } catch (err) {

@@ -21,6 +21,11 @@ export interface Outgoing {
   body: string
   /** Why the message is sent (`newsletter`, `shift-reminder`…), kept in the send log. */
   purpose: string
+  /**
+   * About something the person asked for (a reminder of the shift they signed up for): sent without
+   * their consent to campaign messages, but never to someone not to be contacted or suppressed.
+   */
+  transactional?: boolean
 }
 
 export interface SendSummary {
@@ -175,7 +180,7 @@ export class Messenger {
       if (seenPeople.has(person.person_id)) continue
       seenPeople.add(person.person_id)
       const address = addressOf(person, message.channel)
-      const reason = await this.#skipReason(person, message.channel, seenAddresses)
+      const reason = await this.#skipReason(person, message.channel, seenAddresses, message.transactional === true)
       if (reason !== undefined) skipped.push({ person_id: person.person_id, reason, address })
       else {
         seenAddresses.add(address.toLowerCase())
@@ -223,12 +228,12 @@ export class Messenger {
   }
 
   /** Why `person` is not sent to on `channel`, or undefined when they may be. */
-  async #skipReason (person: Person, channel: Channel, seenAddresses: ReadonlySet<string>): Promise<string | undefined> {
+  async #skipReason (person: Person, channel: Channel, seenAddresses: ReadonlySet<string>, transactional: boolean): Promise<string | undefined> {
     const address = addressOf(person, channel)
     if (person.consent.do_not_contact) return 'do not contact'
-    if (!person.consent[channel]) return channel === 'email' ? 'no consent to e-mail' : 'no consent to SMS'
+    if (!transactional && !person.consent[channel]) return channel === 'email' ? 'no consent to e-mail' : 'no consent to SMS'
     if (address === '') return channel === 'email' ? 'no e-mail address' : 'no phone number'
-    if (!this.#people.mayContact(person, channel)) return 'may not be contacted'
+    if (!transactional && !this.#people.mayContact(person, channel)) return 'may not be contacted'
     if (await this.isSuppressed(address)) return 'on the suppression list'
     if (seenAddresses.has(address.toLowerCase())) return 'same address as another recipient'
     return undefined

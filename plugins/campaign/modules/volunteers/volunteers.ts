@@ -11,6 +11,8 @@ import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { VOLUNTEER_VIEW } from '../../people.js'
 import type { CampaignStore } from '../../store/contract.js'
+import type { Role } from '../../roles.js'
+import type { PeopleDirectory } from '../people/directory.js'
 import type { EventBook } from '../events/event-book.js'
 import { volunteerScore, type Place } from './volunteer-score.js'
 
@@ -76,24 +78,30 @@ export function slotsOf (span: { starts_at: string, ends_at: string }): string[]
   return [...slots]
 }
 
-export function volunteerFunctions (store: CampaignStore, events?: EventBook): ModuleFunction[] {
+export function volunteerFunctions (store: CampaignStore, events?: EventBook, people?: PeopleDirectory): ModuleFunction[] {
   const volunteers = store.table<Volunteer>(VOLUNTEERS)
   const all = async (table = volunteers): Promise<Volunteer[]> => (await table.list()).map(({ value }) => value)
+  // One save at a time (across instances too): an e-mail address belongs to one volunteer.
+  const saveVolunteer = async (id: string | undefined, fields: Omit<Volunteer, 'volunteer_id' | 'updated_at'>, role: Role | undefined): Promise<Partial<Volunteer>> => await store.transaction(VOLUNTEERS, async tx => {
+    const table = tx.table<Volunteer>(VOLUNTEERS)
+    if (id !== undefined && !await table.has(id)) throw new NotFound(`no volunteer "${id}"`)
+    const email = fields.email.toLowerCase()
+    const holder = (await all(table)).find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
+    if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`, { code: 'BERTH_EMAIL_TAKEN' })
+    const volunteer: Volunteer = { volunteer_id: id ?? randomUUID(), ...fields, updated_at: new Date().toISOString() }
+    await table.put(volunteer.volunteer_id, volunteer)
+    return VOLUNTEER_VIEW.show(volunteer, role)
+  })
   return [
     moduleFunction({
       name: 'save-volunteer',
       args: SaveArgs,
-      // One save at a time (across instances too): an e-mail address belongs to one volunteer.
-      handler: async ({ volunteer_id: id, ...fields }, { session }) => await store.transaction(VOLUNTEERS, async tx => {
-        const table = tx.table<Volunteer>(VOLUNTEERS)
-        if (id !== undefined && !await table.has(id)) throw new NotFound(`no volunteer "${id}"`)
-        const email = fields.email.toLowerCase()
-        const holder = (await all(table)).find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
-        if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`, { code: 'BERTH_EMAIL_TAKEN' })
-        const volunteer: Volunteer = { volunteer_id: id ?? randomUUID(), ...fields, updated_at: new Date().toISOString() }
-        await table.put(volunteer.volunteer_id, volunteer)
-        return VOLUNTEER_VIEW.show(volunteer, session?.role)
-      })
+      handler: async ({ volunteer_id: id, ...fields }, { session }) => {
+        const saved = await saveVolunteer(id, fields, session?.role)
+        // A volunteer is one of the campaign's people, with the volunteer role.
+        await people?.ensure({ name: fields.name, email: fields.email }, 'volunteer', session?.email ?? '')
+        return saved
+      }
     }),
     moduleFunction({
       name: 'list-volunteers',

@@ -106,8 +106,10 @@ t.test('people through the API', async t => {
     const gifts = await call<Report>('import-csv', { kind: 'donations', dry_run: false, csv: 'name,email,amount,date,address,occupation,employer\nDora Donor,dora@x.test,"$1,000.00",2026-01-05,1 Main St,Nurse,City Hospital\nDora Donor,dora@x.test,950,2026-01-06,,,\nZed,zed@x.test,-5,2026-01-06,,,\n' })
     t.match(gifts, { created: 1, failed: 2 })
     t.match(gifts.errors, [{ row: 3, message: /limit/ }, { row: 4, message: /positive/ }], 'the contribution limit is checked per row')
+    await call('save-volunteer', { name: 'Walt Both', email: 'walt@x.test', location: { lat: 52.5, lon: 13.4 } })
+    await call('record-donation', { donor_name: 'Walt Both', donor_email: 'WALT@x.test', amount_cents: 5000 })
     const roles = Object.fromEntries((await call<{ people: Person[] }>('list-people', { filter: { roles: ['volunteer', 'donor'] } })).people.map(p => [p.name, p.roles]))
-    t.same(roles, { 'Dora Donor': ['donor'], 'Val Vee': ['volunteer'] })
+    t.same(roles, { 'Dora Donor': ['donor'], 'Val Vee': ['volunteer'], 'Walt Both': ['donor', 'volunteer'] }, 'volunteers and donors saved through their modules are people too')
   })
 
   await t.test('exports stream each role\'s fields, and read back in', async t => {
@@ -142,7 +144,7 @@ t.test('people through the API', async t => {
     const deleted = (await call<{ entries: AuditEntry[] }>('audit-log', { table: 'people', limit: 1 }, admin)).entries[0]
     t.match(deleted, { function: 'delete-person', change: 'delete', key: cy.person_id, before: { name: 'Cy Young' }, after: null })
     const donation = (await call<{ entries: AuditEntry[] }>('audit-log', { table: 'donations', limit: 5 }, admin)).entries
-    t.match(donation, [{ function: 'import-csv', change: 'create', after: { amount_cents: 100000 } }])
+    t.match(donation, [{ function: 'record-donation', change: 'create', after: { amount_cents: 5000 } }, { function: 'import-csv', change: 'create', after: { amount_cents: 100000 } }])
     const page = await call<{ entries: AuditEntry[], next_cursor: string }>('audit-log', { limit: 2 }, admin)
     const next = await call<{ entries: AuditEntry[] }>('audit-log', { limit: 2, cursor: page.next_cursor }, admin)
     t.equal(new Set([...page.entries, ...next.entries].map(e => JSON.stringify(e))).size, 4, 'pages do not overlap')

@@ -267,6 +267,25 @@ t.test('e-mail and SMS through real servers', async t => {
     t.equal(first.items[0].channel, 'sms', 'the latest send first')
   })
 
+  await t.test('a shift reminder reaches the volunteer who signed up, once, without campaign consent', async t => {
+    const before = mail.received.length
+    const startsAt = new Date(Date.now() + 3 * 3_600_000)
+    const event = await call<{ shifts: Array<{ shift_id: string }> }>('save-event', { title: 'Library canvass', location: { text: 'Main library', lat: 37.77, lon: -122.42 }, shifts: [{ starts_at: startsAt.toISOString(), ends_at: new Date(startsAt.getTime() + 7_200_000).toISOString(), capacity: 4 }] })
+    const volunteer = await login('volunteer')
+    await call('rsvp-shift', { shift_id: event.shifts[0].shift_id }, volunteer)
+    const blocked = await call<{ person_id: string }>('rsvp-shift', { shift_id: event.shifts[0].shift_id, person: { name: 'Nope Nobody', email: 'nope@example.test' } })
+    await call('save-person', { person_id: blocked.person_id, name: 'Nope Nobody', consent: { do_not_contact: true } })
+    const run = await call<{ sent: Array<{ sent: number, skipped: unknown[] }> }>('send-shift-reminders', {})
+    t.match(run.sent, [{ sent: 1, skipped: [{ reason: 'do not contact' }] }])
+    const reminder = mail.received.slice(before)
+    t.equal(reminder.length, 1)
+    t.match(reminder[0].subject, /^Reminder: Library canvass/)
+    t.equal(reminder[0].to !== undefined && !Array.isArray(reminder[0].to) ? reminder[0].to.value[0].address : '', 'volunteer@campaign.test', 'the volunteer who signed up, who never gave campaign e-mail consent')
+    t.match(header(reminder[0], 'list-unsubscribe'), /unsubscribe/, 'still with its unsubscribe link')
+    t.same((await call<{ sent: unknown[] }>('send-shift-reminders', {})).sent, [], 'a second run sends nothing')
+    t.equal(mail.received.length, before + 1)
+  })
+
   await t.test('the SMTP server gone: each recipient failed with the error, and the call answers', async t => {
     await mail.stop()
     const summary = await call<Summary>('send-email', { person_ids: [ben.person_id, cara.person_id], subject: 'Hi', body: 'Hello {{name}}' })

@@ -1,0 +1,167 @@
+// The people and admin pages in headless Chromium, at 1280 px and at 390 px (one browser): staff add a
+// person through the form, open their detail (household, history), import a CSV file through the file
+// input (a dry run's mapping and row problems, then the import), merge a likely duplicate and download
+// the Export CSV link; readonly see names without e-mail addresses and no Add or Import cards; a
+// volunteer has no People in the navigation; an admin makes an API token whose secret is shown once,
+// calls a server function with it, revokes it (then 401), and reads the audit log and its export.
+// On the phone no page scrolls sideways.
+import t, { type Test } from 'tap'
+import type { Page } from 'playwright-core'
+import type { DevUser } from '../../../plugins/dev-idp/users.js'
+import { callServerFunction } from '../../../plugins/campaign/client.js'
+import { builtUi, signIn } from '../../support/campaign-browser.js'
+import { campaignKernel, scriptedLogin, statusOf } from '../../support/campaign.js'
+import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { requireComponent } from '../../support/component.js'
+
+const SIZES = [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 390, height: 844 }] as const
+
+/** Sign out through the app and the IDP's confirmation, back to the sign-in form. */
+async function signOut (page: Page): Promise<void> {
+  const menu = page.locator('button.menu')
+  if (await menu.isVisible()) await menu.click()
+  await page.click('a.signout')
+  await page.waitForSelector('button[name="logout"]')
+  await page.click('button[name="logout"]')
+  await page.waitForSelector('form input[name="username"]')
+}
+
+async function noSidewaysScroll (t: Test, page: Page, where: string): Promise<void> {
+  const [width, scroll] = await page.evaluate('[innerWidth, document.documentElement.scrollWidth]') as number[]
+  t.ok(scroll <= width, `${where}: no sideways scrolling (${scroll} ≤ ${width})`)
+}
+
+/** The cells of a table's body rows, as text. */
+const rowsOf = async (page: Page, table: string): Promise<string[][]> =>
+  await page.$$eval(`${table} tbody tr`, rows => rows.map(row => [...row.querySelectorAll('td')].map(td => (td.textContent ?? '').trim())))
+
+/** A card by its heading. */
+const card = (page: Page, title: string) => page.locator('section.card', { has: page.locator('h2', { hasText: title }) })
+
+const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
+if (executablePath !== undefined) {
+  t.test('staff add and import people, readonly see them without contacts, an admin manages API tokens and reads the audit log', async t => {
+    await builtUi()
+    const kernel = await campaignKernel(t)
+    const app = kernel.url('app')
+    const users = kernel.service('campaign').devIdp?.users ?? []
+    const user = (role: string): DevUser => users.find(u => u.role === role) as DevUser
+    const { cookie } = await scriptedLogin(app, user('staff'))
+    const call = async <T>(name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl: app, headers: { cookie } })
+    const browser = await headlessBrowser(t, executablePath)
+    const page = await browser.newPage()
+
+    for (const [i, size] of SIZES.entries()) {
+      await t.test(size.name, async t => {
+        await page.setViewportSize({ width: size.width, height: size.height })
+        const tag = `(${size.name})`
+        const address = `${12 + 2 * i} Elm Street`
+        const alma = `Alma Adder ${tag}`
+        const almaEmail = `alma.${size.name}@example.org`
+        const housemate = `Hugo Housemate ${tag}`
+        await call('save-person', { name: housemate, address, postcode: '10115', city: 'Springfield' })
+
+        // Staff: add a person, see them listed, open their detail.
+        await signIn(page, app, user('staff'), '/people')
+        await page.waitForSelector(`[data-testid="people"] tbody tr:has-text("${housemate}")`)
+        const add = card(page, 'Add a person')
+        await add.locator('input[name="name"]').fill(alma)
+        await add.locator('input[name="email"]').fill(almaEmail)
+        await add.locator('input[name="phone"]').fill(`+1 555 010 ${1000 + i}`)
+        await add.locator('input[name="address"]').fill(address.toUpperCase())
+        await add.locator('input[name="city"]').fill('Springfield')
+        await add.locator('input[name="postcode"]').fill('10115')
+        await add.locator('input[name="tags"]').fill('housing, canvasser')
+        await add.locator('input[name="consent_email"]').check()
+        await add.locator('button[type="submit"]').click()
+        const almaRow = `[data-testid="people"] tbody tr:has-text("${alma}")`
+        await page.waitForSelector(almaRow)
+        t.match(await page.textContent(almaRow), almaEmail, 'listed with the e-mail address')
+        t.equal(await add.locator('input[name="name"]').inputValue(), '', 'the form is emptied')
+        await page.click(`${almaRow} button.link`)
+        await page.waitForSelector('[data-testid="person-detail"]')
+        const facts = await page.$$eval('[data-testid="person-detail"] dt', dts => Object.fromEntries(dts.map(dt => [dt.textContent, dt.nextElementSibling?.textContent])))
+        t.match(facts, { City: 'Springfield', Tags: 'housing, canvasser', 'E-mail': almaEmail, Consent: 'e-mail', Household: housemate }, 'the detail with the household at the same address')
+        t.match(await rowsOf(page, '[data-testid="person-history"]'), [['', 'staff@campaign.test', 'save-person (create)']], 'the history: created with save-person')
+        await noSidewaysScroll(t, page, 'a person\'s detail')
+
+        // Import a CSV file: a dry run shows the mapping and the row problems, then the import.
+        const csv = [
+          'First name,Last name,Email,Phone,City,Tags,Favourite colour',
+          `Ida,Importer ${tag},ida.${size.name}@example.org,,Springfield,"housing; transit",green`,
+          `Bad,Row ${tag},not-an-address,,Springfield,,`,
+          `Jon,Importer ${tag},jon.${size.name}@example.org,,Shelbyville,transit,`,
+          `Alma,Adder ${tag},alma.other.${size.name}@example.org,,Springfield,,`
+        ].join('\r\n')
+        await page.setInputFiles('input[name="file"]', { name: 'people.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) })
+        await page.waitForSelector('[data-testid="import-report"]')
+        t.match(await page.textContent('[data-testid="import-report"] p'), /Dry run: nothing written yet\.[\s\S]*4 rows: 3 new, 0 matched[\s\S]*1 with problems/)
+        t.same(await rowsOf(page, '[data-testid="import-mapping"]'), [
+          ['First name', 'first_name'], ['Last name', 'last_name'], ['Email', 'email'], ['Phone', 'phone'],
+          ['City', 'city'], ['Tags', 'tags'], ['Favourite colour', 'custom:favourite_colour']
+        ], 'the mapping suggested from the header')
+        t.same(await page.$$eval('[data-testid="import-report"] ul.problems li', lis => lis.map(li => li.textContent)),
+          ['Row 3: email "not-an-address" is not an e-mail address'], 'the bad row, by its number in the file')
+        t.equal(await page.locator(`[data-testid="people"] tbody tr:has-text("Ida Importer ${tag}")`).count(), 0, 'a dry run writes nothing')
+        await noSidewaysScroll(t, page, 'the import\'s dry run')
+        await page.click('[data-testid="import-report"] button:has-text("Import 3 rows")')
+        await page.waitForSelector('[data-testid="import-report"] p:has-text("Imported.")')
+        for (const name of [`Ida Importer ${tag}`, `Jon Importer ${tag}`]) await page.waitForSelector(`[data-testid="people"] tbody tr:has-text("${name}")`)
+        t.match(await page.textContent(`[data-testid="people"] tbody tr:has-text("Ida Importer ${tag}")`), /ida\.\w+@example\.org[\s\S]*Springfield[\s\S]*housing, transit/)
+        t.equal(await page.locator(`[data-testid="people"] tbody tr:has-text("Row ${tag}")`).count(), 0, 'the bad row is left out')
+
+        // The two Almas are likely one person: merged into the first.
+        await page.click('button:has-text("Find duplicates")')
+        const group = `[data-testid="duplicates"] li:has-text("${alma}")`
+        await page.waitForSelector(group)
+        t.match(await page.textContent(group), `${alma} (${almaEmail}) · ${alma} (alma.other.${size.name}@example.org)`)
+        await page.click(`${group} button:has-text("Merge into the first")`)
+        await page.waitForSelector(group, { state: 'detached' })
+        await page.waitForFunction(`document.querySelectorAll('[data-testid="people"] tbody tr').length > 0 && [...document.querySelectorAll('[data-testid="people"] tbody tr')].filter(tr => tr.textContent.includes(${JSON.stringify(alma)})).length === 1`)
+        t.pass('one Alma is left')
+
+        // A search finds the imported ones only.
+        await page.fill('input[name="search"]', `Importer ${tag}`)
+        await page.click('button:has-text("Find")')
+        await page.waitForFunction(`document.querySelector('[data-testid="people-total"]').textContent.startsWith('2 people')`)
+        t.same((await rowsOf(page, '[data-testid="people"]')).map(row => row[0].split('\n')[0]).sort(), [], 'placeholder')
+        await noSidewaysScroll(t, page, 'the people list after the import')
+
+        // The Export CSV link downloads everyone (the search does not narrow it), with contact fields for staff.
+        const href = await page.getAttribute('[data-testid="people-total"] a', 'href') as string
+        t.equal(href, '/export/people')
+        const exported = await page.request.get(new URL(href, app).href)
+        t.equal(exported.status(), 200)
+        t.match(exported.headers()['content-type'], /^text\/csv/)
+        const text = await exported.text()
+        t.match(text.split('\n')[0], /person_id,name,.*email/, 'a header with the contact fields')
+        t.match(text, new RegExp(`${alma}.*${almaEmail}`), 'Alma with her e-mail address')
+        t.match(text, `Ida Importer ${tag}`)
+        await signOut(page)
+
+        // Readonly: names, no e-mail addresses, no Add or Import; the export without contact fields.
+        await signIn(page, app, user('readonly'), '/people')
+        await page.waitForSelector(almaRow)
+        t.notMatch(await page.textContent('[data-testid="people"]'), '@', 'no e-mail address in the list')
+        t.equal(await card(page, 'Add a person').count(), 0, 'no Add a person')
+        t.equal(await card(page, 'Import a CSV file').count(), 0, 'no Import a CSV file')
+        t.equal(await card(page, 'Likely duplicates').count(), 0, 'no Likely duplicates')
+        await page.click(`${almaRow} button.link`)
+        await page.waitForSelector('[data-testid="person-detail"]')
+        t.notMatch(await page.textContent('[data-testid="person-detail"]'), /E-mail|@|Address/, 'no contact fields in the detail')
+        t.equal(await page.locator('[data-testid="person-history"]').count(), 0, 'no history')
+        const readonlyCsv = await (await page.request.get(new URL('/export/people', app).href)).text()
+        t.match(readonlyCsv, alma)
+        t.notMatch(readonlyCsv, '@', 'no e-mail addresses in their export')
+        await noSidewaysScroll(t, page, 'people for readonly')
+        await signOut(page)
+
+        // A volunteer: no People in the navigation.
+        await signIn(page, app, user('volunteer'), '/')
+        t.ok(await page.locator('nav#modules a[data-module]').count() > 0, 'a volunteer has modules')
+        t.equal(await page.locator('nav#modules a[data-module="people"]').count(), 0, 'but not People')
+        await signOut(page)
+      })
+    }
+  })
+}
