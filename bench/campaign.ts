@@ -5,6 +5,9 @@
 // analyze-article on a 2,000-word article, and ingest-posts throughput (batches of 500); beside them,
 // the floor (reading the posts through the store in the server's process) and, on PostgreSQL, the
 // search the knowledge base could have used instead: full-text search in SQL over the same passages.
+// The CSV round trip of BENCH_PEOPLE people: import-csv of a fresh file each run (rows/s, with
+// csv-parse alone on the same file as the floor) and the streamed /export/people (rows/s, and the
+// heap the export adds at its peak, measured again once the store holds every run's people).
 // Each latency is measured BENCH_RUNS times; the table gives the median p50 and p99 of the runs.
 // Run: npm run build && node dist/bench/campaign.js   (BENCH_POSTS, BENCH_DOCS, BENCH_REQUESTS, BENCH_RUNS
 // bound the work; BENCH_SHARED=0 leaves the shared backends out). Needs Debian's postgresql-15 and
@@ -32,6 +35,7 @@ const REQUESTS = envInt('BENCH_REQUESTS', 200)
 /** Each latency is measured this many times (REQUESTS requests each); the table gives the medians. */
 const RUNS = envInt('BENCH_RUNS', 3)
 const BATCH = 500
+const PEOPLE = envInt('BENCH_PEOPLE', 10_000)
 const SOURCES = ['twitter', 'facebook', 'forum', 'news-comments']
 const PHRASES = [
   'The new transit plan is fantastic, finally someone listens to commuters',
@@ -91,7 +95,55 @@ interface Extra {
 }
 
 /** Everything measured on one pair of backends: `campaignSettings` adds the [campaign] settings that choose them. */
-async function measure (campaignSettings: Record<string, unknown>, extra?: Extra): Promise<{ measures: Measures, ingestRate: number }> {
+interface RoundTrip { importRate: number, parseRate: number, exportRate: number, exportHeapMb: number, exportHeapMbLast: number, storedPeople: number }
+
+/** A people file of `count` rows, every address made unique by `run`. */
+function peopleCsv (run: number, count: number): string {
+  const rows = Array.from({ length: count }, (_, i) => `Person ${run}-${i},p${run}-${i}@bench.test,+1555${String(run).padStart(2, '0')}${String(i).padStart(6, '0')},${i % 900} Main St,City ${i % 40},${10000 + (i % 500)},"volunteer; ward-${i % 12}",${i % 3 === 0 ? 'yes' : 'no'},${i % 7}`)
+  return `name,email,phone,address,city,postcode,tags,email opt-in,custom:score\n${rows.join('\n')}\n`
+}
+
+/** Read an export to its end, counting lines, while sampling the heap: rows/s and the most heap it added (MB). */
+async function timedExport (url: URL, cookie: string): Promise<{ rate: number, heapMb: number }> {
+  global.gc?.()
+  const baseline = process.memoryUsage().heapUsed
+  let peak = baseline
+  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().heapUsed) }, 2)
+  const began = performance.now()
+  const response = await fetch(url, { headers: { cookie } })
+  let lines = 0
+  const decoder = new TextDecoder()
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) lines += decoder.decode(chunk, { stream: true }).split('\n').length - 1
+  const seconds = (performance.now() - began) / 1000
+  clearInterval(sampler)
+  return { rate: (lines - 1) / seconds, heapMb: (peak - baseline) / 1e6 }
+}
+
+async function csvRoundTrip (call: (name: string, args: object) => Promise<unknown>, baseUrl: URL, cookie: string): Promise<RoundTrip> {
+  const { parse } = await import('csv-parse/sync')
+  const imports: number[] = []
+  const parses: number[] = []
+  const exports: number[] = []
+  const heaps: number[] = []
+  let last = 0
+  for (let run = 0; run < RUNS; run++) {
+    const csv = peopleCsv(run, PEOPLE)
+    let began = performance.now()
+    parse(csv, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true })
+    parses.push(PEOPLE / ((performance.now() - began) / 1000))
+    began = performance.now()
+    const report = await call('import-csv', { kind: 'people', csv, dry_run: false }) as { created: number, failed: number }
+    if (report.created !== PEOPLE || report.failed !== 0) throw new Error(`the import made ${report.created} people with ${report.failed} failed rows`)
+    imports.push(PEOPLE / ((performance.now() - began) / 1000))
+    const exported = await timedExport(new URL('/export/people', baseUrl), cookie)
+    exports.push(exported.rate)
+    heaps.push(exported.heapMb)
+    last = exported.heapMb
+  }
+  return { importRate: median(imports), parseRate: median(parses), exportRate: median(exports), exportHeapMb: heaps[0], exportHeapMbLast: last, storedPeople: PEOPLE * RUNS }
+}
+
+async function measure (campaignSettings: Record<string, unknown>, extra?: Extra): Promise<{ measures: Measures, ingestRate: number, roundTrip: RoundTrip }> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-campaign-'))
   const kernel = await createKernel({
     cwd: dir,
@@ -140,13 +192,15 @@ async function measure (campaignSettings: Record<string, unknown>, extra?: Extra
       [`analyze-article, ${text.split(' ').length} words`, Math.min(REQUESTS, 50), async i => await call('analyze-article', { title: 'Bench', outlet: 'bench', text: `Edition ${i}. ${text}` })],
       ...extra?.measures ?? []
     ]
+    const roundTrip = await csvRoundTrip(call, baseUrl, cookie)
     const runs = new Map<string, Array<{ p50: number, p99: number }>>(measures.map(([what]) => [what, []]))
     for (let run = 0; run < RUNS; run++) {
       for (const [what, count, once] of measures) runs.get(what)?.push(await timed(count, once))
     }
     return {
       measures: new Map([...runs].map(([what, results]) => [what, { p50: median(results.map(r => r.p50)), p99: median(results.map(r => r.p99)) }])),
-      ingestRate: median(rates)
+      ingestRate: median(rates),
+      roundTrip
     }
   } finally {
     await kernel.stop()
@@ -195,6 +249,9 @@ async function main (): Promise<void> {
     console.log(markdownTable(['server function', 'default p50 ms', 'default p99 ms', 'Redis + PostgreSQL p50 ms', 'Redis + PostgreSQL p99 ms', 'p99 shared / default'], rows))
     console.log(`\n(medians of ${RUNS} runs of ${REQUESTS} requests each)`)
     console.log(`ingest-posts: median ${Math.round(local.ingestRate)} posts/s on LMDB${shared !== undefined ? `, ${Math.round(shared.ingestRate)} posts/s on PostgreSQL` : ''} (batches of ${BATCH})`)
+    const trip = (name: string, r: RoundTrip): string[] => [name, String(Math.round(r.importRate)), String(Math.round(r.parseRate)), String(Math.round(r.exportRate)), r.exportHeapMb.toFixed(1), `${r.exportHeapMbLast.toFixed(1)} (${r.storedPeople} people)`]
+    console.log(`\nCSV round trip of ${PEOPLE} people (medians of ${RUNS} runs)\n`)
+    console.log(markdownTable(['backend', 'import rows/s', 'csv-parse alone rows/s', 'export rows/s', 'export heap added, first run MB', 'last run MB'], [trip('default (LMDB)', local.roundTrip), ...(shared === undefined ? [] : [trip('PostgreSQL', shared.roundTrip)])]))
   } finally {
     for (const fn of teardowns.reverse()) await fn()
   }

@@ -82,7 +82,7 @@ if (executablePath !== undefined) {
         await page.waitForSelector('[data-testid="person-detail"]')
         const facts = await page.$$eval('[data-testid="person-detail"] dt', dts => Object.fromEntries(dts.map(dt => [dt.textContent, dt.nextElementSibling?.textContent])))
         t.match(facts, { City: 'Springfield', Tags: 'housing, canvasser', 'E-mail': almaEmail, Consent: 'e-mail', Household: housemate }, 'the detail with the household at the same address')
-        t.match(await rowsOf(page, '[data-testid="person-history"]'), [['', 'staff@campaign.test', 'save-person (create)']], 'the history: created with save-person')
+        t.match(await rowsOf(page, '[data-testid="person-history"]'), [[/\d/, 'staff@campaign.test', 'save-person (create)']], 'the history: created with save-person')
         await noSidewaysScroll(t, page, 'a person\'s detail')
 
         // Import a CSV file: a dry run shows the mapping and the row problems, then the import.
@@ -117,14 +117,14 @@ if (executablePath !== undefined) {
         t.match(await page.textContent(group), `${alma} (${almaEmail}) · ${alma} (alma.other.${size.name}@example.org)`)
         await page.click(`${group} button:has-text("Merge into the first")`)
         await page.waitForSelector(group, { state: 'detached' })
-        await page.waitForFunction(`document.querySelectorAll('[data-testid="people"] tbody tr').length > 0 && [...document.querySelectorAll('[data-testid="people"] tbody tr')].filter(tr => tr.textContent.includes(${JSON.stringify(alma)})).length === 1`)
-        t.pass('one Alma is left')
+        await page.waitForSelector(`[data-testid="people"] tbody tr:has-text("alma.other.${size.name}@example.org")`, { state: 'detached' })
+        t.equal(await page.locator(almaRow).count(), 1, 'one Alma is left')
 
         // A search finds the imported ones only.
         await page.fill('input[name="search"]', `Importer ${tag}`)
         await page.click('button:has-text("Find")')
-        await page.waitForFunction(`document.querySelector('[data-testid="people-total"]').textContent.startsWith('2 people')`)
-        t.same((await rowsOf(page, '[data-testid="people"]')).map(row => row[0].split('\n')[0]).sort(), [], 'placeholder')
+        await page.waitForSelector('[data-testid="people-total"]:text-matches("^2 people")')
+        t.same(await page.$$eval('[data-testid="people"] tbody button.link', buttons => buttons.map(b => b.textContent).sort()), [`Ida Importer ${tag}`, `Jon Importer ${tag}`], 'found by name')
         await noSidewaysScroll(t, page, 'the people list after the import')
 
         // The Export CSV link downloads everyone (the search does not narrow it), with contact fields for staff.
