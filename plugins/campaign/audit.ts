@@ -143,11 +143,11 @@ class StandaloneTable<V, K extends TableKey> implements Table<V, K> {
   async list (options?: RangeOptions): Promise<Array<{ key: K, value: V }>> { return await this.#table.list(options) }
 
   async put (key: K, value: V): Promise<void> {
-    await this.#store.transaction(`${this.#name}\0${keyText(key)}`, async tx => { await new AuditedTable<V, K>(tx, this.#name).put(key, value) })
+    await this.#store.transaction(`${this.#name}:${keyText(key)}`, async tx => { await new AuditedTable<V, K>(tx, this.#name).put(key, value) })
   }
 
   async remove (key: K): Promise<void> {
-    await this.#store.transaction(`${this.#name}\0${keyText(key)}`, async tx => { await new AuditedTable<V, K>(tx, this.#name).remove(key) })
+    await this.#store.transaction(`${this.#name}:${keyText(key)}`, async tx => { await new AuditedTable<V, K>(tx, this.#name).remove(key) })
   }
 }
 
@@ -205,7 +205,7 @@ export class AuditLog {
   async historyOf (table: string, keys: readonly string[]): Promise<AuditEntry[]> {
     const ids: string[] = []
     for (const key of keys) {
-      for await (const entry of this.#byRecord.range({ start: [table, key], end: [table, `${key}\0`] })) ids.push(entry.key[2])
+      for await (const entry of this.#byRecord.range({ start: [table, key], end: [table, key, '\uffff'] })) ids.push(entry.key[2])
     }
     const entries = await Promise.all(ids.sort().map(async id => await this.#entries.get(id)))
     return entries.filter((entry): entry is AuditEntry => entry !== undefined)

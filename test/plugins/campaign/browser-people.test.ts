@@ -123,6 +123,7 @@ if (executablePath !== undefined) {
         // A search finds the imported ones only.
         await page.fill('input[name="search"]', `Importer ${tag}`)
         await page.click('button:has-text("Find")')
+        await page.waitForTimeout(2000); t.comment(await page.textContent('[data-testid="people-total"]'), await page.inputValue('input[name="search"]'), await page.textContent('main'))
         await page.waitForSelector('[data-testid="people-total"]:text-matches("^2 people")')
         t.same(await page.$$eval('[data-testid="people"] tbody button.link', buttons => buttons.map(b => b.textContent).sort()), [`Ida Importer ${tag}`, `Jon Importer ${tag}`], 'found by name')
         await noSidewaysScroll(t, page, 'the people list after the import')
