@@ -54,6 +54,7 @@ if (executablePath !== undefined) {
     for (const [i, size] of SIZES.entries()) {
       await t.test(size.name, async t => {
         await page.setViewportSize({ width: size.width, height: size.height })
+        await browser.clearCookies()
         const tag = `(${size.name})`
         const address = `${12 + 2 * i} Elm Street`
         const alma = `Alma Adder ${tag}`
@@ -93,8 +94,13 @@ if (executablePath !== undefined) {
           `Jon,Importer ${tag},jon.${size.name}@example.org,,Shelbyville,transit,`,
           `Alma,Adder ${tag},alma.other.${size.name}@example.org,,Springfield,,`
         ].join('\r\n')
+        await page.selectOption('select[name="kind"]', 'volunteers')
         await page.setInputFiles('input[name="file"]', { name: 'people.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) })
         await page.waitForSelector('[data-testid="import-report"]')
+        t.match(await page.textContent('[data-testid="import-report"] p'), /4 rows: 0 new[\s\S]*4 with problems/, 'as volunteers, no row has a place')
+        t.match(await rowsOf(page, '[data-testid="import-mapping"]'), [['First name', 'left out']], 'nor a name column')
+        await page.selectOption('select[name="kind"]', 'people')
+        await page.waitForSelector('[data-testid="import-report"] p:has-text("3 new")')
         t.match(await page.textContent('[data-testid="import-report"] p'), /Dry run: nothing written yet\.[\s\S]*4 rows: 3 new, 0 matched[\s\S]*1 with problems/)
         t.same(await rowsOf(page, '[data-testid="import-mapping"]'), [
           ['First name', 'first_name'], ['Last name', 'last_name'], ['Email', 'email'], ['Phone', 'phone'],
@@ -123,7 +129,6 @@ if (executablePath !== undefined) {
         // A search finds the imported ones only.
         await page.fill('input[name="search"]', `Importer ${tag}`)
         await page.click('button:has-text("Find")')
-        await page.waitForTimeout(2000); t.comment(await page.textContent('[data-testid="people-total"]'), await page.inputValue('input[name="search"]'), await page.textContent('main'))
         await page.waitForSelector('[data-testid="people-total"]:text-matches("^2 people")')
         t.same(await page.$$eval('[data-testid="people"] tbody button.link', buttons => buttons.map(b => b.textContent).sort()), [`Ida Importer ${tag}`, `Jon Importer ${tag}`], 'found by name')
         await noSidewaysScroll(t, page, 'the people list after the import')
@@ -161,6 +166,54 @@ if (executablePath !== undefined) {
         await signIn(page, app, user('volunteer'), '/')
         t.ok(await page.locator('nav#modules a[data-module]').count() > 0, 'a volunteer has modules')
         t.equal(await page.locator('nav#modules a[data-module="people"]').count(), 0, 'but not People')
+        await signOut(page)
+
+        // An admin: an API token for readonly, its secret shown once, used from outside, revoked; the audit log.
+        await signIn(page, app, user('admin'), '/admin')
+        await page.waitForSelector('[data-testid="audit"] tbody tr')
+        const tokens = card(page, 'API tokens')
+        const name = `Reporting ${tag}`
+        await tokens.locator('input[name="name"]').fill(name)
+        await tokens.locator('select[name="role"]').selectOption('readonly')
+        await tokens.locator('button:has-text("Create token")').click()
+        await page.waitForSelector('[data-testid="new-token"] .secret')
+        const secret = (await page.textContent('[data-testid="new-token"] .secret') ?? '').trim()
+        t.match(secret, /^bct_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/, 'the secret is shown')
+        const row = `[data-testid="tokens"] tbody tr:has-text("${name}")`
+        await page.waitForSelector(row)
+        t.match(await rowsOf(page, row), [[name, 'readonly', /\d/, 'admin@campaign.test', 'Revoke']])
+        t.notMatch(await page.textContent('[data-testid="tokens"]'), secret.slice(-43), 'the table never shows it')
+        await noSidewaysScroll(t, page, 'a new API token')
+        const bearer = async (): Promise<{ people: Array<Record<string, unknown>> }> => await callServerFunction('list-people', {}, { baseUrl: app, headers: { authorization: `Bearer ${secret}` } })
+        const listed = await bearer()
+        t.ok(listed.people.some(p => p.name === alma), 'the token lists people')
+        t.notOk(listed.people.some(p => 'email' in p), 'as readonly: without e-mail addresses')
+        await page.click(`${row} button:has-text("Revoke")`)
+        await page.waitForSelector(row, { state: 'detached' })
+        t.equal(await statusOf(bearer()), 401, 'revoked: refused')
+
+        await page.reload()
+        await page.waitForSelector('[data-testid="audit"] tbody tr')
+        t.equal(await page.locator('[data-testid="new-token"]').count(), 0, 'the secret is not shown again')
+        t.notMatch(await page.textContent('body'), secret.slice(-43))
+        const audit = await rowsOf(page, '[data-testid="audit"]')
+        t.ok(audit.some(([, by, fn, record]) => by === 'staff@campaign.test (staff)' && fn === 'save-person' && record.startsWith('people ')), 'the staff\'s save-person')
+        t.ok(audit.some(([, by, fn, record]) => by === 'admin@campaign.test (admin)' && fn === 'admin-create-api-token' && record.startsWith('api-tokens ')), 'the token made')
+        t.ok(audit.some(([, , fn, , change]) => fn === 'admin-revoke-api-token' && change === 'delete'), 'and revoked')
+        await page.fill('input[name="table"]', 'api-tokens')
+        await page.click('button:has-text("Show")')
+        await page.waitForSelector('[data-testid="audit"] tbody tr:has-text("people ")', { state: 'detached' })
+        const only = await rowsOf(page, '[data-testid="audit"]')
+        t.ok(only.length >= 2 && only.every(([, , , record]) => record.startsWith('api-tokens ')), `only the api-tokens table (${only.length} entries)`)
+        await noSidewaysScroll(t, page, 'the audit log')
+        const auditHref = await page.getAttribute('a:has-text("Export CSV")', 'href') as string
+        t.equal(auditHref, '/export/audit?table=api-tokens')
+        const auditCsv = await page.request.get(new URL(auditHref, app).href)
+        t.equal(auditCsv.status(), 200)
+        const auditText = await auditCsv.text()
+        t.match(auditText, new RegExp(`admin-create-api-token,api-tokens,.*${name}`), 'the export has the token made')
+        t.notMatch(auditText, /save-person/, 'and only that table')
+        t.notMatch(auditText, secret.slice(-43), 'never its secret')
         await signOut(page)
       })
     }

@@ -37,6 +37,7 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'save-volunteer': STAFF,
   'list-volunteers': VIEWERS,
   'volunteer-detail': VIEWERS,
+  'delete-volunteer': STAFF,
   'match-volunteer': VIEWERS,
   'save-event': STAFF,
   'list-events': VIEWERS,
@@ -125,6 +126,7 @@ t.test('role × server function', async t => {
   const doomed = await perRole(async role => (await call('save-person', { name: `Doomed ${role}` }, 'admin') as { person_id: string }).person_id)
   const twins = await perRole(async role => (await call('save-person', { name: `Twin ${role}` }, 'admin') as { person_id: string }).person_id)
   const lists = await perRole(async role => (await call('save-list', { name: `List ${role}`, filter: {} }, 'admin') as { list_id: string }).list_id)
+  const leaving = await perRole(async role => (await call('save-volunteer', { name: `Leaving ${role}`, email: `leaving-${role}@x.test`, location: place }, 'admin') as { volunteer_id: string }).volunteer_id)
   const revocable = await call('admin-create-api-token', { name: 'matrix', role: 'readonly' }, 'admin') as { id: string }
   const args: Record<string, object | ((role: Role) => object)> = {
     'check-auth': {},
@@ -150,6 +152,7 @@ t.test('role × server function', async t => {
     'save-volunteer': role => ({ name: 'Sam', email: `sam-${role}@x.test`, location: place }),
     'list-volunteers': {},
     'volunteer-detail': { volunteer_id: volunteer.volunteer_id },
+    'delete-volunteer': role => ({ volunteer_id: leaving[role] }),
     'match-volunteer': { skills: ['canvassing'], location: place },
     'save-event': { title: 'Canvass', location: { text: 'Hall', ...place } },
     'list-events': {},

@@ -171,6 +171,15 @@ export class PeopleDirectory {
     })
   }
 
+  /** The person with this e-mail address loses `role` (a volunteer taken off the roster); nothing when there is none. */
+  async dropRole (email: string, role: PersonRole, _by: string): Promise<void> {
+    await this.#store.transaction(SUBJECT, async tx => {
+      const tables = tablesOf(tx)
+      const person = await this.byEmail(email, tables)
+      if (person !== undefined && person.roles.includes(role)) await tables.people.put(person.person_id, { ...person, roles: person.roles.filter(r => r !== role), updated_at: new Date().toISOString() })
+    })
+  }
+
   async noteActivity (personId: string, at: string): Promise<void> {
     await this.#store.transaction(SUBJECT, async tx => {
       const tables = tablesOf(tx)

@@ -36,8 +36,11 @@ export function PeoplePage ({ auth }: { auth: AuthInfo }) {
           e.preventDefault()
           const form = e.currentTarget
           const tags = words(formValue(form, 'tags'))
+          const search = formValue(form, 'search')
           const listId = formValue(form, 'list_id')
-          void refresh({ list_id: listId === '' ? undefined : listId, filter: { search: formValue(form, 'search') || undefined, tags: tags.length === 0 ? undefined : tags } })
+          // Fields left out rather than undefined: the CBOR body has no undefined.
+          const filter = { ...(search !== '' && { search }), ...(tags.length > 0 && { tags }) }
+          void refresh(listId === '' ? { filter } : { list_id: listId, filter })
         }}>
           <Field label="Name, e-mail or phone"><input name="search" type="search" /></Field>
           <Field label="Tags (all of them)"><input name="tags" placeholder="housing, canvasser" /></Field>
@@ -136,7 +139,13 @@ export function PeoplePage ({ auth }: { auth: AuthInfo }) {
             if (file !== undefined) void importer.run({ ...file, mapping: importer.data?.mapping, dry_run: true })
           }}>
             <Field label="What the file holds">
-              <select name="kind" onChange={e => { setFile(file === undefined ? undefined : { ...file, kind: e.currentTarget.value }) }}>{KINDS.map(k => <option key={k} value={k}>{k}</option>)}</select>
+              <select name="kind" onChange={e => {
+                if (file === undefined) return
+                // Another kind: a fresh dry run, its mapping suggested again from the header.
+                const next = { ...file, kind: e.currentTarget.value }
+                setFile(next)
+                void importer.run({ ...next, dry_run: true })
+              }}>{KINDS.map(k => <option key={k} value={k}>{k}</option>)}</select>
             </Field>
             <Field label="File"><input name="file" type="file" accept=".csv,text/csv" onChange={e => {
               const input = e.currentTarget

@@ -8,6 +8,7 @@ export const manifest: ModuleManifest = {
   group: 'Organise',
   functions: {
     'save-volunteer': ['staff'],
+    'delete-volunteer': ['staff'],
     'list-volunteers': ['staff', 'volunteer', 'readonly'],
     'volunteer-detail': ['staff', 'volunteer', 'readonly'],
     'match-volunteer': ['staff', 'volunteer', 'readonly']

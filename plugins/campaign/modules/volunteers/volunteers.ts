@@ -114,6 +114,22 @@ export function volunteerFunctions (store: CampaignStore, events?: EventBook, pe
       })
     }),
     moduleFunction({
+      name: 'delete-volunteer',
+      args: Type.Object({ volunteer_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      // Off the roster, and the person no longer has the volunteer role; the record stays in the audit log.
+      handler: async ({ volunteer_id: id }, { session }) => {
+        const removed = await store.transaction(VOLUNTEERS, async tx => {
+          const table = tx.table<Volunteer>(VOLUNTEERS)
+          const volunteer = await table.get(id)
+          if (volunteer === undefined) throw new NotFound(`no volunteer "${id}"`)
+          await table.remove(id)
+          return volunteer
+        })
+        await people?.dropRole(removed.email, 'volunteer', session?.email ?? '')
+        return { deleted: id }
+      }
+    }),
+    moduleFunction({
       name: 'volunteer-detail',
       args: Type.Object({ volunteer_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
       handler: async ({ volunteer_id: id }, { session }) => {

@@ -110,6 +110,11 @@ t.test('people through the API', async t => {
     await call('record-donation', { donor_name: 'Walt Both', donor_email: 'WALT@x.test', amount_cents: 5000 })
     const roles = Object.fromEntries((await call<{ people: Person[] }>('list-people', { filter: { roles: ['volunteer', 'donor'] } })).people.map(p => [p.name, p.roles]))
     t.same(roles, { 'Dora Donor': ['donor'], 'Val Vee': ['volunteer'], 'Walt Both': ['donor', 'volunteer'] }, 'volunteers and donors saved through their modules are people too')
+    const walt = (await call<{ volunteers: Array<{ volunteer_id: string, name: string }> }>('list-volunteers', {})).volunteers.find(v => v.name === 'Walt Both')
+    await call('delete-volunteer', { volunteer_id: walt?.volunteer_id ?? '' })
+    const after = (await call<{ people: Person[] }>('list-people', { filter: { search: 'walt' } })).people
+    t.same(after.map(p => p.roles), [['donor']], 'off the roster: still a person and a donor, no longer a volunteer')
+    t.equal(await statusOf(call('delete-volunteer', { volunteer_id: walt?.volunteer_id ?? '' })), 404)
   })
 
   await t.test('exports stream each role\'s fields, and read back in', async t => {
