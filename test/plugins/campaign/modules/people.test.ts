@@ -144,6 +144,12 @@ t.test('people through the API', async t => {
     const { entries } = await call<{ entries: AuditEntry[] }>('audit-log', { table: 'people', limit: 500 }, admin)
     const benEdit = entries.find(e => e.key === ben.person_id && e.change === 'update' && e.function === 'save-person')
     t.match(benEdit, { by: 'staff@campaign.test', role: 'staff', before: { consent: { do_not_contact: false } }, after: { consent: { do_not_contact: true } } })
+    const count = async (): Promise<number> => (await call<{ entries: AuditEntry[] }>('audit-log', { limit: 500 }, admin)).entries.length
+    const before = await count()
+    t.match(await call('import-csv', { kind: 'people', csv: 'name,email\nAborted One,aborted@x.test\nCy Young,,\n' }), { created: 2 })
+    t.equal(await count(), before, 'a transaction abandoned after its writes (a dry run) leaves no entry: the entries are written in it')
+    t.equal(await statusOf(call('merge-people', { keep_id: ben.person_id, merge_ids: [cy.person_id, 'no-such-person'] })), 404)
+    t.equal(await count(), before, 'nor does a refused write')
     await call('delete-person', { person_id: cy.person_id })
     t.equal(await statusOf(call('person-detail', { person_id: cy.person_id })), 404)
     const deleted = (await call<{ entries: AuditEntry[] }>('audit-log', { table: 'people', limit: 1 }, admin)).entries[0]
