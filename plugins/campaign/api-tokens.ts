@@ -39,9 +39,12 @@ function view ({ hash: _hash, ...rest }: ApiTokenRecord): ApiTokenView {
 
 export class ApiTokens {
   readonly #table: Table<ApiTokenRecord>
+  /** When each token was last used, apart from its record: bookkeeping, like sign-ins, kept out of the audit log. */
+  readonly #uses: Table<string>
 
-  constructor (table: Table<ApiTokenRecord>) {
+  constructor (table: Table<ApiTokenRecord>, uses: Table<string>) {
     this.#table = table
+    this.#uses = uses
   }
 
   /** A new token for `role`; its secret is in `token` and nowhere else. */
@@ -54,13 +57,15 @@ export class ApiTokens {
   }
 
   async list (): Promise<ApiTokenView[]> {
-    return (await this.#table.list()).map(({ value }) => view(value)).sort((a, b) => a.created_at.localeCompare(b.created_at))
+    const uses = new Map((await this.#uses.list()).map(({ key, value }) => [key, value]))
+    return (await this.#table.list()).map(({ value }) => view({ ...value, last_used_at: uses.get(value.id) ?? value.last_used_at })).sort((a, b) => a.created_at.localeCompare(b.created_at))
   }
 
   /** Revoke a token; false when there is none of that id. */
   async revoke (id: string): Promise<boolean> {
     if (!await this.#table.has(id)) return false
     await this.#table.remove(id)
+    await this.#uses.remove(id)
     return true
   }
 
@@ -71,9 +76,8 @@ export class ApiTokens {
     const record = await this.#table.get(match[1])
     if (record === undefined || !timingSafeEqual(digest(match[2]), Buffer.from(record.hash, 'hex'))) return undefined
     const now = Date.now()
-    if (record.last_used_at === undefined || now - Date.parse(record.last_used_at) > USE_RECORDED_MS) {
-      await this.#table.put(record.id, { ...record, last_used_at: new Date(now).toISOString() })
-    }
+    const lastUsed = await this.#uses.get(record.id) ?? record.last_used_at
+    if (lastUsed === undefined || now - Date.parse(lastUsed) > USE_RECORDED_MS) await this.#uses.put(record.id, new Date(now).toISOString())
     return { sub: `${TOKEN_SUBJECT}${record.id}`, email: '', name: `API token ${record.name}`, role: record.role, access_token: '', refresh_token: '', id_token: '' }
   }
 }

@@ -35,7 +35,7 @@ const AUDIT = 'audit'
 /** [table, key, audit_id]: the entries of one record. */
 const BY_RECORD = 'audit-by-record'
 /** Tables whose writes are not audited: the log itself, derived indexes, the post feed, sign-ins, and logs of their own. */
-export const UNAUDITED_TABLES: ReadonlySet<string> = new Set([AUDIT, BY_RECORD, 'people-by-email', 'people-by-phone', 'kb-passages', 'kb-state', 'posts', 'users', 'send-log', 'sending-secrets'])
+export const UNAUDITED_TABLES: ReadonlySet<string> = new Set([AUDIT, BY_RECORD, 'people-by-email', 'people-by-phone', 'kb-passages', 'kb-state', 'posts', 'users', 'api-token-uses', 'send-log', 'sending-secrets'])
 /** Largest value kept whole in an entry (as JSON); a larger one is kept as a preview. */
 const MAX_VALUE_CHARS = 8192
 const SECRET_FIELD = /(^|_)(hash|secret|token|password|key)$/i

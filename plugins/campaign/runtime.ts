@@ -59,7 +59,7 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const users = store.table<UserRecord>('users')
   const feedback = store.table<FeedbackRecord, string[]>('feedback')
   const volunteers = store.table<Volunteer>('volunteers')
-  const tokens = new ApiTokens(store.table<ApiTokenRecord>('api-tokens'))
+  const tokens = new ApiTokens(store.table<ApiTokenRecord>('api-tokens'), store.table<string>('api-token-uses'))
   auth.acceptTokens(async bearer => await tokens.session(bearer))
   const kb = await KnowledgeBase.open(store)
   const fundraising = new Fundraising(store, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })

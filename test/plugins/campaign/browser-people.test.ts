@@ -54,7 +54,7 @@ if (executablePath !== undefined) {
     for (const [i, size] of SIZES.entries()) {
       await t.test(size.name, async t => {
         await page.setViewportSize({ width: size.width, height: size.height })
-        await browser.clearCookies()
+        await browser.clearCookies() // a size that failed half-way leaves no session behind
         const tag = `(${size.name})`
         const address = `${12 + 2 * i} Elm Street`
         const alma = `Alma Adder ${tag}`
@@ -128,7 +128,7 @@ if (executablePath !== undefined) {
 
         // A search finds the imported ones only.
         await page.fill('input[name="search"]', `Importer ${tag}`)
-        await page.click('button:has-text("Find")')
+        await page.getByRole('button', { name: 'Find', exact: true }).click()
         await page.waitForSelector('[data-testid="people-total"]:text-matches("^2 people")')
         t.same(await page.$$eval('[data-testid="people"] tbody button.link', buttons => buttons.map(b => b.textContent).sort()), [`Ida Importer ${tag}`, `Jon Importer ${tag}`], 'found by name')
         await noSidewaysScroll(t, page, 'the people list after the import')
