@@ -85,33 +85,39 @@ async function record (tx: Transaction, table: string, key: TableKey, before: un
   await tx.table<null, string[]>(BY_RECORD).put([table, entry.key, entry.audit_id], null)
 }
 
+/** A table's reads, passed through; its writes are the subclass's. */
+abstract class ReadThrough<V, K extends TableKey> implements Table<V, K> {
+  protected readonly table: Table<V, K>
+  constructor (table: Table<V, K>) { this.table = table }
+  async get (key: K): Promise<V | undefined> { return await this.table.get(key) }
+  async has (key: K): Promise<boolean> { return await this.table.has(key) }
+  async count (): Promise<number> { return await this.table.count() }
+  range (options?: RangeOptions): AsyncIterable<{ key: K, value: V }> { return this.table.range(options) }
+  async list (options?: RangeOptions): Promise<Array<{ key: K, value: V }>> { return await this.table.list(options) }
+  abstract put (key: K, value: V): Promise<void>
+  abstract remove (key: K): Promise<void>
+}
+
 /** A table inside a transaction whose writes add their entries to the same transaction. */
-class AuditedTable<V, K extends TableKey> implements Table<V, K> {
+class AuditedTable<V, K extends TableKey> extends ReadThrough<V, K> {
   readonly #tx: Transaction
   readonly #name: string
-  readonly #table: Table<V, K>
 
   constructor (tx: Transaction, name: string) {
+    super(tx.table<V, K>(name))
     this.#tx = tx
     this.#name = name
-    this.#table = tx.table<V, K>(name)
   }
 
-  async get (key: K): Promise<V | undefined> { return await this.#table.get(key) }
-  async has (key: K): Promise<boolean> { return await this.#table.has(key) }
-  async count (): Promise<number> { return await this.#table.count() }
-  range (options?: RangeOptions): AsyncIterable<{ key: K, value: V }> { return this.#table.range(options) }
-  async list (options?: RangeOptions): Promise<Array<{ key: K, value: V }>> { return await this.#table.list(options) }
-
   async put (key: K, value: V): Promise<void> {
-    const before = await this.#table.get(key)
-    await this.#table.put(key, value)
+    const before = await this.table.get(key)
+    await this.table.put(key, value)
     await record(this.#tx, this.#name, key, before, value)
   }
 
   async remove (key: K): Promise<void> {
-    const before = await this.#table.get(key)
-    await this.#table.remove(key)
+    const before = await this.table.get(key)
+    await this.table.remove(key)
     await record(this.#tx, this.#name, key, before, undefined)
   }
 }
@@ -125,22 +131,15 @@ class AuditedTransaction implements Transaction {
 }
 
 /** A table outside a transaction: each write runs in one of its own with its entry. */
-class StandaloneTable<V, K extends TableKey> implements Table<V, K> {
+class StandaloneTable<V, K extends TableKey> extends ReadThrough<V, K> {
   readonly #store: CampaignStore
   readonly #name: string
-  readonly #table: Table<V, K>
 
   constructor (store: CampaignStore, name: string) {
+    super(store.table<V, K>(name))
     this.#store = store
     this.#name = name
-    this.#table = store.table<V, K>(name)
   }
-
-  async get (key: K): Promise<V | undefined> { return await this.#table.get(key) }
-  async has (key: K): Promise<boolean> { return await this.#table.has(key) }
-  async count (): Promise<number> { return await this.#table.count() }
-  range (options?: RangeOptions): AsyncIterable<{ key: K, value: V }> { return this.#table.range(options) }
-  async list (options?: RangeOptions): Promise<Array<{ key: K, value: V }>> { return await this.#table.list(options) }
 
   async put (key: K, value: V): Promise<void> {
     await this.#store.transaction(`${this.#name}:${keyText(key)}`, async tx => { await new AuditedTable<V, K>(tx, this.#name).put(key, value) })
