@@ -9,7 +9,7 @@
 // csv-parse alone on the same file as the floor) and the streamed /export/people (rows/s, and the
 // heap the export adds at its peak, measured again once the store holds every run's people).
 // Each latency is measured BENCH_RUNS times; the table gives the median p50 and p99 of the runs.
-// Run: npm run build && node dist/bench/campaign.js   (BENCH_POSTS, BENCH_DOCS, BENCH_REQUESTS, BENCH_RUNS
+// Run: npm run build && node --expose-gc dist/bench/campaign.js   (BENCH_PARTS=functions or csv for one part; BENCH_POSTS, BENCH_DOCS, BENCH_PEOPLE, BENCH_REQUESTS, BENCH_RUNS
 // bound the work; BENCH_SHARED=0 leaves the shared backends out). Needs Debian's postgresql-15 and
 // redis-server for the shared column.
 import pino from 'pino'
@@ -36,6 +36,8 @@ const REQUESTS = envInt('BENCH_REQUESTS', 200)
 const RUNS = envInt('BENCH_RUNS', 3)
 const BATCH = 500
 const PEOPLE = envInt('BENCH_PEOPLE', 10_000)
+/** `functions`, `csv` or both (the default): what is measured. */
+const PARTS = (process.env.BENCH_PARTS ?? 'functions,csv').split(',')
 const SOURCES = ['twitter', 'facebook', 'forum', 'news-comments']
 const PHRASES = [
   'The new transit plan is fantastic, finally someone listens to commuters',
@@ -103,12 +105,17 @@ function peopleCsv (run: number, count: number): string {
   return `name,email,phone,address,city,postcode,tags,email opt-in,custom:score\n${rows.join('\n')}\n`
 }
 
-/** Read an export to its end, counting lines, while sampling the heap: rows/s and the most heap it added (MB). */
-async function timedExport (url: URL, cookie: string): Promise<{ rate: number, heapMb: number }> {
+/** The heap still in use: after a full collection (node --expose-gc), else as it stands (garbage included). */
+function liveHeap (): number {
   global.gc?.()
-  const baseline = process.memoryUsage().heapUsed
+  return process.memoryUsage().heapUsed
+}
+
+/** Read an export to its end, counting lines, while sampling the live heap every 50 ms: rows/s and the most heap it held (MB). */
+async function timedExport (url: URL, cookie: string): Promise<{ rate: number, heapMb: number }> {
+  const baseline = liveHeap()
   let peak = baseline
-  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().heapUsed) }, 2)
+  const sampler = setInterval(() => { peak = Math.max(peak, liveHeap()) }, 50)
   const began = performance.now()
   const response = await fetch(url, { headers: { cookie } })
   let lines = 0
@@ -143,7 +150,7 @@ async function csvRoundTrip (call: (name: string, args: object) => Promise<unkno
   return { importRate: median(imports), parseRate: median(parses), exportRate: median(exports), exportHeapMb: heaps[0], exportHeapMbLast: last, storedPeople: PEOPLE * RUNS }
 }
 
-async function measure (campaignSettings: Record<string, unknown>, extra?: Extra): Promise<{ measures: Measures, ingestRate: number, roundTrip: RoundTrip }> {
+async function measure (campaignSettings: Record<string, unknown>, extra?: Extra): Promise<{ measures: Measures, ingestRate: number, roundTrip: RoundTrip | undefined }> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-campaign-'))
   const kernel = await createKernel({
     cwd: dir,
@@ -168,7 +175,7 @@ async function measure (campaignSettings: Record<string, unknown>, extra?: Extra
     const start = Date.parse('2026-05-01T00:00:00Z')
     const step = Math.floor(14 * 86_400_000 / POSTS)
     const rates: number[] = []
-    for (let first = 0; first < POSTS; first += BATCH) {
+    for (let first = 0; PARTS.includes('functions') && first < POSTS; first += BATCH) {
       const posts = Array.from({ length: Math.min(BATCH, POSTS - first) }, (_, k) => {
         const n = first + k
         return { text: `${PHRASES[n % PHRASES.length]} #${n}`, source: SOURCES[n % SOURCES.length], author: `user${n % 300}`, posted_at: new Date(start + n * step).toISOString() }
@@ -177,7 +184,7 @@ async function measure (campaignSettings: Record<string, unknown>, extra?: Extra
       await call('ingest-posts', { posts })
       rates.push(posts.length / ((performance.now() - began) / 1000))
     }
-    for (const doc of documents(DOCS)) await call('kb-ingest', doc)
+    for (const doc of PARTS.includes('functions') ? documents(DOCS) : []) await call('kb-ingest', doc)
     await extra?.prepare()
     const queries = ['transit commuters plan', 'rents housing city', 'water report valley', 'police budget crime', 'early voting library']
     const text = article()
@@ -192,10 +199,10 @@ async function measure (campaignSettings: Record<string, unknown>, extra?: Extra
       [`analyze-article, ${text.split(' ').length} words`, Math.min(REQUESTS, 50), async i => await call('analyze-article', { title: 'Bench', outlet: 'bench', text: `Edition ${i}. ${text}` })],
       ...extra?.measures ?? []
     ]
-    const roundTrip = await csvRoundTrip(call, baseUrl, cookie)
+    const roundTrip = PARTS.includes('csv') ? await csvRoundTrip(call, baseUrl, cookie) : undefined
     const runs = new Map<string, Array<{ p50: number, p99: number }>>(measures.map(([what]) => [what, []]))
     for (let run = 0; run < RUNS; run++) {
-      for (const [what, count, once] of measures) runs.get(what)?.push(await timed(count, once))
+      for (const [what, count, once] of PARTS.includes('functions') ? measures : []) runs.get(what)?.push(await timed(count, once))
     }
     return {
       measures: new Map([...runs].map(([what, results]) => [what, { p50: median(results.map(r => r.p50)), p99: median(results.map(r => r.p99)) }])),
@@ -240,18 +247,22 @@ async function main (): Promise<void> {
         measures: [['PostgreSQL full-text search over the same passages (the SQL alone, GIN index)', REQUESTS, fts.search]]
       })
     }
-    const cell = (m: Measures | undefined, what: string, key: 'p50' | 'p99'): string => m?.get(what)?.[key].toFixed(1) ?? '—'
-    const names = [...new Set([...local.measures.keys(), ...(shared?.measures.keys() ?? [])])]
-    const rows = names.map(what => {
-      const ratio = shared !== undefined && local.measures.has(what) && shared.measures.has(what) ? ((shared.measures.get(what)?.p99 ?? 0) / (local.measures.get(what)?.p99 ?? 1)).toFixed(2) : '—'
-      return [what, cell(local.measures, what, 'p50'), cell(local.measures, what, 'p99'), cell(shared?.measures, what, 'p50'), cell(shared?.measures, what, 'p99'), ratio]
-    })
-    console.log(markdownTable(['server function', 'default p50 ms', 'default p99 ms', 'Redis + PostgreSQL p50 ms', 'Redis + PostgreSQL p99 ms', 'p99 shared / default'], rows))
-    console.log(`\n(medians of ${RUNS} runs of ${REQUESTS} requests each)`)
-    console.log(`ingest-posts: median ${Math.round(local.ingestRate)} posts/s on LMDB${shared !== undefined ? `, ${Math.round(shared.ingestRate)} posts/s on PostgreSQL` : ''} (batches of ${BATCH})`)
-    const trip = (name: string, r: RoundTrip): string[] => [name, String(Math.round(r.importRate)), String(Math.round(r.parseRate)), String(Math.round(r.exportRate)), r.exportHeapMb.toFixed(1), `${r.exportHeapMbLast.toFixed(1)} (${r.storedPeople} people)`]
-    console.log(`\nCSV round trip of ${PEOPLE} people (medians of ${RUNS} runs)\n`)
-    console.log(markdownTable(['backend', 'import rows/s', 'csv-parse alone rows/s', 'export rows/s', 'export heap added, first run MB', 'last run MB'], [trip('default (LMDB)', local.roundTrip), ...(shared === undefined ? [] : [trip('PostgreSQL', shared.roundTrip)])]))
+    if (PARTS.includes('functions')) {
+      const cell = (m: Measures | undefined, what: string, key: 'p50' | 'p99'): string => m?.get(what)?.[key].toFixed(1) ?? '—'
+      const names = [...new Set([...local.measures.keys(), ...(shared?.measures.keys() ?? [])])]
+      const rows = names.map(what => {
+        const ratio = shared !== undefined && local.measures.has(what) && shared.measures.has(what) ? ((shared.measures.get(what)?.p99 ?? 0) / (local.measures.get(what)?.p99 ?? 1)).toFixed(2) : '—'
+        return [what, cell(local.measures, what, 'p50'), cell(local.measures, what, 'p99'), cell(shared?.measures, what, 'p50'), cell(shared?.measures, what, 'p99'), ratio]
+      })
+      console.log(markdownTable(['server function', 'default p50 ms', 'default p99 ms', 'Redis + PostgreSQL p50 ms', 'Redis + PostgreSQL p99 ms', 'p99 shared / default'], rows))
+      console.log(`\n(medians of ${RUNS} runs of ${REQUESTS} requests each)`)
+      console.log(`ingest-posts: median ${Math.round(local.ingestRate)} posts/s on LMDB${shared !== undefined ? `, ${Math.round(shared.ingestRate)} posts/s on PostgreSQL` : ''} (batches of ${BATCH})`)
+    }
+    const trip = (name: string, r: RoundTrip | undefined): string[] => r === undefined ? [] : [name, String(Math.round(r.importRate)), String(Math.round(r.parseRate)), String(Math.round(r.exportRate)), r.exportHeapMb.toFixed(1), `${r.exportHeapMbLast.toFixed(1)} (${r.storedPeople} people)`]
+    if (local.roundTrip !== undefined) {
+      console.log(`\nCSV round trip of ${PEOPLE} people (medians of ${RUNS} runs; heap: the most the export held above the heap before it, after full collections${global.gc === undefined ? ' — run with node --expose-gc, these figures include garbage' : ''})\n`)
+      console.log(markdownTable(['backend', 'import rows/s', 'csv-parse alone rows/s', 'export rows/s', 'export heap held, first run MB', 'last run MB'], [trip('default (LMDB)', local.roundTrip), trip('PostgreSQL', shared?.roundTrip)].filter(row => row.length > 0)))
+    }
   } finally {
     for (const fn of teardowns.reverse()) await fn()
   }

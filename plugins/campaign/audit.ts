@@ -39,6 +39,7 @@ export const UNAUDITED_TABLES: ReadonlySet<string> = new Set([AUDIT, BY_RECORD, 
 /** Largest value kept whole in an entry (as JSON); a larger one is kept as a preview. */
 const MAX_VALUE_CHARS = 8192
 const SECRET_FIELD = /(^|_)(hash|secret|token|password|key)$/i
+const SECRET_NAME_IN_JSON = /(hash|secret|token|password|key)"\s*:/i
 
 const SYSTEM: Actor = { by: 'system', role: 'system', action: 'system' }
 const actors = new AsyncLocalStorage<Actor>()
@@ -53,16 +54,19 @@ const keyText = (key: TableKey): string => typeof key === 'string' ? key : JSON.
 /** A value as the log keeps it: secret-looking fields redacted, a large value cut to a preview. */
 function kept (value: unknown): unknown {
   if (value === undefined) return null
-  const redacted = JSON.parse(JSON.stringify(value, (field, item: unknown) => SECRET_FIELD.test(field) && typeof item !== 'object' ? '[redacted]' : item)) as unknown
-  const text = JSON.stringify(redacted)
-  return text.length <= MAX_VALUE_CHARS ? redacted : { truncated: true, chars: text.length, preview: text.slice(0, 500) }
+  const plain = JSON.stringify(value)
+  // The replacer is slow: only a value with a secret-looking field name is written again through it.
+  const text = SECRET_NAME_IN_JSON.test(plain) ? JSON.stringify(value, (field, item: unknown) => SECRET_FIELD.test(field) && typeof item !== 'object' ? '[redacted]' : item) : plain
+  return text.length <= MAX_VALUE_CHARS ? JSON.parse(text) as unknown : { truncated: true, chars: text.length, preview: text.slice(0, 500) }
 }
 
 let sequence = 0
+/** Told apart from other instances writing the same log. */
+const INSTANCE = randomBytes(2).toString('hex')
 /** Audit ids sort by time, then by the order written in this process. */
 function auditId (at: Date): string {
   sequence = (sequence + 1) % 0x1000000
-  return `${at.toISOString().replace(/[-:.]/g, '')}-${sequence.toString(16).padStart(6, '0')}${randomBytes(2).toString('hex')}`
+  return `${at.toISOString().replace(/[-:.]/g, '')}-${sequence.toString(16).padStart(6, '0')}${INSTANCE}`
 }
 
 async function record (tx: Transaction, table: string, key: TableKey, before: unknown, after: unknown): Promise<void> {

@@ -1,10 +1,10 @@
-// The campaign UI in a browser: building it when a test runs before `npm run build`, and signing in
-// through the development IDP's form.
+// The campaign UI in a browser: building it when a test runs before `npm run build`, signing in and
+// out through the development IDP's form, the two sizes pages are tried at, and reading pages.
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { UI_BUILD_DIR } from '../../plugins/campaign/ui-routes.js'
 
@@ -23,3 +23,30 @@ export async function signIn (page: Page, app: URL, user: DevUser, path = '/know
   await page.click('button[type="submit"]')
   await page.waitForSelector('[data-testid="role"]')
 }
+
+/** The sizes the organising pages are tried at: a desktop and a phone. */
+export const SIZES = [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 390, height: 844 }] as const
+
+/** Sign out through the app and the IDP's confirmation, back to the sign-in form. */
+export async function signOut (page: Page): Promise<void> {
+  const menu = page.locator('button.menu')
+  if (await menu.isVisible()) await menu.click()
+  await page.click('a.signout')
+  await page.waitForSelector('button[name="logout"]')
+  await page.click('button[name="logout"]')
+  await page.waitForSelector('form input[name="username"]')
+}
+
+/** Assert that the page does not scroll sideways. */
+export async function noSidewaysScroll (t: { ok(value: unknown, message: string): void }, page: Page, where: string): Promise<void> {
+  const [width, scroll] = await page.evaluate('[innerWidth, document.documentElement.scrollWidth]') as number[]
+  t.ok(scroll <= width, `${where}: no sideways scrolling (${scroll} ≤ ${width})`)
+}
+
+/** The cells of a table's body rows, as text. */
+export async function rowsOf (page: Page, table: string): Promise<string[][]> {
+  return await page.$$eval(`${table} tbody tr`, rows => rows.map(row => [...row.querySelectorAll('td')].map(td => (td.textContent ?? '').trim())))
+}
+
+/** A card by its heading. */
+export const card = (page: Page, title: string): Locator => page.locator('section.card', { has: page.locator('h2', { hasText: title }) })

@@ -2,26 +2,14 @@
 // upcoming event with its free places and signs up through the page; staff open the shift's roster,
 // see her there and check her in. On the phone the page does not scroll sideways.
 import t from 'tap'
-import type { Page } from 'playwright-core'
 import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
-import { builtUi, signIn } from '../../support/campaign-browser.js'
+import { SIZES, builtUi, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
 import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 
-const SIZES = [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 390, height: 844 }] as const
 const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
-
-/** Sign out through the app and the IDP's confirmation, back to the sign-in form. */
-async function signOut (page: Page): Promise<void> {
-  const menu = page.locator('button.menu')
-  if (await menu.isVisible()) await menu.click()
-  await page.click('a.signout')
-  await page.waitForSelector('button[name="logout"]')
-  await page.click('button[name="logout"]')
-  await page.waitForSelector('form input[name="username"]')
-}
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
@@ -57,8 +45,7 @@ if (executablePath !== undefined) {
         await page.waitForSelector(`${shift} [data-testid="mine"]`)
         t.match(await page.textContent(`${shift} [data-testid="mine"]`), 'You are signed up')
         t.match(await page.textContent(`${shift} [data-testid="places"]`), '2 of 3 places free')
-        const width = await page.evaluate('[innerWidth, document.documentElement.scrollWidth]') as number[]
-        t.ok(width[1] <= width[0], `no sideways scrolling (${width[1]} ≤ ${width[0]})`)
+        await noSidewaysScroll(t, page, 'signed up')
         await signOut(page)
 
         await signIn(page, app, user('staff'), '/events')
@@ -71,8 +58,7 @@ if (executablePath !== undefined) {
         await page.waitForSelector(`${shift} [data-testid="roster"] li[data-state="checked_in"]`)
         t.match(await page.textContent(`${shift} [data-testid="roster"]`), /1 checked in/)
         t.ok(await page.isVisible('[data-testid="event-form"]'), 'staff have the event form')
-        const staffWidth = await page.evaluate('[innerWidth, document.documentElement.scrollWidth]') as number[]
-        t.ok(staffWidth[1] <= staffWidth[0], `no sideways scrolling with the roster open (${staffWidth[1]} ≤ ${staffWidth[0]})`)
+        await noSidewaysScroll(t, page, 'the roster open')
         await signOut(page)
       })
     }

@@ -5,38 +5,14 @@
 // volunteer has no People in the navigation; an admin makes an API token whose secret is shown once,
 // calls a server function with it, revokes it (then 401), and reads the audit log and its export.
 // On the phone no page scrolls sideways.
-import t, { type Test } from 'tap'
-import type { Page } from 'playwright-core'
+import t from 'tap'
 import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
-import { builtUi, signIn } from '../../support/campaign-browser.js'
+import { SIZES, builtUi, card, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
 import { campaignKernel, scriptedLogin, statusOf } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 
-const SIZES = [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 390, height: 844 }] as const
-
-/** Sign out through the app and the IDP's confirmation, back to the sign-in form. */
-async function signOut (page: Page): Promise<void> {
-  const menu = page.locator('button.menu')
-  if (await menu.isVisible()) await menu.click()
-  await page.click('a.signout')
-  await page.waitForSelector('button[name="logout"]')
-  await page.click('button[name="logout"]')
-  await page.waitForSelector('form input[name="username"]')
-}
-
-async function noSidewaysScroll (t: Test, page: Page, where: string): Promise<void> {
-  const [width, scroll] = await page.evaluate('[innerWidth, document.documentElement.scrollWidth]') as number[]
-  t.ok(scroll <= width, `${where}: no sideways scrolling (${scroll} ≤ ${width})`)
-}
-
-/** The cells of a table's body rows, as text. */
-const rowsOf = async (page: Page, table: string): Promise<string[][]> =>
-  await page.$$eval(`${table} tbody tr`, rows => rows.map(row => [...row.querySelectorAll('td')].map(td => (td.textContent ?? '').trim())))
-
-/** A card by its heading. */
-const card = (page: Page, title: string) => page.locator('section.card', { has: page.locator('h2', { hasText: title }) })
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {

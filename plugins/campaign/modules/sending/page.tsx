@@ -1,5 +1,6 @@
 // The sending page: compose an e-mail or SMS to a saved list or to chosen people, preview what the first
-// recipient gets (preview-send), send it (send-email, send-sms) and see the summary; the send log
+// recipient gets and who is skipped (preview-send; a list's members by name through list-people), send
+// it (send-email, send-sms) and see the summary; the send log, read again after each send
 // (list-send-log: addresses only for the roles that see them); and the suppression list for staff
 // (list-suppressions, add-suppression; remove-suppression for admin). One column on a phone.
 import { useEffect, useState } from 'preact/hooks'
@@ -19,9 +20,10 @@ const MERGE_HELP = 'Merge fields: {{name}}, {{first_name}}, {{email}}, {{unsubsc
 const STATUS_CLASS: Record<LogEntry['status'], string> = { sent: 'badge level-low', failed: 'badge level-high', skipped: 'badge level-medium' }
 const when = (iso: string): string => new Date(iso).toLocaleString()
 
-function Compose ({ canSend }: { canSend: (channel: Channel) => boolean }) {
+function Compose ({ canSend, onSent }: { canSend: (channel: Channel) => boolean, onSent: () => void }) {
   const lists = useCall<{ lists: SavedList[] }>('list-lists')
   const search = useCall<{ total: number, people: PersonRow[] }>('list-people')
+  const members = useCall<{ total: number, people: PersonRow[] }>('list-people')
   const preview = useCall<Preview>('preview-send')
   const sendEmail = useCall<Summary>('send-email')
   const sendSms = useCall<Summary>('send-sms')
@@ -38,6 +40,7 @@ function Compose ({ canSend }: { canSend: (channel: Channel) => boolean }) {
     return { ...recipients, body: formValue(form, 'body'), ...(channel === 'email' ? { subject: formValue(form, 'subject') } : {}) }
   }
   const purpose = (form: HTMLFormElement): Record<string, string> => formValue(form, 'purpose') === '' ? {} : { purpose: formValue(form, 'purpose') }
+  const nameOf = (id: string): string => (chosen.find(p => p.person_id === id) ?? members.data?.people.find(p => p.person_id === id))?.name ?? id
   const addPerson = (person: PersonRow): void => { if (!chosen.some(p => p.person_id === person.person_id)) setChosen([...chosen, person]) }
 
   return (
@@ -48,11 +51,15 @@ function Compose ({ canSend }: { canSend: (channel: Channel) => boolean }) {
         const args = message(form)
         if (args === undefined) return
         const action = (e.submitter as HTMLButtonElement | null)?.value
-        if (action === 'preview') { void preview.run({ channel, ...args }); return }
+        if (action === 'preview') {
+          if ('list_id' in args) void members.run({ list_id: args.list_id, limit: 500 })
+          void preview.run({ channel, ...args })
+          return
+        }
         const count = preview.data?.will_send
         if (!window.confirm(`Send this ${channel === 'email' ? 'e-mail' : 'SMS'}${count !== undefined ? ` to ${count} people` : ''}?`)) return
         setSummary(undefined)
-        void sender.run({ ...args, ...purpose(form) }).then(result => { if (result !== undefined) setSummary(result) })
+        void sender.run({ ...args, ...purpose(form) }).then(result => { if (result !== undefined) { setSummary(result); onSent() } })
       }}>
         <div class="grid">
           <Field label="Channel">
@@ -115,6 +122,11 @@ function Compose ({ canSend }: { canSend: (channel: Channel) => boolean }) {
           {preview.data.first !== null
             ? <div class="letter"><p class="muted">As {preview.data.first.name} will get it:</p>{channel === 'email' && <p><strong>{preview.data.first.subject}</strong></p>}<pre>{preview.data.first.body}</pre></div>
             : <p class="muted">Nobody on it may receive this message.</p>}
+          {preview.data.skipped.length > 0 && (
+            <table><thead><tr><th>Person</th><th>Why skipped</th></tr></thead>
+              <tbody>{preview.data.skipped.map(s => <tr key={s.person_id}><td>{nameOf(s.person_id)}</td><td>{s.reason}</td></tr>)}</tbody>
+            </table>
+          )}
         </div>
       )}
       {summary !== undefined && (
@@ -126,7 +138,7 @@ function Compose ({ canSend }: { canSend: (channel: Channel) => boolean }) {
           </div>
           {summary.skipped.length > 0 && (
             <table><thead><tr><th>Person</th><th>Why skipped</th></tr></thead>
-              <tbody>{summary.skipped.map(s => <tr key={s.person_id}><td>{chosen.find(p => p.person_id === s.person_id)?.name ?? s.person_id}</td><td>{s.reason}</td></tr>)}</tbody>
+              <tbody>{summary.skipped.map(s => <tr key={s.person_id}><td>{nameOf(s.person_id)}</td><td>{s.reason}</td></tr>)}</tbody>
             </table>
           )}
         </div>
@@ -207,13 +219,14 @@ function Suppressions ({ mayRemove }: { mayRemove: boolean }) {
 }
 
 export function SendingPage ({ auth }: { auth: AuthInfo }) {
+  const [sends, setSends] = useState(0)
   const may = (name: string): boolean => auth.functions.includes(name)
   const canSend = (channel: Channel): boolean => may(channel === 'email' ? 'send-email' : 'send-sms')
   return (
     <>
       <h1>Sending</h1>
-      {(canSend('email') || canSend('sms')) && <Compose canSend={canSend} />}
-      {may('list-send-log') && <SendLog />}
+      {(canSend('email') || canSend('sms')) && <Compose canSend={canSend} onSent={() => { setSends(n => n + 1) }} />}
+      {may('list-send-log') && <SendLog key={sends} />}
       {may('list-suppressions') && <Suppressions mayRemove={may('remove-suppression')} />}
     </>
   )

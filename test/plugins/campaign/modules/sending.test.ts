@@ -5,52 +5,16 @@
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { simpleParser, type ParsedMail } from 'mailparser'
-import { SMTPServer } from 'smtp-server'
+import type { ParsedMail } from 'mailparser'
 import t, { type Test } from 'tap'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { checkMergeFields, merge, suppressionKey } from '../../../../plugins/campaign/modules/sending/messenger.js'
 import { campaignApp, statusOf } from '../../../support/campaign.js'
+import { mailServer } from '../../../support/smtp.js'
 
 interface Summary { send_id: string, sent: number, failed: number, skipped: Array<{ person_id: string, reason: string }> }
 interface LogEntry { send_id: string, channel: string, person_id: string, address?: string, purpose: string, status: string, response?: string, message_id: string, at: string, sent_by?: string }
 interface Saved { person_id: string, name: string }
-
-interface MailServer { port: number, received: ParsedMail[], refuse: Set<string>, stop(): Promise<void> }
-
-/** A real SMTP server on loopback keeping every message it accepts; addresses in `refuse` get 550 at RCPT TO. */
-async function mailServer (t: Test): Promise<MailServer> {
-  const received: ParsedMail[] = []
-  const refuse = new Set<string>()
-  const server = new SMTPServer({
-    // smtp-server's built-in certificate has expired: plain SMTP on loopback.
-    disabledCommands: ['STARTTLS'],
-    authOptional: true,
-    logger: false,
-    closeTimeout: 200,
-    onRcptTo (address, _session, callback) {
-      if (refuse.has(address.address.toLowerCase())) {
-        const refusal = Object.assign(new Error(`5.1.1 <${address.address}>: mailbox unavailable`), { responseCode: 550 })
-        callback(refusal)
-        return
-      }
-      callback()
-    },
-    onData (stream, _session, callback) {
-      simpleParser(stream).then(mail => { received.push(mail); callback() }, (err: Error) => { callback(err) })
-    }
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server.server, 'listening')
-  let stopped = false
-  const stop = async (): Promise<void> => {
-    if (stopped) return
-    stopped = true
-    await new Promise<void>(resolve => { server.close(() => { resolve() }) })
-  }
-  t.teardown(stop)
-  return { port: (server.server.address() as AddressInfo).port, received, refuse, stop }
-}
 
 interface SmsProvider { url: string, received: Array<{ to: string, body: string, authorization: string | undefined }>, failFor: Set<string> }
 
