@@ -107,7 +107,7 @@ t.test('bad requests: arguments, malformed CBOR, unsupported values, size, conte
   t.match((await post(url, 'echo', encode({ text: new Date() }), headers)).body, { error: /unsupported CBOR value \(Date\)/ })
   t.match((await post(url, 'echo', new Uint8Array([0xa1, 0x01, 0x02]), headers)).body, { error: /map keys must be text strings/ })
   const tooLarge = await post(url, 'echo', encodeCbor({ text: 'x'.repeat(LIMIT) }), headers)
-  t.same(tooLarge, { status: 413, type: 'application/cbor', body: { error: 'request body is too large', code: 'BERTH_PAYLOAD_TOO_LARGE' } })
+  t.same(tooLarge, { status: 413, type: 'application/cbor', body: { error: `the request body is larger than ${LIMIT} bytes, the most echo takes`, code: 'BERTH_PAYLOAD_TOO_LARGE' } })
   const json = await post(url, 'echo', JSON.stringify({ text: 'x' }), { ...headers, 'content-type': 'application/json' })
   t.same(json, { status: 415, type: 'application/cbor', body: { error: 'unsupported content type: application/json', code: 'BERTH_UNSUPPORTED_MEDIA_TYPE' } })
   const none = await fetch(new URL('/api/echo', url), { method: 'POST', headers })

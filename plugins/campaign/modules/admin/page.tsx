@@ -12,6 +12,13 @@ interface Token { id: string, name: string, role: string, created_at: string, cr
 interface AuditEntry { audit_id: string, at: string, by: string, role: string, function: string, table: string, key: string, change: string, before: unknown, after: unknown }
 interface User { sub: string, email: string, name: string, role: string, last_login_at: string, logins: number }
 
+/** The fields an entry's write changed (every field of a record made or deleted). */
+function changedFields ({ before, after }: AuditEntry): string[] {
+  const fields = (value: unknown): Record<string, unknown> => typeof value === 'object' && value !== null ? value as Record<string, unknown> : {}
+  const [was, is] = [fields(before), fields(after)]
+  return [...new Set([...Object.keys(was), ...Object.keys(is)])].filter(field => JSON.stringify(was[field]) !== JSON.stringify(is[field]))
+}
+
 export function AdminPage (_props: { auth: AuthInfo }) {
   const health = useCall<Health>('admin-health')
   const users = useCall<{ users: User[] }>('admin-list-users')
@@ -88,11 +95,11 @@ export function AdminPage (_props: { auth: AuthInfo }) {
         <ErrorLine error={audit.error} />
         <p class="muted"><a href={`/export/audit${table === '' ? '' : `?table=${encodeURIComponent(table)}`}`} download>Export CSV</a></p>
         <table data-testid="audit">
-          <thead><tr><th>When</th><th>Who</th><th>Function</th><th>Record</th><th>Change</th></tr></thead>
+          <thead><tr><th>When</th><th>Who</th><th>Function</th><th>Record</th><th>Change</th><th>Fields changed</th></tr></thead>
           <tbody>{audit.data?.entries.map(entry => (
             <tr key={entry.audit_id}>
               <td>{new Date(entry.at).toLocaleString()}</td><td>{entry.by} ({entry.role})</td><td>{entry.function}</td><td>{entry.table} {entry.key}</td>
-              <td><details><summary>{entry.change}</summary><pre>{JSON.stringify({ before: entry.before, after: entry.after }, null, 2)}</pre></details></td>
+              <td>{entry.change}</td><td>{changedFields(entry).join(', ')}</td>
             </tr>
           ))}</tbody>
         </table>
