@@ -54,7 +54,7 @@ t.test('a full login: /auth → IDP form → callback → session → the page a
   const login = await scriptedLogin(app, users.staff, '/fundraising?tab=donors')
   t.comment(`scripted login took ${Date.now() - started} ms`)
   t.equal(login.landed.href, new URL('/fundraising?tab=donors', app).href, 'back at the path given to /auth')
-  t.match(await checkAuth(app, login.cookie), { authenticated: true, role: 'staff', email: 'staff@campaign.test', modules: ['knowledge-base', 'volunteers', 'canvassing'] })
+  t.match(await checkAuth(app, login.cookie), { authenticated: true, role: 'staff', email: 'staff@campaign.test', modules: ['knowledge-base', 'people', 'volunteers', 'events', 'canvassing'] })
   const page = await send(login.jar, new URL('/fundraising', app))
   t.not(page.status, 302, 'a page opens with the session')
   t.notMatch(logs(), login.cookie.split('=')[1].split('.')[0], 'the session id is never logged')
