@@ -57,8 +57,8 @@ const HOOK_SECRET = 'a webhook secret of 16 characters or more'
 const TELEMETRY_ROLES = ['admin', 'provisioner', 'viewer'] as const
 const password = (role: string): string => `fuzz password of ${role}`
 const basic = (role: string): string => `Basic ${Buffer.from(`${role}:${password(role)}`).toString('base64')}`
-/** The campaign's login routes answer HTML pages, for the browser that navigates there. */
-const LOGIN_PAGES = ['/auth', '/auth/callback']
+/** The campaign's login routes and its unsubscribe page answer HTML pages, for the browser that navigates there. */
+const HTML_PAGES = ['/auth', '/auth/callback', '/unsubscribe']
 
 async function fuzzKernel (): Promise<Kernel> {
   const cwd = tempDir(t)
@@ -71,7 +71,8 @@ async function fuzzKernel (): Promise<Kernel> {
       // Nothing listens there: each test alert fails at once.
       notifications: { retries: 0, webhooks: [{ url: `http://127.0.0.1:${await freePort()}/hook`, secret: HOOK_SECRET }] },
       ingest: { api_key: API_KEY, users: TELEMETRY_ROLES.map(role => ({ name: role, role, password: hashPassword(password(role)) })) },
-      ...withDevIdp()
+      // Sending is on, towards servers nothing listens on: a send fails per recipient, it is not off (503).
+      ...withDevIdp({ smtp_url: `smtp://127.0.0.1:${await freePort()}`, mail_from: 'fuzz@campaign.test', sms_url: `http://127.0.0.1:${await freePort()}/sms` })
     }
   })
 }
@@ -192,7 +193,7 @@ function problemOf (listener: ListenerName, fuzz: FuzzRequest, answer: FuzzAnswe
   if (answer.status < 400 || fuzz.method === 'HEAD') return undefined
   const path = pathOf(fuzz.path)
   if (listener === 'app' && (path === '/api' || path.startsWith('/api/'))) return errorBodyProblem(answer, 'cbor')
-  if (listener === 'app' && LOGIN_PAGES.includes(path) && answer.type.startsWith('text/html')) return undefined
+  if (listener === 'app' && HTML_PAGES.includes(path) && answer.type.startsWith('text/html')) return undefined
   return errorBodyProblem(answer, 'json')
 }
 

@@ -146,8 +146,10 @@ if (executablePath !== undefined) {
         await menu.click()
         await page.click(`nav#modules a[data-module="${modules[0]}"]`)
         await page.waitForURL(new URL(`/${modules[0]}`, app).href)
-        // Every role reaches each of its modules; the layout of each page is checked once, as the admin, who reaches them all.
-        for (const module of modules) {
+        // The admin, who reaches every module, visits each page and its layout is checked; another role
+        // reaches its first module through the menu and its last directly (which modules each role has
+        // is the role matrix's and browser.test.ts's to check).
+        for (const module of user.role === 'admin' ? modules : [modules[0], modules[modules.length - 1]]) {
           if (module !== modules[0]) await page.goto(new URL(`/${module}`, app).href)
           await page.waitForSelector('main h1')
           t.notOk(await page.isVisible('nav#modules'), `${module}: the menu is folded again`)

@@ -4,7 +4,7 @@
 // with each role's fields, and every write in the audit log with who made it and the before and after.
 import t from 'tap'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
-import { campaignApp, statusOf } from '../../../support/campaign.js'
+import { campaignApp, onSharedBackends, statusOf } from '../../../support/campaign.js'
 
 interface Person { person_id: string, name: string, email?: string, phone?: string, household_id?: string | null, tags: string[], roles: string[], merged_from: string[], consent?: Record<string, boolean>, custom?: Record<string, string> }
 interface Report { created: number, updated: number, duplicates_in_file: number, failed: number, errors: Array<{ row: number, message: string }>, mapping: Record<string, string | null>, preview: Array<Record<string, unknown>> }
@@ -170,6 +170,8 @@ t.test('people through the API', async t => {
     t.match(made, { by: 'admin@campaign.test', after: { name: 'audited', hash: '[redacted]' } }, 'a token\'s hash is not in the log')
   })
 
+  // The body limit is the server's, whatever the backend; on PostgreSQL 12,000 rows would take 18 s.
+  if (onSharedBackends()) return
   await t.test('the import takes a larger body than other functions', async t => {
     const big = `name,email\n${Array.from({ length: 12_000 }, (_, i) => `Person ${i},p${i}@bulk.test`).join('\n')}\n`
     t.ok(big.length > 262_144)

@@ -1,6 +1,7 @@
-// The login, the role matrix, people's fields and the generative provider's tests (../) with the
+// The login, the role matrix, people's fields and the generative paths of the modules (../) with the
 // campaign's sessions in Redis and its data in PostgreSQL: a fresh database and a Redis of its own for
-// each app a test starts. One process for all of them.
+// each app a test starts. One process for all of them. The provider's bound on waiting
+// (generator.test.ts: time-outs, slots, the note in a browser) stores nothing and runs once.
 import t from 'tap'
 import { onSharedBackendsToo } from '../../../support/campaign.js'
 
@@ -8,6 +9,5 @@ await onSharedBackendsToo(t, async () => {
   await import('../login.test.js')
   await import('../role-matrix.test.js')
   await import('../people.test.js')
-  await import('../generator.test.js')
   await import('../generative.test.js')
 })
