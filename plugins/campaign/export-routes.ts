@@ -1,13 +1,15 @@
-// GET /export/{what}: the campaign's people, volunteers, donors, donations and audit log as CSV or
-// NDJSON (?format=), streamed as they are read. Each export has the roles of the server function
+// GET /export/{what}: the campaign's people, volunteers, donors, donations, shifts and their rosters,
+// send log and audit log as CSV or NDJSON (?format=), streamed as they are read. Each export has the roles of the server function
 // that lists the same records, and shows each role the fields that function would (people.ts).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { NotFound, exportFormat, sendExport } from '../../kernel/index.js'
 import type { AuditLog } from './audit.js'
+import { summary, type EventBook } from './modules/events/event-book.js'
+import type { Messenger } from './modules/sending/messenger.js'
 import type { Fundraising } from './modules/fundraising/fundraising.js'
 import type { PeopleDirectory, Person } from './modules/people/directory.js'
 import { matchesFilter, type ListFilter } from './modules/people/filter.js'
-import { DONATION_VIEW, DONOR_VIEW, PERSON_VIEW, VOLUNTEER_VIEW, hideAttribution, type PeopleView } from './people.js'
+import { DONATION_VIEW, DONOR_VIEW, PERSON_VIEW, RSVP_VIEW, SEND_LOG_VIEW, VOLUNTEER_VIEW, hideAttribution, type PeopleView } from './people.js'
 import type { Role } from './roles.js'
 import type { SessionAuth } from './session-auth.js'
 import type { Table } from './store/contract.js'
@@ -20,6 +22,8 @@ export interface ExportSources {
   peopleTable: Table<Person>
   volunteers: Table<Volunteer>
   fundraising: Fundraising
+  events: EventBook
+  messenger: Messenger
   audit: AuditLog
 }
 
@@ -52,7 +56,7 @@ async function * mapped<T> (items: AsyncIterable<T>, map: (item: T) => Row | und
 }
 
 export function exportRoutes (sources: ExportSources): FastifyPluginAsync {
-  const { auth, people, peopleTable, volunteers, fundraising, audit } = sources
+  const { auth, people, peopleTable, volunteers, fundraising, events, messenger, audit } = sources
   return async app => {
     const roleOf = async (request: FastifyRequest): Promise<Role> => (await auth.current(request))?.role as Role
 
@@ -97,6 +101,34 @@ export function exportRoutes (sources: ExportSources): FastifyPluginAsync {
       return await sendExport(reply, 'donations', format, [...visible(DONATION_VIEW, role), ...attribution], rows)
     })
 
+    app.get<{ Querystring: ExportQuery }>('/shifts', { config: { access: 'function', rolesOf: 'list-events' } }, async (request, reply) => {
+      const format = exportFormat(request.query.format)
+      const titles = new Map((await events.events()).map(event => [event.event_id, event.title]))
+      const columns = ['event_id', 'title', 'shift_id', 'starts_at', 'ends_at', 'capacity', 'skills', 'cancelled', 'confirmed_count', 'free', 'waitlist_count']
+      const shifts = await events.shifts()
+      const rows = mapped((async function * () { yield * shifts })(), shift => ({ ...summary(shift), title: titles.get(shift.event_id), skills: shift.skills.join('; '), cancelled: yesNo(shift.cancelled) }))
+      return await sendExport(reply, 'shifts', format, columns, rows)
+    })
+
+    app.get<{ Querystring: ExportQuery }>('/rsvps', { config: { access: 'function', rolesOf: 'shift-roster' } }, async (request, reply) => {
+      const format = exportFormat(request.query.format)
+      const role = await roleOf(request)
+      async function * seats (): AsyncIterable<Row> {
+        for (const shift of await events.shifts()) {
+          for (const entry of (await events.roster(shift.shift_id)).entries) yield { event_id: shift.event_id, shift_id: shift.shift_id, starts_at: shift.starts_at, ...hideAttribution(RSVP_VIEW.show(entry, role), role) as Row }
+        }
+      }
+      const attribution = role === 'admin' || role === 'staff' ? ['added_by'] : []
+      return await sendExport(reply, 'rsvps', format, ['event_id', 'shift_id', 'starts_at', ...visible(RSVP_VIEW, role), ...attribution], seats())
+    })
+
+    app.get<{ Querystring: ExportQuery }>('/send-log', { config: { access: 'function', rolesOf: 'list-send-log' } }, async (request, reply) => {
+      const format = exportFormat(request.query.format)
+      const role = await roleOf(request)
+      const rows = mapped(messenger.log(), entry => SEND_LOG_VIEW.show(entry, role))
+      return await sendExport(reply, 'send-log', format, visible(SEND_LOG_VIEW, role), rows)
+    })
+
     app.get<{ Querystring: ExportQuery & { table?: string } }>('/audit', { config: { access: 'function', rolesOf: 'audit-log' } }, async (request, reply) => {
       const format = exportFormat(request.query.format)
       const columns = ['audit_id', 'at', 'by', 'role', 'function', 'table', 'key', 'change', 'before', 'after']
@@ -104,7 +136,7 @@ export function exportRoutes (sources: ExportSources): FastifyPluginAsync {
     })
 
     app.get('/*', { config: { access: 'open' } }, async request => {
-      throw new NotFound(`no export ${request.url.split('?')[0]}: people, volunteers, donors, donations or audit`)
+      throw new NotFound(`no export ${request.url.split('?')[0]}: people, volunteers, donors, donations, shifts, rsvps, send-log or audit`)
     })
   }
 }

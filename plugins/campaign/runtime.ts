@@ -136,7 +136,7 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   ctx.http('app', async app => {
     app.addHook('onRequest', access)
     app.addHook('onSend', securityHeaders)
-    await app.register(exportRoutes({ auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, audit }))
+    await app.register(exportRoutes({ auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, messenger, audit }))
   }, { prefix: '/export' })
   ctx.schedule.every('sweep-sessions', SWEEP_MS, () => { backend.sweep() })
   ctx.schedule.every('shift-reminders', REMINDER_CHECK_MS, async () => { await events.sendDueReminders() })

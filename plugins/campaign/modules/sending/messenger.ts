@@ -413,6 +413,11 @@ export class Messenger {
     return { items, next_cursor: null }
   }
 
+  /** Every send log record, newest send first, read in batches (for exports). */
+  async * log (): AsyncIterable<SendLogRecord> {
+    for await (const { value } of this.#log.range({ reverse: true })) yield value
+  }
+
   /** Close the SMTP connections. */
   close (): void {
     this.#transport?.close()

@@ -139,6 +139,23 @@ t.test('people through the API', async t => {
     t.notMatch(donations, /recorded_by|staff@/)
   })
 
+  await t.test('shifts, their rosters and the send log export with each role\'s fields', async t => {
+    const startsAt = new Date(Date.now() + 86_400_000)
+    const event = await call<{ shifts: Array<{ shift_id: string }> }>('save-event', { title: 'Export canvass', location: { text: 'Hall', lat: 52.5, lon: 13.4 }, shifts: [{ starts_at: startsAt.toISOString(), ends_at: new Date(startsAt.getTime() + 7_200_000).toISOString(), capacity: 3 }] })
+    await call('rsvp-shift', { shift_id: event.shifts[0].shift_id }, volunteer)
+    const shifts = await (await exported('/export/shifts', volunteer)).text()
+    t.match(shifts.split('\n')[0], /^event_id,title,shift_id,starts_at,ends_at,capacity,skills,cancelled,confirmed_count,free,waitlist_count\r?$/)
+    t.match(shifts, new RegExp(`Export canvass,${event.shifts[0].shift_id},.*,3,,no,1,2,0`), 'everyone sees the counts')
+    t.notMatch(shifts, /@/)
+    t.equal((await exported('/export/rsvps', volunteer)).status, 403, 'rosters are staff\'s')
+    const rsvps = await (await exported('/export/rsvps', await login('staff'))).text()
+    t.match(rsvps, /volunteer@campaign\.test,confirmed/)
+    const log = await exported('/export/send-log', readonly)
+    t.equal(log.status, 200)
+    t.equal((await log.text()).split('\n')[0].trim(), 'send_id,channel,person_id,purpose,status,message_id,at', 'readonly: no address, answer or sender')
+    t.equal((await exported('/export/send-log', volunteer)).status, 403)
+  })
+
   await t.test('the audit log records every write with who and the before and after', async t => {
     t.equal(await statusOf(call('audit-log', {})), 403, 'staff do not read the audit log')
     const { entries } = await call<{ entries: AuditEntry[] }>('audit-log', { table: 'people', limit: 500 }, admin)
