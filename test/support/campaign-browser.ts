@@ -4,9 +4,12 @@ import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import type { Locator, Page } from 'playwright-core'
+import type { BrowserContext, Locator, Page } from 'playwright-core'
 import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { UI_BUILD_DIR } from '../../plugins/campaign/ui-routes.js'
+import { callServerFunction } from '../../plugins/campaign/client.js'
+import { campaignKernel, scriptedLogin } from './campaign.js'
+import { headlessBrowser } from './chromium.js'
 
 /** The UI is built by `npm run build`; a single test file run after a fresh clone builds it here. */
 export async function builtUi (): Promise<void> {
@@ -50,3 +53,34 @@ export async function rowsOf (page: Page, table: string): Promise<string[][]> {
 
 /** A card by its heading. */
 export const card = (page: Page, title: string): Locator => page.locator('section.card', { has: page.locator('h2', { hasText: title }) })
+
+export interface AppInBrowser {
+  app: URL
+  /** The development IDP's user of a role. */
+  user(role: string): DevUser
+  /** A server function called as staff, from Node. */
+  call<T>(name: string, args: object): Promise<T>
+  browser: BrowserContext
+  page: Page
+}
+
+/** The UI built, a campaign kernel with more `[campaign]` settings from `config`, staff signed in from Node, and one page of a headless Chromium. */
+export async function appInBrowser (t: { teardown(fn: () => void | Promise<void>): void }, executablePath: string, config: Record<string, unknown> = {}): Promise<AppInBrowser> {
+  await builtUi()
+  const kernel = await campaignKernel(t, config)
+  const app = kernel.url('app')
+  const users = kernel.service('campaign').devIdp?.users ?? []
+  const user = (role: string): DevUser => users.find(u => u.role === role) as DevUser
+  const { cookie } = await scriptedLogin(app, user('staff'))
+  const call = async <T>(name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl: app, headers: { cookie } })
+  const browser = await headlessBrowser(t, executablePath)
+  return { app, user, call, browser, page: await browser.newPage() }
+}
+
+/** Assert that `user` signed in has modules in the navigation, but not `module`; then sign out. */
+export async function moduleHidden (t: { ok(value: unknown, message: string): void, equal(a: unknown, b: unknown, message: string): void }, page: Page, app: URL, user: DevUser, module: string): Promise<void> {
+  await signIn(page, app, user, '/')
+  t.ok(await page.locator('nav#modules a[data-module]').count() > 0, `a ${user.role} has modules`)
+  t.equal(await page.locator(`nav#modules a[data-module="${module}"]`).count(), 0, `but not ${module}`)
+  await signOut(page)
+}

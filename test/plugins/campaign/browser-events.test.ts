@@ -2,11 +2,8 @@
 // upcoming event with its free places and signs up through the page; staff open the shift's roster,
 // see her there and check her in. On the phone the page does not scroll sideways.
 import t from 'tap'
-import type { DevUser } from '../../../plugins/dev-idp/users.js'
-import { callServerFunction } from '../../../plugins/campaign/client.js'
-import { SIZES, builtUi, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
-import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
-import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { SIZES, appInBrowser, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
+import { chromiumBinary } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 
 const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
@@ -14,15 +11,7 @@ const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('a volunteer RSVPs on the events page; staff check her in from the roster', async t => {
-    await builtUi()
-    const kernel = await campaignKernel(t)
-    const app = kernel.url('app')
-    const users = kernel.service('campaign').devIdp?.users ?? []
-    const user = (role: string): DevUser => users.find(u => u.role === role) as DevUser
-    const { cookie } = await scriptedLogin(app, user('staff'))
-    const call = async <T>(name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl: app, headers: { cookie } })
-    const browser = await headlessBrowser(t, executablePath)
-    const page = await browser.newPage()
+    const { app, user, call, page } = await appInBrowser(t, executablePath)
 
     for (const [i, size] of SIZES.entries()) {
       await t.test(size.name, async t => {

@@ -6,26 +6,17 @@
 // calls a server function with it, revokes it (then 401), and reads the audit log and its export.
 // On the phone no page scrolls sideways.
 import t from 'tap'
-import type { DevUser } from '../../../plugins/dev-idp/users.js'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
-import { SIZES, builtUi, card, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
-import { campaignKernel, scriptedLogin, statusOf } from '../../support/campaign.js'
-import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { SIZES, appInBrowser, card, moduleHidden, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
+import { statusOf } from '../../support/campaign.js'
+import { chromiumBinary } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('staff add and import people, readonly see them without contacts, an admin manages API tokens and reads the audit log', async t => {
-    await builtUi()
-    const kernel = await campaignKernel(t)
-    const app = kernel.url('app')
-    const users = kernel.service('campaign').devIdp?.users ?? []
-    const user = (role: string): DevUser => users.find(u => u.role === role) as DevUser
-    const { cookie } = await scriptedLogin(app, user('staff'))
-    const call = async <T>(name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl: app, headers: { cookie } })
-    const browser = await headlessBrowser(t, executablePath)
-    const page = await browser.newPage()
+    const { app, user, call, browser, page } = await appInBrowser(t, executablePath)
 
     for (const [i, size] of SIZES.entries()) {
       await t.test(size.name, async t => {
@@ -139,10 +130,7 @@ if (executablePath !== undefined) {
         await signOut(page)
 
         // A volunteer: no People in the navigation.
-        await signIn(page, app, user('volunteer'), '/')
-        t.ok(await page.locator('nav#modules a[data-module]').count() > 0, 'a volunteer has modules')
-        t.equal(await page.locator('nav#modules a[data-module="people"]').count(), 0, 'but not People')
-        await signOut(page)
+        await moduleHidden(t, page, app, user('volunteer'), 'people')
 
         // An admin: an API token for readonly, its secret shown once, used from outside, revoked; the audit log.
         await signIn(page, app, user('admin'), '/admin')

@@ -7,11 +7,8 @@
 // navigation. On the phone no page scrolls sideways.
 import t from 'tap'
 import type { ParsedMail } from 'mailparser'
-import type { DevUser } from '../../../plugins/dev-idp/users.js'
-import { callServerFunction } from '../../../plugins/campaign/client.js'
-import { SIZES, builtUi, card, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
-import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
-import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { SIZES, appInBrowser, card, moduleHidden, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
+import { chromiumBinary } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { mailServer } from '../../support/smtp.js'
 
@@ -19,16 +16,8 @@ import { mailServer } from '../../support/smtp.js'
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('staff preview and send an e-mail to a saved list through a real SMTP server; readonly read the send log only', async t => {
-    await builtUi()
     const mail = await mailServer(t)
-    const kernel = await campaignKernel(t, { smtp_url: `smtp://127.0.0.1:${mail.port}`, mail_from: 'Lopez for Council <hello@lopez.test>' })
-    const app = kernel.url('app')
-    const users = kernel.service('campaign').devIdp?.users ?? []
-    const user = (role: string): DevUser => users.find(u => u.role === role) as DevUser
-    const { cookie } = await scriptedLogin(app, user('staff'))
-    const call = async <T>(name: string, args: object): Promise<T> => await callServerFunction<T>(name, args, { baseUrl: app, headers: { cookie } })
-    const browser = await headlessBrowser(t, executablePath)
-    const page = await browser.newPage()
+    const { app, user, call, browser, page } = await appInBrowser(t, executablePath, { smtp_url: `smtp://127.0.0.1:${mail.port}`, mail_from: 'Lopez for Council <hello@lopez.test>' })
     page.on('dialog', dialog => { void dialog.accept() }) // the send's confirmation
 
     for (const size of SIZES) {
@@ -114,10 +103,7 @@ if (executablePath !== undefined) {
         await signOut(page)
 
         // A volunteer: no Sending in the navigation.
-        await signIn(page, app, user('volunteer'), '/')
-        t.ok(await page.locator('nav#modules a[data-module]').count() > 0, 'a volunteer has modules')
-        t.equal(await page.locator('nav#modules a[data-module="sending"]').count(), 0, 'but not Sending')
-        await signOut(page)
+        await moduleHidden(t, page, app, user('volunteer'), 'sending')
       })
     }
   })
