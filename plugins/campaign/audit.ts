@@ -146,11 +146,16 @@ class StandaloneTable<V, K extends TableKey> extends ReadThrough<V, K> {
   }
 
   async put (key: K, value: V): Promise<void> {
-    await this.#store.transaction(`${this.#name}:${keyText(key)}`, async tx => { await new AuditedTable<V, K>(tx, this.#name).put(key, value) })
+    await this.#alone(key, async table => { await table.put(key, value) })
   }
 
   async remove (key: K): Promise<void> {
-    await this.#store.transaction(`${this.#name}:${keyText(key)}`, async tx => { await new AuditedTable<V, K>(tx, this.#name).remove(key) })
+    await this.#alone(key, async table => { await table.remove(key) })
+  }
+
+  /** `write` in a transaction of its own, holding the record's key. */
+  async #alone (key: K, write: (table: AuditedTable<V, K>) => Promise<void>): Promise<void> {
+    await this.#store.transaction(`${this.#name}:${keyText(key)}`, async tx => { await write(new AuditedTable<V, K>(tx, this.#name)) })
   }
 }
 

@@ -57,14 +57,7 @@ export interface ShiftFields { shift_id?: string, starts_at: string, ends_at: st
 export interface EventFields { event_id?: string, title: string, description: string, location: EventLocation, cancelled?: boolean, shifts: ShiftFields[] }
 
 /** The counts everyone sees of a shift. */
-export interface ShiftSummary {
-  shift_id: string
-  event_id: string
-  starts_at: string
-  ends_at: string
-  capacity: number
-  skills: string[]
-  cancelled: boolean
+export interface ShiftSummary extends Omit<ShiftRecord, 'confirmed' | 'waitlist' | 'updated_at'> {
   confirmed_count: number
   free: number
   waitlist_count: number
