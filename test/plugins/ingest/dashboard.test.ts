@@ -146,7 +146,9 @@ if (executablePath !== undefined) {
     await page.waitForSelector('.faults td')
     t.match(await page.textContent('.faults'), /sensor_poll at \/src\/main\.c:42/, 'the fault shows its symbol')
     t.same(await page.locator('.faults ol.backtrace li').allTextContents(), ['0x0800abcc sensor_poll at /src/main.c:42', '0x08000122 sensor_task at /src/main.c:57'], 'and its backtrace')
-    t.match(await page.textContent('.traces'), /radio up/)
+    // The traces load apart from the faults: wait for them rather than read what is there yet.
+    await page.locator('.traces', { hasText: 'radio up' }).waitFor({ timeout: 10_000 })
+    t.pass('the trace text is shown')
     await page.waitForSelector('.chart canvas')
     t.pass('the metric is drawn')
     await page.screenshot({ path: join(shots, 'device.png'), fullPage: true })
