@@ -7,7 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { randomBytes } from 'node:crypto'
 import type { Role } from './roles.js'
-import type { CampaignStore, RangeOptions, Table, TableKey, Transaction } from './store/contract.js'
+import type { CampaignStore, RangeOptions, Subjects, Table, TableKey, Transaction } from './store/contract.js'
 
 export interface Actor {
   /** The user's e-mail address (their subject id without one), the API token's name, or `system`. */
@@ -168,7 +168,7 @@ export class AuditedStore implements CampaignStore {
     return UNAUDITED_TABLES.has(name) ? this.#store.table<V, K>(name) : new StandaloneTable<V, K>(this.#store, name)
   }
 
-  async transaction<T> (subject: string, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  async transaction<T> (subject: Subjects, fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return await this.#store.transaction(subject, async tx => await fn(new AuditedTransaction(tx)))
   }
 

@@ -2,6 +2,7 @@
 // API (ObjectManager, Adapter1, Device1, GattService1, GattCharacteristic1, as bluetoothd publishes
 // them) on a private, real dbus-daemon. What the gateway does over D-Bus is real; the devices, their
 // advertisements and their notifications are what the test makes up.
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { existsSync } from 'node:fs'
 import dbus from 'dbus-next'
@@ -24,7 +25,11 @@ export async function privateBus (t: Teardown): Promise<string> {
     command: 'dbus-daemon',
     args: ['--session', '--nofork', `--address=${address}`],
     logFile: join(tempDir(t), 'dbus.log'),
-    ready: () => existsSync(socket)
+    // The socket file appears when it is bound, a moment before the daemon listens: ready when a connection is taken.
+    ready: async () => existsSync(socket) && await new Promise<boolean>(resolve => {
+      const probe = connect(socket, () => { probe.end(); resolve(true) })
+      probe.on('error', () => { resolve(false) })
+    })
   })
   return address
 }

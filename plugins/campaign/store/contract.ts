@@ -28,6 +28,18 @@ export interface Table<V, K extends TableKey = string> {
   remove(key: K): Promise<void>
 }
 
+/** What a transaction holds: one subject, or several. */
+export type Subjects = string | readonly string[]
+
+/** The subjects of a transaction, each once, in one order (so two transactions take them in the same order). */
+export const subjectList = (subject: Subjects): string[] => typeof subject === 'string' ? [subject] : [...new Set(subject)].sort()
+
+/** A write another module adds to a transaction (a person given a role with the roster entry that gives it), with the subject it needs held. */
+export interface Alongside {
+  subject: string
+  write(tx: Transaction): Promise<unknown>
+}
+
 /** The tables inside a transaction: their writes commit together, or none does. */
 export interface Transaction {
   table<V, K extends TableKey = string>(name: string): Table<V, K>
@@ -38,9 +50,10 @@ export interface CampaignStore extends Transaction {
    * Run `fn` in one transaction and commit its writes together; if it throws, nothing is written and
    * the promise rejects with that error. Transactions naming the same `subject` (a donor, a
    * document) run one at a time. Inside, `get` and `has` see the transaction's own writes; `range` and
-   * `count` see what was committed before it.
+   * `count` see what was committed before it. A transaction may name several subjects (a roster and
+   * the people it adds to): it then runs alone among the transactions of each of them.
    */
-  transaction<T>(subject: string, fn: (tx: Transaction) => Promise<T>): Promise<T>
+  transaction<T>(subject: Subjects, fn: (tx: Transaction) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 

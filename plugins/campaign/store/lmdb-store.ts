@@ -4,7 +4,7 @@
 // them) and commits them in one LMDB write transaction.
 import type { Database } from 'lmdb'
 import type { PluginStore } from '../../../kernel/index.js'
-import type { CampaignStore, RangeOptions, Table, TableKey, Transaction } from './contract.js'
+import { subjectList, type CampaignStore, type RangeOptions, type Subjects, type Table, type TableKey, type Transaction } from './contract.js'
 
 type Db = Database<unknown, TableKey>
 /** What the store needs of the plugin's LMDB store. */
@@ -71,12 +71,14 @@ export class LmdbCampaignStore implements CampaignStore {
     return new LmdbTable<V, K>(this.#db(name))
   }
 
-  async transaction<T> (subject: string, fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    const before = this.#queues.get(subject) ?? Promise.resolve()
-    const run = before.then(async () => await this.#run(fn), async () => await this.#run(fn))
+  async transaction<T> (subject: Subjects, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    const subjects = subjectList(subject)
+    // After every transaction already queued on any of its subjects; each waits only on earlier ones, so none waits forever.
+    const before = Promise.allSettled(subjects.map(name => this.#queues.get(name)))
+    const run = before.then(async () => await this.#run(fn))
     const tail = run.catch(() => {})
-    this.#queues.set(subject, tail)
-    void tail.then(() => { if (this.#queues.get(subject) === tail) this.#queues.delete(subject) })
+    for (const name of subjects) this.#queues.set(name, tail)
+    void tail.then(() => { for (const name of subjects) if (this.#queues.get(name) === tail) this.#queues.delete(name) })
     return await run
   }
 

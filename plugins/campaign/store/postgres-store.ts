@@ -2,11 +2,13 @@
 // one table `campaign.records (tbl, key, value jsonb)` ordered by key in byte order (collation "C"),
 // migrated at start under an advisory lock. A transaction runs on one connection and first takes a
 // transaction-scoped advisory lock on its subject, so two instances writing for the same donor (or
-// document) take turns and each reads what the other committed. A database that cannot be reached
+// document) take turns and each reads what the other committed. Inside a transaction, writes are kept
+// (and a key read once is remembered) until the end, then sent in one statement for the puts and one
+// for the deletes: an import of thousands of rows costs its reads, not a round trip per write. A database that cannot be reached
 // is answered 503 (BERTH_DATABASE_UNAVAILABLE); the pool connects again on the next request.
 import pg from 'pg'
 import { inTransaction, migrateSchema, redactUrl, StartupError, Unavailable, unreachable, type Migration } from '../../../kernel/index.js'
-import { arrayFrom, type CampaignStore, type RangeOptions, type Table, type TableKey, type Transaction } from './contract.js'
+import { arrayFrom, subjectList, type CampaignStore, type RangeOptions, type Subjects, type Table, type TableKey, type Transaction } from './contract.js'
 
 export const SCHEMA = 'campaign'
 /** First key of the store's advisory locks (two-key form): migrations, then subjects (hashed). */
@@ -64,22 +66,70 @@ async function guarded<T> (work: () => Promise<T>): Promise<T> {
 
 type Queryable = Pick<pg.ClientBase, 'query'>
 
+/** A transaction's view of a key it read or wrote: the value (undefined when absent or removed), and when written, the JSON it is sent as. */
+interface Known { value: unknown, json?: string | undefined, written: boolean }
+/** Rows per statement when a transaction's writes are sent. */
+const WRITE_BATCH = 2000
+
+/** What a transaction knows of its keys (by table and encoded key), and sends at its end. */
+class PendingWrites {
+  readonly #known = new Map<string, Known & { tbl: string, key: string }>()
+
+  known (tbl: string, key: string): Known | undefined {
+    return this.#known.get(`${tbl}\u0000${key}`)
+  }
+
+  /** A value read from the database (a write is never forgotten for it). */
+  remember (tbl: string, key: string, value: unknown): void {
+    const id = `${tbl}\u0000${key}`
+    if (this.#known.get(id)?.written !== true) this.#known.set(id, { tbl, key, value, written: false })
+  }
+
+  /** A put (its JSON taken now, as a write made at once would be) or, with undefined, a removal. */
+  write (tbl: string, key: string, value: unknown): void {
+    this.#known.set(`${tbl}\u0000${key}`, { tbl, key, value, json: value === undefined ? undefined : JSON.stringify(value), written: true })
+  }
+
+  /** Every write, the puts and the deletes each in statements of WRITE_BATCH rows. */
+  async flush (db: Queryable): Promise<void> {
+    const writes = [...this.#known.values()].filter(entry => entry.written)
+    const puts = writes.filter(entry => entry.value !== undefined)
+    const deletes = writes.filter(entry => entry.value === undefined)
+    for (let i = 0; i < deletes.length; i += WRITE_BATCH) {
+      const batch = deletes.slice(i, i + WRITE_BATCH)
+      await db.query('delete from records where (tbl, key) in (select * from unnest($1::text[], $2::text[]))', [batch.map(e => e.tbl), batch.map(e => e.key)])
+    }
+    for (let i = 0; i < puts.length; i += WRITE_BATCH) {
+      const batch = puts.slice(i, i + WRITE_BATCH)
+      await db.query('insert into records (tbl, key, value) select * from unnest($1::text[], $2::text[], $3::jsonb[]) on conflict (tbl, key) do update set value = excluded.value',
+        [batch.map(e => e.tbl), batch.map(e => e.key), batch.map(e => e.json)])
+    }
+  }
+}
+
 class PostgresTable<V, K extends TableKey> implements Table<V, K> {
   readonly #db: Queryable
   readonly #name: string
+  /** Inside a transaction: its writes and what it has read. */
+  readonly #pending: PendingWrites | undefined
 
-  constructor (db: Queryable, name: string) {
+  constructor (db: Queryable, name: string, pending?: PendingWrites) {
     this.#db = db
     this.#name = name
+    this.#pending = pending
   }
 
   async get (key: K): Promise<V | undefined> {
-    const rows = await this.#rows<{ value: V }>('select value from records where tbl = $1 and key = $2', [this.#name, encodeKey(key)])
-    return rows[0]?.value
+    const encoded = encodeKey(key)
+    const known = this.#pending?.known(this.#name, encoded)
+    if (known !== undefined) return known.value as V | undefined
+    const value = (await this.#rows<{ value: V }>('select value from records where tbl = $1 and key = $2', [this.#name, encoded]))[0]?.value
+    this.#pending?.remember(this.#name, encoded, value)
+    return value
   }
 
   async has (key: K): Promise<boolean> {
-    return (await this.#rows('select 1 from records where tbl = $1 and key = $2', [this.#name, encodeKey(key)])).length > 0
+    return await this.get(key) !== undefined
   }
 
   async count (): Promise<number> {
@@ -112,11 +162,13 @@ class PostgresTable<V, K extends TableKey> implements Table<V, K> {
   }
 
   async put (key: K, value: V): Promise<void> {
+    if (this.#pending !== undefined) return this.#pending.write(this.#name, encodeKey(key), value)
     await this.#rows('insert into records (tbl, key, value) values ($1, $2, $3) on conflict (tbl, key) do update set value = excluded.value',
       [this.#name, encodeKey(key), JSON.stringify(value)])
   }
 
   async remove (key: K): Promise<void> {
+    if (this.#pending !== undefined) return this.#pending.write(this.#name, encodeKey(key), undefined)
     await this.#rows('delete from records where tbl = $1 and key = $2', [this.#name, encodeKey(key)])
   }
 
@@ -150,10 +202,14 @@ export class PostgresCampaignStore implements CampaignStore {
     return new PostgresTable<V, K>(this.#pool, name)
   }
 
-  async transaction<T> (subject: string, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  async transaction<T> (subject: Subjects, fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return await guarded(async () => await inTransaction(this.#pool, async client => {
-      await client.query('select pg_advisory_xact_lock($1, hashtext($2))', [SUBJECT_LOCK_SPACE, subject])
-      return await fn({ table: <V, K extends TableKey = string>(name: string) => new PostgresTable<V, K>(client, name) })
+      // Several subjects are locked in one order, so two transactions sharing them cannot wait on each other.
+      for (const name of subjectList(subject)) await client.query('select pg_advisory_xact_lock($1, hashtext($2))', [SUBJECT_LOCK_SPACE, name])
+      const pending = new PendingWrites()
+      const result = await fn({ table: <V, K extends TableKey = string>(name: string) => new PostgresTable<V, K>(client, name, pending) })
+      await pending.flush(client)
+      return result
     }))
   }
 

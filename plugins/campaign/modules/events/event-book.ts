@@ -2,10 +2,11 @@
 // shift is one record holding its seats (confirmed people in order, then the waitlist), so every change
 // of a shift's seats (an RSVP, a cancellation with its promotion, a capacity change, a check-in, a
 // reminder claim) is one store transaction whose subject is the shift id: concurrent RSVPs, on this
-// instance or on others sharing PostgreSQL, never overbook. People are kept by person_id (the people
+// instance or on others sharing PostgreSQL, never overbook. One that may confirm someone also holds
+// that person, so no one is seated on two overlapping shifts at once. People are kept by person_id (the people
 // directory); no-shows are computed: a confirmed person not checked in when the shift has ended.
 import { randomUUID } from 'node:crypto'
-import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
+import { BadRequest, Conflict, NotFound, Unavailable } from '../../../../kernel/index.js'
 import type { CampaignStore, Transaction } from '../../store/contract.js'
 import type { Person, PeopleDirectory } from '../people/directory.js'
 
@@ -151,6 +152,15 @@ export function shiftTime (shift: { starts_at: string, ends_at: string }): strin
   return `${day} ${wall(shift.starts_at)}–${end}${offset === 'Z' ? ' UTC' : ` (UTC${offset})`}`
 }
 
+/** The subject every transaction that may confirm this person holds (their other shifts are read for overlaps). */
+const seatHolder = (personId: string): string => `seats-of:${personId}`
+/** How long a reminder claim holds: a run still sending after this long is taken for dead (nodemailer's socket time-out is 10 minutes). */
+export const REMINDER_CLAIM_LEASE_MS = 30 * 60_000
+/** How often a seating transaction runs again when the waitlist grew meanwhile. */
+const SEATING_ATTEMPTS = 5
+/** The waitlist has people the transaction does not hold: run it again (503 when that keeps happening). */
+class WaitlistGrew extends Unavailable {}
+
 export class EventBook {
   readonly #store: CampaignStore
   readonly #options: EventBookOptions
@@ -229,7 +239,7 @@ export class EventBook {
     ]
     for (const [id, change] of changes) {
       const shiftId = id ?? randomUUID()
-      await this.#store.transaction(shiftId, async tx => {
+      await this.#seating(shiftId, [], async (tx, held) => {
         const table = tx.table<ShiftRecord>(SHIFTS)
         const old = await table.get(shiftId)
         const shift: ShiftRecord = {
@@ -244,7 +254,7 @@ export class EventBook {
           waitlist: old?.waitlist ?? [],
           updated_at: stamp
         }
-        if (!shift.cancelled) await this.#promote(tx, shift, now)
+        if (!shift.cancelled) await this.#promote(tx, shift, held, now)
         await table.put(shiftId, shift)
       })
     }
@@ -257,7 +267,7 @@ export class EventBook {
    * or when the person is confirmed on another shift overlapping this one.
    */
   async rsvp (shiftId: string, personId: string, by: string, now = new Date()): Promise<{ status: MyRsvp, shift: ShiftRecord }> {
-    const result = await this.#store.transaction(shiftId, async tx => {
+    const result = await this.#store.transaction([shiftId, seatHolder(personId)], async tx => {
       const table = tx.table<ShiftRecord>(SHIFTS)
       const shift = await table.get(shiftId)
       if (shift === undefined) throw new NotFound(`no shift "${shiftId}"`)
@@ -283,14 +293,14 @@ export class EventBook {
 
   /** Take the person off the shift; a freed place goes to the first on the waitlist who is free at that time. */
   async cancel (shiftId: string, personId: string, now = new Date()): Promise<{ was: MyRsvp, promoted: string[], shift: ShiftRecord }> {
-    return await this.#store.transaction(shiftId, async tx => {
+    return await this.#seating(shiftId, [personId], async (tx, held) => {
       const table = tx.table<ShiftRecord>(SHIFTS)
       const shift = await table.get(shiftId)
       if (shift === undefined) throw new NotFound(`no shift "${shiftId}"`)
       const was = mine(shift, personId)
       if (was === null) throw new NotFound(`person ${personId} has no RSVP on shift ${shiftId}`)
       const changed: ShiftRecord = { ...shift, confirmed: shift.confirmed.filter(s => s.person_id !== personId), waitlist: shift.waitlist.filter(s => s.person_id !== personId), updated_at: now.toISOString() }
-      const promoted = shift.cancelled || at(shift.starts_at) <= now.getTime() ? [] : await this.#promote(tx, changed, now)
+      const promoted = shift.cancelled || at(shift.starts_at) <= now.getTime() ? [] : await this.#promote(tx, changed, held, now)
       await table.put(shiftId, changed)
       return { was, promoted, shift: changed }
     })
@@ -371,26 +381,30 @@ export class EventBook {
   }
 
   /**
-   * Send each confirmed person on a shift starting within `reminderHours` their reminder, once. Seats
-   * are claimed in the shift's transaction before the message goes out (so another run, here or on
+   * Send each confirmed person on a shift starting within `reminderHours` their reminder. Seats are
+   * claimed in the shift's transaction before the message goes out (so another run, here or on
    * another instance, skips them) and marked sent with the send's id after; a send that throws gives
-   * its claims back for the next run. A run after downtime sends what is due for shifts not yet started.
+   * its claims back for the next run. A claim older than REMINDER_CLAIM_LEASE_MS was made by a run
+   * that died before it marked the seat (a killed process): it is claimed again, so a reminder is
+   * sent at least once — twice only when the process died between the server's acceptance and the
+   * mark. A run after downtime sends what is due for shifts not yet started.
    */
   async sendDueReminders (now = new Date()): Promise<ReminderSent[]> {
     const messenger = this.#options.messenger?.()
     if (messenger === undefined || messenger.enabled?.('email') === false) return []
     const horizon = now.getTime() + this.reminderHours * 3_600_000
-    const due = (await this.shifts()).filter(s => live(s) && at(s.starts_at) > now.getTime() && at(s.starts_at) <= horizon && s.confirmed.some(seat => seat.reminder === null))
+    const unreminded = (seat: Seat): boolean => seat.reminder === null || (seat.reminder.state === 'sending' && at(seat.reminder.at) <= now.getTime() - REMINDER_CLAIM_LEASE_MS)
+    const due = (await this.shifts()).filter(s => live(s) && at(s.starts_at) > now.getTime() && at(s.starts_at) <= horizon && s.confirmed.some(unreminded))
     const runs: ReminderSent[] = []
+    const claim: ReminderMark = { state: 'sending', at: now.toISOString(), send_id: null }
     for (const candidate of due) {
       const claimed = await this.#store.transaction(candidate.shift_id, async tx => {
         const table = tx.table<ShiftRecord>(SHIFTS)
         const shift = await table.get(candidate.shift_id)
         if (shift === undefined || !live(shift) || at(shift.starts_at) <= now.getTime()) return { shift, ids: [] }
-        const ids = shift.confirmed.filter(seat => seat.reminder === null).map(seat => seat.person_id)
+        const ids = shift.confirmed.filter(unreminded).map(seat => seat.person_id)
         if (ids.length === 0) return { shift, ids }
-        const mark: ReminderMark = { state: 'sending', at: now.toISOString(), send_id: null }
-        await table.put(shift.shift_id, { ...shift, confirmed: shift.confirmed.map(seat => ids.includes(seat.person_id) ? { ...seat, reminder: mark } : seat) })
+        await table.put(shift.shift_id, { ...shift, confirmed: shift.confirmed.map(seat => ids.includes(seat.person_id) ? { ...seat, reminder: claim } : seat) })
         return { shift, ids }
       })
       if (claimed.shift === undefined || claimed.ids.length === 0) continue
@@ -402,22 +416,23 @@ export class EventBook {
       try {
         const result = await messenger.send({ channel: 'email', purpose: 'shift-reminder', transactional: true, subject: `Reminder: ${plain(title)}, ${shiftTime(shift)}`, body: reminderBody(event, shift) }, recipients, 'system')
         Object.assign(run, { send_id: result.send_id, sent: result.sent, failed: result.failed, skipped: result.skipped })
-        await this.#mark(shift.shift_id, claimed.ids, { state: 'sent', at: now.toISOString(), send_id: result.send_id })
+        await this.#mark(shift.shift_id, claim, { state: 'sent', at: now.toISOString(), send_id: result.send_id })
       } catch (err) {
         run.error = err instanceof Error ? err.message : String(err)
-        await this.#mark(shift.shift_id, claimed.ids, null)
+        await this.#mark(shift.shift_id, claim, null)
       }
       runs.push(run)
     }
     return runs
   }
 
-  async #mark (shiftId: string, ids: readonly string[], mark: ReminderMark | null): Promise<void> {
+  /** The seats this run claimed (a later run's claim of the same seats is left alone) marked sent, or given back. */
+  async #mark (shiftId: string, claim: ReminderMark, mark: ReminderMark | null): Promise<void> {
     await this.#store.transaction(shiftId, async tx => {
       const table = tx.table<ShiftRecord>(SHIFTS)
       const shift = await table.get(shiftId)
       if (shift === undefined) return
-      await table.put(shiftId, { ...shift, confirmed: shift.confirmed.map(seat => ids.includes(seat.person_id) && seat.reminder?.state === 'sending' ? { ...seat, reminder: mark } : seat) })
+      await table.put(shiftId, { ...shift, confirmed: shift.confirmed.map(seat => seat.reminder?.state === 'sending' && seat.reminder.at === claim.at ? { ...seat, reminder: mark } : seat) })
     })
   }
 
@@ -428,7 +443,25 @@ export class EventBook {
   }
 
   /** Fill free places from the waitlist in order, skipping people confirmed on an overlapping shift (they keep waiting); the ids promoted. */
-  async #promote (tx: Transaction, shift: ShiftRecord, now: Date): Promise<string[]> {
+  /**
+   * A transaction on the shift that may confirm people from its waitlist: it holds the shift and each
+   * of those people (as an RSVP does), so no one is confirmed on two overlapping shifts at once. The
+   * waitlist is read first; when it grew before the transaction began, it runs again with the newcomers.
+   */
+  async #seating<T> (shiftId: string, personIds: readonly string[], fn: (tx: Transaction, held: ReadonlySet<string>) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const waiting = (await this.#store.table<ShiftRecord>(SHIFTS).get(shiftId))?.waitlist.map(seat => seat.person_id) ?? []
+      const held = new Set([...personIds, ...waiting])
+      try {
+        return await this.#store.transaction([shiftId, ...[...held].map(seatHolder)], async tx => await fn(tx, held))
+      } catch (err) {
+        if (!(err instanceof WaitlistGrew) || attempt === SEATING_ATTEMPTS) throw err
+      }
+    }
+  }
+
+  async #promote (tx: Transaction, shift: ShiftRecord, held: ReadonlySet<string>, now: Date): Promise<string[]> {
+    if (shift.waitlist.some(seat => !held.has(seat.person_id))) throw new WaitlistGrew(`the waitlist of shift ${shift.shift_id} kept changing; try again`)
     const promoted: string[] = []
     const waiting: Seat[] = []
     for (const seat of shift.waitlist) {

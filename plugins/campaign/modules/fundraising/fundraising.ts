@@ -13,7 +13,7 @@ import type { Role } from '../../roles.js'
 import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type ElectionKind, type Elections } from './elections.js'
 import { calendarDay } from '../kit.js'
 import type { PeopleDirectory } from '../people/directory.js'
-import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
+import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
 
 export interface Donor {
   donor_id: string
@@ -147,10 +147,10 @@ export class Fundraising {
   }
 
   /** Record a donation (and its donor, or the itemisation fields it brings); 409 over the limit or without required itemisation fields. */
-  async record (input: { donor_name: string, donor_email: string, amount_cents: number, received_on: string, election: ElectionKind | null } & DonorFields, recordedBy: string): Promise<DonationOutcome> {
+  async record (input: { donor_name: string, donor_email: string, amount_cents: number, received_on: string, election: ElectionKind | null } & DonorFields, recordedBy: string, alongside?: Alongside): Promise<DonationOutcome> {
     const election = this.elections.designate('received_on', input.received_on, input.election)
     const id = donorId(input.donor_email)
-    return await this.#store.transaction(`donor:${id}`, async tx => {
+    return await this.#store.transaction(alongside === undefined ? `donor:${id}` : [`donor:${id}`, alongside.subject], async tx => {
       const now = new Date().toISOString()
       const known = await this.donor(id, tx)
       const donor = withFields(known ?? { donor_id: id, name: input.donor_name, email: input.donor_email.trim(), address: '', occupation: '', employer: '', created_at: now, updated_at: now }, input, now)
@@ -169,6 +169,7 @@ export class Fundraising {
       const outcome = this.#admit(donor, await this.donations(id, tx), donation, election, `a donation of ${dollars(input.amount_cents)}`)
       if (donor !== known) await donorsOf(tx).put(id, donor)
       await donationsOf(tx).put([id, donation.received_on, donation.donation_id], donation)
+      await alongside?.write(tx)
       return outcome
     })
   }
@@ -390,8 +391,8 @@ export function fundraisingFunctions (fundraising: Fundraising, people: PeopleDi
       name: 'record-donation',
       args: RecordArgs,
       handler: async (args, { session }) => {
-        const outcome = await fundraising.record({ ...args, received_on: receivedOn('received_on', args.received_on ?? today()), election: args.election ?? null }, session?.email ?? '')
-        await people.ensure({ name: args.donor_name, email: args.donor_email }, 'donor', session?.email ?? '')
+        const by = session?.email ?? ''
+        const outcome = await fundraising.record({ ...args, received_on: receivedOn('received_on', args.received_on ?? today()), election: args.election ?? null }, by, people.withRole({ name: args.donor_name, email: args.donor_email }, 'donor', by))
         return shown(outcome, session?.role)
       }
     }),

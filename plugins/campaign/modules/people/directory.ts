@@ -4,7 +4,7 @@
 // are people with those roles; merged people are kept, pointing at the person they were merged into.
 import { createHash, randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
-import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
+import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
 import { matchesFilter, type ListFilter } from './filter.js'
 
 export type Channel = 'email' | 'sms'
@@ -58,7 +58,7 @@ const BY_EMAIL = 'people-by-email'
 const BY_PHONE = 'people-by-phone'
 const LISTS = 'people-lists'
 /** Transactions that change people or their indexes: one at a time, so an address has one holder. */
-const SUBJECT = 'people'
+const PEOPLE_SUBJECT = 'people'
 const NO_CONSENT: Consent = { email: false, sms: false, do_not_contact: false }
 
 export const normalEmail = (email: string): string => email.trim().toLowerCase()
@@ -86,6 +86,8 @@ const tablesOf = (tx: Transaction): Tables => ({ people: tx.table(PEOPLE), byEma
 const isMerged = (person: Person | MergedPerson): person is MergedPerson => 'merged_into' in person
 
 export class PeopleDirectory {
+  /** The subject a transaction writing people holds. */
+  readonly subject = PEOPLE_SUBJECT
   readonly #store: CampaignStore
   readonly #tables: Tables
   readonly #lists: Table<SavedList>
@@ -124,7 +126,7 @@ export class PeopleDirectory {
 
   /** Create a person (no person_id) or update one; an e-mail or phone another person holds is refused with 409 naming them. */
   async save (fields: PersonFields, by: string): Promise<Person> {
-    return await this.#store.transaction(SUBJECT, async tx => await this.saveIn(tablesOf(tx), fields, by))
+    return await this.#store.transaction(PEOPLE_SUBJECT, async tx => await this.saveIn(tablesOf(tx), fields, by))
   }
 
   /** `save` inside a transaction the caller holds (an import writes many people in one). */
@@ -160,28 +162,39 @@ export class PeopleDirectory {
 
   /** The person with this e-mail address, created when there is none; `role` added. */
   async ensure (fields: { name: string, email: string }, role: PersonRole | undefined, by: string): Promise<Person> {
-    return await this.#store.transaction(SUBJECT, async tx => {
-      const tables = tablesOf(tx)
-      const found = await this.byEmail(fields.email, tables)
-      const person = found ?? await this.saveIn(tables, { name: fields.name, email: fields.email }, by)
-      if (role === undefined || person.roles.includes(role)) return person
-      const withRole = { ...person, roles: [...person.roles, role].sort(), updated_at: new Date().toISOString() }
-      await tables.people.put(person.person_id, withRole)
-      return withRole
-    })
+    return await this.#store.transaction(PEOPLE_SUBJECT, async tx => await this.ensureIn(tx, fields, role, by))
   }
 
-  /** The person with this e-mail address loses `role` (a volunteer taken off the roster); nothing when there is none. */
-  async dropRole (email: string, role: PersonRole, _by: string): Promise<void> {
-    await this.#store.transaction(SUBJECT, async tx => {
-      const tables = tablesOf(tx)
-      const person = await this.byEmail(email, tables)
-      if (person !== undefined && person.roles.includes(role)) await tables.people.put(person.person_id, { ...person, roles: person.roles.filter(r => r !== role), updated_at: new Date().toISOString() })
-    })
+  /** `ensure` inside a transaction that holds PEOPLE_SUBJECT (with the roster entry or donation that gives the role). */
+  async ensureIn (tx: Transaction, fields: { name: string, email: string }, role: PersonRole | undefined, by: string): Promise<Person> {
+    const tables = tablesOf(tx)
+    const found = await this.byEmail(fields.email, tables)
+    const person = found ?? await this.saveIn(tables, { name: fields.name, email: fields.email }, by)
+    if (role === undefined || person.roles.includes(role)) return person
+    const withRole = { ...person, roles: [...person.roles, role].sort(), updated_at: new Date().toISOString() }
+    await tables.people.put(person.person_id, withRole)
+    return withRole
+  }
+
+  /** The person with this e-mail address given `role`, as a write for another module's transaction. */
+  withRole (fields: { name: string, email: string }, role: PersonRole, by: string): Alongside {
+    return { subject: PEOPLE_SUBJECT, write: async tx => await this.ensureIn(tx, fields, role, by) }
+  }
+
+  /** The person with this e-mail address loses `role` (a volunteer taken off the roster), as a write for another module's transaction; nothing when there is none. */
+  withoutRole (email: string, role: PersonRole): Alongside {
+    return {
+      subject: PEOPLE_SUBJECT,
+      write: async tx => {
+        const tables = tablesOf(tx)
+        const person = await this.byEmail(email, tables)
+        if (person !== undefined && person.roles.includes(role)) await tables.people.put(person.person_id, { ...person, roles: person.roles.filter(r => r !== role), updated_at: new Date().toISOString() })
+      }
+    }
   }
 
   async noteActivity (personId: string, at: string): Promise<void> {
-    await this.#store.transaction(SUBJECT, async tx => {
+    await this.#store.transaction(PEOPLE_SUBJECT, async tx => {
       const tables = tablesOf(tx)
       const person = await this.get(personId, tables)
       if (person !== undefined && (person.last_activity_at ?? '') < at) await tables.people.put(person.person_id, { ...person, last_activity_at: at })
@@ -190,7 +203,7 @@ export class PeopleDirectory {
 
   /** Consent for the channel withdrawn (an unsubscribe); nothing else changes. */
   async withdrawConsent (personId: string, channel: Channel, _reason: string): Promise<void> {
-    await this.#store.transaction(SUBJECT, async tx => {
+    await this.#store.transaction(PEOPLE_SUBJECT, async tx => {
       const tables = tablesOf(tx)
       const person = await this.get(personId, tables)
       if (person === undefined) throw new NotFound(`no person "${personId}"`)
@@ -206,7 +219,7 @@ export class PeopleDirectory {
 
   /** Delete a person (their addresses freed); merged records pointing at them stay. */
   async remove (personId: string): Promise<Person> {
-    return await this.#store.transaction(SUBJECT, async tx => {
+    return await this.#store.transaction(PEOPLE_SUBJECT, async tx => {
       const tables = tablesOf(tx)
       const person = await this.get(personId, tables)
       if (person === undefined) throw new NotFound(`no person "${personId}"`)
@@ -224,7 +237,7 @@ export class PeopleDirectory {
    * as merged records pointing at `keep`; their addresses find the person kept.
    */
   async merge (keepId: string, otherIds: readonly string[]): Promise<Person> {
-    return await this.#store.transaction(SUBJECT, async tx => {
+    return await this.#store.transaction(PEOPLE_SUBJECT, async tx => {
       const tables = tablesOf(tx)
       const keep = await this.get(keepId, tables)
       if (keep === undefined) throw new NotFound(`no person "${keepId}"`)

@@ -253,7 +253,7 @@ type Fail = (index: number, err: unknown) => void
 async function importPeople (people: PeopleDirectory, store: CampaignStore, rows: Mapped[], dryRun: boolean, by: string, report: ImportReport, fail: Fail): Promise<void> {
   const touched = new Set<string>()
   const run = async (): Promise<void> => {
-    await store.transaction('people', async tx => {
+    await store.transaction(people.subject, async tx => {
       const tables = peopleTables(tx)
       const now = new Date().toISOString()
       for (const [index, row] of rows.entries()) {
@@ -283,11 +283,10 @@ async function importPeople (people: PeopleDirectory, store: CampaignStore, rows
 /** Thrown to leave a dry run's transaction without writing. */
 const DRY_RUN = new Error('dry run')
 
-/** Volunteer rows in one transaction: matched to the roster by e-mail; each volunteer is a person with the volunteer role. */
+/** Volunteer rows in one transaction with their people: matched to the roster by e-mail; each volunteer is a person with the volunteer role. */
 async function importVolunteers (people: PeopleDirectory, store: CampaignStore, rows: Mapped[], dryRun: boolean, by: string, report: ImportReport, fail: Fail): Promise<void> {
-  const imported: Volunteer[] = []
   try {
-    await store.transaction('volunteers', async tx => {
+    await store.transaction(['volunteers', people.subject], async tx => {
       const roster = tx.table<Volunteer>('volunteers')
       const byEmail = new Map((await roster.list()).map(({ value }) => [normalEmail(value.email), value]))
       const touched = new Set<string>()
@@ -303,7 +302,7 @@ async function importVolunteers (people: PeopleDirectory, store: CampaignStore, 
           touched.add(volunteer.volunteer_id)
           byEmail.set(normalEmail(fields.email), volunteer)
           await roster.put(volunteer.volunteer_id, volunteer)
-          if (!dryRun) imported.push(volunteer)
+          await people.ensureIn(tx, volunteer, 'volunteer', by)
           if (report.preview.length < PREVIEW_ROWS) report.preview.push({ row: index + 2, action: known === undefined ? 'create' : 'update', ...volunteer })
         } catch (err) {
           fail(index, err)
@@ -314,17 +313,15 @@ async function importVolunteers (people: PeopleDirectory, store: CampaignStore, 
   } catch (err) {
     if (err !== DRY_RUN) throw err
   }
-  for (const volunteer of imported) await people.ensure(volunteer, 'volunteer', by)
 }
 
-/** Donation rows, each recorded in its donor's transaction (limits checked as record-donation does); a dry run checks the rows only. */
+/** Donation rows, each recorded in its donor's transaction with the donor's person (limits checked as record-donation does); a dry run checks the rows only. */
 async function importDonations (people: PeopleDirectory, fundraising: Fundraising, rows: Mapped[], dryRun: boolean, by: string, report: ImportReport, fail: Fail): Promise<void> {
   for (const [index, row] of rows.entries()) {
     try {
       const donation = donationRow(row)
       if (!dryRun) {
-        const outcome = await fundraising.record(donation, by)
-        await people.ensure({ name: donation.donor_name, email: donation.donor_email }, 'donor', by)
+        const outcome = await fundraising.record(donation, by, people.withRole({ name: donation.donor_name, email: donation.donor_email }, 'donor', by))
         if (report.preview.length < PREVIEW_ROWS) report.preview.push({ row: index + 2, action: 'create', ...outcome })
       } else if (report.preview.length < PREVIEW_ROWS) {
         report.preview.push({ row: index + 2, action: 'create', ...donation })

@@ -10,8 +10,7 @@ import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { VOLUNTEER_VIEW } from '../../people.js'
-import type { CampaignStore } from '../../store/contract.js'
-import type { Role } from '../../roles.js'
+import type { Alongside, CampaignStore, Table } from '../../store/contract.js'
 import type { PeopleDirectory } from '../people/directory.js'
 import type { EventBook } from '../events/event-book.js'
 import { volunteerScore, type Place } from './volunteer-score.js'
@@ -81,27 +80,29 @@ export function slotsOf (span: { starts_at: string, ends_at: string }): string[]
 export function volunteerFunctions (store: CampaignStore, events?: EventBook, people?: PeopleDirectory): ModuleFunction[] {
   const volunteers = store.table<Volunteer>(VOLUNTEERS)
   const all = async (table = volunteers): Promise<Volunteer[]> => (await table.list()).map(({ value }) => value)
+  // The roster's writes with the person's: a transaction holds the roster and, with the people module, the people too.
+  const rosterAnd = async (alongside: (volunteer: Volunteer) => Alongside | undefined, fn: (table: Table<Volunteer>) => Promise<Volunteer>): Promise<Volunteer> =>
+    await store.transaction(people === undefined ? VOLUNTEERS : [VOLUNTEERS, people.subject], async tx => {
+      const volunteer = await fn(tx.table<Volunteer>(VOLUNTEERS))
+      await alongside(volunteer)?.write(tx)
+      return volunteer
+    })
   // One save at a time (across instances too): an e-mail address belongs to one volunteer.
-  const saveVolunteer = async (id: string | undefined, fields: Omit<Volunteer, 'volunteer_id' | 'updated_at'>, role: Role | undefined): Promise<Partial<Volunteer>> => await store.transaction(VOLUNTEERS, async tx => {
-    const table = tx.table<Volunteer>(VOLUNTEERS)
+  const saveVolunteer = async (id: string | undefined, fields: Omit<Volunteer, 'volunteer_id' | 'updated_at'>, by: string): Promise<Volunteer> => await rosterAnd(v => people?.withRole(v, 'volunteer', by), async table => {
     if (id !== undefined && !await table.has(id)) throw new NotFound(`no volunteer "${id}"`)
     const email = fields.email.toLowerCase()
     const holder = (await all(table)).find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
     if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`, { code: 'BERTH_EMAIL_TAKEN' })
     const volunteer: Volunteer = { volunteer_id: id ?? randomUUID(), ...fields, updated_at: new Date().toISOString() }
     await table.put(volunteer.volunteer_id, volunteer)
-    return VOLUNTEER_VIEW.show(volunteer, role)
+    return volunteer
   })
   return [
     moduleFunction({
       name: 'save-volunteer',
       args: SaveArgs,
-      handler: async ({ volunteer_id: id, ...fields }, { session }) => {
-        const saved = await saveVolunteer(id, fields, session?.role)
-        // A volunteer is one of the campaign's people, with the volunteer role.
-        await people?.ensure({ name: fields.name, email: fields.email }, 'volunteer', session?.email ?? '')
-        return saved
-      }
+      // A volunteer is one of the campaign's people, with the volunteer role.
+      handler: async ({ volunteer_id: id, ...fields }, { session }) => VOLUNTEER_VIEW.show(await saveVolunteer(id, fields, session?.email ?? ''), session?.role)
     }),
     moduleFunction({
       name: 'list-volunteers',
@@ -117,15 +118,13 @@ export function volunteerFunctions (store: CampaignStore, events?: EventBook, pe
       name: 'delete-volunteer',
       args: Type.Object({ volunteer_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
       // Off the roster, and the person no longer has the volunteer role; the record stays in the audit log.
-      handler: async ({ volunteer_id: id }, { session }) => {
-        const removed = await store.transaction(VOLUNTEERS, async tx => {
-          const table = tx.table<Volunteer>(VOLUNTEERS)
+      handler: async ({ volunteer_id: id }) => {
+        await rosterAnd(v => people?.withoutRole(v.email, 'volunteer'), async table => {
           const volunteer = await table.get(id)
           if (volunteer === undefined) throw new NotFound(`no volunteer "${id}"`)
           await table.remove(id)
           return volunteer
         })
-        await people?.dropRole(removed.email, 'volunteer', session?.email ?? '')
         return { deleted: id }
       }
     }),

@@ -3,15 +3,16 @@
 // for 5 places, check-in and no-shows once a shift has ended, reminders sent exactly once (a second run
 // and a second book on the same store send none; a failed send is tried again), the slots of a
 // shift's time, and match-volunteer for a shift.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { open } from 'lmdb'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
-import { EventBook, type ReminderMessenger } from '../../../../plugins/campaign/modules/events/event-book.js'
+import { EventBook, REMINDER_CLAIM_LEASE_MS, type ReminderMessenger } from '../../../../plugins/campaign/modules/events/event-book.js'
 import { PeopleDirectory, type Person } from '../../../../plugins/campaign/modules/people/directory.js'
 import { slotsOf } from '../../../../plugins/campaign/modules/volunteers/volunteers.js'
 import { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
 import { campaignApp, statusOf } from '../../../support/campaign.js'
+import { pollUntil } from '../../../support/poll.js'
 
 const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
 const HALL = { text: 'Eastside community hall, 12 Elm Street', lat: 52.5163, lon: 13.3777 }
@@ -240,4 +241,54 @@ t.test('reminders: once per confirmed person, within the window, restart-safe', 
   const roster = await book.roster(soon.shift_id, new Date('2030-06-01T12:00:00Z'))
   t.same(roster.entries.map(e => [e.name, e.reminded_at !== null]), [['Ben Brooks', true], ['Cy Chen', true]], 'the roster shows who was reminded')
   t.same(await new EventBook(store, { people, reminderHours: 24 }).sendDueReminders(now), [], 'without a messenger nothing is claimed or sent')
+})
+
+/** An event book on a fresh LMDB store, with three volunteers and an event of the given shifts. */
+async function bookWithShifts (t: Test, shifts: Array<{ starts_at: string, ends_at: string, capacity: number }>, messenger?: ReminderMessenger): Promise<{ store: LmdbCampaignStore, people: PeopleDirectory, book: EventBook, shifts: Array<{ shift_id: string }>, ana: Person, ben: Person }> {
+  const env = open({ path: join(t.testdir(), 'events.mdb') })
+  t.teardown(async () => { await env.close() })
+  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  const people = new PeopleDirectory(store)
+  const book = new EventBook(store, { people, reminderHours: 24, ...(messenger === undefined ? {} : { messenger: () => messenger }) })
+  const event = await book.save({ title: 'Phone bank', description: '', location: HALL, shifts: shifts.map(s => ({ ...s, skills: [] })) }, 'staff@campaign.test', NOW)
+  const ana = await people.ensure({ name: 'Ana Alvarez', email: 'ana@eastside.test' }, 'volunteer', 'test')
+  const ben = await people.ensure({ name: 'Ben Brooks', email: 'ben@eastside.test' }, 'volunteer', 'test')
+  return { store, people, book, shifts: await book.shiftsOf(event.event_id), ana, ben }
+}
+const NOW = new Date('2030-06-01T08:00:00Z')
+
+t.test('a reminder run killed while sending: its claim is taken again after the lease, not before', async t => {
+  const { people, store, book, shifts: [shift], ana } = await bookWithShifts(t, [{ starts_at: '2030-06-01T20:00:00Z', ends_at: '2030-06-01T22:00:00Z', capacity: 2 }])
+  await book.rsvp(shift.shift_id, ana.person_id, 'test', NOW)
+  // The fault: the run claims the seat, then its process dies before the message is marked sent (its send never answers).
+  const dying = new EventBook(store, { people, reminderHours: 24, messenger: () => ({ send: async () => await new Promise<never>(() => {}) }) })
+  void dying.sendDueReminders(NOW)
+  await pollUntil(async () => (await book.shift(shift.shift_id)).confirmed[0].reminder?.state === 'sending', { what: 'the dying run\'s claim' })
+  const sent: string[][] = []
+  const restarted = new EventBook(store, { people, reminderHours: 24, messenger: () => ({ send: async (_message, recipients: Person[]) => { sent.push(recipients.map(p => p.email)); return { send_id: 'send-1', sent: recipients.length, failed: 0, skipped: [] } } }) })
+  t.same(await restarted.sendDueReminders(new Date(NOW.getTime() + REMINDER_CLAIM_LEASE_MS - 60_000)), [], 'within the lease the claim holds (that run may still be sending)')
+  t.match(await restarted.sendDueReminders(new Date(NOW.getTime() + REMINDER_CLAIM_LEASE_MS)), [{ shift_id: shift.shift_id, person_ids: [ana.person_id], sent: 1 }], 'after it, the seat is claimed again and the reminder sent')
+  t.same(sent, [['ana@eastside.test']])
+  t.same(await restarted.sendDueReminders(new Date(NOW.getTime() + 2 * REMINDER_CLAIM_LEASE_MS)), [], 'once')
+  t.match((await book.roster(shift.shift_id, NOW)).entries, [{ name: 'Ana Alvarez', reminded_at: (new Date(NOW.getTime() + REMINDER_CLAIM_LEASE_MS)).toISOString() }])
+})
+
+t.test('one person at once on two overlapping shifts: an RSVP, or a promotion, and an RSVP: one seat', async t => {
+  const { book, shifts: [morning, noon], ana, ben } = await bookWithShifts(t, [
+    { starts_at: '2030-06-02T10:00:00Z', ends_at: '2030-06-02T12:00:00Z', capacity: 1 },
+    { starts_at: '2030-06-02T11:00:00Z', ends_at: '2030-06-02T13:00:00Z', capacity: 5 }
+  ])
+  const confirmedOn = async (personId: string): Promise<string[]> => (await Promise.all([morning, noon].map(async s => await book.shift(s.shift_id)))).filter(s => s.confirmed.some(seat => seat.person_id === personId)).map(s => s.shift_id)
+  const both = await Promise.allSettled([book.rsvp(morning.shift_id, ana.person_id, 'test', NOW), book.rsvp(noon.shift_id, ana.person_id, 'test', NOW)])
+  t.same(both.map(r => r.status).sort(), ['fulfilled', 'rejected'], 'two RSVPs at the same instant: one is taken')
+  t.match(both.find(r => r.status === 'rejected'), { reason: { code: 'BERTH_SHIFT_OVERLAP' } })
+  t.equal((await confirmedOn(ana.person_id)).length, 1, 'she holds one seat')
+
+  // Ben waits for the full morning shift; its holder cancels (promoting him) while he RSVPs at noon.
+  const [held] = await confirmedOn(ana.person_id)
+  await book.cancel(held, ana.person_id, NOW)
+  await book.rsvp(morning.shift_id, ana.person_id, 'test', NOW)
+  t.match(await book.rsvp(morning.shift_id, ben.person_id, 'test', NOW), { status: { status: 'waitlisted' } })
+  await Promise.allSettled([book.cancel(morning.shift_id, ana.person_id, NOW), book.rsvp(noon.shift_id, ben.person_id, 'test', NOW)])
+  t.equal((await confirmedOn(ben.person_id)).length, 1, 'promoted or signed up: he holds one seat of the two')
 })

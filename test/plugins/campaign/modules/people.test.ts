@@ -3,8 +3,16 @@
 // merged records and their history, imports matched to known people (dry run, per-row errors), exports
 // with each role's fields, and every write in the audit log with who made it and the before and after.
 import t from 'tap'
+import { open } from 'lmdb'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
+import type { Caller } from '../../../../plugins/campaign/functions.js'
+import { Elections } from '../../../../plugins/campaign/modules/fundraising/elections.js'
+import { donorId, Fundraising } from '../../../../plugins/campaign/modules/fundraising/fundraising.js'
+import { PeopleDirectory } from '../../../../plugins/campaign/modules/people/directory.js'
+import { volunteerFunctions } from '../../../../plugins/campaign/modules/volunteers/volunteers.js'
+import { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
 import { campaignApp, onSharedBackends, statusOf } from '../../../support/campaign.js'
+import { tempDir } from '../../../support/tmp.js'
 
 interface Person { person_id: string, name: string, email?: string, phone?: string, household_id?: string | null, tags: string[], roles: string[], merged_from: string[], consent?: Record<string, boolean>, custom?: Record<string, string> }
 interface Report { created: number, updated: number, duplicates_in_file: number, failed: number, errors: Array<{ row: number, message: string }>, mapping: Record<string, string | null>, preview: Array<Record<string, unknown>> }
@@ -195,4 +203,36 @@ t.test('people through the API', async t => {
     t.match(await call('import-csv', { kind: 'people', csv: big }), { created: 12_000, failed: 0 })
     t.equal(await statusOf(call('save-person', { name: 'x'.repeat(10), tags: [big.slice(0, 300_000)] })), 413, 'other functions keep the usual limit')
   })
+})
+
+t.test('a roster entry or a donation and its person are written together: a failed person write leaves neither', async t => {
+  const env = open({ path: tempDir(t), compression: false })
+  t.teardown(async () => { await env.close() })
+  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  // The fault: the person's write fails after the roster entry or the donation was put in the same transaction.
+  class FailingPeople extends PeopleDirectory {
+    failing = true
+    override async ensureIn (...args: Parameters<PeopleDirectory['ensureIn']>): ReturnType<PeopleDirectory['ensureIn']> {
+      if (this.failing) throw new Error('the people table could not be written')
+      return await super.ensureIn(...args)
+    }
+  }
+  const people = new FailingPeople(store)
+  const caller = { session: { email: 'staff@campaign.test', role: 'staff' } } as unknown as Caller
+  const functions = new Map(volunteerFunctions(store, undefined, people).map(fn => [fn.name, fn]))
+  const saveVolunteer = async (): Promise<unknown> => await functions.get('save-volunteer')?.handler({ name: 'Vera Volunteer', email: 'vera@x.test', skills: [], availability: [] }, caller)
+  await t.rejects(saveVolunteer(), /could not be written/)
+  t.same(await store.table('volunteers').list(), [], 'no roster entry without its person')
+  const fundraising = new Fundraising(store, { limitCents: 350_000, itemizeAboveCents: 20_000, elections: new Elections([]) })
+  const record = async (): Promise<unknown> => await fundraising.record({ donor_name: 'Dan Donor', donor_email: 'dan@x.test', amount_cents: 5_000, received_on: '2026-11-02', election: null }, 'staff@campaign.test', people.withRole({ name: 'Dan Donor', email: 'dan@x.test' }, 'donor', 'staff@campaign.test'))
+  await t.rejects(record(), /could not be written/)
+  t.same(await fundraising.donations(donorId('dan@x.test')), [], 'no donation without its person')
+
+  people.failing = false
+  await saveVolunteer()
+  await record()
+  t.same((await people.byEmail('vera@x.test'))?.roles, ['volunteer'], 'once the write succeeds, the volunteer is a person with the role')
+  t.same((await people.byEmail('dan@x.test'))?.roles, ['donor'], 'and the donor')
+  t.equal((await store.table('volunteers').list()).length, 1)
+  t.equal((await fundraising.donations(donorId('dan@x.test'))).length, 1)
 })

@@ -1,9 +1,10 @@
-// The module tests (../modules/) with the campaign's data in PostgreSQL and its sessions in Redis: a fresh
+// The store contract (../store.test.ts) and the module tests (../modules/) with the campaign's data in PostgreSQL and its sessions in Redis: a fresh
 // database and a Redis of its own for each app a test starts. One process for all of them.
 import t from 'tap'
 import { onSharedBackendsToo } from '../../../support/campaign.js'
 
 await onSharedBackendsToo(t, async () => {
+  await import('../store.test.js')
   await import('../modules/accountability.test.js')
   await import('../modules/admin.test.js')
   await import('../modules/call-intelligence.test.js')
