@@ -45,9 +45,8 @@ if (toolchain !== undefined) {
   // One build directory per configuration of the size table; the full one serves the tests below.
   const builds = tempDir(t, 'berth-firmware-')
   const out = join(builds, 'full')
-  await make('host-tests', out)
   const entropy = join(builds, 'entropy')
-  await make('host-tests', entropy, '-DBERTH_PLATFORM_ENTROPY=1')
+  await Promise.all([make('host-tests', out), make('host-tests', entropy, '-DBERTH_PLATFORM_ENTROPY=1')])
 
   t.test('every configuration of the size table builds warning-free, and its unit tests pass', async t => {
     const arm = await requireComponent(t, 'arm-none-eabi-gcc and qemu-system-arm', armToolchain)

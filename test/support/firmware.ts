@@ -35,9 +35,9 @@ export async function armToolchain (): Promise<string> {
   return 'arm-none-eabi-gcc'
 }
 
-/** `make <target> OUT=<out> CFLAGS_EXTRA=...` in firmware/. */
+/** `make -j2 <target> OUT=<out> CFLAGS_EXTRA=...` in firmware/ (two compilers at a time). */
 export async function make (target: string, out: string, extra = ''): Promise<void> {
-  await run('make', ['-C', FIRMWARE_DIR, target, `OUT=${out}`, `CFLAGS_EXTRA=${extra}`], { maxBuffer: 8 << 20 })
+  await run('make', ['-j2', '-C', FIRMWARE_DIR, target, `OUT=${out}`, `CFLAGS_EXTRA=${extra}`], { maxBuffer: 8 << 20 })
 }
 
 /** A configuration of the size table (firmware/Makefile, `make configurations`). */
