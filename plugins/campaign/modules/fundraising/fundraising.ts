@@ -94,6 +94,9 @@ export interface FundraisingRules {
 /** The donor fields a gift may bring (the itemisation fields, as the arguments name them). */
 export interface DonorFields { donor_address?: string, donor_occupation?: string, donor_employer?: string }
 
+/** A donation to record, with its donor's name, e-mail and any itemisation fields. */
+export type NewDonation = { donor_name: string, donor_email: string, amount_cents: number, received_on: string, election: ElectionKind | null } & DonorFields
+
 /** The donor id: derived from the e-mail address, so one person is one donor. */
 export function donorId (email: string): string {
   return createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 16)
@@ -147,25 +150,11 @@ export class Fundraising {
   }
 
   /** Record a donation (and its donor, or the itemisation fields it brings); 409 over the limit or without required itemisation fields. */
-  async record (input: { donor_name: string, donor_email: string, amount_cents: number, received_on: string, election: ElectionKind | null } & DonorFields, recordedBy: string, alongside?: Alongside): Promise<DonationOutcome> {
-    const election = this.elections.designate('received_on', input.received_on, input.election)
+  async record (input: NewDonation, recordedBy: string, alongside?: Alongside): Promise<DonationOutcome> {
     const id = donorId(input.donor_email)
     return await this.#store.transaction(alongside === undefined ? `donor:${id}` : [`donor:${id}`, alongside.subject], async tx => {
-      const now = new Date().toISOString()
       const known = await this.donor(id, tx)
-      const donor = withFields(known ?? { donor_id: id, name: input.donor_name, email: input.donor_email.trim(), address: '', occupation: '', employer: '', created_at: now, updated_at: now }, input, now)
-      const donation: Donation = {
-        donation_id: randomUUID(),
-        donor_id: id,
-        amount_cents: input.amount_cents,
-        refunded_cents: 0,
-        received_on: input.received_on,
-        designation: input.election,
-        election: election.id,
-        recorded_by: recordedBy,
-        recorded_at: now,
-        history: []
-      }
+      const { donor, donation, election } = this.#draft(input, recordedBy, known)
       const outcome = this.#admit(donor, await this.donations(id, tx), donation, election, `a donation of ${dollars(input.amount_cents)}`)
       if (donor !== known) await donorsOf(tx).put(id, donor)
       await donationsOf(tx).put([id, donation.received_on, donation.donation_id], donation)
@@ -286,6 +275,44 @@ export class Fundraising {
   }
 
   /** A stored donation with the fields older records lack: nothing refunded, no history, counting toward the next election of its day. */
+  /**
+   * What `record` would answer for `input` if the donations in `earlier` (a file's rows before it) had
+   * been recorded first, writing nothing: a 409 over the limit or without required itemisation fields.
+   */
+  async check (input: NewDonation, earlier: readonly NewDonation[]): Promise<DonationOutcome> {
+    const id = donorId(input.donor_email)
+    let donor = await this.donor(id)
+    const donations = await this.donations(id)
+    for (const row of earlier.filter(row => donorId(row.donor_email) === id)) {
+      const drafted = this.#draft(row, '', donor)
+      donor = drafted.donor
+      donations.push(drafted.donation)
+    }
+    const { donor: withInput, donation, election } = this.#draft(input, '', donor)
+    return this.#admit(withInput, donations, donation, election, `a donation of ${dollars(input.amount_cents)}`)
+  }
+
+  /** A new donation of `input` and its donor (`known`, with the fields the input brings, or new), in its election. */
+  #draft (input: NewDonation, recordedBy: string, known: Donor | undefined): { donor: Donor, donation: Donation, election: Election } {
+    const election = this.elections.designate('received_on', input.received_on, input.election)
+    const id = donorId(input.donor_email)
+    const now = new Date().toISOString()
+    const donor = withFields(known ?? { donor_id: id, name: input.donor_name, email: input.donor_email.trim(), address: '', occupation: '', employer: '', created_at: now, updated_at: now }, input, now)
+    const donation: Donation = {
+      donation_id: randomUUID(),
+      donor_id: id,
+      amount_cents: input.amount_cents,
+      refunded_cents: 0,
+      received_on: input.received_on,
+      designation: input.election,
+      election: election.id,
+      recorded_by: recordedBy,
+      recorded_at: now,
+      history: []
+    }
+    return { donor, donation, election }
+  }
+
   #completed (stored: StoredDonation): Donation {
     return { refunded_cents: 0, designation: null, recorded_at: '', history: [], ...stored, election: stored.election ?? this.elections.nextOn(stored.received_on)?.id ?? '' }
   }

@@ -10,7 +10,7 @@ import { BadRequest, messageOf } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import type { CampaignStore } from '../../store/contract.js'
-import { receivedOn, type Fundraising } from '../fundraising/fundraising.js'
+import { receivedOn, type Fundraising, type NewDonation } from '../fundraising/fundraising.js'
 import type { Volunteer } from '../volunteers/volunteers.js'
 import { normalEmail, normalPhone, peopleTables, type PeopleDirectory, type Person, type PersonFields } from './directory.js'
 
@@ -315,17 +315,21 @@ async function importVolunteers (people: PeopleDirectory, store: CampaignStore, 
   }
 }
 
-/** Donation rows, each recorded in its donor's transaction with the donor's person (limits checked as record-donation does); a dry run checks the rows only. */
+/**
+ * Donation rows, each recorded in its donor's transaction with the donor's person, the limit and the
+ * itemisation threshold checked as record-donation checks them; a dry run checks each row the same
+ * way, counting the file's good rows before it as recorded.
+ */
 async function importDonations (people: PeopleDirectory, fundraising: Fundraising, rows: Mapped[], dryRun: boolean, by: string, report: ImportReport, fail: Fail): Promise<void> {
+  const accepted: NewDonation[] = []
   for (const [index, row] of rows.entries()) {
     try {
       const donation = donationRow(row)
-      if (!dryRun) {
-        const outcome = await fundraising.record(donation, by, people.withRole({ name: donation.donor_name, email: donation.donor_email }, 'donor', by))
-        if (report.preview.length < PREVIEW_ROWS) report.preview.push({ row: index + 2, action: 'create', ...outcome })
-      } else if (report.preview.length < PREVIEW_ROWS) {
-        report.preview.push({ row: index + 2, action: 'create', ...donation })
-      }
+      const outcome = dryRun
+        ? await fundraising.check(donation, accepted)
+        : await fundraising.record(donation, by, people.withRole({ name: donation.donor_name, email: donation.donor_email }, 'donor', by))
+      accepted.push(donation)
+      if (report.preview.length < PREVIEW_ROWS) report.preview.push({ row: index + 2, action: 'create', ...outcome })
       report.created++
     } catch (err) {
       fail(index, err)

@@ -111,7 +111,11 @@ t.test('people through the API', async t => {
   await t.test('volunteers and donations import as people with roles', async t => {
     const volunteers = await call<Report>('import-csv', { kind: 'volunteers', dry_run: false, csv: 'name,email,skills,availability,lat,lon\nVal Vee,val@x.test,canvassing;phone,sat-am,52.5,13.4\nBad Slot,bad@x.test,,someday,52,13\n' })
     t.match(volunteers, { created: 1, failed: 1, errors: [{ row: 3, message: /someday/ }] })
-    const gifts = await call<Report>('import-csv', { kind: 'donations', dry_run: false, csv: 'name,email,amount,date,address,occupation,employer\nDora Donor,dora@x.test,"$1,000.00",2026-01-05,1 Main St,Nurse,City Hospital\nDora Donor,dora@x.test,950,2026-01-06,,,\nZed,zed@x.test,-5,2026-01-06,,,\n' })
+    const donationsCsv = 'name,email,amount,date,address,occupation,employer\nDora Donor,dora@x.test,"$1,000.00",2026-01-05,1 Main St,Nurse,City Hospital\nDora Donor,dora@x.test,950,2026-01-06,,,\nZed,zed@x.test,-5,2026-01-06,,,\n'
+    const dry = await call<Report>('import-csv', { kind: 'donations', csv: donationsCsv })
+    t.match(dry, { created: 1, failed: 2, errors: [{ row: 3, message: /limit/ }, { row: 4, message: /positive/ }] }, 'a dry run checks the limit too, counting the file\'s rows before each')
+    t.notOk((await call<{ donors: Array<{ email: string }> }>('list-donors', {})).donors.some(d => d.email === 'dora@x.test'), 'and records nothing')
+    const gifts = await call<Report>('import-csv', { kind: 'donations', dry_run: false, csv: donationsCsv })
     t.match(gifts, { created: 1, failed: 2 })
     t.match(gifts.errors, [{ row: 3, message: /limit/ }, { row: 4, message: /positive/ }], 'the contribution limit is checked per row')
     await call('save-volunteer', { name: 'Walt Both', email: 'walt@x.test', location: { lat: 52.5, lon: 13.4 } })
