@@ -2,7 +2,9 @@
 // development IDP's form (fetch with manual redirects), about half a second per login; call statuses;
 // and the app in a test kernel with a staff session, as the module tests use it (on the default backends, or on
 // PostgreSQL and Redis when BERTH_TEST_CAMPAIGN_BACKEND=shared).
+import { open, type RootDatabase } from 'lmdb'
 import type { Kernel } from '../../kernel/index.js'
+import { LmdbCampaignStore } from '../../plugins/campaign/store/lmdb-store.js'
 import devIdp from '../../plugins/dev-idp/index.js'
 import campaign from '../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
@@ -11,6 +13,7 @@ import { testKernel, type TestKernelOptions } from './kernel.js'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
 import { postgresDatabase, runPostgres } from './postgres.js'
 import { ownRedis } from './redis.js'
+import { tempDir } from './tmp.js'
 
 interface StoredCookie { value: string, path: string }
 
@@ -190,3 +193,14 @@ export async function campaignApp (t: { teardown(fn: () => void | Promise<void>)
 
 /** A URL inside a campaign module's folder, for loading its prompts and templates as the module does. */
 export const moduleUrl = (id: string): string => new URL(`../../plugins/campaign/modules/${id}/manifest.ts`, import.meta.url).href
+
+/** The campaign's module store on an LMDB environment a test opened itself (to write stored records first). */
+export const campaignStoreOn = (env: RootDatabase): LmdbCampaignStore =>
+  new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+
+/** The campaign's module store on an LMDB environment of the test's own, closed at its end. */
+export function lmdbCampaignStore (t: { teardown(fn: () => void | Promise<void>): void }): LmdbCampaignStore {
+  const env = open({ path: tempDir(t), compression: false })
+  t.teardown(async () => { await env.close() })
+  return campaignStoreOn(env)
+}

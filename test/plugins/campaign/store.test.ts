@@ -3,14 +3,11 @@
 // own writes and commits all of them or none, many writes land together, and a transaction naming
 // several subjects runs alone among the transactions of each, without two of them waiting on each other.
 import t, { type Test } from 'tap'
-import { open } from 'lmdb'
 import type { CampaignStore } from '../../../plugins/campaign/store/contract.js'
-import { LmdbCampaignStore } from '../../../plugins/campaign/store/lmdb-store.js'
 import { PostgresCampaignStore } from '../../../plugins/campaign/store/postgres-store.js'
-import { onSharedBackends } from '../../support/campaign.js'
+import { lmdbCampaignStore, onSharedBackends } from '../../support/campaign.js'
 import { postgresDatabase } from '../../support/postgres.js'
 import { pollUntil } from '../../support/poll.js'
-import { tempDir } from '../../support/tmp.js'
 
 const backend = onSharedBackends() ? 'PostgreSQL' : 'LMDB'
 
@@ -20,9 +17,7 @@ async function freshStore (t: Test): Promise<CampaignStore> {
     t.teardown(async () => { await store.close() })
     return store
   }
-  const env = open({ path: tempDir(t), compression: false })
-  t.teardown(async () => { await env.close() })
-  return new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  return lmdbCampaignStore(t)
 }
 
 /** A promise and the function that settles it. */

@@ -4,14 +4,12 @@
 // and a second book on the same store send none; a failed send is tried again), the slots of a
 // shift's time, and match-volunteer for a shift.
 import t, { type Test } from 'tap'
-import { join } from 'node:path'
-import { open } from 'lmdb'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { EventBook, REMINDER_CLAIM_LEASE_MS, type ReminderMessenger } from '../../../../plugins/campaign/modules/events/event-book.js'
 import { PeopleDirectory, type Person } from '../../../../plugins/campaign/modules/people/directory.js'
 import { slotsOf } from '../../../../plugins/campaign/modules/volunteers/volunteers.js'
-import { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
-import { campaignApp, statusOf } from '../../../support/campaign.js'
+import type { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
+import { campaignApp, lmdbCampaignStore, statusOf } from '../../../support/campaign.js'
 import { pollUntil } from '../../../support/poll.js'
 
 const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
@@ -186,9 +184,7 @@ function shiftText ({ starts_at: startsAt, ends_at: end }: { starts_at: string, 
 }
 
 t.test('reminders: once per confirmed person, within the window, restart-safe', async t => {
-  const env = open({ path: join(t.testdir(), 'events.mdb') })
-  t.teardown(async () => { await env.close() })
-  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  const store = lmdbCampaignStore(t)
   const people = new PeopleDirectory(store)
   const sends: Array<{ subject: string, body: string, purpose: string, to: string[] }> = []
   let failing = false
@@ -245,9 +241,7 @@ t.test('reminders: once per confirmed person, within the window, restart-safe', 
 
 /** An event book on a fresh LMDB store, with three volunteers and an event of the given shifts. */
 async function bookWithShifts (t: Test, shifts: Array<{ starts_at: string, ends_at: string, capacity: number }>, messenger?: ReminderMessenger): Promise<{ store: LmdbCampaignStore, people: PeopleDirectory, book: EventBook, shifts: Array<{ shift_id: string }>, ana: Person, ben: Person }> {
-  const env = open({ path: join(t.testdir(), 'events.mdb') })
-  t.teardown(async () => { await env.close() })
-  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  const store = lmdbCampaignStore(t)
   const people = new PeopleDirectory(store)
   const book = new EventBook(store, { people, reminderHours: 24, ...(messenger === undefined ? {} : { messenger: () => messenger }) })
   const event = await book.save({ title: 'Phone bank', description: '', location: HALL, shifts: shifts.map(s => ({ ...s, skills: [] })) }, 'staff@campaign.test', NOW)

@@ -9,10 +9,9 @@ import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { Elections, federalGeneralElection } from '../../../../plugins/campaign/modules/fundraising/elections.js'
 import { donorId, Fundraising, type StoredDonation, type StoredDonor } from '../../../../plugins/campaign/modules/fundraising/fundraising.js'
 import { shiftDay } from '../../../../plugins/campaign/text/due-dates.js'
-import { campaignApp, statusOf } from '../../../support/campaign.js'
+import { campaignApp, campaignStoreOn, statusOf } from '../../../support/campaign.js'
 import { testKernel } from '../../../support/kernel.js'
 import { tempDir } from '../../../support/tmp.js'
-import { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
 
 const today = new Date().toISOString().slice(0, 10)
 /**
@@ -136,7 +135,7 @@ t.test('records stored before elections, refunds and itemisation fields count to
   const id = donorId('old@home.test')
   await donors.put(id, { donor_id: id, name: 'Olga Old', email: 'old@home.test', created_at: '2026-01-05T10:00:00.000Z' })
   await donations.put([id, today, 'd1'], { donation_id: 'd1', donor_id: id, amount_cents: 30_000, received_on: today, recorded_by: 'staff@campaign.test' })
-  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  const store = campaignStoreOn(env)
   const fundraising = new Fundraising(store, { limitCents: 350_000, itemizeAboveCents: 20_000, elections: new Elections([]) })
   const next = new Elections([]).nextOn(today)?.id
   t.match(await fundraising.summary(await fundraising.donor(id) as never), { election: next, election_total_cents: 30_000, address: '', missing_itemization: ['address', 'occupation', 'employer'] }, 'over the threshold without the fields: they are listed as missing')

@@ -9,8 +9,7 @@ import { loadPrompt } from '../../../../plugins/campaign/language/prompts.js'
 import type { ModuleKit } from '../../../../plugins/campaign/modules/kit.js'
 import { actionOf, attendeesOf, decisionsOf, meetingSentences, openQuestions } from '../../../../plugins/campaign/modules/meetings/meeting-notes.js'
 import { meetingFunctions, meetingPrompt } from '../../../../plugins/campaign/modules/meetings/meetings.js'
-import { campaignApp, moduleUrl, statusOf } from '../../../support/campaign.js'
-import { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
+import { campaignApp, campaignStoreOn, moduleUrl, statusOf } from '../../../support/campaign.js'
 
 const NOTES = `Ana: Welcome everyone. Today we plan the Elm Street canvass.
 Ben: We agreed to focus on the north side first.
@@ -52,7 +51,7 @@ t.test('summarize-meeting with a generator stand-in: the summary is generated, t
     name: 'generative (stand-in)',
     generate: async (messages: ChatMessage[]) => { asked.push(messages); return 'The team planned the Elm Street canvass.' }
   } as unknown as Generator
-  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  const store = campaignStoreOn(env)
   const kit = { language: localEngine, generator, store, maxRecords: 100 } as unknown as ModuleKit
   const [summarize] = meetingFunctions(kit)
   const result = await summarize.handler({ title: 'Canvass planning', text: NOTES, attendees: [], held_on: '2026-05-04' }, {}) as Record<string, unknown>

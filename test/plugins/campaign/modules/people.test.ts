@@ -3,16 +3,13 @@
 // merged records and their history, imports matched to known people (dry run, per-row errors), exports
 // with each role's fields, and every write in the audit log with who made it and the before and after.
 import t from 'tap'
-import { open } from 'lmdb'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import type { Caller } from '../../../../plugins/campaign/functions.js'
 import { Elections } from '../../../../plugins/campaign/modules/fundraising/elections.js'
 import { donorId, Fundraising } from '../../../../plugins/campaign/modules/fundraising/fundraising.js'
 import { PeopleDirectory } from '../../../../plugins/campaign/modules/people/directory.js'
 import { volunteerFunctions } from '../../../../plugins/campaign/modules/volunteers/volunteers.js'
-import { LmdbCampaignStore } from '../../../../plugins/campaign/store/lmdb-store.js'
-import { campaignApp, onSharedBackends, statusOf } from '../../../support/campaign.js'
-import { tempDir } from '../../../support/tmp.js'
+import { campaignApp, lmdbCampaignStore, onSharedBackends, statusOf } from '../../../support/campaign.js'
 
 interface Person { person_id: string, name: string, email?: string, phone?: string, household_id?: string | null, tags: string[], roles: string[], merged_from: string[], consent?: Record<string, boolean>, custom?: Record<string, string> }
 interface Report { created: number, updated: number, duplicates_in_file: number, failed: number, errors: Array<{ row: number, message: string }>, mapping: Record<string, string | null>, preview: Array<Record<string, unknown>> }
@@ -210,9 +207,7 @@ t.test('people through the API', async t => {
 })
 
 t.test('a roster entry or a donation and its person are written together: a failed person write leaves neither', async t => {
-  const env = open({ path: tempDir(t), compression: false })
-  t.teardown(async () => { await env.close() })
-  const store = new LmdbCampaignStore({ db: name => env.openDB({ name }), transaction: async fn => await env.transaction(fn) })
+  const store = lmdbCampaignStore(t)
   // The fault: the person's write fails after the roster entry or the donation was put in the same transaction.
   class FailingPeople extends PeopleDirectory {
     failing = true
