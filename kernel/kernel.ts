@@ -480,6 +480,7 @@ export class Kernel {
         target.serve(plugin.name, server)
       },
       address: listener => this.url(listener),
+      listenerPorts: () => this.listenerNames.map(name => Number(this.url(name).port)),
       restart: async () => {
         if (this.#host.restart === undefined) throw new Conflict('this server cannot restart itself: it runs without the host of `berth server`')
         await this.#host.restart()

@@ -114,6 +114,8 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   serve(listener: string, server: Server): void
   /** The base URL a listener is bound to; available once the kernel has started listening. */
   address(listener: string): URL
+  /** The ports every open listener of this server is bound to (any plugin's): what nothing else on the host may take. */
+  listenerPorts(): number[]
   /**
    * Restart the server in place: the configuration is read again (a bad one is refused here and
    * nothing changes), then, once the caller's current work has returned, every plugin is stopped and

@@ -3,7 +3,9 @@
 // "columns"?, "rows"?}; then binary messages are its input, and text messages {"resize": [columns,
 // rows]} or {"eof": true} (its input ends). The server sends binary messages whose first byte is 1
 // (output) or 2 (errors), then {"exit": <code>} and closes; a failure is {"error": "..."} and a close.
-// Who ran what, in which container and when, and how it ended, goes to the log.
+// Input sent before the command has started (its end included) waits and is delivered once it has.
+// A session ends within seconds of its token being revoked. Who ran what, in which container and
+// when, and how it ended, goes to the log.
 import type { FastifyPluginAsync, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { Logger } from 'pino'
 import type { WebSocket } from 'ws'
@@ -13,6 +15,8 @@ import type { Reconciler } from './reconciler.js'
 
 /** How long the client has to say what to run. */
 const START_TIMEOUT_MS = 10_000
+/** How often an open session's token is checked (a revoked one ends the session). */
+const TOKEN_CHECK_MS = 1000
 /** Bytes waiting to go to a slow client before the command's output is paused. */
 const HIGH_WATER = 1024 * 1024
 const MAX_ARGUMENTS = 256
@@ -52,6 +56,8 @@ export interface ExecRouteDeps {
   /** The role check of deployers (and admins). */
   deployer: onRequestAsyncHookHandler
   by: (request: FastifyRequest) => string | undefined
+  /** Whether the token the request was admitted with is still valid (not revoked). */
+  stillValid: (request: FastifyRequest) => boolean
   log: Logger
 }
 
@@ -61,7 +67,7 @@ function parseReplica (text: string | undefined): number | undefined {
   return Number(text)
 }
 
-export function execRoutes ({ reconciler, deployer, by, log }: ExecRouteDeps): FastifyPluginAsync {
+export function execRoutes ({ reconciler, deployer, by, stillValid, log }: ExecRouteDeps): FastifyPluginAsync {
   return async app => {
     app.route<{ Params: { name: string }, Querystring: { replica?: string } }>({
       method: 'GET',
@@ -78,8 +84,25 @@ export function execRoutes ({ reconciler, deployer, by, log }: ExecRouteDeps): F
           socket.close(code, error.slice(0, 120))
         }
         const timer = setTimeout(() => { fail(POLICY, `no command within ${START_TIMEOUT_MS / 1000} s`) }, START_TIMEOUT_MS)
-        socket.once('close', () => { clearTimeout(timer) })
-        socket.once('message', (data: Buffer, binary: boolean) => {
+        const tokenCheck = setInterval(() => { if (!stillValid(request)) fail(POLICY, 'the token of this session was revoked') }, TOKEN_CHECK_MS)
+        socket.once('close', () => { clearTimeout(timer); clearInterval(tokenCheck) })
+        // Messages after the first wait here until the command has started.
+        let deliver: ((data: Buffer, binary: boolean) => void) | undefined
+        const early: Array<{ data: Buffer, binary: boolean }> = []
+        let earlyBytes = 0
+        let started = false
+        socket.on('message', (data: Buffer, binary: boolean) => {
+          if (deliver !== undefined) {
+            deliver(data, binary)
+            return
+          }
+          if (started) {
+            early.push({ data, binary })
+            earlyBytes += data.length
+            if (earlyBytes > HIGH_WATER) fail(POLICY, `more than ${HIGH_WATER} bytes of input before the command started`)
+            return
+          }
+          started = true
           clearTimeout(timer)
           const start = binary ? 'the first message must be text' : parseStart(data.toString())
           if (typeof start === 'string') {
@@ -91,7 +114,9 @@ export function execRoutes ({ reconciler, deployer, by, log }: ExecRouteDeps): F
             const audit = { audit: 'exec', by: by(request) ?? 'unknown', service: name, replica: container.replica, container: container.name, command: start.command, tty: start.tty }
             log.info(audit, 'exec started')
             const began = Date.now()
-            relay(socket, session, exitCode => { log.info({ ...audit, exit_code: exitCode, duration_ms: Date.now() - began }, 'exec ended') })
+            const forward = relay(socket, session, exitCode => { log.info({ ...audit, exit_code: exitCode, duration_ms: Date.now() - began }, 'exec ended') })
+            for (const message of early.splice(0)) forward(message.data, message.binary)
+            deliver = forward
           }, (err: Error & { statusCode?: number }) => {
             fail((err.statusCode ?? 500) >= 500 ? FAILED : POLICY, err.message)
           })
@@ -101,8 +126,8 @@ export function execRoutes ({ reconciler, deployer, by, log }: ExecRouteDeps): F
   }
 }
 
-/** Carry a started command's input and output over the socket until it exits (or the client goes). */
-function relay (socket: WebSocket, session: ExecSession, ended: (exitCode: number | null) => void): void {
+/** Carry a started command's output over the socket until it exits (or the client goes); returns what takes the client's messages to it. */
+function relay (socket: WebSocket, session: ExecSession, ended: (exitCode: number | null) => void): (data: Buffer, binary: boolean) => void {
   const forward = (stream: NodeJS.ReadableStream, tag: number): void => {
     stream.on('data', (chunk: Buffer) => {
       if (socket.readyState !== socket.OPEN) return
@@ -112,15 +137,6 @@ function relay (socket: WebSocket, session: ExecSession, ended: (exitCode: numbe
   }
   forward(session.output, 1)
   forward(session.errors, 2)
-  socket.on('message', (data: Buffer, binary: boolean) => {
-    if (binary) {
-      session.input.write(data)
-      return
-    }
-    const control = parseControl(data.toString())
-    if (control === 'eof') session.input.end()
-    else if (control !== undefined) session.resize(control[0], control[1]).catch(() => undefined)
-  })
   let exited = false
   socket.once('close', () => {
     if (!exited) {
@@ -143,6 +159,15 @@ function relay (socket: WebSocket, session: ExecSession, ended: (exitCode: numbe
       socket.close(FAILED, 'failed')
     }
   })
+  return (data, binary) => {
+    if (binary) {
+      session.input.write(data)
+      return
+    }
+    const control = parseControl(data.toString())
+    if (control === 'eof') session.input.end()
+    else if (control !== undefined) session.resize(control[0], control[1]).catch(() => undefined)
+  }
 }
 
 /** A control message: end of input, or a TTY size; undefined for anything else (ignored). */

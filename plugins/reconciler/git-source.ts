@@ -14,7 +14,8 @@ const SHA = /^[0-9a-f]{40}$/
 
 /** Run a command; its standard output, or an error with the last line it wrote to standard error. */
 async function run (command: string, args: readonly string[], options: { input?: NodeJS.ReadableStream } = {}): Promise<string> {
-  const child = spawn(command, args, { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], timeout: GIT_TIMEOUT_MS })
+  // Only transports that fetch: never `ext::` (runs a command) or `fd::`.
+  const child = spawn(command, args, { env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'http:https:ssh:git:file' }, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], timeout: GIT_TIMEOUT_MS })
   if (options.input !== undefined && child.stdin !== null) options.input.pipe(child.stdin)
   let stdout = ''
   let stderr = ''

@@ -47,6 +47,8 @@ const reconcilerSection = ((Type) => Type.Object({
   history_limit: Type.Integer({ minimum: 1, default: 200, description: 'Deploys kept in the history.' }),
   builds_kept: Type.Integer({ minimum: 1, default: 5, description: 'Images kept per built service (the newest; rollback to an older build needs it built again).' }),
   node_name: Type.String({ default: '', description: 'Name of this node (placement.node); empty means the host name.' }),
+  allowed_host_paths: Type.Array(Type.String(), { default: [], description: 'Host folders (relative to the working directory, or absolute) that bind mounts, local git sources and the build contexts of deploy requests may be inside. Empty: none, only named volumes. The state directory, the engine\'s socket and data and the host\'s system folders are refused whatever this says.' }),
+  host_ports: Type.String({ default: '1024-65535', description: 'Host ports extra_ports may publish, "<first>-<last>"; empty: none. The ports of this server\'s listeners are refused whatever this says.' }),
   registry_credentials: Type.String({ default: '', description: 'Credential file with registry logins (config.json of docker login); empty means $DOCKER_CONFIG/config.json or ~/.docker/config.json.' })
 }, { additionalProperties: false })) satisfies SectionSchema
 

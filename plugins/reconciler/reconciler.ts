@@ -8,8 +8,9 @@ import { join } from 'node:path'
 import { Readable, type PassThrough } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Counter, Histogram } from 'prom-client'
-import { BadRequest, Conflict, NotFound, Unavailable, type OperatorAlert } from '../../kernel/index.js'
+import { BadRequest, Conflict, Forbidden, NotFound, Unavailable, type OperatorAlert } from '../../kernel/index.js'
 import type { SecretService } from '../secrets/index.js'
+import { isInside, realPath, type Admission } from './admission.js'
 import { canaryView, checkCanary, previousVersion, type CanaryView } from './canary.js'
 import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
 import { executePlan, type ExecutorDeps } from './executor.js'
@@ -113,7 +114,12 @@ export interface ReconcilerDeps {
   traffic: Traffic
   /** Where builds from git repositories fetch their sources. */
   git: GitSources
+  /** What a spec may take of the host (mounts, ports, build sources), checked before its containers are created. */
+  admission: Admission
 }
+
+/** Deploys that no operator asked for just now (an offline node's replicas placed again, an agent's orders): a refused spec fails its service instead of the request. */
+const UNATTENDED_TRIGGERS = new Set(['reschedule', 'leader'])
 
 /** What converging a deploy did on this node. */
 interface Converged {
@@ -354,7 +360,22 @@ export class Reconciler {
     return new Map(this.#deps.state.canaries().map(c => [c.spec.name, c.weight]))
   }
 
+  /** Each refused field of each spec, "<source>: service "<name>": <field> <rule>". */
+  #refusals (declared: readonly Declared[]): Map<string, string[]> {
+    const refused = new Map<string, string[]>()
+    for (const { spec, source } of declared) {
+      const problems = this.#deps.admission.problems(spec, source)
+      if (problems.length > 0) refused.set(spec.name, problems.map(p => `${source}: service "${spec.name}": ${p}`))
+    }
+    return refused
+  }
+
   async #deploy (requested: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
+    const started = [...(options.canaries?.values() ?? [])].flatMap(c => c === null ? [] : [{ spec: c.spec, source: c.source }])
+    const refused = this.#refusals([...requested, ...started])
+    if (refused.size > 0 && !UNATTENDED_TRIGGERS.has(options.trigger)) {
+      throw new Forbidden(`refused by admission: ${[...refused.values()].flat().join('; ')}`, { code: 'BERTH_SPEC_REFUSED' })
+    }
     const claimed = requested.flatMap(({ spec, source }) => claimedNames(spec).flatMap(name => {
       const problem = this.claimedDomain?.(spec.name, name)
       return problem === undefined ? [] : [`${source}: ${problem}`]
@@ -362,7 +383,7 @@ export class Reconciler {
     if (claimed.length > 0) throw new SpecError(claimed)
     const timer = this.#deps.deploySeconds.startTimer({ trigger: options.trigger })
     const { settings, state } = this.#deps
-    const failures = new Map<string, string>()
+    const failures = new Map([...refused].map(([name, problems]) => [name, problems.join('; ')]))
     const canaries = options.canaries ?? new Map<string, CanaryState | null>()
     const declared = (await this.#built(requested, failures, options.commits)).map(d => this.#heldByCanary(d, canaries, failures))
     const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
@@ -589,7 +610,9 @@ export class Reconciler {
       // A container the engine is removing cannot be started and keeps its name a while: its service
       // waits for the pass that follows the engine's destroy event.
       const removing = new Set(listed.filter(c => c.state === 'removing').map(c => c.service))
-      const wanted = stored.filter(s => s.stopped_at === undefined && !skip.has(s.spec.name) && !removing.has(s.spec.name))
+      // A stored spec the admission rules refuse now (an operator narrowed them since) is not created again.
+      const refused = this.#refusals(stored.filter(s => s.stopped_at === undefined))
+      const wanted = stored.filter(s => s.stopped_at === undefined && !skip.has(s.spec.name) && !removing.has(s.spec.name) && !refused.has(s.spec.name))
       const names = new Set(wanted.map(s => s.spec.name))
       const deployed = new Set(stored.map(s => s.spec.name))
       const actual = listed.filter(c => names.has(c.service) || (!deployed.has(c.service) && !removing.has(c.service)))
@@ -601,7 +624,9 @@ export class Reconciler {
       })
       const plan = planDeploy(desired, actual, { removeOrphans: true, repair: true })
       const planned = [...plan.orphans, ...plan.layers.flat()].filter(s => s.actions.length > 0 || s.canaryActions.length > 0)
-      const failures = new Map<string, string>()
+      // Those missing replicas are failures of the pass, named with the rule that refuses them.
+      const short = (name: string): boolean => listed.filter(c => c.service === name && c.canary !== true).length < (this.#placed.get(name)?.replicas.length ?? state.service(name)?.spec.replicas ?? 0)
+      const failures = new Map([...refused].filter(([name]) => short(name)).map(([name, problems]) => [name, problems.join('; ')]))
       if (planned.length === 0) return { repaired: [], failures }
       const creates = (actions: readonly Action[]): boolean => actions.some(a => a.kind === 'create')
       await this.#prepareImages(plan.layers.flat().flatMap(s => [
@@ -631,7 +656,7 @@ export class Reconciler {
     return await Promise.all(requested.map(async declared => {
       const { spec } = declared
       const build = spec.build
-      if (build === undefined) return declared
+      if (build === undefined || failures.has(spec.name)) return declared
       const repository = buildRepository(spec.image, spec.project, spec.name)
       const runtime = this.#runtime(spec.runtime)
       try {
@@ -643,6 +668,7 @@ export class Reconciler {
         const source = build.git === undefined ? undefined : await this.#deps.git.checkout(build.git, commits.get(spec.name) ?? build.ref ?? 'HEAD')
         const context = source === undefined ? build.context : join(source.dir, build.context)
         if (!existsSync(context)) throw new Error(`the build context ${source === undefined ? context : `${build.context} of commit ${source.commit}`} does not exist`)
+        if (source !== undefined && !isInside(realPath(context), realPath(source.dir))) throw new Error(`the build context ${build.context} of commit ${source.commit} leaves the repository through a symlink`)
         const files = contextFiles(context)
         const tag = `${repository}:${buildHash(build, files, context).slice(0, 16)}`
         if (!(await runtime.localImages()).has(tag)) {

@@ -4,6 +4,7 @@
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
+import { Admission, parsePortRange } from './admission.js'
 import { clusterInfo } from './cluster-info.js'
 import { DockerEngine } from './docker-engine.js'
 import { GitSources } from './git-source.js'
@@ -44,6 +45,12 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     credentials_file: config.registry_credentials === '' ? dockerConfigFile() : resolve(ctx.cwd, config.registry_credentials)
   })
   const runtimes = new Map<string, ContainerEngine>([[docker.name, docker]])
+  const hostPorts = parsePortRange(config.host_ports)
+  if (typeof hostPorts === 'string') throw new Error(`[reconciler] ${hostPorts}`)
+  const admission = new Admission({
+    allowedHostPaths: config.allowed_host_paths, hostPorts, listenerPorts: () => ctx.listenerPorts(), cwd: ctx.cwd,
+    protectedPaths: [ctx.stateDir, config.docker_socket]
+  })
   const restarts = ctx.metrics.counter({ name: 'berth_reconciler_liveness_restarts_total', help: 'Containers restarted after failing liveness probes.', labelNames: ['service'] })
   const deploySeconds = ctx.metrics.histogram({ name: 'berth_reconciler_deploy_seconds', help: 'Duration of deploys, by trigger.', labelNames: ['trigger'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] })
   const rollbacks = ctx.metrics.counter({ name: 'berth_reconciler_rollbacks_total', help: 'Rollouts rolled back to the previous spec after a replacement failed its checks.', labelNames: ['service'] })
@@ -77,7 +84,11 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   const jobRuns = ctx.metrics.counter({ name: 'berth_reconciler_job_runs_total', help: 'Runs of scheduled jobs, by outcome (succeeded, failed, skipped).', labelNames: ['service', 'job', 'outcome'] })
   const jobs = new JobScheduler({
     specs: () => state.services().filter(s => s.stopped_at === undefined).map(s => s.spec),
-    run: async (spec, job) => await (runtimes.get(spec.runtime) as ContainerEngine).runJob({ spec, job: job.name, command: job.command, env: secrets.resolve(spec.env, spec.name) }),
+    run: async (spec, job) => {
+      const refused = admission.problems(spec, state.service(spec.name)?.source ?? '')
+      if (refused.length > 0) throw new Error(`refused by admission: ${refused.join('; ')}`)
+      return await (runtimes.get(spec.runtime) as ContainerEngine).runJob({ spec, job: job.name, command: job.command, env: secrets.resolve(spec.env, spec.name) })
+    },
     records: control.db<JobRecord>('job-runs'),
     leading,
     counted: (service, job, outcome) => { jobRuns.labels(service, job, outcome).inc() },
@@ -98,7 +109,8 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     rollbacks,
     alert,
     changed,
-    git: new GitSources(join(ctx.stateDir, 'builds'))
+    git: new GitSources(join(ctx.stateDir, 'builds')),
+    admission
   })
   registerContainerMetrics(ctx.metrics, async () => await measureContainers(runtimes, await reconciler.localContainers(), false))
   const repairs = config.repair_interval_secs === 0 ? undefined : new RepairLoop({
@@ -133,7 +145,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   // A command runs on the node whose API is asked (its containers): not forwarded to a leader.
   const tokens = ctx.use('tokens')
   ctx.http('control', execRoutes({
-    reconciler, deployer: tokens.requireRole('deployer'), by: request => tokens.caller(request)?.name, log: ctx.log
+    reconciler, deployer: tokens.requireRole('deployer'), by: request => tokens.caller(request)?.name, stillValid: request => tokens.stillValid(request), log: ctx.log
   }), { prefix: '/api/v1', websocket: {} })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
   ctx.schedule.every('jobs', JOB_TICK_MS, async () => { jobs.tick() })

@@ -11,6 +11,8 @@ export interface TokenService {
   requireRole(role: Role): onRequestAsyncHookHandler
   /** The token a guarded request was admitted with. */
   caller(request: FastifyRequest): TokenInfo | undefined
+  /** Whether the token a guarded request was admitted with is still valid: false once it is revoked (a long session ends then). */
+  stillValid(request: FastifyRequest): boolean
 }
 
 declare module '../../kernel/index.js' {

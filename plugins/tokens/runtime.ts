@@ -19,6 +19,10 @@ export async function setupTokens (ctx: PluginContext): Promise<TokenService> {
   ctx.http('control', tokenRoutes(store, guard), { prefix: '/api/v1/tokens' })
   return {
     requireRole: role => guard.requireRole(role),
-    caller: request => guard.caller(request)
+    caller: request => guard.caller(request),
+    stillValid: request => {
+      const caller = guard.caller(request)
+      return caller !== undefined && store.get(caller.id) !== undefined
+    }
   }
 }

@@ -21,15 +21,16 @@ export interface CliResult {
   stderr: string
 }
 
-/** Run `berth ...args` to completion (bounded by `timeout` ms). */
-export async function runCli (args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv, timeout?: number } = {}): Promise<CliResult> {
+/** Run `berth ...args` to completion (bounded by `timeout` ms); `input` is its standard input, written at once and ended (else it has none). */
+export async function runCli (args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv, timeout?: number, input?: string } = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'], timeout: options.timeout ?? 60_000
+    cwd: options.cwd, env: childEnv(options.env), stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], timeout: options.timeout ?? 60_000
   })
+  child.stdin?.end(options.input)
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+  child.stdout?.on('data', (d: Buffer) => { stdout += d.toString() })
+  child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })
   const code = await new Promise<number | null>(resolve => child.on('close', resolve))
   return { code, stdout, stderr }
 }

@@ -100,7 +100,8 @@ if (docker !== undefined) {
 if (docker !== undefined) {
   t.test('a service built from a git repository: its branch\'s newest commit, then the commit a webhook push names', async t => {
     const base = await busyboxImage(docker)
-    const { kernel, cwd, project, token } = await reconcilerKernel(t, docker, { plugins: [webhooks] })
+    // A local repository is fetched only from a folder the operator allowed.
+    const { kernel, cwd, project, token } = await reconcilerKernel(t, docker, { plugins: [webhooks], extra: { allowed_host_paths: ['repo'] } })
     const git = async (dir: string, ...args: string[]): Promise<string> => (await promisify(execFile)('git', ['-C', dir, ...args])).stdout.trim()
     const repo = join(cwd, 'repo')
     mkdirSync(join(repo, 'site'), { recursive: true })

@@ -30,7 +30,7 @@ const SECRET = 'v3ry-s3cret-7f2a'
 
 if (docker !== undefined) {
   t.test('command, volumes, bind mounts, extra ports, limits; secrets only in the environment', async t => {
-    const { kernel, cwd, stateDir, instance, project, token, lines } = await setup(t, docker)
+    const { kernel, cwd, stateDir, instance, project, token, lines } = await setup(t, docker, { allowed_host_paths: ['services'] })
     const extraPort = await freePort()
     mkdirSync(join(cwd, 'services', project, 'www'), { recursive: true })
     writeFileSync(join(cwd, 'services', project, 'www', 'index.html'), 'served from a bind mount\n')
