@@ -11,7 +11,14 @@ export function backupRoutes (backups: Backups, tokens: TokenService): FastifyPl
   const viewer = { onRequest: tokens.requireRole('viewer') }
   const admin = { onRequest: tokens.requireRole('admin') }
   return async app => {
-    app.get('/', viewer, async () => ({ targets: await backups.list() }))
+    // A token limited to projects sees the archives of their volumes (`<project>_<volume>`) only.
+    app.get('/', viewer, async request => {
+      const targets = await backups.list()
+      const projects = tokens.projects(request)
+      if (projects === undefined) return { targets }
+      const seen = (volume: string): boolean => projects.some(p => volume.startsWith(`${p}_`))
+      return { targets: targets.map(t => t.snapshots === undefined ? t : { ...t, snapshots: t.snapshots.map(s => ({ ...s, volumes: s.volumes.filter(v => seen(v.volume)) })) }) }
+    })
 
     // Lines of JSON: {"step", "detail"} while it runs, then {"result": ...} or {"error": ...}.
     app.post('/', admin, async (_request, reply) => {

@@ -82,7 +82,7 @@ export function setupDatabases (ctx: PluginContext<DatabasesConfig>): void {
       const folder = join(servicesDir, name)
       if (existsSync(folder) || reconciler.specs().some(s => s.name === name)) throw new Conflict(`a service named ${name} already exists (${folder})`)
       const secret = `${name.toUpperCase().replaceAll('-', '_')}_PASSWORD`
-      if (secrets.has(secret)) throw new Conflict(`the secret ${secret} exists already: remove it (berth secrets rm ${secret}) or choose another name`)
+      if (secrets.has(secret, name)) throw new Conflict(`the secret ${secret} of project ${name} exists already: remove it (berth secrets rm ${secret} --project ${name}) or choose another name`)
       // The folder is the project: the volume is <name>_data. Data there was initialised with another password.
       const volume = `${name}_data`
       if (await volumeExists(volume)) throw new Conflict(`the volume ${volume} exists already and holds the data of an earlier ${name}, made with another password: remove it (docker volume rm ${volume}) or choose another name`)
@@ -104,14 +104,14 @@ export function setupDatabases (ctx: PluginContext<DatabasesConfig>): void {
         }
         if (reconciler.specs().some(s => s.name === name)) await undo(`the service ${name}`, async () => await reconciler.removeService(name))
         await undo(file, () => { rmSync(folder, { recursive: true, force: true }) })
-        await undo(`the secret ${secret}`, async () => await secrets.remove(secret))
+        await undo(`the secret ${secret}`, async () => await secrets.remove(secret, name))
         if (await engine.hasVolume(volume).catch(() => false)) left.push(`the volume ${volume} it created (Berth never removes volumes: docker volume rm ${volume})`)
         if (left.length > 0) ctx.log.error({ service: name, left }, 'db create: the rollback left some of what it made')
         return left.length === 0 ? 'rolled back: nothing of it is kept' : `rolled back, except ${left.join(', ')}`
       }
 
       try {
-        await secrets.set(secret, password)
+        await secrets.set(secret, password, name)
         mkdirSync(folder, { recursive: true })
         writeFileSync(file, service.file)
         const result = await reconciler.deployFiles({ service: name, by: `db create (${tokens.caller(request)?.name ?? 'admin'})` })

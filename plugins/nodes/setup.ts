@@ -4,8 +4,8 @@
 // sends with this node's reconciler. Imported by setup only.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
-import { BadRequest, Conflict, StartupError, Unavailable, messageOf, type PluginContext } from '../../kernel/index.js'
+import type { FastifyPluginAsync, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { BadRequest, Conflict, Forbidden, StartupError, Unavailable, messageOf, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, EngineInfo, RemoteContainer, Scheduler, ServiceSpec, Traffic } from '../reconciler/api.js'
 import type { SecretService } from '../secrets/index.js'
 import type { TokenService } from '../tokens/index.js'
@@ -247,7 +247,7 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
     leading,
     ...(published !== undefined && { published: () => published.all() }),
     leaderName: () => orchestration.nodeName,
-    resolveEnv: spec => deps.secrets.resolve(spec.env, spec.name),
+    resolveEnv: spec => deps.secrets.resolve(spec.env, spec.name, spec.project),
     specs: () => orchestration.specs(),
     deployTimeoutMs: config.deploy_timeout_secs * 1000,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
@@ -425,7 +425,12 @@ interface RouteDeps {
 
 /** Drain, undrain and forget, under /api/v1 (cluster info is the reconciler's route, answered by this plugin on a leader). */
 function clusterRoutes ({ tokens, setDrained, forget }: RouteDeps): FastifyPluginAsync {
-  const deployer = { onRequest: tokens.requireRole('deployer') }
+  // A node holds every project's replicas: a token limited to projects may not drain it.
+  const everyProject = async (request: FastifyRequest): Promise<void> => {
+    const projects = tokens.projects(request)
+    if (projects !== undefined) throw new Forbidden(`draining a node acts on every project; this token is limited to ${projects.join(', ')}`, { code: 'BERTH_PROJECT_SCOPE' })
+  }
+  const deployer = { onRequest: [tokens.requireRole('deployer'), everyProject] }
   return async app => {
     app.post<{ Params: { id: string }, Querystring: { force?: string } }>('/cluster/nodes/:id/drain', deployer, async request => {
       const { force } = request.query

@@ -47,6 +47,7 @@ export function routeViews (table: RouteTable, certificates: CertificateManager)
 
 export function proxyRoutes (table: RouteTable, certificates: CertificateManager, tokens: TokenService): FastifyPluginAsync {
   return async app => {
-    app.get('/routes', { onRequest: tokens.requireRole('viewer') }, async () => ({ routes: routeViews(table, certificates) }))
+    // A token limited to projects sees the routes of their services only.
+    app.get('/routes', { onRequest: tokens.requireRole('viewer') }, async request => ({ routes: routeViews(table, certificates).filter(r => tokens.reaches(request, r.project)) }))
   }
 }

@@ -3,9 +3,11 @@
 // operator declared (`allowed_host_paths`), never Berth's state, the engine's socket or data, or the
 // host's system folders; host ports only in the declared range and never one a Berth listener uses;
 // build contexts inside the service file's folder (or, for a request, a declared host folder), with
-// symlinks resolved before they are compared. Each refusal names the field and the rule.
+// symlinks resolved before they are compared; secrets of the service's project or shared with it
+// only. Each refusal names the field and the rule.
 import { existsSync, realpathSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { secretReferences } from '../secrets/api.js'
 import { LEADER_SOURCE, REQUEST_SOURCE } from './service-set.js'
 import type { ServiceSpec } from './spec.js'
 
@@ -20,6 +22,8 @@ export interface AdmissionRules {
   protectedPaths: readonly string[]
   /** Where relative service-file sources are read from. */
   cwd: string
+  /** Whether a project's services may use a secret (theirs or shared with them), another project's only, or none exists. */
+  secretVisibility: (name: string, project: string) => 'visible' | 'hidden' | 'missing'
 }
 
 /** Host folders nothing is mounted from, whatever `allowed_host_paths` says: they give the host away. */
@@ -85,6 +89,11 @@ export class Admission {
       else if (range === undefined) problems.push(`${field}: no host ports may be published ([reconciler].host_ports is empty)`)
       else if (host < range.first || host > range.last) problems.push(`${field}: host port ${host} is outside ${range.first}-${range.last} ([reconciler].host_ports)`)
     })
+    for (const [variable, value] of Object.entries(spec.env)) {
+      for (const name of secretReferences(value)) {
+        if (this.#rules.secretVisibility(name, spec.project) === 'hidden') problems.push(`env.${variable} refers to secret "${name}", which is another project's and not shared with project "${spec.project}"`)
+      }
+    }
     const build = spec.build
     if (build?.git !== undefined) {
       const problem = this.#gitProblem(build.git)

@@ -56,6 +56,8 @@ export interface ExecRouteDeps {
   /** The role check of deployers (and admins). */
   deployer: onRequestAsyncHookHandler
   by: (request: FastifyRequest) => string | undefined
+  /** Throws the 404 of a missing service when the request's token does not reach the named one's project. */
+  visible: (request: FastifyRequest, name: string) => string
   /** Whether the token the request was admitted with is still valid (not revoked). */
   stillValid: (request: FastifyRequest) => boolean
   log: Logger
@@ -67,13 +69,16 @@ function parseReplica (text: string | undefined): number | undefined {
   return Number(text)
 }
 
-export function execRoutes ({ reconciler, deployer, by, stillValid, log }: ExecRouteDeps): FastifyPluginAsync {
+export function execRoutes ({ reconciler, deployer, by, visible, stillValid, log }: ExecRouteDeps): FastifyPluginAsync {
   return async app => {
     app.route<{ Params: { name: string }, Querystring: { replica?: string } }>({
       method: 'GET',
       url: '/services/:name/exec',
       onRequest: deployer,
-      preHandler: async request => { parseReplica(request.query.replica) },
+      preHandler: async request => {
+        visible(request, request.params.name)
+        parseReplica(request.query.replica)
+      },
       handler: async (_request, reply) => {
         reply.header('upgrade', 'websocket')
         return await reply.code(426).send({ error: 'exec is a WebSocket: send Upgrade: websocket', code: 'BERTH_UPGRADE_REQUIRED' })

@@ -133,6 +133,11 @@ interface Converged {
   unready: ReadonlyMap<string, string>
 }
 
+/** Whether a token limited to `projects` (undefined: every project) reaches `project`. */
+export function reaches (projects: readonly string[] | undefined, project: string): boolean {
+  return projects === undefined || projects.includes(project)
+}
+
 function mergeRemote (into: RemoteOutcome, from: RemoteOutcome): void {
   into.errors.push(...from.errors)
   for (const name of from.changed) if (!into.changed.includes(name)) into.changed.push(name)
@@ -212,24 +217,27 @@ export class Reconciler {
    * everything removes the services that came from files and are declared no more (with `prune`,
    * also those that came from deploy requests).
    */
-  async deployFiles (options: { service?: string, by?: string, reload?: boolean, prune?: boolean }): Promise<DeployResult> {
+  async deployFiles (options: { service?: string, by?: string, reload?: boolean, prune?: boolean, projects?: readonly string[] }): Promise<DeployResult> {
     return await this.#exclusive(async () => {
       const { cwd, services_dir: servicesDir } = this.#deps.settings
       const declared = discoverServices({ cwd, servicesDir, runtimes: [...this.#deps.runtimes.keys()] })
       const reload = options.reload === true
       if (options.service === undefined) {
+        if (options.projects !== undefined) throw new Forbidden('a token limited to projects deploys one service at a time: name it with ?service=', { code: 'BERTH_PROJECT_SCOPE' })
         return await this.#deploy(declared, { trigger: reload ? 'reload' : 'deploy', by: options.by, prune: options.prune === true ? 'all' : 'files', pull: reload ? 'always' : 'rules', force: reload })
       }
-      const one = declared.find(d => d.spec.name === options.service)
+      const one = declared.find(d => d.spec.name === options.service && reaches(options.projects, d.spec.project))
       if (one === undefined) throw new NotFound(`no service named "${options.service}" in ${servicesDir}/*/service.toml`, { code: 'BERTH_NO_SUCH_SERVICE' })
+      this.#withinScope([one], options.projects)
       return await this.#deploy([one], { trigger: 'deploy', by: options.by, prune: 'none', pull: 'rules', force: false })
     })
   }
 
   /** Deploy the services of a request body (added or replaced; other services stay as they are). */
-  async deployRequest (body: unknown, by?: string): Promise<DeployResult> {
+  async deployRequest (body: unknown, by?: string, projects?: readonly string[]): Promise<DeployResult> {
     return await this.#exclusive(async () => {
       const declared = parseRequestServices(body, { cwd: this.#deps.settings.cwd, runtimes: [...this.#deps.runtimes.keys()] })
+      this.#withinScope(declared, projects)
       const names = new Set(declared.map(d => d.spec.name))
       const others: Declared[] = this.#deps.state.services()
         .filter(s => !names.has(s.spec.name))
@@ -273,11 +281,13 @@ export class Reconciler {
    * running; the proxy sends it `weight` percent of the requests. The spec comes from the service's
    * file or from the one entry of a request body. The spec of the running canary again changes its weight.
    */
-  async deployCanary (source: { service: string } | { body: unknown }, weight: number, by?: string): Promise<DeployResult & { canary: CanaryView }> {
+  async deployCanary (source: { service: string } | { body: unknown }, weight: number, by?: string, projects?: readonly string[]): Promise<DeployResult & { canary: CanaryView }> {
     return await this.#exclusive(async () => {
       const failures = new Map<string, string>()
+      const declared = this.#canaryCandidate(source, projects)
+      this.#withinScope([declared], projects)
       // A service built from sources: the canary runs the build of the sources as they are now.
-      const [candidate] = await this.#built([this.#canaryCandidate(source)], failures)
+      const [candidate] = await this.#built([declared], failures)
       const { name } = candidate.spec
       const stable = this.#known(name)
       const hash = specHash(candidate.spec, this.#deps.settings)
@@ -305,11 +315,11 @@ export class Reconciler {
     return { deployed: [canary.spec.name], errors: [], changed: [], removed: [], canary: canaryView(canary) }
   }
 
-  #canaryCandidate (source: { service: string } | { body: unknown }): Declared {
+  #canaryCandidate (source: { service: string } | { body: unknown }, projects?: readonly string[]): Declared {
     const { cwd, services_dir: servicesDir } = this.#deps.settings
     const runtimes = [...this.#deps.runtimes.keys()]
     if ('service' in source) {
-      const found = discoverServices({ cwd, servicesDir, runtimes }).find(d => d.spec.name === source.service)
+      const found = discoverServices({ cwd, servicesDir, runtimes }).find(d => d.spec.name === source.service && reaches(projects, d.spec.project))
       if (found === undefined) throw new NotFound(`no service named "${source.service}" in ${servicesDir}/*/service.toml`, { code: 'BERTH_NO_SUCH_SERVICE' })
       return found
     }
@@ -358,6 +368,19 @@ export class Reconciler {
   /** The share of requests (percent) of each service's canary, by service: what the proxy weighs by. */
   canaryWeights (): Map<string, number> {
     return new Map(this.#deps.state.canaries().map(c => [c.spec.name, c.weight]))
+  }
+
+  /**
+   * A deploy by a token limited to `projects` (undefined: every project) declares services of those
+   * projects only, and takes no name a service of another project holds.
+   */
+  #withinScope (declared: readonly Declared[], projects: readonly string[] | undefined): void {
+    if (projects === undefined) return
+    for (const { spec } of declared) {
+      if (!projects.includes(spec.project)) throw new Forbidden(`service "${spec.name}" is in project "${spec.project}", outside this token's projects (${projects.join(', ')})`, { code: 'BERTH_PROJECT_SCOPE' })
+      const holder = this.#deps.state.service(spec.name)?.spec.project
+      if (holder !== undefined && !projects.includes(holder)) throw new Conflict(`the service name "${spec.name}" is taken by a service outside this token's projects`, { code: 'BERTH_NAME_TAKEN' })
+    }
   }
 
   /** Each refused field of each spec, "<source>: service "<name>": <field> <rule>". */
@@ -585,7 +608,7 @@ export class Reconciler {
     return {
       runtime: name => this.#runtime(name),
       limit: this.#limit,
-      resolveEnv: spec => env(spec.name) ?? this.#deps.secrets.resolve(spec.env, spec.name),
+      resolveEnv: spec => env(spec.name) ?? this.#deps.secrets.resolve(spec.env, spec.name, spec.project),
       healthTimeoutMs: this.#deps.settings.health_timeout_secs * 1000,
       healthIntervalMs: 250,
       traffic: this.#deps.traffic

@@ -14,7 +14,7 @@ import { Reconciler } from './reconciler.js'
 import { dockerConfigFile } from './registry-auth.js'
 import { finishReload, requestReload } from './reload.js'
 import { RepairLoop } from './repair.js'
-import { reconcilerRoutes } from './routes.js'
+import { reconcilerRoutes, serviceVisibility } from './routes.js'
 import { EngineUnavailable, type ContainerEngine } from './container-engine.js'
 import { ReconcilerState } from './state.js'
 import { Traffic } from './traffic.js'
@@ -49,7 +49,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   if (typeof hostPorts === 'string') throw new Error(`[reconciler] ${hostPorts}`)
   const admission = new Admission({
     allowedHostPaths: config.allowed_host_paths, hostPorts, listenerPorts: () => ctx.listenerPorts(), cwd: ctx.cwd,
-    protectedPaths: [ctx.stateDir, config.docker_socket]
+    protectedPaths: [ctx.stateDir, config.docker_socket], secretVisibility: (name, project) => ctx.use('secrets').visibility(name, project)
   })
   const restarts = ctx.metrics.counter({ name: 'berth_reconciler_liveness_restarts_total', help: 'Containers restarted after failing liveness probes.', labelNames: ['service'] })
   const deploySeconds = ctx.metrics.histogram({ name: 'berth_reconciler_deploy_seconds', help: 'Duration of deploys, by trigger.', labelNames: ['trigger'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] })
@@ -87,7 +87,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     run: async (spec, job) => {
       const refused = admission.problems(spec, state.service(spec.name)?.source ?? '')
       if (refused.length > 0) throw new Error(`refused by admission: ${refused.join('; ')}`)
-      return await (runtimes.get(spec.runtime) as ContainerEngine).runJob({ spec, job: job.name, command: job.command, env: secrets.resolve(spec.env, spec.name) })
+      return await (runtimes.get(spec.runtime) as ContainerEngine).runJob({ spec, job: job.name, command: job.command, env: secrets.resolve(spec.env, spec.name, spec.project) })
     },
     records: control.db<JobRecord>('job-runs'),
     leading,
@@ -145,7 +145,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   // A command runs on the node whose API is asked (its containers): not forwarded to a leader.
   const tokens = ctx.use('tokens')
   ctx.http('control', execRoutes({
-    reconciler, deployer: tokens.requireRole('deployer'), by: request => tokens.caller(request)?.name, stillValid: request => tokens.stillValid(request), log: ctx.log
+    reconciler, deployer: tokens.requireRole('deployer'), by: request => tokens.caller(request)?.name, visible: serviceVisibility(reconciler, tokens), stillValid: request => tokens.stillValid(request), log: ctx.log
   }), { prefix: '/api/v1', websocket: {} })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
   ctx.schedule.every('jobs', JOB_TICK_MS, async () => { jobs.tick() })

@@ -19,9 +19,10 @@ export function setupSecrets (ctx: PluginContext<SecretsConfig>, tokens: TokenSe
   const store = new SecretStore(db, loadKey(keyFile))
   ctx.http('control', secretRoutes(store, tokens), { prefix: '/api/v1/secrets' })
   return {
-    resolve: (env, name) => store.resolve(env, name),
-    set: async (name, value) => { await store.set(name, value) },
-    has: name => store.has(name),
-    remove: async name => await store.remove(name)
+    resolve: (env, subject, project) => store.resolve(env, subject, project),
+    set: async (name, value, project) => { await store.set(name, value, { project }) },
+    has: (name, project) => store.has(name, project),
+    visibility: (name, project) => store.visibility(name, project),
+    remove: async (name, project) => await store.remove(name, project)
   }
 }

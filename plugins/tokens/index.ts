@@ -1,4 +1,5 @@
-// tokens: bearer-token authentication of the control API with three roles (viewer, deployer, admin),
+// tokens: bearer-token authentication of the control API with three roles (viewer, deployer, admin)
+// and, for viewers and deployers, the projects a token is limited to;
 // the bootstrap admin token in the state directory, and the guard other plugins put on their routes.
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { definePlugin } from '../../kernel/index.js'
@@ -11,6 +12,10 @@ export interface TokenService {
   requireRole(role: Role): onRequestAsyncHookHandler
   /** The token a guarded request was admitted with. */
   caller(request: FastifyRequest): TokenInfo | undefined
+  /** The projects the token of a guarded request is limited to; undefined when it reaches every project. */
+  projects(request: FastifyRequest): readonly string[] | undefined
+  /** Whether the token of a guarded request reaches `project`. */
+  reaches(request: FastifyRequest, project: string): boolean
   /** Whether the token a guarded request was admitted with is still valid: false once it is revoked (a long session ends then). */
   stillValid(request: FastifyRequest): boolean
 }

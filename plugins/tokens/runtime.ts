@@ -20,6 +20,11 @@ export async function setupTokens (ctx: PluginContext): Promise<TokenService> {
   return {
     requireRole: role => guard.requireRole(role),
     caller: request => guard.caller(request),
+    projects: request => guard.caller(request)?.projects,
+    reaches: (request, project) => {
+      const projects = guard.caller(request)?.projects
+      return projects === undefined || projects.includes(project)
+    },
     stillValid: request => {
       const caller = guard.caller(request)
       return caller !== undefined && store.get(caller.id) !== undefined

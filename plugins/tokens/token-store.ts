@@ -17,6 +17,8 @@ export interface TokenRecord {
   created_at: string
   /** The admin token of `admin.token`; replaced when that file is deleted and the server restarts. */
   bootstrap?: boolean
+  /** The projects a viewer's or deployer's token is limited to; absent: every project. */
+  projects?: string[]
 }
 
 /** A token as listed: everything but the hash. */
@@ -58,10 +60,11 @@ export class TokenStore {
   }
 
   /** Create a token; the returned secret is shown once and never stored. */
-  async create (name: string, role: Role, bootstrap = false): Promise<{ info: TokenInfo, token: string }> {
+  async create (name: string, role: Role, options: { bootstrap?: boolean, projects?: readonly string[] } = {}): Promise<{ info: TokenInfo, token: string }> {
     const { id, token } = newToken()
     const record: TokenRecord = { id, name, role, hash: sha256(token).toString('hex'), created_at: new Date().toISOString() }
-    if (bootstrap) record.bootstrap = true
+    if (options.bootstrap === true) record.bootstrap = true
+    if (options.projects !== undefined) record.projects = [...new Set(options.projects)].sort()
     await this.#db.put(id, record)
     const { hash: _hash, ...info } = record
     return { info, token }
@@ -95,7 +98,7 @@ export class TokenStore {
       throw new Error(`${file} does not hold a Berth token; delete it and restart to create a new admin token`)
     }
     const previous = [...this.#db.getRange()].filter(({ value }) => value.bootstrap === true && value.name === name).map(({ key }) => key)
-    const { token } = await this.create(name, 'admin', true)
+    const { token } = await this.create(name, 'admin', { bootstrap: true })
     for (const id of previous) await this.#db.remove(id)
     writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' })
     return file

@@ -1,9 +1,9 @@
 // Control API routes under /api/v1/webhooks: register, list, remove and read the history (bearer
-// token), and the receivers POST /api/v1/webhooks/{git|github|gitea|gitlab}, authenticated by the
+// token; a token limited to projects sees the registrations of their services only), and the receivers POST /api/v1/webhooks/{git|github|gitea|gitlab}, authenticated by the
 // signature over the raw body instead (so they read the body as bytes, up to MAX_PUSH_BYTES): a push
 // runs; a ping, a test delivery or another event, once signed, is answered 200 and runs nothing.
-import type { FastifyPluginAsync } from 'fastify'
-import { BadRequest, NotFound, Unauthorized } from '../../kernel/index.js'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../kernel/index.js'
 import type { TokenService } from '../tokens/index.js'
 import { eventOf, PROVIDERS, readDelivery, signatureValid, type Provider } from './push.js'
 import { checkRegistration, INFRA, publicView, type Registrations } from './registrations.js'
@@ -18,31 +18,45 @@ const ID = /^[0-9a-f]{12}$/
  * `reachable(service)` throws `Unavailable` when a redeploy of the service would have to wait for its
  * node (a cluster's agent that is offline): the push is refused with 503 before anything runs.
  */
-export function webhookRoutes (registrations: Registrations, runner: Runner, tokens: TokenService, reachable: (service: string) => void = () => {}): FastifyPluginAsync {
+export function webhookRoutes (registrations: Registrations, runner: Runner, tokens: TokenService, reachable: (service: string) => void = () => {}, projectOf: (service: string) => string | undefined = () => undefined): FastifyPluginAsync {
   const viewer = { onRequest: tokens.requireRole('viewer') }
   const deployer = { onRequest: tokens.requireRole('deployer') }
-  const known = (id: string): string => {
-    if (!ID.test(id)) throw new NotFound(`no webhook with id ${id}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
-    return registrations.get(id).id
+  /** Whether the request's token reaches what a registration deploys: a token limited to projects, only their deployed services (never __infra__). */
+  const sees = (request: FastifyRequest, service: string): boolean => {
+    if (tokens.projects(request) === undefined) return true
+    const project = service === INFRA ? undefined : projectOf(service)
+    return project !== undefined && tokens.reaches(request, project)
+  }
+  const known = (request: FastifyRequest, id: string): string => {
+    const missing = new NotFound(`no webhook with id ${id}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
+    if (!ID.test(id)) throw missing
+    const registration = registrations.get(id)
+    if (!sees(request, registration.service_name)) throw missing
+    return registration.id
   }
 
   return async app => {
     app.post('/', deployer, async (request, reply) => {
-      const registration = await registrations.add(checkRegistration(request.body))
+      const checked = checkRegistration(request.body)
+      if (!sees(request, checked.service_name)) {
+        if (checked.service_name === INFRA) throw new Forbidden(`${INFRA} deploys every project; this token is limited to ${tokens.projects(request)?.join(', ') ?? ''}`, { code: 'BERTH_PROJECT_SCOPE' })
+        throw new NotFound(`no service named "${checked.service_name}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
+      }
+      const registration = await registrations.add(checked)
       return await reply.code(201).send(publicView(registration))
     })
 
-    app.get('/', viewer, async () => ({ webhooks: registrations.list().map(publicView) }))
+    app.get('/', viewer, async request => ({ webhooks: registrations.list().filter(r => sees(request, r.service_name)).map(publicView) }))
 
     app.delete<{ Params: { id: string } }>('/:id', deployer, async request => {
-      const id = known(request.params.id)
+      const id = known(request, request.params.id)
       await registrations.remove(id)
       runner.forget(id)
       return { deleted: id }
     })
 
     app.get<{ Params: { id: string } }>('/:id/history', viewer, async request => {
-      const id = known(request.params.id)
+      const id = known(request, request.params.id)
       return { webhook: id, invocations: runner.history(id) }
     })
 

@@ -51,6 +51,6 @@ export function setupWebhooks (ctx: PluginContext, reconciler: ReconcilerService
       if (err instanceof Unavailable) throw err
     }
   }
-  ctx.http('control', leaderRoutes(ctx.useOptional('cluster'), webhookRoutes(registrations, runner, ctx.use('tokens'), reachable)), { prefix: '/api/v1/webhooks' })
+  ctx.http('control', leaderRoutes(ctx.useOptional('cluster'), webhookRoutes(registrations, runner, ctx.use('tokens'), reachable, service => reconciler.reconciler.specs().find(s => s.name === service)?.project)), { prefix: '/api/v1/webhooks' })
   return { runner }
 }

@@ -114,9 +114,9 @@ if (docker !== undefined) {
     const { stdout: denied } = await run('redis-cli', ['-u', redisUrl.replace(/default:[\w-]+@/, 'default:wrong@'), '--no-auth-warning', 'ping'])
     t.match(denied, /WRONGPASS|NOAUTH|invalid/i, 'a wrong password is refused')
 
-    // Another service, with the printed reference in its environment, reaches the database by name.
+    // Another service of the database's project (whose secret the password is), with the printed reference in its environment, reaches the database by name.
     const client = `cl${instance.slice(-6)}`
-    writeServices(cwd, { [client]: `[[service]]\nname = "${client}"\nimage = "${redis}"\ncommand = ["/bin/busybox", "sleep", "600"]\n[service.env]\nCACHE_URL = "${reach.replace(/^.* as /, '')}"\n` })
+    writeServices(cwd, { [client]: `project = "${cache}"\n[[service]]\nname = "${client}"\nimage = "${redis}"\ncommand = ["/bin/busybox", "sleep", "600"]\n[service.env]\nCACHE_URL = "${reach.replace(/^.* as /, '')}"\n` })
     t.equal((await runCli(['deploy', client], { env, timeout: 60_000 })).code, 0)
     const fromService = await kernel.service('reconciler').reconciler.exec(client, 'redis-cli -u "$CACHE_URL" --no-auth-warning ping')
     t.same([fromService.exitCode, fromService.output.trim()], [0, 'PONG'], 'a service reaches it as <name>:6379 with the secret\'s reference')

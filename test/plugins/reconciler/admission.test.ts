@@ -5,7 +5,7 @@
 import t from 'tap'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Admission, parsePortRange } from '../../../plugins/reconciler/admission.js'
+import { Admission, parsePortRange, type AdmissionRules } from '../../../plugins/reconciler/admission.js'
 import { contextFiles } from '../../../plugins/reconciler/build-context.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 import { requireComponent } from '../../support/component.js'
@@ -18,6 +18,10 @@ const spec = (extra: Partial<ServiceSpec> = {}): ServiceSpec => ({
   name: 'web', project: 'p', image: 'x:1', runtime: 'docker', replicas: 1, depends_on: [], extra_ports: [], env: {}, volumes: [], mounts: [], internal: false, ...extra
 })
 const mount = (source: string): Partial<ServiceSpec> => ({ mounts: [{ source, target: '/m', read_only: false }] })
+/** Rules with nothing allowed and no secrets but `overrides`. */
+const rules = (cwd: string, overrides: Partial<AdmissionRules> = {}): AdmissionRules => ({
+  allowedHostPaths: [], hostPorts: undefined, listenerPorts: () => [], protectedPaths: [], cwd, secretVisibility: () => 'missing', ...overrides
+})
 
 t.test('host paths: only under the allowed folders, never Berth\'s state, the engine\'s socket or the system', async t => {
   const cwd = tempDir(t)
@@ -26,8 +30,8 @@ t.test('host paths: only under the allowed folders, never Berth\'s state, the en
   mkdirSync(join(allowed, 'site'), { recursive: true })
   mkdirSync(stateDir)
   symlinkSync(stateDir, join(allowed, 'sneaky'))
-  const rules = { allowedHostPaths: ['data'], hostPorts: { first: 20000, last: 20100 }, listenerPorts: () => [20050], protectedPaths: [stateDir, '/var/run/docker.sock'], cwd }
-  const admission = new Admission(rules)
+  const base = rules(cwd, { allowedHostPaths: ['data'], protectedPaths: [stateDir, '/var/run/docker.sock'] })
+  const admission = new Admission(base)
   t.same(admission.problems(spec(mount(join(allowed, 'site'))), 'services/p/service.toml'), [], 'inside an allowed folder')
   t.same(admission.problems(spec(mount(join(allowed, 'not-yet'))), 'services/p/service.toml'), [], 'a folder not made yet, inside an allowed one')
   const refused = (source: string): string => admission.problems(spec(mount(source)), 'services/p/service.toml').join('\n')
@@ -38,25 +42,34 @@ t.test('host paths: only under the allowed folders, never Berth\'s state, the en
   t.match(refused('/etc'), /is, holds or is inside \/etc/, 'a system folder')
   t.match(refused(join(cwd, 'elsewhere')), /is not inside a folder of \[reconciler\]\.allowed_host_paths/, 'outside the allowed folders')
   t.match(refused(cwd), /holds .*\.berth/, 'a folder holding the state directory, even were it allowed')
-  const wide = new Admission({ ...rules, allowedHostPaths: ['/'] })
+  const wide = new Admission({ ...base, allowedHostPaths: ['/'] })
   t.match(wide.problems(spec(mount('/var/lib/docker/volumes')), 'request body').join(), /is, holds or is inside \/var\/lib\/docker/, 'the engine\'s data, whatever the list says')
-  const none = new Admission({ ...rules, allowedHostPaths: [] })
+  const none = new Admission({ ...base, allowedHostPaths: [] })
   t.match(none.problems(spec(mount(join(allowed, 'site'))), 'request body').join(), /no host paths are allowed \(\[reconciler\]\.allowed_host_paths is empty; named volumes are\)/, 'none by default')
   t.same(none.problems(spec({ volumes: [{ source: 'data', target: '/data' }] }), 'request body'), [], 'named volumes always')
 })
 
 t.test('host ports: inside the declared range, never a listener\'s', async t => {
   const cwd = tempDir(t)
-  const admission = new Admission({ allowedHostPaths: [], hostPorts: { first: 20000, last: 20100 }, listenerPorts: () => [20050], protectedPaths: [], cwd })
+  const admission = new Admission(rules(cwd, { hostPorts: { first: 20000, last: 20100 }, listenerPorts: () => [20050] }))
   const ports = (host: number): string[] => admission.problems(spec({ extra_ports: [{ host, container: 80 }] }), 'request body')
   t.same(ports(20001), [])
   t.same(ports(22), ['extra_ports[0] "22:80": host port 22 is outside 20000-20100 ([reconciler].host_ports)'])
   t.same(ports(20050), ['extra_ports[0] "20050:80": host port 20050 is a Berth listener\'s'])
-  const closed = new Admission({ allowedHostPaths: [], hostPorts: undefined, listenerPorts: () => [], protectedPaths: [], cwd })
+  const closed = new Admission(rules(cwd))
   t.same(closed.problems(spec({ extra_ports: [{ host: 20001, container: 80 }] }), 'request body'), ['extra_ports[0] "20001:80": no host ports may be published ([reconciler].host_ports is empty)'])
   t.same(parsePortRange('1024-65535'), { first: 1024, last: 65535 })
   t.equal(parsePortRange(''), undefined, 'empty: none')
   t.match(parsePortRange('9000-80'), /host_ports must be "<first>-<last>"/)
+})
+
+t.test('secrets: a service uses its project\'s and those shared with it, never another project\'s', async t => {
+  const visibility = { OWN: 'visible', SHARED: 'visible', THEIRS: 'hidden', NONE: 'missing' } as const
+  const admission = new Admission(rules(tempDir(t), { secretVisibility: name => visibility[name as keyof typeof visibility] }))
+  const env = (value: string): string[] => admission.problems(spec({ env: { V: value } }), 'request body')
+  t.same(env('${secrets.OWN}:${secrets.SHARED}'), [], 'its own and a shared one')
+  t.same(env('x${secrets.THEIRS}'), ['env.V refers to secret "THEIRS", which is another project\'s and not shared with project "p"'])
+  t.same(env('${secrets.NONE}'), [], 'one that does not exist fails at the container, as before')
 })
 
 t.test('build sources: git transports, local repositories, contexts and their links', async t => {
@@ -65,7 +78,7 @@ t.test('build sources: git transports, local repositories, contexts and their li
   mkdirSync(join(cwd, 'services', 'p', 'app'), { recursive: true })
   mkdirSync(join(cwd, 'secret-place'))
   symlinkSync(join(cwd, 'secret-place'), join(cwd, 'services', 'p', 'linked'))
-  const admission = new Admission({ allowedHostPaths: ['repos'], hostPorts: undefined, listenerPorts: () => [], protectedPaths: [join(cwd, '.berth')], cwd })
+  const admission = new Admission(rules(cwd, { allowedHostPaths: ['repos'], protectedPaths: [join(cwd, '.berth')] }))
   const git = (url: string): string[] => admission.problems(spec({ build: { context: '.', git: url, ref: 'HEAD', dockerfile: 'Dockerfile', args: {} } }), 'request body')
   t.same(git('https://git.example.com/app.git'), [], 'https')
   t.same(git('git@git.example.com:team/app.git'), [], 'scp-like ssh')
@@ -108,6 +121,13 @@ if (docker !== undefined) {
     }
     const port = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([], { extra_ports: [`${kernel.url('control').port}:80`] }) })
     t.same([port.status, port.body.error.replace(/\d{4,5}:80/, 'N:80').replace(/port \d+/, 'port N')], [403, 'refused by admission: request body: service "reader": extra_ports[0] "N:80": host port N is a Berth listener\'s'], 'the control listener\'s port')
+    const refusedFor = async (extra: Record<string, unknown>): Promise<string> => {
+      const answer = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([], extra) })
+      return `${answer.status} ${answer.body.error}`
+    }
+    t.match(await refusedFor({ extra_ports: ['80:80'] }), /^403 .*extra_ports\[0\] "80:80": host port 80 is outside 1024-65535/, 'a privileged host port')
+    t.match(await refusedFor({ image: undefined, build: { context: kernel.config.stateDir } }), /^403 .*build\.context ".*" is, holds or is inside/, 'a request\'s build context in the state directory')
+    t.match(await refusedFor({ image: undefined, build: { git: `file://${kernel.config.stateDir}` } }), /^403 .*build\.git "file:\/\/.*" is, holds or is inside/, 'a git source in the state directory')
     const asAdmin = await api(kernel, 'POST', '/api/v1/deploy', { token, body: service([{ source: kernel.config.stateDir, target: '/st' }]) })
     t.equal(asAdmin.status, 403, 'an admin\'s token is refused the state directory too')
     t.equal((await instanceContainers(docker, instance)).size, 0, 'no container was created')

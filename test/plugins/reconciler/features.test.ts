@@ -65,7 +65,7 @@ PASSWORD = "\${secrets.MISSING}"
     const deployed = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
     t.same(deployed.body.deployed, ['site'])
     t.same(deployed.body.errors, [{
-      service: 'broken', project, error: 'service "broken": env.PASSWORD refers to unknown secret "MISSING" (set it with: berth secrets set MISSING <value>)'
+      service: 'broken', project, error: `service "broken": env.PASSWORD refers to unknown secret "MISSING" (set it with: berth secrets set MISSING <value> --project ${project})`
     }], 'an unknown secret fails that service only, naming it and the secret')
 
     const page = await pollUntil(async () => {

@@ -17,8 +17,17 @@ t.test('tokens create, list and revoke through the CLI', async t => {
 
   const listed = await cli(['tokens', 'list'])
   t.equal(listed.code, 0, listed.stderr)
-  t.match(listed.stdout, /^ID\s+NAME\s+ROLE\s+CREATED\n/)
-  t.match(listed.stdout, /\bci\s+viewer\b/)
+  t.match(listed.stdout, /^ID\s+NAME\s+ROLE\s+PROJECTS\s+CREATED\n/)
+  t.match(listed.stdout, /\bci\s+viewer\s+\*\s/, 'every project: *')
+
+  const limited = await cli(['tokens', 'create', 'team-a', '--role', 'deployer', '--project', 'shop,blog'])
+  t.equal(limited.code, 0, limited.stderr)
+  t.match(limited.stderr, /token "team-a" \(id [0-9a-f]{12}, role deployer, projects blog, shop\) created/)
+  t.match((await cli(['tokens', 'list'])).stdout, /\bteam-a\s+deployer\s+blog,shop\s/, 'its projects listed')
+  const adminLimited = await cli(['tokens', 'create', 'x', '--role', 'admin', '--project', 'shop'])
+  t.same([adminLimited.code, adminLimited.stderr], [1, 'berth: only viewer and deployer tokens are limited to projects; an admin token reaches every project\n'])
+  const badProject = await cli(['tokens', 'create', 'x', '--role', 'viewer', '--project', 'Shop!'])
+  t.same([badProject.code, badProject.stderr], [1, 'berth: projects must be one or more project names (lowercase letters, digits and dashes), got "Shop!"\n'])
   t.notOk(listed.stdout.includes(token), 'secrets are never listed')
 
   const asViewer = await cli(['tokens', 'list'], { BERTH_TOKEN: token })
