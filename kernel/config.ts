@@ -50,6 +50,7 @@ function serverSection (listeners: ReadonlyMap<string, OwnedListener>): TObject 
     connections_per_address: Type.Integer({ minimum: 1, default: 1024, description: 'Connections one client address may hold at once on all listeners together; more are closed at once.' }),
     connections_total: Type.Integer({ minimum: 0, default: 0, description: 'Connections on all listeners together; more are closed at once. 0: the descriptor limit less 1,024 kept for files, sockets plugins hold and outgoing calls.' }),
     store_limit_mb: Type.Integer({ minimum: 0, default: 0, description: 'Refuse writes (507) once the LMDB store holds this many MiB; reads go on. 0: no limit (the store grows as needed).' }),
+    outbound_allow: Type.Array(Type.String({ pattern: '^[A-Za-z0-9.:_-]+(/\\d{1,3})?$' }), { default: [], description: 'Host names, addresses or CIDR ranges that destinations users give (alert rules, webhooks) may reach although they are loopback, private, link-local or reserved.' }),
     listeners: Type.Object(
       Object.fromEntries([...listeners.values()].map(listener => [listener.name, listenerSchema(listener)])),
       { additionalProperties: false, default: {} })
@@ -65,6 +66,7 @@ export interface ServerConfig {
   disable: string[]
   plugin_timeout_ms: number
   store_limit_mb: number
+  outbound_allow: string[]
   stop_idle_grace_ms: number
   connections_per_address: number
   connections_total: number

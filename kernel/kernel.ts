@@ -21,6 +21,7 @@ import type { AnyPlugin, HealthCheck, HealthDetails, PluginContext, PluginState,
 import { Scheduler, ScopedScheduler } from './scheduler.js'
 import { installStorageFaultHandler } from './storage-fault.js'
 import { Store } from './store.js'
+import { OutboundClient } from './outbound.js'
 
 export interface KernelOptions {
   /** Working directory; relative paths in config resolve against it. Default: process.cwd(). */
@@ -108,6 +109,7 @@ export class Kernel {
   #stopping: Promise<void> | undefined
   #shutdownDone: Promise<void> | undefined
   readonly #abort = new AbortController()
+  #outbound: OutboundClient | undefined
   #healthCache: HealthReport | undefined
   readonly #slots: PluginSlot[]
   readonly #scheduler: Scheduler
@@ -469,6 +471,7 @@ export class Kernel {
       cwd: this.cwd,
       production: this.config.server.environment === 'production',
       stopping: this.#abort.signal,
+      outbound: this.#outboundClient(),
       http: (listener, routes, options) => {
         duringSetup('routes can be mounted')
         this.#listenerFor(plugin, listener).mount(plugin.name, routes, options)
@@ -549,8 +552,14 @@ export class Kernel {
       for (const slot of [...this.#slots].reverse()) await this.#teardown(slot)
       await this.#store?.close()
       this.#store = undefined
+      await this.#outbound?.close()
     })()
     await this.#shutdownDone
+  }
+
+  #outboundClient (): OutboundClient {
+    this.#outbound ??= new OutboundClient({ allow: this.config.server.outbound_allow })
+    return this.#outbound
   }
 
   async #teardown (slot: PluginSlot): Promise<void> {

@@ -8,6 +8,7 @@ import type { Logger } from 'pino'
 import type { CliRegistry } from './cli/cli-registry.js'
 import type { ScopedEvents } from './events.js'
 import type { ListenerDeclaration } from './listeners.js'
+import type { OutboundClient } from './outbound.js'
 import type { PluginMetrics } from './metrics.js'
 import type { ScopedScheduler } from './scheduler.js'
 import type { BackupSummary, PluginStore } from './store.js'
@@ -101,6 +102,8 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   readonly production: boolean
   /** Aborted when the kernel begins to stop: end long-lived answers (streams) and cancel long work. */
   readonly stopping: AbortSignal
+  /** The one client for HTTP requests to destinations users give (`[server].outbound_allow`): see kernel/outbound.ts. */
+  readonly outbound: OutboundClient
   /**
    * Mount routes on a fastify listener this plugin, a plugin it depends on, or the kernel (`control`)
    * declares. The function runs as an encapsulated fastify plugin: its hooks, parsers and decorators

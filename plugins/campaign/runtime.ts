@@ -66,7 +66,7 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
 
   const people = new PeopleDirectory(store)
   // Unsubscribe links name the public address, as the login callback does.
-  const messenger = new Messenger(store, people, messengerSettings(config, ctx.useOptional('secrets') as SecretResolver | undefined, () => config.app_url !== '' ? config.app_url : ctx.address('app').href))
+  const messenger = new Messenger(store, people, messengerSettings(config, ctx.useOptional('secrets') as SecretResolver | undefined, () => config.app_url !== '' ? config.app_url : ctx.address('app').href), ctx.outbound)
   ctx.onClose(() => { messenger.close() })
   const events = new EventBook(store, { people, reminderHours: config.shift_reminder_hours, messenger: () => messenger })
   const registry = new FunctionRegistry()

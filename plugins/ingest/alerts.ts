@@ -1,6 +1,10 @@
 // Alerts: the offline check marks devices not seen for `offline_after_seconds` and raises an alert; each
-// alert is POSTed as JSON to every configured webhook, retried with exponential backoff.
+// alert is POSTed as JSON to every configured webhook, retried with exponential backoff, through the
+// kernel's outbound client: a rule's destination (a user's) is checked on the address connected to,
+// the configured webhooks (the operator's) are trusted; a refused destination or a redirect is not
+// tried again; URLs are logged without query or credentials.
 import type { Logger } from 'pino'
+import { redactedUrl, type OutboundClient } from '../../kernel/index.js'
 import type { TelemetryEvent } from './apply.js'
 import type { Device, TelemetryStorage } from './storage/contract.js'
 
@@ -30,6 +34,8 @@ export interface Delivery {
   body: string
   headers: Record<string, string>
   what: string
+  /** An operator's configured webhook: sent without the address check users' destinations get. */
+  trusted?: boolean
 }
 
 /** Posts alerts to webhooks; retries run on timers that stop() cancels. */
@@ -37,20 +43,22 @@ export class WebhookNotifier {
   readonly #urls: readonly string[]
   readonly #policy: DeliveryPolicy
   readonly #log: Logger
+  readonly #outbound: OutboundClient
   readonly #timers = new Set<NodeJS.Timeout>()
   readonly #inFlight = new Set<AbortController>()
   #stopped = false
 
-  constructor (urls: readonly string[], log: Logger, policy: DeliveryPolicy = DEFAULT_DELIVERY) {
+  constructor (urls: readonly string[], log: Logger, outbound: OutboundClient, policy: DeliveryPolicy = DEFAULT_DELIVERY) {
     this.#urls = urls
     this.#log = log
+    this.#outbound = outbound
     this.#policy = policy
   }
 
   /** An alert event to every URL of `[ingest].alert_webhooks`. */
   notify (alert: TelemetryEvent): void {
     const body = JSON.stringify({ alert: alert.kind, ...alert })
-    for (const url of this.#urls) this.send({ url, body, headers: {}, what: alert.kind })
+    for (const url of this.#urls) this.send({ url, body, headers: {}, what: alert.kind, trusted: true })
   }
 
   /** One delivery, retried with backoff until it is answered 2xx or the attempts run out. */
@@ -67,23 +75,27 @@ export class WebhookNotifier {
 
   async #attempt (delivery: Delivery, attempt: number): Promise<void> {
     if (this.#stopped) return
-    const { url, what } = delivery
+    const { what } = delivery
+    const url = redactedUrl(delivery.url)
     const controller = new AbortController()
     this.#inFlight.add(controller)
-    const timeout = setTimeout(() => { controller.abort() }, this.#policy.timeoutMs)
     let failure: string | undefined
+    // A refused destination and a redirect (never followed) would answer the same again.
+    let final = false
     try {
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body, signal: controller.signal })
-      await response.arrayBuffer()
-      if (!response.ok) failure = `HTTP ${response.status}`
+      const { status } = await this.#outbound.send(delivery.url, {
+        headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body, signal: controller.signal, timeoutMs: this.#policy.timeoutMs, trusted: delivery.trusted
+      })
+      if (status < 200 || status >= 300) failure = `HTTP ${status}`
+      final = status >= 300 && status < 400
     } catch (err) {
       failure = (err as Error).message
+      final = (err as Error).name === 'DestinationRefused'
     } finally {
-      clearTimeout(timeout)
       this.#inFlight.delete(controller)
     }
     if (failure === undefined || this.#stopped) return
-    if (attempt >= this.#policy.attempts) {
+    if (attempt >= this.#policy.attempts || final) {
       this.#log.error({ url, alert: what, attempts: attempt, failure }, 'alert webhook gave up')
       return
     }

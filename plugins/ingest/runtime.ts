@@ -100,7 +100,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     maxChunks: settings.fragments.max_chunks, maxBytes: settings.fragments.max_bytes, ttlMs: settings.fragments.ttl_seconds * 1000
   })
   const events = new EventLog()
-  const notifier = new WebhookNotifier(settings.alert_webhooks, ctx.log)
+  const notifier = new WebhookNotifier(settings.alert_webhooks, ctx.log, ctx.outbound)
   ctx.onClose(() => { notifier.stop() })
   const alerting = new Alerting(storage, notifier, ctx.log)
   const chunks = ctx.metrics.counter({ name: 'berth_ingest_chunks_total', help: 'Chunks accepted, by type.', labelNames: ['type'] })
@@ -175,7 +175,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     symbolRoutes(app, telemetry)
     exportRoutes(app, telemetry)
     otaRoutes(app, telemetry)
-    alertRuleRoutes(app, telemetry)
+    alertRuleRoutes(app, telemetry, ctx.outbound)
     serviceRoutes(app, telemetry)
     dashboardRoutes(app)
   })

@@ -1,10 +1,12 @@
 // Delivering one alert to one webhook: the body (the alert as JSON, or Slack's {"text"}), its
 // HMAC-SHA256 signature, and the POST, retried with exponential backoff and jitter on a connection
-// error, a timeout, 408, 429 or 5xx (Retry-After honoured up to the longest wait). Redirects are not
-// followed. Every attempt sends the same bytes, so the signature and the delivery id stay the same.
+// error, a timeout, 408, 429 or 5xx (Retry-After honoured up to the longest wait), through the
+// kernel's outbound client (the operator's configured webhooks are trusted destinations; its limits
+// and policy hold: redirects are not followed, answers are bounded). Every attempt sends the same
+// bytes, so the signature and the delivery id stay the same.
 import { createHmac } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { OperatorAlert } from '../../kernel/index.js'
+import type { OperatorAlert, OutboundClient } from '../../kernel/index.js'
 
 export type Format = 'json' | 'slack'
 
@@ -64,21 +66,20 @@ function reasonOf (err: unknown): string {
  * redirect), the attempts are spent, or `stopping` aborts. `onRetry` hears of each failed attempt
  * that will be tried again. Never throws.
  */
-export async function deliver (target: Target, body: string, headers: Record<string, string>, policy: RetryPolicy, stopping: AbortSignal, onRetry: (attempt: number, reason: string, waitMs: number) => void): Promise<Outcome> {
+export async function deliver (outbound: OutboundClient, target: Target, body: string, headers: Record<string, string>, policy: RetryPolicy, stopping: AbortSignal, onRetry: (attempt: number, reason: string, waitMs: number) => void): Promise<Outcome> {
   const signed: Record<string, string> = target.secret === '' ? {} : { 'x-berth-signature': signatureOf(target.secret, body) }
   let last: Outcome = { ok: false, attempts: 0 }
   for (let attempt = 1; attempt <= policy.retries + 1; attempt++) {
     if (stopping.aborted) return { ...last, error: `${last.error ?? 'not sent'}; the server is stopping` }
     let wait: number | undefined
     try {
-      const response = await fetch(target.url, {
-        method: 'POST',
+      const response = await outbound.send(target.url.href, {
         headers: { 'content-type': 'application/json', ...headers, ...signed },
         body,
-        redirect: 'manual',
-        signal: AbortSignal.any([stopping, AbortSignal.timeout(policy.timeoutMs)])
+        signal: stopping,
+        timeoutMs: policy.timeoutMs,
+        trusted: true
       })
-      await response.arrayBuffer().catch(() => undefined)
       if (response.status >= 200 && response.status < 300) return { ok: true, attempts: attempt, status: response.status }
       last = { ok: false, attempts: attempt, status: response.status, error: `HTTP ${response.status}` }
       if (response.status !== 408 && response.status !== 429 && response.status < 500) return last

@@ -64,7 +64,7 @@ export function setupNotifications (ctx: PluginContext<NotificationsConfig>): vo
     const id = randomUUID()
     const headers = { 'user-agent': 'berth-notifications', 'x-berth-event': alert.kind, 'x-berth-delivery': id }
     const where = { ...facts, host: target.url.host }
-    const outcome = await deliver(target, alertBody(w.format, alert, id, host), headers, retryPolicy, ctx.stopping, (attempt, reason, waitMs) => {
+    const outcome = await deliver(ctx.outbound, target, alertBody(w.format, alert, id, host), headers, retryPolicy, ctx.stopping, (attempt, reason, waitMs) => {
       ctx.log.warn({ ...where, attempt, error: reason, retry_in_ms: waitMs }, 'notification attempt failed; retrying')
     })
     attempts.labels(w.name).inc(outcome.attempts)

@@ -15,15 +15,11 @@ import { encodedHeaders, encoder, encodingFor } from './middleware/index.js'
 import type { Pools } from './pools.js'
 import { begin, hostname, upstreamPath, type Route, type RouteTable, type Upstream } from './route-table.js'
 import { sendError } from './error-page.js'
+import { requestTarget, type RequestTarget } from './request-target.js'
 
 /** A client's request as node:http (HTTP/1.x) or node:http2's compatibility API (HTTP/2) gives it. */
 export type ClientRequest = IncomingMessage | Http2ServerRequest
 export type ClientResponse = ServerResponse | Http2ServerResponse
-
-/** The Host of a request: its Host header, or HTTP/2's :authority. */
-export function hostOf (req: ClientRequest): string | undefined {
-  return req.headers.host ?? req.headers[':authority'] as string | undefined
-}
 
 export interface ForwardOptions {
   table: RouteTable
@@ -76,7 +72,12 @@ export function awaitsAnswer (socket: Socket): boolean {
 /** The request handler of the proxy's listeners. */
 export function forwarder (options: ForwardOptions): (req: ClientRequest, res: ClientResponse) => void {
   return (req, res) => {
-    const url = req.url ?? '/'
+    const target = requestTarget(req)
+    if (typeof target === 'string') {
+      sendError(req, res, 400, target)
+      return
+    }
+    const { url, host } = target
     if (url.length > options.maxUrlBytes) {
       sendError(req, res, 414, `the URL is longer than ${options.maxUrlBytes} bytes`)
       return
@@ -88,7 +89,6 @@ export function forwarder (options: ForwardOptions): (req: ClientRequest, res: C
       return
     }
     const servername = (req.socket as { servername?: string | false }).servername
-    const host = hostOf(req)
     if (typeof servername === 'string' && hostname(host) !== servername.toLowerCase()) {
       sendError(req, res, 421, `this connection was made for ${servername}, not ${host ?? 'no host'}`)
       return
@@ -100,24 +100,24 @@ export function forwarder (options: ForwardOptions): (req: ClientRequest, res: C
       return
     }
     // An alias goes to the service's primary name, on HTTPS when this is HTTPS or that name has a certificate.
-    const target = route.redirect ?? route.domain
-    const secure = options.scheme === 'http' && options.secure?.(target) === true
+    const primary = route.redirect ?? route.domain
+    const secure = options.scheme === 'http' && options.secure?.(primary) === true
     if (route.redirect !== undefined || secure) {
       const location = secure
-        ? `https://${target}${options.httpsPort === undefined || options.httpsPort === 443 ? '' : `:${options.httpsPort}`}${url}`
-        : `${options.scheme}://${target}${portOf(host)}${url}`
+        ? `https://${primary}${options.httpsPort === undefined || options.httpsPort === 443 ? '' : `:${options.httpsPort}`}${url}`
+        : `${options.scheme}://${primary}${portOf(host)}${url}`
       res.writeHead(308, { location, 'content-length': 0 }).end()
       options.metrics.answered(route, 308)
       return
     }
 
     if (!route.guard.general) {
-      forward(options, route, req, res, url)
+      forward(options, route, req, res, target)
       return
     }
     route.guard.refusal({ address: req.socket.remoteAddress, authorization: req.headers.authorization, length: req.headers['content-length'] }).then(refusal => {
       if (refusal === undefined) {
-        forward(options, route, req, res, url)
+        forward(options, route, req, res, target)
         return
       }
       options.metrics.answered(route, refusal.status)
@@ -135,13 +135,13 @@ function hasBody (req: ClientRequest): boolean {
   return 'stream' in req ? !req.stream.endAfterHeaders : req.headers['transfer-encoding'] !== undefined
 }
 
-function forward (options: ForwardOptions, route: Route, req: ClientRequest, res: ClientResponse, url: string): void {
+function forward (options: ForwardOptions, route: Route, req: ClientRequest, res: ClientResponse, target: RequestTarget): void {
   const body = hasBody(req)
   const limit = route.guard.maxBody
   const request: Dispatcher.DispatchOptions = {
     method: req.method ?? 'GET',
-    path: upstreamPath(route, url),
-    headers: [...('stream' in req ? http1Headers(req.rawHeaders) : requestHeaders(req.rawHeaders)), ...forwardedHeaders(req.socket.remoteAddress, hostOf(req) ?? '', options.scheme)],
+    path: upstreamPath(route, target.url),
+    headers: [...('stream' in req ? http1Headers(target.rawHeaders) : requestHeaders(target.rawHeaders)), ...forwardedHeaders(req.socket.remoteAddress, target.host ?? '', options.scheme)],
     body: !body ? null : limit !== undefined && req.headers['content-length'] === undefined ? req.pipe(new BodyLimit(limit)) : req,
     idempotent: false,
     blocking: true

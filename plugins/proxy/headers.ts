@@ -1,8 +1,9 @@
 // Headers across the proxy: hop-by-hop headers (RFC 9110 §7.6.1, and any a Connection header names)
 // never cross it; the proxy is the edge, so forwarding headers a client sent are dropped and set anew:
-// X-Forwarded-For/-Proto/-Host and Forwarded; the port of a Host header, kept in redirects to another name.
+// X-Forwarded-For/-Proto/-Host and Forwarded (a client's X-Real-IP is dropped); the port of a Host header, kept in redirects to another name.
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
-const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded'])
+// X-Real-IP too: a backend that trusts it must not be told a client's own word.
+const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded', 'x-real-ip'])
 
 const NONE: ReadonlySet<string> = new Set()
 

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream'
 import { forwardedHeaders, portOf, requestHeaders, UPGRADE_HEADERS } from './headers.js'
 import { STATUS_CODES } from 'node:http'
 import { begin, upstreamPath, type Route, type RouteTable } from './route-table.js'
+import { requestTarget, type RequestTarget } from './request-target.js'
 
 export interface UpgradeOptions {
   table: RouteTable
@@ -22,29 +23,34 @@ function refuse (socket: Duplex, status: number, reason: string, headers = ''): 
 export function upgrader (options: UpgradeOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     socket.on('error', () => { socket.destroy() })
-    const route = options.table.route(req.headers.host, req.url ?? '/')
+    const target = requestTarget(req)
+    if (typeof target === 'string') {
+      refuse(socket, 400, 'Bad Request')
+      return
+    }
+    const route = options.table.route(target.host, target.url)
     if (route === undefined) {
       refuse(socket, 404, 'Not Found')
       return
     }
     if (route.redirect !== undefined) {
       // An alias: the handshake is sent on to the primary name, as its requests are.
-      refuse(socket, 308, 'Permanent Redirect', `location: ${options.scheme}://${route.redirect}${portOf(req.headers.host)}${req.url ?? '/'}\r\n`)
+      refuse(socket, 308, 'Permanent Redirect', `location: ${options.scheme}://${route.redirect}${portOf(target.host)}${target.url}\r\n`)
       return
     }
     if (!route.guard.general) {
-      tunnel(options, route, req, socket, head)
+      tunnel(options, route, req, socket, head, target)
       return
     }
     route.guard.refusal({ address: req.socket.remoteAddress, authorization: req.headers.authorization, length: undefined }).then(refusal => {
-      if (refusal === undefined) tunnel(options, route, req, socket, head)
+      if (refusal === undefined) tunnel(options, route, req, socket, head, target)
       else refuse(socket, refusal.status, STATUS_CODES[refusal.status] ?? 'Refused', Object.entries(refusal.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join(''))
     }, () => { refuse(socket, 500, 'Internal Server Error') })
   }
 }
 
 /** Open the tunnel to a replica of the route, the handshake sent first. */
-function tunnel (options: UpgradeOptions, route: Route, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+function tunnel (options: UpgradeOptions, route: Route, req: IncomingMessage, socket: Duplex, head: Buffer, target: RequestTarget): void {
   const upstream = options.table.pick(route)
   if (upstream === undefined) {
     refuse(socket, 503, 'Service Unavailable')
@@ -53,8 +59,8 @@ function tunnel (options: UpgradeOptions, route: Route, req: IncomingMessage, so
   const end = begin(upstream)
   const connection: Socket = connect({ host: upstream.host, port: upstream.port })
   const timer = setTimeout(() => { connection.destroy(new Error('connect timeout')) }, options.connectTimeoutMs)
-  const headers = [...requestHeaders(req.rawHeaders, UPGRADE_HEADERS), ...forwardedHeaders(req.socket.remoteAddress, req.headers.host ?? '', options.scheme)]
-  let lines = `${req.method ?? 'GET'} ${upstreamPath(route, req.url ?? '/')} HTTP/1.1\r\n`
+  const headers = [...requestHeaders(target.rawHeaders, UPGRADE_HEADERS), ...forwardedHeaders(req.socket.remoteAddress, target.host ?? '', options.scheme)]
+  let lines = `${req.method ?? 'GET'} ${upstreamPath(route, target.url)} HTTP/1.1\r\n`
   for (let i = 0; i < headers.length; i += 2) lines += `${headers[i]}: ${headers[i + 1]}\r\n`
   connection.once('connect', () => {
     clearTimeout(timer)

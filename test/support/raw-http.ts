@@ -9,8 +9,11 @@ export interface RawAnswer {
   body: Buffer
 }
 
-/** Send `request` as is to `url`'s host and port; the server is expected to close after answering. */
-export async function rawRequest (url: URL, request: string | Buffer): Promise<RawAnswer> {
+/**
+ * Send `request` as is to `url`'s host and port; the server is expected to close after answering.
+ * `open`: the writing half stays open (node:http's server drops a request whose client half-closed).
+ */
+export async function rawRequest (url: URL, request: string | Buffer, options: { open?: boolean } = {}): Promise<RawAnswer> {
   const chunks: Buffer[] = []
   await new Promise<void>((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname)
@@ -18,7 +21,8 @@ export async function rawRequest (url: URL, request: string | Buffer): Promise<R
     // The server may close while the request is still being written: what it answered is kept.
     socket.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') reject(err) })
     socket.on('close', () => { resolve() })
-    socket.end(request)
+    if (options.open === true) socket.write(request)
+    else socket.end(request)
   })
   const answer = Buffer.concat(chunks)
   const split = answer.indexOf('\r\n\r\n')

@@ -1,9 +1,10 @@
 // Alert rules and their history: rules listed to viewers (destinations' secrets never shown), made and
-// changed by provisioners, deleted by admins; the history of firings, resolutions and connectivity
-// changes, newest first.
+// changed by provisioners (each destination checked by the outbound client: never a loopback, private
+// or link-local address unless [server].outbound_allow says so), deleted by admins; the history of
+// firings, resolutions and connectivity changes, newest first.
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { BadRequest, NotFound } from '../../../kernel/index.js'
+import { BadRequest, NotFound, type OutboundClient } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { COMPARISONS, listedRule, type AlertRecord, type AlertRule, type Comparison, type RuleCondition } from '../alert-rules.js'
 import { GroupName } from '../keys.js'
@@ -53,9 +54,13 @@ function conditionOf (body: Static<typeof Condition>): RuleCondition {
   return { kind: 'connectivity', group: body.group ?? null }
 }
 
-export function alertRuleRoutes (app: FastifyInstance, t: Telemetry): void {
+export function alertRuleRoutes (app: FastifyInstance, t: Telemetry, outbound: OutboundClient): void {
   const ruleOf = async (body: Static<typeof RuleBody>, base: Pick<AlertRule, 'id' | 'created_at' | 'created_by'>): Promise<AlertRule> => {
     const condition = conditionOf(body.condition)
+    for (const [i, { url }] of (body.destinations ?? []).entries()) {
+      const problem = await outbound.check(url)
+      if (problem !== undefined) throw new BadRequest(`destinations[${i}].url ${problem}`)
+    }
     if ('group' in condition && condition.group !== null && await t.storage.group(condition.group) === undefined) throw new BadRequest(`group "${condition.group}" does not exist`)
     return {
       ...base, name: body.name, condition, cooldown_minutes: body.cooldown_minutes ?? 60, enabled: body.enabled ?? true,

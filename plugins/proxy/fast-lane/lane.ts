@@ -258,16 +258,20 @@ class LaneConnection implements AnswerHandler {
     const options = this.#lane.options
     const headers = head.headers
     let host: string | undefined
+    let hosts = 0
     let accept: string | undefined
     let body = false
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i]
-      if (isNamed(name, 'host')) host = headers[i + 1]
-      else if (isNamed(name, 'accept')) accept = headers[i + 1]
+      if (isNamed(name, 'host')) {
+        host = headers[i + 1]
+        hosts++
+      } else if (isNamed(name, 'accept')) accept = headers[i + 1]
       else if (isNamed(name, 'content-length')) body ||= headers[i + 1] !== '0'
       else if (isNamed(name, 'transfer-encoding')) body = true
     }
-    if (body || head.upgrade || head.versionMinor !== 1 || head.url.length > options.maxUrlBytes) {
+    // Not one Host, or a target not in origin form: the general path answers or rewrites it (request-target.ts).
+    if (body || head.upgrade || head.versionMinor !== 1 || head.url.length > options.maxUrlBytes || hosts !== 1 || head.url.charCodeAt(0) !== 47) {
       this.#handOff(this.#bytes())
       return
     }

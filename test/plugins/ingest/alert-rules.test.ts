@@ -56,7 +56,8 @@ const battery = (mv: number): ChunkPayload => ({ type: 'Metrics', record: { upti
 const FAULT: ChunkPayload = { type: 'FaultRecord', record: { pc: 0x08000a01, lr: 0, sp: 0, psr: 0, cfsr: 1 << 17, hfsr: 0, mmfar: 0, bfar: 0, uptime_ms: 1 } }
 
 t.test('rules through the API: metric, crash rate and connectivity, delivered, signed, with history', async t => {
-  const server = await telemetryServer(t)
+  // The receiver is on loopback, which a destination reaches only when the operator allows it.
+  const server = await telemetryServer(t, {}, undefined, { outbound_allow: ['127.0.0.1'] })
   const hooks = await receiver(t)
   const SECRET = 'a-webhook-secret-of-the-receiver'
   const FIELD = ['fa00000000000001', 'fa00000000000002', 'fa00000000000003', 'fa00000000000004']
@@ -139,4 +140,21 @@ t.test('rules through the API: metric, crash rate and connectivity, delivered, s
   t.equal((await server.api('DELETE', `/alerts/rules/${rule.id}`, 'admin')).status, 404)
   t.equal((await server.api('PUT', `/alerts/rules/${crash.id}`, 'provisioner', { name: 'crashing often', condition: { kind: 'crash_rate', per_hour: 10 } })).status, 200)
   t.equal((await server.api('GET', '/alerts/history', null)).status, 401)
+})
+
+t.test('a destination may not make the server call its own or internal addresses', async t => {
+  const server = await telemetryServer(t)
+  const hooks = await receiver(t)
+  const rule = (url: string): object => ({ name: 'probe', condition: { kind: 'connectivity' }, destinations: [{ url }] })
+  for (const [url, reason] of [
+    [`${hooks.url}/x`, /^destinations\[0\]\.url 127\.0\.0\.1 is a loopback, private, link-local or reserved address/],
+    [`${server.kernel.url('control').origin}/api/v1/stop`, /is a loopback/],
+    ['http://169.254.169.254/latest/meta-data/', /169\.254\.169\.254 is a loopback, private, link-local or reserved address/],
+    ['http://10.0.0.1/hook', /10\.0\.0\.1 is a loopback/],
+    [`http://localhost:${new URL(hooks.url).port}/x`, /^destinations\[0\]\.url localhost resolves to/]
+  ] as const) {
+    const response = await server.api('POST', '/alerts/rules', 'provisioner', rule(url))
+    t.match([response.status, (await response.json() as { error: string }).error], [400, reason], `refused when saved: ${url}`)
+  }
+  t.same(hooks.posts, [], 'nothing was sent')
 })

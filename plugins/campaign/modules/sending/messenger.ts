@@ -5,7 +5,7 @@
 // send gets one record in the send log, written as soon as their result is known.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createTransport } from 'nodemailer'
-import { BadRequest, StartupError, Unavailable, messageOf } from '../../../../kernel/index.js'
+import { BadRequest, StartupError, Unavailable, messageOf, type OutboundClient } from '../../../../kernel/index.js'
 import { actingAs } from '../../audit.js'
 import type { SecretResolver } from '../../language/generator-settings.js'
 import type { CampaignConfig } from '../../settings.js'
@@ -135,16 +135,19 @@ interface Job { person: Person, address: string }
 export class Messenger {
   readonly #people: PeopleDirectory
   readonly #settings: MessengerSettings
+  readonly #outbound: OutboundClient
   readonly #log: Table<SendLogRecord>
   readonly #suppressions: Table<Suppression>
   readonly #store: CampaignStore
   #key: Promise<Buffer> | undefined
   #transport: ReturnType<typeof createTransport> | undefined
 
-  constructor (store: CampaignStore, people: PeopleDirectory, settings: MessengerSettings) {
+  /** `outbound`: the kernel's client, for the SMS provider (the operator's configured endpoint). */
+  constructor (store: CampaignStore, people: PeopleDirectory, settings: MessengerSettings, outbound: OutboundClient) {
     this.#store = store
     this.#people = people
     this.#settings = settings
+    this.#outbound = outbound
     this.#log = store.table<SendLogRecord>(SEND_LOG)
     this.#suppressions = store.table<Suppression>(SUPPRESSIONS)
   }
@@ -296,8 +299,8 @@ export class Messenger {
   async #sms (phone: string, body: string): Promise<{ ok: boolean, response: string, messageId: string }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' }
     if (this.#settings.smsToken !== '') headers.authorization = `Bearer ${this.#settings.smsToken}`
-    const answer = await fetch(this.#settings.smsUrl, { method: 'POST', headers, body: JSON.stringify({ to: phone, body }), signal: AbortSignal.timeout(SMS_TIMEOUT_MS) })
-    const text = (await answer.text()).slice(0, 2000)
+    const answer = await this.#outbound.send(this.#settings.smsUrl, { headers, body: JSON.stringify({ to: phone, body }), timeoutMs: SMS_TIMEOUT_MS, trusted: true })
+    const text = answer.body.toString('utf8').slice(0, 2000)
     let messageId = ''
     try {
       const parsed = JSON.parse(text) as { id?: unknown, message_id?: unknown }
