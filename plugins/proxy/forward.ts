@@ -151,6 +151,8 @@ function forward (options: ForwardOptions, route: Route, req: ClientRequest, res
 }
 
 function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.DispatchOptions, req: ClientRequest, res: ClientResponse, retries: number, failed: Upstream | undefined): void {
+  // A client already gone (a stream reset while its middleware was checked): nothing is sent.
+  if (clientGone(res)) return
   const upstream = options.table.pick(route, failed)
   if (upstream === undefined) {
     options.metrics.answered(route, 503)
@@ -185,6 +187,11 @@ function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.Di
   options.pools.get(upstream.origin).dispatch(request, handler)
 }
 
+/** Whether the client's connection, or its HTTP/2 stream, is closed. */
+function clientGone (res: ClientResponse): boolean {
+  return 'stream' in res ? res.stream.destroyed || res.stream.closed : res.destroyed
+}
+
 function failureAnswer (code: string, route: Route): [number, string] {
   if (code === BODY_TOO_LARGE) return [413, `the request body is larger than ${route.guard.maxBody ?? 0} bytes`]
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === HEADERS_TIMEOUT) return [504, `${route.service} did not answer in time`]
@@ -214,6 +221,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   #out: Writable
   #controller: Dispatcher.DispatchController | undefined
   #done = false
+  /** The client went before the upstream request started: it is aborted as soon as it does. */
+  #gone = false
   #corked = false
 
   constructor (req: ClientRequest, res: ClientResponse, shaping: Shaping, events: RelayEvents) {
@@ -222,9 +231,11 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     this.#out = res
     this.#shaping = shaping
     this.#events = events
-    // The client went away: stop reading the upstream answer.
+    // The client went away (an HTTP/2 stream reset too): stop the upstream request, or never start it.
     res.once('close', () => {
-      if (!this.#done) this.#controller?.abort(new Error('client closed the connection'))
+      if (this.#done) return
+      this.#gone = true
+      this.#controller?.abort(new Error('client closed the connection'))
     })
   }
 
@@ -236,6 +247,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onRequestStart (controller: Dispatcher.DispatchController): void {
     this.#controller = controller
+    if (this.#gone) controller.abort(new Error('client closed the connection'))
   }
 
   onResponseStart (_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>, statusMessage?: string): void {

@@ -4,7 +4,7 @@
 // control API. Imported by setup only.
 import diagnostics from 'node:diagnostics_channel'
 import { createServer, type Server, type ServerOptions } from 'node:http'
-import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2'
+import { constants as http2Constants, createServer as createHttp2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { createServer as createTlsServer, type SecureContext, type Server as TlsServer } from 'node:tls'
 import { resolve } from 'node:path'
@@ -213,25 +213,62 @@ type LaneSettings = Pick<LaneOptions, 'scheme' | 'general'>
 
 /** Streams a client may have open at once on one HTTP/2 connection (nginx's default). */
 const HTTP2_STREAMS = 128
+/**
+ * Streams a client may reset within RESET_WINDOW_MS on one connection (rapid reset, CVE-2023-44487):
+ * past it the connection gets GOAWAY ENHANCE_YOUR_CALM and is closed. A browser cancels a few.
+ */
+const RESET_BUDGET = 200
+const RESET_WINDOW_MS = 10_000
+/** nghttp2's bounds on a session, stated rather than left to defaults that may change. */
+const HTTP2_LIMITS = { maxSessionInvalidFrames: 100, maxSessionRejectedStreams: 100, maxOutstandingPings: 10, maxSettings: 32, maxSessionMemory: 10, maxHeaderListPairs: 128 }
+
+/** Close the session with ENHANCE_YOUR_CALM once its client resets more streams than the budget allows. */
+function limitResets (session: Http2Session, socket: Socket): void {
+  let windowStart = Date.now()
+  let resets = 0
+  let calmed = false
+  session.on('stream', (stream: ServerHttp2Stream) => {
+    stream.once('aborted', () => {
+      const now = Date.now()
+      if (now - windowStart > RESET_WINDOW_MS) {
+        windowStart = now
+        resets = 0
+      }
+      if (++resets <= RESET_BUDGET || calmed) return
+      calmed = true
+      // GOAWAY ENHANCE_YOUR_CALM, then the connection closed (a session made from a handed-over socket leaves it open).
+      session.destroy(undefined, http2Constants.NGHTTP2_ENHANCE_YOUR_CALM)
+      socket.destroy()
+    })
+  })
+}
 
 /**
  * The HTTP/2 server of the HTTPS listener (never listening itself): its requests take the general
  * path; its answers count as the front's; its sessions are kept to be closed with the listener's.
  */
-function http2Server (settings: ServerSettings, deps: ServerDeps, answered: (status: number) => void): { server: Http2Server, sessions: Set<Http2Session> } {
+function http2Server (settings: ServerSettings, deps: ServerDeps, answered: (status: number) => void): { accept: (socket: Socket) => void, sessions: Set<Http2Session> } {
   const handle = forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes })
-  const server = createHttp2Server({ settings: { maxConcurrentStreams: HTTP2_STREAMS, maxHeaderListSize: settings.max_header_bytes } }, (req, res) => {
+  const server = createHttp2Server({ ...HTTP2_LIMITS, settings: { maxConcurrentStreams: HTTP2_STREAMS, maxHeaderListSize: settings.max_header_bytes } }, (req, res) => {
     res.once('finish', () => { answered(res.statusCode) })
     handle(req, res)
   })
   const sessions = new Set<Http2Session>()
+  // The socket a session is being made from (node:http2 makes it while the connection is handed over).
+  let arriving: Socket | undefined
   server.on('session', session => {
     sessions.add(session)
+    if (arriving !== undefined) limitResets(session, arriving)
     session.once('close', () => { sessions.delete(session) })
   })
   // A session silent this long is closed (as an HTTP/1.1 connection is).
   server.setTimeout(settings.client_idle_timeout_secs * 1000)
-  return { server, sessions }
+  const accept = (socket: Socket): void => {
+    arriving = socket
+    server.emit('connection', socket)
+    arriving = undefined
+  }
+  return { accept, sessions }
 }
 
 /**
@@ -266,7 +303,7 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
     })
   const h2 = lane.scheme === 'https' && settings.http2 ? http2Server(settings, deps, answered) : undefined
   front.on(event, (socket: Socket & { alpnProtocol?: string | false }) => {
-    if (h2 !== undefined && socket.alpnProtocol === 'h2') h2.server.emit('connection', socket)
+    if (h2 !== undefined && socket.alpnProtocol === 'h2') h2.accept(socket)
     else if (fast === undefined) handOff(socket)
     else fast.accept(socket)
   })

@@ -1,0 +1,86 @@
+// HTTP/2 rapid reset against the proxy's HTTPS listener, with an attacking node:http2 client of our
+// own: streams opened and reset at once; past the budget the proxy ends the connection (GOAWAY
+// ENHANCE_YOUR_CALM, then the socket closed), so the attacker's next request is not served; the
+// cancelled streams are never forwarded to the replica; a second client is served meanwhile, each of
+// its requests within a bound.
+import t from 'tap'
+import { createServer } from 'node:http'
+import { connect, constants, type ClientHttp2Session } from 'node:http2'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { pollUntil } from '../../support/poll.js'
+import { listen, startProxy } from '../../support/proxy.js'
+
+/** Streams the attacker opens at most: well past the budget (200 per 10 s). */
+const ATTACK_STREAMS = 5000
+
+function session (port: number): ClientHttp2Session {
+  return connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false, servername: 'a.test' })
+}
+
+/** Connections the proxy's side holds established on `port` (iproute2's ss). */
+async function established (port: number): Promise<number> {
+  const { stdout } = await promisify(execFile)('ss', ['-Htn', 'state', 'established', `( sport = :${port} )`])
+  return stdout.split('\n').filter(line => line.trim() !== '').length
+}
+
+/** A GET's status, or 0 when its stream closed (or could not open) without an answer. */
+async function get (client: ClientHttp2Session): Promise<number> {
+  return await new Promise(resolve => {
+    let status = 0
+    try {
+      const stream = client.request({ ':path': '/', ':authority': 'a.test' })
+      stream.on('response', headers => { status = Number(headers[':status']); stream.resume() })
+      stream.on('error', () => undefined)
+      stream.on('close', () => { resolve(status) })
+      stream.end()
+    } catch {
+      resolve(0)
+    }
+  })
+}
+
+t.test('rapid reset: the connection closed past the budget, cancelled streams never forwarded, others served', async t => {
+  let reached = 0
+  const replica = await listen(t, createServer((_req, res) => {
+    reached++
+    setTimeout(() => { res.end('ok') }, 20)
+  }))
+  const proxy = await startProxy(t, [{ domain: 'a.test', ports: [replica] }], { tls: true })
+  const port = proxy.tlsPort as number
+
+  const bystander = session(port)
+  t.teardown(() => { bystander.destroy() })
+  t.equal(await get(bystander), 200, 'a client served before')
+
+  const attacker = session(port)
+  t.teardown(() => { attacker.destroy() })
+  attacker.on('error', () => undefined)
+  await new Promise<void>(resolve => attacker.once('connect', () => { resolve() }))
+  let opened = 0
+  const slowest: number[] = []
+  const attack = (async () => {
+    while (opened < ATTACK_STREAMS && !attacker.destroyed && !attacker.closed) {
+      for (let i = 0; i < 50 && !attacker.destroyed && !attacker.closed; i++) {
+        const stream = attacker.request({ ':path': '/', ':authority': 'a.test' })
+        stream.on('error', () => undefined)
+        stream.close(constants.NGHTTP2_CANCEL)
+        opened++
+      }
+      await new Promise(resolve => setImmediate(resolve))
+    }
+  })()
+  // Meanwhile the bystander goes on being served.
+  for (let i = 0; i < 10; i++) {
+    const began = Date.now()
+    t.equal(await get(bystander), 200)
+    slowest.push(Date.now() - began)
+  }
+  await attack
+  // The server's side of the attacker's connection is closed: only the other client's is established.
+  await pollUntil(async () => await established(port) === 1, { timeout: 5000, what: 'the attacker\'s connection closed by the proxy' })
+  t.pass(`past the budget the proxy closed the attacker's connection (${opened} streams opened)`)
+  t.equal(reached, 11, 'the replica got none of the cancelled streams, only the other client\'s requests')
+  t.ok(Math.max(...slowest) < 2000, `the other client was served within 2 s each (slowest ${Math.max(...slowest)} ms)`)
+  t.equal(await get(bystander), 200, 'and after')
+})
