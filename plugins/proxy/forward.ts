@@ -73,8 +73,8 @@ export function awaitsAnswer (socket: Socket): boolean {
 export function forwarder (options: ForwardOptions): (req: ClientRequest, res: ClientResponse) => void {
   return (req, res) => {
     const target = requestTarget(req)
-    if (typeof target === 'string') {
-      sendError(req, res, 400, target)
+    if ('error' in target) {
+      sendError(req, res, target.status, target.error)
       return
     }
     const { url, host } = target
@@ -172,7 +172,9 @@ function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.Di
       awaiting.delete(req.socket)
       end()
       const code = (err as NodeJS.ErrnoException).code ?? ''
-      if (CONNECT_FAILURES.has(code) || code === HEADERS_TIMEOUT) options.failed(upstream, code)
+      // The client's own failure (its body broke off, its connection went) says nothing of the replica.
+      const client = clientGone(res) || req.readableAborted || req.errored !== null
+      if (!client && (CONNECT_FAILURES.has(code) || code === HEADERS_TIMEOUT)) options.failed(upstream, code)
       if (res.headersSent || res.destroyed) return
       if (retries > 0 && CONNECT_FAILURES.has(code) && options.table.pick(route, upstream) !== undefined) {
         dispatch(options, route, request, req, res, retries - 1, upstream)

@@ -24,8 +24,8 @@ export function upgrader (options: UpgradeOptions): (req: IncomingMessage, socke
   return (req, socket, head) => {
     socket.on('error', () => { socket.destroy() })
     const target = requestTarget(req)
-    if (typeof target === 'string') {
-      refuse(socket, 400, 'Bad Request')
+    if ('error' in target) {
+      refuse(socket, target.status, STATUS_CODES[target.status] ?? 'Refused')
       return
     }
     const route = options.table.route(target.host, target.url)
