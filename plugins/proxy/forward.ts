@@ -147,7 +147,10 @@ function forward (options: ForwardOptions, route: Route, req: ClientRequest, res
     blocking: true
   }
   const retryable = !body && IDEMPOTENT.has(request.method)
-  dispatch(options, route, request, req, res, retryable ? 1 : 0, undefined)
+  // An HTTP/2 request waits for the end of the frames of its read: a reset among them (rapid reset
+  // sends HEADERS and RST_STREAM together) closes it before anything is sent upstream.
+  if ('stream' in req) setImmediate(() => { dispatch(options, route, request, req, res, retryable ? 1 : 0, undefined) })
+  else dispatch(options, route, request, req, res, retryable ? 1 : 0, undefined)
 }
 
 function dispatch (options: ForwardOptions, route: Route, request: Dispatcher.DispatchOptions, req: ClientRequest, res: ClientResponse, retries: number, failed: Upstream | undefined): void {
