@@ -236,9 +236,10 @@ function limitResets (session: Http2Session, socket: Socket): void {
       }
       if (++resets <= RESET_BUDGET || calmed) return
       calmed = true
-      // GOAWAY ENHANCE_YOUR_CALM, then the connection closed (a session made from a handed-over socket leaves it open).
-      session.destroy(undefined, http2Constants.NGHTTP2_ENHANCE_YOUR_CALM)
-      socket.destroy()
+      // GOAWAY ENHANCE_YOUR_CALM, then the connection closed once it is written (a session made from a
+      // handed-over socket leaves its socket open).
+      session.goaway(http2Constants.NGHTTP2_ENHANCE_YOUR_CALM)
+      setTimeout(() => { session.destroy(); socket.destroy() }, 100).unref()
     })
   })
 }
