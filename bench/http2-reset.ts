@@ -8,11 +8,12 @@
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { connect, constants, type ClientHttp2Session } from 'node:http2'
+import { connect, type ClientHttp2Session } from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { envInt, markdownTable } from './stats.js'
 import { freePort } from '../test/support/net.js'
+import { RESET_BATCH, resetBatch } from '../test/support/http2-reset.js'
 
 const STREAMS = envInt('BENCH_STREAMS', 20_000)
 const ROUNDS = envInt('BENCH_ROUNDS', 3)
@@ -62,22 +63,8 @@ async function attack (port: number, count: number): Promise<number> {
     await new Promise<void>(resolve => { client.once('connect', () => { resolve() }); client.once('close', () => { resolve() }) })
     let open = true
     while (opened < count && open) {
-      for (let i = 0; i < 50; i++) {
-        const stream = client.request({ ':path': '/' })
-        stream.on('error', () => undefined)
-        stream.close(constants.NGHTTP2_CANCEL)
-        opened++
-      }
-      // A PING answered after the batch: the proxy has read it; unanswered (an error, or no answer in 2 s), the connection is gone.
-      open = await new Promise<boolean>(resolve => {
-        const timer = setTimeout(() => { resolve(false) }, 2000)
-        try {
-          client.ping(err => { clearTimeout(timer); resolve(err === null) })
-        } catch {
-          clearTimeout(timer)
-          resolve(false)
-        }
-      })
+      open = await resetBatch(client, { ':path': '/' })
+      opened += RESET_BATCH
     }
     client.destroy()
   }

@@ -9,6 +9,7 @@ import { connect, constants, type ClientHttp2Session } from 'node:http2'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { pollUntil } from '../../support/poll.js'
+import { RESET_BATCH, resetBatch } from '../../support/http2-reset.js'
 import { listen, startProxy } from '../../support/proxy.js'
 
 /** Streams the attacker opens at most: well past the budget (200 per 10 s). */
@@ -64,22 +65,8 @@ t.test('rapid reset: GOAWAY ENHANCE_YOUR_CALM and the connection closed past the
   const attack = (async () => {
     let open = true
     while (opened < ATTACK_STREAMS && open) {
-      for (let i = 0; i < 50; i++) {
-        const stream = attacker.request({ ':path': '/', ':authority': 'a.test' })
-        stream.on('error', () => undefined)
-        stream.close(constants.NGHTTP2_CANCEL)
-        opened++
-      }
-      // A PING answered after each batch: the proxy has read it; unanswered, the connection is gone.
-      open = await new Promise<boolean>(resolve => {
-        const timer = setTimeout(() => { resolve(false) }, 2000)
-        try {
-          attacker.ping(err => { clearTimeout(timer); resolve(err === null) })
-        } catch {
-          clearTimeout(timer)
-          resolve(false)
-        }
-      })
+      open = await resetBatch(attacker, { ':path': '/', ':authority': 'a.test' })
+      opened += RESET_BATCH
     }
   })()
   // Meanwhile the bystander goes on being served.
