@@ -112,16 +112,13 @@ export class OutboundClient {
     const host = hostOf(parsed)
     if (this.#allowedHosts.has(host)) return undefined
     if (isIP(host) !== 0) return this.addressProblem(host)
-    try {
-      const addresses = await new Promise<LookupAddress[]>((resolve, reject) => { lookup(host, { all: true }, (err, found) => { if (err === null) resolve(found); else reject(err) }) })
-      for (const { address } of addresses) {
-        const problem = this.addressProblem(address)
-        if (problem !== undefined) return `${host} resolves to ${problem}`
-      }
-      return undefined
-    } catch (err) {
-      return `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`
-    }
+    // The same resolution and check the connection makes.
+    return await new Promise(resolve => {
+      this.#lookup(host, { all: true }, err => {
+        if (err === null) resolve(undefined)
+        else resolve(err instanceof DestinationRefused ? err.message : `${host} does not resolve (${err.code ?? err.message})`)
+      })
+    })
   }
 
   /** Send one request (redirects are answers, never followed); throws DestinationRefused, or the transport's error. */

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { BadRequest, NotFound } from '../../kernel/index.js'
 import { Type } from '../../kernel/schema.js'
-import type { TokenService } from '../tokens/index.js'
+import { PROJECT_NAME, type TokenService } from '../tokens/index.js'
 import { SECRET_NAME } from './references.js'
 import type { SecretStore } from './secret-store.js'
 
@@ -11,8 +11,6 @@ import type { SecretStore } from './secret-store.js'
 export const MAX_VALUE_BYTES = 64 * 1024
 
 const SetBody = Type.Object({ value: Type.String(), shared_with: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })
-/** A project name (a DNS label, as service files give it). */
-const PROJECT = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
 function checkName (name: string): void {
   if (!SECRET_NAME.test(name)) throw new BadRequest(`secret name "${name}" must be letters, digits and underscores, not starting with a digit (at most 128)`)
@@ -21,7 +19,7 @@ function checkName (name: string): void {
 /** `?project=`: undefined for a shared secret. */
 function projectOf (text: string | undefined): string | undefined {
   if (text === undefined) return undefined
-  if (!PROJECT.test(text)) throw new BadRequest(`project must be a project name (lowercase letters, digits and dashes), got ${JSON.stringify(text.slice(0, 70))}`)
+  if (!PROJECT_NAME.test(text)) throw new BadRequest(`project must be a project name (lowercase letters, digits and dashes), got ${JSON.stringify(text.slice(0, 70))}`)
   return text
 }
 
@@ -44,7 +42,7 @@ export function secretRoutes (store: SecretStore, tokens: TokenService): Fastify
       if (Buffer.byteLength(value) > MAX_VALUE_BYTES) throw new BadRequest(`secret "${name}": the value is longer than ${MAX_VALUE_BYTES} bytes`)
       if (sharedWith !== undefined) {
         if (project !== undefined) throw new BadRequest('shared_with goes with a shared secret: leave out ?project=')
-        if (sharedWith.length === 0 || sharedWith.some(p => !PROJECT.test(p))) throw new BadRequest('shared_with must be one or more project names (lowercase letters, digits and dashes)')
+        if (sharedWith.length === 0 || sharedWith.some(p => !PROJECT_NAME.test(p))) throw new BadRequest('shared_with must be one or more project names (lowercase letters, digits and dashes)')
       }
       const { created, info } = await store.set(name, value, { project, sharedWith })
       return await reply.code(created ? 201 : 200).send(info)

@@ -20,6 +20,8 @@ export interface TokenService {
   stillValid(request: FastifyRequest): boolean
 }
 
+export { PROJECT_NAME } from './roles.js'
+
 declare module '../../kernel/index.js' {
   interface Services { tokens: TokenService }
 }

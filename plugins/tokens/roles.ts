@@ -9,6 +9,9 @@ export function isRole (value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value)
 }
 
+/** A project name a viewer's or deployer's token may be limited to (a DNS label, as service files give it). */
+export const PROJECT_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
 /** Whether a token holding `held` may call an endpoint that needs `needed`. */
 export function allows (held: Role, needed: Role): boolean {
   if (held === 'agent' || needed === 'agent') return held === needed

@@ -4,12 +4,10 @@ import type { FastifyPluginAsync } from 'fastify'
 import { BadRequest, Conflict, NotFound } from '../../kernel/index.js'
 import { Type } from '../../kernel/schema.js'
 import type { Guard } from './guard.js'
-import { isRole, ROLES } from './roles.js'
+import { isRole, PROJECT_NAME, ROLES } from './roles.js'
 import { validTokenName, type TokenStore } from './token-store.js'
 
 const CreateBody = Type.Object({ name: Type.String(), role: Type.String(), projects: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })
-/** A project name (a DNS label, as service files give it). */
-const PROJECT = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
 export function tokenRoutes (store: TokenStore, guard: Guard): FastifyPluginAsync {
   return async app => {
@@ -21,7 +19,7 @@ export function tokenRoutes (store: TokenStore, guard: Guard): FastifyPluginAsyn
       if (!isRole(role)) throw new BadRequest(`role must be one of ${ROLES.join(', ')}; got "${role}"`)
       if (projects !== undefined) {
         if (role !== 'viewer' && role !== 'deployer') throw new BadRequest(`only viewer and deployer tokens are limited to projects; an ${role} token reaches every project`)
-        const bad = projects.find(p => !PROJECT.test(p))
+        const bad = projects.find(p => !PROJECT_NAME.test(p))
         if (projects.length === 0 || bad !== undefined) throw new BadRequest(`projects must be one or more project names (lowercase letters, digits and dashes)${bad === undefined ? '' : `, got ${JSON.stringify(bad.slice(0, 70))}`}`)
       }
       const { info, token } = await store.create(name, role, { projects })

@@ -8,6 +8,7 @@ import { createServer } from 'node:http'
 import { connect, constants, type ClientHttp2Session } from 'node:http2'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
+import { ensureDebianPackages } from '../../support/component.js'
 import { pollUntil } from '../../support/poll.js'
 import { RESET_BATCH, resetBatch } from '../../support/http2-reset.js'
 import { listen, startProxy } from '../../support/proxy.js'
@@ -21,6 +22,7 @@ function session (port: number): ClientHttp2Session {
 
 /** Connections the proxy's side holds established on `port` (iproute2's ss). */
 async function established (port: number): Promise<number> {
+  await ensureDebianPackages(['iproute2'])
   const { stdout } = await promisify(execFile)('ss', ['-Htn', 'state', 'established', `( sport = :${port} )`])
   return stdout.split('\n').filter(line => line.trim() !== '').length
 }
