@@ -10,7 +10,7 @@ import type { PluginMetrics } from '../../kernel/index.js'
 import { RouteMetrics } from '../../plugins/proxy/metrics.js'
 import { Pools } from '../../plugins/proxy/pools.js'
 import { RouteTable, type Upstream } from '../../plugins/proxy/route-table.js'
-import { proxyServer, proxyTlsServer } from '../../plugins/proxy/runtime.js'
+import { proxyServer, proxyTlsServer, type ProxyFront } from '../../plugins/proxy/runtime.js'
 import { selfSigned } from '../../plugins/proxy/certificates.js'
 import type { ContainerState } from '../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../plugins/reconciler/spec.js'
@@ -30,6 +30,8 @@ export const container = (service: string, replica: number, port: number): Conta
 
 export interface TestProxy {
   url: URL
+  /** The HTTP listener's server (to drain it as a stopping listener does). */
+  front: ProxyFront<NetServer>
   /** The HTTPS listener (a self-signed certificate for every name), when asked for. */
   tlsPort?: number
   table: RouteTable
@@ -52,13 +54,14 @@ export async function startProxy (t: Test, routes: TestRoute[], options: { tls?:
   const metrics: PluginMetrics = { counter: c => set.counter(c), gauge: c => set.gauge(c), histogram: c => set.histogram(c), expose: async () => await exposeAll([set.registry]) }
   const failed: Upstream[] = []
   const deps = { table, pools, metrics: new RouteMetrics(metrics), failed: (upstream: Upstream) => { failed.push(upstream); upstream.healthy = false } }
-  const port = await listen(t, proxyServer(settings, deps))
+  const front = proxyServer(settings, deps)
+  const port = await listen(t, front)
   let tlsPort: number | undefined
   if (options.tls === true) {
     const context = createSecureContext(await selfSigned('proxy.test'))
     tlsPort = await listen(t, proxyTlsServer(settings, deps, async () => context))
   }
-  return { url: new URL(`http://127.0.0.1:${port}`), ...(tlsPort !== undefined && { tlsPort }), table, failed, exposition: async () => (await exposeAll([set.registry])).body }
+  return { url: new URL(`http://127.0.0.1:${port}`), front, ...(tlsPort !== undefined && { tlsPort }), table, failed, exposition: async () => (await exposeAll([set.registry])).body }
 }
 
 /** A request through the proxy with the given Host header. */

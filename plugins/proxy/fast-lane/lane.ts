@@ -353,7 +353,10 @@ class LaneConnection implements AnswerHandler {
     const scheme = this.#lane.options.scheme
     const guard = request.route.guard
     const adds = guard.adds(scheme)
-    const ends = this.#closeAfter || this.#lane.closing
+    // Whether this answer ends the connection is decided with its head: one whose head went out
+    // keeping the connection alive keeps it, its client may already be sending on it again.
+    if (this.#lane.closing) this.#closeAfter = true
+    const ends = this.#closeAfter
     // As received (it has a content-length): unless this connection ends after it, it goes on unchanged.
     if (received !== undefined && !ends) {
       this.#chunked = false
@@ -370,7 +373,7 @@ class LaneConnection implements AnswerHandler {
     // An answer without a length (chunked, or ended by the replica closing) goes out chunked.
     this.#chunked = status !== 204 && status !== 304 && !hasHeader(answer.headers, 'content-length')
     if (this.#chunked) text += 'transfer-encoding: chunked\r\n'
-    if (this.#closeAfter || this.#lane.closing) text += 'connection: close\r\n'
+    if (ends) text += 'connection: close\r\n'
     this.#pending = `${text}\r\n`
     return false
   }
@@ -472,7 +475,8 @@ class LaneConnection implements AnswerHandler {
     const [status, message] = timeout ? [504, `${service} did not answer in time`] : [502, `${service} could not be reached`]
     options.metrics.answered(request.route, status)
     this.#active = this.#lane.now
-    this.#socket.write(rawError(request.accept, request.headOnly, this.#closeAfter || this.#lane.closing, status, message))
+    if (this.#lane.closing) this.#closeAfter = true
+    this.#socket.write(rawError(request.accept, request.headOnly, this.#closeAfter, status, message))
     options.answered(status)
     this.#finished()
   }
@@ -482,7 +486,7 @@ class LaneConnection implements AnswerHandler {
     this.#busy = false
     this.#exchange = undefined
     this.#request = undefined
-    if (this.#closeAfter || this.#lane.closing) this.#socket.end()
+    if (this.#closeAfter) this.#socket.end()
     else if (this.#queued.length > 0) this.#handOff()
   }
 

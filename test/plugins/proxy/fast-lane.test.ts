@@ -12,7 +12,7 @@ import { pollUntil } from '../../support/poll.js'
 import { container, get, listen, spec, startProxy, type TestProxy } from '../../support/proxy.js'
 import type { Upstream } from '../../../plugins/proxy/route-table.js'
 
-interface ReplicaState { connections: number, requests: string[], big?: Socket }
+interface ReplicaState { connections: number, requests: string[], big?: Socket, held?: Socket }
 
 /** Answers by path, exactly as written here; `/once` answers only the first request of a connection. */
 const ANSWERS: Record<string, string> = {
@@ -23,6 +23,8 @@ const ANSWERS: Record<string, string> = {
   '/hints': 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok',
   '/none': 'HTTP/1.1 204 No Content\r\n\r\n',
   '/once': 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nonce',
+  // The head only: the test writes the body when it chooses (state.held).
+  '/held': 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n',
   '/lead': '\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlead',
   '/big': `HTTP/1.1 200 OK\r\nContent-Length: ${64 << 20}\r\n\r\n`,
   // Heads with hop-by-hop lines to cut, written the usual way or otherwise.
@@ -72,6 +74,7 @@ function rawReplica (state: ReplicaState): ReturnType<typeof createServer> {
           state.big = socket
         }
         if (path === '/eof') socket.end()
+        if (path === '/held') state.held = socket
       }
     })
     socket.on('error', () => {})
@@ -245,6 +248,29 @@ t.test('a kept connection silent for the idle timeout is closed; one in use is n
   t.ok(silent.closedAt() > 0, 'the silent connection was closed')
   t.ok(silent.closedAt() - started >= 1000, `not before its idle timeout (${silent.closedAt() - started} ms)`)
   t.equal(busy.closedAt(), 0, 'the connection in use stays open')
+})
+
+t.test('a listener closing while an answer is on its way: the connection its head kept alive serves the next request, which says close', async t => {
+  const state: ReplicaState = { connections: 0, requests: [] }
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }])
+  const socket = connect(Number(proxy.url.port), '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  let text = ''
+  let closed = false
+  socket.on('data', (chunk: Buffer) => { text += chunk.toString('latin1') })
+  socket.on('close', () => { closed = true })
+  socket.on('error', () => {})
+  socket.write('GET /held HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+  await pollUntil(() => state.held !== undefined && text.includes('\r\n\r\n'), { what: 'the head of the held answer' })
+  t.notMatch(text, /connection: close/i, 'the head went out keeping the connection alive')
+  proxy.front.drain()
+  state.held?.write('hello')
+  await pollUntil(() => text.endsWith('hello'), { what: 'the body after the drain began' })
+  // The client may reuse the connection at once: it must be answered there, not reset.
+  socket.write('GET /len HTTP/1.1\r\nHost: raw.test\r\n\r\n')
+  await pollUntil(() => answersIn(text) === 2 && text.endsWith('hello') && closed, { what: 'the second answer, then the close' })
+  t.match(text.slice(text.lastIndexOf('HTTP/1.1 ')), /^HTTP\/1\.1 200 [^]*connection: close\r\n/i, 'the second answer says close')
+  t.same(state.requests, ['GET /held', 'GET /len'])
 })
 
 for (const scheme of ['http', 'https'] as const) {
