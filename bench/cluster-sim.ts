@@ -37,7 +37,7 @@ export function simulateAgents (options: { leader: string, token: string, count:
     const agent: SimulatedAgent = { name, id, link: undefined as unknown as AgentLink, containers: [], applied: [] }
     agent.link = new AgentLink({
       urls: options.leader.split(',').map(joinUrl),
-      token: options.token,
+      token: () => options.token,
       identity: async () => ({ id, name, version: 'sim' }),
       engine: async () => ({ healthy: true, kind: 'simulated', version: '0', containers_running: agent.containers.length, cpus: options.cpus ?? 8, memory_bytes: options.memoryBytes ?? 16 * GIB }),
       containers: async () => agent.containers,

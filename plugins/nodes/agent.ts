@@ -25,7 +25,10 @@ export interface AgentIdentity {
 export interface AgentDeps {
   /** ws://host:port/api/v1/cluster/join (or wss://) of each master, tried in turn. */
   urls: string[]
-  token: string
+  /** The agent token, asked at each attempt (a token file is read again, so a rotated token is used without a restart); throws when there is none. */
+  token(): string
+  /** Said after a refusal of the token (401, 403): where it comes from and what to do. */
+  tokenHint?: string
   identity(): Promise<AgentIdentity>
   /** The engine's health, bounded in time. */
   engine(): Promise<EngineReport>
@@ -124,7 +127,13 @@ export class AgentLink {
   async #run (): Promise<void> {
     const { default: WebSocketClient } = await import('ws')
     const identity = await this.#deps.identity()
-    const socket = new WebSocketClient(this.url, { headers: { authorization: `Bearer ${this.#deps.token}` }, handshakeTimeout: 10_000, maxPayload: 64 * 1024 * 1024 })
+    let token: string
+    try {
+      token = this.#deps.token()
+    } catch (err) {
+      throw this.#failure(err instanceof Error ? err.message : String(err))
+    }
+    const socket = new WebSocketClient(this.url, { headers: { authorization: `Bearer ${token}` }, handshakeTimeout: 10_000, maxPayload: 64 * 1024 * 1024 })
     this.#socket = socket
     await new Promise<void>((resolve, reject) => {
       socket.once('unexpected-response', (_request, response) => {
@@ -132,9 +141,9 @@ export class AgentLink {
         response.on('data', (chunk: Buffer) => { body += chunk.toString() })
         response.on('end', () => {
           const reason = (() => { try { return (JSON.parse(body) as { error?: string }).error ?? body } catch { return body } })()
-          const err = new Error(`the leader refused the join: ${response.statusCode ?? '?'} ${reason}`)
-          if (this.#lastError !== err.message) this.#deps.log.error(err.message)
-          reject(err)
+          const status = response.statusCode ?? 0
+          const hint = (status === 401 || status === 403) && this.#deps.tokenHint !== undefined ? `; ${this.#deps.tokenHint}` : ''
+          reject(this.#failure(`the leader refused the join: ${status === 0 ? '?' : status} ${reason}${hint}`))
           socket.terminate()
         })
       })
@@ -161,6 +170,12 @@ export class AgentLink {
     this.#reported = JSON.stringify(containers)
     this.#send({ type: 'hello', protocol: PROTOCOL_VERSION, ...identity, engine: await this.#deps.engine(), containers })
     await closed
+  }
+
+  /** The error of a failed attempt, logged once while the same failure repeats. */
+  #failure (message: string): Error {
+    if (this.#lastError !== message) this.#deps.log.error(message)
+    return new Error(message)
   }
 
   #send (message: AgentMessage): void {

@@ -95,11 +95,28 @@ export function joinUrl (join: string): string {
   return url.href
 }
 
-function joinToken (config: ClusterConfig, stateDir: string): string {
-  if (config.join_token !== '') return config.join_token.trim()
+/**
+ * The agent token at each attempt: [cluster].join_token, else the file join.token in the state
+ * directory, read again every time (a token rotated there is used without a restart); what to say
+ * when the leader refuses it. No token at all refuses the start.
+ */
+function joinToken (config: ClusterConfig, stateDir: string): { read(): string, hint: string } {
+  if (config.join_token !== '') {
+    const token = config.join_token.trim()
+    return { read: () => token, hint: 'the agent token is [cluster].join_token (BERTH_JOIN_TOKEN): set a valid one and restart this agent' }
+  }
   const file = join(stateDir, JOIN_TOKEN_FILE)
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
-  throw new StartupError(`[cluster].join is set but there is no agent token: set [cluster].join_token (BERTH_JOIN_TOKEN) or write it to ${file} (create one on the leader: berth tokens create <node> --role agent)`)
+  if (!existsSync(file)) throw new StartupError(`[cluster].join is set but there is no agent token: set [cluster].join_token (BERTH_JOIN_TOKEN) or write it to ${file} (create one on the leader: berth tokens create <node> --role agent)`)
+  return {
+    read: () => {
+      try {
+        return readFileSync(file, 'utf8').trim()
+      } catch (err) {
+        throw new Error(`the agent token cannot be read from ${file}: ${messageOf(err)}`)
+      }
+    },
+    hint: `the agent token is read from ${file} at each attempt: write a valid one there (on the leader: berth tokens create <node> --role agent)`
+  }
 }
 
 /** Whether an address only this host reaches. */
@@ -160,7 +177,8 @@ function setupAgent (ctx: PluginContext, deps: ClusterDeps, intervalMs: number):
   }
   const link = new AgentLink({
     urls,
-    token,
+    token: token.read,
+    tokenHint: token.hint,
     identity: async () => ({ id: await orchestration.nodeId(), name: orchestration.nodeName, version: deps.version, ...(advertise !== '' && { address: advertise }) }),
     engine: async () => await engineReport(orchestration, Math.min(intervalMs, 5000)),
     containers: async () => (await orchestration.localContainers()).map(reported),

@@ -69,7 +69,7 @@ function agent (t: Teardown, url: string, options: { id: string, name: string, t
   const state: FakeAgent = { link: undefined as unknown as AgentLink, applied: [], engine: { healthy: true, cpus: 2, memory_bytes: 2 ** 30 }, containers: [], hang: false }
   const deps: AgentDeps = {
     urls: [url],
-    token: options.token ?? AGENT_TOKEN,
+    token: () => options.token ?? AGENT_TOKEN,
     identity: async () => ({ id: options.id, name: options.name, version: '0' }),
     engine: async () => await new Promise<EngineReport>(resolve => {
       const check = (): void => { if (state.hang) setTimeout(check, 20); else resolve(state.engine) }

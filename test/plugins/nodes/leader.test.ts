@@ -2,8 +2,13 @@
 // agents speaking the real protocol on loopback: cluster info, exact placement and spreading, status
 // naming each replica's node, drain and undrain, an agent gone (503 for its pinned service, its
 // replicas placed elsewhere after the grace period) and back (its stale replicas removed, nothing
-// placed twice), and the join refused to operator tokens.
+// placed twice), and the join refused to operator tokens. A real agent (a kernel of its own) whose
+// token file holds a wrong token is refused, then joins once the right one is written there, without
+// a restart.
 import t from 'tap'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import pino from 'pino'
 import { simulateAgents, type SimulatedCluster } from '../../../bench/cluster-sim.js'
 import type { NodeRecord } from '../../../plugins/nodes/node-record.js'
 import cluster from '../../../plugins/cluster/index.js'
@@ -13,6 +18,7 @@ import { requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine } from '../../support/docker.js'
 import { api, reconcilerKernel, tokenFor } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
+import { tempDir } from '../../support/tmp.js'
 
 const docker = await requireComponent(t, 'docker', dockerEngine)
 
@@ -100,5 +106,32 @@ if (docker !== undefined) {
     t.equal(new Set(all).size, all.length, 'no replica runs twice')
     t.equal(all.length, 10, 'eight api replicas and two cache replicas')
     t.match((await status()).get('cache'), { status: 'running', running_replicas: 2 })
+  })
+
+  t.test('an agent reads its token file again at each attempt', async t => {
+    const leader = await reconcilerKernel(t, docker, {
+      plugins: [cluster, nodes],
+      extra: { node_name: 'leader' },
+      sections: { cluster: { heartbeat_interval_secs: 0.2, offline_after_secs: 1 } }
+    })
+    const stateDir = tempDir(t)
+    const tokenFile = join(stateDir, 'join.token')
+    writeFileSync(tokenFile, 'not-an-agent-token\n', { mode: 0o600 })
+    const logged: Array<{ msg: string, code?: number, reason?: string }> = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => { logged.push(JSON.parse(line) as { msg: string }) } })
+    await reconcilerKernel(t, docker, {
+      plugins: [cluster, nodes],
+      stateDir,
+      logger,
+      extra: { node_name: 'agent-1' },
+      sections: { cluster: { join: leader.kernel.url('control').host } }
+    })
+    const refusal = await pollUntil(() => logged.find(line => line.msg.startsWith('the leader refused the join: 401')), { what: 'the wrong token refused' })
+    t.match(refusal.msg, tokenFile, `the refusal names the token file: ${refusal.msg}`)
+
+    writeFileSync(tokenFile, `${await tokenFor(leader.kernel, 'agent')}\n`)
+    const agentReady = async (): Promise<boolean> => (await api<Info>(leader.kernel, 'GET', '/api/v1/cluster/info', { token: leader.token })).body.nodes.some(n => n.name === 'agent-1' && n.status === 'ready')
+    await pollUntil(agentReady, { what: 'the agent to join with the token written since', timeout: 15_000 })
+    t.pass('the agent joined with the rotated token, without a restart')
   })
 }
