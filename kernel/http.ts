@@ -4,8 +4,8 @@
 // longer than the router matches, a query parameter given twice, and the requests node refuses before
 // routing; and it limits body sizes. Both kinds receive their connections from an acceptor
 // (acceptors.ts), which binds the address with clear errors when a port cannot be bound and may
-// outlive the listener; they count their responses, and close by draining in-flight requests up to
-// a deadline.
+// outlive the listener; they count their responses, and close by closing their WebSockets (1001)
+// and draining in-flight requests up to a deadline.
 import diagnostics from 'node:diagnostics_channel'
 import { maxHeaderSize, STATUS_CODES, type ServerResponse } from 'node:http'
 import type { Server, Socket } from 'node:net'
@@ -218,17 +218,24 @@ export class Listener {
    */
   #useWebsockets (app: FastifyInstance, preClose: (() => void) | undefined): void {
     if (this.#websocketClosers === undefined) {
-      const closers: Array<() => void> = []
-      this.#websocketClosers = closers
+      this.#websocketClosers = []
       app.register(import('@fastify/websocket'), {
         options: { maxPayload: WEBSOCKET_MAX_PAYLOAD },
-        preClose: async function (this: FastifyInstance) {
-          for (const close of closers) close()
-          for (const client of this.websocketServer.clients) client.close(1001, 'the server is stopping')
-        }
+        preClose: async () => { this.#closeWebsockets() }
       })
     }
     if (preClose !== undefined) this.#websocketClosers.push(preClose)
+  }
+
+  /**
+   * Run the WebSocket routes' closers, then close every WebSocket still open with 1001: at the start
+   * of a close (a WebSocket has no request in flight to finish, and would hold the drain to its
+   * deadline) and again when fastify closes.
+   */
+  #closeWebsockets (): void {
+    if (this.#websocketClosers === undefined || this.app === undefined) return
+    for (const close of this.#websocketClosers) close()
+    for (const client of this.app.websocketServer.clients) client.close(1001, 'the server is stopping')
   }
 
   serve (plugin: string, server: Server): void {
@@ -279,6 +286,7 @@ export class Listener {
     acceptor.detach(server)
     this.#acceptor = undefined
     this.#closing = true
+    this.#closeWebsockets()
     const closed = new Promise<void>(resolve => {
       this.#allClosed = resolve
       if (this.#sockets.size === 0) resolve()

@@ -1,7 +1,8 @@
 // The control plane shared by several masters ([cluster].etcd set): one etcd client, the shared state
 // every control-plane plugin keeps its part of (shared-state/), and the election of the master that
 // leads (leadership.ts). Opened at setup, before the plugins that keep state in it; the election
-// runs from start, once the control listener's address is known. Imported by setup only.
+// runs from start, once the control listener's address is known, until the kernel begins to stop
+// (this master then resigns at once). Imported by setup only.
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Etcd3 } from 'etcd3'
@@ -79,6 +80,10 @@ export async function openClusterControl (ctx: PluginContext<ClusterConfig>, set
       ctx.check('etcd', { status: 'down', reason: `etcd cannot be asked (${messageOf(err)}): writes to the shared state are refused, reads answer from this master's copy` })
     }
   })
+  // A clean stop resigns first thing, so that another master leads while this one drains and stops.
+  let resigned: Promise<void> | undefined
+  const resign = async (): Promise<void> => { await (resigned ??= leadership.stop()) }
+  ctx.stopping.addEventListener('abort', () => { void resign() }, { once: true })
   const stores = new Map<string, KeyValueStore>()
   return {
     client,
@@ -102,7 +107,7 @@ export async function openClusterControl (ctx: PluginContext<ClusterConfig>, set
       leadership.start()
     },
     async stop () {
-      await leadership.stop()
+      await resign()
       state.close()
       client.close()
     }

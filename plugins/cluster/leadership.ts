@@ -137,16 +137,17 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     return applied
   }
 
-  /** Stop campaigning; a leader resigns (deletes its key, fenced), and the lease is revoked. */
+  /**
+   * Stop campaigning. A leader stops leading at once (`lost` is emitted before this returns to its
+   * caller), then resigns: it deletes its key (fenced), and the lease is revoked.
+   */
   async stop (): Promise<void> {
     this.stopped = true
     clearTimeout(this.loop)
-    await this.running
     const term = this.current
-    if (term !== undefined) {
-      this.lose('stopped')
-      await fencedTxn(this.client, term, [this.client.delete().key(this.key)]).catch(() => false)
-    }
+    this.lose('stopped')
+    await this.running
+    if (term !== undefined) await fencedTxn(this.client, term, [this.client.delete().key(this.key)]).catch(() => false)
     await this.dropLease()
   }
 

@@ -1,6 +1,7 @@
 // The runtime seam: what the reconciler needs from a container engine. The Docker engine is the one
 // implementation (docker-engine.ts); another runtime implements this interface and is registered by name.
 import type { ServiceSpec } from './spec.js'
+import { BerthError, Unavailable } from '../../kernel/index.js'
 
 /** One container the runtime manages for this server, as one list call reports it. */
 export interface ContainerState {
@@ -102,6 +103,8 @@ export interface ContainerEngine {
   start(id: string): Promise<void>
   stop(id: string): Promise<void>
   restart(id: string): Promise<void>
+  /** Let a paused container run again. */
+  unpause(id: string): Promise<void>
   remove(id: string): Promise<void>
   /** Where a container's primary port is published now (it may change when the container restarts). */
   address(id: string, port: number): Promise<{ host: string, port: number } | undefined>
@@ -139,5 +142,12 @@ export interface ContainerEngine {
   events(options: { since?: number, signal: AbortSignal }): Promise<AsyncIterable<ContainerEvent>>
 }
 
-/** The engine cannot be reached: every service of a deploy fails with this, none crashes the server. */
-export class EngineUnavailable extends Error {}
+/** The engine cannot be reached: every service of a deploy fails with this, none crashes the server; a client gets 503. */
+export class EngineUnavailable extends Unavailable {
+  constructor (message: string) { super(message, { code: 'BERTH_ENGINE_UNAVAILABLE' }) }
+}
+
+/** The engine answered a call with an error: a client gets 502 with what was asked and the engine's own words. */
+export class EngineFailed extends BerthError {
+  constructor (message: string, options?: ErrorOptions) { super(message, 502, 'BERTH_ENGINE_FAILED', options) }
+}

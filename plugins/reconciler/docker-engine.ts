@@ -6,7 +6,7 @@ import type { ContainerCreateOptions, MountSettings } from 'dockerode'
 import { once } from 'node:events'
 import { type Duplex, PassThrough, Readable, Writable } from 'node:stream'
 import type { ContainerEvent, ContainerState, CreateRequest, ContainerEngine, ContainerStats, EngineInfo, ExecSession } from './container-engine.js'
-import { EngineUnavailable } from './container-engine.js'
+import { EngineFailed, EngineUnavailable } from './container-engine.js'
 import { credentialsFor, readDockerConfig } from './registry-auth.js'
 import type { ServiceSpec } from './spec.js'
 import { parseMemory } from './units.js'
@@ -93,7 +93,7 @@ export class DockerEngine implements ContainerEngine {
     return await this.#docker
   }
 
-  /** Run an engine call; an unreachable engine becomes EngineUnavailable, anything else keeps the engine's message. */
+  /** Run an engine call; an unreachable engine becomes EngineUnavailable, anything else EngineFailed with the engine's message. */
   async #call<T> (what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn()
@@ -102,7 +102,7 @@ export class DockerEngine implements ContainerEngine {
       if (code !== undefined && UNREACHABLE.has(code)) {
         throw new EngineUnavailable(`container engine unavailable at ${this.#settings.socket}: ${code}`)
       }
-      throw new Error(`${what}: ${engineMessage(err)}`, { cause: err })
+      throw new EngineFailed(`${what}: ${engineMessage(err)}`, { cause: err })
     }
   }
 
@@ -248,7 +248,9 @@ export class DockerEngine implements ContainerEngine {
         Memory: memory,
 
         NanoCpus: spec.resources?.cpu === undefined ? undefined : Math.round(spec.resources.cpu * 1e9),
-        RestartPolicy: { Name: 'unless-stopped' }
+        // The engine restarts a container by itself, unless it depends on others: after the engine
+        // restarts, the repair starts those once what they depend on is ready (the engine knows no order).
+        RestartPolicy: { Name: spec.depends_on.length === 0 ? 'unless-stopped' : 'no' }
       },
       NetworkingConfig: builtin ? undefined : { EndpointsConfig: { [network]: { Aliases: [spec.name] } } }
     }
@@ -322,6 +324,10 @@ export class DockerEngine implements ContainerEngine {
 
   async restart (id: string): Promise<void> {
     await this.#call('restarting a container', async () => { await (await this.#engine()).getContainer(id).restart({ t: this.#settings.stop_timeout_secs }) })
+  }
+
+  async unpause (id: string): Promise<void> {
+    await this.#call('unpausing a container', async () => { await (await this.#engine()).getContainer(id).unpause() })
   }
 
   /** Stop (within the stop timeout) and remove; a container already gone counts as removed. */

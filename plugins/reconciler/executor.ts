@@ -1,13 +1,14 @@
 // Carrying out a plan: orphans first, then layer after layer in boot order; within a layer services
 // run side by side with container operations under one parallelism bound. A failing service becomes
 // an error entry and holds back only the services that depend on it. Dependencies with a health path
-// are waited for before their dependants start. A replacement replica must pass its checks before the
-// next is replaced; when one does not, the replicas the rollout replaced are rolled back to the
-// previous spec (when the plan gives one).
+// are waited for before their dependants start, whoever started them. A stopped container that will
+// not start is replaced. A replacement replica must pass its checks before the next is replaced; when
+// one does not, the replicas the rollout replaced are rolled back to the previous spec (when the plan
+// gives one).
 import type { Limiter } from './limit.js'
 import type { Action, Plan, ServicePlan } from './plan.js'
 import { probe } from './probe.js'
-import type { ContainerState, ContainerEngine } from './container-engine.js'
+import { EngineUnavailable, type ContainerState, type ContainerEngine } from './container-engine.js'
 import type { ServiceSpec } from './spec.js'
 import type { TrafficHooks } from './traffic.js'
 
@@ -24,6 +25,9 @@ export interface ExecutorDeps {
   /** Drain a container before it goes; wait for a new one to serve before going on. */
   traffic: TrafficHooks
 }
+
+/** Starts of a stopped container before it is replaced instead (a stale engine task, a lost mount: it will not start). */
+const START_TRIES = 2
 
 export interface Outcome {
   /** Declared services whose containers were created, recreated, started or removed. */
@@ -89,6 +93,19 @@ async function removeAll (containers: readonly ContainerState[], deps: ExecutorD
 /** The removals among `actions`. */
 async function removeContainers (actions: readonly Action[], deps: ExecutorDeps): Promise<void> {
   await removeAll(ofKind(actions, 'remove').map(a => a.container), deps)
+}
+
+/** Start `container`, trying START_TRIES times; whether it started. */
+async function startsWithin (runtime: ContainerEngine, container: ContainerState, deps: ExecutorDeps): Promise<boolean> {
+  for (let tries = 1; tries <= START_TRIES; tries++) {
+    try {
+      await deps.limit(async () => { await runtime.start(container.id) })
+      return true
+    } catch (err) {
+      if (err instanceof EngineUnavailable) throw err
+    }
+  }
+  return false
 }
 
 /** A spec to run, and where a rollout that fails goes back to. */
@@ -162,7 +179,13 @@ async function runGroup (actions: readonly Action[], rollout: Rollout, deps: Exe
   }
   touched.push(...await Promise.all(ofKind(actions, 'create').map(async a => await create(a.replica))))
   touched.push(...await Promise.all(ofKind(actions, 'start').map(async a => {
-    await deps.limit(async () => { await runtime.start(a.container.id) })
+    if (await startsWithin(runtime, a.container, deps)) return await serving(a.container.id)
+    // It will not start: a new container of the spec in its place.
+    await removeAll([a.container], deps)
+    return await replacement(spec, hash, a.container.replica, deps.resolveEnv(spec), canary, deps)
+  })))
+  touched.push(...await Promise.all(ofKind(actions, 'unpause').map(async a => {
+    await deps.limit(async () => { await runtime.unpause(a.container.id) })
     return await serving(a.container.id)
   })))
   return touched
@@ -184,6 +207,23 @@ async function runService (plan: ServicePlan, deps: ExecutorDeps, waitForHealth:
   if (waitForHealth) await waitHealthy(deps.runtime(desired.spec.runtime), desired.spec, touched, deps, false)
 }
 
+/**
+ * Before a service's containers start: the running containers of what it depends on (in `specs`)
+ * pass their health checks, whoever started them (a deploy just now, or the engine itself after
+ * it restarted).
+ */
+async function dependenciesReady (spec: ServiceSpec, specs: ReadonlyMap<string, ServiceSpec>, deps: ExecutorDeps): Promise<void> {
+  for (const name of spec.depends_on) {
+    const dependency = specs.get(name)
+    if (dependency?.health === undefined) continue
+    const runtime = deps.runtime(dependency.runtime)
+    const running = (await runtime.list()).filter(c => c.service === name && c.running).map(c => c.id)
+    await waitHealthy(runtime, dependency, running, deps, false).catch((err: unknown) => {
+      throw new Error(`not started: "${name}", which it depends on, is not ready: ${err instanceof Error ? err.message : String(err)}`)
+    })
+  }
+}
+
 /** Run `plan`; services already in `failures` (failed pulls) are skipped, and new failures are added. */
 export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map<string, string>): Promise<Outcome> {
   const changed = new Set<string>()
@@ -198,6 +238,7 @@ export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map
     }
     if (service.desired !== undefined) changed.add(service.name)
     try {
+      if (service.desired !== undefined) await dependenciesReady(service.desired.spec, specs, deps)
       await runService(service, deps, waitForHealth)
     } catch (err) {
       failures.set(service.name, err instanceof Error ? err.message : String(err))
@@ -205,6 +246,7 @@ export async function executePlan (plan: Plan, deps: ExecutorDeps, failures: Map
       if (err instanceof NotReady) unready.set(service.name, err.container)
     }
   }
+  const specs = new Map(plan.layers.flat().flatMap(s => s.desired === undefined ? [] : [[s.name, s.desired.spec] as const]))
   await Promise.all(plan.orphans.map(async s => { await run(s, false) }))
   const dependedOn = new Set(plan.layers.flat().flatMap(s => s.desired?.spec.depends_on ?? []))
   for (const layer of plan.layers) {

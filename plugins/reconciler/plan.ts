@@ -1,7 +1,7 @@
 // The planner: desired services + the containers that exist → the actions that make them agree,
 // grouped into boot layers (depends_on). A service's canary (one replica of another spec beside the
 // others) is planned apart from its numbered replicas. A repair plans only what brings the containers
-// back (missing replicas, stopped ones, extra ones), never a new spec. A pure function: no engine,
+// back (missing replicas, stopped or paused ones, extra ones), never a new spec. A pure function: no engine,
 // no clock, no randomness.
 import type { ContainerState } from './container-engine.js'
 import { bootLayers } from './service-set.js'
@@ -33,6 +33,7 @@ export type Action =
   | { kind: 'create', replica: number }
   | { kind: 'recreate', replica: number, container: ContainerState, reason: 'changed' | 'new image' | 'redeploy' }
   | { kind: 'start', container: ContainerState }
+  | { kind: 'unpause', container: ContainerState }
   | { kind: 'remove', container: ContainerState, reason: 'extra replica' | 'duplicate' | 'orphan' }
 
 export interface ServicePlan {
@@ -87,7 +88,8 @@ function groupActions (target: Target, containers: readonly ContainerState[], re
     for (const container of duplicates) removals.push({ kind: 'remove', container, reason: 'duplicate' })
     if (keep === undefined) replicas.push({ kind: 'create', replica })
     else if (target.repair === true) {
-      if (!keep.running && keep.state !== 'restarting') replicas.push({ kind: 'start', container: keep })
+      if (keep.state === 'paused') replicas.push({ kind: 'unpause', container: keep })
+      else if (!keep.running && keep.state !== 'restarting') replicas.push({ kind: 'start', container: keep })
     } else if (target.force === true) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'redeploy' })
     else if (keep.hash !== target.hash) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'changed' })
     else if (!current(keep)) replicas.push({ kind: 'recreate', replica, container: keep, reason: 'new image' })
@@ -113,7 +115,8 @@ function servicePlan (desired: Desired, containers: readonly ContainerState[], r
  * Plan a deploy of `desired` over `actual` (every container of this server). Containers of services
  * outside `desired` are orphans and removed only when `removeOrphans` (a deploy of everything
  * declared, a repair). A `repair` creates missing replicas, starts stopped ones (not those the engine
- * is restarting) and removes extra ones and duplicates, but never recreates a container of another spec.
+ * is restarting), unpauses paused ones and removes extra ones and duplicates, but never recreates a
+ * container of another spec (unless it cannot be started: see the executor).
  */
 export function planDeploy (desired: readonly Desired[], actual: readonly ContainerState[], options: { removeOrphans: boolean, repair?: boolean }): Plan {
   const byService = new Map<string, ContainerState[]>()

@@ -191,20 +191,6 @@ export class Reconciler {
     return (await Promise.all([...this.#deps.runtimes.values()].map(async r => await r.list()))).flat()
   }
 
-  /** This node's containers for a read or a direct change: an unreachable engine is a 503. */
-  async #containersOr503 (): Promise<ContainerState[]> {
-    return await this.#or503(async () => await this.localContainers())
-  }
-
-  /** `work` on the engine, an unreachable engine a 503. */
-  async #or503<T> (work: () => Promise<T>): Promise<T> {
-    try {
-      return await work()
-    } catch (err) {
-      if (err instanceof EngineUnavailable) throw new Unavailable(err.message, { code: 'BERTH_ENGINE_UNAVAILABLE' })
-      throw err
-    }
-  }
 
   #known (name: string): NonNullable<ReturnType<ReconcilerState['service']>> {
     const stored = this.#deps.state.service(name)
@@ -756,7 +742,7 @@ export class Reconciler {
   }
 
   async #remove (names: readonly string[]): Promise<{ removed: string[], containers: number }> {
-    const doomed = (await this.#containersOr503()).filter(c => names.includes(c.service))
+    const doomed = (await this.localContainers()).filter(c => names.includes(c.service))
     const elsewhere = this.scheduler?.remoteContainers().filter(c => names.includes(c.service)).length ?? 0
     const schedule = await this.scheduler?.schedule({
       trigger: 'remove', declared: [], desired: this.specs().filter(s => !names.includes(s.name)), changing: new Set(), removed: names, pull: 'missing', force: false
@@ -807,7 +793,7 @@ export class Reconciler {
   /** Stop every running container; specs stay, and the next deploy starts them again. */
   async stopAll (): Promise<{ stopped: string[], containers: number }> {
     return await this.#exclusive(async () => {
-      const running = (await this.#containersOr503()).filter(c => c.running)
+      const running = (await this.localContainers()).filter(c => c.running)
       // Repairs leave them stopped until their next deploy.
       await this.#deps.state.markStopped(this.#deps.state.services().map(s => s.spec.name))
       await Promise.all(running.map(async c => {
@@ -826,7 +812,7 @@ export class Reconciler {
   async restart (name: string): Promise<{ restarted: string[] }> {
     return await this.#exclusive(async () => {
       const { spec } = this.#known(name)
-      const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
+      const containers = (await this.localContainers()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
       const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
       if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`, { code: 'BERTH_NO_CONTAINERS' })
       for (const c of containers) {
@@ -845,7 +831,7 @@ export class Reconciler {
   /** Run a shell command in the first running replica of a service (a backup's pre_hook). */
   async exec (name: string, command: string): Promise<{ exitCode: number, output: string }> {
     const { spec } = this.#known(name)
-    const running = (await this.#containersOr503()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)[0]
+    const running = (await this.localContainers()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)[0]
     if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`, { code: 'BERTH_NO_CONTAINERS' })
     return await this.#runtime(spec.runtime).exec(running.id, command)
   }
@@ -856,14 +842,14 @@ export class Reconciler {
    */
   async attach (name: string, replica: number | undefined, options: { command: string[], tty: boolean, columns?: number, rows?: number }): Promise<{ container: ContainerState, session: ExecSession }> {
     const { spec } = this.#known(name)
-    const running = (await this.#containersOr503()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)
+    const running = (await this.localContainers()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)
     const container = replica === undefined ? running[0] : running.find(c => c.replica === replica)
     if (container === undefined) {
       const elsewhere = this.scheduler?.remoteContainers().find(c => c.service === name && c.running && (replica === undefined || c.replica === replica))
       const which = replica === undefined ? 'no running replica' : `no running replica ${replica}`
       throw new Conflict(`service "${name}" has ${which} on this node${elsewhere?.node !== undefined ? `; it runs on node "${elsewhere.node}": exec through that node's API` : ''}`, { code: 'BERTH_NO_CONTAINERS' })
     }
-    return { container, session: await this.#or503(async () => await this.#runtime(spec.runtime).attach(container.id, options)) }
+    return { container, session: await this.#runtime(spec.runtime).attach(container.id, options) }
   }
 
   /** The engine volume of a service's volume `source` (`<project>_<source>`), its host directory (created if missing). */
@@ -882,7 +868,7 @@ export class Reconciler {
   async whileStopped<T> (name: string, fn: () => Promise<T>): Promise<T> {
     return await this.#exclusive(async () => {
       const { spec } = this.#known(name)
-      const containers = (await this.#containersOr503()).filter(c => c.service === name)
+      const containers = (await this.localContainers()).filter(c => c.service === name)
       for (const c of containers) {
         await this.#deps.traffic.drain(c)
         await this.#runtime(c.runtime).stop(c.id)
@@ -912,11 +898,11 @@ export class Reconciler {
   /** The services' status; `stats`: with the engine's figures of each container running on this node (about a second more). */
   async status (project?: string, options: { stats?: boolean } = {}): Promise<ServiceStatus[]> {
     const stored = this.#deps.state.services().filter(s => project === undefined || s.spec.project === project)
-    const here = await this.#containersOr503()
+    const here = await this.localContainers()
     // In a cluster every container says where it runs.
     const containers = this.scheduler === undefined ? here : [...here.map(c => ({ ...c, node: this.#deps.settings.node_name })), ...this.scheduler.remoteContainers()]
     const names = new Set(stored.map(s => s.spec.name))
-    const measured = options.stats === true ? await this.#or503(async () => await measureContainers(this.#deps.runtimes, here.filter(c => names.has(c.service)), true)) : []
+    const measured = options.stats === true ? await measureContainers(this.#deps.runtimes, here.filter(c => names.has(c.service)), true) : []
     const statsOf = new Map(measured.map(({ container, stats }) => [container.name, stats]))
     return stored.map(s => {
       const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name), this.#deps.state.canary(s.spec.name), this.repairFailure?.(s.spec.name))
@@ -942,7 +928,7 @@ export class Reconciler {
 
   async logs (name: string, options: { tail: number, follow: boolean }): Promise<PassThrough> {
     this.#known(name)
-    const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
+    const containers = (await this.localContainers()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
     const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
     if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers`, { code: 'BERTH_NO_CONTAINERS' })
     const sources = await Promise.all(containers.map(async c => ({ label: c.name, stream: await this.#runtime(c.runtime).logs(c.id, options) })))
@@ -953,7 +939,7 @@ export class Reconciler {
 
   /** The last `tail` lines of each of this node's containers of a service (an agent answering its leader). */
   async localLogs (name: string, tail: number): Promise<Array<{ label: string, text: string }>> {
-    const containers = (await this.#containersOr503()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
+    const containers = (await this.localContainers()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
     return await Promise.all(containers.map(async c => {
       const stream = await this.#runtime(c.runtime).logs(c.id, { tail, follow: false })
       let text = ''

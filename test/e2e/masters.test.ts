@@ -6,7 +6,10 @@
 // the next deploy, and a bounded load through the follower's proxy sees no failed request throughout
 // (meanwhile the follower answers what only the leader does with 503 BERTH_NO_LEADER).
 // Then the leader paused (SIGSTOP) past its lease: the other master leads and deploys; woken
-// (SIGCONT), the old leader follows and undoes nothing.
+// (SIGCONT), the old leader follows and undoes nothing. Last, the leader stopped cleanly (SIGTERM)
+// with the agent joined: it stops leading first thing (the agent's channel is closed, 1001, because
+// this master no longer leads) and exits well within its drain; the other master leads and the
+// agent joins it.
 import t from 'tap'
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -69,7 +72,7 @@ if (docker !== undefined) {
       '[reconciler]', `instance = "${agentInstance}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', 'node_name = "agent-1"', '',
       '[cluster]', `join = "127.0.0.1:${b.port},127.0.0.1:${a.port}"`, `join_token = "${agentToken.body.token}"`, ''
     ].join('\n'))
-    await startServer(t, agent)
+    const agentProcess = await startServer(t, agent)
     const agentReadyOn = async (server: ServerDir): Promise<boolean> => {
       const info = await api<{ nodes?: Array<{ name: string, status: string }> }>(server, admin, 'GET', '/api/v1/cluster/info').catch(() => undefined)
       return info?.status === 200 && info.body.nodes?.some(node => node.name === 'agent-1' && node.status === 'ready') === true
@@ -129,5 +132,18 @@ if (docker !== undefined) {
     t.pass('woken, master-b knows it no longer leads')
     t.same(await ids(), deployedByA, 'and changed nothing on the agent')
     t.ok(await agentReadyOn(a), 'and the agent stays with master-a')
+
+    const seen = agentProcess.output().length
+    const terminatedAt = Date.now()
+    processA.kill('SIGTERM')
+    await exited(processA)
+    const stopped = Date.now() - terminatedAt
+    t.ok(stopped < 10_000, `master-a, the leader, stopped ${stopped} ms after SIGTERM with the agent joined (its drain lasts up to 30 s)`)
+    const closed = await pollUntil(() => agentProcess.output().slice(seen).split('\n').filter(line => line.includes('"channel to the leader closed"')).map(line => JSON.parse(line) as { code: number, reason: string })[0], { what: 'the agent to see its channel closed' })
+    t.match(closed, { code: 1001, reason: 'this master no longer leads' }, 'the agent\'s channel was closed with a close frame, once master-a had stopped leading')
+    await pollUntil(async () => await leads(b), { timeout: 10_000, interval: 100, what: 'master-b to lead' })
+    t.pass(`master-b leads ${Date.now() - terminatedAt} ms after SIGTERM: master-a resigned`)
+    await pollUntil(async () => await agentReadyOn(b), { timeout: 20_000, what: 'the agent to join master-b' })
+    t.pass('the agent joined master-b')
   })
 }

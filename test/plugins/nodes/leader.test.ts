@@ -4,10 +4,12 @@
 // replicas placed elsewhere after the grace period) and back (its stale replicas removed, nothing
 // placed twice), and the join refused to operator tokens. A real agent (a kernel of its own) whose
 // token file holds a wrong token is refused, then joins once the right one is written there, without
-// a restart.
+// a restart; the leader, stopped with it joined, closes its channel at once with a close frame (1001)
+// and stops well within its drain.
 import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import pino from 'pino'
 import { simulateAgents, type SimulatedCluster } from '../../../bench/cluster-sim.js'
 import type { NodeRecord } from '../../../plugins/nodes/node-record.js'
@@ -108,7 +110,7 @@ if (docker !== undefined) {
     t.match((await status()).get('cache'), { status: 'running', running_replicas: 2 })
   })
 
-  t.test('an agent reads its token file again at each attempt', async t => {
+  t.test('an agent reads its token file again at each attempt; a leader stopping closes its channel at once', async t => {
     const leader = await reconcilerKernel(t, docker, {
       plugins: [cluster, nodes],
       extra: { node_name: 'leader' },
@@ -133,5 +135,12 @@ if (docker !== undefined) {
     const agentReady = async (): Promise<boolean> => (await api<Info>(leader.kernel, 'GET', '/api/v1/cluster/info', { token: leader.token })).body.nodes.some(n => n.name === 'agent-1' && n.status === 'ready')
     await pollUntil(agentReady, { what: 'the agent to join with the token written since', timeout: 15_000 })
     t.pass('the agent joined with the rotated token, without a restart')
+
+    const stopping = performance.now()
+    await leader.kernel.stop()
+    const took = performance.now() - stopping
+    t.ok(took < 10_000, `the leader stopped in ${Math.round(took)} ms with an agent joined (its drain lasts up to 30 s)`)
+    const closed = await pollUntil(() => logged.find(line => line.msg === 'channel to the leader closed'), { what: 'the agent to see its channel closed' })
+    t.match(closed, { code: 1001, reason: 'the leader is stopping' }, 'the agent was told why, with a close frame')
   })
 }

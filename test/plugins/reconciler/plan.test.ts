@@ -24,6 +24,7 @@ function summary (plan: ReturnType<typeof planDeploy>): string[][] {
       case 'create': return `${service}: create ${a.replica}`
       case 'recreate': return `${service}: recreate ${a.replica} (${a.reason})`
       case 'start': return `${service}: start ${a.container.replica}`
+      case 'unpause': return `${service}: unpause ${a.container.replica}`
       case 'remove': return `${service}: remove ${a.container.replica} (${a.reason})`
     }
   }
@@ -84,6 +85,7 @@ t.test('a repair brings containers back and never changes a spec', async t => {
   const plan = planDeploy([desired('web', { replicas: 3 }), desired('db'), desired('cache')], [
     container('web', 1, { hash: 'h-old', running: false, state: 'exited' }),
     container('web', 2, { running: false, state: 'restarting' }),
+    container('web', 3, { running: false, state: 'paused' }),
     container('web', 4),
     container('db', 1, { imageId: 'img-older' }),
     container('cache', 1, { running: false, state: 'exited' }),
@@ -92,6 +94,6 @@ t.test('a repair brings containers back and never changes a spec', async t => {
   ], { removeOrphans: true, repair: true })
   t.same(summary(plan), [
     ['gone: remove 1 (orphan)'],
-    ['web: remove 4 (extra replica)', 'web: start 1', 'web: create 3', 'db: unchanged', 'cache: remove 1 (duplicate)']
-  ], 'a stopped container of another spec is started, not recreated; the one the engine restarts is left to it; an older image stays; the running one of two duplicates is kept')
+    ['web: remove 4 (extra replica)', 'web: start 1', 'web: unpause 3', 'db: unchanged', 'cache: remove 1 (duplicate)']
+  ], 'a stopped container of another spec is started, not recreated; the one the engine restarts is left to it; a paused one is unpaused; an older image stays; the running one of two duplicates is kept')
 })

@@ -1,8 +1,9 @@
 // Continuous reconcile against a real dockerd of the test's own, which the test crashes and starts
 // again: the services serve again within 10 s of the engine answering, a container removed by hand is
-// replaced within the same bound, a stray of the instance is removed, a stop request (POST
-// /api/v1/stop) is respected, and a service whose repair keeps failing backs off, says why, and does
-// not hold the others back.
+// replaced within the same bound, a dependant is started after what it depends on, a stray of the
+// instance is removed, a stop request (POST /api/v1/stop) is respected, a container that will not
+// start is replaced and a paused one unpaused, and a service whose repair keeps failing backs off,
+// says why, and does not hold the others back.
 import t from 'tap'
 import type { OperatorAlert } from '../../../kernel/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
@@ -33,7 +34,7 @@ t.test('the engine crashes and comes back, containers are removed by hand: repai
   kernel.events.on('operator.alert', alert => { alerts.push(alert) })
   writeServices(cwd, {
     [project]: '[[service]]\nname = "web"\nimage = "berth-test/httpd:1"\nport = 8080\nhealth = "/"\nreplicas = 2\n' +
-      '[[service]]\nname = "worker"\nimage = "berth-test/busybox:2"\ncommand = ["/bin/busybox", "sleep", "3600"]\n'
+      '[[service]]\nname = "worker"\nimage = "berth-test/busybox:2"\ncommand = ["/bin/busybox", "sleep", "3600"]\ndepends_on = ["web"]\n'
   })
   t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
   await pollUntil(async () => await everythingServes(instance), { what: 'the services to serve after the deploy' })
@@ -49,6 +50,11 @@ t.test('the engine crashes and comes back, containers are removed by hand: repai
   const restarted = await instanceContainers(engine.docker, instance.instance)
   t.same([...restarted.keys()].sort(), [...deployed.keys()].sort(), 'the same containers')
   for (const [name, container] of deployed) t.equal(restarted.get(name)?.Id, container.Id, `${name} was started again, not recreated`)
+  // The engine restarts what depends on nothing by itself; a dependant is started by the repair, after what it depends on.
+  const inspected = await Promise.all(['web-1', 'web-2', 'worker-1'].map(async n => await engine.docker.getContainer(`${project}-${n}`).inspect()))
+  t.same(inspected.map(c => c.HostConfig.RestartPolicy?.Name), ['unless-stopped', 'unless-stopped', 'no'], 'restart policies: the dependant\'s is the repair')
+  const [web1, web2, workerStart] = inspected.map(c => Date.parse(c.State.StartedAt))
+  t.ok(workerStart > Math.max(web1, web2), 'worker started after both replicas of web')
 
   // A replica removed by hand is replaced.
   await engine.docker.getContainer(`${project}-web-1`).remove({ force: true })
@@ -73,12 +79,26 @@ t.test('the engine crashes and comes back, containers are removed by hand: repai
   const stopped = await statusOf(instance)
   t.match(stopped.get('web'), { status: 'stopped', running_replicas: 0, reason: /^stopped by a stop request at .*; its next deploy or restart starts it$/ }, 'the stopped services stay stopped, and say why')
   t.match(stopped.get('worker'), { status: 'stopped', reason: /^stopped by a stop request/ })
-  t.equal((await api(kernel, 'POST', '/api/v1/services/worker/restart', { token })).status, 200)
-  const worker = (await statusOf(instance)).get('worker')
-  t.match(worker, { status: 'running', running_replicas: 1 }, 'a restart starts a stopped service')
-  t.equal(worker?.reason, undefined, 'which is no longer stopped')
-  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.changed, ['web'], 'the next deploy starts the other')
+  t.equal((await api(kernel, 'POST', '/api/v1/services/web/restart', { token })).status, 200)
+  const web = (await statusOf(instance)).get('web')
+  t.match(web, { status: 'running', running_replicas: 2 }, 'a restart starts a stopped service')
+  t.equal(web?.reason, undefined, 'which is no longer stopped')
+  // worker's container is swapped for one that cannot start (its command is missing), as a stale engine task would be.
+  const original = await engine.docker.getContainer(`${project}-worker-1`).inspect()
+  await engine.docker.getContainer(original.Id).remove({ force: true })
+  const broken = await engine.docker.createContainer({ name: `${project}-worker-1`, Image: original.Config.Image, Cmd: ['/missing'], Labels: original.Config.Labels })
+  const refused = await api<{ error: string, code: string }>(kernel, 'POST', '/api/v1/services/worker/restart', { token })
+  t.match(refused, { status: 502, body: { code: 'BERTH_ENGINE_FAILED', error: /^restarting a container: .*\/missing/ } }, 'an engine failure reaches the client with its cause')
+  const redeployed = (await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body
+  t.same([redeployed.changed, redeployed.errors], [['worker'], []], 'the next deploy starts the other, replacing what will not start')
   await pollUntil(async () => await everythingServes(instance), { what: 'the services to serve after the deploy' })
+  t.not((await instanceContainers(engine.docker, instance.instance)).get(`${project}-worker-1`)?.Id, broken.id, 'the container that would not start was replaced')
+
+  // A paused replica is unpaused, the same container.
+  const paused = (await instanceContainers(engine.docker, instance.instance)).get(`${project}-web-2`)?.Id ?? ''
+  await engine.docker.getContainer(paused).pause()
+  await pollUntil(async () => (await engine.docker.getContainer(paused).inspect()).State.Status === 'running', { timeout: BOUND_MS, what: 'the paused replica to run again' })
+  await pollUntil(async () => await everythingServes(instance), { what: 'the unpaused replica to serve' })
 
   // A service whose repair fails (its image is gone, and cannot be pulled) backs off and says why; the others are still repaired.
   const doomed = '127.0.0.1:1/berth-test/doomed:1'
