@@ -55,8 +55,8 @@ export interface RouteOptions {
   errors?: ErrorFormat
   /**
    * The routes include WebSocket routes (`wsHandler`, @fastify/websocket): the listener registers the
-   * WebSocket support once for every plugin that asks, and calls `preClose` when it closes (before its
-   * remaining sockets are closed with 1001).
+   * WebSocket support once for every plugin that asks, and calls `preClose` when it begins to close
+   * (before its remaining WebSockets are closed with 1001, and before requests in flight are drained).
    */
   websocket?: { preClose?: () => void }
 }
