@@ -20,7 +20,7 @@ export interface ClusterControl {
   client: Etcd3
   state: SharedState
   leadership: Leadership
-  /** This master as the leadership key names it. */
+  /** This master as the leadership key and the masters' list name it. */
   self: LeaderIdentity
   /** The prefix of every key of the cluster. */
   prefix: string
@@ -30,6 +30,8 @@ export interface ClusterControl {
   describe(): Promise<MastersReport>
   /** `plugin`'s part of the shared state; `fenced`: its writes carry this master's leadership. */
   storeFor(plugin: string, fenced: boolean): KeyValueStore
+  /** Name this master after its node (`[reconciler].node_name`, given by the nodes plugin at setup, before the campaign starts); the host name otherwise. */
+  nameSelf(name: string): void
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -101,6 +103,9 @@ export async function openClusterControl (ctx: PluginContext<ClusterConfig>, set
         stores.set(name, store)
       }
       return store
+    },
+    nameSelf (name) {
+      self.name = name
     },
     async start () {
       self.address = ctx.address('control').href.replace(/\/$/, '')

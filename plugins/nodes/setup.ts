@@ -227,6 +227,7 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
   // Masters on etcd: only the elected one keeps the registry and talks to agents; it takes the
   // registry and the placement over from the store when elected.
   const { cluster } = deps
+  cluster.control?.nameSelf(orchestration.nodeName)
   const leading = (): boolean => cluster.isLeader()
   const takeOver = async (): Promise<void> => {
     const address = cluster.control === undefined ? '' : ctx.address('control').href.replace(/\/$/, '')

@@ -146,6 +146,14 @@ export function reconcilerCommands (cli: CliRegistry): void {
       report(await withProgress(`redeploying ${service}`, async () => await client.json<DeployResult>('POST', path(service, '/redeploy'))))
     })
 
+  program.command('scale <service> <replicas>')
+    .description('run this many replicas of a deployed service (0 stops it); the count holds until the next deploy of its file, which applies the file\'s')
+    .action(async (service: string, count: string) => {
+      if (!/^\d{1,4}$/.test(count)) throw new UsageError(`the number of replicas is a whole number from 0, got "${count}"`)
+      const client = await controlClient(cli)
+      report(await withProgress(`scaling ${service} to ${Number(count)}`, async () => await client.json<DeployResult>('POST', path(service, '/scale'), { replicas: Number(count) })))
+    })
+
   program.command('restart <service>')
     .description('restart the containers of a service one after the other (same containers, same environment)')
     .action(async (service: string) => {

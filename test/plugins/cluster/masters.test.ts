@@ -109,16 +109,17 @@ t.test('two masters share tokens, secrets and webhooks through etcd, forward to 
   t.equal(unauthenticated.status, 401, 'the leader checks the forwarded token')
 
   // Cluster info, asked of either master, lists both masters, the leader and etcd's members.
-  const info = await call<{ control_plane: { leader: { id: string }, masters: Array<{ id: string, leader: boolean }>, etcd: Array<{ healthy: boolean, leader: boolean }> } }>(followerNow, adminA, 'GET', '/api/v1/cluster/info')
+  const info = await call<{ control_plane: { leader: { id: string }, masters: Array<{ id: string, name: string, leader: boolean }>, etcd: Array<{ healthy: boolean, leader: boolean }> } }>(followerNow, adminA, 'GET', '/api/v1/cluster/info')
   t.equal(info.status, 200)
   const plane = info.body.control_plane
-  t.equal(plane.masters.length, 2, 'both masters are listed')
+  t.same(plane.masters.map(m => m.name).sort(), ['a', 'b'], 'both masters are listed, each by its node name')
   t.same(plane.masters.filter(m => m.leader).map(m => m.id), [plane.leader.id], 'one of them leads')
   t.same(plane.etcd.map(m => m.healthy), [true, true, true], 'etcd\'s three members are healthy')
   t.equal(plane.etcd.filter(m => m.leader).length, 1, 'and one leads etcd\'s raft group')
   const table = await runCli(['cluster', 'info'], { cwd: followerNow.dir })
   t.equal(table.code, 0, table.stderr)
   t.match(table.stdout, /MASTER\s+ID\s+ROLE\s+ADDRESS[\s\S]*leader[\s\S]*follower[\s\S]*ETCD MEMBER\s+ENDPOINT\s+HEALTH\s+RAFT[\s\S]*healthy/)
+  t.same([a, b].map((server, i) => new RegExp(`^${'ab'[i]} +[0-9a-f]{16} +(leader|follower) +${server.url.replaceAll('.', '\\.')}\\b`, 'm').test(table.stdout)), [true, true], `berth cluster info names each master after its node:\n${table.stdout}`)
 
   // A token revoked on b is refused by a.
   t.equal((await call(b, adminB, 'DELETE', `/api/v1/tokens/${deployer.body.id}`)).status, 200)

@@ -76,6 +76,9 @@ if (docker !== undefined) {
     t.equal(redeployed.code, 0, redeployed.stderr)
     t.equal(redeployed.stdout, '  talker  updated\n1 deployed (1 updated), 0 removed, 0 failed\n')
     t.not((await instanceContainers(docker, instance)).get(`${project}-talker-1`)?.Id, before, 'redeploy recreated the containers')
+    const scaled = await cli('scale', 'talker', '3')
+    t.equal(scaled.stdout, '  talker  updated\n1 deployed (1 updated), 0 removed, 0 failed\n', scaled.stderr)
+    t.same([...(await instanceContainers(docker, instance)).keys()].filter(n => n.includes('-talker-')).sort(), [1, 2, 3].map(n => `${project}-talker-${n}`), 'scale runs that many replicas')
 
     writeServices(server.dir, { [project]: talker + '[[service]]\nname = "ghost"\nimage = "127.0.0.1:1/none:1"\n' })
     const reloaded = await cli('reload')
@@ -86,6 +89,8 @@ if (docker !== undefined) {
     for (const [args, code, message] of [
       [['deploy', 'nope'], 1, 'berth: no service named "nope" in services/*/service.toml'],
       [['deploy', 'talker', '--prune'], 2, 'berth: --prune goes with a deploy of every service (berth deploy --prune)'],
+      [['scale', 'talker', 'two'], 2, 'berth: the number of replicas is a whole number from 0, got "two"'],
+      [['scale', 'nope', '2'], 1, 'berth: no service named "nope" is deployed'],
       [['logs', 'talker', '--tail', 'x'], 2, 'berth: option \'-n, --tail <lines>\' argument \'x\' is invalid. must be a whole number of lines']
     ] as const) {
       const result = await cli(...args)
