@@ -1,6 +1,6 @@
 // Two masters (`berth server` processes) sharing the control plane on a real three-member etcd of the
-// test's own: one leads, the other follows; tokens, secrets and webhook registrations made on one
-// work on the other (a token revoked on one is refused by the other); with one etcd member killed
+// test's own: one leads, the other follows, and cluster info names each after its node; tokens,
+// secrets and webhook registrations made on one work on the other (a token revoked on one is refused by the other); with one etcd member killed
 // writes go on; with etcd's quorum lost, writes answer 503 with the reason while reads go on, and
 // work again by themselves once it returns. And a lone master's state copied into etcd (`berth
 // cluster copy-to-etcd`) serves the master started on it. No container engine: nothing here
@@ -119,7 +119,7 @@ t.test('two masters share tokens, secrets and webhooks through etcd, forward to 
   const table = await runCli(['cluster', 'info'], { cwd: followerNow.dir })
   t.equal(table.code, 0, table.stderr)
   t.match(table.stdout, /MASTER\s+ID\s+ROLE\s+ADDRESS[\s\S]*leader[\s\S]*follower[\s\S]*ETCD MEMBER\s+ENDPOINT\s+HEALTH\s+RAFT[\s\S]*healthy/)
-  t.same([a, b].map((server, i) => new RegExp(`^${'ab'[i]} +[0-9a-f]{16} +(leader|follower) +${server.url.replaceAll('.', '\\.')}\\b`, 'm').test(table.stdout)), [true, true], `berth cluster info names each master after its node:\n${table.stdout}`)
+  t.same([a, b].map((server, i) => new RegExp(`^${'ab'[i]} +[0-9a-f]{16} +(leader|follower) +${server.url.replaceAll('.', '\\.')}\\b`, 'm').test(table.stdout)), [true, true], 'berth cluster info names each master after its node')
 
   // A token revoked on b is refused by a.
   t.equal((await call(b, adminB, 'DELETE', `/api/v1/tokens/${deployer.body.id}`)).status, 200)
