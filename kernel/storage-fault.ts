@@ -4,6 +4,7 @@
 // server recovers by itself when space returns. A store over its size limit refuses writes the same
 // way. LMDB rejects the promises of a failed commit, some of which nobody awaits: the process-level
 // handler installed here takes those for what they are instead of letting them end the process.
+import { statfs } from 'node:fs/promises'
 import { BerthError } from './errors.js'
 
 /** errno values and LMDB codes that mean the disk, not the request, is at fault. */
@@ -42,7 +43,22 @@ export function describeStorageFault (err: unknown): string {
   if (typeof code === 'string' && code in DESCRIPTIONS) return `${DESCRIPTIONS[code]} (${code})`
   if (typeof code === 'number' && code === 28) return `${DESCRIPTIONS.ENOSPC} (ENOSPC)`
   if (typeof code === 'number' && code === 5) return `${DESCRIPTIONS.EIO} (EIO)`
+  // lmdb-js says only "Commit failed (see commitError for details)", and its commitError is not always an error.
+  const cause = (err as { commitError?: unknown }).commitError
+  if (cause instanceof Error && cause !== err) return describeStorageFault(cause)
+  if (err instanceof Error && err.message.startsWith(LMDB_COMMIT_FAILED)) return 'a write could not be committed (the disk is full or failing)'
+  if (err instanceof Error && /MDB_MAP_FULL/.test(err.message)) return 'the store reached its map size (MDB_MAP_FULL)'
   return `a write could not be committed (${err instanceof Error ? err.message : String(err)})`
+}
+
+/**
+ * Throw a StorageFault unless the file system of `dir` has `bytes` free: for work that must not begin
+ * when its outcome could not be written (LMDB may take a small write into pages it holds already).
+ */
+export async function assertRoom (dir: string, bytes: number): Promise<void> {
+  const { bavail, bsize } = await statfs(dir)
+  const free = bavail * bsize
+  if (free < bytes) throw new StorageFault(`the server cannot write its state now: no space left on the device (${free} bytes free where the state is kept, ${bytes} needed); writes resume by themselves once there is room`)
 }
 
 export interface StorageState {

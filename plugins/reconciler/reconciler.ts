@@ -21,7 +21,7 @@ import { mergeLogs } from './log-lines.js'
 import { planDeploy, type Action, type Desired, type DesiredCanary } from './plan.js'
 import { EngineUnavailable, type ContainerState, type ContainerEngine, type ExecSession } from './container-engine.js'
 import { LEADER_SOURCE, originOf, setProblems, type Declared } from './service-set.js'
-import type { CanaryState, DeployError, HistoryEntry, ReconcilerState, Saved } from './state.js'
+import type { CanaryState, DeployError, HistoryEntry, PendingDeploy, ReconcilerState, Saved } from './state.js'
 import type { Traffic } from './traffic.js'
 import type { RemoteOutcome, Schedule, Scheduler } from './placement.js'
 import { buildRepository, claimedNames, type ServiceSpec } from './spec.js'
@@ -147,6 +147,8 @@ export class Reconciler {
   readonly #deps: ReconcilerDeps
   readonly #limit: Limiter
   #queue: Promise<unknown> = Promise.resolve()
+  /** Services a deploy is changing now (their pending record is that deploy's). */
+  readonly #deploying = new Set<string>()
   /** In a cluster: the replica indices of each service last placed on this node (and on an agent the environment its leader resolved), for repairs. */
   readonly #placed = new Map<string, { replicas: readonly number[], env?: Record<string, string> }>()
 
@@ -380,6 +382,16 @@ export class Reconciler {
   }
 
   async #deploy (requested: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
+    const names = requested.map(d => d.spec.name)
+    for (const name of names) this.#deploying.add(name)
+    try {
+      return await this.#deployNow(requested, options)
+    } finally {
+      for (const name of names) this.#deploying.delete(name)
+    }
+  }
+
+  async #deployNow (requested: readonly Declared[], options: DeployOptions): Promise<DeployResult> {
     const started = [...(options.canaries?.values() ?? [])].flatMap(c => c === null ? [] : [{ spec: c.spec, source: c.source }])
     const refused = this.#refusals([...requested, ...started])
     if (refused.size > 0 && !UNATTENDED_TRIGGERS.has(options.trigger)) {
@@ -396,6 +408,8 @@ export class Reconciler {
     const canaries = options.canaries ?? new Map<string, CanaryState | null>()
     const declared = (await this.#built(requested, failures, options.commits)).map(d => this.#heldByCanary(d, canaries, failures))
     const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
+    // What is about to change is written down first: a store that cannot take it refuses the deploy (507) before any container changes.
+    await state.begin(options.trigger, declared.map(({ spec }) => ({ name: spec.name, image: canaries.get(spec.name)?.spec.image ?? spec.image, hash: canaries.get(spec.name)?.hash ?? hashes.get(spec.name) as string })))
     // In a cluster the scheduler places replicas (and answers 503 before anything changes when a change must wait for a node).
     const schedule = await this.#schedule(declared, options)
     if (schedule === undefined) {
@@ -473,6 +487,11 @@ export class Reconciler {
    * the new spec stays; the failure is stored either way. A canary's failure is not its service's
    * (the canary is removed again), which keeps the failure it had.
    */
+  /** A deploy of `name` that began and whose outcome was never stored, unless one is under way now. */
+  #unfinished (name: string): PendingDeploy | undefined {
+    return this.#deploying.has(name) ? undefined : this.#deps.state.pending(name)
+  }
+
   #afterDeploy (declared: readonly Declared[], hashes: ReadonlyMap<string, string>, failures: ReadonlyMap<string, string>, run: Converged, trigger: string): Saved[] {
     const at = new Date().toISOString()
     return declared.map(d => {
@@ -905,7 +924,7 @@ export class Reconciler {
     const measured = options.stats === true ? await measureContainers(this.#deps.runtimes, here.filter(c => names.has(c.service)), true) : []
     const statsOf = new Map(measured.map(({ container, stats }) => [container.name, stats]))
     return stored.map(s => {
-      const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name), this.#deps.state.canary(s.spec.name), this.repairFailure?.(s.spec.name))
+      const entry = serviceStatus(s, containers.filter(c => c.service === s.spec.name), this.#deps.state.restarts(s.spec.name), this.#deps.state.canary(s.spec.name), this.repairFailure?.(s.spec.name), this.#unfinished(s.spec.name))
       if (statsOf.size > 0) {
         for (const c of entry.containers) {
           const stats = c.node === undefined || c.node === this.#deps.settings.node_name ? statsOf.get(c.name) : undefined

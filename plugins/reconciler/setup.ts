@@ -4,6 +4,7 @@
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
+import { assertRoom } from '../../kernel/index.js'
 import { Admission, parsePortRange } from './admission.js'
 import { clusterInfo } from './cluster-info.js'
 import { DockerEngine } from './docker-engine.js'
@@ -25,6 +26,8 @@ import { JobScheduler, type JobRecord } from './jobs.js'
 
 /** How often liveness targets are re-read from the engine (containers restarted or removed outside Berth). */
 const LIVENESS_REFRESH_MS = 15_000
+/** Free space a deploy needs where the state is kept before it changes any container (its specs and history entry fit many times). */
+const DEPLOY_ROOM_BYTES = 1 << 20
 /** How often scheduled jobs are looked at (their schedules have seconds). */
 const JOB_TICK_MS = 1000
 /** How often the health report asks whether the engine answers. */
@@ -38,7 +41,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   const cluster = ctx.useOptional('cluster')
   const leading = (): boolean => cluster?.isLeader() ?? true
   const control = controlState(ctx, { fenced: true })
-  const state = new ReconcilerState(control, ctx.store, config.history_limit)
+  const state = new ReconcilerState(control, ctx.store, config.history_limit, async () => { await assertRoom(ctx.stateDir, DEPLOY_ROOM_BYTES) })
   const docker = new DockerEngine({
     socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
     network: config.network, stop_timeout_secs: config.stop_timeout_secs,

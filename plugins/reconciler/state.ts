@@ -1,7 +1,7 @@
 // What the reconciler keeps in the control plane's state (LMDB, or etcd shared by masters): the
 // desired spec of every deployed service (with how its last deploy failed, if it did, and whether a
 // stop request stopped it), its canary if one runs, the deploy history (for rollbacks), the last
-// reload, liveness restart counts; and in this node's own LMDB its id. Containers themselves are
+// reload, liveness restart counts, the deploys under way (written before any container changes); and in this node's own LMDB its id. Containers themselves are
 // never stored: the engine is asked each time, so the state survives `kill -9` and adoption needs
 // nothing extra.
 import { randomBytes } from 'node:crypto'
@@ -59,6 +59,14 @@ export interface CanaryState {
   by?: string
 }
 
+/** A deploy about to change a service's containers, kept until its outcome is stored: if that never happens (a full disk, a crash), the status says so. */
+export interface PendingDeploy {
+  at: string
+  trigger: string
+  image: string
+  hash: string
+}
+
 export interface DeployError {
   service: string
   project: string
@@ -84,18 +92,23 @@ export class ReconcilerState {
   readonly #restarts: KeyValueDatabase<number>
   readonly #canaries: KeyValueDatabase<CanaryState>
   readonly #reloads: KeyValueDatabase<ReloadRecord>
+  readonly #pending: KeyValueDatabase<PendingDeploy>
   readonly #node: KeyValueDatabase<string>
   readonly #historyLimit: number
+  readonly #room: () => Promise<void>
   #sequence = 0
 
   /** `store`: the cluster's desired state (shared by masters on etcd); `local`: this node's own (its id). */
-  constructor (store: KeyValueStore, local: KeyValueStore, historyLimit: number) {
+  /** `room` throws a StorageFault when the disk could not take a deploy's outcome. */
+  constructor (store: KeyValueStore, local: KeyValueStore, historyLimit: number, room: () => Promise<void> = async () => {}) {
     this.#store = store
+    this.#room = room
     this.#services = store.db<StoredService>('services')
     this.#history = store.db<HistoryEntry>('history')
     this.#restarts = store.db<number>('restarts')
     this.#canaries = store.db<CanaryState>('canaries')
     this.#reloads = store.db<ReloadRecord>('reloads')
+    this.#pending = store.db<PendingDeploy>('pending')
     this.#node = local.db<string>('node')
     this.#historyLimit = historyLimit
   }
@@ -118,16 +131,38 @@ export class ReconcilerState {
   }
 
   /**
+   * Write down the deploy about to change these services' containers, before it does: on a disk that
+   * could not take its outcome, this throws and nothing changes.
+   */
+  async begin (trigger: string, services: ReadonlyArray<{ name: string, image: string, hash: string }>): Promise<void> {
+    await this.#room()
+    const at = new Date().toISOString()
+    await this.#store.transaction(() => {
+      for (const { name, image, hash } of services) void this.#pending.put(name, { at, trigger, image, hash })
+    })
+  }
+
+  /** A deploy of the service that began and whose outcome was never stored. */
+  pending (name: string): PendingDeploy | undefined {
+    return this.#pending.get(name)
+  }
+
+  /**
    * Store the specs of `declared` (with their failures; a stop ends), forget `removed` (and their
-   * canaries), and set (a state) or end (null) the canaries named in `canaries`, in one transaction.
+   * canaries), and set (a state) or end (null) the canaries named in `canaries`, in one transaction
+   * that also ends the pending deploys of them all.
    */
   async save (declared: readonly Saved[], removed: readonly string[] = [], canaries: ReadonlyMap<string, CanaryState | null> = new Map()): Promise<void> {
     const now = new Date().toISOString()
     await this.#store.transaction(() => {
-      for (const { spec, source, failure } of declared) void this.#services.put(spec.name, { spec, source, deployed_at: now, ...(failure !== undefined && { failure }) })
+      for (const { spec, source, failure } of declared) {
+        void this.#services.put(spec.name, { spec, source, deployed_at: now, ...(failure !== undefined && { failure }) })
+        void this.#pending.remove(spec.name)
+      }
       for (const [name, canary] of canaries) void (canary === null ? this.#canaries.remove(name) : this.#canaries.put(name, canary))
       for (const name of removed) {
         void this.#services.remove(name)
+        void this.#pending.remove(name)
         void this.#restarts.remove(name)
         void this.#canaries.remove(name)
       }

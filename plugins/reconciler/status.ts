@@ -1,9 +1,10 @@
 // The status entry of a service: its desired spec next to the containers the engine reports (counting
-// the replicas that serve), why it is not running as declared, and its canary when one runs.
+// the replicas that serve), why it is not running as declared (a deploy that never finished included),
+// and its canary when one runs.
 import { canaryView, type CanaryView } from './canary.js'
 import type { ContainerState, ContainerStats } from './container-engine.js'
 import { originOf, type Origin } from './service-set.js'
-import type { CanaryState, DeployFailure, StoredService } from './state.js'
+import type { CanaryState, DeployFailure, PendingDeploy, StoredService } from './state.js'
 
 /**
  * running: every desired replica serves and the last deploy succeeded; failed: the last deploy failed
@@ -73,17 +74,23 @@ function statusValue (replicas: number, serving: number, running: number, failur
   return running === 0 ? 'stopped' : 'degraded'
 }
 
-/** `repair`: why repairing the service fails, when it does. */
-export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number, canary?: CanaryState, repair?: string): ServiceStatus {
+/** Why the containers may not run the stored spec: a deploy that began and whose outcome was never stored. */
+function unfinishedReason ({ trigger, image, hash, at }: PendingDeploy): string {
+  return `a ${trigger} of ${image} (spec ${hash.slice(0, 12)}) began at ${at} and its outcome could not be stored: containers may run that spec or the one shown; deploy again`
+}
+
+/** `repair`: why repairing the service fails, when it does; `unfinished`: a deploy of it that began and whose outcome was never stored. */
+export function serviceStatus (stored: StoredService, containers: readonly ContainerState[], restarts: number, canary?: CanaryState, repair?: string, unfinished?: PendingDeploy): ServiceStatus {
   const { spec, failure } = stored
   const replicas = containers.filter(c => c.canary !== true)
   const serving = replicas.filter(c => serves(c, failure)).length
-  const reason = reasonOf(stored, repair)
+  const reason = unfinished === undefined ? reasonOf(stored, repair) : unfinishedReason(unfinished)
+  const value = statusValue(spec.replicas, serving, replicas.filter(c => c.running).length, failure)
   const entry: ServiceStatus = {
     name: spec.name,
     project: spec.project,
     origin: originOf(stored.source),
-    status: statusValue(spec.replicas, serving, replicas.filter(c => c.running).length, failure),
+    status: unfinished !== undefined && value === 'running' ? 'degraded' : value,
     ...(reason !== undefined && { reason }),
     replicas: spec.replicas,
     running_replicas: serving,

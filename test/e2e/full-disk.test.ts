@@ -3,9 +3,8 @@
 // control and telemetry listeners, CBOR on the campaign app), reads go on, a background job's write
 // fails without ending the process, health names the fault; once space returns, writes resume by
 // themselves and everything acknowledged before is still there.
-import t, { type Test } from 'tap'
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import t from 'tap'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import devIdp from '../../plugins/dev-idp/index.js'
 import ingest from '../../plugins/ingest/index.js'
@@ -19,40 +18,13 @@ import { scriptedLogin, withDevIdp } from '../support/campaign.js'
 import { testKernel } from '../support/kernel.js'
 import { adminToken } from '../support/orchestration.js'
 import { pollUntil } from '../support/poll.js'
-import { tempDir } from '../support/tmp.js'
+import { fill, smallDisk } from '../support/disk.js'
 
-const TMPFS_BYTES = 8 * 1024 * 1024
 const DEVICE = 'd15c000000000001'
 const KEY = 'full-disk-device-key-0123456789'
 const basic = `Basic ${Buffer.from('admin:full disk admin').toString('base64')}`
 
-/** A tmpfs of TMPFS_BYTES mounted on a new directory, or the reason it cannot be had here. */
-function smallDisk (t: Test): string | Error {
-  const dir = tempDir(t)
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_BYTES},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' })
-  } catch (err) {
-    return err as Error
-  }
-  t.teardown(() => { execFileSync('umount', ['-l', dir]) })
-  return dir
-}
-
-/** Fill the disk to its last byte with a file of its own (removing it gives the space back). */
-function fill (dir: string): string {
-  const file = join(dir, 'filler')
-  for (const size of [64 * 1024, 512]) {
-    const block = Buffer.alloc(size, 0x5a)
-    try {
-      for (;;) writeFileSync(file, block, { flag: 'a' })
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err
-    }
-  }
-  return file
-}
-
-const mounted = process.getuid?.() === 0 ? smallDisk(t) : new Error('not root')
+const mounted = smallDisk(t)
 if (mounted instanceof Error) {
   if (process.env.CI !== undefined) t.fail(`a tmpfs is needed to fill a disk: ${mounted.message}`)
   else t.comment(`skipped: a tmpfs is needed to fill a disk (${mounted.message})`)
@@ -94,6 +66,7 @@ if (mounted instanceof Error) {
       return response.status === 507 && await response.json() as { error: string }
     }, { what: 'an ingest refused with 507', timeout: 20_000 })
     t.match(refused.error, /cannot write its state now/, 'telemetry: 507 with a JSON error')
+    t.notMatch(refused.error, /commitError|Commit failed|object Promise/, 'saying why in words, not the store library\'s')
     const secret = await putSecret('during')
     t.same([secret.status, ((await secret.json()) as { error: string }).error.includes('cannot write')], [507, true], 'control: a secret write is 507')
     t.match(await feedback('during'), /^507 .*cannot write/, 'campaign: a server function that writes is 507, in CBOR')

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-interface Teardown { teardown(fn: () => void | Promise<void>): void }
+export interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
 export function tempDir (t: Teardown, prefix = 'berth-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))

@@ -1,7 +1,7 @@
 // The status entry as a pure function of the stored service and the containers the engine reports:
 // only replicas that serve count (running, engine-healthy when checked, not a failed rollout's
 // replacement, not the canary), and the status value and reason follow from the stored failure, a
-// stop, or a failing repair.
+// stop, a failing repair, or a deploy whose outcome was never stored.
 import t from 'tap'
 import type { ContainerState } from '../../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
@@ -41,4 +41,14 @@ t.test('the status and reason follow a failed deploy, a stop and a failing repai
   t.match(serviceStatus(stored({ stopped_at: '2026-01-01T00:01:00.000Z' }), [replica(1, { running: false, state: 'exited' })], 0, undefined, repairing), {
     status: 'stopped', reason: 'stopped by a stop request at 2026-01-01T00:01:00.000Z; its next deploy or restart starts it'
   }, 'a stop says so before anything else')
+})
+
+t.test('a deploy that began and whose outcome was never stored: degraded, and the reason says what may run', async t => {
+  const unfinished = { at: '2026-01-02T00:00:00.000Z', trigger: 'deploy', image: 'web:3', hash: 'h3' }
+  t.match(serviceStatus(stored(), [replica(1), replica(2)], 0, undefined, undefined, unfinished), {
+    status: 'degraded',
+    running_replicas: 2,
+    reason: 'a deploy of web:3 (spec h3) began at 2026-01-02T00:00:00.000Z and its outcome could not be stored: containers may run that spec or the one shown; deploy again'
+  })
+  t.match(serviceStatus(stored(), [replica(1, { running: false, state: 'exited' })], 0, undefined, undefined, unfinished), { status: 'stopped' }, 'a worse status stays')
 })
