@@ -406,7 +406,7 @@ export class Reconciler {
     const { settings, state } = this.#deps
     const failures = new Map([...refused].map(([name, problems]) => [name, problems.join('; ')]))
     const canaries = options.canaries ?? new Map<string, CanaryState | null>()
-    const declared = (await this.#built(requested, failures, options.commits)).map(d => this.#heldByCanary(d, canaries, failures))
+    const declared = (await this.#built(requested, failures, options.commits)).map(d => this.#heldByCanary(d, canaries, failures, options.trigger))
     const hashes = new Map(declared.map(({ spec }) => [spec.name, specHash(spec, settings)]))
     // What is about to change is written down first: a store that cannot take it refuses the deploy (507) before any container changes.
     await state.begin(options.trigger, declared.map(({ spec }) => ({ name: spec.name, image: canaries.get(spec.name)?.spec.image ?? spec.image, hash: canaries.get(spec.name)?.hash ?? hashes.get(spec.name) as string })))
@@ -554,12 +554,15 @@ export class Reconciler {
    * canary's spec nor the replicas'): the service keeps its spec and fails with a reason, unless this
    * deploy itself starts or ends the canary.
    */
-  #heldByCanary (declared: Declared, canaries: ReadonlyMap<string, CanaryState | null>, failures: Map<string, string>): Declared {
+  #heldByCanary (declared: Declared, canaries: ReadonlyMap<string, CanaryState | null>, failures: Map<string, string>, trigger: string): Declared {
     const { name } = declared.spec
     const running = this.#deps.state.canary(name)
     const stored = this.#deps.state.service(name)
     if (running === undefined || stored === undefined || canaries.has(name)) return declared
-    if (specHash(stored.spec, this.#deps.settings) === specHash(declared.spec, this.#deps.settings)) return declared
+    const hash = specHash(declared.spec, this.#deps.settings)
+    if (specHash(stored.spec, this.#deps.settings) === hash) return declared
+    // A reload redeploys what runs: the file declaring the canary's spec keeps the replicas at theirs and the canary beside them.
+    if (trigger === 'reload' && running.hash === hash) return { spec: stored.spec, source: stored.source }
     failures.set(name, `a canary of "${name}" is running (${running.spec.image}); promote it or roll it back first`)
     return { spec: stored.spec, source: stored.source }
   }
