@@ -716,8 +716,9 @@ export class Reconciler {
   }
 
   /**
-   * Pull what the policy asks for (each reference once, under the parallelism bound); a failed pull
-   * fails the services using that image (a canary's spec fails its service). Returns, per runtime,
+   * Pull what each service's `pull` policy, else `policy`, asks for (each reference once, under the
+   * parallelism bound); a failed pull, or an image absent under "never", fails the services using
+   * that image (a canary's spec fails its service). Returns, per runtime,
    * the local images afterwards.
    */
   async #prepareImages (toRun: readonly ServiceSpec[], policy: PullPolicy, failures: Map<string, string>): Promise<Map<string, Map<string, string>>> {
@@ -728,8 +729,11 @@ export class Reconciler {
       let local = await runtime.localImages()
       const pulls = new Map<string, string[]>()
       for (const spec of specs) {
-        // A built image is never pulled: it is in no registry.
-        const wanted = spec.build === undefined && (policy === 'always' || (policy === 'rules' && imageTag(spec.image) === 'latest') || !local.has(localImageName(spec.image)))
+        const present = local.has(localImageName(spec.image))
+        // The service's own policy comes first; a built image is never pulled: it is in no registry.
+        const own = spec.pull ?? policy
+        if (own === 'never' && !present && spec.build === undefined) failures.set(spec.name, `its image ${spec.image} is not on this node and its pull policy is "never": build or load it here first`)
+        const wanted = spec.build === undefined && own !== 'never' && (own === 'always' || (own === 'rules' && imageTag(spec.image) === 'latest') || !present)
         if (wanted) pulls.set(spec.image, [...(pulls.get(spec.image) ?? []), spec.name])
       }
       await Promise.all([...pulls].map(async ([ref, services]) => {

@@ -88,12 +88,17 @@ export interface ServiceSpec {
   placement?: { node: string }
   /** `false` (the only value kept; absent means true): a rollout that fails leaves its replicas as they are instead of rolling them back. */
   rollback_on_failure?: false
+  /** When the image is pulled: always, only when absent, or never (absent: the server's rules, by trigger). */
+  pull?: ServicePull
   jobs?: JobSpec[]
   /** Built through the engine; `image` is then the repository its builds are tagged in (tag: the content hash, once deployed). */
   build?: BuildSpec
 }
 
 const DEFAULT_RUNTIME = 'docker'
+/** A service's own pull policy (`pull`). */
+export type ServicePull = 'always' | 'missing' | 'never'
+const SERVICE_PULL = /^(always|missing|never)$/
 const LIVENESS_DEFAULTS = { interval_secs: 10, timeout_secs: 2, failure_threshold: 3, initial_delay_secs: 0 } as const
 
 /** DNS label: service and project names become container names and network aliases. */
@@ -320,6 +325,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const internal = fields.boolean('internal') ?? false
   const node = readOneString(fields, 'placement', 'node')
   const rollback = fields.boolean('rollback_on_failure')
+  const pull = fields.string('pull', { pattern: SERVICE_PULL, hint: '"always", "missing" or "never"' }) as ServicePull | undefined
   const jobs = readJobs(fields)
   fields.finish()
   if (strip === true && pathPrefix === undefined && !fields.has('path_prefix')) fields.fail('strip_prefix', 'needs a path_prefix to strip')
@@ -351,6 +357,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (resources !== undefined) spec.resources = resources
   if (node !== undefined) spec.placement = { node }
   if (rollback === false) spec.rollback_on_failure = false
+  if (pull !== undefined) spec.pull = pull
   if (jobs !== undefined && jobs.length > 0) spec.jobs = jobs
   if (build !== undefined) spec.build = build
   return spec

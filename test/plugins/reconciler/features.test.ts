@@ -1,6 +1,6 @@
 // Service features against the real Docker engine: command, volumes, bind mounts, extra ports,
 // resource limits, secrets in the environment only, logs with tail and follow, depends_on order with
-// health waits, and per-service errors for a missing image or an unknown secret.
+// health waits, per-service errors for a missing image or an unknown secret, and pull policies.
 import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -138,5 +138,20 @@ PASSWORD = "\${secrets.MISSING}"
     const [a, b, c] = [await started('a'), await started('b'), await started('c')]
     t.ok(a < b && b < c, `a, b, c started in order (${a}, ${b}, ${c})`)
     t.notOk((await instanceContainers(docker, instance)).has(`${project}x-y-1`), 'y was never created')
+  })
+
+  t.test('pull policy per service: "missing" redeploys an image only this host has, "never" refuses one it lacks', async t => {
+    const { kernel, cwd, project, token } = await setup(t, docker)
+    const service = (name: string, image: string, pull: string): string =>
+      `[[service]]\nname = "${name}"\nimage = "${image}"\ncommand = ["/bin/busybox", "sleep", "3600"]\npull = "${pull}"\n`
+    writeServices(cwd, { [project]: service('local', 'berth-test/busybox:2', 'missing') + service('absent', 'berth-test/absent:1', 'never') })
+    const deployed = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
+    t.same(deployed.body.deployed, ['local'])
+    t.same(deployed.body.errors, [{ service: 'absent', project, error: 'its image berth-test/absent:1 is not on this node and its pull policy is "never": build or load it here first' }])
+    // A redeploy pulls by default; this image is in no registry, and "missing" uses the one here.
+    const redeployed = await api<DeployResult>(kernel, 'POST', '/api/v1/services/local/redeploy', { token })
+    t.same([redeployed.status, redeployed.body.errors, redeployed.body.changed], [200, [], ['local']])
+    writeServices(cwd, { [project]: service('local', 'berth-test/busybox:2', 'sometimes') })
+    t.match(await api(kernel, 'POST', '/api/v1/deploy', { token }), { status: 400, body: { error: /pull .*"always", "missing" or "never"/ } }, 'another value is refused')
   })
 }
