@@ -2,10 +2,12 @@
 // by Berth (the control API, and the `berth deploy` command end to end) side by side with
 // `docker-compose up -d` of the same busybox services on host networking, in the same run, and the
 // engine's own floor for creating 20 containers; then the cost of continuous reconcile at rest over
-// 100 running services: CPU time per repair pass, and the server's CPU over idle minutes.
+// 100 running services: CPU time per repair pass, and the server's CPU over idle minutes; and
+// (`reconcile.js rollout`) the time to roll 6 replicas one at a time and three at a time (max_parallel).
 // Run: npm run build && node dist/bench/reconcile.js   (needs a Docker engine, docker-compose and the
 // image berth-test/busybox:2; BENCH_RUNS bounds the work; `reconcile.js idle` measures only the
-// repair loop and needs no docker-compose; BENCH_DOCKER_SOCKET names another engine's socket)
+// repair loop and `reconcile.js rollout` only rollouts, neither needs docker-compose;
+// BENCH_DOCKER_SOCKET names another engine's socket)
 import Docker from 'dockerode'
 import { execFile, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -85,8 +87,12 @@ class BerthTarget {
   }
 
   declare (count: number): void {
+    this.write(serviceFile(count))
+  }
+
+  write (file: string): void {
     mkdirSync(join(this.dir, 'services', 'bench'), { recursive: true })
-    writeFileSync(join(this.dir, 'services', 'bench', 'service.toml'), serviceFile(count))
+    writeFileSync(join(this.dir, 'services', 'bench', 'service.toml'), file)
   }
 
   /** POST /api/v1/deploy; throws unless every service deployed. */
@@ -284,11 +290,50 @@ async function measureIdleRepairs (docker: Docker, count: number): Promise<void>
   }
 }
 
+/** One service of ROLLOUT_REPLICAS replicas, each healthy by the engine's check a second after it starts, replaced `parallel` at a time. */
+function rolloutFile (version: number, parallel: number): string {
+  return `[[service]]\nname = "roll"\nimage = "${IMAGE}"\ncommand = ["/bin/busybox", "sleep", "86400"]\nreplicas = ${ROLLOUT_REPLICAS}\n` +
+    `max_parallel = ${parallel}\nenv = { VERSION = "${version}" }\n[service.healthcheck]\ncommand = "true"\ninterval_secs = 1\n`
+}
+
+const ROLLOUT_REPLICAS = 6
+const ROLLOUT_PARALLEL = [1, 3]
+
+/** Wall time of a rollout of every replica (an env change), at each max_parallel, rounds interleaved. */
+async function measureRollouts (docker: Docker): Promise<void> {
+  const berth = new BerthTarget()
+  await berth.start()
+  try {
+    let version = 0
+    berth.write(rolloutFile(version, 1))
+    await berth.deploy()
+    const times = new Map(ROLLOUT_PARALLEL.map(p => [p, [] as number[]]))
+    for (let round = 0; round < RUNS; round++) {
+      for (const parallel of ROLLOUT_PARALLEL) {
+        berth.write(rolloutFile(++version, parallel))
+        times.get(parallel)?.push(await timed(async () => { if ((await berth.deploy()).changed.length !== 1) throw new Error('the rollout changed nothing') }))
+      }
+    }
+    const one = median(times.get(1) ?? [])
+    console.log(`\nRollout of ${ROLLOUT_REPLICAS} replicas (each healthy by the engine's check, interval 1 s), median of ${RUNS} runs:\n`)
+    console.log(markdownTable(['max_parallel', 'rollout', 'vs one at a time'], ROLLOUT_PARALLEL.map(p => {
+      const ms = median(times.get(p) ?? [])
+      return [String(p), `${(ms / 1000).toFixed(1)} s`, `${(one / ms).toFixed(2)}× faster`]
+    })))
+  } finally {
+    await berth.stop(docker)
+  }
+}
+
 async function main (): Promise<void> {
-  const idleOnly = process.argv[2] === 'idle'
+  const mode = process.argv[2]
   const docker = new Docker({ socketPath: SOCKET })
-  await preflight(docker, !idleOnly)
-  if (!idleOnly) await compareDeploys(docker)
+  await preflight(docker, mode === undefined)
+  if (mode === 'rollout') {
+    await measureRollouts(docker)
+    return
+  }
+  if (mode !== 'idle') await compareDeploys(docker)
   await measureIdleRepairs(docker, 100)
 }
 

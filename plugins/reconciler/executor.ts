@@ -2,9 +2,9 @@
 // run side by side with container operations under one parallelism bound. A failing service becomes
 // an error entry and holds back only the services that depend on it. Dependencies with a health path
 // are waited for before their dependants start, whoever started them. A stopped container that will
-// not start is replaced. A replacement replica must pass its checks before the next is replaced; when
-// one does not, the replicas the rollout replaced are rolled back to the previous spec (when the plan
-// gives one).
+// not start is replaced. Replacement replicas (max_parallel at a time) must pass their checks before
+// the next are replaced; when one does not, the replicas the rollout replaced are rolled back to the
+// previous spec (when the plan gives one).
 import type { Limiter } from './limit.js'
 import type { Action, Plan, ServicePlan } from './plan.js'
 import { probe } from './probe.js'
@@ -150,9 +150,9 @@ async function rollBack (replicas: readonly number[], previous: NonNullable<Roll
 
 /**
  * One group's actions (the numbered replicas of a rollout, or its canary): removals and new
- * containers side by side, replacements one at a time (rolling: the old container drained and
- * removed, its successor created and checked before the next), rolled back when one fails and the
- * rollout has a previous spec. Returns the containers touched.
+ * containers side by side, replacements `max_parallel` at a time, one by default (rolling: the old
+ * containers drained and removed, their successors created and checked before the next ones),
+ * rolled back when one fails and the rollout has a previous spec. Returns the containers touched.
  */
 async function runGroup (actions: readonly Action[], rollout: Rollout, deps: ExecutorDeps): Promise<string[]> {
   const { spec, hash, canary } = rollout
@@ -166,12 +166,19 @@ async function runGroup (actions: readonly Action[], rollout: Rollout, deps: Exe
   const create = async (replica: number): Promise<string> => await serving(await deps.limit(async () => await runtime.create({ spec, replica, hash, env, canary })))
   const touched: string[] = []
   const replaced: number[] = []
+  const recreates = ofKind(actions, 'recreate')
+  const batch = spec.max_parallel ?? 1
   try {
-    for (const a of ofKind(actions, 'recreate')) {
-      replaced.push(a.replica)
-      await deps.traffic.drain(a.container)
-      await deps.limit(async () => { await runtime.remove(a.container.id) })
-      touched.push(await replacement(spec, hash, a.replica, env, canary, deps))
+    for (let start = 0; start < recreates.length; start += batch) {
+      const group = recreates.slice(start, start + batch)
+      replaced.push(...group.map(a => a.replica))
+      await removeAll(group.map(a => a.container), deps)
+      // Every replacement of the batch settles before a failure among them is acted on.
+      const settled = await Promise.allSettled(group.map(async a => await replacement(spec, hash, a.replica, env, canary, deps)))
+      for (const outcome of settled) {
+        if (outcome.status === 'rejected') throw outcome.reason
+        touched.push(outcome.value)
+      }
     }
   } catch (err) {
     if (rollout.previous === undefined) throw err

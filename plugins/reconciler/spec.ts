@@ -90,6 +90,8 @@ export interface ServiceSpec {
   rollback_on_failure?: false
   /** When the image is pulled: always, only when absent, or never (absent: the server's rules, by trigger). */
   pull?: ServicePull
+  /** Replicas a rollout replaces at once (absent: one at a time). */
+  max_parallel?: number
   jobs?: JobSpec[]
   /** Built through the engine; `image` is then the repository its builds are tagged in (tag: the content hash, once deployed). */
   build?: BuildSpec
@@ -326,6 +328,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   const node = readOneString(fields, 'placement', 'node')
   const rollback = fields.boolean('rollback_on_failure')
   const pull = fields.string('pull', { pattern: SERVICE_PULL, hint: '"always", "missing" or "never"' }) as ServicePull | undefined
+  const maxParallel = fields.integer('max_parallel', { min: 1 })
   const jobs = readJobs(fields)
   fields.finish()
   if (strip === true && pathPrefix === undefined && !fields.has('path_prefix')) fields.fail('strip_prefix', 'needs a path_prefix to strip')
@@ -358,6 +361,7 @@ export function parseService (table: Table, context: ParseContext): ServiceSpec 
   if (node !== undefined) spec.placement = { node }
   if (rollback === false) spec.rollback_on_failure = false
   if (pull !== undefined) spec.pull = pull
+  if (maxParallel !== undefined && maxParallel > 1) spec.max_parallel = maxParallel
   if (jobs !== undefined && jobs.length > 0) spec.jobs = jobs
   if (build !== undefined) spec.build = build
   return spec

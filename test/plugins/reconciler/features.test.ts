@@ -1,6 +1,7 @@
 // Service features against the real Docker engine: command, volumes, bind mounts, extra ports,
 // resource limits, secrets in the environment only, logs with tail and follow, depends_on order with
-// health waits, per-service errors for a missing image or an unknown secret, and pull policies.
+// health waits, per-service errors for a missing image or an unknown secret, pull policies, and
+// rollouts of several replicas at once.
 import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -153,5 +154,30 @@ PASSWORD = "\${secrets.MISSING}"
     t.same([redeployed.status, redeployed.body.errors, redeployed.body.changed], [200, [], ['local']])
     writeServices(cwd, { [project]: service('local', 'berth-test/busybox:2', 'sometimes') })
     t.match(await api(kernel, 'POST', '/api/v1/deploy', { token }), { status: 400, body: { error: /pull .*"always", "missing" or "never"/ } }, 'another value is refused')
+  })
+
+  t.test('max_parallel: a rollout replaces that many replicas at once, each batch checked before the next', async t => {
+    const { kernel, cwd, project, token, instance } = await setup(t, docker)
+    const service = (version: string, parallel: number): string =>
+      `[[service]]\nname = "many"\nimage = "berth-test/busybox:2"\ncommand = ["/bin/busybox", "sleep", "3600"]\nreplicas = 4\nmax_parallel = ${parallel}\nenv = { V = "${version}" }\n`
+    /** Containers of the service alive at the lowest point of a rollout to `version`, from the engine's events. */
+    const lowest = async (version: string, parallel: number): Promise<number> => {
+      writeServices(cwd, { [project]: service(version, parallel) })
+      const since = Math.floor(Date.now() / 1000)
+      t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
+      const events = await docker.getEvents({ since, until: Math.floor(Date.now() / 1000) + 1, filters: { type: ['container'], event: ['create', 'destroy'], label: [`berth.instance=${instance}`] } })
+      const lines = (await new Promise<string>(resolve => { let text = ''; events.on('data', (d: Buffer) => { text += d.toString() }); events.on('end', () => { resolve(text) }) })).trim().split('\n')
+      let alive = 4
+      let low = 4
+      for (const { Action } of lines.map(line => JSON.parse(line) as { Action: string })) {
+        alive += Action === 'create' ? 1 : -1
+        low = Math.min(low, alive)
+      }
+      return low
+    }
+    writeServices(cwd, { [project]: service('1', 1) })
+    t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
+    t.equal(await lowest('2', 1), 3, 'one at a time with max_parallel = 1 (the default)')
+    t.equal(await lowest('3', 2), 2, 'two at a time with max_parallel = 2')
   })
 }
