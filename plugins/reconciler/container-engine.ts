@@ -126,8 +126,8 @@ export interface ContainerEngine {
    * the end of its output (stdout and stderr, the last 4 KiB).
    */
   runJob(request: { spec: ServiceSpec, job: string, command: string[], env: Record<string, string> }): Promise<{ exitCode: number, output: string }>
-  /** Remove the job containers a server that stopped mid-run left; how many. */
-  removeJobLeftovers(): Promise<number>
+  /** Remove the job containers a server that stopped mid-run left (with `running`, also those this process runs now); how many. */
+  removeJobLeftovers(options?: { running: boolean }): Promise<number>
   /** Start `command` (no shell) in a running container for a caller to talk to, with a TTY of that size or without one. */
   attach(id: string, options: { command: string[], tty: boolean, columns?: number, rows?: number }): Promise<ExecSession>
   /** Where a named volume's files are on this host, creating the volume (with this server's labels) if it does not exist. */

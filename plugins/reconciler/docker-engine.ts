@@ -82,6 +82,8 @@ export class DockerEngine implements ContainerEngine {
   #docker: Promise<Docker> | undefined
   readonly #settings: DockerSettings
   #network: Promise<void> | undefined
+  /** Job containers this process runs now: not leftovers. */
+  readonly #jobsRunning = new Set<string>()
 
   constructor (settings: DockerSettings) {
     this.#settings = settings
@@ -285,6 +287,7 @@ export class DockerEngine implements ContainerEngine {
     }
     const docker = await this.#engine()
     const container = await this.#call(`creating ${options.name ?? job}`, async () => await docker.createContainer(options))
+    this.#jobsRunning.add(container.id)
     try {
       return await this.#call(`running job ${job} of ${spec.name}`, async () => {
         await container.start()
@@ -299,13 +302,15 @@ export class DockerEngine implements ContainerEngine {
         return { exitCode, output }
       })
     } finally {
+      this.#jobsRunning.delete(container.id)
       await container.remove({ force: true }).catch(() => undefined)
     }
   }
 
-  async removeJobLeftovers (): Promise<number> {
+  async removeJobLeftovers (options: { running: boolean } = { running: false }): Promise<number> {
     const docker = await this.#engine()
-    const left = await this.#call('listing job containers', async () => await docker.listContainers({ all: true, filters: { label: [`${LABEL.jobInstance}=${this.#settings.instance}`] } }))
+    const listed = await this.#call('listing job containers', async () => await docker.listContainers({ all: true, filters: { label: [`${LABEL.jobInstance}=${this.#settings.instance}`] } }))
+    const left = options.running ? listed : listed.filter(info => !this.#jobsRunning.has(info.Id))
     await Promise.all(left.map(async info => { await docker.getContainer(info.Id).remove({ force: true }).catch(() => undefined) }))
     return left.length
   }

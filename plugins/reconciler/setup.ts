@@ -100,7 +100,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
     stopping: ctx.stopping
   })
   // Job containers of runs the stop interrupts: removed now if the engine answers in time, else at the next start.
-  ctx.stopping.addEventListener('abort', () => { docker.removeJobLeftovers().catch(() => undefined) }, { once: true })
+  ctx.stopping.addEventListener('abort', () => { docker.removeJobLeftovers({ running: true }).catch(() => undefined) }, { once: true })
   const reconciler = new Reconciler({
     runtimes,
     traffic,

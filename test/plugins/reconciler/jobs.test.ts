@@ -18,7 +18,7 @@ interface Status { service: string, job: string, next_run: string | null, skippe
 if (docker !== undefined) {
   t.test('jobs run on their schedule, are kept with their outcome, skipped while running, alerted when failing', async t => {
     const image = await busyboxImage(docker)
-    const { kernel, cwd, project, token } = await reconcilerKernel(t, docker)
+    const { kernel, cwd, project, token, instance } = await reconcilerKernel(t, docker)
     const alerts: OperatorAlert[] = []
     kernel.events.on('operator.alert', alert => { alerts.push(alert) })
     const job = (name: string, command: string[]): string => `[[service.jobs]]\nname = "${name}"\nschedule = "* * * * * *"\ncommand = ${JSON.stringify(command)}\n`
@@ -49,6 +49,12 @@ if (docker !== undefined) {
     t.match((await runCli(['jobs'], { env })).stdout, /^SERVICE\s+JOB\s+SCHEDULE\s+NEXT RUN\s+LAST RUN\s+EXIT\s+SKIPPED\n(.*\n)*worker\s+broken\s+\* \* \* \* \* \*\s+\S+\s+\S+\s+3\s+\d+\n/, 'berth jobs')
     t.match((await runCli(['jobs', 'worker', 'tick'], { env })).stdout, /^STARTED\s+DURATION\s+EXIT\n(.*\n)+output of the last run:\nhello from the service's environment\n$/, 'berth jobs <service> <job>')
     t.equal((await runCli(['jobs', 'worker', 'nope'], { env })).code, 1)
+
+    // Clearing leftovers (as a start does) leaves the runs this process has in progress alone.
+    const jobContainers = async (): Promise<string[]> => (await docker.listContainers({ all: true, filters: { label: [`berth.job-instance=${instance}`] } })).map(c => c.Id)
+    const running = await pollUntil(async () => { const ids = await jobContainers(); return ids.length > 0 && ids }, { what: 'a job container' })
+    t.equal(await kernel.service('reconciler').engine.removeJobLeftovers(), 0, 'no leftovers while runs are in progress')
+    t.ok((await jobContainers()).some(id => running.includes(id)), 'the running job containers are still there')
 
     // Stopped, its jobs no longer run; a schedule of five fields is refused.
     t.equal((await api(kernel, 'POST', '/api/v1/stop', { token })).status, 200)
