@@ -62,9 +62,9 @@ export default definePlugin({
   version: '0.1.0',
   product: 'orchestration',
   description: 'Reverse proxy: routes by domain to the replicas of services, zero-downtime deploys.',
-  dependsOn: ['reconciler', 'tokens'],
-  // [cluster] (the default domain, the ACME contact) belongs to the cluster plugin.
-  optionalDependsOn: ['cluster'],
+  // Without the reconciler it serves the static routes only (a proxy on its own); without tokens it
+  // has no control routes. [cluster] (the default domain, the ACME contact) belongs to the cluster plugin.
+  optionalDependsOn: ['reconciler', 'tokens', 'cluster'],
   config: proxySection,
   sections: { acme: acmeSection },
   env: { PROXY_HTTP_PORT: 'http_port', PROXY_HTTPS_PORT: 'https_port' },

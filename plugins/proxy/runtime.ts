@@ -1,5 +1,5 @@
-// The proxy plugin at work: the routing table fed by the reconciler (and, while the engine does not
-// answer, the last one remembered), the HTTP listener's server with its limits and timeouts, health
+// The proxy plugin at work: the routing table fed by the reconciler when one runs (and, while the
+// engine does not answer, the last one remembered) and the static routes, the HTTP listener's server with its limits and timeouts, health
 // checks, the traffic hooks of zero-downtime deploys and liveness restarts, and the routes on the
 // control API. Imported by setup only.
 import diagnostics from 'node:diagnostics_channel'
@@ -8,7 +8,7 @@ import { constants as http2Constants, createServer as createHttp2Server, type Ht
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { createServer as createTlsServer, type SecureContext, type Server as TlsServer } from 'node:tls'
 import { resolve } from 'node:path'
-import { StartupError, type PluginContext } from '../../kernel/index.js'
+import { StartupError, type PluginContext, type Services } from '../../kernel/index.js'
 import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
@@ -35,7 +35,8 @@ const CONNECTION_CHECK_MS = 1_000
 export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): ProxyService {
   const config = ctx.config
   const acmeSection = ctx.sections.acme
-  const orchestration = ctx.use('reconciler')
+  // Without the reconciler (a proxy on its own, like Caddy) only the static routes are served.
+  const orchestration = ctx.useOptional('reconciler')
   const clusterService = ctx.useOptional('cluster')
   const cluster = clusterService?.settings ?? { domain: '', acme_email: '' }
   // Certificates and the ACME account are the cluster's: every master serves them.
@@ -43,10 +44,12 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const table = new RouteTable(staticRoutes(config.routes))
   // A domain has one owner: a static route's is no deployed service's, and no service deployed later may claim it.
   const claim = (service: string, domain: string | undefined): string | undefined => claimedDomain(table.statics, service, domain)
-  const claimed = orchestration.reconciler.specs().flatMap(spec => [...routedNames(spec, cluster.domain), ...(spec.aliases ?? [])].map(name => claim(spec.name, name))).find(problem => problem !== undefined)
+  const claimed = (orchestration?.reconciler.specs() ?? []).flatMap(spec => [...routedNames(spec, cluster.domain), ...(spec.aliases ?? [])].map(name => claim(spec.name, name))).find(problem => problem !== undefined)
   if (claimed !== undefined) throw new StartupError(`[proxy].routes: deployed ${claimed}; remove the service or route another domain`)
-  orchestration.reconciler.claimedDomain = claim
-  ctx.onClose(() => { orchestration.reconciler.claimedDomain = undefined })
+  if (orchestration !== undefined) {
+    orchestration.reconciler.claimedDomain = claim
+    ctx.onClose(() => { orchestration.reconciler.claimedDomain = undefined })
+  }
   const pools = new Pools({
     connectTimeoutMs: config.connect_timeout_ms,
     headersTimeoutMs: config.upstream_timeout_secs * 1000,
@@ -85,9 +88,9 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const router = new Router({
     table,
     pools,
-    specs: () => orchestration.reconciler.specs(),
-    canaries: () => orchestration.reconciler.canaryWeights(),
-    containers: async () => await orchestration.reconciler.containers(),
+    specs: () => orchestration?.reconciler.specs() ?? [],
+    canaries: () => orchestration?.reconciler.canaryWeights() ?? new Map(),
+    containers: async () => await orchestration?.reconciler.containers() ?? [],
     defaultDomain: cluster.domain,
     drainTimeoutMs: config.drain_timeout_secs * 1000,
     readyTimeoutMs: config.ready_timeout_secs * 1000,
@@ -100,9 +103,11 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     },
     trusted: () => clusterService?.isLeader() === false
   })
-  ctx.onClose(orchestration.traffic.add(router))
-  // A liveness restart goes through the same seam: drained first, back in rotation once it serves.
-  orchestration.liveness.traffic = orchestration.traffic
+  if (orchestration !== undefined) {
+    ctx.onClose(orchestration.traffic.add(router))
+    // A liveness restart goes through the same seam: drained first, back in rotation once it serves.
+    orchestration.liveness.traffic = orchestration.traffic
+  }
   const metrics = new RouteMetrics(ctx.metrics)
   reportLane(ctx, config.fast_lane)
   const forwarding = { table, pools, metrics, failed: (upstream: Upstream, why: string) => { router.failed(upstream, why) } }
@@ -124,7 +129,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const refresh = async (): Promise<void> => {
     try {
       await router.refresh()
-      ctx.check('routes', { status: 'ok', reason: `${table.routes.length} route(s), from the container engine` })
+      ctx.check('routes', { status: 'ok', reason: orchestration === undefined ? `${table.routes.length} static route(s) of [proxy.routes]; no reconciler runs` : `${table.routes.length} route(s), from the container engine` })
     } catch (err) {
       const cause = (err as Error).message
       ctx.log.warn({ err: cause }, 'routing table not refreshed: the engine did not answer')
@@ -145,8 +150,15 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   ctx.schedule.every('refresh', REFRESH_MS, refresh)
   ctx.schedule.every('health', config.health_interval_secs * 1000, async () => { await router.checkHealth() })
   ctx.schedule.every('certificates', acmeSection.check_interval_secs * 1000, () => { manager.check() })
-  ctx.http('control', proxyRoutes(table, manager, ctx.use('tokens')), { prefix: '/api/v1/proxy' })
-  orchestration.reconciler.routes = service => {
+  const tokens = ctx.useOptional('tokens')
+  if (tokens !== undefined) ctx.http('control', proxyRoutes(table, manager, tokens), { prefix: '/api/v1/proxy' })
+  if (orchestration !== undefined) reportRoutes(orchestration.reconciler, table, manager, ctx)
+  return { table, router, certificates: manager, refresh }
+}
+
+/** Give the reconciler's status each service's route and certificates. */
+function reportRoutes (reconciler: Services['reconciler']['reconciler'], table: RouteTable, manager: CertificateManager, ctx: PluginContext<ProxyConfig, ProxySections>): void {
+  reconciler.routes = service => {
     const routes = table.routes.filter(r => r.service === service && r.static !== true)
     const route = routes.find(r => r.primary === true) ?? routes.find(r => r.redirect === undefined)
     if (route === undefined) return undefined
@@ -159,8 +171,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
       certificate: manager.state(route.domain)
     }
   }
-  ctx.onClose(() => { orchestration.reconciler.routes = undefined })
-  return { table, router, certificates: manager, refresh }
+  ctx.onClose(() => { reconciler.routes = undefined })
 }
 
 /** Say whether the fast lane runs, and warn when this Node took it away although it is asked for. */

@@ -1,10 +1,11 @@
 // Static routes ([proxy.routes]): a real kernel whose container engine does not answer serves a domain
 // from two loopback HTTP servers in turn; one stopped leaves the rotation while requests go on
 // succeeding, and comes back once a probe passes; a service may not deploy with the route's domain;
-// and the configuration's errors name the key.
+// a server running the proxy alone serves them; and the configuration's errors name the key.
 import t from 'tap'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Kernel } from '../../../kernel/index.js'
 import proxy from '../../../plugins/proxy/index.js'
@@ -13,9 +14,11 @@ import { staticRoutes, type StaticRouteConfig } from '../../../plugins/proxy/sta
 import reconciler from '../../../plugins/reconciler/index.js'
 import secrets from '../../../plugins/secrets/index.js'
 import tokens from '../../../plugins/tokens/index.js'
+import { spawnCliForTest } from '../../support/cli.js'
 import { testKernel } from '../../support/kernel.js'
 import { through } from '../../support/load.js'
 import { adminToken, api } from '../../support/orchestration.js'
+import { freePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
@@ -107,6 +110,19 @@ t.test('a service may not be deployed with a static route\'s domain', async t =>
   })
   t.equal(deployed.status, 400)
   t.match(deployed.body.error, 'request body: service "web": domain "ingest.test" is routed by [proxy].routes.ingest (a static route); a domain has one owner')
+})
+
+t.test('a proxy on its own (BERTH_PLUGINS=proxy): no reconciler, no engine, the static routes served', async t => {
+  const a = await upstream(t, 'a')
+  const dir = tempDir(t)
+  const port = await freePort()
+  writeFileSync(join(dir, 'cluster.toml'), `[proxy.routes.site]\ndomain = "site.test"\nupstreams = ["127.0.0.1:${a.port}"]\n[acme]\ndirectory = ""\n`)
+  const server = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'proxy', PROXY_HTTP_PORT: String(port) } })
+  const base = new URL(`http://127.0.0.1:${port}`)
+  const answer = await pollUntil(async () => { const r = await through(base, 'site.test'); return r.status === 200 && r }, { what: 'the static route through a proxy on its own' })
+  t.equal(answer.body, 'a')
+  t.match(await through(base, 'other.test'), { status: 404 }, 'a name nobody routes')
+  t.match(server.output(), /"plugins":\["proxy"\]/, 'only the proxy runs')
 })
 
 t.test('configuration errors name the key', async t => {
