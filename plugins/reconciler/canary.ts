@@ -1,4 +1,5 @@
-// Canaries and rollbacks, the rules apart from the engine: the `canary` field of a deploy request, what
+// Canaries and rollbacks, the rules apart from the engine: the `canary` field of a deploy request (its
+// weight, and when it is judged by its health), what
 // a canary may change beside the replicas it runs with, its view in answers, and the version a
 // rollback returns to (the spec deployed before the current one, from the deploy history).
 import { BadRequest, Conflict } from '../../kernel/index.js'
@@ -15,10 +16,24 @@ export interface CanaryView {
   weight: number
   started_at: string
   by?: string
+  /** When it is judged by its health: promoted if healthy then, else rolled back. */
+  judge_at?: string
 }
 
 export function canaryView (canary: CanaryState): CanaryView {
-  return { image: canary.spec.image, hash: canary.hash, weight: canary.weight, started_at: canary.started_at, ...(canary.by !== undefined && { by: canary.by }) }
+  return {
+    image: canary.spec.image, hash: canary.hash, weight: canary.weight, started_at: canary.started_at,
+    ...(canary.by !== undefined && { by: canary.by }), ...(canary.judge_at !== undefined && { judge_at: canary.judge_at })
+  }
+}
+
+/** The longest a canary may run before it is judged (a week). */
+const MAX_JUDGE_SECS = 7 * 86_400
+
+/** What a deploy request's `canary` field asks for: its share of requests, and seconds until it is judged by its health (none: an operator decides). */
+export interface CanaryRequest {
+  weight: number
+  autoPromoteSecs?: number
 }
 
 /** A percent of requests for a canary: an integer from 1 to 99. */
@@ -30,17 +45,21 @@ export function checkWeight (value: unknown, field: string): number {
 }
 
 /**
- * Take the `canary` field out of a deploy request body: `{"canary": {"weight": 30}}` (weight optional).
- * Returns its weight (undefined when the body has no canary) and the body without it.
+ * Take the `canary` field out of a deploy request body: `{"canary": {"weight": 30, "auto_promote_secs":
+ * 300}}` (both optional). Returns what it asks for (undefined when the body has no canary) and the
+ * body without it.
  */
-export function takeCanary (body: unknown): { weight?: number, rest: unknown } {
+export function takeCanary (body: unknown): { canary?: CanaryRequest, rest: unknown } {
   if (typeof body !== 'object' || body === null || Array.isArray(body) || !('canary' in body)) return { rest: body }
   const { canary, ...rest } = body as Record<string, unknown>
   if (typeof canary !== 'object' || canary === null || Array.isArray(canary)) throw new BadRequest(`canary must be an object such as {"weight": 10}, got ${JSON.stringify(canary)}`)
-  const unknown = Object.keys(canary).filter(key => key !== 'weight')
-  if (unknown.length > 0) throw new BadRequest(`canary.${unknown[0]} is not a known field (canary has weight)`)
-  const { weight } = canary as { weight?: unknown }
-  return { weight: weight === undefined ? DEFAULT_CANARY_WEIGHT : checkWeight(weight, 'canary.weight'), rest }
+  const unknown = Object.keys(canary).filter(key => key !== 'weight' && key !== 'auto_promote_secs')
+  if (unknown.length > 0) throw new BadRequest(`canary.${unknown[0]} is not a known field (canary has weight and auto_promote_secs)`)
+  const { weight, auto_promote_secs: secs } = canary as { weight?: unknown, auto_promote_secs?: unknown }
+  if (secs !== undefined && (typeof secs !== 'number' || !Number.isInteger(secs) || secs < 1 || secs > MAX_JUDGE_SECS)) {
+    throw new BadRequest(`canary.auto_promote_secs must be an integer from 1 to ${MAX_JUDGE_SECS} (seconds before the canary is judged by its health), got ${JSON.stringify(secs)}`)
+  }
+  return { canary: { weight: weight === undefined ? DEFAULT_CANARY_WEIGHT : checkWeight(weight, 'canary.weight'), ...(secs !== undefined && { autoPromoteSecs: secs }) }, rest }
 }
 
 /** Refuse a canary that cannot run beside the deployed service: another one runs, nothing differs, or its route would. */

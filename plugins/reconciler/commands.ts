@@ -74,7 +74,8 @@ const LISTED_SERVICES = 4
 
 /** A history entry as a table row: every service of it, or (`service` given) that one service's image, hash and outcome. */
 function historyRow (entry: HistoryEntry, service: string | undefined): string[] {
-  const head = [entry.at.replace(/\.\d+Z$/, 'Z'), entry.trigger, entry.by ?? '-']
+  // No token asked for an auto-promotion's promote or rollback: its reason says why (in --json).
+  const head = [entry.at.replace(/\.\d+Z$/, 'Z'), entry.trigger, entry.by ?? (entry.reason !== undefined ? 'auto' : '-')]
   if (service !== undefined) {
     const recorded = entry.services.find(s => s.name === service)
     const error = entry.errors.find(e => e.service === service)?.error
@@ -84,6 +85,11 @@ function historyRow (entry: HistoryEntry, service: string | undefined): string[]
   const more = names.length > LISTED_SERVICES ? ` +${names.length - LISTED_SERVICES}` : ''
   const failed = entry.errors.map(e => e.service)
   return [...head, `${names.slice(0, LISTED_SERVICES).join(', ')}${more}`, failed.length === 0 ? 'ok' : `${failed.length} failed: ${failed.join(', ')}`]
+}
+
+function secondsOption (value: string): number {
+  if (!/^[1-9]\d{0,5}$/.test(value)) throw new InvalidArgumentError('give a whole number of seconds from 1')
+  return Number(value)
 }
 
 function replicaOption (value: string): number {
@@ -105,18 +111,21 @@ export function reconcilerCommands (cli: CliRegistry): void {
     .description('deploy the services/*/service.toml of the server\'s working directory: all of them, or one; only changed containers are recreated')
     .option('--canary', 'run the service\'s new spec as one canary replica beside the others (which keep running) instead of replacing them')
     .option('--weight <percent>', 'with --canary: the percent of requests the proxy sends to the canary (1-99, default 10)', weightOption)
+    .option('--auto-promote <seconds>', 'with --canary: judge the canary by its health after this many seconds, then promote it (healthy) or roll it back', secondsOption)
     .option('--prune', 'also remove the services deployed by a request with a body (POST /api/v1/deploy) that no service file declares')
-    .action(async (service: string | undefined, options: { canary?: boolean, weight?: number, prune?: boolean }) => {
+    .action(async (service: string | undefined, options: { canary?: boolean, weight?: number, autoPromote?: number, prune?: boolean }) => {
       if (options.weight !== undefined && options.canary !== true) throw new UsageError('--weight goes with --canary')
+      if (options.autoPromote !== undefined && options.canary !== true) throw new UsageError('--auto-promote goes with --canary')
       if (options.canary === true && service === undefined) throw new UsageError('a canary deploys one service: berth deploy <service> --canary')
       if (options.prune === true && (service !== undefined || options.canary === true)) throw new UsageError('--prune goes with a deploy of every service (berth deploy --prune)')
       const client = await controlClient(cli)
       const query = service !== undefined ? `?service=${encodeURIComponent(service)}` : options.prune === true ? '?prune=true' : ''
       if (options.canary === true) {
-        const body = { canary: options.weight === undefined ? {} : { weight: options.weight } }
+        const body = { canary: { ...(options.weight !== undefined && { weight: options.weight }), ...(options.autoPromote !== undefined && { auto_promote_secs: options.autoPromote }) } }
         const result = await withProgress(`starting a canary of ${service as string} on ${client.url.origin}`, async () => await client.json<DeployResult & { canary: CanaryView }>('POST', `/api/v1/deploy${query}`, body))
         report(result)
-        console.log(`canary of ${service as string}: ${describeCanary(result.canary)}; berth promote ${service as string} or berth rollback ${service as string}`)
+        const next = result.canary.judge_at === undefined ? `berth promote ${service as string} or berth rollback ${service as string}` : `judged by its health at ${result.canary.judge_at}`
+        console.log(`canary of ${service as string}: ${describeCanary(result.canary)}; ${next}`)
         return
       }
       report(await withProgress(`deploying ${service ?? 'all services'} on ${client.url.origin}`, async () => await client.json<DeployResult>('POST', `/api/v1/deploy${query}`)))

@@ -11,7 +11,7 @@ import type { Counter, Histogram } from 'prom-client'
 import { BadRequest, Conflict, Forbidden, NotFound, Unavailable, type OperatorAlert } from '../../kernel/index.js'
 import type { SecretService } from '../secrets/index.js'
 import { isInside, realPath, type Admission } from './admission.js'
-import { canaryView, checkCanary, previousVersion, type CanaryView } from './canary.js'
+import { canaryView, checkCanary, previousVersion, type CanaryRequest, type CanaryView } from './canary.js'
 import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
 import { executePlan, type ExecutorDeps } from './executor.js'
 import { specHash, type ContainerSettings } from './hash.js'
@@ -62,6 +62,8 @@ export type PullPolicy = 'rules' | 'always' | 'missing'
 interface DeployOptions {
   trigger: string
   by?: string
+  /** Why, when no operator asked (an auto-promotion's judgement): kept in the history entry. */
+  reason?: string
   /** Which services not declared here are removed (with their containers; containers of no deployed service go with any but 'none'). */
   prune: Prune
   pull: PullPolicy
@@ -269,7 +271,9 @@ export class Reconciler {
    * running; the proxy sends it `weight` percent of the requests. The spec comes from the service's
    * file or from the one entry of a request body. The spec of the running canary again changes its weight.
    */
-  async deployCanary (source: { service: string } | { body: unknown }, weight: number, by?: string, projects?: readonly string[]): Promise<DeployResult & { canary: CanaryView }> {
+  async deployCanary (source: { service: string } | { body: unknown }, request: CanaryRequest, by?: string, projects?: readonly string[]): Promise<DeployResult & { canary: CanaryView }> {
+    const { weight } = request
+    const judgeAt = request.autoPromoteSecs === undefined ? undefined : new Date(Date.now() + request.autoPromoteSecs * 1000).toISOString()
     return await this.#exclusive(async () => {
       const failures = new Map<string, string>()
       const declared = this.#canaryCandidate(source, projects)
@@ -284,9 +288,9 @@ export class Reconciler {
         return { deployed: [], errors: [{ service: name, project: candidate.spec.project, error: failed }], changed: [], removed: [], canary: canaryView({ spec: candidate.spec, source: candidate.source, hash, weight, started_at: new Date().toISOString() }) }
       }
       const running = this.#deps.state.canary(name)
-      if (running?.hash === hash) return await this.#reweighCanary({ ...running, weight })
+      if (running?.hash === hash) return await this.#reweighCanary({ ...running, weight, ...(judgeAt !== undefined && { judge_at: judgeAt }) })
       checkCanary(stable, running, { spec: candidate.spec, hash, stableHash: specHash(stable.spec, this.#deps.settings) })
-      const canary: CanaryState = { spec: candidate.spec, source: candidate.source, hash, weight, started_at: new Date().toISOString(), ...(by !== undefined && { by }) }
+      const canary: CanaryState = { spec: candidate.spec, source: candidate.source, hash, weight, started_at: new Date().toISOString(), ...(by !== undefined && { by }), ...(judgeAt !== undefined && { judge_at: judgeAt }) }
       const result = await this.#deploy([{ spec: stable.spec, source: stable.source }], { trigger: 'canary', by, prune: 'none', pull: 'rules', force: false, canaries: new Map([[name, canary]]) })
       // A canary that did not start leaves nothing behind (the next deploy removes what an unreachable engine kept).
       if (result.errors.length > 0) {
@@ -323,27 +327,28 @@ export class Reconciler {
     }
   }
 
-  /** Roll the canary's spec out to every replica, one at a time, then remove the canary. */
-  async promote (name: string, by?: string): Promise<DeployResult> {
+  /** Roll the canary's spec out to every replica, one at a time, then remove the canary; `reason`: why, when no operator asked. */
+  async promote (name: string, by?: string, reason?: string): Promise<DeployResult> {
     return await this.#exclusive(async () => {
       this.#known(name)
       const canary = this.#deps.state.canary(name)
       if (canary === undefined) throw new Conflict(`no canary of "${name}" is running`, { code: 'BERTH_NO_CANARY' })
-      return await this.#deploy([{ spec: canary.spec, source: canary.source }], { trigger: 'promote', by, prune: 'none', pull: 'rules', force: false, canaries: new Map([[name, null]]) })
+      return await this.#deploy([{ spec: canary.spec, source: canary.source }], { trigger: 'promote', by, reason, prune: 'none', pull: 'rules', force: false, canaries: new Map([[name, null]]) })
     })
   }
 
   /**
    * Back to the previous spec: with a canary running, the canary is removed and the replicas stay as
    * they are; otherwise the spec deployed before the current one (deploy history) is rolled out.
+   * `reason`: why, when no operator asked.
    */
-  async rollback (name: string, by?: string): Promise<RollbackResult> {
+  async rollback (name: string, by?: string, reason?: string): Promise<RollbackResult> {
     return await this.#exclusive(async () => {
       const stored = this.#known(name)
       const hash = specHash(stored.spec, this.#deps.settings)
       const canary = this.#deps.state.canary(name)
       if (canary !== undefined) {
-        const result = await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'rollback', by, prune: 'none', pull: 'missing', force: false, canaries: new Map([[name, null]]) })
+        const result = await this.#deploy([{ spec: stored.spec, source: stored.source }], { trigger: 'rollback', by, reason, prune: 'none', pull: 'missing', force: false, canaries: new Map([[name, null]]) })
         return { ...result, rollback: { from: { image: canary.spec.image, hash: canary.hash, canary: true }, to: { image: stored.spec.image, hash } } }
       }
       const previous = previousVersion(this.#deps.state.history(), name, hash)
@@ -453,6 +458,7 @@ export class Reconciler {
         at: new Date().toISOString(),
         trigger: options.trigger,
         ...(options.by !== undefined && { by: options.by }),
+        ...(options.reason !== undefined && { reason: options.reason }),
         services: declared.map(({ spec }) => {
           const started = canaries.get(spec.name)
           const recorded = started?.spec ?? spec

@@ -76,14 +76,14 @@ export function reconcilerRoutes ({ reconciler, jobs, tokens, defaultTail, clust
     app.post<{ Querystring: { service?: string, prune?: string }, Body: unknown }>('/deploy', deployer, async request => {
       const { service } = request.query
       const prune = parseFlag('prune', request.query.prune)
-      const { weight, rest } = takeCanary(request.body)
+      const { canary, rest } = takeCanary(request.body)
       const named = isEmptyBody(rest)
       const projects = tokens.projects(request)
       if (!named && service !== undefined) throw new BadRequest('give either a body with services or ?service=, not both')
-      if (prune && (!named || service !== undefined || weight !== undefined)) throw new BadRequest('prune goes with a deploy of every service file (no body, no ?service=, no canary)')
-      if (weight !== undefined) {
+      if (prune && (!named || service !== undefined || canary !== undefined)) throw new BadRequest('prune goes with a deploy of every service file (no body, no ?service=, no canary)')
+      if (canary !== undefined) {
         if (named && service === undefined) throw new BadRequest('a canary deploys one service: name it with ?service= or give one entry in services')
-        return await reconciler.deployCanary(named ? { service: service as string } : { body: rest }, weight, by(request), projects)
+        return await reconciler.deployCanary(named ? { service: service as string } : { body: rest }, canary, by(request), projects)
       }
       if (named) return await reconciler.deployFiles({ service, by: by(request), prune, projects })
       return await reconciler.deployRequest(rest, by(request), projects)

@@ -5,6 +5,7 @@ import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
 import { assertRoom } from '../../kernel/index.js'
+import { judgeCanaries } from './canary-judge.js'
 import { Admission, parsePortRange } from './admission.js'
 import { clusterInfo } from './cluster-info.js'
 import { DockerEngine } from './docker-engine.js'
@@ -30,6 +31,8 @@ const LIVENESS_REFRESH_MS = 15_000
 const DEPLOY_ROOM_BYTES = 1 << 20
 /** How often scheduled jobs are looked at (their schedules have seconds). */
 const JOB_TICK_MS = 1000
+/** How often canaries due for their judgement (auto-promotion) are looked for. */
+const CANARY_TICK_MS = 1000
 /** How often the health report asks whether the engine answers. */
 const ENGINE_CHECK_MS = 10_000
 
@@ -152,6 +155,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   }), { prefix: '/api/v1', websocket: {} })
   ctx.schedule.every('liveness-refresh', LIVENESS_REFRESH_MS, refreshLiveness)
   ctx.schedule.every('jobs', JOB_TICK_MS, async () => { jobs.tick() })
+  ctx.schedule.every('canaries', CANARY_TICK_MS, async () => { if (leading()) await judgeCanaries(state, reconciler, ctx.log) })
   const checkEngine = async (): Promise<void> => {
     try {
       const info = await docker.info()

@@ -57,6 +57,8 @@ export interface CanaryState {
   started_at: string
   /** Name of the token that started it. */
   by?: string
+  /** When it is judged by its health (auto-promotion): promoted if healthy then, else rolled back. */
+  judge_at?: string
 }
 
 /** A deploy about to change a service's containers, kept until its outcome is stored: if that never happens (a full disk, a crash), the status says so. */
@@ -79,6 +81,8 @@ export interface HistoryEntry {
   trigger: string
   /** Name of the token that asked for it. */
   by?: string
+  /** Why, when no operator asked (an auto-promotion's judgement). */
+  reason?: string
   /** `spec` is the whole spec deployed (what a rollback returns to); entries written before it was kept lack it. */
   services: Array<{ name: string, project: string, image: string, hash: string, spec?: ServiceSpec }>
   deployed: string[]
