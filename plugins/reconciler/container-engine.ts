@@ -94,6 +94,8 @@ export interface ContainerEngine {
   /** Local images: each reference (name:tag or name@digest) to its image id. */
   localImages(): Promise<Map<string, string>>
   pull(ref: string): Promise<void>
+  /** Push a local image to the registry its reference names (with the login the credential file has for it). */
+  push(ref: string): Promise<void>
   /** Build an image from a context directory's `files` (relative paths), tagged `tag`. */
   build(request: { context: string, files: readonly string[], dockerfile: string, args: Record<string, string>, tag: string }): Promise<void>
   /** Remove the images of `repository` but the `keep` newest (and those in use); how many went. */

@@ -149,24 +149,33 @@ export class DockerEngine implements ContainerEngine {
     await this.#call(`pulling ${ref}`, async () => {
       const authconfig = credentialsFor(ref, readDockerConfig(this.#settings.credentials_file))
       const docker = await this.#engine()
-      const stream = await docker.pull(ref, authconfig === undefined ? {} : { authconfig })
-      const entries = await new Promise<unknown[]>((resolve, reject) => {
-        docker.modem.followProgress(stream, (err: Error | null, output: unknown[]) => { if (err === null) resolve(output); else reject(err) })
-      })
-      const failed = entries.find((e): e is { error: unknown } => typeof e === 'object' && e !== null && 'error' in e)
-      if (failed !== undefined) throw new Error(String(failed.error))
+      await this.#progress(await docker.pull(ref, authconfig === undefined ? {} : { authconfig }))
     })
+  }
+
+  async push (ref: string): Promise<void> {
+    await this.#call(`pushing ${ref}`, async () => {
+      const authconfig = credentialsFor(ref, readDockerConfig(this.#settings.credentials_file))
+      const docker = await this.#engine()
+      // The engine wants a login header on a push even when there is no login: an empty one then.
+      await this.#progress(await docker.getImage(ref).push({ authconfig: authconfig ?? {} }) as NodeJS.ReadableStream)
+    })
+  }
+
+  /** Follow an engine's progress stream to its end; an entry with an error fails it. */
+  async #progress (stream: NodeJS.ReadableStream): Promise<void> {
+    const docker = await this.#engine()
+    const entries = await new Promise<unknown[]>((resolve, reject) => {
+      docker.modem.followProgress(stream, (err: Error | null, output: unknown[]) => { if (err === null) resolve(output); else reject(err) })
+    })
+    const failed = entries.find((e): e is { error: unknown } => typeof e === 'object' && e !== null && 'error' in e)
+    if (failed !== undefined) throw new Error(String(failed.error).trim())
   }
 
   async build ({ context, files, dockerfile, args, tag }: { context: string, files: readonly string[], dockerfile: string, args: Record<string, string>, tag: string }): Promise<void> {
     await this.#call(`building ${tag}`, async () => {
       const docker = await this.#engine()
-      const stream = await docker.buildImage({ context, src: [...files] }, { t: tag, dockerfile, buildargs: args, labels: { [LABEL.instance]: this.#settings.instance }, rm: true, forcerm: true })
-      const entries = await new Promise<unknown[]>((resolve, reject) => {
-        docker.modem.followProgress(stream, (err: Error | null, output: unknown[]) => { if (err === null) resolve(output); else reject(err) })
-      })
-      const failed = entries.find((e): e is { error: unknown } => typeof e === 'object' && e !== null && 'error' in e)
-      if (failed !== undefined) throw new Error(String(failed.error).trim())
+      await this.#progress(await docker.buildImage({ context, src: [...files] }, { t: tag, dockerfile, buildargs: args, labels: { [LABEL.instance]: this.#settings.instance }, rm: true, forcerm: true }))
     })
   }
 

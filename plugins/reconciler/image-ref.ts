@@ -1,4 +1,5 @@
-// Image references: the tag that decides the pull rule, and the form the engine lists local images under.
+// Image references: the tag that decides the pull rule, the form the engine lists local images under,
+// and the registry a reference names.
 
 /** The tag of `ref` ("latest" when none is written), or undefined for a digest reference. */
 export function imageTag (ref: string): string | undefined {
@@ -12,4 +13,12 @@ export function imageTag (ref: string): string | undefined {
 export function localImageName (ref: string): string {
   const short = ref.replace(/^docker\.io\/library\//, '').replace(/^(docker\.io|index\.docker\.io)\//, '').replace(/^library\//, '')
   return imageTag(short) === 'latest' && !short.slice(short.lastIndexOf('/') + 1).includes(':') ? `${short}:latest` : short
+}
+
+/** The registry host `ref` names (`registry.example.com`, `127.0.0.1:5000`, `localhost`), or undefined for a short name (Docker Hub, or a local-only name). */
+export function registryHost (ref: string): string | undefined {
+  const slash = ref.indexOf('/')
+  if (slash === -1) return undefined
+  const first = ref.slice(0, slash)
+  return first.includes('.') || first.includes(':') || first === 'localhost' ? first : undefined
 }

@@ -49,6 +49,7 @@ const reconcilerSection = ((Type) => Type.Object({
   node_name: Type.String({ default: '', description: 'Name of this node (placement.node); empty means the host name.' }),
   allowed_host_paths: Type.Array(Type.String(), { default: [], description: 'Host folders (relative to the working directory, or absolute) that bind mounts, local git sources and the build contexts of deploy requests may be inside. Empty: none, only named volumes. The state directory, the engine\'s socket and data and the host\'s system folders are refused whatever this says.' }),
   host_ports: Type.String({ default: '1024-65535', description: 'Host ports extra_ports may publish, "<first>-<last>"; empty: none. The ports of this server\'s listeners are refused whatever this says.' }),
+  build_registry: Type.String({ default: '', description: 'Registry (host[:port][/path]) that images built from sources are pushed to, as <registry>/<project>-<service>:<hash>, so that agents and rollbacks pull them; empty: built images stay on the node that built them (berth-build/...).' }),
   registry_credentials: Type.String({ default: '', description: 'Credential file with registry logins (config.json of docker login); empty means $DOCKER_CONFIG/config.json or ~/.docker/config.json.' })
 }, { additionalProperties: false })) satisfies SectionSchema
 

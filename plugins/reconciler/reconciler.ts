@@ -15,7 +15,7 @@ import { canaryView, checkCanary, previousVersion, type CanaryRequest, type Cana
 import { discoverServices, parseRequestServices, SpecError } from './discovery.js'
 import { executePlan, type ExecutorDeps } from './executor.js'
 import { specHash, type ContainerSettings } from './hash.js'
-import { imageTag, localImageName } from './image-ref.js'
+import { imageTag, localImageName, registryHost } from './image-ref.js'
 import { limiter, type Limiter } from './limit.js'
 import { mergeLogs } from './log-lines.js'
 import { planDeploy, type Action, type Desired, type DesiredCanary } from './plan.js'
@@ -38,6 +38,8 @@ export interface ReconcilerSettings extends ContainerSettings {
   node_name: string
   /** Images kept per built service. */
   builds_kept: number
+  /** Registry built images are pushed to (empty: none). */
+  build_registry: string
 }
 
 export interface DeployResult {
@@ -694,14 +696,16 @@ export class Reconciler {
       const { spec } = declared
       const build = spec.build
       if (build === undefined || failures.has(spec.name)) return declared
-      const repository = buildRepository(spec.image, spec.project, spec.name)
       const runtime = this.#runtime(spec.runtime)
       try {
-        // A stored spec (a rollback, redeploy, scale, restart) names the build it ran: that one, never the sources of now.
-        if (spec.image !== repository) {
+        // A stored spec (a rollback, redeploy, scale, restart, an agent's order) names the build it ran: that one, never the sources of now.
+        if (spec.image !== buildRepository(spec.image, spec.project, spec.name)) {
           if ((await runtime.localImages()).has(spec.image)) return declared
+          // Pushed to a registry when it was built: pulled from there.
+          if (registryHost(spec.image) !== undefined) return declared
           throw new Error(`its build ${spec.image} is no longer kept (builds_kept); deploy the service's file to build its sources anew`)
         }
+        const repository = this.#buildRepository(spec)
         const source = build.git === undefined ? undefined : await this.#deps.git.checkout(build.git, commits.get(spec.name) ?? build.ref ?? 'HEAD')
         const context = source === undefined ? build.context : join(source.dir, build.context)
         if (!existsSync(context)) throw new Error(`the build context ${source === undefined ? context : `${build.context} of commit ${source.commit}`} does not exist`)
@@ -712,6 +716,8 @@ export class Reconciler {
           await this.#limit(async () => { await runtime.build({ context, files, dockerfile: build.dockerfile, args: build.args, tag }) })
           await runtime.pruneBuilds(repository, this.#deps.settings.builds_kept).catch(() => 0)
         }
+        // In a registry, agents and later rollbacks find it (a push of what the registry has is quick).
+        if (registryHost(tag) !== undefined) await this.#limit(async () => { await runtime.push(tag) })
         return { ...declared, spec: { ...spec, image: tag, ...(source !== undefined && { build: { ...build, commit: source.commit } }) } }
       } catch (err) {
         if (err instanceof EngineUnavailable) throw err
@@ -719,6 +725,13 @@ export class Reconciler {
         return declared
       }
     }))
+  }
+
+  /** Where a service's builds are tagged: its `image` repository, else the build registry's `<project>-<name>` (when set), else berth-build's. */
+  #buildRepository (spec: ServiceSpec): string {
+    const registry = this.#deps.settings.build_registry.replace(/\/+$/, '')
+    const local = buildRepository(undefined, spec.project, spec.name)
+    return spec.image === local && registry !== '' ? `${registry}/${spec.project}-${spec.name}` : spec.image
   }
 
   /**
@@ -736,10 +749,10 @@ export class Reconciler {
       const pulls = new Map<string, string[]>()
       for (const spec of specs) {
         const present = local.has(localImageName(spec.image))
-        // The service's own policy comes first; a built image is never pulled: it is in no registry.
+        // The service's own policy comes first; a built image is pulled only from the registry it was pushed to.
         const own = spec.pull ?? policy
         if (own === 'never' && !present && spec.build === undefined) failures.set(spec.name, `its image ${spec.image} is not on this node and its pull policy is "never": build or load it here first`)
-        const wanted = spec.build === undefined && own !== 'never' && (own === 'always' || (own === 'rules' && imageTag(spec.image) === 'latest') || !present)
+        const wanted = (spec.build === undefined || registryHost(spec.image) !== undefined) && own !== 'never' && (own === 'always' || (own === 'rules' && imageTag(spec.image) === 'latest') || !present)
         if (wanted) pulls.set(spec.image, [...(pulls.get(spec.image) ?? []), spec.name])
       }
       await Promise.all([...pulls].map(async ([ref, services]) => {

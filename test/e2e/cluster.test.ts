@@ -7,7 +7,7 @@
 // replicas come back on the other node after the grace period, and once it is restarted it removes
 // its stale replica: nothing runs twice. A change rolls through both agents under load with no failed
 // request; an agent's own API refuses changes; a leader killed and restarted finds every container as
-// it was.
+// it was; a service built on the leader runs on an agent, pulled from the build registry.
 import t from 'tap'
 import type { ChildProcess } from 'node:child_process'
 import { createHmac } from 'node:crypto'
@@ -17,7 +17,7 @@ import type { NodeRecord } from '../../plugins/nodes/node-record.js'
 import type { ServiceStatus } from '../../plugins/reconciler/status.js'
 import { exited, runCli, spawnCli } from '../support/cli.js'
 import { requireComponent } from '../support/component.js'
-import { dockerEngine, httpdImage, HTTPD_INDEX } from '../support/docker.js'
+import { dockerEngine, httpdImage, HTTPD_INDEX, startRegistry } from '../support/docker.js'
 import { extraEngine, type ExtraEngine } from '../support/engines.js'
 import { failedAnswers, startLoad, through } from '../support/load.js'
 import { freePort } from '../support/net.js'
@@ -73,8 +73,9 @@ if (docker !== undefined) {
     const project = `p${instance.slice(-6)}`
     const proxyPort = await freePort()
 
+    const registry = await startRegistry(t)
     const leader = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'nodes', 'proxy', 'webhooks'], [
-      '[reconciler]', `instance = "${instance}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', 'node_name = "leader"', '',
+      '[reconciler]', `instance = "${instance}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', 'node_name = "leader"', `build_registry = "${registry.host}"`, '',
       '[cluster]', 'name = "e2e"', `heartbeat_interval_secs = ${HEARTBEAT}`, `offline_after_secs = ${OFFLINE_AFTER}`, `reschedule_after_secs = ${RESCHEDULE_AFTER}`, 'schedule_leader = false', '',
       '[proxy]', 'health_interval_secs = 1', 'connect_timeout_ms = 1000', '', '[acme]', 'directory = ""', ''
     ].join('\n'))
@@ -204,5 +205,19 @@ if (docker !== undefined) {
     await pollUntil(async () => (await status()).get('web')?.running_replicas === 2, { what: 'web running after the leader restarted' })
     t.same(await allIds(), kept, 'after the leader restarted, every container is the one that ran before')
     await pollUntil(async () => await throughProxy() === HTTPD_INDEX, { what: 'the restarted leader\'s proxy serving' })
+
+    // A service built from sources on the leader runs on an agent: pushed to the build registry (no
+    // login), pulled from there by node-a's engine, which never saw the sources.
+    const app = join(leader.dir, 'services', project, 'app')
+    mkdirSync(app, { recursive: true })
+    writeFileSync(join(app, 'Dockerfile'), 'FROM berth-test/httpd:1\nCOPY index.html /www/index.html\n')
+    writeFileSync(join(app, 'index.html'), 'built on the leader\n')
+    writeFileSync(join(leader.dir, 'services', project, 'service.toml'), '[[service]]\nname = "site"\nport = 8080\nhealth = "/"\nplacement = { node = "node-a" }\n[service.build]\ncontext = "app"\n')
+    const built = await call<{ errors: unknown[] }>('POST', '/api/v1/deploy?service=site')
+    t.same(built.body.errors, [], 'built on the leader, run on node-a')
+    const site = (await status()).get('site')
+    t.match(site, { image: new RegExp(`^${registry.host}/${project}-site:[0-9a-f]{16}$`), running_replicas: 1, containers: [{ node: 'node-a' }] })
+    t.equal(await (await fetch(`http://${site?.containers[0].address ?? ''}/`)).text(), 'built on the leader\n', 'serving the build')
+    t.equal((await engineA.docker.listContainers({ filters: { label: [`berth.instance=${instance}`, 'berth.service=site'] } }))[0]?.Image, site?.image, 'node-a\'s engine pulled the leader\'s build')
   })
 }

@@ -1,5 +1,6 @@
 // The Docker engine for tests: Debian's docker.io, started once per run and shared by all test files,
 // images built locally from busybox-static (never pulled), and a throwaway registry on 127.0.0.1.
+import bcrypt from 'bcryptjs'
 import Docker from 'dockerode'
 import type { Container, ContainerCreateOptions } from 'dockerode'
 import { spawn } from 'node:child_process'
@@ -200,14 +201,17 @@ export interface Registry {
 }
 
 /**
- * A fresh registry (Debian docker-registry) for one test: no auth, plain HTTP on 127.0.0.1 (which the
- * engine treats as insecure, so push and pull work), deletes enabled, stopped and wiped at test end.
+ * A fresh registry (Debian docker-registry) for one test: plain HTTP on 127.0.0.1 (which the engine
+ * treats as insecure, so push and pull work), without logins or (`login`) with that one user
+ * (htpasswd), deletes enabled, stopped and wiped at test end.
  */
-export async function startRegistry (t: Teardown): Promise<Registry> {
+export async function startRegistry (t: Teardown, login?: { user: string, password: string }): Promise<Registry> {
   await ensureDebianPackages(['docker-registry'])
   const dir = tempDir(t, 'berth-registry-')
   const host = `127.0.0.1:${await freePort()}`
   const config = join(dir, 'config.yml')
+  if (login !== undefined) writeFileSync(join(dir, 'htpasswd'), `${login.user}:${bcrypt.hashSync(login.password, 10)}\n`)
+  const auth = login === undefined ? [] : ['auth:', '  htpasswd:', '    realm: berth-test', `    path: ${join(dir, 'htpasswd')}`]
   writeFileSync(config, [
     'version: 0.1',
     'log:',
@@ -219,13 +223,14 @@ export async function startRegistry (t: Teardown): Promise<Registry> {
     '    enabled: true',
     'http:',
     `  addr: ${host}`,
+    ...auth,
     ''
   ].join('\n'))
   await startDaemon(t, 'docker-registry', {
     command: '/usr/bin/docker-registry',
     args: ['serve', config],
     logFile: join(dir, 'registry.log'),
-    ready: async () => (await fetch(`http://${host}/v2/`)).status === 200
+    ready: async () => (await fetch(`http://${host}/v2/`)).status === (login === undefined ? 200 : 401)
   })
   return { host, url: `http://${host}` }
 }

@@ -3,7 +3,8 @@
 // sources (less what its .dockerignore excludes) and run; the same sources deploy as unchanged; a change builds and rolls out a new tag; a
 // rollback runs the previous build with no registry; a redeploy pulls nothing; builds beyond
 // builds_kept go once no container uses them; a broken build fails its service, which keeps serving;
-// a canary runs (and a promote keeps) the build of the sources as they are then. A service built from a git repository (a real one, fetched over file://) builds its branch's newest
+// a canary runs (and a promote keeps) the build of the sources as they are then. With a build registry
+// (a real one, with a login), builds are pushed there and a rollback pulls one back. A service built from a git repository (a real one, fetched over file://) builds its branch's newest
 // commit, and a signed push to its webhook builds and rolls out the pushed commit, an older one too.
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -14,7 +15,7 @@ import { promisify } from 'node:util'
 import webhooks from '../../../plugins/webhooks/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import { requireComponent } from '../../support/component.js'
-import { busyboxImage, dockerEngine } from '../../support/docker.js'
+import { busyboxImage, dockerEngine, startRegistry } from '../../support/docker.js'
 import { api, reconcilerKernel, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
@@ -98,6 +99,41 @@ if (docker !== undefined) {
 }
 
 if (docker !== undefined) {
+  t.test('a build registry with a login: built images pushed there (refused without the login), a rollback pulls one back', async t => {
+    const base = await busyboxImage(docker)
+    const login = { user: 'berth', password: 'registry-pass-3b1c' }
+    const registry = await startRegistry(t, login)
+    const { kernel, cwd, project, token } = await reconcilerKernel(t, docker, { extra: { build_registry: `${registry.host}/builds`, registry_credentials: 'registry.json' } })
+    const repository = `${registry.host}/builds/${project}-site`
+    t.teardown(async () => {
+      for (const image of await docker.listImages({ filters: { reference: [repository] } })) await docker.getImage(image.Id).remove({ force: true }).catch(() => undefined)
+    })
+    const app = join(cwd, 'services', project, 'app')
+    mkdirSync(app, { recursive: true })
+    writeFileSync(join(app, 'Dockerfile'), `FROM ${base}\nCOPY index.html /www/index.html\nCMD ["/bin/busybox", "httpd", "-f", "-p", "8080", "-h", "/www"]\n`)
+    writeServices(cwd, { [project]: '[[service]]\nname = "site"\nport = 8080\n[service.build]\ncontext = "app"\n' })
+    const site = async (): Promise<Status> => (await api<{ services: Status[] }>(kernel, 'GET', '/api/v1/status', { token })).body.services[0]
+    const version = async (text: string, path = '/api/v1/deploy'): Promise<DeployResult> => {
+      writeFileSync(join(app, 'index.html'), text)
+      return (await api<DeployResult>(kernel, 'POST', path, { token })).body
+    }
+
+    const refused = await version('first\n')
+    t.match(refused.errors, [{ service: 'site', error: new RegExp(`^pushing ${repository}:[0-9a-f]{16}: .*(unauthorized|authentication required|no basic auth credentials)`) }], 'no login for the registry: the push is refused, saying so')
+    writeFileSync(join(cwd, 'registry.json'), JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from(`${login.user}:${login.password}`).toString('base64') } } }))
+    t.match(await version('first\n'), { errors: [], changed: ['site'] }, 'with the login: built, pushed, run')
+    const first = (await site()).image
+    t.match(first, new RegExp(`^${repository}:[0-9a-f]{16}$`), 'tagged in the build registry')
+    const tags = await (await fetch(`${registry.url}/v2/builds/${project}-site/tags/list`, { headers: { authorization: `Basic ${Buffer.from(`${login.user}:${login.password}`).toString('base64')}` } })).json() as { tags: string[] }
+    t.same(tags.tags, [first.split(':').at(-1)], 'the registry has the build')
+
+    t.match(await version('second\n'), { errors: [], changed: ['site'] })
+    await docker.getImage(first).remove({ force: true })
+    t.match(await version('second\n', '/api/v1/services/site/rollback'), { errors: [] }, 'a rollback to a build no longer on the node')
+    t.equal((await site()).image, first, 'pulls it from the registry')
+    t.equal(await served(site), 'first\n')
+  })
+
   t.test('a service built from a git repository: its branch\'s newest commit, then the commit a webhook push names', async t => {
     const base = await busyboxImage(docker)
     // A local repository is fetched only from a folder the operator allowed.
