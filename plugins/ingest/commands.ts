@@ -55,7 +55,8 @@ export function telemetryCommands (cli: CliRegistry): void {
     .action(async (options: { detach?: boolean, elfDir?: string }) => {
       process.env.BERTH_PLUGINS = TELEMETRY_PLUGINS.join(',')
       if (options.elfDir !== undefined) process.env.ELF_DIR = options.elfDir
-      await cli.program.parseAsync(['server', ...(options.detach === true ? ['--detach'] : [])], { from: 'user' })
+      // Parsed again as `berth server`: with the global options given (-c, -s), which a new parse would drop.
+      await cli.program.parseAsync([...await cli.globalArgs(), 'server', ...(options.detach === true ? ['--detach'] : [])], { from: 'user' })
     })
 
   telemetry.command('report')

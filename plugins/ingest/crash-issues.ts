@@ -92,9 +92,12 @@ export const memberId = (ref: MemberRef): string => ref.join('\u0000')
 /** Order of software versions: numeric parts compared as numbers (1.10.0 after 1.9.2). */
 export const compareVersions = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true })
 
+/** A program counter as every view names it: 8 hex digits, the Thumb bit cleared (0x08000c01 is the instruction at 0x08000c00). */
+export const codeAddress = (pc: number): string => hex(pc & ~1)
+
 /** The issue of a fault not (yet) symbolicated: its program counter within its build. */
 export function pcIssue (fault: Pick<StoredFault, 'pc' | 'build_id' | 'cfsr' | 'hfsr' | 'mmfar' | 'bfar'>): IssueIdentity {
-  const pc = hex(fault.pc & ~1)
+  const pc = codeAddress(fault.pc)
   const signature = `pc ${fault.build_id ?? 'unknown-build'} ${pc}`
   return { id: idOf(signature), signature, title: `${decodeFault(fault).kind} at ${pc}${fault.build_id === null ? '' : ` (build ${fault.build_id.slice(0, 12)})`}`, grouping: 'pc' }
 }

@@ -1,6 +1,7 @@
 // The fleet at a glance, for the dashboard's first view: devices online and offline, faults of the
 // last 24 hours and the functions they happened in, and the firmware versions running. Computed by
 // reading the devices and faults, and kept for OVERVIEW_MS so a page refresh storm reads them once.
+import { codeAddress } from './crash-issues.js'
 import type { TelemetryStorage } from './storage/contract.js'
 
 const DAY_MS = 86_400_000
@@ -17,7 +18,7 @@ export interface FleetOverview {
 }
 
 function functionOf (symbol: string | null, pc: number): string {
-  if (symbol === null || symbol.startsWith('unsymbolicated')) return `unsymbolicated 0x${pc.toString(16).padStart(8, '0')}`
+  if (symbol === null || symbol.startsWith('unsymbolicated')) return `unsymbolicated ${codeAddress(pc)}`
   return symbol.split(' at ')[0]
 }
 

@@ -3,6 +3,7 @@
 // alerts their place in their list), paged by an opaque cursor. Each series is read from the cursor's
 // time forward, at most a page of each, and the pages merged; OTA events come from the device's OTA
 // log (its newest 100), alerts from the alert history (its latest 1,000).
+import { codeAddress } from './crash-issues.js'
 import { decodeFault } from './fault-status.js'
 import { decodeKeyCursor, encodeCursor, parseLimit, parseTime, type RangeQuery } from './series-query.js'
 import type { AlertRecord } from './alert-rules.js'
@@ -26,7 +27,6 @@ export interface TimelineEntry {
 
 type Position = [at: number, kind: number, sequence: number]
 
-const hex = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0')}`
 const after = (a: Position, b: Position): boolean => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] > b[2]
 
 /** A timeline cursor: the last entry's [at, kind, sequence]. */
@@ -72,7 +72,7 @@ function summaryOf (kind: EntryKind, record: object): string {
   }
   if (kind === 'fault') {
     const f = record as { pc: number, symbol: string | null, cfsr: number, hfsr: number, mmfar: number, bfar: number }
-    return `fault: ${decodeFault(f).kind} at ${hex(f.pc)}${f.symbol !== null && !f.symbol.startsWith('unsymbolicated') ? ` in ${f.symbol}` : ''}`
+    return `fault: ${decodeFault(f).kind} at ${codeAddress(f.pc)}${f.symbol !== null && !f.symbol.startsWith('unsymbolicated') ? ` in ${f.symbol}` : ''}`
   }
   if (kind === 'heartbeat') {
     const h = record as { uptime_ms: number, boot_count: number }

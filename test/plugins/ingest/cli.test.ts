@@ -1,31 +1,38 @@
-// `berth telemetry …` against a real server: serve, report, faults and metrics (tables and --json),
-// hash-password, and the one-line failures.
+// `berth telemetry …` against a real server: serve (honouring -c and -s from another folder), report,
+// faults and metrics (tables and --json), hash-password, and the one-line failures.
 import t from 'tap'
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { verifyPassword } from '../../../plugins/ingest/auth/passwords.js'
-import { CLI, exited, runCli, spawnCli } from '../../support/cli.js'
+import { CLI, exited, runCli as runBerth, spawnCli } from '../../support/cli.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, backendSettings, onPostgres } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
 import { freePort } from '../../support/net.js'
 
-t.test('serve, then report, faults and metrics through the API', async t => {
+t.test('serve (from another folder, with -c and -s), then report, faults and metrics through the API', async t => {
+  const home = tempDir(t)
+  // Every command runs elsewhere: the configuration file and state directory come from -c and -s only.
   const dir = tempDir(t)
+  const stateDir = join(home, 'state')
   const [control, telemetry] = [await freePort(), await freePort()]
-  writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n`)
+  writeFileSync(join(home, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n[ingest]\napi_key = "${API_KEY}"\n`)
   const { database_url: databaseUrl } = await backendSettings(t)
-  const env = { INGEST_API_KEY: API_KEY, BERTH_TELEMETRY_PORT: String(telemetry), ...(typeof databaseUrl === 'string' ? { INGEST_DATABASE_URL: databaseUrl } : {}) }
-  const server = spawnCli(['telemetry', 'serve'], { cwd: dir, env })
+  const env = { BERTH_TELEMETRY_PORT: String(telemetry), ...(typeof databaseUrl === 'string' ? { INGEST_DATABASE_URL: databaseUrl } : {}) }
+  const globals = ['-c', join(home, 'cluster.toml'), '-s', stateDir]
+  const runCli = async (args: string[], options: Parameters<typeof runBerth>[1]): ReturnType<typeof runBerth> => await runBerth([...globals, ...args], options)
+  const server = spawnCli([...globals, 'telemetry', 'serve'], { cwd: dir, env })
   t.teardown(() => { server.kill('SIGKILL') })
   const health = await pollUntil(async () => {
     const response = await fetch(`http://127.0.0.1:${control}/api/v1/health`)
     return response.ok && await response.json() as { plugins: Record<string, unknown> }
   }, { what: 'berth telemetry serve to answer', timeout: 20_000 })
   t.same(Object.keys(health.plugins), ['ingest', 'symbolication'], 'only the telemetry plugins run')
+  t.ok(existsSync(join(stateDir, 'telemetry-admin-password')), 'in the state directory -s names')
+  t.notOk(existsSync(join(dir, '.berth')), 'not in the folder it was started from')
   t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'wasm', storage: onPostgres() ? 'postgres' : 'lmdb' } }, 'health says the WASM codecs decode, and where the telemetry is kept')
 
   const body = Buffer.concat([SAMPLES[0], SAMPLES[2], SAMPLES[3]].map((payload, sequence) => encodeChunk({ device: DEVICE, sequence, payload })))

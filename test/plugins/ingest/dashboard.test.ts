@@ -170,7 +170,7 @@ if (executablePath !== undefined) {
 
     await page.goto(new URL(`/dashboard/#/devices/${SENSOR}`, server.base).href)
     await page.waitForSelector('ol.timeline li.fault')
-    t.match(await page.textContent('ol.timeline'), /fault: PRECISERR at 0x0800abcd in sensor_poll at \/src\/main\.c:42/, 'the device\'s timeline')
+    t.match(await page.textContent('ol.timeline'), /fault: PRECISERR at 0x0800abcc in sensor_poll at \/src\/main\.c:42/, 'the device\'s timeline')
     t.match(await page.textContent('ol.timeline li.heartbeat'), /heartbeat: up 2h 5m \(boot 3\)/, 'with its heartbeats')
     await page.selectOption('select[name="timeline-span"]', '1')
     await pollUntil(async () => (await page.locator('ol.timeline li').count()) === chunks.length - 4, { what: 'the last hour\'s entries' })

@@ -57,7 +57,7 @@ t.test('symbol files, a device\'s timeline, and exports', async t => {
   const timeline = await (await server.api('GET', `/devices/${A}/timeline`, 'viewer')).json() as { entries: Array<{ kind: string, sequence: number, summary: string }>, next_cursor: string | null }
   t.same(timeline.entries.map(e => [e.kind, e.sequence]), [['reboot', 2], ['fault', 3], ['fault', 6], ['trace', 4], ['heartbeat', 7]], 'one request: reboots, faults, traces, heartbeats of the same moment in that order')
   t.match(timeline.entries[0].summary, /^reboot: watchdog \(boot 17\)$/)
-  t.match(timeline.entries[1].summary, /^fault: PRECISERR at 0x0800abcd$/)
+  t.match(timeline.entries[1].summary, /^fault: PRECISERR at 0x0800abcc$/)
   t.match(timeline.entries[3].summary, /radio up$/)
   t.equal(timeline.entries[4].summary, 'heartbeat: up 1m 2s (boot 17)')
   t.match(await (await server.api('GET', `/devices/${A}/heartbeats`, 'viewer')).json(), { items: [{ sequence: 7, uptime_ms: 62000, boot_count: 17 }] }, 'heartbeats are a series of their own')

@@ -125,7 +125,7 @@ t.test('the fleet overview counts devices, the last day\'s faults by function, a
   t.match(await response.json(), {
     devices: { total: 4, online: 3, offline: 0, never_seen: 1 },
     faults_24h: 3,
-    top_functions: [{ function: 'unsymbolicated 0x0800abcd', faults: 2 }, { function: 'unsymbolicated 0x08001000', faults: 1 }],
+    top_functions: [{ function: 'unsymbolicated 0x0800abcc', faults: 2 }, { function: 'unsymbolicated 0x08001000', faults: 1 }],
     software_versions: [{ software_type: 'main', software_version: '2.0.0', devices: 2 }, { software_version: '1.9.0', devices: 1 }, { software_version: null, devices: 1 }]
   })
   t.equal((await server.api('GET', '/fleet/overview', null)).status, 401, 'not without signing in')
