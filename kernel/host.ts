@@ -94,9 +94,11 @@ export class ServerHost {
     this.#acceptors.closeExcept(new Set(this.kernel.listenerNames))
   }
 
-  /** Stop the kernel running (after a restart in progress) and close the listening sockets. */
+  /** Close the listening sockets and stop the kernel running (after a restart in progress). */
   async stop (): Promise<void> {
     this.#stopped = true
+    // No new connections from now on: those open are answered while the kernel drains them.
+    this.#acceptors.closeAll()
     await this.#switching
     await this.#kernel?.stop()
     this.#acceptors.closeAll()

@@ -550,7 +550,9 @@ export class Kernel {
       }))
       this.#listeners.clear()
       for (const slot of [...this.#slots].reverse()) await this.#teardown(slot)
-      await this.#store?.close()
+      // A store whose disk failed may never finish its last writes: the stop does not wait on it past the deadline.
+      await this.#withinDeadline(this.#store?.close() ?? Promise.resolve(), 'the store did not close')
+        .catch((err: unknown) => { this.log.error({ err: messageOf(err) }, 'closing the store failed; stopping without it') })
       this.#store = undefined
       await this.#outbound?.close()
     })()

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { format } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { StartupError } from '../errors.js'
@@ -13,6 +14,8 @@ import type { CliSettings, ServerOption } from './cli-registry.js'
 
 const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url))
 const START_DEADLINE_MS = 30_000
+/** A stop ends the process by this many plugin deadlines ([server].plugin_timeout_ms) at the latest. */
+const STOP_BOUND_DEADLINES = 2
 const POLL_MS = 50
 
 export interface ServerCommandDeps {
@@ -89,11 +92,21 @@ async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Pr
   // A person at a terminal is told where things are; logs to a file or a pipe stay JSON lines only.
   const terminal = [process.stderr, process.stdout].find(stream => stream.isTTY)
   terminal?.write(startupSummary(kernel))
+  // What libraries print (lmdb-js its failed commits) goes to the log as JSON lines too.
+  console.error = (...args: unknown[]) => { host.kernel.log.error(format(...args)) }
+  console.warn = (...args: unknown[]) => { host.kernel.log.warn(format(...args)) }
   let stopping = false
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) process.exit(1)
     stopping = true
     host.kernel.log.info({ signal }, 'stopping')
+    // Each step of a stop has its deadline; should they add up past this, the process ends anyway:
+    // a supervisor never needs SIGKILL.
+    const bound = STOP_BOUND_DEADLINES * host.kernel.config.server.plugin_timeout_ms
+    setTimeout(() => {
+      host.kernel.log.fatal(`the stop did not finish within ${bound / 1000} s; exiting`)
+      process.exit(1)
+    }, bound).unref()
     void host.stop().then(() => {
       removePid(kernel.config.stateDir, process.pid)
       process.exit(0)

@@ -2,9 +2,10 @@
 // while the three products run in one process. Writes of each product are answered 507 (JSON on the
 // control and telemetry listeners, CBOR on the campaign app), reads go on, a background job's write
 // fails without ending the process, health names the fault; once space returns, writes resume by
-// themselves and everything acknowledged before is still there.
+// themselves and everything acknowledged before is still there. A `berth telemetry serve` whose disk
+// filled under ingest stops on SIGTERM within its deadlines.
 import t from 'tap'
-import { mkdirSync, rmSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import devIdp from '../../plugins/dev-idp/index.js'
 import ingest from '../../plugins/ingest/index.js'
@@ -19,10 +20,22 @@ import { testKernel } from '../support/kernel.js'
 import { adminToken } from '../support/orchestration.js'
 import { pollUntil } from '../support/poll.js'
 import { fill, smallDisk } from '../support/disk.js'
+import { spawnCliForTest } from '../support/cli.js'
+import { freePort } from '../support/net.js'
+import { tempDir } from '../support/tmp.js'
 
 const DEVICE = 'd15c000000000001'
+/** The server's deadline for each step of a stop, short here. */
+const PLUGIN_TIMEOUT_MS = 4000
 const KEY = 'full-disk-device-key-0123456789'
 const basic = `Basic ${Buffer.from('admin:full disk admin').toString('base64')}`
+
+let sequence = 0
+/** POST `n` traces of 2 kB to the telemetry listener at `base`. */
+async function postTraces (base: URL, n: number): Promise<Response> {
+  const body = Buffer.concat(Array.from({ length: n }, () => encodeChunk({ device: DEVICE, sequence: sequence++, payload: { type: 'Trace', record: { uptime_ms: sequence, dropped: 0, data: Buffer.alloc(2000, 0x61) } } })))
+  return await fetch(new URL('/ingest/chunks', base), { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': KEY }, body })
+}
 
 const mounted = smallDisk(t)
 if (mounted instanceof Error) {
@@ -46,9 +59,7 @@ if (mounted instanceof Error) {
     const admin = adminToken(kernel)
     const auth = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }
     const putSecret = async (name: string): Promise<Response> => await fetch(new URL(`/api/v1/secrets/${name}`, control), { method: 'PUT', headers: auth, body: JSON.stringify({ value: 'x'.repeat(2000) }) })
-    let sequence = 0
-    const chunks = (n: number): Uint8Array => Buffer.concat(Array.from({ length: n }, () => encodeChunk({ device: DEVICE, sequence: sequence++, payload: { type: 'Trace', record: { uptime_ms: sequence, dropped: 0, data: Buffer.alloc(2000, 0x61) } } })))
-    const ingestChunks = async (n: number): Promise<Response> => await fetch(new URL('/ingest/chunks', telemetry), { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': KEY }, body: chunks(n) })
+    const ingestChunks = async (n: number): Promise<Response> => await postTraces(telemetry, n)
     const user = kernel.service('campaign').devIdp?.users.find(u => u.role === 'staff')
     const cookie = (await scriptedLogin(app, user as { username: string, password: string })).cookie
     const feedback = async (resource: string): Promise<number | string> => await callServerFunction('record-feedback', { module_id: 'policy-chat', resource_id: resource, is_positive: true, is_active: true }, { baseUrl: app, headers: { cookie } })
@@ -93,5 +104,23 @@ if (mounted instanceof Error) {
     t.equal(await feedback('after'), 200)
     const after = await (await fetch(new URL(`/devices/${DEVICE}/traces?limit=1000`, telemetry), { headers: { authorization: basic } })).json() as { items: unknown[] }
     t.ok(after.items.length >= 10, `the traces acknowledged before and after are there (${after.items.length})`)
+  })
+
+  t.test('a server whose disk filled under ingest stops on SIGTERM within its deadlines, its log JSON lines only', async t => {
+    const disk = smallDisk(t)
+    if (disk instanceof Error) throw disk
+    const dir = tempDir(t)
+    const [control, port] = [await freePort(), await freePort()]
+    writeFileSync(join(dir, 'cluster.toml'), `[server]\nplugin_timeout_ms = ${PLUGIN_TIMEOUT_MS}\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[ingest]\napi_key = "${KEY}"\n`)
+    const server = spawnCliForTest(t, ['telemetry', 'serve'], { cwd: dir, env: { BERTH_STATE_DIR: join(disk, 'state'), BERTH_TELEMETRY_PORT: String(port) } })
+    const base = new URL(`http://127.0.0.1:${port}`)
+    await pollUntil(async () => (await postTraces(base, 1).catch(() => undefined))?.status === 200, { what: 'the server to take traces', timeout: 20_000 })
+    fill(disk)
+    await pollUntil(async () => (await postTraces(base, 50)).status === 507, { what: 'an ingest refused with 507', timeout: 20_000 })
+    server.kill('SIGTERM')
+    // Each step of the stop has the plugin deadline; the process ends within two of them whatever the store does.
+    await pollUntil(() => server.exitCode !== null, { what: 'the server to exit after SIGTERM', timeout: 2 * PLUGIN_TIMEOUT_MS + 5000 })
+    const stacks = server.output().split('\n').filter(line => /^\s+at /.test(line) || /^Error: /.test(line))
+    t.same(stacks, [], 'no bare error or stack in its output: what the store library says is logged as JSON')
   })
 }
