@@ -3,6 +3,8 @@
 // connectivity change recorded in the history (trimmed to the latest HISTORY_KEPT at each
 // evaluation) and delivered to the rule's destinations outside its cooldown: JSON signed with HMAC-SHA256 (`X-Berth-Signature:
 // sha256=<hex of HMAC(secret, "<X-Berth-Timestamp>.<body>")>`), or Slack-compatible `{"text": …}`.
+// Connectivity changes of many devices at once (a fleet going offline) are one notification per rule
+// and kind, naming the devices (at most NAMED_DEVICES) with their count, as Memfault and Grafana group them.
 import { createHmac, randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { TelemetryEvent } from './apply.js'
@@ -14,8 +16,29 @@ const HOUR_MS = 3_600_000
 /** Alert records kept; older ones are removed as new ones come. */
 export const HISTORY_KEPT = 1000
 
+/** Connectivity records wait this long to go out together: a fleet going offline at once is one notification per rule. */
+const GROUP_MS = 1000
+/** Devices a grouped notification names; its `count` says how many in all. */
+export const NAMED_DEVICES = 100
+/** Devices its summary names before "and N more". */
+const SUMMARY_DEVICES = 5
+
+/** What a destination receives: one record, or (connectivity) the records of several devices as one. */
+export type Notification = AlertRecord & { devices?: string[], count?: number }
+
+/** One notification for the connectivity records of one rule and kind, newest last. */
+export function groupedNotification (records: readonly AlertRecord[]): Notification {
+  const devices = records.map(r => r.device ?? '')
+  const last = records[records.length - 1]
+  if (records.length === 1) return { ...last, devices, count: 1 }
+  const named = devices.slice(0, SUMMARY_DEVICES).join(', ')
+  const more = devices.length > SUMMARY_DEVICES ? ` and ${devices.length - SUMMARY_DEVICES} more` : ''
+  const what = last.kind === 'offline' ? 'went offline' : 'are back online'
+  return { ...last, device: null, devices: devices.slice(0, NAMED_DEVICES), count: devices.length, summary: `${devices.length} devices ${what}: ${named}${more}` }
+}
+
 /** The delivery of `record` to `destination`. */
-export function deliveryOf (destination: Destination, record: AlertRecord, now = Date.now()): Delivery {
+export function deliveryOf (destination: Destination, record: Notification, now = Date.now()): Delivery {
   if (destination.format === 'slack') {
     const icon = record.kind === 'firing' || record.kind === 'offline' ? ':rotating_light:' : ':white_check_mark:'
     return { url: destination.url, body: JSON.stringify({ text: `${icon} *${record.rule_name}* ${record.kind}: ${record.summary}` }), headers: {}, what: `rule ${record.rule}` }
@@ -34,6 +57,9 @@ export class Alerting {
   readonly #storage: TelemetryStorage
   readonly #notifier: WebhookNotifier
   readonly #log: Logger
+  /** Connectivity records to notify, by rule and kind, until the group is sent. */
+  readonly #waiting = new Map<string, { rule: AlertRule, records: AlertRecord[] }>()
+  #timer: NodeJS.Timeout | undefined
 
   constructor (storage: TelemetryStorage, notifier: WebhookNotifier, log: Logger) {
     this.#storage = storage
@@ -90,6 +116,27 @@ export class Alerting {
     return records
   }
 
+  /** Hold a connectivity record for its rule's next grouped notification. */
+  #await (rule: AlertRule, record: AlertRecord): void {
+    const key = `${rule.id}/${record.kind}`
+    const group = this.#waiting.get(key) ?? { rule, records: [] }
+    group.records.push(record)
+    this.#waiting.set(key, group)
+    this.#timer ??= setTimeout(() => { this.flush() }, GROUP_MS)
+  }
+
+  /** Send every grouped notification waiting, now: one per rule and kind. */
+  flush (): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    const groups = [...this.#waiting.values()]
+    this.#waiting.clear()
+    for (const { rule, records } of groups) {
+      const notification = groupedNotification(records)
+      for (const destination of rule.destinations) this.#notifier.send(deliveryOf(destination, notification))
+    }
+  }
+
   async #check (rule: AlertRule, now: number): Promise<{ holds: boolean, summary: string }> {
     const condition = rule.condition
     if (condition.kind === 'crash_rate') {
@@ -113,7 +160,8 @@ export class Alerting {
       notified: notify && rule.destinations.length > 0
     }
     await this.#storage.changeDocument<AlertRecord>('alert', record.id, () => record)
-    if (record.notified) for (const destination of rule.destinations) this.#notifier.send(deliveryOf(destination, record, now))
+    if (record.notified && device !== null) this.#await(rule, record)
+    else if (record.notified) for (const destination of rule.destinations) this.#notifier.send(deliveryOf(destination, record, now))
     this.#log.info({ rule: rule.id, kind, device, notified: record.notified }, `alert: ${rule.name} ${kind}`)
     return record
   }

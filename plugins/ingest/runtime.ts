@@ -103,6 +103,8 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const notifier = new WebhookNotifier(settings.alert_webhooks, ctx.log, ctx.outbound)
   ctx.onClose(() => { notifier.stop() })
   const alerting = new Alerting(storage, notifier, ctx.log)
+  // Grouped connectivity notifications still waiting go out before the notifier stops.
+  ctx.onClose(() => { alerting.flush() })
   const chunks = ctx.metrics.counter({ name: 'berth_ingest_chunks_total', help: 'Chunks accepted, by type.', labelNames: ['type'] })
   const alerts = ctx.metrics.counter({ name: 'berth_ingest_alerts_total', help: 'Alerts raised, by kind.', labelNames: ['kind'] })
   ctx.metrics.gauge({

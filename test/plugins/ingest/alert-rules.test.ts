@@ -2,7 +2,8 @@
 // flapping); and through the API with a webhook receiver on loopback: rules made by provisioners (not
 // viewers) and deleted by admins, secrets never listed, bad rules refused; a metric rule across a group
 // firing with a signed JSON webhook and a Slack-compatible one, resolving, and held back by its cooldown
-// when it fires again; a crash-rate rule; a connectivity rule on a device going offline and coming
+// when it fires again; a crash-rate rule; a connectivity rule on four devices going offline (one
+// notification naming them) and one coming
 // back; and the history, newest first.
 import t from 'tap'
 import { createHmac } from 'node:crypto'
@@ -119,14 +120,17 @@ t.test('rules through the API: metric, crash rate and connectivity, delivered, s
     const { alerts } = await (await server.api('GET', `/alerts/history?rule=${link.id}`, 'viewer')).json() as { alerts: AlertRecord[] }
     return alerts.length === 4 ? alerts : undefined
   }, { what: 'four devices offline' })
-  t.ok(offline.every(a => a.kind === 'offline' && a.notified), 'each device going offline, delivered')
+  t.ok(offline.every(a => a.kind === 'offline' && a.notified), 'each device going offline, recorded and notified')
+  const grouped = await pollUntil(() => hooks.posts.find(p => p.path === '/link'), { what: 'the grouped notification' })
+  t.match(JSON.parse(grouped.body), { alert: 'rule', rule: link.id, kind: 'offline', device: null, count: 4, summary: /^4 devices went offline: [0-9a-f]{16}, / }, 'as one notification of the four')
+  t.same((JSON.parse(grouped.body) as { devices: string[] }).devices.sort(), offline.map(a => a.device).sort(), 'naming each')
   await send(server, FIELD[1], battery(3400))
   const latest = async (): Promise<AlertRecord | undefined> => {
     const { alerts } = await (await server.api('GET', `/alerts/history?rule=${link.id}&limit=1`, 'viewer')).json() as { alerts: AlertRecord[] }
     return alerts[0]
   }
   await pollUntil(async () => (await latest())?.kind === 'online', { what: 'back online' })
-  t.equal(hooks.posts.filter(p => p.path === '/link').length, 4, 'coming back within the cooldown: recorded, not delivered')
+  t.equal(hooks.posts.filter(p => p.path === '/link').length, 1, 'coming back within the cooldown: recorded, not delivered')
   const { entries } = await (await server.api('GET', `/devices/${FIELD[1]}/timeline`, 'viewer')).json() as { entries: Array<{ kind: string, summary: string }> }
   t.match(entries.filter(e => e.kind === 'alert').map(e => e.summary), [/^alert field link: device .* went offline/, /^alert field link: device .* is back online$/], 'the device\'s alerts in its timeline, in order')
 
