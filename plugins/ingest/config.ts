@@ -36,7 +36,7 @@ export const ingestSection = ((Type) => Type.Object({
   fragments: Type.Object({
     max_chunks: Type.Integer({ minimum: 1, default: 1024, description: 'Chunks that may be incomplete at once.' }),
     max_bytes: Type.Integer({ minimum: 1, default: 8 * MIB, description: 'Fragment bytes held at once.' }),
-    ttl_seconds: Type.Integer({ minimum: 1, default: 300, description: 'Incomplete chunks older than this are dropped.' })
+    ttl_seconds: Type.Integer({ minimum: 1, default: 3600, description: 'Incomplete chunks older than this are dropped; a later fragment of one is refused with retry, so that its device sends the whole chunk again.' })
   }, { additionalProperties: false, default: {} }),
   users: Type.Array(Type.Object({
     name: Type.String({ minLength: 1 }),

@@ -96,8 +96,12 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const clientOf = clientAddress(settings.rate_limit.trusted_proxies)
   const basic = ssoEnabled(settings) ? undefined : new BasicAuthenticator(users, settings.auth_failures, clientOf, outcome => { passwordChecks.labels(outcome).inc() })
   const authenticator = basic ?? new JwtAuthenticator(settings.sso)
-  const reassembler = new Reassembler(store.fragments, {
+  const lostFragments = ctx.metrics.counter({ name: 'berth_ingest_fragments_lost_total', help: 'Chunks dropped incomplete, older than fragments.ttl_seconds (dropped), and whole chunks asked for again because a later fragment came for one (resend).', labelNames: ['event'] })
+  const reassembler = new Reassembler(store.fragments, store.lostFragments, {
     maxChunks: settings.fragments.max_chunks, maxBytes: settings.fragments.max_bytes, ttlMs: settings.fragments.ttl_seconds * 1000
+  }, event => {
+    lostFragments.labels(event).inc()
+    if (event === 'dropped') ctx.log.warn('an incomplete chunk was dropped, older than fragments.ttl_seconds; its device is asked for it again at its next fragment')
   })
   const events = new EventLog()
   const notifier = new WebhookNotifier(settings.alert_webhooks, ctx.log, ctx.outbound)

@@ -6,10 +6,10 @@ import type { PluginStore } from '../../kernel/index.js'
 import type { StoredMark } from './chunk-marks.js'
 import type { CrashIssue, IssueIdentity, IssueMember, MemberKind } from './crash-issues.js'
 import { DeviceLocks } from './device-locks.js'
-import { pendingKey, type Device, type ElfFile, type Group, type OtaTarget, type PendingChunk, type PendingKey, type SeriesKey, type StoredFault, type StoredMetric, type StoredReboot, type StoredTrace, type StoredHeartbeat } from './storage/contract.js'
+import { pendingKey, type Device, type ElfFile, type Group, type LostChunk, type OtaTarget, type PendingChunk, type PendingKey, type SeriesKey, type StoredFault, type StoredMetric, type StoredReboot, type StoredTrace, type StoredHeartbeat } from './storage/contract.js'
 
 export { faultKey, pendingKey } from './storage/contract.js'
-export type { Device, ElfFile, Group, OtaTarget, PendingChunk, PendingKey, SeriesKey, StoredFault, StoredMetric, StoredReboot, StoredTrace, StoredHeartbeat } from './storage/contract.js'
+export type { Device, ElfFile, Group, LostChunk, OtaTarget, PendingChunk, PendingKey, SeriesKey, StoredFault, StoredMetric, StoredReboot, StoredTrace, StoredHeartbeat } from './storage/contract.js'
 
 /** The database of ELF files a backup carries. */
 const ELF_FILES = 'elf-files'
@@ -32,6 +32,8 @@ export class TelemetryStore {
   readonly elves: Database<ElfFile, string>
   readonly versions: Database<string, string>
   readonly fragments: Database<PendingChunk, string>
+  /** Chunks dropped incomplete, until their device sends them again (or LOST_KEPT_MS). */
+  readonly lostFragments: Database<LostChunk, string>
   /**
    * Faults the symbolication plugin has still to resolve (never tried, waiting for their build's ELF,
    * or to be tried again), by build: written with the fault, removed once its symbol is final.
@@ -72,6 +74,7 @@ export class TelemetryStore {
     this.elves = store.db('elves')
     this.versions = store.db('versions')
     this.fragments = store.db('fragments')
+    this.lostFragments = store.db('fragments-lost')
     this.pendingFaults = store.db('pending-faults')
     this.issues = store.db('issues')
     this.issueMembers = store.db('issue-members')

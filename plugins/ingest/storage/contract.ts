@@ -115,6 +115,14 @@ export interface PendingChunk {
   retransmitted?: boolean
 }
 
+/** A chunk whose fragments were dropped incomplete (too old): the device is told to send it whole again. */
+export interface LostChunk {
+  lost_at: number
+  /** Fragments that had come, of `count`. */
+  received: number
+  count: number
+}
+
 /** [device, received_at, sequence] (metrics add the entry index). */
 export type SeriesKey = Array<string | number>
 

@@ -1,8 +1,13 @@
 // Reassembly of fragmented chunks (small-MTU transports). Pending fragments live in LMDB, so an
-// acknowledged fragment survives a restart; their number, their bytes and their age are bounded.
+// acknowledged fragment survives a restart; their number, their bytes and their age are bounded. A
+// chunk dropped incomplete for its age is remembered (LOST_KEPT_MS): a later fragment of it is refused
+// with `retry`, so that the device sends the whole chunk again, starting with its first fragment.
 import type { Database } from 'lmdb'
 import { FRAME_MAX_PAYLOAD } from '../../../wasm/index.js'
-import type { PendingChunk } from '../store.js'
+import type { LostChunk, PendingChunk } from '../store.js'
+
+/** How long a chunk dropped incomplete is remembered, to tell its device to send it again. */
+export const LOST_KEPT_MS = 7 * 86_400_000
 
 export interface ReassemblyLimits {
   /** Chunks that may be incomplete at once. */
@@ -23,21 +28,29 @@ export interface FragmentHeader {
   retransmitted: boolean
 }
 
+/** A chunk dropped incomplete for its age, or a whole chunk asked for again because of one. */
+export type LostEvent = 'dropped' | 'resend'
+
 export type FragmentOutcome =
   | { status: 'partial', received: number, count: number }
   | { status: 'complete', bytes: Uint8Array, retransmitted: boolean }
-  /** `retry`: refused for want of room, so the same fragment may be taken later. */
-  | { status: 'rejected', reason: string, retry: boolean }
+  /** `retry`: refused for want of room, so the same fragment may be taken later; `resend`: the earlier fragments were dropped, the whole chunk is wanted again. */
+  | { status: 'rejected', reason: string, retry: boolean, resend?: true }
 
 export class Reassembler {
   readonly #db: Database<PendingChunk, string>
+  readonly #lost: Database<LostChunk, string>
   readonly #limits: ReassemblyLimits
+  readonly #count: (event: LostEvent) => void
   #chunks = 0
   #bytes = 0
 
-  constructor (db: Database<PendingChunk, string>, limits: ReassemblyLimits) {
+  /** `count` hears of each chunk dropped incomplete and each whole chunk asked for again. */
+  constructor (db: Database<PendingChunk, string>, lost: Database<LostChunk, string>, limits: ReassemblyLimits, count: (event: LostEvent) => void = () => {}) {
     this.#db = db
+    this.#lost = lost
     this.#limits = limits
+    this.#count = count
     this.#recount()
   }
 
@@ -72,8 +85,17 @@ export class Reassembler {
   add (key: string, header: FragmentHeader, payload: Uint8Array, now: number): FragmentOutcome {
     let pending = this.#db.get(key)
     if (pending !== undefined && now - pending.first_at > this.#limits.ttlMs) {
-      this.#drop(key, pending)
+      this.#dropLost(key, pending, now)
       pending = undefined
+    }
+    const lost = pending === undefined ? this.#lost.get(key) : undefined
+    if (lost !== undefined) {
+      // The device sends the chunk again from its first fragment; a later one means it does not know yet.
+      if (header.fragmentIndex > 0) {
+        this.#count('resend')
+        return { status: 'rejected', reason: `the earlier fragments of this chunk (${lost.received} of ${lost.count}) were dropped, older than ${this.#limits.ttlMs / 1000} s, before the rest came; send the whole chunk again`, retry: true, resend: true }
+      }
+      this.#lost.remove(key)
     }
     if (pending === undefined) {
       if (this.#chunks >= this.#limits.maxChunks) {
@@ -109,16 +131,24 @@ export class Reassembler {
     return { status: 'complete', bytes, retransmitted: pending.retransmitted === true }
   }
 
-  /** Drop chunks whose first fragment is older than the time limit; returns how many. Same rule as add(). */
+  /** Drop chunks whose first fragment is older than the time limit (remembered as lost), and forget old lost ones; returns how many were dropped. Same rule as add(). */
   expire (now: number): number {
     let dropped = 0
     for (const { key, value } of this.#db.getRange()) {
       if (now - value.first_at > this.#limits.ttlMs) {
-        this.#drop(key, value)
+        this.#dropLost(key, value, now)
         dropped++
       }
     }
+    for (const { key, value } of this.#lost.getRange()) if (now - value.lost_at > LOST_KEPT_MS) this.#lost.remove(key)
     return dropped
+  }
+
+  /** A chunk dropped incomplete for its age: remembered, so that its next fragment asks for the whole chunk again. */
+  #dropLost (key: string, pending: PendingChunk, now: number): void {
+    this.#drop(key, pending)
+    this.#lost.put(key, { lost_at: now, received: pending.parts.filter(p => p !== null).length, count: pending.count })
+    this.#count('dropped')
   }
 
   #drop (key: string, pending: PendingChunk): void {
