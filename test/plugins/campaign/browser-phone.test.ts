@@ -17,9 +17,9 @@ import { builtUi, signIn } from '../../support/campaign-browser.js'
 import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
+import { checkPhoneLayout, PHONE } from '../../support/phone-layout.js'
 import { tempDir } from '../../support/tmp.js'
 
-const PHONE = { width: 390, height: 844 }
 const hoursAgo = (h: number): string => new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - h * 3_600_000 + 60_000).toISOString()
 const daysAgo = (d: number): string => new Date(Date.now() - d * 86_400_000).toISOString()
 
@@ -43,30 +43,8 @@ t.test('no emoji in the UI: its sources and the built bundle', async t => {
   t.ok(['👍', '✅', '↔', '❤️'].every(emoji => EMOJI.test(emoji)), 'the pattern knows emoji')
 })
 
-/**
- * Run in the page: its width, its scrolling width, and the visible controls (every <details> opened) that
- * cannot be brought onto the screen: each is scrolled into view (its page and any box around it that
- * scrolls) and must then lie inside the viewport with its own centre on top, not under another element.
- */
-const LAYOUT = `(() => {
-  for (const details of document.querySelectorAll('details')) details.open = true
-  const controls = [...document.querySelectorAll('a[href], button, input:not([type="hidden"]), select, textarea, summary')]
-    .filter(el => el.checkVisibility({ visibilityProperty: true }))
-  const unreachable = controls.filter(el => {
-    el.scrollIntoView({ block: 'center', inline: 'center' })
-    const box = el.getBoundingClientRect()
-    const inside = box.left >= -0.5 && box.right <= innerWidth + 0.5 && box.top >= -0.5 && box.bottom <= innerHeight + 0.5
-    const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2)
-    return !inside || top === null || !(el === top || el.contains(top))
-  }).map(el => el.outerHTML.slice(0, 120))
-  scrollTo(0, 0)
-  return { width: innerWidth, scroll: document.documentElement.scrollWidth, controls: controls.length, unreachable }
-})()`
-
 async function checkLayout (t: Test, page: Page, where: string): Promise<void> {
-  const { width, scroll, controls, unreachable } = await page.evaluate<{ width: number, scroll: number, controls: number, unreachable: string[] }>(LAYOUT)
-  t.ok(scroll <= width, `${where}: no horizontal overflow (scrollWidth ${scroll} ≤ ${width})`)
-  t.same(unreachable, [], `${where}: each of ${controls} controls can be scrolled onto the screen, uncovered`)
+  await checkPhoneLayout(t, page, where)
   t.notMatch(await page.textContent('body'), EMOJI_SHOWN, `${where}: no emoji`)
 }
 

@@ -6,8 +6,9 @@
 // the fleet, the alert history, the builds without symbols, an OTA release made and paused by a
 // provisioner (no form for a viewer), and the groups form shown to a provisioner but not to a viewer (whom
 // the API refuses as well). What the test puts in place (symbols, an offline device, a fleet, samples
-// in the past) goes through the storage contract, so it runs on either backend. Screenshots of the
-// main views go to BERTH_SCREENSHOTS (docs/screenshots holds the ones published).
+// in the past) goes through the storage contract, so it runs on either backend. On a phone (390 px)
+// every view works for each role. Screenshots of the main views go to BERTH_SCREENSHOTS
+// (docs/screenshots holds the ones published).
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
@@ -26,7 +27,8 @@ import { requireComponent } from '../../support/component.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
-import { API_KEY, backendSettings, passwordOf, telemetryServer, type TestRole } from './harness.js'
+import { checkPhoneLayout, PHONE } from '../../support/phone-layout.js'
+import { API_KEY, backendSettings, passwordOf, ROLES, telemetryServer, type TestRole } from './harness.js'
 
 /** The dashboard is built by `npm run build`; a single test file run after a fresh clone builds it here. */
 async function builtDashboard (): Promise<void> {
@@ -94,8 +96,47 @@ async function signIn (page: Page, base: URL, role: TestRole, password: string):
   await page.click('button[type="submit"]')
 }
 
+/** Every view of the dashboard, by its address. */
+const VIEWS = ['#/', '#/issues', '#/devices', `#/devices/${SENSOR}`, '#/fleet-metrics', '#/releases', '#/groups', '#/ota', '#/firmware', '#/alerts']
+
+/** Run in the page: whether the navigation keeps its dark bar behind every link, and the table cells set on more than one line. */
+const PHONE_READING = `(() => {
+  const nav = document.querySelector('nav')
+  const bar = nav.getBoundingClientRect()
+  const links = [...nav.querySelectorAll('a')].map(a => a.getBoundingClientRect())
+  const lines = cell => { const range = document.createRange(); range.selectNodeContents(cell); return range.getClientRects().length }
+  return {
+    background: getComputedStyle(nav).backgroundColor,
+    linksOnBar: links.every(box => box.top >= bar.top && box.bottom <= bar.bottom && box.right <= innerWidth),
+    brokenCells: [...document.querySelectorAll('main td')].filter(cell => cell.textContent.trim() !== '' && lines(cell) > 1).map(cell => cell.textContent.slice(0, 40))
+  }
+})()`
+
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
+  t.test('on a phone (390 px), every view for each role: no sideways scroll, every control reachable, the navigation on its bar, table cells on one line', async t => {
+    await builtDashboard()
+    const server = await telemetryServer(t)
+    const chunks = [info, metrics(1), fault, trace, heartbeat]
+    t.equal((await server.ingest(Buffer.concat(chunks.map((payload, sequence) => encodeChunk({ device: SENSOR, sequence, payload }))))).json.accepted, chunks.length)
+    const context = await headlessBrowser(t, executablePath)
+    for (const role of ROLES) {
+      const page = await context.newPage()
+      await page.setViewportSize(PHONE)
+      await signIn(page, server.base, role, passwordOf(role))
+      await page.waitForSelector('.me')
+      for (const view of VIEWS) {
+        await page.evaluate(`location.hash = ${JSON.stringify(view)}`)
+        await pollUntil(async () => await page.locator('main').count() === 1 && !(await page.textContent('main') ?? '').includes('Loading'), { what: `${view} shown to ${role}` })
+        await checkPhoneLayout(t, page, `${role} ${view}`)
+        const reading = await page.evaluate<{ background: string, linksOnBar: boolean, brokenCells: string[] }>(PHONE_READING)
+        t.same([reading.background, reading.linksOnBar], ['rgb(15, 23, 42)', true], `${role} ${view}: the navigation's links on its dark bar`)
+        t.same(reading.brokenCells, [], `${role} ${view}: every table cell on one line`)
+      }
+      await page.close()
+    }
+  })
+
   t.test('sign in, the overview, a device appearing live, its page, and the groups by role', async t => {
     await builtDashboard()
     const server = await telemetryServer(t)
