@@ -104,11 +104,17 @@ const PHONE_READING = `(() => {
   const nav = document.querySelector('nav')
   const bar = nav.getBoundingClientRect()
   const links = [...nav.querySelectorAll('a')].map(a => a.getBoundingClientRect())
-  const lines = cell => { const range = document.createRange(); range.selectNodeContents(cell); return range.getClientRects().length }
+  // A cell's text on more than one line: its boxes (one per text or inline element) do not share a line.
+  const wrapped = cell => {
+    const range = document.createRange()
+    range.selectNodeContents(cell)
+    const rects = [...range.getClientRects()].filter(r => r.width > 0)
+    return rects.length > 1 && Math.max(...rects.map(r => r.top)) - Math.min(...rects.map(r => r.top)) > Math.min(...rects.map(r => r.height)) / 2
+  }
   return {
     background: getComputedStyle(nav).backgroundColor,
     linksOnBar: links.every(box => box.top >= bar.top && box.bottom <= bar.bottom && box.right <= innerWidth),
-    brokenCells: [...document.querySelectorAll('main td')].filter(cell => cell.textContent.trim() !== '' && lines(cell) > 1).map(cell => cell.textContent.slice(0, 40))
+    brokenCells: [...document.querySelectorAll('main td')].filter(cell => cell.textContent.trim() !== '' && wrapped(cell)).map(cell => cell.textContent.slice(0, 40))
   }
 })()`
 

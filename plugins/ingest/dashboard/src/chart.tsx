@@ -49,6 +49,10 @@ const alone: uPlot.Series.Points.Filter = (u, series, shown) => {
   return Array.from(ys, (_, i) => has(i) && !has(i - 1) && !has(i + 1) ? i : -1).filter(i => i >= 0)
 }
 
+/** The chart's width on a wide screen, and the least it shrinks to. */
+const CHART_WIDTH = 720
+const MIN_CHART_WIDTH = 240
+
 /** The chart's element carries its uPlot instance, for the browser's console and the dashboard test. */
 type ChartElement = HTMLDivElement & { plot?: uPlot }
 
@@ -60,7 +64,8 @@ export function Chart ({ data }: { data: Points }) {
     const range = { min: data.from / 1000, max: data.to / 1000 }
     const line = (label: string, stroke: string): uPlot.Series => ({ label, stroke, points: { filter: alone } })
     const plot = new uPlot({
-      width: 720,
+      // As wide as its place allows (a phone), at most CHART_WIDTH.
+      width: Math.max(MIN_CHART_WIDTH, Math.min(CHART_WIDTH, element.clientWidth)),
       height: 220,
       // A fixed x scale: zooming by dragging still works, and a double click goes back to the range.
       scales: { x: { time: true, auto: false, ...range } },
