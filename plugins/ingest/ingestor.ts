@@ -14,7 +14,8 @@ import { emptyWrites, type Device, type IngestReads, type IngestWrites, type Tel
 import { seenKey, type TelemetryStore } from './store.js'
 import { decodeChunk } from './wire/decoder.js'
 import { typeName, type ChunkTypeName } from './wire/payloads.js'
-import type { Reassembler } from './wire/reassembly.js'
+import type { FragmentOutcome, Reassembler } from './wire/reassembly.js'
+import type { SharedReassembler } from './wire/shared-reassembly.js'
 
 export type FrameStatus = 'accepted' | 'duplicate' | 'partial' | 'rejected'
 
@@ -60,12 +61,15 @@ export class Ingestor {
   /** The kernel store, where fragments wait (node-local state on every backend). */
   readonly #local: TelemetryStore
   readonly #reassembler: Reassembler
+  /** On nodes sharing a database, where fragments wait instead (every node sees them). */
+  readonly #shared: SharedReassembler | undefined
   readonly #options: IngestOptions
 
-  constructor (storage: TelemetryStorage, local: TelemetryStore, reassembler: Reassembler, options: IngestOptions) {
+  constructor (storage: TelemetryStorage, local: TelemetryStore, reassembler: Reassembler, options: IngestOptions, shared?: SharedReassembler) {
     this.#storage = storage
     this.#local = local
     this.#reassembler = reassembler
+    this.#shared = shared
     this.#options = options
   }
 
@@ -84,6 +88,11 @@ export class Ingestor {
     }
     return await this.#storage.ingest(ids, async session => {
       const reads = await session.read([...ids], pairs, [...sealed])
+      if (fragmented && this.#shared !== undefined) {
+        const { outcome, writes } = this.#apply(index, reads, now, await this.#sharedFragments(this.#shared, index, reads, now))
+        outcome.events.push(...await session.write(writes))
+        return outcome
+      }
       if (fragmented) {
         let written: Promise<IssueEvent[]> | undefined
         const outcome = await this.#reassembler.settle(this.#local.transaction(() => {
@@ -100,7 +109,22 @@ export class Ingestor {
     })
   }
 
-  #apply (index: FrameIndex, reads: IngestReads, now: number): { outcome: IngestOutcome, writes: IngestWrites } {
+  /** The answer of each fragment of the request (by frame), from the reassembly every node shares; fragments of devices refused are not held. */
+  async #sharedFragments (shared: SharedReassembler, index: FrameIndex, reads: IngestReads, now: number): Promise<Map<number, FragmentOutcome>> {
+    const outcomes = new Map<number, FragmentOutcome>()
+    let i = 0
+    for (const record of index) {
+      const frame = i++
+      if (record.status !== 'ok' || record.fragmentCount === 0) continue
+      if (deviceRefusal(record, reads.devices.get(record.deviceId), this.#options.autoRegister) !== undefined) continue
+      const flags = record.flags & ~FrameFlag.Retransmitted
+      outcomes.set(frame, await shared.add(seenKey(record.deviceId, record.sequence), { ...record, flags, retransmitted: flags !== record.flags }, index.payload(record), now))
+    }
+    return outcomes
+  }
+
+  /** `fragments`: the answers of the request's fragments already found (shared reassembly); else this node's reassembler answers them. */
+  #apply (index: FrameIndex, reads: IngestReads, now: number, fragments?: ReadonlyMap<number, FragmentOutcome>): { outcome: IngestOutcome, writes: IngestWrites } {
     const writes = emptyWrites()
     const events: TelemetryEvent[] = []
     const frames: FrameResult[] = []
@@ -122,12 +146,9 @@ export class Ingestor {
       if (record.fragmentCount > 0) result.fragment = `${record.fragmentIndex + 1}/${record.fragmentCount}`
       const copy = devices.get(record.deviceId)
       const device = copy?.device ?? reads.devices.get(record.deviceId)
-      if (device === undefined && !this.#options.autoRegister) {
-        refuse(result, `unknown device ${record.deviceId}: register it first`, true)
-        continue
-      }
-      if (device?.encrypted === true && (record.flags & FrameFlag.Encrypted) === 0) {
-        refuse(result, `device ${record.deviceId} is registered for encrypted chunks; an unencrypted one is refused`, true)
+      const refusal = deviceRefusal(record, device, this.#options.autoRegister)
+      if (refusal !== undefined) {
+        refuse(result, refusal, true)
         continue
       }
       const seen = seenKey(record.deviceId, record.sequence)
@@ -135,7 +156,7 @@ export class Ingestor {
       let retransmitted = flags !== record.flags
       let bytes = index.payload(record)
       if (record.fragmentCount > 0) {
-        const outcome = this.#reassembler.add(seen, { ...record, flags, retransmitted }, bytes, now)
+        const outcome = fragments?.get(result.index) ?? this.#reassembler.add(seen, { ...record, flags, retransmitted }, bytes, now)
         if (outcome.status === 'partial') {
           result.status = 'partial'
           continue
@@ -181,6 +202,13 @@ export class Ingestor {
 }
 
 /** Mark a frame rejected; `retry` when the same bytes may be accepted later. */
+/** Why a frame of `device` (undefined: not registered) is refused before anything of it is held, if it is. */
+function deviceRefusal (record: { deviceId: string, flags: number }, device: Device | undefined, autoRegister: boolean): string | undefined {
+  if (device === undefined && !autoRegister) return `unknown device ${record.deviceId}: register it first`
+  if (device?.encrypted === true && (record.flags & FrameFlag.Encrypted) === 0) return `device ${record.deviceId} is registered for encrypted chunks; an unencrypted one is refused`
+  return undefined
+}
+
 function refuse (result: FrameResult, reason: string, retry: boolean): void {
   result.reason = reason
   if (retry) result.retry = true

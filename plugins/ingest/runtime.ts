@@ -31,7 +31,8 @@ import type { TelemetryStorage } from './storage/contract.js'
 import { LmdbStorage } from './storage/lmdb.js'
 import { TelemetryStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
-import { Reassembler } from './wire/reassembly.js'
+import { Reassembler, type LostEvent } from './wire/reassembly.js'
+import { SharedReassembler } from './wire/shared-reassembly.js'
 import { join, resolve } from 'node:path'
 import { developmentOnly, reachabilityCheck, redactUrl, StartupError, type PluginContext } from '../../kernel/index.js'
 import { devIdpFor } from '../dev-idp/index.js'
@@ -97,12 +98,14 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   const basic = ssoEnabled(settings) ? undefined : new BasicAuthenticator(users, settings.auth_failures, clientOf, outcome => { passwordChecks.labels(outcome).inc() })
   const authenticator = basic ?? new JwtAuthenticator(settings.sso)
   const lostFragments = ctx.metrics.counter({ name: 'berth_ingest_fragments_lost_total', help: 'Chunks dropped incomplete, older than fragments.ttl_seconds (dropped), and whole chunks asked for again because a later fragment came for one (resend).', labelNames: ['event'] })
-  const reassembler = new Reassembler(store.fragments, store.lostFragments, {
-    maxChunks: settings.fragments.max_chunks, maxBytes: settings.fragments.max_bytes, ttlMs: settings.fragments.ttl_seconds * 1000
-  }, event => {
+  const fragmentLimits = { maxChunks: settings.fragments.max_chunks, maxBytes: settings.fragments.max_bytes, ttlMs: settings.fragments.ttl_seconds * 1000 }
+  const countLost = (event: LostEvent): void => {
     lostFragments.labels(event).inc()
     if (event === 'dropped') ctx.log.warn('an incomplete chunk was dropped, older than fragments.ttl_seconds; its device is asked for it again at its next fragment')
-  })
+  }
+  const reassembler = new Reassembler(store.fragments, store.lostFragments, fragmentLimits, countLost)
+  // Nodes sharing a PostgreSQL database share the fragments waiting there: a chunk's may reach any of them.
+  const shared = storage.backend === 'postgres' ? new SharedReassembler(storage, fragmentLimits, countLost) : undefined
   const events = new EventLog()
   const notifier = new WebhookNotifier(settings.alert_webhooks, ctx.log, ctx.outbound)
   ctx.onClose(() => { notifier.stop() })
@@ -126,7 +129,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
   })
   ctx.metrics.gauge({
     name: 'berth_ingest_reassembly_bytes', help: 'Fragment bytes waiting for the rest of their chunk.',
-    collect () { this.set(reassembler.pending.bytes) }
+    collect () { this.set((shared ?? reassembler).pending.bytes) }
   })
 
   const publish = (list: readonly TelemetryEvent[]): void => {
@@ -149,7 +152,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     settings,
     storage,
     store,
-    ingestor: new Ingestor(storage, store, reassembler, { autoRegister: settings.auto_register }),
+    ingestor: new Ingestor(storage, store, reassembler, { autoRegister: settings.auto_register }, shared),
     events,
     authenticator,
     apiKey,
@@ -196,7 +199,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
       return offline
     },
     applyRetention: async (now = Date.now()) => await deleteExpired(storage, settings.retention_days, now),
-    expireFragments: async (now = Date.now()) => await reassembler.settle(store.transaction(() => reassembler.expire(now)))
+    expireFragments: async (now = Date.now()) => shared !== undefined ? await shared.expire(now) : await reassembler.settle(store.transaction(() => reassembler.expire(now)))
   }
   // Shared with other nodes on PostgreSQL: one of them runs each check (storage.scheduled).
   const offlineCheckMs = settings.offline_check_seconds * 1000

@@ -327,7 +327,7 @@ export interface TelemetryStorage {
 }
 
 /** The kinds of documents the storage keeps. */
-export type DocumentKind = 'ota-image' | 'ota-release' | 'ota-log' | 'alert-rule' | 'alert-state' | 'alert'
+export type DocumentKind = 'ota-image' | 'ota-release' | 'ota-log' | 'alert-rule' | 'alert-state' | 'alert' | 'fragment' | 'fragment-lost'
 
 /** The storage cannot be reached (the database is down or refuses connections): answered 503 with Retry-After; nothing of the request was stored. */
 export class StorageUnavailable extends Unavailable {

@@ -83,52 +83,18 @@ export class Reassembler {
 
   /** Add one fragment; call inside a write transaction passed to settle(). */
   add (key: string, header: FragmentHeader, payload: Uint8Array, now: number): FragmentOutcome {
-    let pending = this.#db.get(key)
-    if (pending !== undefined && now - pending.first_at > this.#limits.ttlMs) {
-      this.#dropLost(key, pending, now)
-      pending = undefined
+    const step = stepFragment({ stored: this.#db.get(key), lost: this.#lost.get(key), header, payload, now, limits: this.#limits, held: this.pending })
+    if (step.expired !== undefined) this.#dropLost(key, step.expired, now)
+    if (step.outcome.status === 'rejected' && step.outcome.resend === true) this.#count('resend')
+    if (step.foundAgain === true) this.#lost.remove(key)
+    const before = step.expired === undefined ? this.#db.get(key) : undefined
+    if (step.pending === null && before !== undefined) this.#drop(key, before)
+    else if (step.pending !== null && step.pending !== undefined) {
+      this.#db.put(key, step.pending)
+      if (before === undefined) this.#chunks++
+      this.#bytes += step.pending.bytes - (before?.bytes ?? 0)
     }
-    const lost = pending === undefined ? this.#lost.get(key) : undefined
-    if (lost !== undefined) {
-      // The device sends the chunk again from its first fragment; a later one means it does not know yet.
-      if (header.fragmentIndex > 0) {
-        this.#count('resend')
-        return { status: 'rejected', reason: `the earlier fragments of this chunk (${lost.received} of ${lost.count}) were dropped, older than ${this.#limits.ttlMs / 1000} s, before the rest came; send the whole chunk again`, retry: true, resend: true }
-      }
-      this.#lost.remove(key)
-    }
-    if (pending === undefined) {
-      if (this.#chunks >= this.#limits.maxChunks) {
-        return { status: 'rejected', reason: `${this.#chunks} chunks are already being reassembled (the limit); send again later`, retry: true }
-      }
-      pending = { type: header.type, flags: header.flags, count: header.fragmentCount, parts: new Array<null>(header.fragmentCount).fill(null), bytes: 0, first_at: now, retransmitted: false }
-      this.#chunks++
-    } else if (pending.type !== header.type || pending.flags !== header.flags || pending.count !== header.fragmentCount) {
-      return { status: 'rejected', reason: 'fragment disagrees with earlier fragments of this chunk on type, flags or fragment count', retry: false }
-    }
-    const earlier = pending.parts[header.fragmentIndex]
-    if (earlier !== null) {
-      if (Buffer.compare(earlier, payload) !== 0) return { status: 'rejected', reason: `fragment ${header.fragmentIndex} differs from the copy received before`, retry: false }
-      if (header.retransmitted && pending.retransmitted !== true) this.#db.put(key, { ...pending, retransmitted: true })
-      return { status: 'partial', received: pending.parts.filter(p => p !== null).length, count: pending.count }
-    }
-    if (this.#bytes + payload.length > this.#limits.maxBytes) {
-      if (pending.bytes === 0) this.#chunks--
-      return { status: 'rejected', reason: `reassembly buffer full (${this.#limits.maxBytes} bytes); send again later`, retry: true }
-    }
-    pending.parts[header.fragmentIndex] = Buffer.from(payload)
-    pending.bytes += payload.length
-    if (header.retransmitted) pending.retransmitted = true
-    this.#bytes += payload.length
-    const received = pending.parts.filter(p => p !== null).length
-    if (received < pending.count) {
-      this.#db.put(key, pending)
-      return { status: 'partial', received, count: pending.count }
-    }
-    this.#drop(key, pending)
-    const bytes = Buffer.concat(pending.parts as Uint8Array[])
-    if (bytes.length > FRAME_MAX_PAYLOAD) return { status: 'rejected', reason: `reassembled chunk is ${bytes.length} bytes; at most ${FRAME_MAX_PAYLOAD} are allowed`, retry: false }
-    return { status: 'complete', bytes, retransmitted: pending.retransmitted === true }
+    return step.outcome
   }
 
   /** Drop chunks whose first fragment is older than the time limit (remembered as lost), and forget old lost ones; returns how many were dropped. Same rule as add(). */
@@ -156,4 +122,70 @@ export class Reassembler {
     this.#chunks--
     this.#bytes -= pending.bytes
   }
+}
+
+/** One fragment and what it meets: the chunk's stored fragments and lost mark, the limits, and what is held in all. */
+export interface FragmentInput {
+  stored: PendingChunk | undefined
+  lost: LostChunk | undefined
+  header: FragmentHeader
+  payload: Uint8Array
+  now: number
+  limits: ReassemblyLimits
+  held: { chunks: number, bytes: number }
+}
+
+/** What one fragment does: the answer, and what becomes of its chunk's stored fragments. */
+export interface FragmentStep {
+  outcome: FragmentOutcome
+  /** The chunk's fragments after it: new ones to store, null to remove them (complete), undefined to leave them. */
+  pending?: PendingChunk | null
+  /** The stored fragments were older than the age limit: dropped, to be remembered as lost. */
+  expired?: PendingChunk
+  /** The chunk comes again from its first fragment: its lost mark ends. */
+  foundAgain?: boolean
+}
+
+/** The rules of reassembly, apart from where the fragments are kept (this node's LMDB, or a database nodes share). */
+export function stepFragment ({ stored, lost, header, payload, now, limits, held }: FragmentInput): FragmentStep {
+  const expired = stored !== undefined && now - stored.first_at > limits.ttlMs ? stored : undefined
+  const current = expired === undefined ? stored : undefined
+  const mark = expired === undefined ? lost : { lost_at: now, received: expired.parts.filter(p => p !== null).length, count: expired.count }
+  const step = (outcome: FragmentOutcome, more: Omit<FragmentStep, 'outcome'> = {}): FragmentStep => ({ outcome, ...(expired !== undefined && { expired }), ...more })
+  let foundAgain = false
+  if (current === undefined && mark !== undefined) {
+    // The device sends the chunk again from its first fragment; a later one means it does not know yet.
+    if (header.fragmentIndex > 0) {
+      return step({ status: 'rejected', reason: `the earlier fragments of this chunk (${mark.received} of ${mark.count}) were dropped, older than ${limits.ttlMs / 1000} s, before the rest came; send the whole chunk again`, retry: true, resend: true })
+    }
+    foundAgain = true
+  }
+  const again = foundAgain ? { foundAgain } : {}
+  if (current === undefined && held.chunks >= limits.maxChunks) {
+    return step({ status: 'rejected', reason: `${held.chunks} chunks are already being reassembled (the limit); send again later`, retry: true }, again)
+  }
+  const pending: PendingChunk = current === undefined
+    ? { type: header.type, flags: header.flags, count: header.fragmentCount, parts: new Array<null>(header.fragmentCount).fill(null), bytes: 0, first_at: now, retransmitted: false }
+    : { ...current, parts: [...current.parts] }
+  if (pending.type !== header.type || pending.flags !== header.flags || pending.count !== header.fragmentCount) {
+    return step({ status: 'rejected', reason: 'fragment disagrees with earlier fragments of this chunk on type, flags or fragment count', retry: false }, again)
+  }
+  const earlier = pending.parts[header.fragmentIndex]
+  if (earlier !== null) {
+    if (Buffer.compare(earlier, payload) !== 0) return step({ status: 'rejected', reason: `fragment ${header.fragmentIndex} differs from the copy received before`, retry: false }, again)
+    const partial: FragmentOutcome = { status: 'partial', received: pending.parts.filter(p => p !== null).length, count: pending.count }
+    return step(partial, header.retransmitted && pending.retransmitted !== true ? { ...again, pending: { ...pending, retransmitted: true } } : again)
+  }
+  if (held.bytes + payload.length > limits.maxBytes) {
+    return step({ status: 'rejected', reason: `reassembly buffer full (${limits.maxBytes} bytes); send again later`, retry: true }, again)
+  }
+  pending.parts[header.fragmentIndex] = Buffer.from(payload)
+  pending.bytes += payload.length
+  if (header.retransmitted) pending.retransmitted = true
+  const received = pending.parts.filter(p => p !== null).length
+  if (received < pending.count) return step({ status: 'partial', received, count: pending.count }, { ...again, pending })
+  const bytes = Buffer.concat(pending.parts as Uint8Array[])
+  const done = { ...again, pending: current === undefined ? undefined : null }
+  if (bytes.length > FRAME_MAX_PAYLOAD) return step({ status: 'rejected', reason: `reassembled chunk is ${bytes.length} bytes; at most ${FRAME_MAX_PAYLOAD} are allowed`, retry: false }, done)
+  return step({ status: 'complete', bytes, retransmitted: pending.retransmitted === true }, done)
 }

@@ -43,6 +43,18 @@ export interface IngestResponse {
   frames: Array<{ status: string, reason?: string, device?: string, sequence?: number, type?: string, fragment?: string }>
 }
 
+/** The frames of an encoded body, one by one (a fragmented chunk's fragments, to send apart). */
+export function framesOf (body: Uint8Array): Buffer[] {
+  const all = Buffer.from(body)
+  const frames: Buffer[] = []
+  for (let at = 0; at < all.length;) {
+    const length = 26 + all.readUInt16LE(at + 20)
+    frames.push(all.subarray(at, at + length))
+    at += length
+  }
+  return frames
+}
+
 export function basic (role: TestRole): string {
   return `Basic ${Buffer.from(`${role}:${passwordOf(role)}`).toString('base64')}`
 }

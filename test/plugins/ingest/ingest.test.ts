@@ -3,7 +3,7 @@
 import t from 'tap'
 import { encodeFrame } from '../../../wasm/index.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
-import { API_KEY, telemetryServer } from './harness.js'
+import { API_KEY, framesOf, telemetryServer } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
 
 const encodings = [
@@ -140,16 +140,7 @@ t.test('encrypted chunks open with the key issued at registration; a wrong key o
 
 t.test('fragments arrive over several requests, are bounded, and expire', async t => {
   const server = await telemetryServer(t, { fragments: { max_chunks: 2, max_bytes: 100000, ttl_seconds: 60 } })
-  const frames = (sequence: number): Buffer[] => {
-    const all = Buffer.from(encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[4], mtu: 16 }))
-    const parts: Buffer[] = []
-    for (let at = 0; at < all.length;) {
-      const length = 26 + all.readUInt16LE(at + 20)
-      parts.push(all.subarray(at, at + length))
-      at += length
-    }
-    return parts
-  }
+  const frames = (sequence: number): Buffer[] => framesOf(encodeChunk({ device: DEVICE, sequence, payload: SAMPLES[4], mtu: 16 }))
   const parts = frames(1)
   t.ok(parts.length >= 3)
   t.same((await server.ingest(parts[0])).json.frames[0], { index: 0, offset: 0, status: 'partial', device: DEVICE, sequence: 1, type: 'Trace', fragment: `1/${parts.length}` })

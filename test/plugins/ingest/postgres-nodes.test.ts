@@ -2,7 +2,9 @@
 // a simulated fleet posts through a `berth server` running the proxy, whose static route spreads the
 // requests over the three nodes, while one node is killed with SIGKILL; every chunk acknowledged
 // (stored or duplicate) is in the database exactly once. An offline alert is raised once by the three
-// nodes, and still raised after the node that ran the offline check is killed.
+// nodes, and still raised after the node that ran the offline check is killed. The fragments of one
+// chunk spread over the nodes complete once, also with a node killed between them, and a gap longer
+// than the time limit asks for the whole chunk again.
 import t from 'tap'
 import { createServer, request } from 'node:http'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -18,7 +20,7 @@ import { through } from '../../support/load.js'
 import { pollUntil } from '../../support/poll.js'
 import { requirePostgres } from '../../support/postgres.js'
 import { tempDir } from '../../support/tmp.js'
-import { API_KEY } from './harness.js'
+import { API_KEY, framesOf } from './harness.js'
 
 interface Test { teardown(fn: () => void | Promise<void>): void }
 
@@ -240,4 +242,45 @@ t.test('three nodes raise an offline alert once; after the node that ran the che
   await checksPass(3)
   t.equal(alerts.filter(a => a.device === second).length, 1, 'once')
   t.equal(alerts.filter(a => a.device === first).length, 1, 'and the first device is not alerted again')
+})
+
+t.test('the fragments of one chunk over three nodes: complete once, through a node killed between them, and asked for whole again after a gap longer than the time limit', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  const nodes = await Promise.all([0, 1, 2].map(async index => await startNode(t, index, url, ['fragments = { ttl_seconds = 2 }'])))
+  const device = 'fa00000000000001'
+  /** The frames of chunk `sequence`, each fragment a frame of its own. */
+  const fragments = (sequence: number): Buffer[] =>
+    framesOf(encodeChunk({ device, sequence, payload: { type: 'Trace', record: { uptime_ms: sequence, dropped: 0, data: Buffer.from(`trace line ${sequence} `.repeat(8)) } }, mtu: 32 }))
+  const statusAt = async (node: Node, frame: Buffer): Promise<string> => (await post({ base: node.base }, frame)).frames[0]?.status ?? 'no answer'
+
+  // Chunk 1: its fragments in turn at each node.
+  const first = fragments(1)
+  t.ok(first.length >= 4, `${first.length} fragments`)
+  const answers = []
+  for (const [i, frame] of first.entries()) answers.push(await statusAt(nodes[i % 3], frame))
+  t.same(answers, [...Array(first.length - 1).fill('partial'), 'accepted'], 'partial at every node, complete at the one its last fragment reached')
+
+  // Chunk 2: its first fragment at node 1, which is then killed; the rest at the others.
+  const second = fragments(2)
+  t.equal(await statusAt(nodes[1], second[0]), 'partial')
+  nodes[1].child.kill('SIGKILL')
+  await exited(nodes[1].child)
+  for (const [i, frame] of second.slice(1).entries()) t.equal(await statusAt(nodes[i % 2 === 0 ? 0 : 2], frame), i === second.length - 2 ? 'accepted' : 'partial')
+
+  // Chunk 3: a gap longer than ttl_seconds after its first fragment; the next asks for the whole chunk again.
+  const third = fragments(3)
+  t.equal(await statusAt(nodes[0], third[0]), 'partial')
+  const refused = await pollUntil(async () => {
+    const answer = (await post({ base: nodes[2].base }, third[1])).frames[0] as { status: string, reason?: string, retry?: boolean }
+    return answer.status === 'rejected' && answer
+  }, { what: 'the fragment after the time limit to be refused', timeout: 20_000 })
+  t.match(refused, { retry: true, reason: /^the earlier fragments of this chunk \(\d+ of \d+\) were dropped, older than 2 s, before the rest came; send the whole chunk again$/ })
+  const again = []
+  for (const [i, frame] of third.entries()) again.push(await statusAt(nodes[i % 2 === 0 ? 2 : 0], frame))
+  t.equal(again.at(-1), 'accepted', 'sent again whole, it is stored')
+
+  const stored = await withDatabase(url, async client => (await client.query<{ sequence: number, n: number }>(
+    'select sequence::int, count(*)::int as n from traces where device = $1 group by sequence order by sequence', [device])).rows)
+  t.same(stored, [{ sequence: 1, n: 1 }, { sequence: 2, n: 1 }, { sequence: 3, n: 1 }], 'each chunk stored once')
 })
