@@ -9,6 +9,11 @@
 //!   session <host> <port> <api key> retry <device hex>
 //!     frames posted one by one; the answer to the Trace frame is lost (the frame was stored), more is
 //!     recorded, the session is retried and completes, and a second session carries what came later.
+//!   session <host> <port> <api key> gap <device hex>
+//!     frames of at most 24 payload bytes posted one by one; after the first fragment of the first
+//!     fragmented chunk the device goes quiet until a line comes on stdin (meanwhile the server drops
+//!     that fragment for its age); the next fragment is refused with `retry`, the session ends
+//!     uncertain, and its retry sends the whole chunk again, which the server stores.
 //!   session <host> <port> <api key> ota <device hex> <version> [crash]
 //!     boots on <version> and reports it, asks for an update, downloads it into a RAM slot whose write
 //!     fails part-way once (the download resumes by range), checks its SHA-256, reboots into it and
@@ -43,10 +48,15 @@ static berth_http_t s_http;
 static const berth_device_info_t INFO = { "SN-C-0001", "evt-2", "c-sdk-test", "0.1.0", "" };
 static jmp_buf s_reset;
 
+/** The body of the last answer. */
+static const char *answer(void) {
+  const char *body = strstr(s_http.response, "\r\n\r\n");
+  return body != NULL ? body + 4 : "(no answer)";
+}
+
 static void report(int status, const char *what) {
   printf("%sok - %s (HTTP %d, status %d)\n", status == 0 ? "" : "not ", what, s_http.status, status);
-  const char *body = strstr(s_http.response, "\r\n\r\n");
-  printf("# %s\n", body != NULL ? body + 4 : "(no answer)");
+  printf("# %s\n", answer());
 }
 
 static void expect(int ok, const char *what) {
@@ -139,6 +149,37 @@ static void retry(berth_transport_t *http, const uint8_t device[8]) {
   s_http.per_frame = false;
 }
 
+/** HTTP posting each frame; after the first fragment of the first fragmented chunk, quiet until a line comes on stdin. */
+static int quiet_write(berth_transport_t *t, const uint8_t *bytes, size_t length, bool end_of_frame) {
+  static bool first_fragment, at_start = true, was_quiet;
+  berth_transport_t *http = (berth_transport_t *)t->context;
+  if (at_start) first_fragment = bytes[6] > 1 && bytes[5] == 0; // the header: fragment index, then count
+  at_start = end_of_frame;
+  const int status = http->write(http, bytes, length, end_of_frame);
+  if (status != 0 || !end_of_frame || !first_fragment || was_quiet) return status;
+  was_quiet = true;
+  printf("# quiet after the first fragment: %s\n", answer());
+  fflush(stdout);
+  char line[8];
+  if (fgets(line, sizeof line, stdin) == NULL) return BERTH_SEND_FAILED;
+  return status;
+}
+
+static void gap(berth_transport_t *http, const uint8_t device[8]) {
+  berth_posix_set_device_id(device);
+  berth_posix_on_reset(NULL);
+  berth_boot(9000);
+  s_http.per_frame = true;
+  berth_transport_t quiet = { 24, quiet_write, NULL, http };
+  berth_metrics_gauge("battery_mv", 3500);
+  berth_upload_t session = { .transport = &quiet, .options = { false, NULL }, .info = &INFO };
+  const int failed = berth_upload(&session);
+  printf("# the later fragment's answer: %s\n", answer());
+  expect(failed == BERTH_SEND_UNCERTAIN, "a later fragment of a chunk whose first was dropped is refused with retry: the session ends uncertain");
+  report(berth_upload(&session), "the session retried: the whole chunk goes again, from its first fragment");
+  s_http.per_frame = false;
+}
+
 static void power(berth_transport_t *http, const uint8_t device[8], bool noise) {
   static volatile int boots;
   berth_posix_set_device_id(device);
@@ -216,7 +257,7 @@ static void ota(berth_transport_t *http, const uint8_t device[8], const char *ve
 
 int main(int argc, char **argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: session <host> <port> <api key> transports|retry|ota|power <device hex> ...\n");
+    fprintf(stderr, "usage: session <host> <port> <api key> transports|retry|gap|ota|power <device hex> ...\n");
     return 2;
   }
   s_http = (berth_http_t){ .host = argv[1], .api_key = argv[3], .buffer = s_body, .capacity = sizeof s_body };
@@ -241,6 +282,8 @@ int main(int argc, char **argv) {
 #endif
   } else if (strcmp(mode, "retry") == 0) {
     retry(&http, device);
+  } else if (strcmp(mode, "gap") == 0) {
+    gap(&http, device);
   } else if (strcmp(mode, "ota") == 0 && (argc == 7 || argc == 8)) {
     ota(&http, device, argv[6], argc == 8 && strcmp(argv[7], "crash") == 0);
   } else if (strcmp(mode, "power") == 0 && argc == 7) {

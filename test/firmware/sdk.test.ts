@@ -7,7 +7,7 @@
 // (check, a resumed download, the digest, the reboot into the new version, a release halted by a
 // crashing version); and power cycles on each class of platform.
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { readFile } from 'node:fs/promises'
@@ -166,6 +166,36 @@ if (toolchain !== undefined) {
     const traces = await json(`/devices/${device}/traces`) as { items: Array<{ text: string }> }
     t.same(traces.items.map(item => item.text), ['before the failure\n', 'between the attempts\n'])
     t.equal((await json(`/devices/${device}/reboots`) as { items: unknown[] }).items.length, 1, 'one boot, one reboot record')
+  })
+
+  t.test('a fragment that comes after its chunk\'s earlier fragments were dropped for their age makes the device send the whole chunk again', async t => {
+    const device = 'c0ffee0000000004'
+    const counted = async (): Promise<Record<string, number>> => {
+      const text = await (await server.api('GET', '/metrics/prometheus', 'viewer')).text()
+      const count = (pattern: RegExp): number => Number(pattern.exec(text)?.[1] ?? 0)
+      return {
+        dropped: count(/^berth_ingest_fragments_lost_total\{event="dropped"\} (\d+)$/m),
+        resend: count(/^berth_ingest_fragments_lost_total\{event="resend"\} (\d+)$/m)
+      }
+    }
+    const before = await counted()
+    const child = spawn(join(out, 'session'), ['127.0.0.1', server.base.port, API_KEY, 'gap', device], { stdio: ['pipe', 'pipe', 'inherit'] })
+    let stdout = ''
+    child.stdout.setEncoding('utf8').on('data', (text: string) => { stdout += text })
+    const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
+    const quiet = await pollUntil(() => /^# quiet after the first fragment: (.*)$/m.exec(stdout)?.[1], { timeout: 20_000, what: 'the device quiet after its first fragment' })
+    t.match(quiet, /"status":"partial"/, 'the first fragment was answered partial')
+    // The device is quiet past the time limit: the server's expiry, run as if that much time had passed, drops the fragment.
+    t.equal(await server.service.expireFragments(Date.now() + 3_600_000 + 1_000), 1, 'the incomplete chunk is dropped for its age')
+    child.stdin.end('go on\n')
+    t.equal(await exited, 0, 'the session program ends')
+    for (const line of tapLines(stdout)) t.ok(line.ok, line.name)
+    t.match(stdout, /# the later fragment's answer: .*"retry":true/, 'the later fragment was refused with retry')
+    const after = await counted()
+    t.same({ dropped: after.dropped - before.dropped, resend: after.resend - before.resend }, { dropped: 1, resend: 1 }, 'the drop and the request to send again are counted')
+    t.match(await json(`/devices/${device}`), { serial: 'SN-C-0001', software_type: 'c-sdk-test' }, 'the chunk sent again whole was stored')
+    const metrics = await json(`/devices/${device}/metrics`) as { items: Array<{ key: string, value: number }> }
+    t.same(metrics.items.map(m => `${m.key}=${m.value}`), ['battery_mv=3500'], 'the session\'s metrics stored once')
   })
 
   t.test('OTA over HTTP: devices on the POSIX port check, download (resuming a broken transfer), verify, reboot into the new version and report it; a crashing version halts its release', async t => {
