@@ -140,18 +140,11 @@ export class Alerting {
   async #check (rule: AlertRule, now: number): Promise<{ holds: boolean, summary: string }> {
     const condition = rule.condition
     if (condition.kind === 'crash_rate') {
-      let faults = 0
-      for await (const fault of this.#storage.faultsSince(now - HOUR_MS)) if (condition.issue === null || fault.issue === condition.issue) faults++
-      return crashRateHolds(condition, faults)
+      return crashRateHolds(condition, await this.#storage.faultCount(now - HOUR_MS, condition.issue))
     }
     if (condition.kind !== 'metric') return { holds: false, summary: '' }
     // Each device's latest value of the key within the last hour: devices that did not report it are not counted.
-    const latest = new Map<string, number>()
-    for await (const device of this.#storage.devices()) {
-      if (condition.group !== null && device.group !== condition.group) continue
-      for await (const { value } of this.#storage.series('metrics', [device.id, now - HOUR_MS], now + 1)) if (value.key === condition.key) latest.set(device.id, value.value)
-    }
-    return metricHolds(condition, latest)
+    return metricHolds(condition, await this.#storage.latestMetrics(condition.key, now - HOUR_MS, now + 1, condition.group))
   }
 
   async #record (rule: AlertRule, kind: AlertRecord['kind'], summary: string, device: string | null, notify: boolean, now: number): Promise<AlertRecord> {

@@ -20,8 +20,7 @@ export const DEFAULT_DELIVERY: DeliveryPolicy = { attempts: 5, firstDelayMs: 100
 /** Mark newly offline devices (in one transaction) and return their alerts. */
 export async function findOfflineDevices (storage: TelemetryStorage, offlineAfterMs: number, now = Date.now()): Promise<TelemetryEvent[]> {
   const silent = (device: Device): boolean => !device.offline && device.last_seen !== null && now - device.last_seen > offlineAfterMs
-  const candidates: string[] = []
-  for await (const device of storage.devices()) if (silent(device)) candidates.push(device.id)
+  const candidates = await storage.silentDevices(now - offlineAfterMs)
   if (candidates.length === 0) return []
   // Checked again holding the devices' turns: a chunk may have arrived since.
   const marked = await storage.markOffline(candidates, silent)

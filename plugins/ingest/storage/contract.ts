@@ -259,6 +259,8 @@ export interface TelemetryStorage {
   changeDevice(id: string, change: (current: Device | undefined) => DeviceChange | undefined): Promise<Device | undefined>
   /** A device's record, key, marks and series, gone; false when it did not exist. */
   deleteDevice(id: string): Promise<boolean>
+  /** Ids of the devices not marked offline whose last chunk came before `before`, in id order. */
+  silentDevices(before: number): Promise<string[]>
   /** Mark offline, under their turns, the devices among `ids` that `silent` still holds for; returns them. */
   markOffline(ids: readonly string[], silent: (device: Device) => boolean): Promise<Device[]>
 
@@ -266,6 +268,10 @@ export interface TelemetryStorage {
   series<K extends SeriesKind>(kind: K, start: SeriesKey, end: number, exclusive?: boolean): AsyncIterable<{ key: SeriesKey, value: SeriesRecord[K] }>
   /** Every device's faults received at or after `since`. */
   faultsSince(since: number): AsyncIterable<StoredFault>
+  /** Faults received at or after `since`, of crash issue `issue` (null: all). */
+  faultCount(since: number, issue: string | null): Promise<number>
+  /** Each device's latest value of metric `key` received from `since` to before `until`, for the devices of `group` (null: all); devices without one are absent. */
+  latestMetrics(key: string, since: number, until: number, group: string | null): Promise<Map<string, number>>
   /** Number of chunks remembered (idempotency marks: one per (device, sequence)). */
   chunkCount(): Promise<number>
 

@@ -96,6 +96,12 @@ export class LmdbStorage implements TelemetryStorage {
     }))
   }
 
+  async silentDevices (before: number): Promise<string[]> {
+    const silent: string[] = []
+    for (const { key, value } of this.#store.devices.getRange()) if (!value.offline && value.last_seen !== null && value.last_seen < before) silent.push(key)
+    return silent
+  }
+
   async markOffline (ids: readonly string[], silent: (device: Device) => boolean): Promise<Device[]> {
     const store = this.#store
     return await store.locks.run(ids, async () => await store.transaction(() => {
@@ -124,6 +130,21 @@ export class LmdbStorage implements TelemetryStorage {
     for (const { value } of this.#store.faults.getRange()) {
       if (value.received_at >= since) yield value
     }
+  }
+
+  async faultCount (since: number, issue: string | null): Promise<number> {
+    let count = 0
+    for (const { value } of this.#store.faults.getRange()) if (value.received_at >= since && (issue === null || value.issue === issue)) count++
+    return count
+  }
+
+  async latestMetrics (key: string, since: number, until: number, group: string | null): Promise<Map<string, number>> {
+    const latest = new Map<string, number>()
+    for (const { key: id, value: device } of this.#store.devices.getRange()) {
+      if (group !== null && device.group !== group) continue
+      for (const { value } of this.#store.metrics.getRange({ start: [id, since], end: [id, until] })) if (value.key === key) latest.set(id, value.value)
+    }
+    return latest
   }
 
   async chunkCount (): Promise<number> {

@@ -312,6 +312,10 @@ export class PostgresStorage implements TelemetryStorage {
     })
   }
 
+  async silentDevices (before: number): Promise<string[]> {
+    return (await this.#query<{ id: string }>('select id from devices where not offline and last_seen < $1 order by id', [before])).map(row => row.id)
+  }
+
   async markOffline (ids: readonly string[], silent: (device: Device) => boolean): Promise<Device[]> {
     return await this.#withDevices(ids, async client => {
       const current = (await client.query<Device>(`select ${quoted(DEVICE_COLUMNS)} from devices where id = any($1::text[]) order by id`, [[...ids]])).rows
@@ -357,6 +361,20 @@ export class PostgresStorage implements TelemetryStorage {
       const last = rows[rows.length - 1]
       after = [last.received_at, last.device, last.sequence]
     }
+  }
+
+  async faultCount (since: number, issue: string | null): Promise<number> {
+    return (await this.#query<{ n: number }>('select count(*)::int as n from faults where received_at >= $1 and ($2::text is null or issue = $2)', [since, issue]))[0].n
+  }
+
+  async latestMetrics (key: string, since: number, until: number, group: string | null): Promise<Map<string, number>> {
+    // Rows of the time range found through the BRIN index on received_at (metrics arrive in time order).
+    const rows = await this.#query<{ device: string, value: number }>(`
+      select distinct on (m.device) m.device, m.value from metrics m
+      where m.key = $1 and m.received_at >= $2 and m.received_at < $3
+        and ($4::text is null or m.device in (select id from devices where "group" = $4))
+      order by m.device, m.received_at desc, m.sequence desc, m.entry desc`, [key, since, until, group])
+    return new Map(rows.map(row => [row.device, row.value]))
   }
 
   async chunkCount (): Promise<number> {

@@ -10,7 +10,7 @@ import { newDevice } from '../../../plugins/ingest/apply.js'
 import { pcIssue } from '../../../plugins/ingest/crash-issues.js'
 import type { TelemetryEvent } from '../../../plugins/ingest/apply.js'
 import { seenKey } from '../../../plugins/ingest/store.js'
-import { emptyWrites, type IngestWrites, type StoredFault, type TelemetryStorage } from '../../../plugins/ingest/storage/contract.js'
+import { emptyWrites, type IndexedMetric, type IngestWrites, type StoredFault, type TelemetryStorage } from '../../../plugins/ingest/storage/contract.js'
 import { PostgresStorage } from '../../../plugins/ingest/storage/postgres.js'
 import { pollUntil } from '../../support/poll.js'
 import { requirePostgres } from '../../support/postgres.js'
@@ -150,6 +150,37 @@ for (const [backend, open] of STORAGE_BACKENDS) {
     await storage.putElf({ record: elf, version: 'main@1.0' })
     t.same(await storage.elf('abc'), elf)
     t.same(await storage.elves(), [elf])
+  })
+
+  t.test(`${backend}: the fleet-wide reads of the scheduled work: silent devices, each device's latest metric, faults counted`, async t => {
+    const storage = await open(t)
+    if (storage === undefined) return
+    const now = Date.now()
+    const [a, b, c, d] = ['00000000000000c1', '00000000000000c2', '00000000000000c3', '00000000000000c4']
+    const metric = (device: string, sequence: number, at: number, key: string, value: number, index = 0): IndexedMetric =>
+      ({ metric: { device, sequence, received_at: at, key, kind: 'gauge', value, uptime_ms: 1 }, index })
+    await storeChunk(storage, a, 1, 1, now - 2 * 3_600_000, { metrics: [metric(a, 1, now - 2 * 3_600_000, 'battery_mv', 3000)] })
+    await storeChunk(storage, a, 2, 2, now - 600_000, { metrics: [metric(a, 2, now - 600_000, 'battery_mv', 3400), metric(a, 2, now - 600_000, 'battery_mv', 3450, 1), metric(a, 2, now - 600_000, 'rssi', -70, 2)] })
+    await storeChunk(storage, b, 1, 3, now - 300_000, { metrics: [metric(b, 1, now - 300_000, 'battery_mv', 3200)], faults: [fault(b, now - 300_000, 1)] })
+    await storeChunk(storage, c, 1, 4, now - 3 * 3_600_000, { metrics: [metric(c, 1, now - 3 * 3_600_000, 'battery_mv', 2900)], faults: [fault(c, now - 3 * 3_600_000, 2)] })
+    await storeChunk(storage, d, 1, 5, now, { metrics: [metric(d, 1, now, 'battery_mv', 3100)] })
+    await storage.changeDevice(b, current => current === undefined ? undefined : { device: { ...current, group: 'lab' } })
+
+    t.same(await storage.silentDevices(now - 3_600_000), [a, c].filter(id => id !== a), 'only the device silent for an hour (c); a came back 10 minutes ago')
+    t.same(await storage.silentDevices(now - 60_000), [a, b, c], 'in id order; the device seen now is not silent')
+    await storage.markOffline([c], () => true)
+    t.same(await storage.silentDevices(now - 60_000), [a, b], 'a device marked offline is not listed again')
+
+    const latest = await storage.latestMetrics('battery_mv', now - 3_600_000, now, null)
+    t.same([...latest].sort(), [[a, 3450], [b, 3200]], 'each device\'s latest value of the key in the range: the last entry of the latest chunk; older and later ones left out')
+    t.same([...await storage.latestMetrics('battery_mv', now - 3_600_000, now + 1, 'lab')], [[b, 3200]], 'a group\'s devices only')
+    t.same([...await storage.latestMetrics('rssi', now - 3_600_000, now + 1, null)], [[a, -70]], 'another key')
+    t.equal((await storage.latestMetrics('battery_mv', now + 1, now + 2, null)).size, 0, 'nothing in an empty range')
+
+    t.equal(await storage.faultCount(now - 3_600_000, null), 1, 'faults of the last hour')
+    t.equal(await storage.faultCount(now - 4 * 3_600_000, null), 2)
+    t.equal(await storage.faultCount(now - 4 * 3_600_000, pcIssue(fault(b, now, 1)).id), 1, 'of one crash issue')
+    t.equal(await storage.faultCount(now - 4 * 3_600_000, 'no-such-issue'), 0)
   })
 
   t.test(`${backend}: retention deletes series and marks before the cutoff, whatever their day`, async t => {

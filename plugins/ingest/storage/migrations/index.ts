@@ -8,6 +8,7 @@ import { crashIssues } from './005-crash-issues.js'
 import { documents } from './006-documents.js'
 import { backtraces } from './007-backtraces.js'
 import { heartbeats } from './008-heartbeats.js'
+import { metricsByTime } from './009-metrics-by-time.js'
 import type { Migration } from '../../../../kernel/index.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -18,5 +19,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'crash-issues', sql: crashIssues },
   { version: 6, name: 'documents', sql: documents },
   { version: 7, name: 'backtraces', sql: backtraces },
-  { version: 8, name: 'heartbeats', sql: heartbeats }
+  { version: 8, name: 'heartbeats', sql: heartbeats },
+  { version: 9, name: 'metrics-by-time', sql: metricsByTime }
 ]
