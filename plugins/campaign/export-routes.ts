@@ -1,6 +1,7 @@
 // GET /export/{what}: the campaign's people, volunteers, donors, donations, shifts and their rosters,
 // send log and audit log as CSV or NDJSON (?format=), streamed as they are read. Each export has the roles of the server function
-// that lists the same records, and shows each role the fields that function would (people.ts).
+// that lists the same records, and shows each role the fields that function would (people.ts); a saved
+// list's filter runs as list-people runs it for the role (filter.ts).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { NotFound, exportFormat, sendExport } from '../../kernel/index.js'
 import type { AuditLog } from './audit.js'
@@ -8,7 +9,7 @@ import { summary, type EventBook } from './modules/events/event-book.js'
 import type { Messenger } from './modules/sending/messenger.js'
 import type { Fundraising } from './modules/fundraising/fundraising.js'
 import type { PeopleDirectory, Person } from './modules/people/directory.js'
-import { matchesFilter, type ListFilter } from './modules/people/filter.js'
+import { filterAs, matchesFilter, type ListFilter } from './modules/people/filter.js'
 import { DONATION_VIEW, DONOR_VIEW, PERSON_VIEW, RSVP_VIEW, SEND_LOG_VIEW, VOLUNTEER_VIEW, hideAttribution, type PeopleView } from './people.js'
 import type { Role } from './roles.js'
 import type { SessionAuth } from './session-auth.js'
@@ -63,7 +64,8 @@ export function exportRoutes (sources: ExportSources): FastifyPluginAsync {
     app.get<{ Querystring: ExportQuery }>('/people', { config: { access: 'function', rolesOf: 'list-people' } }, async (request, reply) => {
       const format = exportFormat(request.query.format)
       const role = await roleOf(request)
-      const filter: ListFilter = request.query.list_id === undefined ? {} : (await people.list(request.query.list_id)).filter
+      const saved: ListFilter = request.query.list_id === undefined ? {} : (await people.list(request.query.list_id)).filter
+      const filter = filterAs(saved, role, 'export people')
       const fields = visible(PERSON_VIEW, role)
       // Custom field names make columns: a first pass over the people collects them (the rows are not kept).
       const custom = new Set<string>()

@@ -100,6 +100,7 @@ export function callIntelligenceFunctions (kit: ModuleKit): ModuleFunction[] {
       name: 'call-trends',
       args: TrendArgs,
       handler: async (args, { session }) => {
+        CALL_VIEW.refuseUnseen(session?.role, 'filter call-trends', args, { from: ['called_at'], to: ['called_at'] })
         const { from, to } = timeRange(args)
         const engine = await kit.language()
         const inRange = await calls.list(from, to)

@@ -28,6 +28,10 @@ export interface Donor {
 }
 
 export const ITEMIZATION_FIELDS = ['address', 'occupation', 'employer'] as const
+/** Where list-donors' search looks, of the fields the searching role sees (DONOR_VIEW). */
+export const DONOR_SEARCH_FIELDS = ['name', 'email'] as const
+/** A search of donors: its text, and the fields it looks in. */
+export interface DonorSearch { text: string, in: ReadonlyArray<typeof DONOR_SEARCH_FIELDS[number]> }
 
 export interface DonationChange {
   at: string
@@ -206,12 +210,13 @@ export class Fundraising {
     for await (const { value } of donationsOf(this.#store).range()) yield this.#completed(value)
   }
 
-  async summaries (search: string | undefined): Promise<DonorSummary[]> {
-    const needle = search?.toLowerCase()
+  /** Every donor's summary by name; with `search`, those with its text in one of its fields. */
+  async summaries (search: DonorSearch | undefined): Promise<DonorSummary[]> {
+    const needle = search?.text.toLowerCase()
     const found: DonorSummary[] = []
     for await (const { key } of donorsOf(this.#store).range()) {
       const donor = await this.donor(key) as Donor
-      if (needle === undefined || donor.name.toLowerCase().includes(needle) || donor.email.toLowerCase().includes(needle)) found.push(await this.summary(donor))
+      if (search === undefined || search.in.some(field => donor[field].toLowerCase().includes(needle as string))) found.push(await this.summary(donor))
     }
     return found.sort((a, b) => a.name.localeCompare(b.name))
   }
@@ -398,8 +403,11 @@ export function fundraisingFunctions (fundraising: Fundraising, people: PeopleDi
   return [
     moduleFunction({
       name: 'list-donors',
-      args: Type.Object({ search: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
-      handler: async ({ search }, { session }) => ({ ...rules(), donors: (await fundraising.summaries(search)).map(d => DONOR_VIEW.show(d, session?.role)) })
+      args: Type.Object({ search: Type.Optional(Type.String({ maxLength: 200, description: 'in the name or e-mail (those of them the caller\'s role sees)' })) }, { additionalProperties: false }),
+      handler: async ({ search }, { session }) => {
+        const found = await fundraising.summaries(search === undefined ? undefined : { text: search, in: DONOR_VIEW.visibleOf(DONOR_SEARCH_FIELDS, session?.role) })
+        return { ...rules(), donors: found.map(d => DONOR_VIEW.show(d, session?.role)) }
+      }
     }),
     moduleFunction({
       name: 'list-donations',

@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
-import { matchesFilter, type ListFilter } from './filter.js'
+import { matchesFilter, wholeFilter, type ListFilter, type ScopedFilter } from './filter.js'
 
 export type Channel = 'email' | 'sms'
 export type PersonRole = 'volunteer' | 'donor'
@@ -317,13 +317,13 @@ export class PeopleDirectory {
     await this.#lists.remove(listId)
   }
 
-  /** The people a saved list's filter matches now, by name. */
+  /** The people a saved list's filter matches now on every field, by name. */
   async members (listId: string): Promise<Person[]> {
-    return await this.matching((await this.list(listId)).filter)
+    return await this.matching(wholeFilter((await this.list(listId)).filter))
   }
 
-  /** The people `filter` matches, by name. */
-  async matching (filter: ListFilter, now = new Date()): Promise<Person[]> {
+  /** The people a filter matches, by name. */
+  async matching (filter: ScopedFilter, now = new Date()): Promise<Person[]> {
     return (await this.all()).filter(p => matchesFilter(p, filter, now)).sort((a, b) => a.name.localeCompare(b.name) || a.person_id.localeCompare(b.person_id))
   }
 

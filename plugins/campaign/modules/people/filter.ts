@@ -1,7 +1,11 @@
 // A saved list's filter: which people it holds, by tags, issues, geography, roles, consent and
 // activity. Every condition given must hold; a list of values within one condition means any of them.
+// A role runs a filter only on the fields of a person it sees (PERSON_VIEW): a condition reading
+// another is refused, and the free-text search looks only in the fields it sees.
 import { Type } from '../../../../kernel/schema.js'
 import type { Static } from '@sinclair/typebox'
+import { PERSON_VIEW, type ViewField } from '../../people.js'
+import type { Role } from '../../roles.js'
 import type { Person } from './directory.js'
 
 const Word = Type.String({ minLength: 1, maxLength: 64 })
@@ -16,16 +20,48 @@ export const ListFilterSchema = Type.Object({
   consent: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('sms')], { description: 'may be contacted on this channel' })),
   active_within_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36500, description: 'did something within this many days' })),
   inactive_for_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36500, description: 'did nothing for at least this many days (or never)' })),
-  search: Type.Optional(Type.String({ maxLength: 200, description: 'in the name, e-mail or phone' }))
+  search: Type.Optional(Type.String({ maxLength: 200, description: 'in the name, e-mail or phone (those of them the caller\'s role sees)' }))
 }, { additionalProperties: false })
 
 export type ListFilter = Static<typeof ListFilterSchema>
+
+/** The fields of a person each condition reads (consent: may be contacted, so the address too). */
+export const CONDITION_FIELDS: { readonly [K in Exclude<keyof ListFilter, 'search'>]-?: ReadonlyArray<ViewField<Person>> } = {
+  tags: ['tags'],
+  any_tags: ['tags'],
+  issues: ['issues'],
+  cities: ['city'],
+  postcode_prefixes: ['postcode'],
+  roles: ['roles'],
+  consent: ['consent', 'email', 'phone'],
+  active_within_days: ['last_activity_at'],
+  inactive_for_days: ['last_activity_at']
+}
+
+/** Where `search` looks, of the fields the searching role sees. */
+export const SEARCH_FIELDS = ['name', 'email', 'phone'] as const
+export type SearchField = typeof SEARCH_FIELDS[number]
+
+/** A filter as one caller runs it: its search confined to the fields the caller sees. */
+export interface ScopedFilter { filter: ListFilter, searchIn: readonly SearchField[] }
+
+/** Whether `role` may run `filter`: it sees every field its conditions read. */
+export const mayRun = (filter: ListFilter, role: Role | undefined): boolean => PERSON_VIEW.unseen(role, filter, CONDITION_FIELDS) === undefined
+
+/** `filter` as `role` runs it through `fn`: refused (403) when a condition reads a field the role does not see; its search over the fields the role sees. */
+export function filterAs (filter: ListFilter, role: Role | undefined, fn: string): ScopedFilter {
+  PERSON_VIEW.refuseUnseen(role, `filter ${fn}`, filter, CONDITION_FIELDS)
+  return { filter, searchIn: PERSON_VIEW.visibleOf(SEARCH_FIELDS, role) }
+}
+
+/** `filter` over every field: for the server's own use of a saved list (sending to its members). */
+export const wholeFilter = (filter: ListFilter): ScopedFilter => ({ filter, searchIn: SEARCH_FIELDS })
 
 const DAY_MS = 86_400_000
 const lower = (words: readonly string[] | undefined): string[] | undefined => words?.map(w => w.toLowerCase())
 
 /** Whether `person` is in a list with `filter` at `now`. */
-export function matchesFilter (person: Person, filter: ListFilter, now: Date): boolean {
+export function matchesFilter (person: Person, { filter, searchIn }: ScopedFilter, now: Date): boolean {
   const tags = person.tags.map(t => t.toLowerCase())
   const has = (wanted: string[] | undefined, held: string[], every = false): boolean =>
     wanted === undefined || wanted.length === 0 || (every ? wanted.every(w => held.includes(w)) : wanted.some(w => held.includes(w)))
@@ -42,7 +78,7 @@ export function matchesFilter (person: Person, filter: ListFilter, now: Date): b
   if (filter.inactive_for_days !== undefined && activeAt !== undefined && now.getTime() - activeAt < filter.inactive_for_days * DAY_MS) return false
   if (filter.search !== undefined && filter.search.trim() !== '') {
     const needle = filter.search.trim().toLowerCase()
-    if (![person.name.toLowerCase(), person.email, person.phone].some(field => field.includes(needle))) return false
+    if (!searchIn.some(field => person[field].toLowerCase().includes(needle))) return false
   }
   return true
 }

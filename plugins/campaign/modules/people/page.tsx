@@ -1,7 +1,7 @@
 // The people page: people found by a search, tag or saved list (list-people), a person's detail with
 // their household and history (person-detail), saving people and lists, likely duplicates merged, and a
 // CSV import with its mapping preview and dry run (import-csv); exports download the same people as CSV.
-// Contact fields come only to the roles that may see them.
+// Contact fields and the household come only to the roles that may see them.
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../../ui/src/api.js'
 import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
@@ -17,7 +17,7 @@ export function PeoplePage ({ auth }: { auth: AuthInfo }) {
   const may = (name: string): boolean => auth.functions.includes(name)
   const list = useCall<{ total: number, people: Person[] }>('list-people')
   const lists = useCall<{ lists: SavedList[] }>('list-lists')
-  const detail = useCall<{ person: Person, household: Person[], history: HistoryEntry[] }>('person-detail')
+  const detail = useCall<{ person: Person, household?: Person[], history: HistoryEntry[] }>('person-detail')
   const save = useCall<Person>('save-person')
   const saveList = useCall<SavedList>('save-list')
   const duplicates = useCall<{ groups: Person[][] }>('find-duplicates')
@@ -84,7 +84,7 @@ export function PeoplePage ({ auth }: { auth: AuthInfo }) {
             {detail.data.person.phone !== undefined && <><dt>Phone</dt><dd>{detail.data.person.phone || '—'}</dd></>}
             {detail.data.person.address !== undefined && <><dt>Address</dt><dd>{[detail.data.person.address, detail.data.person.postcode].filter(Boolean).join(', ') || '—'}</dd></>}
             {detail.data.person.consent !== undefined && <><dt>Consent</dt><dd>{detail.data.person.consent.do_not_contact ? 'do not contact' : [detail.data.person.consent.email && 'e-mail', detail.data.person.consent.sms && 'SMS'].filter(Boolean).join(', ') || 'none'}</dd></>}
-            <dt>Household</dt><dd>{detail.data.household.map(p => p.name).join(', ') || '—'}</dd>
+            {detail.data.household !== undefined && <><dt>Household</dt><dd>{detail.data.household.map(p => p.name).join(', ') || '—'}</dd></>}
           </dl>
           {detail.data.history.length > 0 && (
             <div class="scroll">

@@ -1,5 +1,6 @@
 // The people module's server functions: save, read, list (by filter or saved list), delete and merge
-// people, find likely duplicates, and keep saved lists. Each role sees a person through PERSON_VIEW.
+// people, find likely duplicates, and keep saved lists. Each role sees a person through PERSON_VIEW,
+// and filters people only on what it sees of them (filter.ts).
 import { NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
@@ -8,7 +9,7 @@ import type { Role } from '../../roles.js'
 import type { AuditLog } from '../../audit.js'
 import type { PeopleDirectory} from './directory.js';
 import { type Person } from './directory.js'
-import { ListFilterSchema, type ListFilter } from './filter.js'
+import { ListFilterSchema, filterAs, mayRun, type ListFilter } from './filter.js'
 import { csvImportFunctions } from './import-csv.js'
 import type { CampaignStore } from '../../store/contract.js'
 import type { Fundraising } from '../fundraising/fundraising.js'
@@ -85,9 +86,13 @@ export function peopleFunctions ({ people, store, fundraising, audit }: PeopleSo
         const person = await people.get(id)
         if (person === undefined) throw new NotFound(`no person "${id}"`)
         const ids = [person.person_id, ...person.merged_from]
+        // The household says who shares the person's address: only the roles that see household_id get it.
+        const household = PERSON_VIEW.sees('household_id', session?.role)
+          ? { household: (await people.household(person)).filter(p => p.person_id !== person.person_id).map(p => show(p, session?.role)) }
+          : {}
         return {
           person: show(person, session?.role),
-          household: (await people.household(person)).filter(p => p.person_id !== person.person_id).map(p => show(p, session?.role)),
+          ...household,
           history: session?.role === 'admin' || session?.role === 'staff' ? await audit.historyOf('people', ids) : []
         }
       }
@@ -102,7 +107,7 @@ export function peopleFunctions ({ people, store, fundraising, audit }: PeopleSo
       }, { additionalProperties: false }),
       handler: async ({ list_id: listId, filter, limit, cursor }, { session }) => {
         const list = listId === undefined ? undefined : await people.list(listId)
-        const matched = await people.matching({ ...list?.filter, ...filter } satisfies ListFilter)
+        const matched = await people.matching(filterAs({ ...list?.filter, ...filter } satisfies ListFilter, session?.role, 'list-people'))
         const { items, next_cursor: next } = page(matched, limit, cursor)
         return { total: matched.length, people: items.map(p => show(p, session?.role)), next_cursor: next }
       }
@@ -127,13 +132,17 @@ export function peopleFunctions ({ people, store, fundraising, audit }: PeopleSo
       args: Type.Object({ list_id: Type.Optional(Id), name: Type.String({ minLength: 1, maxLength: 100 }), filter: ListFilterSchema }, { additionalProperties: false }),
       handler: async (args, { session }) => {
         const list = await people.saveList(args, session?.email ?? '')
-        return { ...list, count: (await people.matching(list.filter)).length }
+        return { ...list, count: (await people.matching(filterAs(list.filter, session?.role, 'save-list'))).length }
       }
     }),
     moduleFunction({
       name: 'list-lists',
       args: Type.Object({}, { additionalProperties: false }),
-      handler: async () => ({ lists: await Promise.all((await people.lists()).map(async list => ({ ...list, count: (await people.matching(list.filter)).length }))) })
+      // A role is shown the lists whose filter it may run, each counted as it runs it.
+      handler: async (_args, { session }) => ({
+        lists: await Promise.all((await people.lists()).filter(list => mayRun(list.filter, session?.role))
+          .map(async list => ({ ...list, count: (await people.matching(filterAs(list.filter, session?.role, 'list-lists'))).length })))
+      })
     }),
     moduleFunction({
       name: 'delete-list',

@@ -92,6 +92,7 @@ export function sendingFunctions ({ people, messenger }: SendingSources): Module
       name: 'list-send-log',
       args: Type.Object({ send_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), person_id: Type.Optional(Id), ...PageArgs }, { additionalProperties: false }),
       handler: async ({ send_id: sendId, person_id: personId, limit, cursor }, { session }) => {
+        SEND_LOG_VIEW.refuseUnseen(session?.role, 'filter list-send-log', { send_id: sendId, person_id: personId }, { send_id: ['send_id'], person_id: ['person_id'] })
         const page = await messenger.logPage(limit, cursor, { send_id: sendId, person_id: personId })
         return { items: page.items.map(entry => SEND_LOG_VIEW.show(entry, session?.role)), next_cursor: page.next_cursor }
       }

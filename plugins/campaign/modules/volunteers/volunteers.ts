@@ -107,12 +107,15 @@ export function volunteerFunctions (store: CampaignStore, events?: EventBook, pe
     moduleFunction({
       name: 'list-volunteers',
       args: Type.Object({ skill: Type.Optional(Skill) }, { additionalProperties: false }),
-      handler: async ({ skill }, { session }) => ({
-        volunteers: (await all())
-          .filter(v => skill === undefined || v.skills.some(s => s.toLowerCase() === skill.toLowerCase()))
-          .sort((a, b) => a.name.localeCompare(b.name))
-          .map(v => VOLUNTEER_VIEW.show(v, session?.role))
-      })
+      handler: async ({ skill }, { session }) => {
+        VOLUNTEER_VIEW.refuseUnseen(session?.role, 'filter list-volunteers', { skill }, { skill: ['skills'] })
+        return {
+          volunteers: (await all())
+            .filter(v => skill === undefined || v.skills.some(s => s.toLowerCase() === skill.toLowerCase()))
+            .sort((a, b) => a.name.localeCompare(b.name))
+            .map(v => VOLUNTEER_VIEW.show(v, session?.role))
+        }
+      }
     }),
     moduleFunction({
       name: 'delete-volunteer',
