@@ -18,16 +18,18 @@ export function exportFormat (format: string | undefined): ExportFormat {
 
 /** Characters a spreadsheet reads as the start of a formula when a cell begins with one. */
 const FORMULA_START = /^[=+\-@\t\r]/
+/** A phone number in E.164 form: `+` and 7 to 15 digits, no operator or call in it, so no formula to defuse. */
+const E164 = /^\+\d{7,15}$/
 
 /**
  * A CSV cell: empty for null, JSON for what is not a string, number or boolean. Text that a
  * spreadsheet would take for a formula gets a leading apostrophe, as OWASP advises against CSV
- * injection.
+ * injection; a phone number in E.164 form is written as it is.
  */
 export function exportCell (value: unknown): string | number | boolean {
   if (value === null || value === undefined) return ''
   const plain = typeof value === 'object' ? JSON.stringify(value) : value as string | number | boolean
-  return typeof plain === 'string' && FORMULA_START.test(plain) ? `'${plain}` : plain
+  return typeof plain === 'string' && FORMULA_START.test(plain) && !E164.test(plain) ? `'${plain}` : plain
 }
 
 /** Send `rows` as the export `name` in `format` (an attachment named with the time), streamed. */

