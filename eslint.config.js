@@ -39,7 +39,7 @@ export default tseslint.config(
       rules: {
         'no-restricted-imports': ['error', {
           patterns: [
-            { group: ['**/kernel/*', '!**/kernel/index.js', '!**/kernel/schema.js'], message: 'import the kernel from kernel/index.js (or kernel/schema.js for TypeBox)' },
+            { group: ['**/kernel/*', '!**/kernel/index.js', '!**/kernel/schema.js', '!**/kernel/runtime-api.js'], message: 'import the kernel from kernel/index.js (kernel/schema.js for TypeBox, kernel/runtime-api.js for what only runtimes use)' },
             { regex: `^${up}(?!kernel/)[a-z-]+/(?!(index|api)\\.js$)`, message: 'import another plugin through its index.js or its contract module api.js' }
           ]
         }]

@@ -1,13 +1,13 @@
 // The kernel's public surface for plugin authors and embedders. It loads nothing heavy (no fastify,
 // LMDB or TypeBox), so that every `berth` command can read every plugin definition quickly; the
-// kernel itself is imported when a kernel is created, and TypeBox for runtimes from './schema.js'.
+// kernel itself is imported when a kernel is created, TypeBox for runtimes from './schema.js', and
+// what only runtimes use (LMDB state, outbound HTTP, schedules, exports, PostgreSQL) from './runtime-api.js'.
 import type { Kernel, KernelOptions } from './kernel.js'
 
 export { definePlugin, type AnyPlugin, type ErrorBody, type ErrorFormat, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
 export { CONTROL_LISTENER, type ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName, OperatorAlert } from './events.js'
 export type { BackupExtra, BackupSummary, PluginStore, DatabaseOptions } from './store.js'
-export { openPluginState } from './store.js'
 export type { Exposition, PluginMetrics } from './metrics.js'
 export type { CliRegistry, CliSettings } from './cli/cli-registry.js'
 export { UsageError } from './cli/cli-registry.js'
@@ -22,13 +22,9 @@ export { StorageFault, assertRoom, isStorageFault } from './storage-fault.js'
 export { reachabilityCheck } from './reachability.js'
 export { besideSource, PACKAGE_ROOT } from './paths.js'
 export { readToml } from './toml.js'
-export { DestinationRefused, OutboundClient, redactedUrl, type OutboundAnswer, type OutboundRequest } from './outbound.js'
 export { loadBuiltUi } from './ui-assets.js'
-export { cronProblem } from './scheduler.js'
 export { coalesced } from './coalesce.js'
-export { exportCell, exportFormat, sendExport, EXPORT_FORMATS, type ExportFormat } from './export-stream.js'
 export type { KeyRange, KeyValueDatabase, KeyValueStore } from './key-value.js'
-export { inTransaction, migrateSchema, redactUrl, unreachable, type Migration } from './postgres.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */
 export async function createKernel (options: KernelOptions = {}): Promise<Kernel> {

@@ -3,7 +3,8 @@
 // schedule's state in health, and the routes.
 // Imported by setup only.
 import { resolve } from 'node:path'
-import { Conflict, cronProblem, NotFound, type PluginContext } from '../../kernel/index.js'
+import { Conflict, NotFound, type PluginContext } from '../../kernel/index.js'
+import { cronProblem } from '../../kernel/runtime-api.js'
 import type { BackupConfig } from './index.js'
 import { backupRoutes } from './routes.js'
 import { runOutcomes } from './outcomes.js'

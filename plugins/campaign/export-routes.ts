@@ -3,7 +3,8 @@
 // that lists the same records, and shows each role the fields that function would (people.ts); a saved
 // list's filter runs as list-people runs it for the role (filter.ts).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { NotFound, exportFormat, sendExport } from '../../kernel/index.js'
+import { NotFound } from '../../kernel/index.js'
+import { exportFormat, sendExport } from '../../kernel/runtime-api.js'
 import type { AuditLog } from './audit.js'
 import { summary, type EventBook } from './modules/events/event-book.js'
 import type { Messenger } from './modules/sending/messenger.js'

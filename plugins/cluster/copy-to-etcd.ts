@@ -3,7 +3,7 @@
 // and other masters start on it. Each database in SHARED_DATABASES is copied whole, in transactions
 // of up to 100 keys; values are written as the shared state writes them (CBOR), secrets as the
 // ciphertext they are (the masters keep the same key file). Imported by the command only.
-import { openPluginState } from '../../kernel/index.js'
+import { openPluginState } from '../../kernel/runtime-api.js'
 import { etcdClient, type EtcdSettings } from './etcd.js'
 import { SharedState } from './shared-state/state.js'
 import { SharedPluginStore } from './shared-state/view.js'

@@ -4,7 +4,7 @@
 // the configured webhooks (the operator's) are trusted; a refused destination or a redirect is not
 // tried again; URLs are logged without query or credentials.
 import type { Logger } from 'pino'
-import { redactedUrl, type OutboundClient } from '../../kernel/index.js'
+import { redactedUrl, type OutboundClient } from '../../kernel/runtime-api.js'
 import type { TelemetryEvent } from './apply.js'
 import type { Device, TelemetryStorage } from './storage/contract.js'
 

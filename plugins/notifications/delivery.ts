@@ -6,7 +6,8 @@
 // bytes, so the signature and the delivery id stay the same.
 import { createHmac } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { OperatorAlert, OutboundClient } from '../../kernel/index.js'
+import type { OperatorAlert } from '../../kernel/index.js'
+import type { OutboundClient } from '../../kernel/runtime-api.js'
 
 export type Format = 'json' | 'slack'
 

@@ -2,7 +2,8 @@
 // too), foreground and detached servers with a pid file, and shutdown.
 import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
-import { existsSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { exited, runCli, spawnCli } from '../support/cli.js'
 import { pollUntil } from '../support/poll.js'
@@ -43,6 +44,24 @@ t.test('help, version and usage errors', async t => {
   const missing = await runCli(['--config', '/nonexistent.toml', 'server'])
   t.equal(missing.code, 2)
   t.equal(oneLine(t, missing.stderr), 'berth: config file /nonexistent.toml does not exist')
+})
+
+t.test('a client command loads no server code: the module graph of --help and status holds no LMDB, fastify or TypeBox', async t => {
+  const dir = tempDir(t)
+  // A module hook in the child records every module it loads.
+  writeFileSync(join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs'\nexport async function load (url, context, next) {\n  appendFileSync(process.env.MODULE_LOG, url + '\\n')\n  return await next(url, context)\n}\n")
+  writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module'\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)})\n`)
+  const cwd = workdir(t, await freePort())
+  for (const args of [['--help'], ['status']]) {
+    const log = join(dir, `${args[0]}.log`)
+    writeFileSync(log, '')
+    const result = await runCli(args, { cwd, env: { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'register.mjs')).href}`, MODULE_LOG: log } })
+    t.equal(result.code, args[0] === '--help' ? 0 : 1, `berth ${args.join(' ')} ran (status finds no server)`)
+    const modules = readFileSync(log, 'utf8').trim().split('\n')
+    t.ok(modules.some(url => url.endsWith('/kernel/cli/cli.js')) && modules.some(url => url.includes('/node_modules/commander/')), `the log holds the graph (${modules.length} modules)`)
+    const heavy = modules.filter(url => /\/node_modules\/(lmdb|fastify|@fastify|@sinclair\/typebox|undici|pg|csv-stringify)\//.test(url))
+    t.same(heavy, [], `berth ${args.join(' ')} loads none of LMDB, fastify, TypeBox, undici, pg or csv-stringify`)
+  }
 })
 
 t.test('bad configuration stops start-up with exit code 1 and one line naming what is wrong', async t => {

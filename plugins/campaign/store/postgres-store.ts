@@ -7,7 +7,8 @@
 // for the deletes: an import of thousands of rows costs its reads, not a round trip per write. A database that cannot be reached
 // is answered 503 (BERTH_DATABASE_UNAVAILABLE); the pool connects again on the next request.
 import pg from 'pg'
-import { inTransaction, migrateSchema, redactUrl, StartupError, Unavailable, unreachable, type Migration } from '../../../kernel/index.js'
+import { StartupError, Unavailable } from '../../../kernel/index.js'
+import { inTransaction, migrateSchema, redactUrl, unreachable, type Migration } from '../../../kernel/runtime-api.js'
 import { arrayFrom, subjectList, type CampaignStore, type RangeOptions, type Subjects, type Table, type TableKey, type Transaction } from './contract.js'
 
 export const SCHEMA = 'campaign'

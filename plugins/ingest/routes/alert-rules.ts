@@ -4,7 +4,8 @@
 // firings, resolutions and connectivity changes, newest first.
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { BadRequest, NotFound, type OutboundClient } from '../../../kernel/index.js'
+import { BadRequest, NotFound } from '../../../kernel/index.js'
+import { type OutboundClient } from '../../../kernel/runtime-api.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { COMPARISONS, listedRule, type AlertRecord, type AlertRule, type Comparison, type RuleCondition } from '../alert-rules.js'
 import { GroupName } from '../keys.js'

@@ -3,7 +3,8 @@
 // routes.
 import { Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { BadRequest, NotFound, exportFormat, sendExport } from '../../../kernel/index.js'
+import { BadRequest, NotFound } from '../../../kernel/index.js'
+import { exportFormat, sendExport } from '../../../kernel/runtime-api.js'
 import { decodeFault } from '../fault-status.js'
 import { DEVICE_ID } from '../keys.js'
 import { parseTime } from '../series-query.js'

@@ -4,7 +4,7 @@
 // were kept becomes one of no content: a copy of its chunk is then stored again, never dropped). ELF
 // records take their file from the ELF directory along.
 import { existsSync, readFileSync } from 'node:fs'
-import { openPluginState } from '../../../kernel/index.js'
+import { openPluginState } from '../../../kernel/runtime-api.js'
 import { DIGEST_BYTES } from '../chunk-marks.js'
 import { elfPath } from '../elf-files.js'
 import { pendingKey, TelemetryStore } from '../store.js'

@@ -4,7 +4,7 @@
 // the database takes them in turn; its reads and its writes are one function call each in that one
 // transaction (postgres-request.ts), and the caller acknowledges after the commit. Metrics live in daily partitions; retention drops whole ones.
 import pg from 'pg'
-import { inTransaction, migrateSchema, unreachable } from '../../../kernel/index.js'
+import { inTransaction, migrateSchema, unreachable } from '../../../kernel/runtime-api.js'
 import type { TelemetryEvent } from '../apply.js'
 import type { StoredMark } from '../chunk-marks.js'
 import { issueOf, moveOf, newOccurrences, pcIssue, type CrashIssue, type IssueEvent, type IssueIdentity, type IssueMember, type MemberKind, type Occurrence } from '../crash-issues.js'
@@ -131,11 +131,17 @@ export class PostgresStorage implements TelemetryStorage {
     return 0
   }
 
-  /** Count faults stored before crash issues existed (or copied in without theirs) into their issues, a batch a transaction. */
+  /**
+   * Count faults stored before crash issues existed (or copied in without theirs) into their issues, a
+   * batch a transaction, each batch starting past the last (the index entries of faults grouped
+   * before stay until a vacuum: a scan from the start would step over all of them every time).
+   */
   async #groupUngroupedFaults (): Promise<void> {
+    let after: [string, number, number] = ['', -1, -1]
     for (;;) {
       const grouped = await this.#transaction(async client => {
-        const faults = (await client.query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where issue is null order by device, received_at, sequence limit ${GROUP_BATCH} for update skip locked`)).rows
+        const faults = (await client.query<StoredFault>(`select ${quoted(SERIES.faults.columns)} from faults where issue is null and (device, received_at, sequence) > ($1, $2, $3)
+          order by device, received_at, sequence limit ${GROUP_BATCH} for update skip locked`, after)).rows
         const aliases: Array<{ pc: string, issue: IssueIdentity }> = []
         const occurrences = faults.map((stored): Occurrence => {
           const issue = issueOf(stored)
@@ -143,9 +149,11 @@ export class PostgresStorage implements TelemetryStorage {
           return { issue, fault: { ...stored, issue: issue.id }, sign: 1 }
         })
         await applyToIssues(client, occurrences, aliases)
-        return faults.length
+        return faults
       })
-      if (grouped < GROUP_BATCH) return
+      if (grouped.length < GROUP_BATCH) return
+      const last = grouped[grouped.length - 1]
+      after = [last.device, last.received_at, last.sequence]
     }
   }
 

@@ -5,7 +5,8 @@
 // send gets one record in the send log, written as soon as their result is known.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createTransport } from 'nodemailer'
-import { BadRequest, StartupError, Unavailable, messageOf, type OutboundClient } from '../../../../kernel/index.js'
+import { BadRequest, StartupError, Unavailable, messageOf } from '../../../../kernel/index.js'
+import { type OutboundClient } from '../../../../kernel/runtime-api.js'
 import { actingAs } from '../../audit.js'
 import type { SecretResolver } from '../../language/generator-settings.js'
 import type { CampaignConfig } from '../../settings.js'

@@ -9,7 +9,7 @@ import { documents } from './006-documents.js'
 import { backtraces } from './007-backtraces.js'
 import { heartbeats } from './008-heartbeats.js'
 import { metricsByTime } from './009-metrics-by-time.js'
-import type { Migration } from '../../../../kernel/index.js'
+import type { Migration } from '../../../../kernel/runtime-api.js'
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'schema', sql: schema },
