@@ -1,5 +1,6 @@
-// CPU time used by processes, from /proc (Linux): one process, or a PostgreSQL server with its
-// backends (the postmaster found by the port on its command line, and its children).
+// CPU time used by processes, from /proc (Linux): one process, a process with its descendants (a
+// server whose workers are child processes), or a PostgreSQL server with its backends (the
+// postmaster found by the port on its command line, and its children).
 import { readdirSync, readFileSync } from 'node:fs'
 
 /** Ticks of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
@@ -23,6 +24,25 @@ function pids (): number[] {
 /** CPU seconds process `pid` has used (0 once it is gone). */
 export function cpuSeconds (pid: number): number {
   return statOf(pid)?.[1] ?? 0
+}
+
+/** CPU seconds used by process `pid` and its live descendants (their threads included). */
+export function treeCpuSeconds (pid: number): number {
+  const parents = new Map<number, number>()
+  const seconds = new Map<number, number>()
+  for (const each of pids()) {
+    const stat = statOf(each)
+    if (stat === undefined) continue
+    parents.set(each, stat[0])
+    seconds.set(each, stat[1])
+  }
+  const inTree = (each: number): boolean => {
+    for (let at: number | undefined = each; at !== undefined && at > 1; at = parents.get(at)) if (at === pid) return true
+    return false
+  }
+  let total = 0
+  for (const [each, used] of seconds) if (inTree(each)) total += used
+  return total
 }
 
 /** CPU seconds used by the PostgreSQL server listening on `port` and its live backends. */

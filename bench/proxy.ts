@@ -7,7 +7,10 @@
 // Berth's proxy runs twice: as configured by default, and with [proxy].fast_lane off (every request
 // through node:http's server and undici), which is what the fast lane saves. BENCH_BERTH_REFERENCE,
 // the path of another build's dist/bench/fixtures/proxy-server.js, adds that build as
-// `berth-reference` (a change measured side by side with the build before it).
+// `berth-reference` (a change measured side by side with the build before it). Beside requests/s and
+// latency, each proxy's CPU time per request: its process and its children's (nginx's worker) from
+// /proc over the measured window, divided by the requests answered in it; neighbours on a shared
+// host move it far less than requests/s, so goals are judged on it.
 // Run: npm run build && node dist/bench/proxy.js   (BENCH_RUNS rounds, BENCH_SECONDS per load run,
 // BENCH_WARM_UP_SECONDS, BENCH_PROXIES and BENCH_SCENARIOS: subsets of the proxies' names (by commas)
 // and of the scenarios' (by semicolons))
@@ -19,6 +22,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { envInt, markdownTable, median } from './stats.js'
+import { treeCpuSeconds } from './process-cpu.js'
 import { ensureDebianPackages } from '../test/support/component.js'
 import { freePort } from '../test/support/net.js'
 
@@ -120,23 +124,31 @@ async function stop (child: ChildProcess): Promise<void> {
   await new Promise(resolve => child.once('exit', resolve))
 }
 
-/** wrk on CPU 1 for `seconds`: requests per second and the 99th percentile latency in ms. */
-async function load (url: string, seconds = SECONDS): Promise<{ rps: number, p99: number, errors: boolean }> {
+/** One load run's figures: requests/s, latency in ms (wrk: the 99th percentile; h2load: the mean), CPU µs of the proxy per request. */
+interface Figure { rps: number, p99: number, cpu: number }
+
+/** wrk on CPU 1 for `seconds` against the proxy `pid` (CPU per request left NaN without one). */
+async function load (url: string, pid?: number, seconds = SECONDS): Promise<Figure & { errors: boolean }> {
+  const before = pid === undefined ? 0 : treeCpuSeconds(pid)
   const { stdout } = await run('taskset', ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url], { maxBuffer: 1 << 20 })
+  const used = pid === undefined ? NaN : treeCpuSeconds(pid) - before
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1])
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1])
   const [, value, unit] = /\s99%\s+([\d.]+)(us|ms|s)/.exec(stdout) ?? []
   const p99 = Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
-  return { rps, p99, errors: /Non-2xx|Socket errors/.test(stdout) }
+  return { rps, p99, cpu: used * 1e6 / requests, errors: /Non-2xx|Socket errors/.test(stdout) }
 }
 
-/** h2load on CPU 1 for `seconds`: requests per second and the mean time per request in ms (its `p99` here). */
-async function loadH2 (url: string, seconds = SECONDS): Promise<{ rps: number, p99: number, errors: boolean }> {
+/** h2load on CPU 1 for `seconds` against the proxy `pid`. */
+async function loadH2 (url: string, pid: number, seconds = SECONDS): Promise<Figure & { errors: boolean }> {
+  const before = treeCpuSeconds(pid)
   const { stdout } = await run('taskset', ['-c', '1', 'h2load', '-t1', `-c${CONNECTIONS / STREAMS}`, `-m${STREAMS}`, `-D${seconds}`, url], { maxBuffer: 1 << 20 })
+  const used = treeCpuSeconds(pid) - before
   const rps = Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1])
   const [, value, unit] = /time for request:\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)/.exec(stdout) ?? []
   const mean = Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
-  const failed = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed, (\d+) errored/.exec(stdout)
-  return { rps, p99: mean, errors: !/Application protocol: h2/.test(stdout) || failed === null || failed[1] !== '0' || failed[2] !== '0' }
+  const counts = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(stdout)
+  return { rps, p99: mean, cpu: used * 1e6 / Number(counts?.[1]), errors: !/Application protocol: h2/.test(stdout) || counts === null || counts[2] !== '0' || counts[3] !== '0' }
 }
 
 async function main (): Promise<void> {
@@ -153,8 +165,8 @@ events { worker_connections 4096; }
 http { access_log off; keepalive_requests 1000000;
   server { listen 127.0.0.1:${backendPort}; location = /small { default_type text/plain; return 200 "hello world\\n"; } location = /large { default_type application/octet-stream; alias ${dir}/large.bin; } } }\n`)
   const backend = pinned(1, 'nginx', ['-c', join(dir, 'backend.conf'), '-p', dir])
-  const results = new Map<string, Array<{ rps: number, p99: number }>>()
-  const record = (key: string, figure: { rps: number, p99: number }): void => { results.set(key, [...(results.get(key) ?? []), figure]) }
+  const results = new Map<string, Figure[]>()
+  const record = (key: string, figure: Figure): void => { results.set(key, [...(results.get(key) ?? []), figure]) }
   try {
     await listening(backendPort, backend)
     for (let round = 0; round < RUNS; round++) {
@@ -166,11 +178,12 @@ http { access_log off; keepalive_requests 1000000;
         try {
           await listening(ports.http, child)
           await listening(ports.https, child)
-          await load(`http://127.0.0.1:${ports.http}/small`, WARM_UP_SECONDS)
-          if (proxy.http2 && RUN_SCENARIOS.some(s => s.h2 === true)) await loadH2(`https://127.0.0.1:${ports.https}/small`, Math.ceil(WARM_UP_SECONDS / 2))
+          const pid = child.pid as number
+          await load(`http://127.0.0.1:${ports.http}/small`, pid, WARM_UP_SECONDS)
+          if (proxy.http2 && RUN_SCENARIOS.some(s => s.h2 === true)) await loadH2(`https://127.0.0.1:${ports.https}/small`, pid, Math.ceil(WARM_UP_SECONDS / 2))
           for (const scenario of RUN_SCENARIOS.filter(s => s.h2 !== true || proxy.http2)) {
             const url = `${scenario.scheme}://127.0.0.1:${scenario.scheme === 'http' ? ports.http : ports.https}${scenario.path}`
-            const figure = scenario.h2 === true ? await loadH2(url) : await load(url)
+            const figure = scenario.h2 === true ? await loadH2(url, pid) : await load(url, pid)
             if (figure.errors) console.error(`${proxy.name}, ${scenario.name}: wrk saw errors`)
             record(`${proxy.name}|${scenario.name}`, figure)
           }
@@ -183,9 +196,9 @@ http { access_log off; keepalive_requests 1000000;
     await stop(backend)
     rmSync(dir, { recursive: true, force: true })
   }
-  const figure = (name: string, scenario: string): { rps: number, p99: number } | undefined => {
+  const figure = (name: string, scenario: string): Figure | undefined => {
     const runs = results.get(`${name}|${scenario}`)
-    return runs === undefined ? undefined : { rps: median(runs.map(r => r.rps)), p99: median(runs.map(r => r.p99)) }
+    return runs === undefined ? undefined : { rps: median(runs.map(r => r.rps)), p99: median(runs.map(r => r.p99)), cpu: median(runs.map(r => r.cpu)) }
   }
   const rows: string[][] = []
   for (const scenario of RUN_SCENARIOS) {
@@ -193,11 +206,12 @@ http { access_log off; keepalive_requests 1000000;
     for (const name of ['direct', ...PROXIES.map(p => p.name)]) {
       const f = figure(name, scenario.name)
       if (f === undefined || berth === undefined) continue
-      rows.push([scenario.name, name, f.rps.toFixed(0), f.p99.toFixed(2), name === 'berth' ? '' : (berth.rps / f.rps).toFixed(2), name === 'berth' ? '' : (berth.p99 / f.p99).toFixed(2)])
+      const ratio = (a: number, b: number): string => name === 'berth' || !Number.isFinite(a / b) ? '' : (a / b).toFixed(2)
+      rows.push([scenario.name, name, f.rps.toFixed(0), f.p99.toFixed(2), Number.isFinite(f.cpu) ? f.cpu.toFixed(1) : '', ratio(berth.rps, f.rps), ratio(berth.p99, f.p99), ratio(berth.cpu, f.cpu)])
     }
   }
   console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure after a ${WARM_UP_SECONDS} s warm-up; wrk -t1 -c${CONNECTIONS} (HTTP/2: h2load -t1 -c${CONNECTIONS / STREAMS} -m${STREAMS}); proxies on CPU 0, backend and load generator on CPU 1\n`)
-  console.log(markdownTable(['scenario', 'server', 'requests/s (median)', 'p99 ms (median; HTTP/2: mean)', 'berth ÷ this (req/s)', 'berth ÷ this (latency)'], rows))
+  console.log(markdownTable(['scenario', 'server', 'requests/s (median)', 'p99 ms (median; HTTP/2: mean)', 'CPU µs/request (median)', 'berth ÷ this (req/s)', 'berth ÷ this (latency)', 'berth ÷ this (CPU/request)'], rows))
 }
 
 await main()
