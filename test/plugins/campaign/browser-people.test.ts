@@ -1,11 +1,14 @@
 // The people and admin pages in headless Chromium, at 1280 px and at 390 px (one browser): staff add a
 // person through the form, open their detail (household, history), import a CSV file through the file
 // input (a dry run's mapping and row problems, then the import), merge a likely duplicate and download
-// the Export CSV link; readonly see names without e-mail addresses or the household, and no Add or Import cards; a
+// the Export CSV link; the search box is labelled by what the role's search looks in (staff "Name, e-mail
+// or phone", readonly "Name", whose search of an e-mail address finds nobody); readonly see names without
+// e-mail addresses or the household, and no Add or Import cards; a
 // volunteer has no People in the navigation; an admin makes an API token whose secret is shown once,
 // calls a server function with it, revokes it (then 401), and reads the audit log and its export.
 // On the phone no page scrolls sideways.
 import t from 'tap'
+import type { Page } from 'playwright-core'
 import { callServerFunction } from '../../../plugins/campaign/client.js'
 import { SIZES, appInBrowser, card, moduleHidden, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
 import { statusOf } from '../../support/campaign.js'
@@ -14,6 +17,12 @@ import { requireComponent } from '../../support/component.js'
 
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
+/** The label of the people page's search box, once list-people has said where the role's search looks. */
+const searchLabel = async (page: Page): Promise<string> => {
+  const label = 'label.field:has(input[name="search"]) > span'
+  await page.waitForFunction(`document.querySelector(${JSON.stringify(label)})?.textContent !== 'Search'`)
+  return (await page.textContent(label)) ?? ''
+}
 if (executablePath !== undefined) {
   t.test('staff add and import people, readonly see them without contacts, an admin manages API tokens and reads the audit log', async t => {
     const { app, user, call, browser, page } = await appInBrowser(t, executablePath)
@@ -32,6 +41,8 @@ if (executablePath !== undefined) {
         // Staff: add a person, see them listed, open their detail.
         await signIn(page, app, user('staff'), '/people')
         await page.waitForSelector(`[data-testid="people"] tbody tr:has-text("${housemate}")`)
+        t.equal(await searchLabel(page), 'Name, e-mail or phone', 'staff search the name, e-mail and phone')
+        t.equal(await page.getByRole('searchbox', { name: 'Name, e-mail or phone' }).count(), 1, 'the box is named by its label')
         const add = card(page, 'Add a person')
         await add.locator('input[name="name"]').fill(alma)
         await add.locator('input[name="email"]').fill(almaEmail)
@@ -115,6 +126,15 @@ if (executablePath !== undefined) {
         // Readonly: names, no e-mail addresses, no Add or Import; the export without contact fields.
         await signIn(page, app, user('readonly'), '/people')
         await page.waitForSelector(almaRow)
+        t.equal(await searchLabel(page), 'Name', 'readonly search names only, and the box says so')
+        t.equal(await page.getByRole('searchbox', { name: 'Name', exact: true }).count(), 1, 'the box is named by its label')
+        await page.fill('input[name="search"]', almaEmail)
+        await page.getByRole('button', { name: 'Find', exact: true }).click()
+        await page.waitForSelector('[data-testid="people-total"]:text-matches("^0 people")')
+        t.equal(await searchLabel(page), 'Name', 'still Name after a search')
+        await page.fill('input[name="search"]', alma)
+        await page.getByRole('button', { name: 'Find', exact: true }).click()
+        await page.waitForSelector('[data-testid="people-total"]:text-matches("^1 people")')
         t.notMatch(await page.textContent('[data-testid="people"]'), '@', 'no e-mail address in the list')
         t.equal(await card(page, 'Add a person').count(), 0, 'no Add a person')
         t.equal(await card(page, 'Import a CSV file').count(), 0, 'no Import a CSV file')

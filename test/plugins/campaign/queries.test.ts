@@ -2,9 +2,11 @@
 // holding people (and the people export): a role that sees a field filters on it and gets the right
 // people; a role that does not is refused with 403, or, for a free-text search, matches nothing through
 // that field. Then the attacks this closes, one by one: the e-mail rebuilt by searching, a phone number
-// looked up, postcodes and consent enumerated, saved lists and their counts, a household's names.
+// looked up, postcodes and consent enumerated, saved lists and their counts, a household's names, and
+// a saved list's search text (an e-mail address, a phone number) shown back to a role that cannot see them.
 import t from 'tap'
 import { ServerFunctionError } from '../../../plugins/campaign/client.js'
+import { shownFilter } from '../../../plugins/campaign/modules/people/filter.js'
 import { ROLES, type Role } from '../../../plugins/campaign/roles.js'
 import { campaignApp } from '../../support/campaign.js'
 import { mailServer } from '../../support/smtp.js'
@@ -52,7 +54,9 @@ t.test('each role filters and searches only on the fields it sees, in every func
     postcode: await call<{ list_id: string }>('save-list', { name: 'Postcode 902', filter: { postcode_prefixes: ['902'] } }),
     texters: await call<{ list_id: string }>('save-list', { name: 'Texters', filter: { consent: 'sms' } }),
     housing: await call<{ list_id: string }>('save-list', { name: 'Housing', filter: { tags: ['housing'] } }),
-    byMail: await call<{ list_id: string }>('save-list', { name: 'Ana by mail', filter: { search: 'ana@x.test' } })
+    byMail: await call<{ list_id: string }>('save-list', { name: 'Ana by mail', filter: { search: 'ana@x.test' } }),
+    byPhone: await call<{ list_id: string }>('save-list', { name: 'Ben by phone', filter: { search: '+15550103000' } }),
+    diazHousing: await call<{ list_id: string }>('save-list', { name: 'Diaz housing', filter: { tags: ['housing'], search: 'diaz' } })
   }
 
   const people = (on: string, filter: object, seen: string[], seenBy: readonly Role[], unseen?: string[]): Case =>
@@ -137,8 +141,8 @@ t.test('each role filters and searches only on the fields it sees, in every func
 
   await t.test('saved lists: readonly is shown those it may run, counted as it runs them; the export runs them so too', async t => {
     const listed = async (cookie: string): Promise<Array<[string, number]>> => (await call<{ lists: Array<{ name: string, count: number }> }>('list-lists', {}, cookie)).lists.map(l => [l.name, l.count])
-    t.same(await listed(staff), [['Ana by mail', 1], ['Housing', 2], ['Postcode 902', 2], ['Texters', 1]])
-    t.same(await listed(cookies.readonly), [['Ana by mail', 0], ['Housing', 2]], 'no list filtering on a hidden field, no count through one')
+    t.same(await listed(staff), [['Ana by mail', 1], ['Ben by phone', 1], ['Diaz housing', 2], ['Housing', 2], ['Postcode 902', 2], ['Texters', 1]])
+    t.same(await listed(cookies.readonly), [['Ana by mail', 0], ['Ben by phone', 0], ['Diaz housing', 2], ['Housing', 2]], 'no list filtering on a hidden field, no count through one')
     const exported = async (listId: string, cookie: string): Promise<Response> => await fetch(new URL(`/export/people?list_id=${listId}&format=ndjson`, baseUrl), { headers: { cookie } })
     const namesIn = async (response: Response): Promise<string[]> => (await response.text()).trim().split('\n').filter(line => line !== '').map(line => (JSON.parse(line) as Named).name)
     t.same((await namesIn(await exported(lists.postcode.list_id, staff))).sort(), ['Ana Diaz', 'Ben Diaz'])
@@ -151,6 +155,64 @@ t.test('each role filters and searches only on the fields it sees, in every func
     t.same((await namesIn(await exported(lists.housing.list_id, cookies.readonly))).sort(), ['Ana Diaz', 'Ben Diaz'])
   })
 
+  await t.test('a saved list\'s filter is shown to each role only as far as it reads fields the role sees', async t => {
+    interface Shown { name: string, filter: object, withheld?: string[], created_by?: string }
+    const whole = { 'Ana by mail': { search: 'ana@x.test' }, 'Ben by phone': { search: '+15550103000' }, 'Diaz housing': { tags: ['housing'], search: 'diaz' }, Housing: { tags: ['housing'] } }
+    for (const role of ROLES) {
+      const outcome = call<{ lists: Shown[] }>('list-lists', {}, cookies[role])
+      if (role === 'volunteer') {
+        await t.rejects(outcome, { status: 403, code: 'BERTH_ROLE_TOO_LOW' }, 'a volunteer may not call list-lists')
+        continue
+      }
+      const lists = Object.fromEntries((await outcome).lists.map(l => [l.name, l]))
+      if (role === 'readonly') {
+        t.same(Object.keys(lists['Ana by mail']).sort(), ['count', 'created_at', 'filter', 'list_id', 'name', 'updated_at', 'withheld'], 'readonly: no created_by')
+        t.same(lists['Ana by mail'].filter, {}, 'readonly: an e-mail search left out')
+        t.same(lists['Ana by mail'].withheld, ['search'], 'and named as withheld')
+        t.same(lists['Ben by phone'].filter, {}, 'readonly: a phone search left out')
+        t.same(lists['Ben by phone'].withheld, ['search'])
+        t.match(lists['Diaz housing'], { filter: { tags: ['housing'] }, withheld: ['search'] }, 'readonly: a name search too (the text could be part of an address), the tags kept')
+        t.same(lists['Diaz housing'].filter, { tags: ['housing'] })
+        t.same(lists.Housing.filter, whole.Housing, 'readonly: a filter on fields it sees, whole')
+        t.notOk('withheld' in lists.Housing, 'nothing withheld from it')
+        const text = JSON.stringify(lists)
+        for (const hidden of ['ana@x.test', 'x.test', '+1555', '0103000', 'created_by', 'staff@']) t.notMatch(text, hidden, `readonly's list-lists holds no "${hidden}"`)
+      } else {
+        for (const [name, filter] of Object.entries(whole)) {
+          t.same(lists[name].filter, filter, `${role}: ${name} with its whole filter`)
+          t.notOk('withheld' in lists[name], `${role}: nothing withheld from ${name}`)
+        }
+        t.equal(lists['Ana by mail'].created_by, 'staff@campaign.test', `${role} sees who made the list`)
+      }
+    }
+  })
+
+  await t.test('the saved search text reaches readonly through no function: only admin\'s audit log holds it', async t => {
+    const readonlyReads = [
+      await call('list-lists', {}, cookies.readonly),
+      await call('list-people', { list_id: lists.byMail.list_id }, cookies.readonly),
+      await call('list-people', { list_id: lists.byPhone.list_id }, cookies.readonly),
+      await call('list-people', { list_id: lists.diazHousing.list_id }, cookies.readonly),
+      await call('person-detail', { person_id: ana.person_id }, cookies.readonly),
+      await call('person-detail', { person_id: ben.person_id }, cookies.readonly),
+      await call('list-send-log', {}, cookies.readonly),
+      await call('list-donors', {}, cookies.readonly),
+      await (await fetch(new URL(`/export/people?list_id=${lists.byMail.list_id}&format=ndjson`, baseUrl), { headers: { cookie: cookies.readonly } })).text()
+    ]
+    const text = JSON.stringify(readonlyReads)
+    for (const hidden of ['ana@x.test', '+15550103000', '0103000']) t.notMatch(text, hidden, `no "${hidden}" in what readonly reads`)
+    t.match(JSON.stringify(await call('audit-log', { table: 'people-lists' }, cookies.admin)), 'ana@x.test', 'the audit log keeps the list as saved (admin only)')
+    await t.rejects(call('audit-log', { table: 'people-lists' }, cookies.readonly), { status: 403, code: 'BERTH_ROLE_TOO_LOW' }, 'readonly may not read it')
+  })
+
+  await t.test('list-people says where the caller\'s search looks, per role', async t => {
+    for (const role of ROLES) {
+      const outcome = call<{ search_in: string[] }>('list-people', {}, cookies[role])
+      if (role === 'volunteer') await t.rejects(outcome, { status: 403, code: 'BERTH_ROLE_TOO_LOW' })
+      else t.same((await outcome).search_in, role === 'readonly' ? ['name'] : ['name', 'email', 'phone'], role)
+    }
+  })
+
   await t.test('person-detail shows readonly no household', async t => {
     const forStaff = await call<{ household: Named[] }>('person-detail', { person_id: ana.person_id })
     t.same(forStaff.household.map(p => p.name), ['Ben Diaz'], 'staff sees who shares the address')
@@ -158,4 +220,16 @@ t.test('each role filters and searches only on the fields it sees, in every func
     t.same(Object.keys(forReadonly).sort(), ['history', 'person'], 'the household is left out, not emptied')
     t.notMatch(JSON.stringify(forReadonly), /Ben|household/, 'no name or id of the household anywhere in it')
   })
+})
+
+t.test('shownFilter: each condition only to the roles that see every field it reads, search only to those that see where it looks', async t => {
+  const filter = { tags: ['housing'], cities: ['springfield'], postcode_prefixes: ['902'], consent: 'sms' as const, search: 'ana@x.test' }
+  const all = ['tags', 'cities', 'postcode_prefixes', 'consent', 'search']
+  for (const role of [...ROLES, undefined]) {
+    const shown = shownFilter(filter, role)
+    if (role === 'admin' || role === 'staff') t.same(shown, { filter, withheld: [] }, `${role}: whole`)
+    else if (role === 'readonly') t.same(shown, { filter: { tags: ['housing'], cities: ['springfield'] }, withheld: ['postcode_prefixes', 'consent', 'search'] }, 'readonly: the tags and cities')
+    else t.same(shown, { filter: {}, withheld: all }, `${role ?? 'no role'}: nothing`)
+  }
+  t.same(shownFilter({ tags: ['a'], retired_condition: 'x' } as unknown as Parameters<typeof shownFilter>[0], 'admin'), { filter: { tags: ['a'] }, withheld: ['retired_condition'] }, 'a condition no longer known is withheld, even from admin')
 })

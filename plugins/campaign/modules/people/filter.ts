@@ -1,7 +1,8 @@
 // A saved list's filter: which people it holds, by tags, issues, geography, roles, consent and
 // activity. Every condition given must hold; a list of values within one condition means any of them.
 // A role runs a filter only on the fields of a person it sees (PERSON_VIEW): a condition reading
-// another is refused, and the free-text search looks only in the fields it sees.
+// another is refused, and the free-text search looks only in the fields it sees. A saved filter is
+// shown to a role only as far as it reads fields the role sees (shownFilter).
 import { Type } from '../../../../kernel/schema.js'
 import type { Static } from '@sinclair/typebox'
 import { PERSON_VIEW, type ViewField } from '../../people.js'
@@ -52,6 +53,28 @@ export const mayRun = (filter: ListFilter, role: Role | undefined): boolean => P
 export function filterAs (filter: ListFilter, role: Role | undefined, fn: string): ScopedFilter {
   PERSON_VIEW.refuseUnseen(role, `filter ${fn}`, filter, CONDITION_FIELDS)
   return { filter, searchIn: PERSON_VIEW.visibleOf(SEARCH_FIELDS, role) }
+}
+
+/** A saved filter as one role is shown it, and the conditions left out of it. */
+export interface ShownFilter { filter: ListFilter, withheld: Array<keyof ListFilter> }
+
+/**
+ * What `role` is shown of a saved `filter`: each condition whose fields it sees, and `search` only
+ * when it sees every field a search looks in, since the text staff typed may be an e-mail address or
+ * a phone number (a role seeing names only cannot tell it is not). The rest is `withheld`, named.
+ */
+export function shownFilter (filter: ListFilter, role: Role | undefined): ShownFilter {
+  const reads: Readonly<Record<string, ReadonlyArray<ViewField<Person>> | undefined>> = { ...CONDITION_FIELDS, search: SEARCH_FIELDS }
+  const shown: Record<string, unknown> = {}
+  const withheld: Array<keyof ListFilter> = []
+  for (const [condition, value] of Object.entries(filter)) {
+    if (value === undefined) continue
+    // A condition no longer known reads fields nobody can name: withheld too.
+    const fields = reads[condition]
+    if (fields !== undefined && fields.every(field => PERSON_VIEW.sees(field, role))) shown[condition] = value
+    else withheld.push(condition as keyof ListFilter)
+  }
+  return { filter: shown as ListFilter, withheld }
 }
 
 /** `filter` over every field: for the server's own use of a saved list (sending to its members). */

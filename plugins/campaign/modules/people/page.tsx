@@ -1,7 +1,8 @@
 // The people page: people found by a search, tag or saved list (list-people), a person's detail with
 // their household and history (person-detail), saving people and lists, likely duplicates merged, and a
 // CSV import with its mapping preview and dry run (import-csv); exports download the same people as CSV.
-// Contact fields and the household come only to the roles that may see them.
+// Contact fields and the household come only to the roles that may see them; the search box is
+// labelled by the fields the role's search looks in.
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../../ui/src/api.js'
 import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
@@ -12,10 +13,19 @@ interface SavedList { list_id: string, name: string, count: number }
 interface Report { dry_run: boolean, rows: number, created: number, updated: number, duplicates_in_file: number, failed: number, columns: string[], mapping: Record<string, string | null>, errors: Array<{ row: number, message: string }> }
 
 const KINDS = ['people', 'volunteers', 'donations'] as const
+const SEARCH_WORDS: Readonly<Record<string, string>> = { name: 'name', email: 'e-mail', phone: 'phone' }
+
+/** The search box's label: the fields the role's search looks in, as list-people says ("Name, e-mail or phone"; readonly "Name"). */
+function searchLabel (fields: readonly string[] | undefined): string {
+  if (fields === undefined || fields.length === 0) return 'Search'
+  const named = fields.map(field => SEARCH_WORDS[field] ?? field)
+  const text = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} or ${named[named.length - 1]}`
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}
 
 export function PeoplePage ({ auth }: { auth: AuthInfo }) {
   const may = (name: string): boolean => auth.functions.includes(name)
-  const list = useCall<{ total: number, people: Person[] }>('list-people')
+  const list = useCall<{ total: number, people: Person[], search_in: string[] }>('list-people')
   const lists = useCall<{ lists: SavedList[] }>('list-lists')
   const detail = useCall<{ person: Person, household?: Person[], history: HistoryEntry[] }>('person-detail')
   const save = useCall<Person>('save-person')
@@ -42,7 +52,7 @@ export function PeoplePage ({ auth }: { auth: AuthInfo }) {
           const filter = { ...(search !== '' && { search }), ...(tags.length > 0 && { tags }) }
           void refresh(listId === '' ? { filter } : { list_id: listId, filter })
         }}>
-          <Field label="Name, e-mail or phone"><input name="search" type="search" /></Field>
+          <Field label={searchLabel(list.data?.search_in)}><input name="search" type="search" /></Field>
           <Field label="Tags (all of them)"><input name="tags" placeholder="housing, canvasser" /></Field>
           <Field label="Saved list">
             <select name="list_id"><option value="">Everyone</option>{lists.data?.lists.map(l => <option key={l.list_id} value={l.list_id}>{l.name} ({l.count})</option>)}</select>

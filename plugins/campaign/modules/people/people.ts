@@ -1,6 +1,6 @@
 // The people module's server functions: save, read, list (by filter or saved list), delete and merge
 // people, find likely duplicates, and keep saved lists. Each role sees a person through PERSON_VIEW,
-// and filters people only on what it sees of them (filter.ts).
+// filters people only on what it sees of them, and is shown of a saved list's filter only that (filter.ts).
 import { NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
@@ -9,7 +9,7 @@ import type { Role } from '../../roles.js'
 import type { AuditLog } from '../../audit.js'
 import type { PeopleDirectory} from './directory.js';
 import { type Person } from './directory.js'
-import { ListFilterSchema, filterAs, mayRun, type ListFilter } from './filter.js'
+import { ListFilterSchema, filterAs, mayRun, shownFilter, type ListFilter } from './filter.js'
 import { csvImportFunctions } from './import-csv.js'
 import type { CampaignStore } from '../../store/contract.js'
 import type { Fundraising } from '../fundraising/fundraising.js'
@@ -107,9 +107,11 @@ export function peopleFunctions ({ people, store, fundraising, audit }: PeopleSo
       }, { additionalProperties: false }),
       handler: async ({ list_id: listId, filter, limit, cursor }, { session }) => {
         const list = listId === undefined ? undefined : await people.list(listId)
-        const matched = await people.matching(filterAs({ ...list?.filter, ...filter } satisfies ListFilter, session?.role, 'list-people'))
+        const scoped = filterAs({ ...list?.filter, ...filter } satisfies ListFilter, session?.role, 'list-people')
+        const matched = await people.matching(scoped)
         const { items, next_cursor: next } = page(matched, limit, cursor)
-        return { total: matched.length, people: items.map(p => show(p, session?.role)), next_cursor: next }
+        // search_in: where this role's search looks, so a page labels its search box by it.
+        return { total: matched.length, people: items.map(p => show(p, session?.role)), next_cursor: next, search_in: scoped.searchIn }
       }
     }),
     moduleFunction({
@@ -138,10 +140,15 @@ export function peopleFunctions ({ people, store, fundraising, audit }: PeopleSo
     moduleFunction({
       name: 'list-lists',
       args: Type.Object({}, { additionalProperties: false }),
-      // A role is shown the lists whose filter it may run, each counted as it runs it.
+      // A role is shown the lists whose filter it may run, each counted as it runs it, and of each
+      // filter what reads only fields it sees: a search staff typed may be an address or a number.
       handler: async (_args, { session }) => ({
         lists: await Promise.all((await people.lists()).filter(list => mayRun(list.filter, session?.role))
-          .map(async list => ({ ...list, count: (await people.matching(filterAs(list.filter, session?.role, 'list-lists'))).length })))
+          .map(async list => {
+            const { filter, withheld } = shownFilter(list.filter, session?.role)
+            const count = (await people.matching(filterAs(list.filter, session?.role, 'list-lists'))).length
+            return { ...list, filter, ...(withheld.length > 0 && { withheld }), count }
+          }))
       })
     }),
     moduleFunction({
