@@ -1,6 +1,9 @@
-// The language engine the campaign modules share: one interface for sentences, terms, entities,
-// sentiment, keywords and key phrases, language, similarity and extractive summaries. The local
-// implementation (local-engine.ts) needs no service; results name the engine that produced them.
+// The language engine the campaign modules share: one interface for sentences (and headings), terms,
+// entities, sentiment, keywords and key phrases, language, similarity and extractive summaries. The
+// local implementation (local-engine.ts) needs no service; results name the engine that produced them.
+import type { Segment } from './segmenter.js'
+
+export type { Segment }
 
 export interface Entities {
   people: string[]
@@ -31,7 +34,10 @@ export interface LanguageGuess {
 export interface LanguageEngine {
   /** Name and versions of what produced a result, recorded in every module result. */
   readonly name: string
+  /** The text's sentences, in order; heading lines are left out (they name a topic, they state nothing). */
   sentences(text: string): string[]
+  /** Every sentence and heading line, in order, headings flagged; `title` is the document's, whose repetition as its first line is a heading. */
+  segments(text: string, title?: string): Segment[]
   /** Content terms: lower-cased runs of letters and digits, stop words dropped (the knowledge base's tokenizer). */
   terms(text: string): string[]
   entities(text: string): Entities
@@ -43,6 +49,6 @@ export interface LanguageEngine {
   language(text: string): LanguageGuess
   /** Cosine similarity of the two texts' term-count vectors, 0 to 1. */
   similarity(a: string, b: string): number
-  /** The `count` most central sentences, in text order. */
+  /** The `count` most central sentences (headings left out), in text order. */
   summarize(text: string, count: number): SummarySentence[]
 }

@@ -1,13 +1,14 @@
-// The local language engine: compromise for sentences, entities and noun phrases, AFINN-165 (the
-// `sentiment` package's word list) backed off to VADER's lexicon (the `vader-sentiment` package's
-// word list) read in context by the opinion scorer for sentiment, tinyld for
-// the language, and the knowledge base's tokenizer for terms. Deterministic, no service; loaded on
+// The local language engine: sentences and headings by the rules of segmenter.ts, compromise for
+// entities and noun phrases, AFINN-165 (the `sentiment` package's word list) backed off to VADER's
+// lexicon (the `vader-sentiment` package's word list) read in context by the opinion scorer for
+// sentiment, tinyld for the language, and the knowledge base's tokenizer for terms. Deterministic, no service; loaded on
 // first use (the libraries take ~0.4 s to import).
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tokenize } from '../text/bm25.js'
 import type { Entities, LanguageEngine, RankedTerm, Sentiment } from './engine.js'
 import { scoreOpinion } from './opinion.js'
+import { segmentText } from './segmenter.js'
 import { centralSentences, cosine, polarityOf, rankTerms, round, termCounts } from './text-stats.js'
 
 /**
@@ -66,11 +67,12 @@ async function buildLocalEngine (): Promise<LanguageEngine> {
     if (last?.text !== text) last = { text, doc: nlp(text) }
     return last.doc
   }
-  const sentences = (text: string): string[] => parse(text).sentences().out('array') as string[]
+  const sentences = (text: string): string[] => segmentText(text).filter(s => !s.heading).map(s => s.text)
 
   return {
     name: 'local (compromise, AFINN-165 and VADER in context, tinyld)',
     sentences,
+    segments: segmentText,
     terms: tokenize,
 
     entities (text: string): Entities {

@@ -1,9 +1,11 @@
 // The local language engine on fixture texts: sentences, entities, sentiment, keywords, key phrases,
-// language, similarity, summaries; and its measured quality on the labelled set kept in bench/fixtures.
+// language, similarity, summaries; sentences and headings on the labelled set of test/fixtures/sentences;
+// and its measured quality on the labelled sets kept in bench/fixtures.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { localEngine } from '../../../plugins/campaign/language/local-engine.js'
+import { precision, readSentenceSet, recall, scoreSegmenter } from '../../../bench/sentence-set.js'
 
 const TEXT = 'Senator Maria Lopez will visit Chicago by March 2027. The council must publish the housing report within 30 days! ' +
   'The housing report is late again. Is this fine? We hate the terrible delays.'
@@ -29,6 +31,33 @@ t.test('the local engine on one text', async t => {
   t.equal(engine.similarity('housing', 'transit'), 0)
   const summary = engine.summarize(TEXT, 2)
   t.same(summary.map(s => s.index), [1, 2], 'the two sentences about the housing report')
+})
+
+t.test('sentences: abbreviations before numerals and names, initials, lists; headings apart', async t => {
+  const engine = await localEngine()
+  t.same(engine.sentences('See Sec. 4 of the plan. Prop. 12 passed in 2018. No. 5 is next, then Art. 3 and Fig. 2.'),
+    ['See Sec. 4 of the plan.', 'Prop. 12 passed in 2018.', 'No. 5 is next, then Art. 3 and Fig. 2.'])
+  t.same(engine.sentences('Vol. 1 and pp. 10–12 cover approx. 40 stops on St. 9. J. R. R. Tolkien wrote it. The rate is 3.5 percent.'),
+    ['Vol. 1 and pp. 10–12 cover approx. 40 stops on St. 9.', 'J. R. R. Tolkien wrote it.', 'The rate is 3.5 percent.'])
+  t.same(engine.sentences('We need bread, milk, etc. The store is closed. She moved to the U.S. She was ten.'),
+    ['We need bread, milk, etc.', 'The store is closed.', 'She moved to the U.S.', 'She was ten.'])
+  t.same(engine.sentences('1. Foo 2. Bar'), ['1. Foo', '2. Bar'])
+  const text = '# Transit Plan for Riverside\n\nOur plan doubles bus service.\nFunding\nThe state grant pays for it.'
+  t.same(engine.sentences(text), ['Our plan doubles bus service.', 'The state grant pays for it.'], 'headings are no sentences')
+  t.same(engine.segments(text).map(s => [s.text, s.heading]), [['# Transit Plan for Riverside', true], ['Our plan doubles bus service.', false], ['Funding', true], ['The state grant pays for it.', false]])
+  t.same(engine.segments('Housing for everyone\nWe will build homes.', 'Housing for everyone').map(s => s.heading), [true, false], 'a first line repeating the title')
+  t.same(engine.sentences('The plan will double bus service\non every route by 2027.'), ['The plan will double bus service on every route by 2027.'], 'a wrapped line is no heading')
+  t.same(engine.summarize(text, 1).map(s => s.text), ['Our plan doubles bus service.'])
+})
+
+t.test('sentences on the held-out part of the labelled set (bench/sentences.ts) stay at their floor', async t => {
+  const engine = await localEngine()
+  const heldOut = readSentenceSet().filter(s => s.heldOut)
+  const score = scoreSegmenter(heldOut, text => engine.segments(text))
+  t.ok(heldOut.length >= 60 && score.boundaries.labelled + score.nonBoundaries >= 100, `${heldOut.length} held-out texts, ${score.boundaries.labelled} boundaries, ${score.nonBoundaries} places that are none`)
+  t.ok(score.exact / score.texts >= 0.95, `texts exactly right: ${score.exact}/${score.texts}`)
+  t.ok(precision(score.boundaries) >= 0.95 && recall(score.boundaries) >= 0.95, `boundaries: precision ${precision(score.boundaries)}, recall ${recall(score.boundaries)}`)
+  t.ok(precision(score.headings) >= 0.9 && recall(score.headings) >= 0.9, `headings: precision ${precision(score.headings)}, recall ${recall(score.headings)}`)
 })
 
 t.test('opinion in context: negation, reported criticism, contrast, burdens and goods, names', async t => {

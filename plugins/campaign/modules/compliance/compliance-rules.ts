@@ -101,7 +101,7 @@ const collapse = (text: string): string => text.replace(/\s+/g, ' ').trim()
 
 /** Apply every rule of `rules` to the input; `fundraising` gives the limit and the donor's gifts. */
 export async function checkCompliance (engine: LanguageEngine, rules: RuleSet, fundraising: Fundraising, input: CheckInput): Promise<CheckOutcome> {
-  const sentences = engine.sentences(input.text).map(collapse).filter(s => s !== '')
+  const sentences = engine.segments(input.text).map(s => collapse(s.text)).filter(s => s !== '')
   const solicits = rules.solicitation.test(input.text)
   const findings: Finding[] = []
   const applied: string[] = []

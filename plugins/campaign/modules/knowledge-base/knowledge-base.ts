@@ -28,27 +28,43 @@ export const MAX_PASSAGE_WORDS = 120
 
 /**
  * Paragraphs (blank-line separated), long ones cut at sentence ends into pieces of at most
- * MAX_PASSAGE_WORDS words. Sentences come from the language engine's segmenter, which keeps "$17.25",
- * "3.4 percent", "Dr. Smith", "U.S.", URLs and e-mail addresses whole; the text is kept as written.
+ * MAX_PASSAGE_WORDS words. Sentences and headings come from the language engine's segmenter, which
+ * keeps "$17.25", "3.4 percent", "Dr. Smith", "Sec. 4", "U.S.", URLs and e-mail addresses whole. A
+ * heading (a title line, a section name; `title` is the document's, its first line when it repeats it)
+ * is no passage of its own and never part of a sentence: it opens the passage after it as its label,
+ * followed by a blank line, so that it is indexed with that passage and read again as a heading.
  */
-export async function splitPassages (text: string): Promise<string[]> {
+export async function splitPassages (text: string, title?: string): Promise<string[]> {
   const engine = await localEngine()
+  const breaks = [...text.matchAll(/\n[^\S\n]*\n/g)].map(m => m.index)
+  const paragraphOf = (offset: number): number => breaks.filter(b => b < offset).length
   const passages: string[] = []
-  for (const paragraph of text.split(/\n\s*\n/).map(p => p.replace(/\s+/g, ' ').trim()).filter(p => p !== '')) {
-    let current: string[] = []
-    let words = 0
-    for (const sentence of engine.sentences(paragraph)) {
-      const count = sentence.split(' ').filter(word => word !== '').length
-      if (current.length > 0 && words + count > MAX_PASSAGE_WORDS) {
-        passages.push(current.join(' '))
-        current = []
-        words = 0
-      }
-      current.push(sentence.trim())
-      words += count
+  let labels: string[] = []
+  let current: string[] = []
+  let words = 0
+  let paragraph = -1
+  const close = (): void => {
+    if (current.length > 0) {
+      passages.push([...labels, current.join(' ')].join('\n\n'))
+      labels = []
     }
-    if (current.length > 0) passages.push(current.join(' '))
+    current = []
+    words = 0
   }
+  for (const segment of engine.segments(text, title)) {
+    const sentence = segment.text.replace(/\s+/g, ' ')
+    if (segment.heading) {
+      close()
+      labels.push(sentence)
+      continue
+    }
+    const count = sentence.split(' ').length
+    if (paragraphOf(segment.start) !== paragraph || (current.length > 0 && words + count > MAX_PASSAGE_WORDS)) close()
+    paragraph = paragraphOf(segment.start)
+    current.push(sentence)
+    words += count
+  }
+  close()
   return passages
 }
 
@@ -128,7 +144,7 @@ export class KnowledgeBase {
   /** Store a document (the same title and text replace the earlier copy) and index its passages. */
   async ingest (title: string, text: string, source: string): Promise<KbDocument> {
     const documentId = createHash('sha256').update(title).update('\0').update(text).digest('hex').slice(0, 16)
-    const passages = await splitPassages(text)
+    const passages = await splitPassages(text, title)
     if (passages.length === 0) throw new BadRequest('text holds no words to index')
     const document: KbDocument = { document_id: documentId, title, source, ingested_at: new Date().toISOString(), passage_count: passages.length }
     // One ingest at a time: each counts the version up once.

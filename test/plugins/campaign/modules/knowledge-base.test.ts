@@ -1,8 +1,9 @@
-// The knowledge base: passages cut at real sentence ends, and through the API ingest, then ranked
-// passages with citations.
+// The knowledge base: passages cut at real sentence ends, headings kept as the label of the passage
+// after them, and through the API ingest, then ranked passages with citations.
 import t from 'tap'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { MAX_PASSAGE_WORDS, splitPassages } from '../../../../plugins/campaign/modules/knowledge-base/knowledge-base.js'
+import { localEngine } from '../../../../plugins/campaign/language/local-engine.js'
 import { campaignApp } from '../../../support/campaign.js'
 
 t.test('passages are paragraphs, cut at sentence ends beyond the word limit', async t => {
@@ -23,6 +24,20 @@ t.test('sentence ends are real ones: decimals, abbreviations, URLs and e-mail ad
   t.ok(passages.length > 2, `a long paragraph is cut (${passages.length} passages)`)
   t.equal(passages.join(' '), long, 'nothing lost or changed')
   t.same(passages.filter(p => /\$17\. 25|3\. 4 percent|Dr\.$|U\.$|example\.$/.test(p)), [], 'cut only where a sentence ends')
+})
+
+t.test('headings label the passage after them; no passage or sentence is a heading', async t => {
+  const text = 'Transit Plan for Riverside\n\nSee Sec. 4 of the plan. Prop. 12 passed in 2018.\n\n## Fares\nFares will be free for students.\n\nFunding\n\nThe state grant pays for it.'
+  const passages = await splitPassages(text, 'Transit Plan for Riverside')
+  t.same(passages, [
+    'Transit Plan for Riverside\n\nSee Sec. 4 of the plan. Prop. 12 passed in 2018.',
+    '## Fares\n\nFares will be free for students.',
+    'Funding\n\nThe state grant pays for it.'
+  ])
+  const engine = await localEngine()
+  t.same(passages.flatMap(p => engine.sentences(p)), ['See Sec. 4 of the plan.', 'Prop. 12 passed in 2018.', 'Fares will be free for students.', 'The state grant pays for it.'],
+    'read again, each passage\'s heading is a heading, not a sentence')
+  t.same(await splitPassages('Housing for everyone\nWe will build homes.', 'Housing for everyone'), ['Housing for everyone\n\nWe will build homes.'], 'a first line repeating the title, whatever its case')
 })
 
 t.test('through the API', async t => {
