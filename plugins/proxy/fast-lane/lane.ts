@@ -10,36 +10,23 @@ import type { Socket } from 'node:net'
 import { heldBy, writeOut, writePiece } from './direct-write.js'
 import { rawError } from '../error-page.js'
 import { IDEMPOTENT } from '../forward.js'
-import { forwardedHeaders, hasHeader, headerLines, isNamed } from '../headers.js'
-import { headEnd, type HttpParser, type ParsedHead, type ParserFactory } from './llhttp.js'
-import type { RouteMetrics } from '../metrics.js'
-import type { Pools } from '../pools.js'
-import { endOn, hostname, type Route, type RouteTable, type Upstream } from '../route-table.js'
-import type { AnswerHandler, Exchange, Failure } from './upstream-connections.js'
+import { hasHeader, headerLines, isNamed } from '../headers.js'
+import { headEnd, type HttpParser, type ParsedHead } from './llhttp.js'
+import type { Route } from '../route-table.js'
+import { ConnectionRoutes, LaneRequest, type Forwarded, type LaneRouting } from './lane-request.js'
 
-export interface LaneOptions {
-  parser: ParserFactory
-  table: RouteTable
-  pools: Pools
-  metrics: RouteMetrics
+export interface LaneOptions extends LaneRouting {
   scheme: 'http' | 'https'
   maxHeaderBytes: number
   maxUrlBytes: number
   headersTimeoutMs: number
   idleTimeoutMs: number
-  /** A request could not connect to `upstream`, or got no response head in time (`why`: the failure's code). */
-  failed: (upstream: Upstream, why: string) => void
   /** Whether the general path answers this request itself (an ACME challenge, a redirect to HTTPS). */
   general?: (url: string, route: Route) => boolean
   /** Give the connection (its unread bytes put back) to node:http's server. */
   handOff: (socket: Socket) => void
-  /** An answer went out, with this status. */
-  answered: (status: number) => void
 }
 
-/** Failures that mean the request never reached the replica's application: safe to send to another one. */
-const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'EPIPE', 'CONNECT_TIMEOUT', 'CLOSED'])
-const TIMEOUTS = new Set(['CONNECT_TIMEOUT', 'HEADERS_TIMEOUT'])
 const REQUEST_TIMEOUT = 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n'
 
 /** The length of a request head written the usual way: `METHOD url HTTP/1.1`, `Name: value` lines, an empty line. */
@@ -91,16 +78,6 @@ export class FastLane {
   }
 }
 
-/** A request taken by the lane, kept for a retry. */
-interface Forwarded {
-  head: string
-  headOnly: boolean
-  /** GET, HEAD, OPTIONS, TRACE: safe to send again when its connection failed. */
-  idempotent: boolean
-  accept: string | undefined
-  route: Route
-}
-
 /**
  * Bytes of answers the lane holds for a client before it pauses the replica (at most that, plus one
  * read); also the client sockets' high-water mark, where they take one (plain TCP).
@@ -109,7 +86,7 @@ export const HELD_FOR_CLIENT = 256 * 1024
 /** Body pieces up to this size are copied into the answer's pending text, so a small answer is one write. */
 const SMALL_PIECE = 1024
 
-class LaneConnection implements AnswerHandler {
+class LaneConnection extends LaneRequest {
   readonly #lane: FastLane
   readonly #socket: Socket
   readonly #parser: HttpParser
@@ -125,23 +102,12 @@ class LaneConnection implements AnswerHandler {
   #busy = false
   #closeAfter = false
   #headersTimer: NodeJS.Timeout | undefined
-  #forwarded: string | undefined
-  #forwardedHost = ''
   /** Requests taken on this connection. */
   #served = 0
   /** When the client last sent or was sent something (as the lane's sweep clock tells it). */
   #active: number
-  #routeHost: string | undefined
-  #routeVersion = -1
-  #route: Route | undefined
-  // The request in flight.
-  #request: Forwarded | undefined
-  #upstream: Upstream | undefined
-  #exchange: Exchange | undefined
-  #retries = 0
-  #fresh = false
-  #started = 0
-  #status = 0
+  readonly #routes: ConnectionRoutes
+  // The answer in flight.
   #chunked = false
   /** Text of the answer not written yet (its head and small pieces), written once per read. */
   #pending = ''
@@ -151,8 +117,10 @@ class LaneConnection implements AnswerHandler {
   #piecesWritten = false
 
   constructor (lane: FastLane, socket: Socket) {
+    super(lane.options)
     this.#lane = lane
     this.#socket = socket
+    this.#routes = new ConnectionRoutes(socket, lane.options.scheme)
     this.#active = lane.now
     this.#parser = lane.options.parser('request', lane.options.maxHeaderBytes, {
       head: head => {
@@ -184,14 +152,14 @@ class LaneConnection implements AnswerHandler {
 
   /** Close the connection if it has been silent since `time`, unless its request waits for a replica's head (`upstream_timeout_secs` ends that). */
   closeIfSilentSince (time: number): void {
-    if (this.#active < time && !(this.#exchange !== undefined && this.#status === 0)) this.#socket.destroy()
+    if (this.#active < time && !(this.exchange !== undefined && this.status === 0)) this.#socket.destroy()
   }
   readonly #onError = (): void => { this.#socket.destroy() }
 
   readonly #onClose = (): void => {
     clearTimeout(this.#headersTimer)
-    this.#exchange?.abort()
-    this.#endRequest()
+    this.exchange?.abort()
+    this.endRequest()
     this.#parser.close()
     this.#lane.connections.delete(this)
   }
@@ -275,7 +243,7 @@ class LaneConnection implements AnswerHandler {
       this.#handOff(this.#bytes())
       return
     }
-    const route = this.#routeOf(host)
+    const route = this.#routes.route(options.table, host)
     // A name with path routes, and a route whose middleware checks requests or compresses, take the general path.
     const upstream = route === undefined || route.prefix !== undefined || route.guard.general || options.general?.(head.url, route) === true ? undefined : options.table.pick(route)
     if (route === undefined || upstream === undefined) {
@@ -290,68 +258,16 @@ class LaneConnection implements AnswerHandler {
     this.#busy = true
     this.#served++
     this.#closeAfter = !head.keepAlive
-    const text = `${head.method} ${head.url} HTTP/1.1\r\n${headerLines(headers, true)}${this.#forwardedLines(host ?? '')}\r\n`
-    const idempotent = IDEMPOTENT.has(head.method)
-    this.#request = { head: text, headOnly: head.method === 'HEAD', idempotent, accept, route }
-    this.#retries = idempotent ? 1 : 0
-    this.#forward(upstream, false)
-  }
-
-  /**
-   * The route of a Host on this connection (none when it differs from the TLS server name), kept
-   * for the next request with the same Host while the table is the same snapshot.
-   */
-  #routeOf (host: string | undefined): Route | undefined {
-    const table = this.#lane.options.table
-    if (host !== this.#routeHost || table.version !== this.#routeVersion) {
-      const servername = (this.#socket as { servername?: string | false }).servername
-      this.#route = typeof servername === 'string' && hostname(host) !== servername.toLowerCase() ? undefined : table.route(host)
-      this.#routeHost = host
-      this.#routeVersion = table.version
-    }
-    return this.#route
-  }
-
-  /** The forwarding headers of this connection's requests for `host` (the same on every request, as a rule). */
-  #forwardedLines (host: string): string {
-    if (host !== this.#forwardedHost || this.#forwarded === undefined) {
-      const forwarded = forwardedHeaders(this.#socket.remoteAddress, host, this.#lane.options.scheme)
-      let lines = ''
-      for (let i = 0; i < forwarded.length; i += 2) lines += `${forwarded[i]}: ${forwarded[i + 1]}\r\n`
-      this.#forwarded = lines
-      this.#forwardedHost = host
-    }
-    return this.#forwarded
-  }
-
-  #forward (upstream: Upstream, fresh: boolean): void {
-    const options = this.#lane.options
-    const request = this.#request as Forwarded
-    upstream.inflight++
-    this.#upstream = upstream
-    this.#fresh = fresh
-    this.#status = 0
-    this.#started = performance.now()
-    this.#exchange = options.pools.lane(upstream.origin, upstream.host, upstream.port, options.parser).send(request.head, request.headOnly, this, fresh)
-  }
-
-  /** The request no longer counts as in flight on its replica. */
-  #endRequest (): void {
-    const upstream = this.#upstream
-    if (upstream === undefined) return
-    this.#upstream = undefined
-    endOn(upstream)
+    const text = `${head.method} ${head.url} HTTP/1.1\r\n${headerLines(headers, true)}${this.#routes.forwarded(host ?? '')}\r\n`
+    this.begin({ head: text, headOnly: head.method === 'HEAD', idempotent: IDEMPOTENT.has(head.method), accept, route }, upstream)
+    this.dispatch()
   }
 
   head (answer: ParsedHead, received: Buffer | undefined): boolean {
-    const request = this.#request as Forwarded
-    const status = answer.statusCode
-    this.#status = status
-    const upstream = this.#upstream as Upstream
-    upstream.failures = 0
-    this.#lane.options.metrics.answered(request.route, status, (performance.now() - this.#started) / 1000)
+    this.answering(answer)
+    const status = this.status
+    const guard = (this.request as Forwarded).route.guard
     const scheme = this.#lane.options.scheme
-    const guard = request.route.guard
     const adds = guard.adds(scheme)
     // Whether this answer ends the connection is decided with its head: one whose head went out
     // keeping the connection alive keeps it, its client may already be sending on it again.
@@ -404,7 +320,7 @@ class LaneConnection implements AnswerHandler {
 
   readonly #drained = (): void => {
     this.#awaitingDrain = false
-    this.#exchange?.resume()
+    this.exchange?.resume()
   }
 
   /** Write what this read gathered; false when the client is slow (its 'drain' resumes the replica). */
@@ -440,52 +356,30 @@ class LaneConnection implements AnswerHandler {
   }
 
   end (): void {
-    if (this.#chunked && !(this.#request as Forwarded).headOnly) this.#pending += '0\r\n\r\n'
+    if (this.#chunked && !(this.request as Forwarded).headOnly) this.#pending += '0\r\n\r\n'
     this.flush()
-    this.#endRequest()
-    this.#lane.options.answered(this.#status)
+    this.endRequest()
+    this.#lane.options.answered(this.status)
     this.#finished()
   }
 
-  fail (failure: Failure): void {
-    const request = this.#request as Forwarded
-    const upstream = this.#upstream as Upstream
-    this.#endRequest()
-    if (this.#status !== 0) {
-      // Part of the answer went out: the client can only learn of the failure by the connection's end.
-      this.#socket.destroy()
-      return
-    }
-    if (failure.stale && !this.#fresh && request.idempotent) {
-      // The replica had closed the kept connection: the same request on a new connection.
-      this.#forward(upstream, true)
-      return
-    }
-    const options = this.#lane.options
-    const connection = CONNECT_FAILURES.has(failure.code)
-    const timeout = TIMEOUTS.has(failure.code)
-    if (connection || timeout) options.failed(upstream, failure.code)
-    const next = connection && this.#retries > 0 ? options.table.pick(request.route, upstream) : undefined
-    if (next !== undefined) {
-      this.#retries--
-      this.#forward(next, false)
-      return
-    }
-    const service = request.route.service
-    const [status, message] = timeout ? [504, `${service} did not answer in time`] : [502, `${service} could not be reached`]
-    options.metrics.answered(request.route, status)
+  protected broken (): void {
+    this.#socket.destroy()
+  }
+
+  protected refuse (status: number, message: string): void {
+    const request = this.request as Forwarded
     this.#active = this.#lane.now
     if (this.#lane.closing) this.#closeAfter = true
     this.#socket.write(rawError(request.accept, request.headOnly, this.#closeAfter, status, message))
-    options.answered(status)
     this.#finished()
   }
 
   /** The answer is out: end the connection, or hand it over if requests came meanwhile. */
   #finished (): void {
     this.#busy = false
-    this.#exchange = undefined
-    this.#request = undefined
+    this.exchange = undefined
+    this.request = undefined
     if (this.#closeAfter) this.#socket.end()
     else if (this.#queued.length > 0) this.#handOff()
   }

@@ -54,6 +54,13 @@ export interface Exchange {
   abort: () => void
 }
 
+/** A request for a replica: its head as HTTP/1.1 text. */
+export interface OutgoingRequest {
+  head: string
+  /** A HEAD request, whose answer has no body. */
+  headOnly: boolean
+}
+
 export class UpstreamConnections {
   readonly host: string
   readonly port: number
@@ -70,10 +77,10 @@ export class UpstreamConnections {
     this.parser = parser
   }
 
-  /** Send a request head (`headOnly`: a HEAD request, whose answer has no body). */
-  send (head: string, headOnly: boolean, handler: AnswerHandler, fresh = false): Exchange {
+  /** Send a request's head (`fresh`: on a new connection). */
+  send (request: OutgoingRequest, handler: AnswerHandler, fresh = false): Exchange {
     const connection = (fresh ? undefined : this.idle.pop()) ?? new Connection(this)
-    connection.start(head, headOnly, handler)
+    connection.start(request, handler)
     return connection
   }
 
@@ -184,14 +191,14 @@ class Connection implements Exchange {
     return this.#phase === 'body'
   }
 
-  start (head: string, headOnly: boolean, handler: AnswerHandler): void {
+  start (request: OutgoingRequest, handler: AnswerHandler): void {
     this.#reused = this.#used
     this.#used = true
     this.#handler = handler
     this.#flushTarget = handler
-    this.#headOnly = headOnly
+    this.#headOnly = request.headOnly
     if (this.#phase !== 'connecting') this.#enter('waiting')
-    writeOut(this.#socket, head)
+    writeOut(this.#socket, request.head)
   }
 
   resume (): void {
