@@ -49,11 +49,16 @@ function kindOf (label: string): NoteKind {
   return 'action'
 }
 
-/** The notes' sentences in order, with their speaker and the kind a "Action:"/"Decision:"/"TODO" prefix gives them. */
+/**
+ * The notes' sentences in order, with their speaker and the kind a "Action:"/"Decision:"/"TODO" prefix
+ * gives them; heading lines (the meeting's title, "Budget" over a section) are left out.
+ */
 export function meetingSentences (engine: LanguageEngine, text: string): MeetingSentence[] {
   const out: MeetingSentence[] = []
+  const headings = new Set(engine.segments(text).filter(s => s.heading).map(s => s.text))
   for (const turn of parseTurns(text)) {
     for (const line of turn.lines) {
+      if (headings.has(line)) continue
       const note = NOTE_PREFIX.exec(line)
       const kind = note === null ? '' : kindOf(note[1] ?? note[2])
       const body = note === null ? line : note[3]
