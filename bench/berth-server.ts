@@ -42,7 +42,9 @@ export async function startServer (options: ServerOptions): Promise<BenchServer>
   writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"', ...Object.entries(ports).flatMap(([name, port]) =>
     [`[server.listeners.${name}]`, 'host = "127.0.0.1"', `port = ${port}`]), ...(options.toml ?? [])].join('\n'))
   const cli = options.cli ?? fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
-  const child = spawn(process.execPath, [cli, 'server'], { cwd: dir, env: { ...process.env, BERTH_PLUGINS: options.plugins, ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  // BENCH_SERVER_NODE_ARGS: Node options for the server alone (a profile of it: `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(arg => arg !== '') ?? []
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'server'], { cwd: dir, env: { ...process.env, BERTH_PLUGINS: options.plugins, ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })
   const server = { url: new URL(`http://127.0.0.1:${telemetry}`), control: new URL(`http://127.0.0.1:${control}`), dir, child }
@@ -58,11 +60,12 @@ export async function startServer (options: ServerOptions): Promise<BenchServer>
   }
 }
 
-export async function stopServer (server: BenchServer): Promise<void> {
+/** Stop the server and remove its directory (unless `keep`: the caller reads its state, then removes it). */
+export async function stopServer (server: BenchServer, keep = false): Promise<void> {
   if (server.child.exitCode === null) {
     const exited = new Promise(resolve => server.child.once('exit', resolve))
     server.child.kill('SIGTERM')
     await exited
   }
-  rmSync(server.dir, { recursive: true, force: true })
+  if (!keep) rmSync(server.dir, { recursive: true, force: true })
 }

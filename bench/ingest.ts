@@ -4,7 +4,8 @@
 // one device, issued as the server issues them); and plain async puts (2 of ~100 bytes per chunk).
 // With BENCH_INGEST_BACKEND=lmdb,postgres it compares the storage backends instead: HTTP end to end at 1,
 // 10 and 100 frames per request, 64 in flight, on LMDB and on PostgreSQL (bench/postgres.ts), side by side.
-// Run: npm run build && node dist/bench/ingest.js   (BENCH_RUNS, BENCH_SECONDS bound the work)
+// Run: npm run build && node dist/bench/ingest.js   (BENCH_RUNS, BENCH_SECONDS bound the work; BENCH_BATCHES,
+// BENCH_CONCURRENCIES (comma-separated) and BENCH_CCM=yes|no choose the measurements)
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -30,10 +31,14 @@ import { deviceIds, registerEncrypted, runLoad, simulatedPayload, type SimDevice
 const RUNS = envInt('BENCH_RUNS', 5)
 const SECONDS = envInt('BENCH_SECONDS', 3)
 const WARMUP_SECONDS = 1
-const BATCHES = [1, 10, 100]
+/** A comma-separated list of numbers from the environment, or `fallback`. */
+const envList = (name: string, fallback: number[]): number[] => process.env[name]?.split(',').map(Number).filter(n => Number.isInteger(n) && n > 0) ?? fallback
+const BATCHES = envList('BENCH_BATCHES', [1, 10, 100])
 const DEVICES = 64
 /** Requests in flight (HTTP), or transactions in flight (the ceilings: the larger one). */
-const CONCURRENCIES = [8, 64]
+const CONCURRENCIES = envList('BENCH_CONCURRENCIES', [8, 64])
+/** With and without AES-CCM, or one of them (BENCH_CCM=yes or no). */
+const CCM_MODES = process.env.BENCH_CCM === 'yes' ? [true] : process.env.BENCH_CCM === 'no' ? [false] : [false, true]
 const CEILING_CONCURRENCY = 64
 /** Distinct chunks the in-process ceilings cycle through. */
 const POOL = 600
@@ -271,23 +276,27 @@ async function main (): Promise<void> {
     for (const batch of BATCHES) {
       record(`lmdb ${batch}`, await lmdbRate(batch))
       record(`puts ${batch}`, await asyncPutRate(batch))
-      for (const ccm of [false, true]) {
+      for (const ccm of CCM_MODES) {
         record(`decode ${batch} ${ccm}`, decodeRate(batch, ccm))
-        for (const concurrency of CONCURRENCIES) record(`http ${batch} ${ccm} ${concurrency}`, (await httpRate(batch, ccm, concurrency)).rate)
+        for (const concurrency of CONCURRENCIES) {
+          const { rate, cpu } = await httpRate(batch, ccm, concurrency)
+          record(`http ${batch} ${ccm} ${concurrency}`, rate)
+          record(`server cpu ${batch} ${ccm} ${concurrency}`, cpu.server)
+        }
       }
     }
     console.error(`run ${run + 1}/${RUNS} done`)
   }
   const rate = (name: string): number => median(samples.get(name) ?? [])
   const range = (name: string): string => { const all = samples.get(name) ?? []; return `${Math.min(...all).toFixed(0)}–${Math.max(...all).toFixed(0)}` }
-  const rows = BATCHES.flatMap(batch => [false, true].flatMap(ccm => CONCURRENCIES.map(concurrency => {
+  const rows = BATCHES.flatMap(batch => CCM_MODES.flatMap(ccm => CONCURRENCIES.map(concurrency => {
     const name = `http ${batch} ${ccm} ${concurrency}`
     const [http, decode, lmdb] = [rate(name), rate(`decode ${batch} ${ccm}`), rate(`lmdb ${batch}`)]
-    return [String(batch), ccm ? 'yes' : 'no', String(concurrency), http.toFixed(0), range(name), decode.toFixed(0), lmdb.toFixed(0), rate(`puts ${batch}`).toFixed(0), `${(100 * http / Math.min(decode, lmdb)).toFixed(0)}%`]
+    return [String(batch), ccm ? 'yes' : 'no', String(concurrency), http.toFixed(0), range(name), rate(`server cpu ${batch} ${ccm} ${concurrency}`).toFixed(1), decode.toFixed(0), lmdb.toFixed(0), rate(`puts ${batch}`).toFixed(0), `${(100 * http / Math.min(decode, lmdb)).toFixed(0)}%`]
   })))
   console.log(`Median of ${RUNS} runs of ${SECONDS} s; ${DEVICES} devices; the write ceilings run ${CEILING_CONCURRENCY} transactions in flight; ` +
     `codecs: ${codecs.backend}; ${machine()}.\n`)
-  console.log(markdownTable(['frames/request', 'AES-CCM', 'requests in flight', 'HTTP end to end (chunks/s)', 'HTTP min–max', 'decode-only ceiling', 'server-writes ceiling', 'async-put ceiling', 'end to end / lower of decode and server-writes'], rows))
+  console.log(markdownTable(['frames/request', 'AES-CCM', 'requests in flight', 'HTTP end to end (chunks/s)', 'HTTP min–max', 'server CPU ms per 1,000 chunks', 'decode-only ceiling', 'server-writes ceiling', 'async-put ceiling', 'end to end / lower of decode and server-writes'], rows))
 }
 
 await main()
