@@ -1,12 +1,15 @@
 // The policy chatbot's method: policy documents are knowledge-base documents tagged `policy` in their
-// source; a message is answered from the passages retrieved for it (for a follow-up with no subject of
-// its own, for the previous question and it together), extractively with citations, or by the
-// generative provider from the cited passages and recent turns.
+// source; a message is answered from the passages retrieved for it that hold enough of what it asks
+// about (for a follow-up with no subject of its own, read with the conversation's last answered
+// subject), extractively with citations, or by the generative provider from the cited passages and
+// recent turns.
 import type { ChatMessage } from '../../language/generator.js'
 import { promptMessages, type PromptTemplate } from '../../language/prompts.js'
 import type { CitedSource } from '../../grounding/counter-message.js'
 import { sourceLines, type AnswerSentence, type KbLike } from '../../grounding/grounding.js'
 import { tokenize } from '../../text/bm25.js'
+import { foldedTerms } from '../../text/claims.js'
+import type { LanguageEngine } from '../../language/engine.js'
 import type { KbDocument, KnowledgeBase } from '../knowledge-base/knowledge-base.js'
 
 /** The source tag of policy documents: `policy`, or `policy: <where it came from>`. */
@@ -26,13 +29,57 @@ export const FOLLOW_UP_TERMS = 2
 export const isFollowUp = (message: string): boolean => tokenize(message).length <= FOLLOW_UP_TERMS
 
 /**
- * The retrieval queries: the message alone; for a follow-up, also the previous question followed by
- * the message. Context helps a follow-up find its subject; it never stands in for a question that has
- * a subject of its own.
+ * The retrieval queries: the message alone; for a follow-up, also the subject it follows (the last
+ * question the conversation answered) followed by the message. Context helps a follow-up find its
+ * subject; it never stands in for a question that has a subject of its own.
  */
-export function policyQueries (message: string, previousQuestion?: string): string[] {
-  return previousQuestion === undefined || !isFollowUp(message) ? [message] : [message, `${previousQuestion} ${message}`]
+export function policyQueries (message: string, subject?: string): string[] {
+  return subject === undefined || !isFollowUp(message) ? [message] : [message, `${subject} ${message}`]
 }
+
+/** Words that ask rather than name what is asked about ("how many", "what is the plan for", "will you"). */
+const ASKING = new Set(('many much plan plans policy policies position say says said do does did can could would should there ' +
+  'about tell me you your any going get happen happens long often soon fast far not').split(' '))
+
+/** What a question asks about: its folded content terms, the asking words left out. */
+export const askedTerms = (engine: LanguageEngine, question: string): Set<string> =>
+  new Set(foldedTerms(engine, question).filter(t => !ASKING.has(t)))
+
+/** The share (0 to 1) of what `question` asks about that `passage` holds (its heading included). */
+export function coverage (engine: LanguageEngine, question: string, passage: string): number {
+  const asked = askedTerms(engine, question)
+  const held = new Set(foldedTerms(engine, passage))
+  return asked.size === 0 ? 0 : [...asked].filter(t => held.has(t)).length / asked.size
+}
+
+/**
+ * A passage answers a question when it holds at least this share of what the question asks about:
+ * the best threshold on the tuning part of test/fixtures/policy-questions (bench/policy-relevance.ts;
+ * of two equally good, the stricter), so that a question sharing one word with a policy is not
+ * answered with it.
+ */
+export const MIN_COVERAGE = 1 / 3
+
+/** The retrieved passages that answer one of the queries (MIN_COVERAGE), renumbered from 1. */
+export function answeringSources (engine: LanguageEngine, sources: readonly CitedSource[], queries: readonly string[]): CitedSource[] {
+  return sources.filter(s => queries.some(q => coverage(engine, q, s.text) >= MIN_COVERAGE)).map((s, i) => ({ ...s, cite: i + 1 }))
+}
+
+/** What an assistant turn of a policy chat keeps: whether it found an answer, how, and the subject it answered. */
+export interface PolicyTurnMeta { found: boolean, method: 'extractive' | 'generative' | 'none', subject?: string }
+
+/**
+ * The subject a follow-up is read with: that of the last turn that found an answer (turns that found
+ * none, such as an off-topic question, are skipped), or its question for turns stored without one.
+ */
+export function lastSubject (turns: ReadonlyArray<{ role: string, text: string, meta?: PolicyTurnMeta }>): string | undefined {
+  const at = turns.findLastIndex(t => t.role === 'assistant' && t.meta?.found === true)
+  if (at < 0) return undefined
+  return turns[at].meta?.subject ?? turns.slice(0, at).findLast(t => t.role === 'user')?.text
+}
+
+/** The subject a turn answered: a follow-up keeps the one it was read with, any other question is its own. */
+export const subjectOf = (message: string, followed: string | undefined): string => followed !== undefined && isFollowUp(message) ? followed : message
 
 /** The sentences grouped by passage, each group followed by its citation: "S1 S2 [1] S3 [2]". */
 export function composeAnswer (sentences: readonly AnswerSentence[]): string {

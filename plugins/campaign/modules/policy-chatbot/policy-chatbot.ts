@@ -11,11 +11,7 @@ import { findIssues } from '../../text/issue-lexicon.js'
 import { checkText, PageArgs, RecordStore, TextArg, type ModuleKit } from '../kit.js'
 import { answerSentences, citationLines } from '../../grounding/grounding.js'
 import { CONTEXT_TURNS } from '../../records/conversations.js'
-import { composeAnswer, NOT_FOUND_ANSWER, policyKb, policyPrompt, policyQueries, policySource } from './policy-answer.js'
-
-
-/** What an assistant turn of a policy chat keeps. */
-export interface PolicyTurnMeta { found: boolean, method: 'extractive' | 'generative' | 'none' }
+import { answeringSources, composeAnswer, lastSubject, NOT_FOUND_ANSWER, policyKb, policyPrompt, policyQueries, policySource, subjectOf, type PolicyTurnMeta } from './policy-answer.js'
 
 const SessionId = Type.String({ minLength: 1, maxLength: 64, description: 'a session_id of policy-chat' })
 
@@ -62,9 +58,9 @@ export function policyChatbotFunctions (kit: ModuleKit): ModuleFunction[] {
         checkText('message', message)
         const chat = await chats.open(id, session, message)
         const engine = await kit.language()
-        const previous = chat.turns.findLast(t => t.role === 'user')?.text
-        const queries = policyQueries(message, previous)
-        const sources = addressingPassages(engine, policies, queries)
+        const subject = lastSubject(chat.turns)
+        const queries = policyQueries(message, subject)
+        const sources = answeringSources(engine, addressingPassages(engine, policies, queries), queries)
         let answer = NOT_FOUND_ANSWER
         let method: PolicyTurnMeta['method'] = 'none'
         let producedBy = engine.name
@@ -85,7 +81,7 @@ export function policyChatbotFunctions (kit: ModuleKit): ModuleFunction[] {
         const resourceId = turnResource(chat, 2)
         const turns: Array<Turn<PolicyTurnMeta>> = [
           { role: 'user', text: message, at: now },
-          { role: 'assistant', text: answer, at: now, sources: lines, engine: producedBy, resource_id: resourceId, meta: { found: sources.length > 0, method } }
+          { role: 'assistant', text: answer, at: now, sources: lines, engine: producedBy, resource_id: resourceId, meta: { found: sources.length > 0, method, ...(sources.length > 0 ? { subject: subjectOf(message, subject) } : {}) } }
         ]
         const stored = await chats.append(chat, turns)
         return {

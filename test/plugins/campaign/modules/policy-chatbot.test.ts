@@ -1,10 +1,13 @@
 // The policy chatbot: answers retrieved from policy documents only, extractive, cited, follow-ups,
-// nothing invented; then through the API, sessions per user, resumed and listed (400, 413, 404).
+// nothing invented, off-topic questions unanswered (the held-out labelled questions at their floor);
+// then through the API, follow-ups read with the last answered subject, sessions per user, resumed and
+// listed (400, 413, 404).
 import t from 'tap'
 import { localEngine } from '../../../../plugins/campaign/language/local-engine.js'
 import { addressingPassages } from '../../../../plugins/campaign/grounding/counter-message.js'
 import { answerSentences } from '../../../../plugins/campaign/grounding/grounding.js'
-import { composeAnswer, isPolicyDocument, NOT_FOUND_ANSWER, policyQueries, policySource } from '../../../../plugins/campaign/modules/policy-chatbot/policy-answer.js'
+import { answeringSources, composeAnswer, isPolicyDocument, lastSubject, MIN_COVERAGE, NOT_FOUND_ANSWER, policyQueries, policySource } from '../../../../plugins/campaign/modules/policy-chatbot/policy-answer.js'
+import { accuracy, policyFixtureKb, readPolicyQuestions } from '../../../../bench/policy-question-set.js'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { campaignApp, statusOf } from '../../../support/campaign.js'
 import { ATTACK, ATTACK_TITLE, KB, PLATFORM, PLATFORM_TITLE } from '../fixtures/conversation.js'
@@ -34,6 +37,28 @@ t.test('policy answers: retrieved from policy documents only, extractive, cited,
   t.equal(NOT_FOUND_ANSWER, 'I could not find this in the policy documents.')
 })
 
+t.test('off-topic questions are not answered: the held-out labelled questions (bench/policy-relevance.ts) at their floor', async t => {
+  const engine = await localEngine()
+  const kb = policyFixtureKb()
+  const found = (question: string): boolean => answeringSources(engine, addressingPassages(engine, kb, [question]), [question]).length > 0
+  const ticket = 'How much does a ticket to the football game cost?'
+  t.match(addressingPassages(engine, kb, [ticket]), [{ sentence: 'A monthly pass will cost $20 for everyone else.' }], 'one shared word retrieves a fare')
+  t.notOk(found(ticket), `but the passage holds less than ${MIN_COVERAGE.toFixed(2)} of what the question asks about`)
+  t.ok(found('How much will a monthly bus pass cost?'), 'the question it does answer')
+  const heldOut = readPolicyQuestions().filter(q => q.heldOut)
+  const result = accuracy(heldOut, found)
+  t.ok(heldOut.length >= 20 && heldOut.some(q => !q.onTopic), `${heldOut.length} held-out questions`)
+  t.ok(result.right / result.all >= 0.85, `held-out: ${result.right}/${result.all} right`)
+
+  const turns = [
+    { role: 'user', text: 'How many homes?' }, { role: 'assistant', text: '…', meta: { found: true, method: 'extractive' as const } },
+    { role: 'user', text: 'Who won the game?' }, { role: 'assistant', text: NOT_FOUND_ANSWER, meta: { found: false, method: 'none' as const } }
+  ]
+  t.equal(lastSubject(turns), 'How many homes?', 'a turn that found nothing is skipped')
+  t.equal(lastSubject([...turns, { role: 'user', text: 'And by when?' }, { role: 'assistant', text: '…', meta: { found: true, method: 'extractive' as const, subject: 'How many homes?' } }]), 'How many homes?', 'a follow-up keeps its subject')
+  t.equal(lastSubject(turns.slice(2)), undefined)
+})
+
 t.test('through the API', async t => {
   const { login, call } = await campaignApp(t)
   const volunteer = await login('volunteer')
@@ -57,19 +82,27 @@ t.test('through the API', async t => {
   t.match(fishing, { found: false, answer: NOT_FOUND_ANSWER, sources: [] }, 'a question with its own subject is not answered from the previous one\'s')
   const seniors = await call<Chat>('policy-chat', { session_id: rent.session_id, message: 'And for seniors?' }, volunteer)
   t.match(seniors, { found: true, answer: /seniors/ }, 'a follow-up still leans on the conversation')
+  await call('policy-ingest', { title: 'Moving Riverside', text: 'Fares will be free for students and seniors. A monthly pass will cost $20 for everyone else.' })
+  const homes = await call<Chat>('policy-chat', { message: 'How many affordable homes will you build?' }, volunteer)
+  const game = await call<Chat>('policy-chat', { session_id: homes.session_id, message: 'How much does a ticket to the football game cost?' }, volunteer)
+  t.match(game, { found: false, answer: NOT_FOUND_ANSWER, sources: [] }, 'an off-topic question sharing a word with a fare is not answered')
+  const when = await call<Chat>('policy-chat', { session_id: homes.session_id, message: 'And by when?' }, volunteer)
+  t.match(when, { found: true, answer: /by 2030/ }, 'a follow-up after an off-topic turn is read with the last answered subject')
+  const where = await call<Chat>('policy-chat', { session_id: homes.session_id, message: 'And where?' }, volunteer)
+  t.match(where, { found: true, answer: /near transit stations/ }, 'and so is the next one')
   const outside = await call<Chat>('policy-chat', { message: 'Who calls the plan a costly failure?' }, volunteer)
   t.match(outside, { found: false, answer: NOT_FOUND_ANSWER, answer_method: 'none', citations: [], sources: [] }, 'the attack is not policy: nothing invented')
   t.match(await call('record-feedback', { module_id: 'policy-chatbot', resource_id: first.resource_id, is_positive: true, is_active: true }, volunteer), { recorded: true })
 
   interface Listed { sessions: Array<{ session_id: string, title: string, turn_count: number, last_message: string, turns?: Array<{ role: string, text: string }> }>, next_cursor: string | null }
   const mine = await call<Listed>('list-policy-sessions', {}, volunteer)
-  t.same(mine.sessions.map(s => s.session_id), [outside.session_id, rent.session_id, first.session_id], 'newest first')
-  t.match(mine.sessions[2], { title: 'How many affordable homes will you build?', turn_count: 4, last_message: second.answer.slice(0, 200) })
-  t.equal(mine.sessions[1].turns, undefined, 'listed without turns')
+  t.same(mine.sessions.map(s => s.session_id), [outside.session_id, homes.session_id, rent.session_id, first.session_id], 'newest first')
+  t.match(mine.sessions[3], { title: 'How many affordable homes will you build?', turn_count: 4, last_message: second.answer.slice(0, 200) })
+  t.equal(mine.sessions[2].turns, undefined, 'listed without turns')
   const paged = await call<Listed>('list-policy-sessions', { limit: 1 }, volunteer)
   t.equal(paged.sessions.length, 1)
-  const rest = await call<Listed>('list-policy-sessions', { limit: 2, cursor: paged.next_cursor }, volunteer)
-  t.same(rest.sessions.map(s => s.session_id), [rent.session_id, first.session_id])
+  const rest = await call<Listed>('list-policy-sessions', { limit: 3, cursor: paged.next_cursor }, volunteer)
+  t.same(rest.sessions.map(s => s.session_id), [homes.session_id, rent.session_id, first.session_id])
   const one = await call<Listed>('list-policy-sessions', { session_id: first.session_id }, volunteer)
   t.same(one.sessions[0].turns?.map(turn => turn.role), ['user', 'assistant', 'user', 'assistant'], 'one session with its turns')
   t.same((await call<Listed>('list-policy-sessions', {})).sessions, [], 'staff sees none of the volunteer\'s sessions')
