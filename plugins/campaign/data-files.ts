@@ -4,7 +4,8 @@
 // the file and the field otherwise.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { besideSource, readToml } from '../../kernel/index.js'
+import { besideSource } from '../../kernel/index.js'
+import { readToml } from '../../kernel/runtime-api.js'
 import { Value } from '@sinclair/typebox/value'
 import type { Static, TSchema } from '../../kernel/schema.js'
 

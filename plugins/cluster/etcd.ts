@@ -3,7 +3,8 @@
 // deadline derived from the lease TTL, so that nothing waits longer than a leader may go unrenewed.
 import { readFileSync } from 'node:fs'
 import type { Etcd3 } from 'etcd3'
-import { StartupError, readToml } from '../../kernel/index.js'
+import { StartupError } from '../../kernel/index.js'
+import { readToml } from '../../kernel/runtime-api.js'
 import { clusterSection, type ClusterConfig } from './config.js'
 
 export interface EtcdSettings {

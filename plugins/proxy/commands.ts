@@ -1,6 +1,5 @@
 // `berth proxy routes`: the routing table of the running server, a line per replica.
 import { controlClient, formatTable, type CliRegistry } from '../../kernel/index.js'
-import { describeCertificate } from '../reconciler/api.js'
 import type { RouteView } from './control-routes.js'
 
 export function proxyCommands (cli: CliRegistry): void {
@@ -9,6 +8,8 @@ export function proxyCommands (cli: CliRegistry): void {
     .description('the routing table: each domain, its service and replicas, and whether each serves')
     .option('--json', 'print the answer as JSON')
     .action(async (options: { json?: boolean }) => {
+      // Loaded when the command runs: the reconciler's contract module brings its runtime's modules.
+      const { describeCertificate } = await import('../reconciler/api.js')
       const client = await controlClient(cli)
       const { routes } = await client.json<{ routes: RouteView[] }>('GET', '/api/v1/proxy/routes')
       if (options.json === true) {

@@ -12,7 +12,8 @@ import type { JobRun, JobStatus } from './jobs.js'
 import { reloadOutcome } from './reload-client.js'
 import type { ReloadRecord } from './reload.js'
 import type { HistoryEntry } from './state.js'
-import { describeCertificate, type RouteStatus, type ServiceStatus } from './status.js'
+import { describeCertificate } from './certificate-text.js'
+import type { RouteStatus, ServiceStatus } from './status.js'
 import { serviceFigures } from './stats-format.js'
 
 /** The proxy's view of a service: replicas in rotation, and its certificate. */

@@ -106,9 +106,3 @@ export function serviceStatus (stored: StoredService, containers: readonly Conta
   return entry
 }
 
-/** One line for a certificate state: `valid (issuer, until date)`, `pending`, `failed (2 attempts, next …): reason`. */
-export function describeCertificate (c: RouteStatus['certificate'] & { attempts?: number, next_attempt_at?: string }): string {
-  const until = c.not_after === undefined ? '' : ` (${c.issuer ?? '?'}, until ${c.not_after.slice(0, 10)})`
-  if (c.status === 'failed') return `failed (${c.attempts ?? 0} attempts, next ${c.next_attempt_at ?? '?'}): ${c.error ?? ''}`
-  return `${c.status}${until}`
-}
