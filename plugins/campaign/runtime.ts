@@ -11,8 +11,7 @@ import { localEngine } from './language/local-engine.js'
 import { generatorFrom, type SecretResolver } from './language/generator-settings.js'
 import { recordLogin, type UserRecord } from './modules/admin/admin.js'
 import { moduleFunctions } from './modules/catalogue.js'
-import { RecordStore } from './modules/kit.js'
-import { PostStore, type Post } from './records/posts.js'
+import { PostStore } from './records/posts.js'
 import { ROLES } from './roles.js'
 import { authInfoFunctions } from './modules/shared/auth-info.js'
 import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/shared/feedback.js'
@@ -32,7 +31,7 @@ import { sessionBackend } from './session-backend.js'
 import { uiRoutes } from './ui-routes.js'
 import type { CampaignStore } from './store/contract.js'
 import { LmdbCampaignStore } from './store/lmdb-store.js'
-import { reachabilityCheck, type PluginContext } from '../../kernel/index.js'
+import { messageOf, reachabilityCheck, type PluginContext } from '../../kernel/index.js'
 import { devIdpFor } from '../dev-idp/index.js'
 import type { CampaignService } from './index.js'
 import { checkSettings, DEV_IDP_SETTING, signInConfigured, type CampaignConfig } from './settings.js'
@@ -70,7 +69,10 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   ctx.onClose(() => { messenger.close() })
   const events = new EventBook(store, { people, reminderHours: config.shift_reminder_hours, messenger: () => messenger })
   const registry = new FunctionRegistry()
-  const posts = new PostStore(new RecordStore<Post>(store, 'posts', config.max_posts))
+  const bucketsFailed = (err: unknown): void => { ctx.log.warn({ err: messageOf(err) }, 'the sentiment buckets could not be built from the stored posts; summaries read the posts until a build succeeds') }
+  const posts = new PostStore(store, config.max_posts, bucketsFailed)
+  // A store with posts from before the buckets builds them in the background; summaries read the posts meanwhile.
+  void ctx.track(posts.prepare().catch(bucketsFailed))
   const service: CampaignService = { registry, posts, sessions: backend, store }
   registry.beforeEachCall(async () => { await kb.refresh() })
   registry.register([

@@ -8,7 +8,7 @@ const BUCKET_MS: Record<Bucket, number> = { hour: 3_600_000, day: 86_400_000 }
 
 export function bucketStart (iso: string, bucket: Bucket): string {
   const ms = Date.parse(iso)
-  return new Date(ms - (ms % BUCKET_MS[bucket])).toISOString()
+  return new Date(Math.floor(ms / BUCKET_MS[bucket]) * BUCKET_MS[bucket]).toISOString()
 }
 
 export interface BucketStats {

@@ -1,10 +1,11 @@
 // Sentiment monitor: ingest-posts analyses and stores posts; sentiment-summary aggregates them by hour
-// or day and by source; detect-spikes finds hours whose mean sentiment or volume departs from the
-// rolling baseline of the hours before (a z-score).
+// or day and by source (from the counts the post stream keeps as posts are written); detect-spikes
+// finds hours whose mean sentiment or volume departs from the rolling baseline of the hours before (a z-score).
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { mean, round, standardDeviation } from '../../language/text-stats.js'
 import { bucketPosts, type BucketStats } from '../../records/hourly.js'
+import { LABELS, type Label, type Mood, type Tally } from '../../records/post-buckets.js'
 import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from '../kit.js'
 import type { Post } from '../../records/posts.js'
 
@@ -67,16 +68,33 @@ export function distinctiveTerms (posts: readonly Post[], baseline: readonly Pos
 }
 
 /** The distinctive terms of positive posts against the others, and of negative ones, counting terms once. */
-function termsOfMoods (posts: readonly Post[], limit: number): { positive: string[], negative: string[] } {
-  const groups = { positive: [] as Post[], negative: [] as Post[], neutral: [] as Post[] }
-  for (const post of posts) groups[post.label].push(post)
-  const counts = { positive: termPosts(groups.positive), negative: termPosts(groups.negative), neutral: termPosts(groups.neutral) }
-  const of = (label: 'positive' | 'negative'): string[] => {
-    const others = label === 'positive' ? ['negative', 'neutral'] as const : ['positive', 'neutral'] as const
-    const there = (term: string): number => (counts[others[0]].get(term) ?? 0) + (counts[others[1]].get(term) ?? 0)
-    return overRepresented(counts[label], groups[label].length, there, posts.length - groups[label].length, limit)
+function termsOfMoods (tally: Tally, limit: number): { positive: string[], negative: string[] } {
+  const of = (label: Label): string[] => {
+    const others = LABELS.filter(other => other !== label)
+    const there = (term: string): number => others.reduce((n, other) => n + (tally.terms[other].get(term) ?? 0), 0)
+    return overRepresented(tally.terms[label], tally.all[label], there, tally.all.count - tally.all[label], limit)
   }
   return { positive: of('positive'), negative: of('negative') }
+}
+
+/** The mean polarity of a mood's posts to three decimals (0 without posts), from the exact sum of their thousandths. */
+const meanOf = (mood: Mood): number => mood.count === 0 ? 0 : Math.round(mood.polarity / mood.count) / 1000
+
+/** sentiment-summary's answer from the counts of its range. */
+export function summaryOf (tally: Tally): object {
+  return {
+    total: tally.all.count,
+    positive: tally.all.positive,
+    negative: tally.all.negative,
+    neutral: tally.all.neutral,
+    mean_polarity: meanOf(tally.all),
+    bucket: tally.bucket,
+    series: [...tally.slots].sort(([a], [b]) => a.localeCompare(b))
+      .map(([start, mood]) => ({ bucket_start: start, count: mood.count, mean_polarity: meanOf(mood), positive: mood.positive, negative: mood.negative, neutral: mood.neutral })),
+    by_source: [...tally.sources].map(([source, mood]) => ({ source, count: mood.count, mean_polarity: meanOf(mood) }))
+      .sort((a, b) => b.count - a.count || a.source.localeCompare(b.source)),
+    terms: termsOfMoods(tally, 8)
+  }
 }
 
 export interface Spike {
@@ -165,27 +183,8 @@ export function sentimentMonitorFunctions (kit: ModuleKit): ModuleFunction[] {
       args: SummaryArgs,
       handler: async args => {
         const engine = await kit.language()
-        const posts = await postsIn(kit, args)
-        const series = bucketPosts(posts, args.bucket)
-        const bySource = new Map<string, Post[]>()
-        for (const post of posts) {
-          const group = bySource.get(post.source)
-          if (group === undefined) bySource.set(post.source, [post])
-          else group.push(post)
-        }
-        return {
-          total: posts.length,
-          positive: posts.filter(p => p.label === 'positive').length,
-          negative: posts.filter(p => p.label === 'negative').length,
-          neutral: posts.filter(p => p.label === 'neutral').length,
-          mean_polarity: round(mean(posts.map(p => p.polarity))),
-          bucket: args.bucket,
-          series: series.map(({ posts: _posts, ...stats }) => ({ ...stats, mean_polarity: round(stats.mean_polarity) })),
-          by_source: [...bySource].map(([source, group]) => ({ source, count: group.length, mean_polarity: round(mean(group.map(p => p.polarity))) }))
-            .sort((a, b) => b.count - a.count || a.source.localeCompare(b.source)),
-          terms: termsOfMoods(posts, 8),
-          engine: engine.name
-        }
+        const { from, to } = timeRange(args)
+        return { ...summaryOf(await kit.posts.tally(from, to, { source: args.source, term: args.term }, args.bucket)), engine: engine.name }
       }
     }),
     moduleFunction({
