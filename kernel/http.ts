@@ -12,7 +12,7 @@ import type { Server, Socket } from 'node:net'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { Acceptor, Acceptors } from './acceptors.js'
-import { BadRequest, codeOfStatus, StartupError, messageOf } from './errors.js'
+import { BadRequest, codeOfStatus, KERNEL_CODES, StartupError, messageOf } from './errors.js'
 import { describeHttpError, pathOf } from './http-errors.js'
 import { reachableUrl, type OwnedListener } from './listeners.js'
 import type { ErrorBody, ErrorFormat, RouteOptions } from './plugin.js'
@@ -185,7 +185,7 @@ export class Listener {
       if (status >= 500 && status !== 507) this.#log.error({ err: error, reqId: request.id, method: request.method, path: pathOf(request.url) }, 'request failed')
       return this.#answer(reply.code(status), request.url, { error: message, code })
     })
-    app.setNotFoundHandler(async (request, reply) => this.#answer(reply.code(404), request.url, { error: `no route for ${request.method} ${pathOf(request.url)}`, code: 'BERTH_NO_ROUTE' }))
+    app.setNotFoundHandler(async (request, reply) => this.#answer(reply.code(404), request.url, { error: `no route for ${request.method} ${pathOf(request.url)}`, code: KERNEL_CODES.NO_ROUTE.code }))
     this.app = app
     this.#server = app.server
   }

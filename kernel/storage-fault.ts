@@ -5,7 +5,7 @@
 // way. LMDB rejects the promises of a failed commit, some of which nobody awaits: the process-level
 // handler installed here takes those for what they are instead of letting them end the process.
 import { statfs } from 'node:fs/promises'
-import { BerthError } from './errors.js'
+import { BerthError, KERNEL_CODES } from './errors.js'
 
 /** errno values and LMDB codes that mean the disk, not the request, is at fault. */
 const STORAGE_ERRNOS = new Set([5, 28, 30, 122]) // EIO, ENOSPC, EROFS, EDQUOT
@@ -22,7 +22,7 @@ const DESCRIPTIONS: Record<string, string> = {
 }
 
 export class StorageFault extends BerthError {
-  constructor (message: string, options?: ErrorOptions) { super(message, 507, 'BERTH_STORAGE_FAULT', options) }
+  constructor (message: string, options?: ErrorOptions) { super(message, KERNEL_CODES.STORAGE_FAULT.status, KERNEL_CODES.STORAGE_FAULT.code, options) }
 }
 
 /** Whether `err` is a storage fault: the disk or the store is full or failing, whatever was asked. */
