@@ -6,6 +6,7 @@ import { Type } from '../../kernel/schema.js'
 import { PROJECT_NAME, type TokenService } from '../tokens/index.js'
 import { SECRET_NAME } from './references.js'
 import type { SecretStore } from './secret-store.js'
+import { SECRETS_CODES } from './errors.js'
 
 /** Largest secret value, in bytes of UTF-8. */
 export const MAX_VALUE_BYTES = 64 * 1024
@@ -57,7 +58,7 @@ export function secretRoutes (store: SecretStore, tokens: TokenService): Fastify
       const { name } = request.params
       checkName(name)
       const project = projectOf(request.query.project)
-      if (!await store.remove(name, project)) throw new NotFound(`no secret named ${described(name, project)}`, { code: 'BERTH_NO_SUCH_SECRET' })
+      if (!await store.remove(name, project)) throw new NotFound(`no secret named ${described(name, project)}`, { code: SECRETS_CODES.NO_SUCH_SECRET })
       return { deleted: name, ...(project !== undefined && { project }) }
     })
   }

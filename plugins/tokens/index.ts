@@ -21,6 +21,7 @@ export interface TokenService {
 }
 
 export { PROJECT_NAME } from './roles.js'
+export { TOKENS_CODES } from './errors.js'
 
 declare module '../../kernel/index.js' {
   interface Services { tokens: TokenService }

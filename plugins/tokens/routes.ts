@@ -6,6 +6,7 @@ import { Type } from '../../kernel/schema.js'
 import type { Guard } from './guard.js'
 import { isRole, PROJECT_NAME, ROLES } from './roles.js'
 import { validTokenName, type TokenStore } from './token-store.js'
+import { TOKENS_CODES } from './errors.js'
 
 const CreateBody = Type.Object({ name: Type.String(), role: Type.String(), projects: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })
 
@@ -31,9 +32,9 @@ export function tokenRoutes (store: TokenStore, guard: Guard): FastifyPluginAsyn
     app.delete<{ Params: { id: string } }>('/:id', async request => {
       const { id } = request.params
       const record = store.get(id)
-      if (record === undefined) throw new NotFound(`no token with id "${id}"`, { code: 'BERTH_NO_SUCH_TOKEN' })
+      if (record === undefined) throw new NotFound(`no token with id "${id}"`, { code: TOKENS_CODES.NO_SUCH_TOKEN })
       if (record.bootstrap === true) {
-        throw new Conflict('the admin token of admin.token cannot be revoked; delete that file and restart the server to replace it', { code: 'BERTH_ADMIN_TOKEN_FIXED' })
+        throw new Conflict('the admin token of admin.token cannot be revoked; delete that file and restart the server to replace it', { code: TOKENS_CODES.ADMIN_TOKEN_FIXED })
       }
       await store.revoke(id)
       return { revoked: id }
