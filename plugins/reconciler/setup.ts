@@ -36,7 +36,8 @@ const CANARY_TICK_MS = 1000
 /** How often the health report asks whether the engine answers. */
 const ENGINE_CHECK_MS = 10_000
 
-export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): ReconcilerService {
+/** `engine` in place of the Docker engine the configuration names: a test's stand-in. */
+export function setupReconciler (ctx: PluginContext<ReconcilerConfig>, engine?: ContainerEngine): ReconcilerService {
   const config = ctx.config
   const nodeName = config.node_name === '' ? hostname() : config.node_name
   // In a cluster of masters only the leader acts: its writes carry its leadership, and a master that
@@ -45,7 +46,7 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>): Reconcil
   const leading = (): boolean => cluster?.isLeader() ?? true
   const control = controlState(ctx, { fenced: true })
   const state = new ReconcilerState(control, ctx.store, config.history_limit, async () => { await assertRoom(ctx.stateDir, DEPLOY_ROOM_BYTES) })
-  const docker = new DockerEngine({
+  const docker = engine ?? new DockerEngine({
     socket: config.docker_socket, instance: config.instance, publish_address: config.publish_address,
     network: config.network, stop_timeout_secs: config.stop_timeout_secs,
     credentials_file: config.registry_credentials === '' ? dockerConfigFile() : resolve(ctx.cwd, config.registry_credentials)

@@ -9,6 +9,7 @@ import pino, { type Logger } from 'pino'
 import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
 import { spawnCliForTest, untilAnswers, type RunningCli } from './cli.js'
 import { busyboxImage, pushImage, startRegistry } from './docker.js'
+import { FakeEngine, reconcilerOn } from './fake-engine.js'
 import { loopbackListeners, TEST_IDLE_GRACE_MS } from './kernel.js'
 import { tempDir } from './tmp.js'
 import { freePort } from './net.js'
@@ -161,9 +162,10 @@ export interface ReconcilerInstance {
 
 /**
  * A kernel running tokens, secrets and the reconciler on its own instance label and working directory;
- * its containers and volumes are removed and the kernel stopped when the test ends.
+ * its containers and volumes are removed and the kernel stopped when the test ends. On a stand-in
+ * engine (`FakeEngine`) the instance label is the engine's, and the engine is closed at the end.
  */
-export async function reconcilerKernel (t: Teardown, docker: Docker, options: {
+export async function reconcilerKernel (t: Teardown, engine: Docker | FakeEngine, options: {
   stateDir?: string
   logger?: Logger
   extra?: Record<string, unknown>
@@ -175,12 +177,14 @@ export async function reconcilerKernel (t: Teardown, docker: Docker, options: {
 } = {}): Promise<ReconcilerInstance> {
   const earlier = options.restartOf
   const cwd = earlier?.cwd ?? tempDir(t)
-  const instance = earlier?.instance ?? testInstance()
-  if (earlier === undefined) removeInstanceAtEnd(t, docker, instance)
+  const fake = engine instanceof FakeEngine
+  const instance = earlier?.instance ?? (fake ? engine.instance : testInstance())
+  if (earlier === undefined && !fake) removeInstanceAtEnd(t, engine, instance)
   const kernel = await startKernel(t, {
-    plugins: [tokens, secrets, reconciler, ...(options.plugins ?? [])], cwd, stateDir: earlier?.kernel.config.stateDir ?? options.stateDir, logger: options.logger,
+    plugins: [tokens, secrets, fake ? reconcilerOn(engine) : reconciler, ...(options.plugins ?? [])], cwd, stateDir: earlier?.kernel.config.stateDir ?? options.stateDir, logger: options.logger,
     config: { reconciler: reconcilerSection(instance, options.extra), ...options.sections }
   })
+  if (earlier === undefined && fake) t.teardown(async () => { await engine.close() })
   return { kernel, cwd, instance, project: `p${instance.slice(-6)}`, token: adminToken(kernel) }
 }
 
