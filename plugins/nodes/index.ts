@@ -3,7 +3,7 @@
 // of every replica, drain and undrain. On an agent (`berth server --join <host>:6880`): the link to
 // the leader, running what it sends with this node's reconciler. Reads the cluster plugin's [cluster]
 // section, and keeps the registry and the assignment in the cluster's state.
-import { definePlugin } from '../../kernel/index.js'
+import { definePlugin, VERSION } from '../../kernel/index.js'
 import { nodeCommands } from './commands.js'
 import type { ClusterRuntime } from './setup.js'
 
@@ -24,7 +24,7 @@ export default definePlugin({
   dependsOn: ['cluster', 'tokens', 'secrets', 'reconciler'],
 
   async setup (ctx) {
-    const [{ setupNodes }, { VERSION }] = await Promise.all([import('./setup.js'), import('../../kernel/paths.js')])
+    const { setupNodes } = await import('./setup.js')
     const { reconciler, node, engine, traffic } = ctx.use('reconciler')
     const cluster = ctx.use('cluster')
     const runtime = await setupNodes(ctx, {
