@@ -5,6 +5,7 @@
 import { BadRequest, Conflict } from '../../kernel/index.js'
 import type { CanaryState, HistoryEntry, StoredService } from './state.js'
 import type { ServiceSpec } from './spec.js'
+import { RECONCILER_CODES } from './errors.js'
 
 /** Percent of requests a canary gets when the deploy names no weight. */
 export const DEFAULT_CANARY_WEIGHT = 10
@@ -65,7 +66,7 @@ export function takeCanary (body: unknown): { canary?: CanaryRequest, rest: unkn
 /** Refuse a canary that cannot run beside the deployed service: another one runs, nothing differs, or its route would. */
 export function checkCanary (stable: StoredService, running: CanaryState | undefined, candidate: { spec: ServiceSpec, hash: string, stableHash: string }): void {
   const name = stable.spec.name
-  if (running !== undefined) throw new Conflict(`a canary of "${name}" is running (${running.spec.image}); promote it or roll it back first, or deploy the same canary with another weight`, { code: 'BERTH_CANARY_RUNNING' })
+  if (running !== undefined) throw new Conflict(`a canary of "${name}" is running (${running.spec.image}); promote it or roll it back first, or deploy the same canary with another weight`, { code: RECONCILER_CODES.CANARY_RUNNING })
   if (candidate.hash === candidate.stableHash) throw new Conflict(`the canary of "${name}" would run the same containers as its replicas; change the spec first`)
   for (const field of ['domain', 'internal', 'project'] as const) {
     if (candidate.spec[field] !== stable.spec[field]) throw new BadRequest(`a canary of "${name}" must keep the service's ${field} (${JSON.stringify(stable.spec[field])}), got ${JSON.stringify(candidate.spec[field])}`)

@@ -2,6 +2,7 @@
 // implementation (docker-engine.ts); another runtime implements this interface and is registered by name.
 import type { ServiceSpec } from './spec.js'
 import { BerthError, Unavailable } from '../../kernel/index.js'
+import { RECONCILER_CODES } from './errors.js'
 
 /** One container the runtime manages for this server, as one list call reports it. */
 export interface ContainerState {
@@ -146,10 +147,10 @@ export interface ContainerEngine {
 
 /** The engine cannot be reached: every service of a deploy fails with this, none crashes the server; a client gets 503. */
 export class EngineUnavailable extends Unavailable {
-  constructor (message: string) { super(message, { code: 'BERTH_ENGINE_UNAVAILABLE' }) }
+  constructor (message: string) { super(message, { code: RECONCILER_CODES.ENGINE_UNAVAILABLE }) }
 }
 
 /** The engine answered a call with an error: a client gets 502 with what was asked and the engine's own words. */
 export class EngineFailed extends BerthError {
-  constructor (message: string, options?: ErrorOptions) { super(message, 502, 'BERTH_ENGINE_FAILED', options) }
+  constructor (message: string, options?: ErrorOptions) { super(message, RECONCILER_CODES.ENGINE_FAILED.status, RECONCILER_CODES.ENGINE_FAILED.code, options) }
 }

@@ -8,6 +8,7 @@ import { BadRequest, messageOf } from '../../kernel/index.js'
 import { isTable, type Table } from './fields.js'
 import { REQUEST_SOURCE, setProblems, type Declared } from './service-set.js'
 import { NAME, parseService, type ParseContext } from './spec.js'
+import { RECONCILER_CODES } from './errors.js'
 
 const SERVICE_FILE = 'service.toml'
 
@@ -16,7 +17,7 @@ export class SpecError extends BadRequest {
   readonly problems: readonly string[]
 
   constructor (problems: readonly string[]) {
-    super(problems.join('; '), { code: 'BERTH_INVALID_SPEC' })
+    super(problems.join('; '), { code: RECONCILER_CODES.INVALID_SPEC })
     this.problems = problems
   }
 }

@@ -9,7 +9,7 @@
 import type { FastifyPluginAsync, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { Logger } from 'pino'
 import type { WebSocket } from 'ws'
-import { BadRequest } from '../../kernel/index.js'
+import { BadRequest, KERNEL_CODES } from '../../kernel/index.js'
 import type { ExecSession } from './container-engine.js'
 import type { Reconciler } from './reconciler.js'
 
@@ -81,7 +81,7 @@ export function execRoutes ({ reconciler, deployer, by, visible, stillValid, log
       },
       handler: async (_request, reply) => {
         reply.header('upgrade', 'websocket')
-        return await reply.code(426).send({ error: 'exec is a WebSocket: send Upgrade: websocket', code: 'BERTH_UPGRADE_REQUIRED' })
+        return await reply.code(KERNEL_CODES.UPGRADE_REQUIRED.status).send({ error: 'exec is a WebSocket: send Upgrade: websocket', code: KERNEL_CODES.UPGRADE_REQUIRED.code })
       },
       wsHandler: (socket, request) => {
         const fail = (code: number, error: string): void => {

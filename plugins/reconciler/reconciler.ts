@@ -29,6 +29,8 @@ import { buildHash, contextFiles } from './build-context.js'
 import type { GitSources } from './git-source.js'
 import { serviceStatus, type RouteReporter, type ServiceStatus } from './status.js'
 import { measureContainers } from './container-stats.js'
+import { RECONCILER_CODES } from './errors.js'
+import { TOKENS_CODES } from '../tokens/index.js'
 
 export interface ReconcilerSettings extends ContainerSettings {
   cwd: string
@@ -200,7 +202,7 @@ export class Reconciler {
 
   #known (name: string): NonNullable<ReturnType<ReconcilerState['service']>> {
     const stored = this.#deps.state.service(name)
-    if (stored === undefined) throw new NotFound(`no service named "${name}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
+    if (stored === undefined) throw new NotFound(`no service named "${name}" is deployed`, { code: RECONCILER_CODES.NO_SUCH_SERVICE })
     return stored
   }
 
@@ -215,11 +217,11 @@ export class Reconciler {
       const declared = discoverServices({ cwd, servicesDir, runtimes: [...this.#deps.runtimes.keys()] })
       const reload = options.reload === true
       if (options.service === undefined) {
-        if (options.projects !== undefined) throw new Forbidden('a token limited to projects deploys one service at a time: name it with ?service=', { code: 'BERTH_PROJECT_SCOPE' })
+        if (options.projects !== undefined) throw new Forbidden('a token limited to projects deploys one service at a time: name it with ?service=', { code: TOKENS_CODES.PROJECT_SCOPE })
         return await this.#deploy(declared, { trigger: reload ? 'reload' : 'deploy', by: options.by, prune: options.prune === true ? 'all' : 'files', pull: reload ? 'always' : 'rules', force: reload })
       }
       const one = declared.find(d => d.spec.name === options.service && reaches(options.projects, d.spec.project))
-      if (one === undefined) throw new NotFound(`no service named "${options.service}" in ${servicesDir}/*/service.toml`, { code: 'BERTH_NO_SUCH_SERVICE' })
+      if (one === undefined) throw new NotFound(`no service named "${options.service}" in ${servicesDir}/*/service.toml`, { code: RECONCILER_CODES.NO_SUCH_SERVICE })
       this.#withinScope([one], options.projects)
       return await this.#deploy([one], { trigger: 'deploy', by: options.by, prune: 'none', pull: 'rules', force: false })
     })
@@ -314,7 +316,7 @@ export class Reconciler {
     const runtimes = [...this.#deps.runtimes.keys()]
     if ('service' in source) {
       const found = discoverServices({ cwd, servicesDir, runtimes }).find(d => d.spec.name === source.service && reaches(projects, d.spec.project))
-      if (found === undefined) throw new NotFound(`no service named "${source.service}" in ${servicesDir}/*/service.toml`, { code: 'BERTH_NO_SUCH_SERVICE' })
+      if (found === undefined) throw new NotFound(`no service named "${source.service}" in ${servicesDir}/*/service.toml`, { code: RECONCILER_CODES.NO_SUCH_SERVICE })
       return found
     }
     const declared = parseRequestServices(source.body, { cwd, runtimes })
@@ -334,7 +336,7 @@ export class Reconciler {
     return await this.#exclusive(async () => {
       this.#known(name)
       const canary = this.#deps.state.canary(name)
-      if (canary === undefined) throw new Conflict(`no canary of "${name}" is running`, { code: 'BERTH_NO_CANARY' })
+      if (canary === undefined) throw new Conflict(`no canary of "${name}" is running`, { code: RECONCILER_CODES.NO_CANARY })
       return await this.#deploy([{ spec: canary.spec, source: canary.source }], { trigger: 'promote', by, reason, prune: 'none', pull: 'rules', force: false, canaries: new Map([[name, null]]) })
     })
   }
@@ -354,7 +356,7 @@ export class Reconciler {
         return { ...result, rollback: { from: { image: canary.spec.image, hash: canary.hash, canary: true }, to: { image: stored.spec.image, hash } } }
       }
       const previous = previousVersion(this.#deps.state.history(), name, hash)
-      if (previous === undefined) throw new Conflict(`no earlier version of "${name}" in the deploy history to roll back to`, { code: 'BERTH_NO_EARLIER_VERSION' })
+      if (previous === undefined) throw new Conflict(`no earlier version of "${name}" in the deploy history to roll back to`, { code: RECONCILER_CODES.NO_EARLIER_VERSION })
       const result = await this.#deploy([{ spec: previous.spec, source: stored.source }], { trigger: 'rollback', by, prune: 'none', pull: 'rules', force: false })
       return { ...result, rollback: { from: { image: stored.spec.image, hash, canary: false }, to: { image: previous.spec.image, hash: previous.hash } } }
     })
@@ -372,9 +374,9 @@ export class Reconciler {
   #withinScope (declared: readonly Declared[], projects: readonly string[] | undefined): void {
     if (projects === undefined) return
     for (const { spec } of declared) {
-      if (!projects.includes(spec.project)) throw new Forbidden(`service "${spec.name}" is in project "${spec.project}", outside this token's projects (${projects.join(', ')})`, { code: 'BERTH_PROJECT_SCOPE' })
+      if (!projects.includes(spec.project)) throw new Forbidden(`service "${spec.name}" is in project "${spec.project}", outside this token's projects (${projects.join(', ')})`, { code: TOKENS_CODES.PROJECT_SCOPE })
       const holder = this.#deps.state.service(spec.name)?.spec.project
-      if (holder !== undefined && !projects.includes(holder)) throw new Conflict(`the service name "${spec.name}" is taken by a service outside this token's projects`, { code: 'BERTH_NAME_TAKEN' })
+      if (holder !== undefined && !projects.includes(holder)) throw new Conflict(`the service name "${spec.name}" is taken by a service outside this token's projects`, { code: RECONCILER_CODES.NAME_TAKEN })
     }
   }
 
@@ -402,7 +404,7 @@ export class Reconciler {
     const started = [...(options.canaries?.values() ?? [])].flatMap(c => c === null ? [] : [{ spec: c.spec, source: c.source }])
     const refused = this.#refusals([...requested, ...started])
     if (refused.size > 0 && !UNATTENDED_TRIGGERS.has(options.trigger)) {
-      throw new Forbidden(`refused by admission: ${[...refused.values()].flat().join('; ')}`, { code: 'BERTH_SPEC_REFUSED' })
+      throw new Forbidden(`refused by admission: ${[...refused.values()].flat().join('; ')}`, { code: RECONCILER_CODES.SPEC_REFUSED })
     }
     const claimed = requested.flatMap(({ spec, source }) => claimedNames(spec).flatMap(name => {
       const problem = this.claimedDomain?.(spec.name, name)
@@ -781,7 +783,7 @@ export class Reconciler {
   async removeProject (project: string): Promise<{ removed: string[], containers: number }> {
     return await this.#exclusive(async () => {
       const names = this.#deps.state.services().filter(s => s.spec.project === project).map(s => s.spec.name).sort()
-      if (names.length === 0) throw new NotFound(`no project named "${project}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
+      if (names.length === 0) throw new NotFound(`no project named "${project}" is deployed`, { code: RECONCILER_CODES.NO_SUCH_SERVICE })
       return await this.#remove(names)
     })
   }
@@ -832,7 +834,7 @@ export class Reconciler {
   assertReachable (name: string): void {
     const stored = this.#known(name)
     const reason = this.scheduler?.unavailable(stored.spec)
-    if (reason !== undefined) throw new Unavailable(reason, { code: 'BERTH_NODE_UNAVAILABLE' })
+    if (reason !== undefined) throw new Unavailable(reason, { code: RECONCILER_CODES.NODE_UNAVAILABLE })
   }
 
   /** Stop every running container; specs stay, and the next deploy starts them again. */
@@ -859,7 +861,7 @@ export class Reconciler {
       const { spec } = this.#known(name)
       const containers = (await this.localContainers()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
       const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
-      if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`, { code: 'BERTH_NO_CONTAINERS' })
+      if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers; deploy it first`, { code: RECONCILER_CODES.NO_CONTAINERS })
       for (const c of containers) {
         await this.#deps.traffic.drain(c)
         await this.#runtime(c.runtime).restart(c.id)
@@ -877,7 +879,7 @@ export class Reconciler {
   async exec (name: string, command: string): Promise<{ exitCode: number, output: string }> {
     const { spec } = this.#known(name)
     const running = (await this.localContainers()).filter(c => c.service === name && c.running && c.canary !== true).sort((a, b) => a.replica - b.replica)[0]
-    if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`, { code: 'BERTH_NO_CONTAINERS' })
+    if (running === undefined) throw new Conflict(`service "${name}" has no running container to run its hook in`, { code: RECONCILER_CODES.NO_CONTAINERS })
     return await this.#runtime(spec.runtime).exec(running.id, command)
   }
 
@@ -892,7 +894,7 @@ export class Reconciler {
     if (container === undefined) {
       const elsewhere = this.scheduler?.remoteContainers().find(c => c.service === name && c.running && (replica === undefined || c.replica === replica))
       const which = replica === undefined ? 'no running replica' : `no running replica ${replica}`
-      throw new Conflict(`service "${name}" has ${which} on this node${elsewhere?.node !== undefined ? `; it runs on node "${elsewhere.node}": exec through that node's API` : ''}`, { code: 'BERTH_NO_CONTAINERS' })
+      throw new Conflict(`service "${name}" has ${which} on this node${elsewhere?.node !== undefined ? `; it runs on node "${elsewhere.node}": exec through that node's API` : ''}`, { code: RECONCILER_CODES.NO_CONTAINERS })
     }
     return { container, session: await this.#runtime(spec.runtime).attach(container.id, options) }
   }
@@ -975,7 +977,7 @@ export class Reconciler {
     this.#known(name)
     const containers = (await this.localContainers()).filter(c => c.service === name).sort((a, b) => a.replica - b.replica)
     const elsewhere = this.scheduler?.remoteContainers().filter(c => c.service === name) ?? []
-    if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers`, { code: 'BERTH_NO_CONTAINERS' })
+    if (containers.length === 0 && elsewhere.length === 0) throw new Conflict(`service "${name}" has no containers`, { code: RECONCILER_CODES.NO_CONTAINERS })
     const sources = await Promise.all(containers.map(async c => ({ label: c.name, stream: await this.#runtime(c.runtime).logs(c.id, options) })))
     // Other nodes' replicas: their last lines (followed logs follow this node's replicas only).
     const remote = elsewhere.length === 0 || this.scheduler === undefined ? [] : await this.scheduler.logsRemote(name, options.tail)

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { Conflict, messageOf } from '../../kernel/index.js'
 import type { DeployResult, Reconciler } from './reconciler.js'
 import type { ReconcilerState } from './state.js'
+import { RECONCILER_CODES } from './errors.js'
 
 /** restarting → redeploying → done or failed. */
 export type ReloadStage = 'restarting' | 'redeploying' | 'done' | 'failed'
@@ -31,7 +32,7 @@ function underway (record: ReloadRecord | undefined): record is ReloadRecord {
 /** Record a reload and ask for the restart; a refused restart is recorded as failed and thrown. */
 export async function requestReload (state: ReconcilerState, restart: () => Promise<void>, by?: string): Promise<ReloadRecord> {
   const last = state.lastReload()
-  if (underway(last)) throw new Conflict(`a reload is under way (${last.id}, ${last.state})`, { code: 'BERTH_RELOAD_UNDERWAY' })
+  if (underway(last)) throw new Conflict(`a reload is under way (${last.id}, ${last.state})`, { code: RECONCILER_CODES.RELOAD_UNDERWAY })
   const record: ReloadRecord = { id: randomBytes(6).toString('hex'), requested_at: new Date().toISOString(), ...(by !== undefined && { by }), state: 'restarting' }
   await state.recordReload(record)
   try {

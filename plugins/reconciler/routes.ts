@@ -10,6 +10,8 @@ import type { ClusterInfo } from './cluster-info.js'
 import type { JobScheduler } from './jobs.js'
 import type { Reconciler } from './reconciler.js'
 import type { ReloadRecord } from './reload.js'
+import { RECONCILER_CODES } from './errors.js'
+import { TOKENS_CODES } from '../tokens/index.js'
 
 /** Most lines a logs request may ask for. */
 const MAX_TAIL = 100_000
@@ -52,7 +54,7 @@ function isEmptyBody (body: unknown): boolean {
 export function serviceVisibility (reconciler: Reconciler, tokens: TokenService): (request: FastifyRequest, name: string) => string {
   return (request, name) => {
     const project = reconciler.specs().find(s => s.name === name)?.project
-    if (project === undefined || !tokens.reaches(request, project)) throw new NotFound(`no service named "${name}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
+    if (project === undefined || !tokens.reaches(request, project)) throw new NotFound(`no service named "${name}" is deployed`, { code: RECONCILER_CODES.NO_SUCH_SERVICE })
     return name
   }
 }
@@ -61,7 +63,7 @@ export function reconcilerRoutes ({ reconciler, jobs, tokens, defaultTail, clust
   const viewer = { onRequest: tokens.requireRole('viewer') }
   // An agent's services come from its leader: its own API refuses changes.
   const notAnAgent = async (): Promise<void> => {
-    if (reconciler.leader !== undefined) throw new Conflict(`this node is an agent of the leader at ${reconciler.leader}: change services through the leader`, { code: 'BERTH_NOT_LEADER' })
+    if (reconciler.leader !== undefined) throw new Conflict(`this node is an agent of the leader at ${reconciler.leader}: change services through the leader`, { code: RECONCILER_CODES.NOT_LEADER })
   }
   const deployer = { onRequest: [tokens.requireRole('deployer'), notAnAgent] }
   const by = (request: FastifyRequest): string | undefined => tokens.caller(request)?.name
@@ -69,7 +71,7 @@ export function reconcilerRoutes ({ reconciler, jobs, tokens, defaultTail, clust
   /** A change of every project's services: refused to a token limited to projects. */
   const everyProject = (request: FastifyRequest, what: string): void => {
     const projects = tokens.projects(request)
-    if (projects !== undefined) throw new Forbidden(`${what} acts on every project; this token is limited to ${projects.join(', ')}`, { code: 'BERTH_PROJECT_SCOPE' })
+    if (projects !== undefined) throw new Forbidden(`${what} acts on every project; this token is limited to ${projects.join(', ')}`, { code: TOKENS_CODES.PROJECT_SCOPE })
   }
 
   return async app => {
@@ -116,7 +118,7 @@ export function reconcilerRoutes ({ reconciler, jobs, tokens, defaultTail, clust
       const { service, job } = request.params
       const project = reconciler.specs().find(s => s.name === service)?.project
       const runs = project !== undefined && tokens.reaches(request, project) ? jobs.runs(service, job) : undefined
-      if (runs === undefined) throw new NotFound(`service "${service}" has no job named "${job}"`, { code: 'BERTH_NO_SUCH_JOB' })
+      if (runs === undefined) throw new NotFound(`service "${service}" has no job named "${job}"`, { code: RECONCILER_CODES.NO_SUCH_JOB })
       return { job: jobs.statuses().find(s => s.service === service && s.job === job), runs }
     })
 
@@ -136,7 +138,7 @@ export function reconcilerRoutes ({ reconciler, jobs, tokens, defaultTail, clust
 
     app.delete<NameParams>('/projects/:name', deployer, async request => {
       const { name } = request.params
-      if (!tokens.reaches(request, name)) throw new NotFound(`no project named "${name}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
+      if (!tokens.reaches(request, name)) throw new NotFound(`no project named "${name}" is deployed`, { code: RECONCILER_CODES.NO_SUCH_SERVICE })
       return await reconciler.removeProject(name)
     })
 
