@@ -4,6 +4,7 @@
 // would drop pushes.
 import { randomBytes } from 'node:crypto'
 import { BadRequest, NotFound, type KeyValueDatabase } from '../../kernel/index.js'
+import { WEBHOOKS_CODES } from './errors.js'
 
 /** The reserved service name: a push pulls the server's working directory and deploys what changed. */
 export const INFRA = '__infra__'
@@ -67,7 +68,7 @@ export class Registrations {
 
   get (id: string): Registration {
     const found = this.#db.get(id)
-    if (found === undefined) throw new NotFound(`no webhook with id ${id}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
+    if (found === undefined) throw new NotFound(`no webhook with id ${id}`, { code: WEBHOOKS_CODES.NO_SUCH_WEBHOOK })
     return found
   }
 

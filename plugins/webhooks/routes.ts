@@ -4,10 +4,12 @@
 // runs; a ping, a test delivery or another event, once signed, is answered 200 and runs nothing.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../kernel/index.js'
-import type { TokenService } from '../tokens/index.js'
+import { TOKENS_CODES, type TokenService } from '../tokens/index.js'
 import { eventOf, PROVIDERS, readDelivery, signatureValid, type Provider } from './push.js'
 import { checkRegistration, INFRA, publicView, type Registrations } from './registrations.js'
 import type { Runner } from './runner.js'
+import { RECONCILER_CODES } from '../reconciler/api.js'
+import { WEBHOOKS_CODES } from './errors.js'
 
 /** Largest push body accepted (GitHub caps its payloads at 25 MB; pushes are far smaller). */
 export const MAX_PUSH_BYTES = 5 * 1024 * 1024
@@ -28,7 +30,7 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
     return project !== undefined && tokens.reaches(request, project)
   }
   const known = (request: FastifyRequest, id: string): string => {
-    const missing = new NotFound(`no webhook with id ${id}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
+    const missing = new NotFound(`no webhook with id ${id}`, { code: WEBHOOKS_CODES.NO_SUCH_WEBHOOK })
     if (!ID.test(id)) throw missing
     const registration = registrations.get(id)
     if (!sees(request, registration.service_name)) throw missing
@@ -39,8 +41,8 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
     app.post('/', deployer, async (request, reply) => {
       const checked = checkRegistration(request.body)
       if (!sees(request, checked.service_name)) {
-        if (checked.service_name === INFRA) throw new Forbidden(`${INFRA} deploys every project; this token is limited to ${tokens.projects(request)?.join(', ') ?? ''}`, { code: 'BERTH_PROJECT_SCOPE' })
-        throw new NotFound(`no service named "${checked.service_name}" is deployed`, { code: 'BERTH_NO_SUCH_SERVICE' })
+        if (checked.service_name === INFRA) throw new Forbidden(`${INFRA} deploys every project; this token is limited to ${tokens.projects(request)?.join(', ') ?? ''}`, { code: TOKENS_CODES.PROJECT_SCOPE })
+        throw new NotFound(`no service named "${checked.service_name}" is deployed`, { code: RECONCILER_CODES.NO_SUCH_SERVICE })
       }
       const registration = await registrations.add(checked)
       return await reply.code(201).send(publicView(registration))
@@ -80,16 +82,16 @@ export function webhookRoutes (registrations: Registrations, runner: Runner, tok
         const { repo } = delivery
         // A ping of an organisation's hook names no repository: any registration's secret may have signed it.
         const candidates = registrations.list().filter(r => repo === undefined || r.repo === repo)
-        if (candidates.length === 0) throw new NotFound(repo === undefined ? 'no webhook is registered' : `no webhook is registered for ${repo}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
+        if (candidates.length === 0) throw new NotFound(repo === undefined ? 'no webhook is registered' : `no webhook is registered for ${repo}`, { code: WEBHOOKS_CODES.NO_SUCH_WEBHOOK })
         const body = request.body
         const signed = candidates.filter(r => signatureValid(provider, request.headers, body, r.secret))
         if (signed.length === 0) {
-          throw new Unauthorized(provider === 'gitlab' ? 'missing or wrong X-Gitlab-Token' : 'missing or bad signature: expected X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>', { code: 'BERTH_BAD_SIGNATURE' })
+          throw new Unauthorized(provider === 'gitlab' ? 'missing or wrong X-Gitlab-Token' : 'missing or bad signature: expected X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>', { code: WEBHOOKS_CODES.BAD_SIGNATURE })
         }
         if ('ignored' in delivery) return await reply.code(200).send({ event, webhooks: signed.map(r => r.id), detail: delivery.ignored })
         const push = delivery
         const matched = signed.filter(r => r.branch === push.branch)
-        if (matched.length === 0) throw new NotFound(`no webhook of ${push.repo} is registered for branch ${push.branch}`, { code: 'BERTH_NO_SUCH_WEBHOOK' })
+        if (matched.length === 0) throw new NotFound(`no webhook of ${push.repo} is registered for branch ${push.branch}`, { code: WEBHOOKS_CODES.NO_SUCH_WEBHOOK })
         for (const registration of matched) if (registration.service_name !== INFRA) reachable(registration.service_name)
         for (const registration of matched) runner.submit({ registration, push })
         return await reply.code(202).send({ accepted: matched.map(r => ({ id: r.id, service_name: r.service_name })), sha: push.sha })
