@@ -10,6 +10,7 @@ import type { onRequestAsyncHookHandler } from 'fastify'
 import type { Logger } from 'pino'
 import { Unavailable, messageOf } from '../../kernel/index.js'
 import type { LeaderIdentity } from './leadership.js'
+import { CLUSTER_CODES } from './errors.js'
 
 /** Set on a forwarded request: the member id of the master that forwarded it. */
 export const FORWARDED_BY = 'x-berth-forwarded-by'
@@ -33,7 +34,7 @@ export function leaderOnly ({ isLeader, leader, self, log }: ForwardOptions): on
     if (isLeader()) return
     const known = await leader()
     if (request.headers[FORWARDED_BY] !== undefined || known === undefined || known.address === '' || known.id === self.id) {
-      throw new Unavailable('no master leads at the moment (an election takes a few seconds after a leader is lost): try again shortly', { code: 'BERTH_NO_LEADER' })
+      throw new Unavailable('no master leads at the moment (an election takes a few seconds after a leader is lost): try again shortly', { code: CLUSTER_CODES.NO_LEADER })
     }
     const target = new URL(request.url, known.address)
     reply.hijack()
@@ -53,8 +54,8 @@ export function leaderOnly ({ isLeader, leader, self, log }: ForwardOptions): on
         response.destroy()
         return
       }
-      response.writeHead(503, { 'content-type': 'application/json' })
-      response.end(JSON.stringify({ error: `the leader ${known.name} at ${known.address} cannot be reached (${messageOf(err)}): try again shortly`, code: 'BERTH_NO_LEADER' }))
+      response.writeHead(CLUSTER_CODES.NO_LEADER.status, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ error: `the leader ${known.name} at ${known.address} cannot be reached (${messageOf(err)}): try again shortly`, code: CLUSTER_CODES.NO_LEADER.code }))
     })
     // The client gone: the leader's work goes on, its answer is dropped.
     response.on('close', () => { if (!response.writableFinished) outgoing.destroy() })

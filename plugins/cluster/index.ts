@@ -11,6 +11,7 @@ import { clusterSection, type ClusterConfig } from './config.js'
 import type { ClusterControl } from './control.js'
 
 export type { ClusterConfig }
+export { CLUSTER_CODES } from './errors.js'
 export type { MastersReport } from './masters.js'
 
 export interface ClusterService {

@@ -14,6 +14,7 @@ import {
 } from 'etcd3'
 import { BerthError, Unavailable, messageOf } from '../../../kernel/index.js'
 import { MirrorTable, type PendingValue } from './mirror.js'
+import { CLUSTER_CODES } from '../errors.js'
 
 const codec = new Encoder({ useRecords: false })
 
@@ -26,21 +27,21 @@ export const ETCD_MAX_TXN_OPS = 128
 /** etcd cannot take writes now (unreachable, no quorum, or no answer in time). */
 export class SharedStateUnavailable extends Unavailable {
   constructor (message: string, options?: ErrorOptions) {
-    super(message, { ...options, code: 'BERTH_SHARED_STATE_UNAVAILABLE' })
+    super(message, { ...options, code: CLUSTER_CODES.SHARED_STATE_UNAVAILABLE })
   }
 }
 
 /** A fenced write was refused: this master does not lead, or etcd says its term has ended. Nothing was applied. */
 export class FencedWriteRefused extends Unavailable {
   constructor (message: string) {
-    super(message, { code: 'BERTH_LEADERSHIP_LOST' })
+    super(message, { code: CLUSTER_CODES.LEADERSHIP_LOST })
   }
 }
 
 /** A transaction with more writes than etcd takes in one: refused whole, nothing sent. */
 export class TransactionTooLarge extends BerthError {
   constructor (message: string) {
-    super(message, 500, 'BERTH_SHARED_TRANSACTION_TOO_LARGE')
+    super(message, CLUSTER_CODES.SHARED_TRANSACTION_TOO_LARGE.status, CLUSTER_CODES.SHARED_TRANSACTION_TOO_LARGE.code)
   }
 }
 
