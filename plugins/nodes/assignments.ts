@@ -9,6 +9,7 @@ import { NodeUnreachable, type LeaderChannel } from './leader.js'
 import { place, type Assignment, type PlacementService } from './placement.js'
 import type { AssignedService, DeploySummary, DesiredMessage } from './protocol.js'
 import type { NodeEntry, NodeRegistry } from './registry.js'
+import { RECONCILER_CODES } from '../reconciler/api.js'
 
 export interface SchedulerDeps {
   registry: NodeRegistry
@@ -149,7 +150,7 @@ export class ClusterScheduler implements Scheduler {
     for (const spec of request.declared) {
       if (!request.changing.has(spec.name)) continue
       const reason = this.unavailable(spec)
-      if (reason !== undefined) throw new Unavailable(reason, { code: 'BERTH_NODE_UNAVAILABLE' })
+      if (reason !== undefined) throw new Unavailable(reason, { code: RECONCILER_CODES.NODE_UNAVAILABLE })
     }
     const services = request.desired.map(spec => placementOf(spec, declared.has(spec.name)
       ? { moveFromUnavailable: request.changing.has(spec.name) }

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify'
 import type { Logger } from 'pino'
 import type { WebSocket } from 'ws'
-import { BerthError, Conflict } from '../../kernel/index.js'
+import { BerthError, Conflict, KERNEL_CODES } from '../../kernel/index.js'
 import {
   CLOSE, PROTOCOL_VERSION, parseAgentMessage,
   type AppliedMessage, type DesiredMessage, type HelloMessage, type LeaderMessage, type RequestMessage, type TrafficMessage
@@ -69,7 +69,7 @@ export class LeaderChannel {
         // Without Upgrade: websocket the request is plain HTTP, and told what the route is.
         handler: async (_request, reply) => {
           reply.header('upgrade', 'websocket')
-          throw new BerthError('the agents\' channel is a WebSocket: send Upgrade: websocket', 426, 'BERTH_UPGRADE_REQUIRED')
+          throw new BerthError('the agents\' channel is a WebSocket: send Upgrade: websocket', KERNEL_CODES.UPGRADE_REQUIRED.status, KERNEL_CODES.UPGRADE_REQUIRED.code)
         },
         wsHandler: (socket, request) => { this.#accept(socket, request.ip) }
       })

@@ -5,6 +5,7 @@
 import { Conflict, NotFound, type KeyValueDatabase } from '../../kernel/index.js'
 import type { PlacementNode } from './placement.js'
 import type { EngineReport, HeartbeatMessage, HelloMessage, ReportedContainer } from './protocol.js'
+import { NODES_CODES } from './errors.js'
 
 export type NodeRole = 'leader' | 'agent'
 export type NodeState = 'ready' | 'unhealthy' | 'offline'
@@ -91,7 +92,7 @@ export class NodeRegistry {
   /** A node by id, else by name; 404 when neither matches. */
   find (idOrName: string): NodeEntry {
     const node = this.#nodes.get(idOrName) ?? [...this.#nodes.values()].find(n => n.name === idOrName)
-    if (node === undefined) throw new NotFound(`no node with id or name "${idOrName}"`, { code: 'BERTH_NO_SUCH_NODE' })
+    if (node === undefined) throw new NotFound(`no node with id or name "${idOrName}"`, { code: NODES_CODES.NO_SUCH_NODE })
     return node
   }
 
@@ -122,7 +123,7 @@ export class NodeRegistry {
   async join (hello: HelloMessage, address: string): Promise<NodeEntry> {
     const other = this.byName(hello.name)
     if (other !== undefined && other.id !== hello.id) {
-      throw new Conflict(`node name "${hello.name}" is taken by node ${other.id} (${other.role}); give this node another [reconciler].node_name, or forget the other one`, { code: 'BERTH_NODE_NAME_TAKEN' })
+      throw new Conflict(`node name "${hello.name}" is taken by node ${other.id} (${other.role}); give this node another [reconciler].node_name, or forget the other one`, { code: NODES_CODES.NODE_NAME_TAKEN })
     }
     const known = this.#nodes.get(hello.id)
     if (known?.role === 'leader') throw new Conflict(`node id ${hello.id} is the leader's own`)

@@ -8,9 +8,9 @@ import type { FastifyPluginAsync, FastifyRequest, onRequestAsyncHookHandler } fr
 import { BadRequest, Conflict, Forbidden, StartupError, Unavailable, messageOf, type PluginContext } from '../../kernel/index.js'
 import type { ContainerState, EngineInfo, RemoteContainer, Scheduler, ServiceSpec, Traffic } from '../reconciler/api.js'
 import type { SecretService } from '../secrets/index.js'
-import type { TokenService } from '../tokens/index.js'
+import { TOKENS_CODES, type TokenService } from '../tokens/index.js'
 import { AgentLink } from './agent.js'
-import { leaderRoutes, type ClusterConfig, type ClusterService, type MastersReport } from '../cluster/index.js'
+import { CLUSTER_CODES, leaderRoutes, type ClusterConfig, type ClusterService, type MastersReport } from '../cluster/index.js'
 import { LeaderChannel } from './leader.js'
 import { nodeRecord, type NodeRecord } from './node-record.js'
 import { JOIN_PATH, type AssignedService, type DeploySummary, type EngineReport, type ReportedContainer } from './protocol.js'
@@ -18,6 +18,7 @@ import { FOLLOW_INTERVAL_MS, Masters } from './masters.js'
 import { PublishedContainers } from './published.js'
 import { NodeRegistry, type StoredNode } from './registry.js'
 import { ClusterScheduler } from './assignments.js'
+import { NODES_CODES } from './errors.js'
 
 /** The file an agent reads its token from when [cluster].join_token is empty. */
 export const JOIN_TOKEN_FILE = 'join.token'
@@ -376,7 +377,7 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
     const node = registry.find(idOrName)
     const stranded = drained && !force ? scheduler.strandedByDrain(node.name) : []
     if (stranded.length > 0) {
-      throw new Conflict(`draining node "${node.name}" would stop ${stranded.length} ${stranded.length === 1 ? 'replica' : 'replicas'} that no other node can take (pinned to it, or no other node ready with room): ${describeReplicas(stranded)}; add a node, or drain with --force (?force=true) to stop them`, { code: 'BERTH_DRAIN_WOULD_STRAND' })
+      throw new Conflict(`draining node "${node.name}" would stop ${stranded.length} ${stranded.length === 1 ? 'replica' : 'replicas'} that no other node can take (pinned to it, or no other node ready with room): ${describeReplicas(stranded)}; add a node, or drain with --force (?force=true) to stop them`, { code: NODES_CODES.DRAIN_WOULD_STRAND })
     }
     const before = scheduler.replicasOn(node.name)
     await registry.setDrained(node.id, drained)
@@ -395,9 +396,9 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
   ctx.http('control', channel.routes(), { prefix: '/api/v1', websocket: { preClose: () => { channel.close() } } })
   ctx.http('control', leaderRoutes(deps.cluster, clusterRoutes({ tokens: deps.tokens, setDrained, forget: async idOrName => {
     const node = registry.find(idOrName)
-    if (node.role === 'leader') throw new Conflict('the leader cannot be forgotten', { code: 'BERTH_NODE_NOT_OFFLINE' })
+    if (node.role === 'leader') throw new Conflict('the leader cannot be forgotten', { code: NODES_CODES.NODE_NOT_OFFLINE })
     registry.tick()
-    if (node.state !== 'offline') throw new Conflict(`node "${node.name}" is ${node.state}: stop it first (only an offline node can be forgotten)`, { code: 'BERTH_NODE_NOT_OFFLINE' })
+    if (node.state !== 'offline') throw new Conflict(`node "${node.name}" is ${node.state}: stop it first (only an offline node can be forgotten)`, { code: NODES_CODES.NODE_NOT_OFFLINE })
     channel.disconnect(node.id, 'forgotten')
     await registry.forget(node.id)
     await orchestration.reschedule('forget')
@@ -422,7 +423,7 @@ function leadingOrRefuse (cluster: ClusterService, guard: onRequestAsyncHookHand
   return async function (request, reply) {
     if (!cluster.isLeader()) {
       const leader = cluster.control?.leadership.leader()
-      throw new Unavailable(`this master does not lead${leader === undefined ? ' (an election is under way)' : `: join the leader ${leader.name} at ${leader.address}`}`, { code: 'BERTH_NO_LEADER' })
+      throw new Unavailable(`this master does not lead${leader === undefined ? ' (an election is under way)' : `: join the leader ${leader.name} at ${leader.address}`}`, { code: CLUSTER_CODES.NO_LEADER })
     }
     await guard.call(this, request, reply)
   }
@@ -447,7 +448,7 @@ function clusterRoutes ({ tokens, setDrained, forget }: RouteDeps): FastifyPlugi
   // A node holds every project's replicas: a token limited to projects may not drain it.
   const everyProject = async (request: FastifyRequest): Promise<void> => {
     const projects = tokens.projects(request)
-    if (projects !== undefined) throw new Forbidden(`draining a node acts on every project; this token is limited to ${projects.join(', ')}`, { code: 'BERTH_PROJECT_SCOPE' })
+    if (projects !== undefined) throw new Forbidden(`draining a node acts on every project; this token is limited to ${projects.join(', ')}`, { code: TOKENS_CODES.PROJECT_SCOPE })
   }
   const deployer = { onRequest: [tokens.requireRole('deployer'), everyProject] }
   return async app => {
