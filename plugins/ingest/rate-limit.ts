@@ -2,7 +2,7 @@
 // frames), always for Basic password checks (per client address) and userinfo calls (one bucket).
 // An empty bucket is a 429 with Retry-After; buckets that have been full and idle are removed every 60 s.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { BerthError } from '../../kernel/index.js'
+import { BerthError, KERNEL_CODES } from '../../kernel/index.js'
 import { StorageUnavailable } from './storage/contract.js'
 import { codecs } from '../../wasm/index.js'
 import type { ClientAddress } from './client-address.js'
@@ -22,7 +22,7 @@ interface Bucket {
 export class TooManyRequests extends BerthError {
   readonly retryAfterSeconds: number
   constructor (retryAfterSeconds: number, message = `too many requests; retry in ${retryAfterSeconds} s`) {
-    super(message, 429, 'BERTH_TOO_MANY_REQUESTS')
+    super(message, KERNEL_CODES.TOO_MANY_REQUESTS.status, KERNEL_CODES.TOO_MANY_REQUESTS.code)
     this.retryAfterSeconds = retryAfterSeconds
   }
 }

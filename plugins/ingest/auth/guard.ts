@@ -2,7 +2,7 @@
 // a role, or nothing. Routes that say nothing need an admin, so a forgotten label fails closed.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { Forbidden, Unauthorized } from '../../../kernel/index.js'
+import { KERNEL_CODES, Forbidden, Unauthorized } from '../../../kernel/index.js'
 import { roleAllows, type Access, type Authenticator, type Principal } from './principal.js'
 
 declare module 'fastify' {
@@ -42,7 +42,7 @@ export function installGuard (app: FastifyInstance, authenticator: Authenticator
     }
     const required = access === 'device-or-provisioner' ? 'provisioner' : access === 'device-or-viewer' ? 'viewer' : access
     if (!roleAllows(principal.role, required)) {
-      throw new Forbidden(`role ${principal.role} may not ${request.method} ${request.routeOptions.url ?? request.url}; it needs ${required}`, { code: 'BERTH_ROLE_TOO_LOW' })
+      throw new Forbidden(`role ${principal.role} may not ${request.method} ${request.routeOptions.url ?? request.url}; it needs ${required}`, { code: KERNEL_CODES.ROLE_TOO_LOW })
     }
     request.principal = principal
   })

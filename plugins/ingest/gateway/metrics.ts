@@ -3,6 +3,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import client from 'prom-client'
+import { KERNEL_CODES } from '../../../kernel/index.js'
 import type { Forwarder } from './forwarder.js'
 import type { Spool } from './spool.js'
 
@@ -58,11 +59,11 @@ export async function serveGatewayMetrics (at: { host: string, port: number }, s
   const registry = gatewayRegistry(stats)
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found: the gateway serves GET /metrics', code: 'BERTH_NOT_FOUND' }))
+      response.writeHead(KERNEL_CODES.NOT_FOUND.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found: the gateway serves GET /metrics', code: KERNEL_CODES.NOT_FOUND.code }))
       return
     }
     registry.metrics().then(text => { response.writeHead(200, { 'content-type': registry.contentType }).end(text) }, (err: unknown) => {
-      response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message, code: 'BERTH_INTERNAL' }))
+      response.writeHead(KERNEL_CODES.INTERNAL.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message, code: KERNEL_CODES.INTERNAL.code }))
     })
   })
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(at.port, at.host, resolve) })

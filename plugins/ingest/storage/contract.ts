@@ -8,6 +8,7 @@ import type { TelemetryEvent } from '../apply.js'
 import type { ChunkMark, StoredMark } from '../chunk-marks.js'
 import type { CrashIssue, IssueEvent, IssueMember, MemberKind } from '../crash-issues.js'
 import type { FaultRecord, Heartbeat, MetricEntry, RebootReason } from '../wire/payloads.js'
+import { INGEST_CODES } from '../errors.js'
 
 export interface Device {
   id: string
@@ -341,6 +342,6 @@ export class StorageUnavailable extends Unavailable {
   readonly retryAfterSeconds = 5
 
   constructor (message: string, options?: ErrorOptions) {
-    super(message, { ...options, code: 'BERTH_INGEST_STORAGE_UNAVAILABLE' })
+    super(message, { ...options, code: INGEST_CODES.INGEST_STORAGE_UNAVAILABLE })
   }
 }
