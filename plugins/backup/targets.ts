@@ -6,6 +6,7 @@ import { cp, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { BerthError } from '../../kernel/index.js'
+import { BACKUP_CODES } from './errors.js'
 
 const run = promisify(execFile)
 const RCLONE_TIMEOUT_MS = 3_600_000
@@ -13,7 +14,7 @@ const RCLONE_TIMEOUT_MS = 3_600_000
 /** A target that failed or gave back damaged data: answered 502 with its message. */
 export class TargetFailed extends BerthError {
   constructor (message: string) {
-    super(message, 502, 'BERTH_BACKUP_TARGET')
+    super(message, BACKUP_CODES.BACKUP_TARGET.status, BACKUP_CODES.BACKUP_TARGET.code)
   }
 }
 
