@@ -11,6 +11,7 @@ import { BadRequest, BerthError, Conflict, messageOf, Unavailable, type PluginCo
 import { leaderRoutes } from '../cluster/index.js'
 import { IMAGE, NAME } from '../reconciler/api.js'
 import { ENGINES, engineService, PORTS, type Engine } from './engines.js'
+import { DATABASES_CODES } from './errors.js'
 import type { DatabasesConfig } from './index.js'
 
 /** How long a new database may take to become healthy before the answer says it is not yet. */
@@ -137,7 +138,7 @@ export function setupDatabases (ctx: PluginContext<DatabasesConfig>): void {
         return await reply.code(201).send(created)
       } catch (err) {
         // The reconciler's refusals keep their status (a broken service file 400, an engine down 503); a failed deploy is 502.
-        const [status, code] = err instanceof BerthError ? [err.statusCode, err.code] : [502, 'BERTH_DB_DEPLOY']
+        const [status, code] = err instanceof BerthError ? [err.statusCode, err.code] : [DATABASES_CODES.DB_DEPLOY.status, DATABASES_CODES.DB_DEPLOY.code]
         throw new BerthError(`db create ${name}: ${messageOf(err)}; ${await rollBack()}`, status, code)
       }
     })
