@@ -31,11 +31,11 @@ export interface FakeImage {
   run?: (command: string[], container: FakeContainer | undefined) => { exitCode: number, output: string }
 }
 
-/** busybox httpd as the test image berth-test/httpd:1 runs it: the index at `/`, 404 elsewhere. */
+/** busybox httpd as the test image berth-test/httpd:1 runs it: the index at `/`, its own 404 page elsewhere. */
 export const FAKE_HTTPD: FakeImage = {
   serve: (request, response) => {
     if (request.url === '/' || request.url === '/index.html') response.end(HTTPD_INDEX)
-    else response.writeHead(404).end('404 Not Found\n')
+    else response.writeHead(404, { 'content-type': 'text/html' }).end('<HTML><HEAD><TITLE>404 Not Found</TITLE></HEAD>\n<BODY><H1>404 Not Found</H1>\nThe requested URL was not found\n</BODY></HTML>\n')
   }
 }
 
