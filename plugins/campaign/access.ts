@@ -1,10 +1,11 @@
 // The middleware every campaign request passes: each route declares its access class; pages without
 // a session are redirected to /auth, server functions answer 404/401/403 before their body is read.
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import { Forbidden, NotFound, Unauthorized, pathOf } from '../../kernel/index.js'
+import { KERNEL_CODES, Forbidden, NotFound, Unauthorized, pathOf } from '../../kernel/index.js'
 import type { FunctionRegistry } from './functions.js'
 import { MAX_LOCAL_PATH } from './local-path.js'
 import type { SessionAuth } from './session-auth.js'
+import { CAMPAIGN_CODES } from './errors.js'
 
 /** `open`: login routes and static assets; `page`: the UI (the default); `function`: POST /api/{name}. */
 export type RouteAccess = 'open' | 'page' | 'function'
@@ -28,10 +29,10 @@ export function accessControl (auth: SessionAuth, registry: FunctionRegistry): o
     }
     const name = request.routeOptions.config.rolesOf ?? (request.params as { name: string }).name
     const fn = registry.get(name)
-    if (fn === undefined) throw new NotFound(`no server function "${name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
+    if (fn === undefined) throw new NotFound(`no server function "${name}"`, { code: CAMPAIGN_CODES.NO_SUCH_FUNCTION })
     if (fn.access === 'public') return
     if (session === undefined) throw new Unauthorized('sign in first: no valid session')
-    if (!registry.allows(session.role, fn)) throw new Forbidden(`role ${session.role} may not call ${name}`, { code: 'BERTH_ROLE_TOO_LOW' })
+    if (!registry.allows(session.role, fn)) throw new Forbidden(`role ${session.role} may not call ${name}`, { code: KERNEL_CODES.ROLE_TOO_LOW })
   }
 }
 

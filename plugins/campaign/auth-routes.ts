@@ -4,13 +4,14 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { Logger } from 'pino'
 import { BerthError, messageOf } from '../../kernel/index.js'
+import { CAMPAIGN_CODES } from './errors.js'
 import { messagePage } from './html.js'
 import { localPath } from './local-path.js'
 import { newLoginSecrets } from './login-secrets.js'
 import { LoginRefused, type IdpClient } from './oidc-client.js'
 import type { PendingLoginStore } from './pending-logins.js'
 import type { SessionAuth } from './session-auth.js'
-import { SESSION_STORE_UNAVAILABLE, type SessionRecord } from './sessions.js'
+import type { SessionRecord } from './sessions.js'
 
 export interface AuthRoutesOptions {
   pending: PendingLoginStore
@@ -77,7 +78,7 @@ export function authRoutes ({ pending, auth, log, login, remedy, onLogin }: Auth
       if (status >= 500) log.error({ err: error, path: request.url.split('?')[0] }, 'login route failed')
       await page(reply, status, 'Sign-in unavailable', status !== 503
         ? 'Something went wrong.'
-        : error instanceof BerthError && error.code === SESSION_STORE_UNAVAILABLE
+        : error instanceof BerthError && error.code === CAMPAIGN_CODES.SESSION_STORE_UNAVAILABLE.code
           ? 'The session store does not answer. Please try again in a moment.'
           : 'The identity provider cannot be reached. Please try again later.')
     })

@@ -7,6 +7,7 @@ import { BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UnsupportedMed
 import { CBOR_TYPE, decodeCbor, encodeCbor } from './cbor.js'
 import type { FunctionRegistry } from './functions.js'
 import type { SessionAuth } from './session-auth.js'
+import { CAMPAIGN_CODES } from './errors.js'
 
 export interface FunctionRoutesOptions {
   registry: FunctionRegistry
@@ -52,7 +53,7 @@ export function functionRoutes ({ registry, auth, maxRequestBytes }: FunctionRou
       url: '/:name',
       config: { access: 'open' },
       handler: async (request, reply) => {
-        if (registry.get(request.params.name) === undefined) throw new NotFound(`no server function "${request.params.name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
+        if (registry.get(request.params.name) === undefined) throw new NotFound(`no server function "${request.params.name}"`, { code: CAMPAIGN_CODES.NO_SUCH_FUNCTION })
         reply.header('allow', 'POST')
         throw new MethodNotAllowed(`server functions are called with POST, not ${request.method}`)
       }

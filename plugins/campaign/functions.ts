@@ -11,6 +11,7 @@ import { collectingFallbackNotes } from './language/generator.js'
 import { hideAttribution } from './people.js'
 import { mayCall, type Role } from './roles.js'
 import type { SessionRecord } from './sessions.js'
+import { CAMPAIGN_CODES } from './errors.js'
 
 /** Functions every module shares (record-feedback, check-auth) carry this module id; it is not a page. */
 export const SHARED_MODULE = 'shared'
@@ -112,7 +113,7 @@ export class FunctionRegistry {
 
   async call (name: string, raw: unknown, caller: Caller): Promise<unknown> {
     const registered = this.#functions.get(name)
-    if (registered === undefined) throw new NotFound(`no server function "${name}"`, { code: 'BERTH_NO_SUCH_FUNCTION' })
+    if (registered === undefined) throw new NotFound(`no server function "${name}"`, { code: CAMPAIGN_CODES.NO_SUCH_FUNCTION })
     const args = Value.Default(registered.fn.args, raw)
     const problem = registered.check.Errors(args).First()
     if (problem !== undefined) throw new BadRequest(`invalid arguments: ${problem.path === '' ? '' : `${problem.path}: `}${problem.message}`)

@@ -6,6 +6,7 @@ import type { LoginSecrets } from './login-secrets.js'
 import { roleFromAccessToken } from './roles.js'
 import type { SessionRecord } from './sessions.js'
 import { isLoopback } from './settings.js'
+import { CAMPAIGN_CODES } from './errors.js'
 
 export interface IdpClientOptions {
   /** `{idp_url}/realms/{realm}`. */
@@ -38,7 +39,7 @@ export class IdpClient {
       return await this.#configuration
     } catch (err) {
       this.#configuration = undefined
-      throw new Unavailable(`identity provider ${issuer.href} cannot be reached: ${messageOf(err)}`, { cause: err, code: 'BERTH_IDP_UNAVAILABLE' })
+      throw new Unavailable(`identity provider ${issuer.href} cannot be reached: ${messageOf(err)}`, { cause: err, code: CAMPAIGN_CODES.IDP_UNAVAILABLE })
     }
   }
 

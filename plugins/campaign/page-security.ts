@@ -4,6 +4,7 @@
 // what SameSite cookies and the CBOR content type already stop.
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler } from 'fastify'
 import { Forbidden } from '../../kernel/index.js'
+import { CAMPAIGN_CODES } from './errors.js'
 
 /** The policy of every HTML answer: the app's own scripts, styles and calls only, never in a frame. */
 export const CONTENT_SECURITY_POLICY = [
@@ -46,6 +47,6 @@ export function sameOriginOnly (appUrl: string): onRequestAsyncHookHandler {
     } catch {
       host = undefined
     }
-    if (host === undefined || host !== request.headers.host) throw new Forbidden(`cross-origin call refused: ${origin.slice(0, 100)} is not this application's origin`, { code: 'BERTH_CROSS_ORIGIN' })
+    if (host === undefined || host !== request.headers.host) throw new Forbidden(`cross-origin call refused: ${origin.slice(0, 100)} is not this application's origin`, { code: CAMPAIGN_CODES.CROSS_ORIGIN })
   }
 }

@@ -8,8 +8,9 @@
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { StartupError, Unavailable } from '../../kernel/index.js'
+import { CAMPAIGN_CODES } from './errors.js'
 import type { PendingLogin, PendingLoginStore } from './pending-logins.js'
-import { newSessionId, SESSION_STORE_UNAVAILABLE, type SessionRecord, type SessionStore } from './sessions.js'
+import { newSessionId, type SessionRecord, type SessionStore } from './sessions.js'
 
 /** Longest wait for one Redis command before the request is answered 503. */
 const COMMAND_TIMEOUT_MS = 2_000
@@ -53,7 +54,7 @@ async function command<T> (run: () => Promise<T>): Promise<T> {
   try {
     return await run()
   } catch (err) {
-    throw new Unavailable(`the session store (Redis) does not answer: ${(err as Error).message}`, { code: SESSION_STORE_UNAVAILABLE, cause: err })
+    throw new Unavailable(`the session store (Redis) does not answer: ${(err as Error).message}`, { code: CAMPAIGN_CODES.SESSION_STORE_UNAVAILABLE, cause: err })
   }
 }
 

@@ -28,9 +28,6 @@ export interface SessionStore {
   count(): Promise<number>
 }
 
-/** The code of the 503 answered while a shared session store does not answer. */
-export const SESSION_STORE_UNAVAILABLE = 'BERTH_SESSION_STORE_UNAVAILABLE'
-
 /** A session id: 256 random bits, base64url. */
 export const newSessionId = (): string => randomBytes(32).toString('base64url')
 

@@ -4,6 +4,7 @@
 // the provider and what went wrong, or, with `fallback`, a note on the call and the local engine's answer.
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { Unavailable, messageOf } from '../../../kernel/index.js'
+import { CAMPAIGN_CODES } from '../errors.js'
 
 export interface GeneratorSettings {
   /** Base URL of the API, up to and including `/v1` (`http://127.0.0.1:11434/v1` for Ollama). */
@@ -22,8 +23,6 @@ export interface ChatMessage { role: 'system' | 'user' | 'assistant', content: s
 
 /** Requests that may wait for a free slot, per slot, before new ones are refused. */
 const QUEUE_PER_SLOT = 8
-/** The code of every answer the generative provider could not give (docs/api.md). */
-const GENERATOR_UNAVAILABLE = 'BERTH_GENERATOR_UNAVAILABLE'
 
 /** The notes of one server-function call: why its text comes from the local engine rather than the provider. */
 const fallbackNotes = new AsyncLocalStorage<string[]>()
@@ -89,7 +88,7 @@ export class Generator {
 
   #timedOut (waited: number): Unavailable {
     const queued = waited >= 50 ? ` (${(waited / 1000).toFixed(1)} s of it waiting for a free slot)` : ''
-    return new Unavailable(`${this.#where} did not answer within ${this.#settings.timeoutMs / 1000} s${queued}`, { code: GENERATOR_UNAVAILABLE })
+    return new Unavailable(`${this.#where} did not answer within ${this.#settings.timeoutMs / 1000} s${queued}`, { code: CAMPAIGN_CODES.GENERATOR_UNAVAILABLE })
   }
 
   /** Take a slot, waiting in the queue until the deadline at the latest (a finishing call hands its slot to the first waiting). */
@@ -99,7 +98,7 @@ export class Generator {
       return
     }
     if (this.#waiting.length >= this.#settings.concurrency * QUEUE_PER_SLOT) {
-      throw new Unavailable(`${this.#where} is busy: ${this.#waiting.length} requests are waiting; try again shortly`, { code: GENERATOR_UNAVAILABLE })
+      throw new Unavailable(`${this.#where} is busy: ${this.#waiting.length} requests are waiting; try again shortly`, { code: CAMPAIGN_CODES.GENERATOR_UNAVAILABLE })
     }
     const queuedAt = Date.now()
     await new Promise<void>((resolve, reject) => {
@@ -130,21 +129,21 @@ export class Generator {
         signal
       })
     } catch (err) {
-      throw timedOut(err) ? this.#timedOut(waited) : new Unavailable(`${where} cannot be reached: ${messageOf((err as Error).cause ?? err)}`, { code: GENERATOR_UNAVAILABLE })
+      throw timedOut(err) ? this.#timedOut(waited) : new Unavailable(`${where} cannot be reached: ${messageOf((err as Error).cause ?? err)}`, { code: CAMPAIGN_CODES.GENERATOR_UNAVAILABLE })
     }
     let body: unknown
     try {
       body = await response.json()
     } catch (err) {
-      throw timedOut(err) ? this.#timedOut(waited) : new Unavailable(`${where} answered ${response.status} with a body that is not JSON`, { code: GENERATOR_UNAVAILABLE })
+      throw timedOut(err) ? this.#timedOut(waited) : new Unavailable(`${where} answered ${response.status} with a body that is not JSON`, { code: CAMPAIGN_CODES.GENERATOR_UNAVAILABLE })
     }
     if (!response.ok) {
       const detail = (body as { error?: { message?: unknown } | string }).error
       const message = typeof detail === 'string' ? detail : typeof detail?.message === 'string' ? detail.message : ''
-      throw new Unavailable(`${where} answered ${response.status}${message !== '' ? `: ${message}` : ''}`, { code: GENERATOR_UNAVAILABLE })
+      throw new Unavailable(`${where} answered ${response.status}${message !== '' ? `: ${message}` : ''}`, { code: CAMPAIGN_CODES.GENERATOR_UNAVAILABLE })
     }
     const content = (body as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content
-    if (typeof content !== 'string' || content.trim() === '') throw new Unavailable(`${where} answered without a message`, { code: GENERATOR_UNAVAILABLE })
+    if (typeof content !== 'string' || content.trim() === '') throw new Unavailable(`${where} answered without a message`, { code: CAMPAIGN_CODES.GENERATOR_UNAVAILABLE })
     return content.trim()
   }
 }

@@ -9,6 +9,7 @@
 import pg from 'pg'
 import { StartupError, Unavailable } from '../../../kernel/index.js'
 import { inTransaction, migrateSchema, redactUrl, unreachable, type Migration } from '../../../kernel/runtime-api.js'
+import { CAMPAIGN_CODES } from '../errors.js'
 import { arrayFrom, subjectList, type CampaignStore, type RangeOptions, type Subjects, type Table, type TableKey, type Transaction } from './contract.js'
 
 export const SCHEMA = 'campaign'
@@ -18,8 +19,6 @@ const MIGRATION_LOCK = 1
 const SUBJECT_LOCK_SPACE = LOCK_SPACE + 1
 /** Rows read per round trip of a range. */
 const BATCH = 500
-
-export const DATABASE_UNAVAILABLE = 'BERTH_DATABASE_UNAVAILABLE'
 
 const MIGRATIONS: readonly Migration[] = [{
   version: 1,
@@ -54,7 +53,7 @@ function decodeKey (text: string): TableKey {
 function classified (err: unknown): unknown {
   const cause = unreachable(err)
   if (cause === undefined) return err
-  return new Unavailable(`the campaign database cannot be reached (${cause}): ${(err as Error).message}`, { code: DATABASE_UNAVAILABLE, cause: err })
+  return new Unavailable(`the campaign database cannot be reached (${cause}): ${(err as Error).message}`, { code: CAMPAIGN_CODES.DATABASE_UNAVAILABLE, cause: err })
 }
 
 async function guarded<T> (work: () => Promise<T>): Promise<T> {

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../../../kernel/index.js'
 import type { CampaignStore, Transaction } from '../../store/contract.js'
 import type { Person, PeopleDirectory } from '../people/directory.js'
+import { CAMPAIGN_CODES } from '../../errors.js'
 
 export const EVENTS = 'events'
 export const SHIFTS = 'event-shifts'
@@ -273,12 +274,12 @@ export class EventBook {
       if (shift === undefined) throw new NotFound(`no shift "${shiftId}"`)
       const had = mine(shift, personId)
       if (had !== null) return { status: had, shift }
-      if (shift.cancelled) throw new Conflict(`shift ${shiftId} is cancelled`, { code: 'BERTH_SHIFT_CLOSED' })
-      if (at(shift.starts_at) <= now.getTime()) throw new Conflict(`shift ${shiftId} has started; RSVPs are closed`, { code: 'BERTH_SHIFT_CLOSED' })
+      if (shift.cancelled) throw new Conflict(`shift ${shiftId} is cancelled`, { code: CAMPAIGN_CODES.SHIFT_CLOSED })
+      if (at(shift.starts_at) <= now.getTime()) throw new Conflict(`shift ${shiftId} has started; RSVPs are closed`, { code: CAMPAIGN_CODES.SHIFT_CLOSED })
       const clash = await this.#clash(tx, shift, personId)
       if (clash !== undefined) {
         const title = (await this.#store.table<EventRecord>(EVENTS).get(clash.event_id))?.title ?? 'another event'
-        throw new Conflict(`already confirmed on "${title}" ${shiftTime(clash)} (shift_id ${clash.shift_id}), which overlaps this shift`, { code: 'BERTH_SHIFT_OVERLAP' })
+        throw new Conflict(`already confirmed on "${title}" ${shiftTime(clash)} (shift_id ${clash.shift_id}), which overlaps this shift`, { code: CAMPAIGN_CODES.SHIFT_OVERLAP })
       }
       const seat: Seat = { person_id: personId, rsvp_at: now.toISOString(), added_by: by, checked_in_at: null, reminder: null }
       // People still waiting while places are free are confirmed elsewhere at this time: they keep waiting.
@@ -315,7 +316,7 @@ export class EventBook {
       const seat = shift.confirmed.find(s => s.person_id === personId)
       if (seat === undefined) {
         const waiting = shift.waitlist.some(s => s.person_id === personId)
-        throw new Conflict(waiting ? `person ${personId} is on the waitlist of shift ${shiftId}, not confirmed` : `person ${personId} has no RSVP on shift ${shiftId}`, { code: 'BERTH_NOT_CONFIRMED' })
+        throw new Conflict(waiting ? `person ${personId} is on the waitlist of shift ${shiftId}, not confirmed` : `person ${personId} has no RSVP on shift ${shiftId}`, { code: CAMPAIGN_CODES.NOT_CONFIRMED })
       }
       const changed = { ...shift, confirmed: shift.confirmed.map(s => s === seat ? { ...s, checked_in_at: undo ? null : s.checked_in_at ?? now.toISOString() } : s), updated_at: now.toISOString() }
       await table.put(shiftId, changed)

@@ -14,6 +14,7 @@ import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type Elec
 import { calendarDay } from '../kit.js'
 import type { PeopleDirectory } from '../people/directory.js'
 import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
+import { CAMPAIGN_CODES } from '../../errors.js'
 
 export interface Donor {
   donor_id: string
@@ -175,7 +176,7 @@ export class Fundraising {
       const designation = input.election ?? before.designation
       const election = this.elections.designate(input.received_on !== undefined ? 'received_on' : 'election', receivedOn, designation)
       const amount = input.amount_cents ?? before.amount_cents
-      if (amount < before.refunded_cents) throw new Conflict(`${dollars(before.refunded_cents)} of this donation was refunded; it cannot be corrected to less (${dollars(amount)})`, { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
+      if (amount < before.refunded_cents) throw new Conflict(`${dollars(before.refunded_cents)} of this donation was refunded; it cannot be corrected to less (${dollars(amount)})`, { code: CAMPAIGN_CODES.REFUND_EXCEEDS_GIFT })
       const now = new Date().toISOString()
       const after: Donation = { ...before, amount_cents: amount, received_on: receivedOn, designation, election: election.id }
       const changes = changed(before, after, ['amount_cents', 'received_on', 'designation', 'election'])
@@ -196,8 +197,8 @@ export class Fundraising {
     return await this.#inDonorOf(input.donation_id, async (tx, key, before) => {
       const left = netCents(before)
       const amount = input.amount_cents ?? left
-      if (left === 0) throw new Conflict('this donation was refunded in full already', { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
-      if (amount > left) throw new Conflict(`a refund of ${dollars(amount)} is more than the ${dollars(left)} of this donation not yet refunded`, { code: 'BERTH_REFUND_EXCEEDS_GIFT' })
+      if (left === 0) throw new Conflict('this donation was refunded in full already', { code: CAMPAIGN_CODES.REFUND_EXCEEDS_GIFT })
+      if (amount > left) throw new Conflict(`a refund of ${dollars(amount)} is more than the ${dollars(left)} of this donation not yet refunded`, { code: CAMPAIGN_CODES.REFUND_EXCEEDS_GIFT })
       const after: Donation = { ...before, refunded_cents: before.refunded_cents + amount }
       after.history = [...before.history, { at: new Date().toISOString(), changed_by: changedBy, action: 'refunded', reason: input.reason, changes: changed(before, after, ['refunded_cents']) }]
       await donationsOf(tx).put(key, after)
@@ -327,12 +328,12 @@ export class Fundraising {
     const outcome = this.#totals(donation, others)
     if (outcome.election_total_cents > this.limitCents) {
       throw new Conflict(`${what} would bring ${donor.name}'s total toward ${electionName(election.id)} to ${dollars(outcome.election_total_cents)}, ` +
-        `over the per-donor limit of ${dollars(this.limitCents)} per election (${dollars(this.limitCents - outcome.election_total_cents + netCents(donation))} remaining)`, { code: 'BERTH_DONATION_OVER_LIMIT' })
+        `over the per-donor limit of ${dollars(this.limitCents)} per election (${dollars(this.limitCents - outcome.election_total_cents + netCents(donation))} remaining)`, { code: CAMPAIGN_CODES.DONATION_OVER_LIMIT })
     }
     const missing = ITEMIZATION_FIELDS.filter(f => donor[f] === '')
     if (outcome.cycle_total_cents > this.itemizeAboveCents && missing.length > 0) {
       throw new Conflict(`${what} would bring ${donor.name}'s gifts in the ${election.cycle} cycle to ${dollars(outcome.cycle_total_cents)}, over the itemisation threshold of ` +
-        `${dollars(this.itemizeAboveCents)}: give the donor's ${listed(missing)} (${missing.map(f => `donor_${f}`).join(', ')})`, { code: 'BERTH_ITEMIZATION_REQUIRED' })
+        `${dollars(this.itemizeAboveCents)}: give the donor's ${listed(missing)} (${missing.map(f => `donor_${f}`).join(', ')})`, { code: CAMPAIGN_CODES.ITEMIZATION_REQUIRED })
     }
     return outcome
   }

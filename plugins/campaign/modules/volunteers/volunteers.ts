@@ -14,6 +14,7 @@ import type { Alongside, CampaignStore, Table } from '../../store/contract.js'
 import type { PeopleDirectory } from '../people/directory.js'
 import type { EventBook } from '../events/event-book.js'
 import { volunteerScore, type Place } from './volunteer-score.js'
+import { CAMPAIGN_CODES } from '../../errors.js'
 
 export interface Volunteer {
   volunteer_id: string
@@ -92,7 +93,7 @@ export function volunteerFunctions (store: CampaignStore, events?: EventBook, pe
     if (id !== undefined && !await table.has(id)) throw new NotFound(`no volunteer "${id}"`)
     const email = fields.email.toLowerCase()
     const holder = (await all(table)).find(v => v.email.toLowerCase() === email && v.volunteer_id !== id)
-    if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`, { code: 'BERTH_EMAIL_TAKEN' })
+    if (holder !== undefined) throw new Conflict(`${holder.name} (volunteer_id ${holder.volunteer_id}) has the e-mail ${fields.email} already; save with that volunteer_id to update them`, { code: CAMPAIGN_CODES.EMAIL_TAKEN })
     const volunteer: Volunteer = { volunteer_id: id ?? randomUUID(), ...fields, updated_at: new Date().toISOString() }
     await table.put(volunteer.volunteer_id, volunteer)
     return volunteer
