@@ -76,7 +76,10 @@ export function codeOfStatus (status: number): string {
   return CODE_OF_STATUS[status] ?? (status >= 500 ? KERNEL_CODES.INTERNAL.code : KERNEL_CODES.BAD_REQUEST.code)
 }
 
-/** Options of the kernel's errors: a plugin may name a declared code of the same status, more specific than the class's. */
+/**
+ * Options of the kernel's errors: a code more specific than the class's. Berth's own plugins name a
+ * declared code of the same status (errorCodes); a plugin of another package may give its own string.
+ */
 export interface ErrorDetails<Status extends number> extends ErrorOptions {
   code?: ErrorCode<Status> | string
 }

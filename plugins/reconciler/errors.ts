@@ -5,7 +5,7 @@ export const RECONCILER_CODES = errorCodes({
   INVALID_SPEC: { code: 'BERTH_INVALID_SPEC', status: 400, meaning: 'a service declaration (a service.toml or a deploy body) cannot be used' },
   SPEC_REFUSED: { code: 'BERTH_SPEC_REFUSED', status: 403, meaning: 'admission refused a spec: a host path, host port, build source or secret it may not take' },
   NO_SUCH_SERVICE: { code: 'BERTH_NO_SUCH_SERVICE', status: 404, meaning: 'no service (or project) of that name is declared or deployed' },
-  NO_SUCH_JOB: { code: 'BERTH_NO_SUCH_JOB', status: 404, meaning: 'the service declares no job of that name' },
+  NO_SUCH_JOB: { code: 'BERTH_NO_SUCH_JOB', status: 404, meaning: 'no scheduled job of that name in that deployed service' },
   NOT_LEADER: { code: 'BERTH_NOT_LEADER', status: 409, meaning: 'this node is an agent: change services through the leader it names' },
   RELOAD_UNDERWAY: { code: 'BERTH_RELOAD_UNDERWAY', status: 409, meaning: 'a reload is already running' },
   CANARY_RUNNING: { code: 'BERTH_CANARY_RUNNING', status: 409, meaning: 'a canary of the service runs: promote it or roll it back first' },
