@@ -10,9 +10,7 @@ import campaign from '../../plugins/campaign/index.js'
 import { callServerFunction, ServerFunctionError } from '../../plugins/campaign/client.js'
 import type { DevUser } from '../../plugins/dev-idp/users.js'
 import { testKernel, type TestKernelOptions } from './kernel.js'
-import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
-import { postgresDatabase, runPostgres } from './postgres.js'
-import { ownRedis } from './redis.js'
+import type { ComponentTest } from './component.js'
 import { tempDir } from './tmp.js'
 
 interface StoredCookie { value: string, path: string }
@@ -157,6 +155,8 @@ export const onSharedBackends = (): boolean => process.env.BERTH_TEST_CAMPAIGN_B
 
 /** Run test files (`load` imports them) with the campaign's data in PostgreSQL and its sessions in Redis; skipped, or failed under CI, without them. */
 export async function onSharedBackendsToo (t: ComponentTest, load: () => Promise<unknown>): Promise<void> {
+  // Loaded here, when a run asks for the shared backends: the in-process tests need none of it (scripts/test-tier.js).
+  const [{ ensureDebianPackages, requireComponent }, { runPostgres }] = await Promise.all([import('./component.js'), import('./postgres.js')])
   if (await requireComponent(t, 'postgresql-15', runPostgres) === undefined) return
   if (await requireComponent(t, 'redis-server', async () => { await ensureDebianPackages(['redis-server']); return true }) === undefined) return
   process.env.BERTH_TEST_CAMPAIGN_BACKEND = 'shared'
@@ -166,6 +166,7 @@ export async function onSharedBackendsToo (t: ComponentTest, load: () => Promise
 /** The [campaign] settings of the backends this run tests: a fresh database and a Redis of the test's own when shared, nothing by default. */
 export async function campaignBackends (t: { teardown(fn: () => void | Promise<void>): void }): Promise<Record<string, unknown>> {
   if (!onSharedBackends()) return {}
+  const [{ postgresDatabase }, { ownRedis }] = await Promise.all([import('./postgres.js'), import('./redis.js')])
   return { database_url: await postgresDatabase(t), redis_url: (await ownRedis(t)).url }
 }
 

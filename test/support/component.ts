@@ -77,6 +77,10 @@ export interface ComponentTest {
  * `requires NAME # SKIP reason` is recorded. Either way the caller returns at once when it gets undefined.
  */
 export async function requireComponent<T> (t: ComponentTest, name: string, acquire: () => Promise<T>): Promise<T | undefined> {
+  if (process.env.BERTH_TEST_TIER === 'fast') {
+    t.fail(`${name} is an external component: this file is not of the fast tier (scripts/test-tier.js placed it there)`)
+    return undefined
+  }
   try {
     return await acquire()
   } catch (err) {

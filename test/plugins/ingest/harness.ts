@@ -9,8 +9,6 @@ import ingest, { type IngestService } from '../../../plugins/ingest/index.js'
 import { hashPassword } from '../../../plugins/ingest/auth/passwords.js'
 import type { Kernel } from '../../../kernel/index.js'
 import { testKernel } from '../../support/kernel.js'
-import { requireComponent } from '../../support/component.js'
-import { postgresDatabase, runPostgres } from '../../support/postgres.js'
 
 export const API_KEY = 'test-device-key-0123456789'
 export const ROLES = ['admin', 'provisioner', 'viewer'] as const
@@ -66,6 +64,8 @@ export function onPostgres (): boolean {
 
 /** Run a test file's scenarios (`load` imports it) with the telemetry in PostgreSQL; skipped, or failed under CI, without PostgreSQL. */
 export async function onPostgresToo (t: Test, load: () => Promise<unknown>): Promise<void> {
+  // Loaded here, when a run asks for PostgreSQL: the in-process tests need none of it (scripts/test-tier.js).
+  const [{ requireComponent }, { runPostgres }] = await Promise.all([import('../../support/component.js'), import('../../support/postgres.js')])
   if (await requireComponent(t, 'postgresql-15', runPostgres) === undefined) return
   process.env.BERTH_TEST_INGEST_BACKEND = 'postgres'
   await load()
@@ -73,7 +73,9 @@ export async function onPostgresToo (t: Test, load: () => Promise<unknown>): Pro
 
 /** The [ingest] settings of the backend this run tests: a fresh database's URL on PostgreSQL, nothing on LMDB. */
 export async function backendSettings (t: Test): Promise<Record<string, unknown>> {
-  return onPostgres() ? { database_url: await postgresDatabase(t) } : {}
+  if (!onPostgres()) return {}
+  const { postgresDatabase } = await import('../../support/postgres.js')
+  return { database_url: await postgresDatabase(t) }
 }
 
 /** `config` goes into [ingest], `server` into [server] (a state directory of the test's own). */

@@ -128,8 +128,9 @@ t.test('images, a staged release, downloads, actions and a halt', async t => {
   const v2 = Buffer.from('version two image')
   const v2Image = await (await raw('2.0.0', v2, 'provisioner')).json() as { id: string }
   const risky = await (await post(server, '/ota/releases', 'provisioner', { image: v2Image.id, halt_factor: 2 })).json() as Release
-  for (const device of FLEET.slice(2, 6)) await send(server, device, [info('2.0.0'), { type: 'FaultRecord', record: FAULT }, { type: 'FaultRecord', record: FAULT }])
+  // The other versions' fault first: the release may halt at the first check after the new version's faults.
   await send(server, FLEET[10], [{ type: 'FaultRecord', record: FAULT }])
+  for (const device of FLEET.slice(2, 6)) await send(server, device, [info('2.0.0'), { type: 'FaultRecord', record: FAULT }, { type: 'FaultRecord', record: FAULT }])
   const halted = await pollUntil(async () => {
     const { release: current } = await (await server.api('GET', `/ota/releases/${risky.id}`, 'viewer')).json() as { release: Release }
     return current.state === 'halted' ? current : undefined
