@@ -1,8 +1,8 @@
 // Answers the proxy makes itself (404 unknown host, 414, 502, 503, 504, and middleware's refusals): a small HTML page, or
 // {"error": "...", "code": "..."} for a client that asks for JSON; through node:http, or as raw bytes
-// on the fast lane.
+// on the fast lane, or on an HTTP/2 stream of its HTTP/2 lane.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { Http2ServerResponse } from 'node:http2'
+import type { Http2ServerResponse, ServerHttp2Stream } from 'node:http2'
 import escapeHtml from 'escape-html'
 import { codeOfStatus } from '../../kernel/index.js'
 
@@ -29,4 +29,11 @@ export function rawError (accept: string | undefined, headOnly: boolean, close: 
   const page = errorPage(accept, status, message)
   return `HTTP/1.1 ${status} ${page.reason}\r\ncontent-type: ${page.contentType}\r\ncontent-length: ${Buffer.byteLength(page.body)}\r\n` +
     `cache-control: no-store\r\ndate: ${new Date().toUTCString()}\r\n${close ? 'connection: close\r\n' : ''}\r\n${headOnly ? '' : page.body}`
+}
+
+/** The same answer on an HTTP/2 stream (`headOnly`: to HEAD, without the page). */
+export function streamError (stream: ServerHttp2Stream, accept: string | undefined, headOnly: boolean, status: number, message: string): void {
+  const page = errorPage(accept, status, message)
+  stream.respond({ ':status': status, 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'no-store' }, { endStream: headOnly })
+  if (!headOnly) stream.end(page.body)
 }

@@ -262,7 +262,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     this.#corked = true
     process.nextTick(() => { this.#uncork() })
     const { route, scheme } = this.#shaping
-    let shaped = route.guard.withExtras(responseHeaders(headers), scheme)
+    let shaped = route.guard.withExtras(responseHeaders(headers, 'stream' in this.#res), scheme)
     const encoding = route.guard.compress ? encodingFor(this.#req.method ?? 'GET', this.#req.headers['accept-encoding'], statusCode, shaped) : undefined
     if (encoding !== undefined) {
       shaped = encodedHeaders(shaped, encoding)

@@ -1,6 +1,7 @@
 // Headers across the proxy: hop-by-hop headers (RFC 9110 §7.6.1, and any a Connection header names)
 // never cross it; the proxy is the edge, so forwarding headers a client sent are dropped and set anew:
-// X-Forwarded-For/-Proto/-Host and Forwarded (a client's X-Real-IP is dropped); the port of a Host header, kept in redirects to another name.
+// X-Forwarded-For/-Proto/-Host and Forwarded (a client's X-Real-IP is dropped); HTTP/2 answers carry
+// none of the headers HTTP/2 forbids (RFC 9113 §8.2.2); the port of a Host header, kept in redirects to another name.
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
 // X-Real-IP too: a backend that trusts it must not be told a client's own word.
 const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded', 'x-real-ip'])
@@ -102,13 +103,16 @@ export function forwardedHeaders (remoteAddress: string | undefined, host: strin
   ]
 }
 
-/** An upstream answer's headers without the hop-by-hop ones. */
-export function responseHeaders (headers: Record<string, string | string[]>): Record<string, string | string[]> {
+/** The one header HTTP/2 forbids in a message that is not hop-by-hop in HTTP/1.1 (RFC 9113 §8.2.2). */
+const HTTP2_SETTINGS = 'http2-settings'
+
+/** An upstream answer's headers (lower-case names) without the hop-by-hop ones, nor, for an HTTP/2 client (`http2`), HTTP2-Settings. */
+export function responseHeaders (headers: Record<string, string | string[]>, http2 = false): Record<string, string | string[]> {
   const connection = headers.connection
   const named = connectionTokens(Array.isArray(connection) ? connection.join(',') : connection)
   let out: Record<string, string | string[]> | undefined
   for (const name of Object.keys(headers)) {
-    if (HOP_BY_HOP.has(name) || named?.has(name) === true) {
+    if (HOP_BY_HOP.has(name) || named?.has(name) === true || (http2 && name === HTTP2_SETTINGS)) {
       out ??= { ...headers }
       delete out[name]
     }
@@ -138,6 +142,35 @@ export function http1Headers (raw: readonly string[]): string[] {
   }
   if (!host && authority !== undefined) out.unshift('host', authority)
   if (cookies.length > 0) out.push('cookie', cookies.join('; '))
+  return out
+}
+
+/** The header lines of an HTTP/2 request for an HTTP/1.1 replica (`http1Headers`). */
+export function http1HeaderLines (raw: readonly string[]): string {
+  const headers = http1Headers(raw)
+  let lines = ''
+  for (let i = 0; i < headers.length; i += 2) lines += `${headers[i]}: ${headers[i + 1]}\r\n`
+  return lines
+}
+
+/**
+ * An HTTP/1.1 answer's headers (a flat name/value list) for an HTTP/2 client, as `responseHeaders`
+ * gives them from undici's: names in lower case, the values of a repeated name in a list, without the
+ * hop-by-hop headers and HTTP2-Settings.
+ */
+export function http2ResponseHeaders (raw: readonly string[]): Record<string, string | string[]> {
+  const named = namedByConnection(raw)
+  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!crosses(raw[i], false, named)) continue
+    const name = raw[i].toLowerCase()
+    if (name === HTTP2_SETTINGS) continue
+    const value = raw[i + 1]
+    const had = out[name]
+    if (had === undefined) out[name] = value
+    else if (Array.isArray(had)) had.push(value)
+    else out[name] = [had, value]
+  }
   return out
 }
 

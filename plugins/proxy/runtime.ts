@@ -13,7 +13,7 @@ import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
 import { proxyRoutes } from './control-routes.js'
-import { createParser, FastLane, HELD_FOR_CLIENT, laneSupport, type LaneOptions } from './fast-lane/index.js'
+import { createParser, FastLane, HELD_FOR_CLIENT, Http2Lane, laneSupport, type LaneOptions, type ParserFactory } from './fast-lane/index.js'
 import { awaitsAnswer, CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { RouteMetrics } from './metrics.js'
@@ -256,21 +256,32 @@ function limitResets (session: Http2Session, socket: Socket): void {
 }
 
 /**
- * The HTTP/2 server of the HTTPS listener (never listening itself): its requests take the general
- * path; its answers count as the front's; its sessions are kept to be closed with the listener's.
+ * The HTTP/2 server of the HTTPS listener (never listening itself): with the fast lane (`parser`), its
+ * streams go to the lane's HTTP/2 side, which hands the rest to the general path; without it, every
+ * request takes the general path, through node:http2's compatibility layer (of a second server, which
+ * gets no connections, when the lane runs). Its answers count as the front's; its sessions are kept
+ * to be closed with the listener's.
  */
-function http2Server (settings: ServerSettings, deps: ServerDeps, answered: (status: number) => void): { accept: (socket: Socket) => void, sessions: Set<Http2Session> } {
+function http2Server (settings: ServerSettings, deps: ServerDeps, answered: (status: number) => void, parser: ParserFactory | undefined): { accept: (socket: Socket) => void, sessions: Set<Http2Session> } {
   const handle = forwarder({ ...deps, scheme: 'https', maxUrlBytes: settings.max_url_bytes })
-  const server = createHttp2Server({ ...HTTP2_LIMITS, settings: { maxConcurrentStreams: HTTP2_STREAMS, maxHeaderListSize: settings.max_header_bytes } }, (req, res) => {
+  const options = { ...HTTP2_LIMITS, settings: { maxConcurrentStreams: HTTP2_STREAMS, maxHeaderListSize: settings.max_header_bytes } }
+  const general = createHttp2Server(options, (req, res) => {
     res.once('finish', () => { answered(res.statusCode) })
     handle(req, res)
   })
+  const lane = parser === undefined
+    ? undefined
+    : new Http2Lane({ ...deps, parser, answered, maxUrlBytes: settings.max_url_bytes, fallback: (stream, headers, flags, rawHeaders) => { general.emit('stream', stream, headers, flags, rawHeaders) } })
+  const server = lane === undefined ? general : createHttp2Server(options).on('stream', lane.stream)
   const sessions = new Set<Http2Session>()
   // The socket a session is being made from (node:http2 makes it while the connection is handed over).
   let arriving: Socket | undefined
   server.on('session', session => {
     sessions.add(session)
-    if (arriving !== undefined) limitResets(session, arriving)
+    if (arriving !== undefined) {
+      limitResets(session, arriving)
+      lane?.session(session, arriving)
+    }
     session.once('close', () => { sessions.delete(session) })
   })
   // A session silent this long is closed (as an HTTP/1.1 connection is).
@@ -297,11 +308,12 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
   const answered = (status: number): void => {
     if (RESPONSE_FINISHED.hasSubscribers) RESPONSE_FINISHED.publish({ server: front, response: { statusCode: status } })
   }
-  const fast = createParser === undefined || !settings.fast_lane
+  const parser = settings.fast_lane ? createParser : undefined
+  const fast = parser === undefined
     ? undefined
     : new FastLane({
       ...lane,
-      parser: createParser,
+      parser,
       table: deps.table,
       pools: deps.pools,
       metrics: deps.metrics,
@@ -313,7 +325,7 @@ function withLane<S extends NetServer> (front: S, event: 'connection' | 'secureC
       handOff,
       answered
     })
-  const h2 = lane.scheme === 'https' && settings.http2 ? http2Server(settings, deps, answered) : undefined
+  const h2 = lane.scheme === 'https' && settings.http2 ? http2Server(settings, deps, answered, parser) : undefined
   front.on(event, (socket: Socket & { alpnProtocol?: string | false }) => {
     if (h2 !== undefined && socket.alpnProtocol === 'h2') h2.accept(socket)
     else if (fast === undefined) handOff(socket)

@@ -10,6 +10,7 @@ import { directWrites } from './direct-write.js'
 import { createParser } from './llhttp.js'
 
 export { FastLane, HELD_FOR_CLIENT, type LaneOptions } from './lane.js'
+export { Http2Lane } from './http2.js'
 export { createParser, type ParserFactory } from './llhttp.js'
 export { UpstreamConnections } from './upstream-connections.js'
 

@@ -1,7 +1,8 @@
 // Keep-alive connections to one replica, for the proxy's fast lane: a request head goes out on an
-// idle connection (or a new one), the answer is read into a buffer of the connection's own and parsed
-// by llhttp, and the connection goes back to the idle list when the answer has ended and both sides
-// keep it alive. A body framed by content-length is handed on straight from that buffer, without the
+// idle connection (or a new one), its body after it if it has one (by its length, or chunked, as the
+// client's stream gives it, with back-pressure), the answer is read into a buffer of the connection's
+// own and parsed by llhttp, and the connection goes back to the idle list when the answer has ended,
+// the request's body was sent whole and both sides keep it alive. A body framed by content-length is handed on straight from that buffer, without the
 // copy llhttp makes of each piece, and its head with it as it came where it can (head-as-received.ts);
 // the buffer is replaced only when the client's socket keeps part of it. A slow client stops the
 // reads until it catches up.
@@ -52,13 +53,22 @@ export interface Exchange {
   resume: () => void
   /** The client went away: drop the connection, nothing more is reported. */
   abort: () => void
+  /**
+   * A piece of the request's body, framed as the request said; false when the replica's connection
+   * holds enough: `drained` follows once it has room. Nothing is sent once the answer has ended.
+   */
+  write: (piece: Buffer, drained: () => void) => boolean
+  /** The request's body has ended. */
+  finish: () => void
 }
 
-/** A request for a replica: its head as HTTP/1.1 text. */
+/** A request for a replica: its head as HTTP/1.1 text, and how its body follows, if it has one. */
 export interface OutgoingRequest {
   head: string
   /** A HEAD request, whose answer has no body. */
   headOnly: boolean
+  /** The body follows the head through `Exchange.write`, framed by the head's content-length or chunked here. */
+  body?: 'length' | 'chunked'
 }
 
 export class UpstreamConnections {
@@ -77,7 +87,7 @@ export class UpstreamConnections {
     this.parser = parser
   }
 
-  /** Send a request's head (`fresh`: on a new connection). */
+  /** Send a request's head (`fresh`: on a new connection); its body, if any, goes through the exchange. */
   send (request: OutgoingRequest, handler: AnswerHandler, fresh = false): Exchange {
     const connection = (fresh ? undefined : this.idle.pop()) ?? new Connection(this)
     connection.start(request, handler)
@@ -147,6 +157,8 @@ class Connection implements Exchange {
   /** When the phase began, or the last read in a body. */
   #since: number
   #headOnly = false
+  /** The request's body is still being sent (how it is framed): the connection cannot be kept until it has ended. */
+  #sending: OutgoingRequest['body']
   #used = false
   #reused = false
   #interim = false
@@ -197,8 +209,32 @@ class Connection implements Exchange {
     this.#handler = handler
     this.#flushTarget = handler
     this.#headOnly = request.headOnly
+    this.#sending = request.body
     if (this.#phase !== 'connecting') this.#enter('waiting')
     writeOut(this.#socket, request.head)
+  }
+
+  write (piece: Buffer, drained: () => void): boolean {
+    const socket = this.#socket
+    if (this.#handler === undefined || socket.destroyed) return true
+    // The wait for the answer's head counts from the last piece sent.
+    if (this.#phase === 'waiting') this.#since = this.#pool.clock
+    if (this.#sending === 'chunked') {
+      socket.cork()
+      socket.write(`${piece.length.toString(16)}\r\n`, 'latin1')
+      socket.write(piece)
+      socket.write('\r\n', 'latin1')
+      socket.uncork()
+    } else socket.write(piece)
+    if (!socket.writableNeedDrain) return true
+    socket.once('drain', drained)
+    return false
+  }
+
+  finish (): void {
+    if (this.#handler === undefined || this.#socket.destroyed) return
+    if (this.#sending === 'chunked') this.#socket.write('0\r\n\r\n', 'latin1')
+    this.#sending = undefined
   }
 
   resume (): void {
@@ -301,6 +337,8 @@ class Connection implements Exchange {
     const read = this.#read as Buffer
     const headStart = cutHopByHop(read, this.#headStart, bodyStart, head)
     const from = handler.head(head, headStart === -1 ? undefined : read.subarray(headStart, bodyStart)) ? headStart : bodyStart
+    // The handler could not take the answer and dropped the exchange (the connection is closed).
+    if (this.#handler !== handler) return undefined
     const end = Math.min(read.length, bodyStart + length)
     this.#direct = length - (end - bodyStart)
     this.#parser.passOnRest()
@@ -318,7 +356,8 @@ class Connection implements Exchange {
     this.#handler = undefined
     this.#direct = 0
     handler?.end()
-    if (!this.#keepAlive || this.#pool.closed) {
+    // A body not sent whole would be read by the replica as the start of the next request.
+    if (!this.#keepAlive || this.#pool.closed || this.#sending !== undefined) {
       this.#socket.destroy()
       return
     }
