@@ -25,7 +25,7 @@ export default definePlugin({
 
   async setup (ctx) {
     const { setupNodes } = await import('./setup.js')
-    const { reconciler, node, engine, traffic } = ctx.use('reconciler')
+    const { reconciler, node, engine, traffic, changedElsewhere } = ctx.use('reconciler')
     const cluster = ctx.use('cluster')
     const runtime = await setupNodes(ctx, {
       cluster,
@@ -55,6 +55,7 @@ export default definePlugin({
         stopAll: async () => await reconciler.stopAll(),
         restart: async service => await reconciler.restart(service),
         logs: async (service, tail) => await reconciler.localLogs(service, tail),
+        containersChanged: changedElsewhere,
         traffic
       }
     })

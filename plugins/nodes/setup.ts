@@ -47,6 +47,8 @@ export interface LocalOrchestration {
   logs(service: string, tail: number): Promise<Array<{ label: string, text: string }>>
   /** Answer GET /api/v1/cluster/info (the reconciler's route) with this. */
   answerClusterInfo(answer: () => Promise<unknown>): void
+  /** Leader: containers of these services changed on other nodes; the reconciler tells the routers. */
+  containersChanged(services: string[]): void
   /**
    * This node's traffic hooks: on a leader, its routers (the proxy) drain and wait for agents'
    * containers too; on an agent, a router added here asks the leader's proxy.
@@ -242,8 +244,8 @@ async function setupLeader (ctx: PluginContext, deps: ClusterDeps, intervalMs: n
 
   // The channel and the scheduler need each other: the channel asks for desired states, the scheduler sends them.
   const late: { scheduler?: ClusterScheduler } = {}
-  /** Containers of other nodes changed: the proxy and liveness follow the reconciler's change event. */
-  const containersChanged = (services: string[]): void => { ctx.events.emit('reconciler.changed', { services }) }
+  /** Containers of other nodes changed: the reconciler says so to the routers (the proxy). */
+  const containersChanged = (services: string[]): void => { orchestration.containersChanged(services) }
   const channel = new LeaderChannel({
     registry,
     log: ctx.log,

@@ -26,6 +26,11 @@ export interface ReconcilerService {
   engine: ContainerEngine
   /** The folder service files are read from (absolute), one sub-folder per project holding service.toml. */
   servicesDir: string
+  /**
+   * Containers of these services changed on other nodes of a cluster (an agent joined, reported its
+   * containers or went away): the reconciler tells the routers, as after its own changes (`reconciler.changed`).
+   */
+  changedElsewhere(services: string[]): void
 }
 
 declare module '../../kernel/index.js' {

@@ -178,5 +178,9 @@ export function setupReconciler (ctx: PluginContext<ReconcilerConfig>, engine?: 
     void ctx.track(refreshLiveness()).catch((err: unknown) => { ctx.log.error({ err }, 'liveness refresh failed') })
     if (repairs !== undefined && leading()) void ctx.track(repairs.pass()).catch((err: unknown) => { ctx.log.error({ err }, 'repair after the election failed') })
   })
-  return { reconciler, liveness, repairs, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker, servicesDir: resolve(ctx.cwd, config.services_dir) }
+  return {
+    reconciler, liveness, repairs, refreshLiveness, traffic, node: { name: nodeName, id: async () => await state.nodeId() }, engine: docker,
+    servicesDir: resolve(ctx.cwd, config.services_dir),
+    changedElsewhere: services => { ctx.events.emit('reconciler.changed', { services }) }
+  }
 }
