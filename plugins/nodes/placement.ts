@@ -1,7 +1,7 @@
 // Placement: which node runs each replica. A pure function of the services, the nodes and the previous
 // assignment — no clock, no randomness — so the same inputs always give the same cluster.
 //
-// The rule (docs/cluster.md):
+// The rule (plugins/nodes/README.md, Placement):
 // 1. A service with `placement.node` runs every replica on the node of exactly that name (never a
 //    prefix or substring). An unknown or drained node leaves its replicas unplaced; an offline one keeps
 //    them (they run when it returns; changes to them answer 503 meanwhile).

@@ -1,5 +1,5 @@
 // The channel between the leader and its agents: JSON messages over one WebSocket per agent, opened by
-// the agent at GET /api/v1/cluster/join with its agent token. Version 1; see docs/cluster-protocol.md.
+// the agent at GET /api/v1/cluster/join with its agent token. Version 1; its messages are in plugins/nodes/README.md, The channel.
 import type { ContainerState, ServiceSpec } from '../reconciler/api.js'
 
 export const PROTOCOL_VERSION = 1
