@@ -1,4 +1,5 @@
-// Lint rules: ESLint's and typescript-eslint's recommended sets over all TypeScript and scripts.
+// Lint rules: ESLint's and typescript-eslint's recommended sets over all TypeScript and scripts. Module
+// boundaries (who may import what) are dependency-cruiser's: .dependency-cruiser.cjs.
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
@@ -14,36 +15,5 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
       'no-console': 'off'
     }
-  },
-  // The host (kernel/ without kernel/cli/) imports no plugin, and the command's code only where the
-  // plugin contract hands it to plugins (index.ts re-exports it, plugin.ts types commands()).
-  {
-    files: ['kernel/*.ts'],
-    ignores: ['kernel/index.ts', 'kernel/plugin.ts'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: ['./cli/*'], message: 'the host does not use the berth command\'s code (kernel/cli/)' },
-          { group: ['../plugins/*'], message: 'the kernel imports no plugin' }
-        ]
-      }]
-    }
-  },
-  // Plugins use the kernel through its public surfaces only (index.ts, and schema.ts for TypeBox; the
-  // pattern also covers kernel/cli/), and another plugin through its index.ts or its contract module api.ts.
-  ...[1, 2, 3].map(depth => {
-    const up = '\\.\\./'.repeat(depth)
-    return {
-      files: [`plugins/*/${'*/'.repeat(depth - 1)}*.ts`],
-      ignores: ['plugins/*/ui/**', 'plugins/ingest/dashboard/**'],
-      rules: {
-        'no-restricted-imports': ['error', {
-          patterns: [
-            { group: ['**/kernel/*', '!**/kernel/index.js', '!**/kernel/schema.js', '!**/kernel/runtime-api.js'], message: 'import the kernel from kernel/index.js (kernel/schema.js for TypeBox, kernel/runtime-api.js for what only runtimes use)' },
-            { regex: `^${up}(?!kernel/)[a-z-]+/(?!(index|api)\\.js$)`, message: 'import another plugin through its index.js or its contract module api.js' }
-          ]
-        }]
-      }
-    }
-  })
+  }
 )

@@ -1,0 +1,80 @@
+// Module boundaries, checked by dependency-cruiser (`npm run lint:boundaries`, part of `npm run lint`):
+// which folders may import which, over static, dynamic and type-only imports of .ts and .tsx files at
+// any depth, resolved as TypeScript resolves them (tsconfig.json).
+/** A plugin's public surfaces: its index and its contract module. */
+const PLUGIN_SURFACE = '^plugins/[^/]+/(index|api)\\.ts$'
+/** The kernel's public surfaces: the index, TypeBox, and what only runtimes use. */
+const KERNEL_SURFACE = '^kernel/(index|schema|runtime-api)\\.ts$'
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'plugin-through-its-surface',
+      comment: 'A plugin reaches another plugin only through its index.ts or its contract module api.ts.',
+      severity: 'error',
+      from: { path: '^plugins/([^/]+)/' },
+      to: { path: '^plugins/[^/]+/', pathNot: ['^plugins/$1/', PLUGIN_SURFACE] }
+    },
+    {
+      name: 'kernel-through-its-surface',
+      comment: 'A plugin reaches the kernel only through kernel/index.ts, kernel/schema.ts (TypeBox) and kernel/runtime-api.ts (what only runtimes use); never kernel/cli/.',
+      severity: 'error',
+      from: { path: '^plugins/' },
+      to: { path: '^kernel/', pathNot: KERNEL_SURFACE }
+    },
+    {
+      name: 'kernel-imports-no-plugin',
+      comment: 'The kernel (kernel/ without kernel/cli/) knows no plugin.',
+      severity: 'error',
+      from: { path: '^kernel/', pathNot: '^kernel/cli/' },
+      to: { path: '^plugins/' }
+    },
+    {
+      name: 'host-not-the-command',
+      comment: 'The host (kernel/ without kernel/cli/) does not use the berth command\'s code, except where the plugin contract hands it to plugins: index.ts re-exports it, plugin.ts types commands().',
+      severity: 'error',
+      from: { path: '^kernel/', pathNot: ['^kernel/cli/', '^kernel/(index|plugin)\\.ts$'] },
+      to: { path: '^kernel/cli/' }
+    },
+    {
+      name: 'no-cycle-across-plugins',
+      comment: 'No import cycle runs through modules of more than one plugin.',
+      severity: 'error',
+      from: { path: '^plugins/([^/]+)/' },
+      to: { circular: true, via: { pathNot: '^plugins/$1/' } }
+    },
+    {
+      name: 'campaign-module-no-cycle',
+      comment: 'A campaign module folder (modules/<id>/) takes part in no import cycle with the campaign core or another module folder. people.ts, functions.ts and modules/kit.ts still import module folders (the core↔modules loop): cycles through any of them are not checked until that loop is gone.',
+      severity: 'error',
+      from: { path: '^plugins/campaign/modules/([^/]+)/' },
+      to: {
+        circular: true,
+        via: { pathNot: '^plugins/campaign/modules/$1/' },
+        viaOnly: { pathNot: '^plugins/campaign/(people|functions|modules/kit)\\.ts$' }
+      }
+    },
+    {
+      name: 'product-code-not-tests',
+      comment: 'The kernel, the plugins and the WASM codecs import nothing from test/ or bench/ (neither is part of the package).',
+      severity: 'error',
+      from: { path: '^(kernel|plugins|wasm)/' },
+      to: { path: '^(test|bench)/' }
+    },
+    {
+      name: 'resolvable',
+      comment: 'Every import of the kernel and the plugins resolves, so that no import escapes the rules above.',
+      severity: 'error',
+      from: { path: '^(kernel|plugins)/' },
+      to: { couldNotResolve: true }
+    }
+  ],
+  options: {
+    exclude: { path: ['(^|/)node_modules/', '^dist/', '^plugins/\\.', '^wasm/(assembly|build)/', '^test/fixtures/'] },
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] }
+  }
+}
