@@ -9,6 +9,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import type { Socket } from 'node:net'
 import { Transform, type TransformCallback, type Writable } from 'node:stream'
 import type { Dispatcher } from 'undici'
+import { KERNEL_CODES } from '../../kernel/index.js'
 import { forwardedHeaders, http1Headers, portOf, requestHeaders, responseHeaders } from './headers.js'
 import type { RouteMetrics } from './metrics.js'
 import { encodedHeaders, encoder, encodingFor } from './middleware/index.js'
@@ -44,7 +45,6 @@ export const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'
 /** Errors that mean the request never reached the replica: safe to send to another one. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'])
 const HEADERS_TIMEOUT = 'UND_ERR_HEADERS_TIMEOUT'
-const BODY_TOO_LARGE = 'BERTH_BODY_TOO_LARGE'
 
 /** A request body without a length passed on until it grows past the route's limit. */
 class BodyLimit extends Transform {
@@ -56,7 +56,7 @@ class BodyLimit extends Transform {
 
   override _transform (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.#left -= chunk.length
-    if (this.#left < 0) done(Object.assign(new Error('the request body is larger than the route allows'), { code: BODY_TOO_LARGE }))
+    if (this.#left < 0) done(Object.assign(new Error('the request body is larger than the route allows'), { code: KERNEL_CODES.PAYLOAD_TOO_LARGE.code }))
     else done(null, chunk)
   }
 }
@@ -198,7 +198,7 @@ function clientGone (res: ClientResponse): boolean {
 }
 
 function failureAnswer (code: string, route: Route): [number, string] {
-  if (code === BODY_TOO_LARGE) return [413, `the request body is larger than ${route.guard.maxBody ?? 0} bytes`]
+  if (code === KERNEL_CODES.PAYLOAD_TOO_LARGE.code) return [KERNEL_CODES.PAYLOAD_TOO_LARGE.status, `the request body is larger than ${route.guard.maxBody ?? 0} bytes`]
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === HEADERS_TIMEOUT) return [504, `${route.service} did not answer in time`]
   return [502, `${route.service} could not be reached`]
 }
