@@ -57,7 +57,7 @@ export default {
     },
     {
       name: 'product-code-not-tests',
-      comment: 'The kernel, the plugins and the WASM codecs import nothing from test/ or bench/ (neither is part of the package).',
+      comment: 'The kernel, the plugins and the WASM codecs import nothing from test/ or bench/: tests and benchmarks build on the product, not the other way round (the build, tsconfig.build.json, leaves test/ out).',
       severity: 'error',
       from: { path: '^(kernel|plugins|wasm)/' },
       to: { path: '^(test|bench)/' }
