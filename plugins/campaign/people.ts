@@ -13,6 +13,7 @@ import type { CallRecord } from './modules/call-intelligence/call-intelligence.j
 import type { Person } from './modules/people/directory.js'
 import type { Attendance, RosterEntry } from './modules/events/event-book.js'
 import type { SendLogRecord } from './modules/sending/messenger.js'
+import type { SmsReply } from './modules/sending/sms-replies.js'
 
 /** The roles besides admin that see a field. */
 export type Audience = ReadonlyArray<Exclude<Role, 'admin'>>
@@ -204,8 +205,21 @@ export const SEND_LOG_VIEW = new PeopleView<SendLogRecord>('send log', {
   sent_by: STAFF
 })
 
+/** A reply to a text: the number it came from and what it says, and what it did to the sender's consent, are staff's. */
+export const SMS_REPLY_VIEW = new PeopleView<SmsReply>('sms reply', {
+  reply_id: STAFF,
+  message_sid: STAFF,
+  from: STAFF,
+  to: STAFF,
+  body: STAFF,
+  keyword: STAFF,
+  action: STAFF,
+  person_id: STAFF,
+  received_at: STAFF
+})
+
 /** Every view, for the documentation's table. */
-export const PEOPLE_VIEWS: ReadonlyArray<PeopleView<object>> = [PERSON_VIEW, VOLUNTEER_VIEW, DONOR_VIEW, DONATION_VIEW, USER_VIEW, CALL_VIEW, RSVP_VIEW, ATTENDANCE_VIEW, SEND_LOG_VIEW] as unknown as ReadonlyArray<PeopleView<object>>
+export const PEOPLE_VIEWS: ReadonlyArray<PeopleView<object>> = [PERSON_VIEW, VOLUNTEER_VIEW, DONOR_VIEW, DONATION_VIEW, USER_VIEW, CALL_VIEW, RSVP_VIEW, ATTENDANCE_VIEW, SEND_LOG_VIEW, SMS_REPLY_VIEW] as unknown as ReadonlyArray<PeopleView<object>>
 
 const isPlainObject = (item: unknown): item is Record<string, unknown> => item !== null && typeof item === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(item))
 

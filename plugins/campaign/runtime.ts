@@ -20,7 +20,9 @@ import { Elections } from './modules/fundraising/elections.js'
 import { Fundraising } from './modules/fundraising/fundraising.js'
 import { PEOPLE, PeopleDirectory, type Person } from './modules/people/directory.js'
 import { exportRoutes } from './export-routes.js'
-import { Messenger, messengerSettings } from './modules/sending/messenger.js'
+import { campaignSecret, Messenger, messengerSettings } from './modules/sending/messenger.js'
+import { SMS_REPLY_PATH, SmsReplies } from './modules/sending/sms-replies.js'
+import { smsReplyRoutes } from './modules/sending/sms-reply-routes.js'
 import { unsubscribeRoutes } from './modules/sending/unsubscribe-routes.js'
 import { EventBook } from './modules/events/event-book.js'
 import { AuditedStore, AuditLog } from './audit.js'
@@ -64,9 +66,16 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const fundraising = new Fundraising(store, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
 
   const people = new PeopleDirectory(store)
-  // Unsubscribe links name the public address, as the login callback does.
-  const messenger = new Messenger(store, people, messengerSettings(config, ctx.useOptional('secrets') as SecretResolver | undefined, () => config.app_url !== '' ? config.app_url : ctx.address('app').href), ctx.outbound)
+  const secrets = ctx.useOptional('secrets') as SecretResolver | undefined
+  // Unsubscribe links and the reply webhook's default URL name the public address, as the login callback does.
+  const appUrl = (): string => config.app_url !== '' ? config.app_url : ctx.address('app').href
+  const messenger = new Messenger(store, people, messengerSettings(config, secrets, appUrl), ctx.outbound)
   ctx.onClose(() => { messenger.close() })
+  const replies = new SmsReplies(store, people, messenger, {
+    authToken: campaignSecret(config, 'sms_inbound_auth_token', secrets),
+    url: () => config.sms_inbound_url !== '' ? config.sms_inbound_url : new URL(SMS_REPLY_PATH, appUrl()).href,
+    helpText: config.sms_help_text
+  })
   const events = new EventBook(store, { people, reminderHours: config.shift_reminder_hours, messenger: () => messenger })
   const registry = new FunctionRegistry()
   const bucketsFailed = (err: unknown): void => { ctx.log.warn({ err: messageOf(err) }, 'the sentiment buckets could not be built from the stored posts; summaries read the posts until a build succeeds') }
@@ -80,12 +89,13 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
     ...feedbackFunctions(feedback),
     ...moduleFunctions({
       language: localEngine,
-      generator: generatorFrom(config, ctx.useOptional('secrets') as SecretResolver | undefined),
+      generator: generatorFrom(config, secrets),
       kb,
       posts,
       fundraising,
       people,
       messenger,
+      replies,
       events,
       audit,
       store,
@@ -127,6 +137,7 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
     }))
     await app.register(uiRoutes(registry.modules))
     await app.register(unsubscribeRoutes(messenger, ctx.log))
+    await app.register(smsReplyRoutes(replies, ctx.log))
   })
   // Every failure under /api is answered in CBOR, unknown routes and refused requests included.
   ctx.http('app', async app => {

@@ -32,6 +32,9 @@ export const campaignSection = ((Type) => Type.Object({
   mail_from: Type.String({ default: '', maxLength: 320, description: 'The From of the e-mails sent, e.g. "Lopez for Council <hello@lopez.example>" (required with smtp_url).' }),
   sms_url: Type.String({ default: '', description: 'The SMS provider\'s endpoint: each message is POSTed to it as JSON {to, body} with Authorization: Bearer <sms_token>; a 2xx answer is delivered. Plain http only on loopback; empty: SMS sending is off (send-sms answers 503).' }),
   sms_token: Type.String({ default: '', description: 'Bearer token for the SMS provider, normally ${secrets.NAME}; never logged or shown. Empty sends no Authorization header.' }),
+  sms_inbound_auth_token: Type.String({ default: '', description: 'The auth token of the SMS provider account (Twilio\'s Auth Token) that signs the replies it posts to /sms/inbound (X-Twilio-Signature), normally ${secrets.NAME}; never logged or shown. Empty: replies are not received (/sms/inbound answers 404) and generated SMS copy promises no STOP.' }),
+  sms_inbound_url: Type.String({ default: '', description: 'The public URL of /sms/inbound exactly as configured at the SMS provider (its signature covers it; behind a proxy the URL requests arrive with differs); empty: {app_url}/sms/inbound.' }),
+  sms_help_text: Type.String({ default: 'Reply STOP to stop receiving our texts, START to receive them again.', minLength: 1, maxLength: 1600, description: 'The answer to a reply of HELP or INFO: name the campaign and how to reach it.' }),
   database_url: Type.String({ default: '', description: 'PostgreSQL URL (postgres://user:password@host:5432/database) where the modules keep their data (schema campaign), shared by every instance of the app; empty: the embedded LMDB store of the state directory.' }),
   redis_url: Type.String({ default: '', description: 'Redis URL (redis://[user:password@]host:6379[/db], or rediss://) where sessions and pending logins are kept, shared by every instance of the app; empty: in this process\'s memory.' }),
   redis_prefix: Type.String({ default: 'berth:campaign:', minLength: 1, maxLength: 64, description: 'Prefix of the keys the app writes in Redis (one per application sharing a Redis).' }),
@@ -59,7 +62,9 @@ export const CAMPAIGN_ENV = {
   CAMPAIGN_SMTP_URL: 'smtp_url',
   CAMPAIGN_MAIL_FROM: 'mail_from',
   CAMPAIGN_SMS_URL: 'sms_url',
-  CAMPAIGN_SMS_TOKEN: 'sms_token'
+  CAMPAIGN_SMS_TOKEN: 'sms_token',
+  CAMPAIGN_SMS_INBOUND_AUTH_TOKEN: 'sms_inbound_auth_token',
+  CAMPAIGN_SMS_INBOUND_URL: 'sms_inbound_url'
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/
@@ -90,7 +95,7 @@ export function checkSettings (config: CampaignConfig, production: boolean): voi
   }
 }
 
-/** The sending module's settings: an smtp(s) URL with a From address, an SMS endpoint that is https unless on loopback. */
+/** The sending module's settings: an smtp(s) URL with a From address, an SMS endpoint that is https unless on loopback, a reply webhook URL only with the token that checks its signatures. */
 function checkSendingSettings (config: CampaignConfig): void {
   if (config.smtp_url !== '') {
     const key = '[campaign].smtp_url (CAMPAIGN_SMTP_URL)'
@@ -106,6 +111,10 @@ function checkSendingSettings (config: CampaignConfig): void {
   if (config.sms_url !== '') {
     const sms = httpUrl(config.sms_url, '[campaign].sms_url (CAMPAIGN_SMS_URL)')
     if (sms.protocol === 'http:' && !LOOPBACK.test(sms.hostname)) throw new StartupError(`[campaign].sms_url (CAMPAIGN_SMS_URL) must use https unless the provider is on loopback; got ${sms.origin}`)
+  }
+  if (config.sms_inbound_url !== '') {
+    httpUrl(config.sms_inbound_url, '[campaign].sms_inbound_url (CAMPAIGN_SMS_INBOUND_URL)')
+    if (config.sms_inbound_auth_token === '') throw new StartupError('[campaign].sms_inbound_url (CAMPAIGN_SMS_INBOUND_URL) is set but sms_inbound_auth_token (CAMPAIGN_SMS_INBOUND_AUTH_TOKEN) is empty: replies cannot be checked without the provider\'s auth token')
   }
 }
 

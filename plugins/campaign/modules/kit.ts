@@ -12,6 +12,7 @@ import type { Fundraising } from './fundraising/fundraising.js'
 import type { KnowledgeBase } from './knowledge-base/knowledge-base.js'
 import type { PeopleDirectory } from './people/directory.js'
 import type { Messenger } from './sending/messenger.js'
+import type { SmsReplies } from './sending/sms-replies.js'
 import type { AuditLog } from '../audit.js'
 import type { PostStore } from '../records/posts.js'
 import type { CampaignStore, RangeOptions, Table } from '../store/contract.js'
@@ -30,6 +31,8 @@ export interface ModuleKit {
   people: PeopleDirectory
   /** E-mail and SMS to people, with consent, suppression, unsubscribe links and the send log. */
   messenger: Messenger
+  /** Replies to texts from the SMS provider's webhook: carrier keywords acted on, each reply logged. */
+  replies: SmsReplies
   /** Every write to the campaign's data, who made it and the record before and after. */
   audit: AuditLog
   /** Events, their shifts and RSVPs (matching reads who is busy when). */

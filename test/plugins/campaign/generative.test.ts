@@ -105,7 +105,8 @@ t.test('campaign copy and briefings with a generative provider (a stand-in OpenA
   const prompt = standIn.received[0].body.messages.map(m => m.content).join('\n')
   t.match(prompt, 'Channel: an SMS text message: at most 160 characters')
   t.match(prompt, '[1] Transit plan: Public transit fares will be free for students and seniors.', 'the cited passage is sent')
-  t.match(prompt, 'End with this call to action: Reply YES to act today. STOP to opt out.')
+  t.match(prompt, 'End with this call to action: Reply YES to act today.\n')
+  t.match(prompt, 'no opt-out instructions (no "Reply STOP"): this campaign does not receive them', 'no STOP asked for while replies are not received')
   t.notMatch(prompt, /\{\{|<!--/, 'every placeholder filled')
 
   const nothing = await call<{ method: string, engine: string }>('generate-copy', { topic: 'moon landing', channel: 'sms' })

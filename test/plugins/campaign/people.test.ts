@@ -5,7 +5,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { ServerFunctionError } from '../../../plugins/campaign/client.js'
-import { ATTENDANCE_VIEW, ATTRIBUTION_AUDIENCE, ATTRIBUTION_FIELDS, CALL_VIEW, DONATION_VIEW, DONOR_VIEW, PERSON_VIEW, RSVP_VIEW, SEND_LOG_VIEW, USER_VIEW, VOLUNTEER_VIEW, type PeopleView } from '../../../plugins/campaign/people.js'
+import { ATTENDANCE_VIEW, ATTRIBUTION_AUDIENCE, ATTRIBUTION_FIELDS, CALL_VIEW, DONATION_VIEW, DONOR_VIEW, PERSON_VIEW, RSVP_VIEW, SEND_LOG_VIEW, SMS_REPLY_VIEW, USER_VIEW, VOLUNTEER_VIEW, type PeopleView } from '../../../plugins/campaign/people.js'
 import { ROLES, type Role } from '../../../plugins/campaign/roles.js'
 import { campaignApp, statusOf } from '../../support/campaign.js'
 
@@ -120,7 +120,7 @@ t.test('docs/campaign.md: the table of who sees what is the views\'', async t =>
     const [record, fields, ...roles] = row.split('|').slice(1, -1).map(cell => cell.trim())
     return `${record}: ${[...fields.matchAll(/`([a-z_]+)`/g)].map(m => m[1]).sort().join(' ')} → ${ROLES.filter((_, i) => roles[i] === '✓').join(' ')}`
   })
-  const views: Array<[string, PeopleView<object>]> = [['person', PERSON_VIEW], ['volunteer', VOLUNTEER_VIEW], ['donor', DONOR_VIEW], ['donation', DONATION_VIEW], ['user', USER_VIEW], ['call', CALL_VIEW], ['rsvp', RSVP_VIEW], ['attendance', ATTENDANCE_VIEW], ['send log', SEND_LOG_VIEW]] as unknown as Array<[string, PeopleView<object>]>
+  const views: Array<[string, PeopleView<object>]> = [['person', PERSON_VIEW], ['volunteer', VOLUNTEER_VIEW], ['donor', DONOR_VIEW], ['donation', DONATION_VIEW], ['user', USER_VIEW], ['call', CALL_VIEW], ['rsvp', RSVP_VIEW], ['attendance', ATTENDANCE_VIEW], ['send log', SEND_LOG_VIEW], ['sms reply', SMS_REPLY_VIEW]] as unknown as Array<[string, PeopleView<object>]>
   const declared = views.flatMap(([record, view]) => {
     const groups = new Map<string, string[]>()
     for (const [field, audience] of Object.entries(view.fields) as Array<[string, readonly string[]]>) {

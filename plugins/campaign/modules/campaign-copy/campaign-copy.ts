@@ -1,6 +1,7 @@
 // Campaign copy: generate-copy writes copy for a channel (SMS, social post, email, flyer, speech) on a
 // topic from the knowledge base's cited passages, extractively (copy-composer.ts) or with the generative
 // provider (prompts/generate-copy.md), and stores it; list-copy-history pages through what was written.
+// An SMS tells readers to reply STOP only while the campaign receives replies (kit.replies).
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
@@ -8,7 +9,7 @@ import { generated } from '../../language/generator.js'
 import { labelledSections, loadPrompt, promptMessages } from '../../language/prompts.js'
 import { loadTemplates } from '../../language/templates.js'
 import {
-  callToAction, CHANNELS, composeCopy, copyValues, CopyTemplates, headlinePhrase, LENGTHS, SHAPES, TONES,
+  callToAction, CHANNELS, composeCopy, copyValues, CopyTemplates, headlinePhrase, LENGTHS, SHAPES, TONES, withoutOptOutPromise,
   type Channel, type CopyLength, type CopyTone
 } from './copy-composer.js'
 import { Citations, type CitedPassage, clip, type GroundedSentence, groundedSentences, nothingInKb, resourceHash, sourceLines } from '../../grounding/grounding.js'
@@ -81,18 +82,23 @@ export function campaignCopyFunctions (kit: ModuleKit): ModuleFunction[] {
         }
         const phrase = headlinePhrase(engine, request.topic, candidates)
         let written: Pick<CopyRecord, 'headline' | 'text' | 'call_to_action' | 'clipped' | 'sentences' | 'sources' | 'citation_lines' | 'method' | 'engine'>
-        const cta = callToAction(templates, request, phrase)
+        // Without replies received, an SMS may not tell anyone to reply STOP: nobody would act on it.
+        const optOut = kit.replies.enabled
+        const noOptOut = request.channel === 'sms' && !optOut
+        const cta = callToAction(templates, request, phrase, optOut)
+        const rules = noOptOut ? `${shape.rules}; no opt-out instructions (no "Reply STOP"): this campaign does not receive them` : shape.rules
         const answer = await generated(kit.generator, () => promptMessages(prompt, {
-          ...copyValues(request, phrase), channel: request.channel, channel_rules: shape.rules, tone: request.tone, length: request.length, call_to_action: cta, sources: sourceLines(citations.passages)
+          ...copyValues(request, phrase), channel: request.channel, channel_rules: rules, tone: request.tone, length: request.length, call_to_action: cta, sources: sourceLines(citations.passages)
         }), 900)
         if (answer !== undefined) {
           const sections = labelledSections(answer.text, ['HEADLINE', 'TEXT'])
-          const wrote = sections?.TEXT ?? answer.text.trim()
+          const answered = sections?.TEXT ?? answer.text.trim()
+          const wrote = noOptOut ? withoutOptOutPromise(answered) : answered
           const text = clip(wrote, shape.limit)
           const headline = shape.headline === 0 || sections === undefined || /^none\.?$/i.test(sections.HEADLINE) ? '' : clip(sections.HEADLINE, shape.headline)
           written = { headline, text, call_to_action: cta, clipped: text !== wrote, sentences: [], sources: citations.passages, citation_lines: citations.lines, method: 'generative', engine: answer.engine }
         } else {
-          const composed = composeCopy(templates, request, phrase, candidates, cites => citations.linesOf(cites))
+          const composed = composeCopy(templates, request, phrase, candidates, cites => citations.linesOf(cites), optOut)
           const quoted = new Set(composed.sentences.map(s => s.cite))
           written = { ...composed, sources: citations.passages.filter(p => quoted.has(p.cite)), citation_lines: citations.linesOf(quoted), method: 'extractive', engine: engine.name }
         }

@@ -1,6 +1,8 @@
 // Campaign copy's method: the shape and length limit of each channel, the headline from the key phrase
 // of the cited sentences, and the extractive composition (sentences added best first while the copy
 // stays within the limit, the call to action and the rest of the wording from templates/campaign-copy.json).
+// An SMS promises "STOP to opt out" only while the campaign receives replies, and a generated one
+// is cleared of any such promise otherwise.
 import { Type, type Static } from '../../../../kernel/schema.js'
 import type { LanguageEngine } from '../../language/engine.js'
 import { fillTemplate } from '../../language/prompts.js'
@@ -45,6 +47,7 @@ export const CopyTemplates = Type.Object({
   opener: ByTone,
   greeting: ByChannel(Type.String()),
   call_to_action: ByChannel(ByTone),
+  sms_opt_out: Type.String(),
   sign_off: ByChannel(Type.String())
 }, { additionalProperties: false })
 export type CopyTemplates = Static<typeof CopyTemplates>
@@ -80,9 +83,19 @@ export function copyValues (request: CopyRequest, phrase: string): Record<string
   return { topic: request.topic.trim(), phrase, audience: request.audience?.trim() || 'friends', hashtag: hashtagOf(phrase) }
 }
 
-/** The call to action of the channel and tone, filled in. */
-export const callToAction = (templates: CopyTemplates, request: CopyRequest, phrase: string): string =>
-  fillTemplate(templates.call_to_action[request.channel][request.tone], copyValues(request, phrase))
+/** The call to action of the channel and tone, filled in; an SMS's ends with how to opt out when `optOut` (replies are received). */
+export function callToAction (templates: CopyTemplates, request: CopyRequest, phrase: string, optOut: boolean): string {
+  const cta = fillTemplate(templates.call_to_action[request.channel][request.tone], copyValues(request, phrase))
+  return request.channel === 'sms' && optOut ? `${cta} ${templates.sms_opt_out}` : cta
+}
+
+/** What tells readers how to stop messages by reply: STOP in capitals (as carriers write it), "reply stop" in any case, opting out, unsubscribing. */
+const OPT_OUT_PROMISES = [/\bSTOP\b/, /\b(?:reply|text|txt|send)\s+["'“‘]?stop\b/i, /\bopt[- ]?out\b/i, /\bunsubscrib/i]
+
+/** `text` without its sentences promising a way to opt out by reply (for an SMS sent while replies are not received). */
+export function withoutOptOutPromise (text: string): string {
+  return text.split(/(?<=[.!?])\s+/).filter(sentence => !OPT_OUT_PROMISES.some(promise => promise.test(sentence))).join(' ')
+}
 
 export interface Composed {
   headline: string
@@ -112,14 +125,14 @@ function assemble (channel: Channel, parts: { greeting: string, opener: string, 
  * is added when the text stays within the channel's limit, until the length's number of sentences is
  * reached; when not even the first fits, it is cut at a word boundary to fit ("…").
  */
-export function composeCopy (templates: CopyTemplates, request: CopyRequest, phrase: string, candidates: readonly GroundedSentence[], sources: (cites: number[]) => string[]): Composed {
+export function composeCopy (templates: CopyTemplates, request: CopyRequest, phrase: string, candidates: readonly GroundedSentence[], sources: (cites: number[]) => string[], optOut = false): Composed {
   const shape = SHAPES[request.channel]
   const values = copyValues(request, phrase)
   const withOpener = request.channel === 'email' || request.channel === 'speech'
   const parts = {
     greeting: fillTemplate(templates.greeting[request.channel], values),
     opener: withOpener ? fillTemplate(templates.opener[request.tone], values) : '',
-    cta: callToAction(templates, request, phrase),
+    cta: callToAction(templates, request, phrase, optOut),
     signOff: fillTemplate(templates.sign_off[request.channel], values),
     sources
   }

@@ -204,11 +204,20 @@ export class PeopleDirectory {
   /** Consent for the channel withdrawn (an unsubscribe); nothing else changes. */
   async withdrawConsent (personId: string, channel: Channel, _reason: string): Promise<void> {
     await this.#store.transaction(PEOPLE_SUBJECT, async tx => {
-      const tables = tablesOf(tx)
-      const person = await this.get(personId, tables)
+      const person = await this.get(personId, tablesOf(tx))
       if (person === undefined) throw new NotFound(`no person "${personId}"`)
-      if (person.consent[channel]) await tables.people.put(person.person_id, { ...person, consent: { ...person.consent, [channel]: false }, updated_at: new Date().toISOString() })
+      await this.setConsentIn(tx, person, channel, false)
     })
+  }
+
+  /** The person holding a phone number, inside a transaction (one holding PEOPLE_SUBJECT sees its own writes). */
+  async byPhoneIn (tx: Transaction, phone: string): Promise<Person | undefined> {
+    return await this.byPhone(phone, tablesOf(tx))
+  }
+
+  /** Consent for the channel given or withdrawn, inside a transaction holding PEOPLE_SUBJECT; nothing else changes. */
+  async setConsentIn (tx: Transaction, person: Person, channel: Channel, given: boolean): Promise<void> {
+    if (person.consent[channel] !== given) await tablesOf(tx).people.put(person.person_id, { ...person, consent: { ...person.consent, [channel]: given }, updated_at: new Date().toISOString() })
   }
 
   /** Whether a message on `channel` may go to the person: consent given, not do-not-contact, and an address to send to. */

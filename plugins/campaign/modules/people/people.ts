@@ -4,7 +4,7 @@
 import { NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { PERSON_VIEW } from '../../people.js'
+import { PERSON_VIEW, SMS_REPLY_VIEW } from '../../people.js'
 import type { Role } from '../../roles.js'
 import type { AuditLog } from '../../audit.js'
 import type { PeopleDirectory} from './directory.js';
@@ -13,6 +13,7 @@ import { ListFilterSchema, filterAs, mayRun, shownFilter, type ListFilter } from
 import { csvImportFunctions } from './import-csv.js'
 import type { CampaignStore } from '../../store/contract.js'
 import type { Fundraising } from '../fundraising/fundraising.js'
+import type { SmsReplies } from '../sending/sms-replies.js'
 
 const Id = Type.String({ minLength: 1, maxLength: 64 })
 const Words = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })
@@ -66,9 +67,12 @@ export function likelyDuplicates (people: readonly Person[]): Person[][] {
   return groups
 }
 
-export interface PeopleSources { people: PeopleDirectory, store: CampaignStore, fundraising: Fundraising, audit: AuditLog }
+export interface PeopleSources { people: PeopleDirectory, store: CampaignStore, fundraising: Fundraising, audit: AuditLog, replies: SmsReplies }
 
-export function peopleFunctions ({ people, store, fundraising, audit }: PeopleSources): ModuleFunction[] {
+/** Replies to texts person-detail shows, newest first. */
+const DETAIL_REPLIES = 50
+
+export function peopleFunctions ({ people, store, fundraising, audit, replies }: PeopleSources): ModuleFunction[] {
   const page = <T>(items: T[], limit: number, cursor?: string): { items: T[], next_cursor: string | null } => {
     const from = cursor === undefined ? 0 : Number.parseInt(cursor, 10) || 0
     return { items: items.slice(from, from + limit), next_cursor: from + limit < items.length ? String(from + limit) : null }
@@ -90,9 +94,14 @@ export function peopleFunctions ({ people, store, fundraising, audit }: PeopleSo
         const household = PERSON_VIEW.sees('household_id', session?.role)
           ? { household: (await people.household(person)).filter(p => p.person_id !== person.person_id).map(p => show(p, session?.role)) }
           : {}
+        // Their replies to texts (and those of the people merged into them) to the roles that see replies.
+        const smsReplies = SMS_REPLY_VIEW.sees('body', session?.role)
+          ? { sms_replies: (await replies.ofPeople(ids, DETAIL_REPLIES)).map(reply => SMS_REPLY_VIEW.show(reply, session?.role)) }
+          : {}
         return {
           person: show(person, session?.role),
           ...household,
+          ...smsReplies,
           history: session?.role === 'admin' || session?.role === 'staff' ? await audit.historyOf('people', ids) : []
         }
       }

@@ -4,7 +4,7 @@ import type { ModuleManifest } from '../manifest.js'
 export const manifest: ModuleManifest = {
   id: 'sending',
   title: 'Sending',
-  blurb: 'E-mail and SMS to people who agreed to them, with unsubscribe, suppression and a send log.',
+  blurb: 'E-mail and SMS to people who agreed to them, with unsubscribe, suppression, replies to texts and a send log.',
   group: 'Message',
   functions: {
     'send-email': ['staff'],
@@ -12,6 +12,7 @@ export const manifest: ModuleManifest = {
     'preview-send': ['staff'],
     'list-send-log': ['staff', 'readonly'],
     'list-suppressions': ['staff'],
+    'list-sms-replies': ['staff'],
     'add-suppression': ['staff'],
     'remove-suppression': []
   }

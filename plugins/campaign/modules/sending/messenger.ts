@@ -10,7 +10,7 @@ import { type OutboundClient } from '../../../../kernel/runtime-api.js'
 import { actingAs } from '../../audit.js'
 import type { SecretResolver } from '../../language/generator-settings.js'
 import type { CampaignConfig } from '../../settings.js'
-import type { CampaignStore, Table } from '../../store/contract.js'
+import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
 import { timeKey } from '../kit.js'
 import { normalEmail, normalPhone, type Channel, type PeopleDirectory, type Person } from '../people/directory.js'
 
@@ -75,15 +75,17 @@ export interface MessengerSettings {
   appUrl: () => string
 }
 
-/** The messenger's settings from [campaign]: smtp_url and sms_token may be ${secrets.NAME} references, resolved through the secrets plugin. */
+/** A [campaign] setting that may be a ${secrets.NAME} reference, resolved through the secrets plugin. */
+export function campaignSecret (config: CampaignConfig, key: 'smtp_url' | 'sms_token' | 'sms_inbound_auth_token', secrets: SecretResolver | undefined): string {
+  const value = config[key]
+  if (!value.includes('${secrets.')) return value
+  if (secrets === undefined) throw new StartupError(`[campaign].${key} names a secret, but the secrets plugin is not enabled`)
+  return secrets.resolve({ [key]: value }, 'campaign')[key]
+}
+
+/** The messenger's settings from [campaign]: smtp_url and sms_token may be ${secrets.NAME} references. */
 export function messengerSettings (config: CampaignConfig, secrets: SecretResolver | undefined, appUrl: () => string): MessengerSettings {
-  const resolve = (key: 'smtp_url' | 'sms_token'): string => {
-    const value = config[key]
-    if (!value.includes('${secrets.')) return value
-    if (secrets === undefined) throw new StartupError(`[campaign].${key} names a secret, but the secrets plugin is not enabled`)
-    return secrets.resolve({ [key]: value }, 'campaign')[key]
-  }
-  return { smtpUrl: resolve('smtp_url'), mailFrom: config.mail_from, smsUrl: config.sms_url, smsToken: resolve('sms_token'), appUrl }
+  return { smtpUrl: campaignSecret(config, 'smtp_url', secrets), mailFrom: config.mail_from, smsUrl: config.sms_url, smsToken: campaignSecret(config, 'sms_token', secrets), appUrl }
 }
 
 /** The merge fields a subject or body may hold, as `{{name}}`. */
@@ -97,6 +99,9 @@ export const SEND_CONCURRENCY = 4
 const SMS_TIMEOUT_MS = 15_000
 const SEND_LOG = 'send-log'
 const SUPPRESSIONS = 'suppressions'
+/** Who put an address on the suppression list when its holder did it: through the link in a message, or by replying STOP to a text. */
+export const BY_UNSUBSCRIBE_LINK = 'unsubscribe link'
+export const BY_SMS_REPLY = 'sms reply'
 const SECRETS = 'sending-secrets'
 const UNSUBSCRIBE_KEY = 'unsubscribe-hmac'
 
@@ -358,11 +363,11 @@ export class Messenger {
 
   /** One-click unsubscribe: the person's address on the suppression list and their consent for the channel withdrawn. */
   async unsubscribe (personId: string, channel: Channel): Promise<{ address: string } | undefined> {
-    return await actingAs({ by: 'unsubscribe link', role: 'system', action: 'unsubscribe' }, async () => {
+    return await actingAs({ by: BY_UNSUBSCRIBE_LINK, role: 'system', action: 'unsubscribe' }, async () => {
       const person = await this.#people.get(personId)
       if (person === undefined) return undefined
       const address = addressOf(person, channel)
-      if (address !== '') await this.suppress(address, 'unsubscribed through the link in a message', 'unsubscribe link')
+      if (address !== '') await this.suppress(address, 'unsubscribed through the link in a message', BY_UNSUBSCRIBE_LINK)
       await this.#people.withdrawConsent(person.person_id, channel, 'unsubscribed through the link in a message')
       return { address }
     })
@@ -375,17 +380,40 @@ export class Messenger {
     return await this.#suppressions.has(suppressionKey(address).key)
   }
 
+  /** The subject a transaction changing an address's suppression holds. */
+  suppressionSubject (address: string): string {
+    return `${SUPPRESSIONS}:${suppressionKey(address).key}`
+  }
+
   /** Put an address on the suppression list (kept as first added when it is there already). */
   async suppress (address: string, reason: string, by: string): Promise<Suppression> {
+    return await this.#store.transaction(this.suppressionSubject(address), async tx => await this.suppressIn(tx, address, reason, by))
+  }
+
+  /** `suppress` inside a transaction holding the address's `suppressionSubject`. */
+  async suppressIn (tx: Transaction, address: string, reason: string, by: string): Promise<Suppression> {
     const { key, channel } = suppressionKey(address)
-    return await this.#store.transaction(`${SUPPRESSIONS}:${key}`, async tx => {
-      const table = tx.table<Suppression>(SUPPRESSIONS)
-      const kept = await table.get(key)
-      if (kept !== undefined) return kept
-      const entry: Suppression = { address: key, channel, reason, added_at: new Date().toISOString(), added_by: by }
-      await table.put(key, entry)
-      return entry
-    })
+    const table = tx.table<Suppression>(SUPPRESSIONS)
+    const kept = await table.get(key)
+    if (kept !== undefined) return kept
+    const entry: Suppression = { address: key, channel, reason, added_at: new Date().toISOString(), added_by: by }
+    await table.put(key, entry)
+    return entry
+  }
+
+  /**
+   * Inside a transaction holding the address's `suppressionSubject`: take the address off the list
+   * when its holder put it there (a STOP reply, an unsubscribe link); one staff added stays. Whether
+   * it is still on the list.
+   */
+  async liftOwnSuppressionIn (tx: Transaction, address: string): Promise<boolean> {
+    const { key } = suppressionKey(address)
+    const table = tx.table<Suppression>(SUPPRESSIONS)
+    const kept = await table.get(key)
+    if (kept === undefined) return false
+    if (kept.added_by !== BY_SMS_REPLY && kept.added_by !== BY_UNSUBSCRIBE_LINK) return true
+    await table.remove(key)
+    return false
   }
 
   /** Take an address off the suppression list; whether it was on it. */

@@ -1,14 +1,15 @@
 // The sending module's server functions: send an e-mail or an SMS to chosen people or a saved list
 // (through the Messenger: consent, suppression, merge fields, unsubscribe links, the send log), preview
-// what the first recipient would get, read the send log (each role through SEND_LOG_VIEW), and keep the
-// suppression list.
+// what the first recipient would get, read the send log (each role through SEND_LOG_VIEW), keep the
+// suppression list, and read the replies to texts (through SMS_REPLY_VIEW).
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { SEND_LOG_VIEW } from '../../people.js'
+import { SEND_LOG_VIEW, SMS_REPLY_VIEW } from '../../people.js'
 import { PageArgs, checkText } from '../kit.js'
 import type { PeopleDirectory, Person } from '../people/directory.js'
 import type { Messenger, Outgoing } from './messenger.js'
+import type { SmsReplies } from './sms-replies.js'
 
 /** Most people one send names by id. */
 export const MAX_RECIPIENT_IDS = 10_000
@@ -42,9 +43,9 @@ async function recipientsOf (people: PeopleDirectory, args: { person_ids?: strin
   return { recipients, unknown }
 }
 
-export interface SendingSources { people: PeopleDirectory, messenger: Messenger }
+export interface SendingSources { people: PeopleDirectory, messenger: Messenger, replies: SmsReplies }
 
-export function sendingFunctions ({ people, messenger }: SendingSources): ModuleFunction[] {
+export function sendingFunctions ({ people, messenger, replies }: SendingSources): ModuleFunction[] {
   const send = async (message: Outgoing, args: { person_ids?: string[], list_id?: string }, by: string): Promise<unknown> => {
     messenger.check(message)
     const { recipients, unknown } = await recipientsOf(people, args)
@@ -95,6 +96,19 @@ export function sendingFunctions ({ people, messenger }: SendingSources): Module
         SEND_LOG_VIEW.refuseUnseen(session?.role, 'filter list-send-log', { send_id: sendId, person_id: personId }, { send_id: ['send_id'], person_id: ['person_id'] })
         const page = await messenger.logPage(limit, cursor, { send_id: sendId, person_id: personId })
         return { items: page.items.map(entry => SEND_LOG_VIEW.show(entry, session?.role)), next_cursor: page.next_cursor }
+      }
+    }),
+    moduleFunction({
+      name: 'list-sms-replies',
+      args: Type.Object({
+        person_id: Type.Optional(Id),
+        keyword: Type.Optional(Type.Union([Type.Literal('stop'), Type.Literal('start'), Type.Literal('help'), Type.Literal('none')], { description: 'none: the replies that are no keyword' })),
+        ...PageArgs
+      }, { additionalProperties: false }),
+      handler: async ({ person_id: personId, keyword, limit, cursor }, { session }) => {
+        SMS_REPLY_VIEW.refuseUnseen(session?.role, 'filter list-sms-replies', { person_id: personId, keyword }, { person_id: ['person_id'], keyword: ['keyword'] })
+        const page = await replies.page(limit, cursor, { person_id: personId, keyword })
+        return { receiving: replies.enabled, items: page.items.map(reply => SMS_REPLY_VIEW.show(reply, session?.role)), next_cursor: page.next_cursor }
       }
     }),
     moduleFunction({

@@ -1,10 +1,11 @@
-// Campaign copy: each channel in its shape and limit, quoting cited sentences; then generate-copy and
-// list-copy-history through the API, nothing invented without sources.
+// Campaign copy: each channel in its shape and limit, quoting cited sentences, an SMS promising STOP
+// only while replies are received; then generate-copy and list-copy-history through the API, nothing
+// invented without sources.
 import t from 'tap'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { localEngine } from '../../../../plugins/campaign/language/local-engine.js'
 import { loadTemplates } from '../../../../plugins/campaign/language/templates.js'
-import { CHANNELS, composeCopy, CopyTemplates, hashtagOf, headlinePhrase, SHAPES, titleCase, type Channel } from '../../../../plugins/campaign/modules/campaign-copy/copy-composer.js'
+import { CHANNELS, composeCopy, CopyTemplates, hashtagOf, headlinePhrase, SHAPES, titleCase, withoutOptOutPromise, type Channel } from '../../../../plugins/campaign/modules/campaign-copy/copy-composer.js'
 import { Citations, clip, groundedSentences, resourceHash } from '../../../../plugins/campaign/grounding/grounding.js'
 import { moduleUrl, statusOf } from '../../../support/campaign.js'
 import { KB, kbOf, writingApp } from '../fixtures/composition.js'
@@ -12,11 +13,11 @@ import { KB, kbOf, writingApp } from '../fixtures/composition.js'
 t.test('campaign copy: each channel in its shape and limit, quoting cited sentences', async t => {
   const engine = await localEngine()
   const templates = loadTemplates(moduleUrl('campaign-copy'), 'campaign-copy', CopyTemplates)
-  const compose = (channel: Channel, topic: string, length: 'short' | 'medium' | 'long' = 'medium', tone: 'neutral' | 'warm' | 'urgent' | 'hopeful' = 'neutral'): ReturnType<typeof composeCopy> & { lines: string[] } => {
+  const compose = (channel: Channel, topic: string, length: 'short' | 'medium' | 'long' = 'medium', tone: 'neutral' | 'warm' | 'urgent' | 'hopeful' = 'neutral', optOut = false): ReturnType<typeof composeCopy> & { lines: string[] } => {
     const citations = new Citations()
     const request = { topic, channel, tone, length }
     const candidates = groundedSentences(engine, KB, topic, { passages: 5, perPassage: 2, total: 2 * SHAPES[channel].sentences[length] }, citations)
-    return { ...composeCopy(templates, request, headlinePhrase(engine, topic, candidates), candidates, cites => citations.linesOf(cites)), lines: citations.lines }
+    return { ...composeCopy(templates, request, headlinePhrase(engine, topic, candidates), candidates, cites => citations.linesOf(cites), optOut), lines: citations.lines }
   }
   for (const channel of CHANNELS) {
     const copy = compose(channel, 'public transit')
@@ -27,7 +28,10 @@ t.test('campaign copy: each channel in its shape and limit, quoting cited senten
     t.equal(copy.headline === '', SHAPES[channel].headline === 0, `${channel}: a headline only where the channel has one`)
   }
   const sms = compose('sms', 'public transit')
-  t.equal(sms.text, 'Public transit fares will be free for students and seniors. [1] Reply YES to get involved. STOP to opt out.', 'the closest sentence, then the call to action')
+  t.equal(sms.text, 'Public transit fares will be free for students and seniors. [1] Reply YES to get involved.', 'the closest sentence, then the call to action: no STOP while replies are not received')
+  t.equal(compose('sms', 'public transit', 'medium', 'neutral', true).text, 'Public transit fares will be free for students and seniors. [1] Reply YES to get involved. STOP to opt out.', 'how to opt out once replies are received')
+  for (const channel of CHANNELS.filter(c => c !== 'sms')) t.equal(compose(channel, 'public transit', 'medium', 'neutral', true).text, compose(channel, 'public transit').text, `${channel}: no opt-out line`)
+  t.equal(withoutOptOutPromise('Free fares [1]. Reply STOP to opt out. Stop the cuts! Text stop to end. You can opt-out any time. Unsubscribe here. Vote Tuesday.'), 'Free fares [1]. Stop the cuts! Vote Tuesday.', 'every sentence promising an opt-out by reply is dropped, a sentence saying "stop" kept')
   t.same(sms.lines, ['[1] Transit plan, passage 2', '[2] Transit plan, passage 1', '[3] Housing plan, passage 1'], 'candidate passages cited closest first (homes near transit stations last)')
   const email = compose('email', 'public transit', 'long', 'warm')
   t.equal(email.headline, 'Public Transit Fares: what it means for you', 'the key phrase of the quoted sentences, in the tone\'s headline')

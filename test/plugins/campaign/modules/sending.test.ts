@@ -2,56 +2,17 @@
 // through a stand-in SMS provider on loopback. Merge fields per recipient, consent and do-not-contact,
 // the unsubscribe link posted over HTTP and the suppression list honoured afterwards, a recipient the
 // server refuses, the server gone, sending off, the send log per role, and the roles that may send.
-import { once } from 'node:events'
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { ParsedMail } from 'mailparser'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { ServerFunctionError } from '../../../../plugins/campaign/client.js'
 import { checkMergeFields, merge, suppressionKey } from '../../../../plugins/campaign/modules/sending/messenger.js'
 import { campaignApp, statusOf } from '../../../support/campaign.js'
 import { mailServer } from '../../../support/smtp.js'
+import { smsProvider } from '../../../support/sms-provider.js'
 
 interface Summary { send_id: string, sent: number, failed: number, skipped: Array<{ person_id: string, reason: string }> }
 interface LogEntry { send_id: string, channel: string, person_id: string, address?: string, purpose: string, status: string, response?: string, message_id: string, at: string, sent_by?: string }
 interface Saved { person_id: string, name: string }
-
-interface SmsProvider { url: string, received: Array<{ to: string, body: string, authorization: string | undefined }>, failFor: Set<string> }
-
-/** A stand-in SMS provider: POST /messages with JSON {to, body} and the bearer token; 201 with an id, 500 for numbers in `failFor`, 401 without the token. */
-async function smsProvider (t: Test, token: string): Promise<SmsProvider> {
-  const received: SmsProvider['received'] = []
-  const failFor = new Set<string>()
-  const readBody = async (request: IncomingMessage): Promise<string> => {
-    const chunks: Buffer[] = []
-    for await (const chunk of request) chunks.push(chunk as Buffer)
-    return Buffer.concat(chunks).toString('utf8')
-  }
-  const server: Server = createServer((request, response) => {
-    void readBody(request).then(text => {
-      const authorization = request.headers.authorization
-      if (request.method !== 'POST' || request.url !== '/messages' || request.headers['content-type'] !== 'application/json') {
-        response.writeHead(400).end('bad request')
-        return
-      }
-      if (authorization !== `Bearer ${token}`) {
-        response.writeHead(401).end('unauthorized')
-        return
-      }
-      const message = JSON.parse(text) as { to: string, body: string }
-      received.push({ ...message, authorization })
-      if (failFor.has(message.to)) {
-        response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"carrier unavailable"}')
-        return
-      }
-      response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `sms-${received.length}` }))
-    })
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(async () => { await new Promise(resolve => server.close(resolve)) })
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/messages`, received, failFor }
-}
 
 const header = (mail: ParsedMail, name: string): string | undefined => mail.headerLines.find(line => line.key === name)?.line.replace(/^[^:]+:\s*/, '')
 

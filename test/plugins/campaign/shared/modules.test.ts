@@ -32,5 +32,6 @@ await onSharedBackendsToo(t, async () => {
   await import('../modules/question-anticipation.test.js')
   await import('../modules/regulatory-monitor.test.js')
   await import('../modules/sentiment-monitor.test.js')
+  await import('../modules/sms-replies.test.js')
   await import('../modules/volunteers.test.js')
 })
