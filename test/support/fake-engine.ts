@@ -55,6 +55,8 @@ export interface FakeContainer {
   /** `unless-stopped` for a service that depends on nothing, as Docker's runtime sets it; `no` otherwise. */
   restartPolicy: 'unless-stopped' | 'no'
   health?: 'starting' | 'healthy' | 'unhealthy'
+  /** When it last started, in milliseconds since the epoch. */
+  startedAt: number
   /** The primary port's host address while it runs. */
   address?: { host: string, port: number }
   logs: string[]
@@ -258,6 +260,7 @@ export class FakeEngine implements ContainerEngine {
       c.address = { host: this.#world.publishAddress, port: (server.address() as AddressInfo).port }
     }
     c.state = 'running'
+    c.startedAt = Date.now()
     if (c.spec.healthcheck !== undefined) c.health = behaviour.health ?? 'healthy'
     this.#world.emit(c, 'start')
   }
@@ -341,7 +344,7 @@ export class FakeEngine implements ContainerEngine {
     if (canary) labels['berth.canary'] = 'true'
     const c: FakeContainer = {
       id: randomBytes(32).toString('hex'), name, image: spec.image, imageId: image.id, labels, env: { ...env }, spec,
-      state: 'created', exitCode: 0, restarts: 0, restartPolicy: spec.depends_on.length === 0 ? 'unless-stopped' : 'no', logs: [], behaviour: image.behaviour
+      state: 'created', exitCode: 0, restarts: 0, startedAt: 0, restartPolicy: spec.depends_on.length === 0 ? 'unless-stopped' : 'no', logs: [], behaviour: image.behaviour
     }
     this.#world.containers.set(c.id, c)
     this.#world.emit(c, 'create')
