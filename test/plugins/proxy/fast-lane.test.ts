@@ -1,11 +1,13 @@
 // The proxy's fast lane against a replica that writes its answers as given here: every framing an
 // answer can have (length, chunked, ended by close, HEAD, an interim 103, empty lines before it, a
 // head and a body split across reads), heads passed on as they came with their hop-by-hop lines cut
-// or written anew, a slow client's 64 MiB answer intact, kept connections reused
+// or written anew, a slow client's 64 MiB answer intact (over HTTP/2 too, and a 64 MiB upload to a
+// replica slow to read it), kept connections reused
 // and a stale one retried, and a client connection handed to the general path mid-way (a body,
 // pipelined requests, HTTP/1.0) without losing or reordering a byte.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Agent, request } from 'node:http'
+import { connect as connectHttp2, type ClientHttp2Session } from 'node:http2'
 import { connect, createServer, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
 import { pollUntil } from '../../support/poll.js'
@@ -298,3 +300,80 @@ for (const scheme of ['http', 'https'] as const) {
     t.ok(body.equals(BIG), 'the client got the 64 MiB body byte for byte')
   })
 }
+
+/** Wait until `measure` gives the same figure twice, a quarter of a second apart. */
+async function settled (measure: () => number, what: string): Promise<void> {
+  let last = -1
+  await pollUntil(() => {
+    const now = measure()
+    const same = now === last
+    last = now
+    return same
+  }, { interval: 250, what })
+}
+
+/** An HTTP/2 session with the proxy's HTTPS listener for raw.test, closed when the test ends. */
+function http2Session (t: Test, proxy: TestProxy): ClientHttp2Session {
+  const session = connectHttp2(`https://127.0.0.1:${proxy.tlsPort as number}`, { servername: 'raw.test', rejectUnauthorized: false })
+  session.on('error', () => {})
+  t.teardown(() => { session.destroy() })
+  return session
+}
+
+t.test('HTTP/2: a client that does not read holds the replica back instead of filling the proxy\'s memory, then gets all of it', async t => {
+  const state: ReplicaState = { connections: 0, requests: [] }
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, rawReplica(state))] }], { tls: true })
+  const stream = http2Session(t, proxy).request({ ':path': '/big' })
+  stream.pause()
+  await pollUntil(() => state.big !== undefined, { what: 'the replica to start its answer' })
+  // The client's flow-control window stays shut: the lane stops reading the replica, which keeps the
+  // rest unwritten (its handle's queue) once kernel buffers are full.
+  const unwritten = (): number => (state.big as unknown as { _handle?: { writeQueueSize: number } | null })._handle?.writeQueueSize ?? 0
+  await settled(unwritten, 'the answer to stall')
+  t.ok(unwritten() > 32 << 20, `the replica still holds ${unwritten() >> 20} MiB of its 64`)
+  const chunks: Buffer[] = []
+  stream.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+  stream.resume()
+  await new Promise(resolve => stream.once('end', resolve))
+  t.equal(state.big?.writableLength, 0, 'the replica wrote all of it once the client read')
+  t.ok(Buffer.concat(chunks).equals(BIG), 'the client got the 64 MiB body byte for byte')
+})
+
+t.test('HTTP/2: an upload to a replica that does not read holds the client back instead of filling the proxy\'s memory, then arrives whole', async t => {
+  let sink: Socket | undefined
+  const body: Buffer[] = []
+  let received = 0
+  const replica = createServer(socket => {
+    let head = ''
+    socket.on('data', (chunk: Buffer) => {
+      if (sink === undefined) {
+        head += chunk.toString('latin1')
+        const end = head.indexOf('\r\n\r\n')
+        if (end === -1) return
+        // The head is read; the body waits until the test says.
+        sink = socket
+        socket.pause()
+        chunk = chunk.subarray(chunk.length - (head.length - end - 4))
+      }
+      body.push(chunk)
+      received += chunk.length
+      if (received === BIG.length) socket.write('HTTP/1.1 201 Created\r\nContent-Length: 6\r\n\r\nstored')
+    })
+    socket.on('error', () => {})
+  })
+  const proxy = await startProxy(t, [{ domain: 'raw.test', ports: [await listen(t, replica)] }], { tls: true })
+  const stream = http2Session(t, proxy).request({ ':method': 'PUT', ':path': '/sink', 'content-length': String(BIG.length) })
+  for (let at = 0; at < BIG.length; at += 1 << 20) stream.write(BIG.subarray(at, at + (1 << 20)))
+  stream.end()
+  await pollUntil(() => sink !== undefined, { what: 'the request\'s head at the replica' })
+  // Once kernel buffers and flow-control windows are full, the client's stream keeps the rest.
+  await settled(() => stream.writableLength, 'the upload to stall')
+  t.ok(stream.writableLength > 32 << 20, `the client still holds ${stream.writableLength >> 20} MiB of its 64`)
+  let answer = ''
+  stream.on('response', headers => { answer += `${headers[':status']} ` })
+  stream.on('data', (chunk: Buffer) => { answer += chunk.toString() })
+  sink?.resume()
+  await new Promise(resolve => stream.once('end', resolve))
+  t.equal(answer, '201 stored', 'the replica answered once it had the body')
+  t.ok(Buffer.concat(body).equals(BIG), 'the replica got the 64 MiB body byte for byte')
+})
