@@ -6,6 +6,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
 import { matchesFilter, wholeFilter, type ListFilter, type ScopedFilter } from './filter.js'
+import { CAMPAIGN_CODES } from '../../errors.js'
 
 export type Channel = 'email' | 'sms'
 export type PersonRole = 'volunteer' | 'donor'
@@ -348,7 +349,7 @@ export class PeopleDirectory {
         const holderId = await index.get(value)
         const holder = holderId === undefined ? undefined : await this.get(holderId, tables)
         if (holder !== undefined && holder.person_id !== person.person_id) {
-          throw new Conflict(`${holder.name} (person_id ${holder.person_id}) has the ${what} ${value} already; save with that person_id to update them, or merge the two`, { code: 'BERTH_DUPLICATE_PERSON' })
+          throw new Conflict(`${holder.name} (person_id ${holder.person_id}) has the ${what} ${value} already; save with that person_id to update them, or merge the two`, { code: CAMPAIGN_CODES.DUPLICATE_PERSON })
         }
         await index.put(value, person.person_id)
       }

@@ -13,6 +13,7 @@ import type { CampaignConfig } from '../../settings.js'
 import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
 import { timeKey } from '../kit.js'
 import { normalEmail, normalPhone, type Channel, type PeopleDirectory, type Person } from '../people/directory.js'
+import { CAMPAIGN_CODES } from '../../errors.js'
 
 export interface Outgoing {
   channel: Channel
@@ -109,7 +110,7 @@ const UNSUBSCRIBE_KEY = 'unsubscribe-hmac'
 export function checkMergeFields (field: string, text: string): void {
   for (const [, name] of text.matchAll(MERGE)) {
     if (!(MERGE_FIELDS as readonly string[]).includes(name)) {
-      throw new BadRequest(`invalid arguments: /${field}: unknown merge field {{${name}}}; the fields are ${MERGE_FIELDS.map(f => `{{${f}}}`).join(', ')}`, { code: 'BERTH_UNKNOWN_MERGE_FIELD' })
+      throw new BadRequest(`invalid arguments: /${field}: unknown merge field {{${name}}}; the fields are ${MERGE_FIELDS.map(f => `{{${f}}}`).join(', ')}`, { code: CAMPAIGN_CODES.UNKNOWN_MERGE_FIELD })
     }
   }
 }
@@ -175,7 +176,7 @@ export class Messenger {
     if (!this.enabled(message.channel)) {
       throw new Unavailable(message.channel === 'email'
         ? 'e-mail sending is off: set [campaign].smtp_url (CAMPAIGN_SMTP_URL) to an SMTP server'
-        : 'SMS sending is off: set [campaign].sms_url (CAMPAIGN_SMS_URL) to the SMS provider', { code: 'BERTH_SENDING_OFF' })
+        : 'SMS sending is off: set [campaign].sms_url (CAMPAIGN_SMS_URL) to the SMS provider', { code: CAMPAIGN_CODES.SENDING_OFF })
     }
   }
 
