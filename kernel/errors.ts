@@ -18,7 +18,7 @@ export function errorCodes<const T extends { readonly [K in keyof T]: { readonly
   return Object.freeze(codes)
 }
 
-/** The kernel's codes: the general code of each status, and those of unknown routes and start-up. */
+/** The kernel's codes: the general code of each status, those of unknown routes and start-up, and the role check's that several plugins answer. */
 export const KERNEL_CODES = errorCodes({
   BAD_REQUEST: { code: 'BERTH_BAD_REQUEST', status: 400, meaning: 'bad input: schema validation, a bad parameter or body, a malformed request' },
   UNAUTHORIZED: { code: 'BERTH_UNAUTHORIZED', status: 401, meaning: 'no valid credentials (token, key, session)' },
