@@ -2,9 +2,10 @@
 // SMTP server on loopback: staff compose an e-mail to a saved list with merge fields, the preview shows
 // what the first recipient gets and who is skipped (no consent, do not contact), the send shows its
 // summary, the SMTP server received the consenting members' messages with their names merged, and the
-// send log lists the recipients; a suppression added through the form is listed; readonly see the send
-// log without addresses and no compose form or suppressions; a volunteer has no Sending in the
-// navigation. On the phone no page scrolls sideways.
+// send log lists the recipients; a suppression added through the form is listed; the replies to texts
+// say they are not received (no provider's token); readonly see the send log without addresses and no
+// compose form, suppressions or replies; a volunteer has no Sending in the navigation. On the phone no
+// page scrolls sideways.
 import t from 'tap'
 import type { ParsedMail } from 'mailparser'
 import { SIZES, appInBrowser, card, moduleHidden, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
@@ -89,6 +90,8 @@ if (executablePath !== undefined) {
         t.match(await page.$$eval(`${suppressed} td`, tds => tds.map(td => td.textContent)), [`fay.${size.name}@example.test`, 'asked by phone', /staff@campaign\.test/], 'by its address, with the reason and who added it')
         t.equal(await page.locator('[data-testid="suppressions"] button:has-text("Remove")').count(), 0, 'staff may not remove one')
         await noSidewaysScroll(t, page, 'the suppression list')
+        await card(page, 'Replies to texts').locator('text=Replies are not received').waitFor()
+        t.equal(await page.locator('[data-testid="sms-replies"] tbody tr').count(), 0, 'no replies without the provider\'s token')
         await signOut(page)
 
         // Readonly: the send log without addresses; no compose form, no suppressions.
@@ -98,6 +101,7 @@ if (executablePath !== undefined) {
         t.notMatch(await page.textContent('[data-testid="send-log"]'), '@', 'no addresses')
         t.equal(await page.locator('[data-testid="compose"]').count(), 0, 'no compose form')
         t.equal(await page.locator('[data-testid="suppressions"]').count(), 0, 'no suppression list')
+        t.equal(await page.locator('[data-testid="sms-replies"]').count(), 0, 'no replies to texts')
         t.ok(await page.locator('nav#modules a[data-module="sending"]').count() === 1, 'Sending in their navigation')
         await noSidewaysScroll(t, page, 'the send log for readonly')
         await signOut(page)

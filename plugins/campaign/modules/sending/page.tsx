@@ -1,8 +1,9 @@
 // The sending page: compose an e-mail or SMS to a saved list or to chosen people, preview what the first
 // recipient gets and who is skipped (preview-send; a list's members by name through list-people), send
 // it (send-email, send-sms) and see the summary; the send log, read again after each send
-// (list-send-log: addresses only for the roles that see them); and the suppression list for staff
-// (list-suppressions, add-suppression; remove-suppression for admin). One column on a phone.
+// (list-send-log: addresses only for the roles that see them); the suppression list for staff
+// (list-suppressions, add-suppression; remove-suppression for admin); and the replies to texts for
+// staff (list-sms-replies). One column on a phone.
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../../ui/src/api.js'
 import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
@@ -15,6 +16,7 @@ interface Summary { send_id: string, sent: number, failed: number, skipped: Skip
 interface Preview { enabled: boolean, recipients: number, will_send: number, skipped: Skipped[], first: { person_id: string, name: string, subject: string, body: string } | null }
 interface LogEntry { send_id: string, channel: Channel, person_id: string, address?: string, purpose: string, status: 'sent' | 'failed' | 'skipped', response?: string, message_id: string, at: string, sent_by?: string }
 interface Suppression { address: string, channel: Channel, reason: string, added_at: string, added_by?: string }
+interface SmsReply { reply_id: string, from: string, body: string, action: string, person_id: string | null, received_at: string }
 
 const MERGE_HELP = 'Merge fields: {{name}}, {{first_name}}, {{email}}, {{unsubscribe_url}}'
 const STATUS_CLASS: Record<LogEntry['status'], string> = { sent: 'badge level-low', failed: 'badge level-high', skipped: 'badge level-medium' }
@@ -218,6 +220,24 @@ function Suppressions ({ mayRemove }: { mayRemove: boolean }) {
   )
 }
 
+function SmsReplies () {
+  const replies = useCall<{ receiving: boolean, items: SmsReply[] }>('list-sms-replies')
+  useEffect(() => { void replies.run({ limit: 50 }) }, [])
+  return (
+    <Card title="Replies to texts">
+      {replies.data?.receiving === false && <p class="muted">Replies are not received: set [campaign].sms_inbound_auth_token and point the SMS provider's webhook at /sms/inbound.</p>}
+      <button type="button" class="ghost" onClick={() => { void replies.run({ limit: 50 }) }}>Refresh</button>
+      <ErrorLine error={replies.error} />
+      <table data-testid="sms-replies">
+        <thead><tr><th>When</th><th>From</th><th>Reply</th><th>Done</th><th>Person</th></tr></thead>
+        <tbody>{replies.data?.items.map(r => (
+          <tr key={r.reply_id}><td>{when(r.received_at)}</td><td>{r.from}</td><td>{r.body}</td><td>{r.action}</td><td>{r.person_id ?? 'unknown number'}</td></tr>
+        ))}</tbody>
+      </table>
+    </Card>
+  )
+}
+
 export function SendingPage ({ auth }: { auth: AuthInfo }) {
   const [sends, setSends] = useState(0)
   const may = (name: string): boolean => auth.functions.includes(name)
@@ -228,6 +248,7 @@ export function SendingPage ({ auth }: { auth: AuthInfo }) {
       {(canSend('email') || canSend('sms')) && <Compose canSend={canSend} onSent={() => { setSends(n => n + 1) }} />}
       {may('list-send-log') && <SendLog key={sends} />}
       {may('list-suppressions') && <Suppressions mayRemove={may('remove-suppression')} />}
+      {may('list-sms-replies') && <SmsReplies />}
     </>
   )
 }
