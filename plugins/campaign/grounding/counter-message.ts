@@ -6,8 +6,9 @@ import type { ChatMessage } from '../language/generator.js'
 import { promptMessages, type PromptTemplate } from '../language/prompts.js'
 import type { KbLike } from './grounding.js'
 import { contradicts, topicShare, type Contradiction } from '../text/claims.js'
+import type { CounterTone } from './counter-tones.js'
 
-export type CounterTone = 'neutral' | 'warm' | 'firm'
+export type { CounterTone }
 
 export interface CitedSource {
   cite: number

@@ -7,11 +7,9 @@ import { Type, type Static } from '../../../../kernel/schema.js'
 import type { LanguageEngine } from '../../language/engine.js'
 import { fillTemplate } from '../../language/prompts.js'
 import { clip, marked, type GroundedSentence } from '../../grounding/grounding.js'
+import { CHANNELS, TONES, type Channel, type CopyTone } from './choices.js'
 
-export const CHANNELS = ['sms', 'social', 'email', 'flyer', 'speech'] as const
-export type Channel = typeof CHANNELS[number]
-export const TONES = ['neutral', 'warm', 'urgent', 'hopeful'] as const
-export type CopyTone = typeof TONES[number]
+export { CHANNELS, TONES, type Channel, type CopyTone }
 export const LENGTHS = ['short', 'medium', 'long'] as const
 export type CopyLength = typeof LENGTHS[number]
 

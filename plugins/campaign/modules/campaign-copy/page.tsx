@@ -5,10 +5,9 @@ import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../../ui/src/api.js'
 import { Feedback } from '../../ui/src/feedback.js'
 import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { CHANNELS, TONES } from './choices.js'
 import { manifest } from './manifest.js'
 
-const CHANNELS = ['sms', 'social', 'email', 'flyer', 'speech']
-const TONES = ['neutral', 'warm', 'urgent', 'hopeful']
 const LENGTHS = ['short', 'medium', 'long']
 
 interface Copy {
@@ -30,7 +29,7 @@ function LengthGauge ({ characters, limit }: { characters: number, limit: number
   )
 }
 
-function Select ({ name, label, options, initial }: { name: string, label: string, options: string[], initial?: string }) {
+function Select ({ name, label, options, initial }: { name: string, label: string, options: readonly string[], initial?: string }) {
   return <Field label={label}><select name={name}>{options.map(o => <option key={o} value={o} selected={o === initial}>{o}</option>)}</select></Field>
 }
 

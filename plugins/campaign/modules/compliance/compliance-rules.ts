@@ -9,8 +9,8 @@ import { dollars, donorId, netCents, type Fundraising } from '../fundraising/fun
 import { AMOUNT } from '../../text/provisions.js'
 import { matchesOf } from '../../text/text-cues.js'
 
-export const CHANNELS = ['ad', 'mailer', 'email', 'post'] as const
-export type Channel = typeof CHANNELS[number]
+import { CHANNELS, type Channel } from './channels.js'
+export { CHANNELS, type Channel }
 
 const Severity = Type.Union([Type.Literal('error'), Type.Literal('warning'), Type.Literal('info')])
 export type Severity = Static<typeof Severity>

@@ -6,9 +6,9 @@ import { dollars, electionLabel, useCall, type AuthInfo } from '../../ui/src/api
 import { Bars } from '../../ui/src/bars.js'
 import { Feedback } from '../../ui/src/feedback.js'
 import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { CHANNELS } from './channels.js'
 import { manifest } from './manifest.js'
 
-const CHANNELS = ['ad', 'mailer', 'email', 'post']
 const EXAMPLE = 'Friends, our plan is endorsed by the Elections Board. Donate $5,000 today to keep the momentum going! Your gift is tax-deductible.'
 const SEVERITY_LEVEL: Record<string, string> = { error: 'high', warning: 'medium', info: 'low' }
 

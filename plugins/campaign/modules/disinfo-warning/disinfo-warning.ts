@@ -7,6 +7,7 @@ import { moduleFunction, type ModuleFunction } from '../../functions.js'
 import { generated } from '../../language/generator.js'
 import { loadPrompt } from '../../language/prompts.js'
 import { answeringPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone } from '../../grounding/counter-message.js'
+import { COUNTER_TONES } from '../../grounding/counter-tones.js'
 import { analyzeDisinfo, claimSentences, isUrgent, type DisinfoAnalysis } from './disinfo-signals.js'
 import { RecordStore, TextArg, checkText, timeKey, type ModuleKit } from '../kit.js'
 
@@ -28,7 +29,7 @@ const AnalyzeArgs = Type.Object({
 const CounterArgs = Type.Object({
   analysis_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'an analysis of analyze-disinfo' })),
   text: Type.Optional(TextArg('the claim, when there is no analysis')),
-  tone: Type.Union([Type.Literal('neutral'), Type.Literal('warm'), Type.Literal('firm')], { default: 'neutral' })
+  tone: Type.Union(COUNTER_TONES.map(t => Type.Literal(t)), { default: 'neutral' })
 }, { additionalProperties: false })
 
 export function disinfoWarningFunctions (kit: ModuleKit): ModuleFunction[] {

@@ -2,6 +2,7 @@
 // and counter-messages citing the knowledge base (counter-messaging) for an analysis or a typed claim.
 import { useCall, type AuthInfo } from '../../ui/src/api.js'
 import { Bars } from '../../ui/src/bars.js'
+import { COUNTER_TONES } from '../../grounding/counter-tones.js'
 import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
 
 interface Signal { signal: string, group: string, weight: number, value: number, contribution: number, detail: string, evidence: string[] }
@@ -15,10 +16,9 @@ interface Counter {
   citations: Array<{ cite: number, title: string, passage: number, text: string }>
 }
 
-const TONES = ['neutral', 'warm', 'firm']
 
 function ToneSelect () {
-  return <Field label="Tone"><select name="tone">{TONES.map(t => <option key={t} value={t}>{t}</option>)}</select></Field>
+  return <Field label="Tone"><select name="tone">{COUNTER_TONES.map(t => <option key={t} value={t}>{t}</option>)}</select></Field>
 }
 
 function CounterMessage ({ counter }: { counter: Counter }) {
