@@ -126,11 +126,16 @@ static int lossy_write(berth_transport_t *t, const uint8_t *bytes, size_t length
   return BERTH_SEND_UNCERTAIN;
 }
 
-static void retry(berth_transport_t *http, const uint8_t device[8]) {
+/** A boot of `device` (no reset handler) whose sessions post each frame as it is complete. */
+static void boot_posting_frames(const uint8_t device[8], uint32_t seed) {
   berth_posix_set_device_id(device);
   berth_posix_on_reset(NULL);
-  berth_boot(7000);
+  berth_boot(seed);
   s_http.per_frame = true;
+}
+
+static void retry(berth_transport_t *http, const uint8_t device[8]) {
+  boot_posting_frames(device, 7000);
   berth_transport_t lossy = { 0, lossy_write, NULL, http };
   berth_metrics_gauge("battery_mv", 3700);
   berth_metrics_increment("tx_packets", 2);
@@ -166,10 +171,7 @@ static int quiet_write(berth_transport_t *t, const uint8_t *bytes, size_t length
 }
 
 static void gap(berth_transport_t *http, const uint8_t device[8]) {
-  berth_posix_set_device_id(device);
-  berth_posix_on_reset(NULL);
-  berth_boot(9000);
-  s_http.per_frame = true;
+  boot_posting_frames(device, 9000);
   berth_transport_t quiet = { 24, quiet_write, NULL, http };
   berth_metrics_gauge("battery_mv", 3500);
   berth_upload_t session = { .transport = &quiet, .options = { false, NULL }, .info = &INFO };
