@@ -8,8 +8,8 @@ import { pollUntil } from './poll.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
-/** Run-scoped daemons are recorded here (with their logs) until `stopRunDaemons()`. */
-export const RUN_DIR = '/tmp/berth-test-run'
+/** Run-scoped daemons are recorded here (with their logs) until `stopRunDaemons()`; BERTH_TEST_RUN_DIR gives a run its own, so two runs on one machine never stop each other's. */
+export const RUN_DIR = process.env.BERTH_TEST_RUN_DIR ?? '/tmp/berth-test-run'
 const RECORDS = join(RUN_DIR, 'daemons')
 
 /** A path in RUN_DIR (created if needed). */
