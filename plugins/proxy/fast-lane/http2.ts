@@ -92,6 +92,8 @@ function ignore (): void {}
 
 /** A stream on the lane: its request sent to a replica, the answer written to it. */
 class LaneStream extends LaneRequest {
+  /** An HTTP/2 answer's head is written anew, always. */
+  readonly passesHeads = false
   readonly #stream: ServerHttp2Stream
   /** Small pieces of the answer copied since the last write, written once per read of the replica's. */
   #pending: Buffer[] = []
@@ -119,19 +121,14 @@ class LaneStream extends LaneRequest {
     this.dispatch()
     if ((this.request as Forwarded).body === undefined) return
     this.#reading = true
-    stream.on('data', this.#piece)
-    stream.once('end', this.#bodyEnd)
-  }
-
-  readonly #piece = (piece: Buffer): void => {
-    if (this.exchange?.write(piece, this.#sendMore) === false) this.#stream.pause()
-  }
-
-  readonly #sendMore = (): void => { this.#stream.resume() }
-
-  readonly #bodyEnd = (): void => {
-    this.#reading = false
-    this.exchange?.finish()
+    const sendMore = (): void => { stream.resume() }
+    stream.on('data', (piece: Buffer) => {
+      if (this.exchange?.write(piece, sendMore) === false) stream.pause()
+    })
+    stream.once('end', () => {
+      this.#reading = false
+      this.exchange?.finish()
+    })
   }
 
   /** The stream is closed (answered, or reset by the client): a request in flight drops its replica's connection. */
@@ -145,7 +142,7 @@ class LaneStream extends LaneRequest {
   head (answer: ParsedHead): boolean {
     const request = this.request as Forwarded
     const status = answer.statusCode
-    const headers = request.route.guard.withExtras(http2ResponseHeaders(answer.headers), 'https')
+    const headers = request.route.guard.addExtras(http2ResponseHeaders(answer.headers), 'https')
     headers[':status'] = String(status)
     const ended = request.headOnly || status === 204 || status === 304
     try {
@@ -188,14 +185,12 @@ class LaneStream extends LaneRequest {
     // Past the mark a write said "wait for drain", so 'drain' comes.
     if (!this.#awaitingDrain) {
       this.#awaitingDrain = true
-      stream.once('drain', this.#drained)
+      stream.once('drain', () => {
+        this.#awaitingDrain = false
+        this.exchange?.resume()
+      })
     }
     return false
-  }
-
-  readonly #drained = (): void => {
-    this.#awaitingDrain = false
-    this.exchange?.resume()
   }
 
   get holdsPieces (): boolean {

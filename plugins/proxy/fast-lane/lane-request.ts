@@ -53,6 +53,7 @@ export abstract class LaneRequest implements AnswerHandler {
     this.routing = routing
   }
 
+  abstract readonly passesHeads: boolean
   abstract head (answer: ParsedHead, received: Buffer | undefined): boolean
   abstract body (chunk: Buffer): void
   abstract end (): void

@@ -87,6 +87,7 @@ export const HELD_FOR_CLIENT = 256 * 1024
 const SMALL_PIECE = 1024
 
 class LaneConnection extends LaneRequest {
+  readonly passesHeads = true
   readonly #lane: FastLane
   readonly #socket: Socket
   readonly #parser: HttpParser

@@ -32,6 +32,8 @@ export interface Failure {
 }
 
 export interface AnswerHandler {
+  /** Whether the handler can pass a head on as it was received (then `head` gets its bytes when they allow it). */
+  readonly passesHeads: boolean
   /**
    * The answer's head. `received`: its bytes (the hop-by-hop lines cut), when they can go on as they
    * are, as the start of the first body piece; true back when the handler takes them so (false: it
@@ -335,7 +337,7 @@ class Connection implements Exchange {
     // The body is passed on from the read buffer, not through llhttp's copies, and the head with it
     // when its bytes can go on as they came.
     const read = this.#read as Buffer
-    const headStart = cutHopByHop(read, this.#headStart, bodyStart, head)
+    const headStart = handler.passesHeads ? cutHopByHop(read, this.#headStart, bodyStart, head) : -1
     const from = handler.head(head, headStart === -1 ? undefined : read.subarray(headStart, bodyStart)) ? headStart : bodyStart
     // The handler could not take the answer and dropped the exchange (the connection is closed).
     if (this.#handler !== handler) return undefined

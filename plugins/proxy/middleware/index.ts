@@ -93,11 +93,13 @@ export class RouteMiddleware {
 
   /** An answer's headers with the extras: they replace the service's own, except HSTS, which a service may set itself. */
   withExtras (headers: Record<string, string | string[]>, scheme: 'http' | 'https'): Record<string, string | string[]> {
-    const extra = this.#extra[scheme]
-    if (extra.length === 0) return headers
-    const out = { ...headers }
-    for (const [name, value] of extra) if (!(name === 'strict-transport-security' && out[name] !== undefined)) out[name] = value
-    return out
+    return this.#extra[scheme].length === 0 ? headers : this.addExtras({ ...headers }, scheme)
+  }
+
+  /** The same extras added to `headers` (lower-case names) themselves. */
+  addExtras (headers: Record<string, string | string[]>, scheme: 'http' | 'https'): Record<string, string | string[]> {
+    for (const [name, value] of this.#extra[scheme]) if (!(name === 'strict-transport-security' && headers[name] !== undefined)) headers[name] = value
+    return headers
   }
 
   /** The header lines of a raw answer head (`raw`: name/value pairs) that cross the proxy, with the extras. */
