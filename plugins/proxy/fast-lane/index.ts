@@ -3,8 +3,9 @@
 // reached through node:http's internal module `_http_common` (node:http's server and undici's own
 // llhttp build give no parser to drive over a socket of one's own), and the stream binding
 // (`process.binding('stream_wrap')`) whose write requests let a write go to a socket's handle in the
-// same system call. Each is checked once at start; without the parser the lane does not run and
-// every connection takes the general path; without the binding the lane writes through the sockets.
+// same system call. Each is checked once at start; without the parser the lane does not run (nor
+// its HTTP/2 side, which reads replicas' answers with it) and every connection takes the general
+// path; without the binding the lane writes through the sockets.
 // `[proxy].fast_lane = false` turns the lane off.
 import { directWrites } from './direct-write.js'
 import { createParser } from './llhttp.js'
