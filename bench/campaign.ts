@@ -8,8 +8,11 @@
 // The CSV round trip of BENCH_PEOPLE people: import-csv of a fresh file each run (rows/s, with
 // csv-parse alone on the same file as the floor) and the streamed /export/people (rows/s, and the
 // heap the export adds at its peak, measured again once the store holds every run's people).
+// The summary part: sentiment-summary over BENCH_POSTS posts by one caller and by BENCH_CALLERS callers
+// at once (each sending its next request when its last is answered), for the whole stream by hour, by
+// day for one source, and for a range that starts and ends inside an hour.
 // Each latency is measured BENCH_RUNS times; the table gives the median p50 and p99 of the runs.
-// Run: npm run build && node --expose-gc dist/bench/campaign.js   (BENCH_PARTS=functions or csv for one part; BENCH_POSTS, BENCH_DOCS, BENCH_PEOPLE, BENCH_REQUESTS, BENCH_RUNS
+// Run: npm run build && node --expose-gc dist/bench/campaign.js   (BENCH_PARTS=functions, csv or summary for one part, default functions,csv; BENCH_POSTS, BENCH_DOCS, BENCH_PEOPLE, BENCH_REQUESTS, BENCH_RUNS, BENCH_CALLERS
 // bound the work; BENCH_SHARED=0 leaves the shared backends out). Needs Debian's postgresql-15 and
 // redis-server for the shared column.
 import pino from 'pino'
@@ -36,8 +39,12 @@ const REQUESTS = envInt('BENCH_REQUESTS', 200)
 const RUNS = envInt('BENCH_RUNS', 3)
 const BATCH = 500
 const PEOPLE = envInt('BENCH_PEOPLE', 10_000)
-/** `functions`, `csv` or both (the default): what is measured. */
+/** Callers at once in the summary part. */
+const CALLERS = envInt('BENCH_CALLERS', 8)
+/** `functions`, `csv`, `summary`, or several separated by commas (default: functions and csv): what is measured. */
 const PARTS = (process.env.BENCH_PARTS ?? 'functions,csv').split(',')
+/** Whether posts are ingested (and their rate measured) before the functions are. */
+const WITH_POSTS = PARTS.includes('functions') || PARTS.includes('summary')
 const SOURCES = ['twitter', 'facebook', 'forum', 'news-comments']
 const PHRASES = [
   'The new transit plan is fantastic, finally someone listens to commuters',
@@ -54,15 +61,28 @@ function percentile (sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 }
 
-async function timed (count: number, once: (i: number) => Promise<unknown>): Promise<{ p50: number, p99: number }> {
+interface Latency { p50: number, p99: number, failed: number }
+
+/**
+ * `count` requests by `callers` callers at once, each sending its next request when its last is
+ * answered: p50 and p99 of their latencies, a failed request counted (and its time until it failed
+ * kept among the latencies).
+ */
+async function timed (count: number, once: (i: number) => Promise<unknown>, callers = 1): Promise<Latency> {
   const times: number[] = []
-  for (let i = 0; i < count; i++) {
-    const began = performance.now()
-    await once(i)
-    times.push(performance.now() - began)
+  let failed = 0
+  let next = 0
+  const caller = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++
+      const began = performance.now()
+      await once(i).catch(() => { failed++ })
+      times.push(performance.now() - began)
+    }
   }
+  await Promise.all(Array.from({ length: Math.min(callers, count) }, caller))
   times.sort((a, b) => a - b)
-  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) }
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), failed }
 }
 
 /** A 2,000-word article: the phrases above with names and places, in paragraphs. */
@@ -87,13 +107,22 @@ function documents (count: number): Array<{ title: string, text: string }> {
   })
 }
 
-type Measures = Map<string, { p50: number, p99: number }>
+type Measures = Map<string, Latency>
+
+/** One latency measured: `count` requests by `callers` callers at once, in the table of its part. */
+interface Measure {
+  what: string
+  part: 'functions' | 'summary'
+  count: number
+  callers: number
+  once: (i: number) => Promise<unknown>
+}
 
 /** Everything measured on one pair of backends: `campaign` adds the [campaign] settings that choose them. */
 interface Extra {
   /** Run once the posts and documents are stored. */
   prepare: () => Promise<void>
-  measures: Array<[string, number, (i: number) => Promise<unknown>]>
+  measures: Measure[]
 }
 
 /** Everything measured on one pair of backends: `campaignSettings` adds the [campaign] settings that choose them. */
@@ -175,7 +204,7 @@ async function measure (campaignSettings: Record<string, unknown>, extra?: Extra
     const start = Date.parse('2026-05-01T00:00:00Z')
     const step = Math.floor(14 * 86_400_000 / POSTS)
     const rates: number[] = []
-    for (let first = 0; PARTS.includes('functions') && first < POSTS; first += BATCH) {
+    for (let first = 0; WITH_POSTS && first < POSTS; first += BATCH) {
       const posts = Array.from({ length: Math.min(BATCH, POSTS - first) }, (_, k) => {
         const n = first + k
         return { text: `${PHRASES[n % PHRASES.length]} #${n}`, source: SOURCES[n % SOURCES.length], author: `user${n % 300}`, posted_at: new Date(start + n * step).toISOString() }
@@ -188,24 +217,31 @@ async function measure (campaignSettings: Record<string, unknown>, extra?: Extra
     await extra?.prepare()
     const queries = ['transit commuters plan', 'rents housing city', 'water report valley', 'police budget crime', 'early voting library']
     const text = article()
-    const measures: Array<[string, number, (i: number) => Promise<unknown>]> = [
-      ['check-auth', REQUESTS, async () => await call('check-auth', {})],
-      [`kb-query over ${DOCS} documents`, REQUESTS, async i => await call('kb-query', { query: queries[i % queries.length] })],
-      [`sentiment-summary, by hour, over ${POSTS} posts`, REQUESTS, async () => await call('sentiment-summary', { bucket: 'hour' })],
-      [`sentiment-summary, by day, one source, over ${POSTS} posts`, REQUESTS, async () => await call('sentiment-summary', { bucket: 'day', source: 'forum' })],
-      [`detect-spikes over ${POSTS} posts`, REQUESTS, async () => await call('detect-spikes', {})],
-      [`floor: reading the ${POSTS} posts through the store in-process`, REQUESTS, async () => (await kernel.service('campaign').posts.list(undefined, undefined)).length],
+    const fn = (what: string, once: Measure['once'], count = REQUESTS): Measure => ({ what, part: 'functions', count, callers: 1, once })
+    // A range starting and ending inside an hour, eleven days long. A summary measure's name holds its callers after a "|".
+    const range = { from: new Date(start + 86_400_000 + 1_023_000).toISOString(), to: new Date(start + 12 * 86_400_000 + 2_580_000).toISOString() }
+    const summaries: Array<[string, object]> = [['by hour', { bucket: 'hour' }], ['by day, one source', { bucket: 'day', source: 'forum' }], ['by hour, a range inside hours', { bucket: 'hour', ...range }]]
+    const measures: Measure[] = [
+      fn('check-auth', async () => await call('check-auth', {})),
+      fn(`kb-query over ${DOCS} documents`, async i => await call('kb-query', { query: queries[i % queries.length] })),
+      fn(`sentiment-summary, by hour, over ${POSTS} posts`, async () => await call('sentiment-summary', { bucket: 'hour' })),
+      fn(`sentiment-summary, by day, one source, over ${POSTS} posts`, async () => await call('sentiment-summary', { bucket: 'day', source: 'forum' })),
+      fn(`detect-spikes over ${POSTS} posts`, async () => await call('detect-spikes', {})),
+      fn(`floor: reading the ${POSTS} posts through the store in-process`, async () => (await kernel.service('campaign').posts.list(undefined, undefined)).length),
       // A different article each time (one sentence changes): nothing of an earlier request is reused.
-      [`analyze-article, ${text.split(' ').length} words`, Math.min(REQUESTS, 50), async i => await call('analyze-article', { title: 'Bench', outlet: 'bench', text: `Edition ${i}. ${text}` })],
+      fn(`analyze-article, ${text.split(' ').length} words`, async i => await call('analyze-article', { title: 'Bench', outlet: 'bench', text: `Edition ${i}. ${text}` }), Math.min(REQUESTS, 50)),
+      ...summaries.flatMap(([shape, args]) => [1, CALLERS].map(callers => ({
+        what: `sentiment-summary, ${shape}, over ${POSTS} posts|${callers}`, part: 'summary' as const, count: REQUESTS, callers, once: async () => await call('sentiment-summary', args)
+      }))),
       ...extra?.measures ?? []
-    ]
+    ].filter(m => PARTS.includes(m.part))
     const roundTrip = PARTS.includes('csv') ? await csvRoundTrip(call, baseUrl, cookie) : undefined
-    const runs = new Map<string, Array<{ p50: number, p99: number }>>(measures.map(([what]) => [what, []]))
+    const runs = new Map<string, Latency[]>(measures.map(({ what }) => [what, []]))
     for (let run = 0; run < RUNS; run++) {
-      for (const [what, count, once] of PARTS.includes('functions') ? measures : []) runs.get(what)?.push(await timed(count, once))
+      for (const { what, count, once, callers } of measures) runs.get(what)?.push(await timed(count, once, callers))
     }
     return {
-      measures: new Map([...runs].map(([what, results]) => [what, { p50: median(results.map(r => r.p50)), p99: median(results.map(r => r.p99)) }])),
+      measures: new Map([...runs].map(([what, results]) => [what, { p50: median(results.map(r => r.p50)), p99: median(results.map(r => r.p99)), failed: results.reduce((n, r) => n + r.failed, 0) }])),
       ingestRate: median(rates),
       roundTrip
     }
@@ -244,17 +280,29 @@ async function main (): Promise<void> {
       teardowns.push(fts.close)
       shared = await measure({ database_url: database.url(), redis_url: redis.url }, {
         prepare: fts.prepare,
-        measures: [['PostgreSQL full-text search over the same passages (the SQL alone, GIN index)', REQUESTS, fts.search]]
+        measures: [{ what: 'PostgreSQL full-text search over the same passages (the SQL alone, GIN index)', part: 'functions', count: REQUESTS, callers: 1, once: fts.search }]
       })
     }
+    const cell = (m: Measures | undefined, what: string, key: 'p50' | 'p99'): string => {
+      const measured = m?.get(what)
+      if (measured === undefined) return '—'
+      return `${measured[key].toFixed(1)}${key === 'p99' && measured.failed > 0 ? ` (${measured.failed} failed)` : ''}`
+    }
+    const names = [...new Set([...local.measures.keys(), ...(shared?.measures.keys() ?? [])])]
+    const cells = (what: string): string[] => [cell(local.measures, what, 'p50'), cell(local.measures, what, 'p99'), cell(shared?.measures, what, 'p50'), cell(shared?.measures, what, 'p99')]
+    const backends = ['default p50 ms', 'default p99 ms', 'Redis + PostgreSQL p50 ms', 'Redis + PostgreSQL p99 ms']
     if (PARTS.includes('functions')) {
-      const cell = (m: Measures | undefined, what: string, key: 'p50' | 'p99'): string => m?.get(what)?.[key].toFixed(1) ?? '—'
-      const names = [...new Set([...local.measures.keys(), ...(shared?.measures.keys() ?? [])])]
-      const rows = names.map(what => {
+      const rows = names.filter(what => !what.includes('|')).map(what => {
         const ratio = shared !== undefined && local.measures.has(what) && shared.measures.has(what) ? ((shared.measures.get(what)?.p99 ?? 0) / (local.measures.get(what)?.p99 ?? 1)).toFixed(2) : '—'
-        return [what, cell(local.measures, what, 'p50'), cell(local.measures, what, 'p99'), cell(shared?.measures, what, 'p50'), cell(shared?.measures, what, 'p99'), ratio]
+        return [what, ...cells(what), ratio]
       })
-      console.log(markdownTable(['server function', 'default p50 ms', 'default p99 ms', 'Redis + PostgreSQL p50 ms', 'Redis + PostgreSQL p99 ms', 'p99 shared / default'], rows))
+      console.log(markdownTable(['server function', ...backends, 'p99 shared / default'], rows))
+    }
+    if (PARTS.includes('summary')) {
+      const rows = names.filter(what => what.includes('|')).map(what => [...what.split('|'), ...cells(what)])
+      console.log(markdownTable(['sentiment-summary', 'callers at once', ...backends], rows))
+    }
+    if (WITH_POSTS) {
       console.log(`\n(medians of ${RUNS} runs of ${REQUESTS} requests each)`)
       console.log(`ingest-posts: median ${Math.round(local.ingestRate)} posts/s on LMDB${shared !== undefined ? `, ${Math.round(shared.ingestRate)} posts/s on PostgreSQL` : ''} (batches of ${BATCH})`)
     }
