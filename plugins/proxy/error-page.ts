@@ -19,9 +19,24 @@ function errorPage (accept: string | undefined, status: number, message: string)
 
 export function sendError (req: Pick<IncomingMessage, 'headers' | 'method'>, res: ServerResponse | Http2ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   const page = errorPage(req.headers.accept, status, message)
+  withoutHeaders(res)
   res.writeHead(status, { ...headers, 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'no-store' })
   if (req.method === 'HEAD') res.end()
   else res.end(page.body)
+}
+
+/**
+ * Take off the headers a response has been given so far: those of a replica's answer it could not
+ * send (node:http2's compatibility layer keeps the headers of a writeHead that failed, one HTTP/2
+ * cannot carry), so that the proxy's own answer carries none of them (a cookie, HSTS).
+ */
+function withoutHeaders (res: ServerResponse | Http2ServerResponse): void {
+  const names = res.getHeaderNames()
+  if (names.length === 0) return
+  for (const name of names) res.removeHeader(name)
+  // Taking Date off turns the server's own off, and the compatibility layer keeps the value taken off: a Date of now replaces it.
+  res.sendDate = true
+  if (names.includes('date')) res.setHeader('date', new Date().toUTCString())
 }
 
 /** The same answer as a whole HTTP/1.1 message; `close`: the connection ends after it. */

@@ -264,15 +264,15 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     const { route, scheme } = this.#shaping
     let shaped = route.guard.withExtras(responseHeaders(headers, 'stream' in this.#res), scheme)
     const encoding = route.guard.compress ? encodingFor(this.#req.method ?? 'GET', this.#req.headers['accept-encoding'], statusCode, shaped) : undefined
+    if (encoding !== undefined) shaped = encodedHeaders(shaped, encoding)
+    // HTTP/2 has no reason phrases. Headers HTTP/2 cannot carry throw here: the request fails with a 502 (sendError starts it clean).
+    if ('stream' in this.#res) this.#res.writeHead(statusCode, shaped)
+    else this.#res.writeHead(statusCode, statusMessage, shaped)
     if (encoding !== undefined) {
-      shaped = encodedHeaders(shaped, encoding)
       const encode = encoder(encoding)
       encode.pipe(this.#res)
       this.#out = encode
     }
-    // HTTP/2 has no reason phrases.
-    if ('stream' in this.#res) this.#res.writeHead(statusCode, shaped)
-    else this.#res.writeHead(statusCode, statusMessage, shaped)
     this.#events.responded(statusCode)
   }
 
