@@ -1,22 +1,13 @@
-// Who sees what of a person. Each record type that holds people has one view: for every field, the
-// roles that see it (admin sees every field); the functions returning such records show them through
-// it, and the functions listing or searching them filter, sort and search through it too: a role may
-// query only the fields it sees. Attribution fields (`recorded_by`, `created_by`…: the e-mail of the
+// Who sees what of a person. Each record type that holds people has one view, declared in its
+// module's manifest (modules/manifest.ts, RecordView): for every field, the roles that see it (admin
+// sees every field); the functions returning such records show them through it, and the functions
+// listing or searching them filter, sort and search through it too: a role may query only the fields
+// it sees. Attribution fields (`recorded_by`, `created_by`…: the e-mail of the
 // user who did something) are one rule for every record, applied to every result: only admin and
 // staff see them.
 import { Forbidden } from '../../kernel/index.js'
 import type { Role } from './roles.js'
-import type { Donation, DonorSummary } from './modules/fundraising/fundraising.js'
-import type { UserRecord } from './modules/admin/admin.js'
-import type { Volunteer } from './modules/volunteers/volunteers.js'
-import type { CallRecord } from './modules/call-intelligence/call-intelligence.js'
-import type { Person } from './modules/people/directory.js'
-import type { Attendance, RosterEntry } from './modules/events/event-book.js'
-import type { SendLogRecord } from './modules/sending/messenger.js'
-import type { SmsReply } from './modules/sending/sms-replies.js'
-
-/** The roles besides admin that see a field. */
-export type Audience = ReadonlyArray<Exclude<Role, 'admin'>>
+import type { Audience } from './modules/manifest.js'
 
 /** The fields naming the user who did something, wherever they appear in a result. */
 export const ATTRIBUTION_FIELDS = ['recorded_by', 'created_by', 'checked_by', 'added_by', 'analyzed_by', 'changed_by'] as const
@@ -30,7 +21,7 @@ export const ATTRIBUTION_AUDIENCE: Audience = ['staff']
 
 const sees = (role: Role | undefined, audience: Audience): boolean => role === 'admin' || (role !== undefined && (audience as readonly Role[]).includes(role))
 
-/** A record type's view: every field but the attribution ones names its audience. */
+/** A record type's view, made from its module's manifest: every field but the attribution ones names its audience. */
 export class PeopleView<T extends object> {
   readonly kind: string
   readonly fields: { readonly [K in ViewField<T>]-?: Audience }
@@ -81,145 +72,6 @@ export class PeopleView<T extends object> {
     })) as Partial<T>
   }
 }
-
-const EVERYONE: Audience = ['staff', 'volunteer', 'readonly']
-const READERS: Audience = ['staff', 'readonly']
-const STAFF: Audience = ['staff']
-const ADMIN: Audience = []
-
-export const VOLUNTEER_VIEW = new PeopleView<Volunteer>('volunteer', {
-  volunteer_id: EVERYONE,
-  name: EVERYONE,
-  skills: EVERYONE,
-  availability: EVERYONE,
-  updated_at: EVERYONE,
-  email: STAFF,
-  location: STAFF
-})
-
-export const DONOR_VIEW = new PeopleView<DonorSummary>('donor', {
-  donor_id: READERS,
-  name: READERS,
-  created_at: READERS,
-  updated_at: READERS,
-  election: READERS,
-  election_total_cents: READERS,
-  remaining_cents: READERS,
-  cycle_total_cents: READERS,
-  lifetime_total_cents: READERS,
-  donation_count: READERS,
-  last_donation_on: READERS,
-  missing_itemization: READERS,
-  email: STAFF,
-  address: STAFF,
-  occupation: STAFF,
-  employer: STAFF
-})
-
-export const DONATION_VIEW = new PeopleView<Donation>('donation', {
-  donation_id: READERS,
-  donor_id: READERS,
-  amount_cents: READERS,
-  refunded_cents: READERS,
-  received_on: READERS,
-  designation: READERS,
-  election: READERS,
-  recorded_at: READERS,
-  history: READERS
-})
-
-export const USER_VIEW = new PeopleView<UserRecord>('user', {
-  sub: ADMIN,
-  email: ADMIN,
-  name: ADMIN,
-  role: ADMIN,
-  last_login_at: ADMIN,
-  logins: ADMIN
-})
-
-export const CALL_VIEW = new PeopleView<CallRecord>('call', {
-  call_id: READERS,
-  called_at: READERS,
-  caller: READERS,
-  outcome: READERS,
-  sentiment: READERS,
-  issues: READERS,
-  follow_up: READERS,
-  turns: READERS,
-  contact: STAFF
-})
-
-export const PERSON_VIEW = new PeopleView<Person>('person', {
-  person_id: READERS,
-  name: READERS,
-  city: READERS,
-  tags: READERS,
-  issues: READERS,
-  roles: READERS,
-  merged_from: READERS,
-  created_at: READERS,
-  updated_at: READERS,
-  last_activity_at: READERS,
-  email: STAFF,
-  phone: STAFF,
-  address: STAFF,
-  postcode: STAFF,
-  household_id: STAFF,
-  custom: STAFF,
-  consent: STAFF
-})
-
-/** A person on a shift's roster: who they are, whether they came, their record of coming. */
-export const RSVP_VIEW = new PeopleView<RosterEntry>('rsvp', {
-  person_id: STAFF,
-  name: STAFF,
-  email: STAFF,
-  state: STAFF,
-  position: STAFF,
-  rsvp_at: STAFF,
-  checked_in_at: STAFF,
-  reminded_at: STAFF,
-  attended: STAFF,
-  no_shows: STAFF
-})
-
-export const ATTENDANCE_VIEW = new PeopleView<Attendance>('attendance', {
-  person_id: STAFF,
-  name: STAFF,
-  attended: STAFF,
-  no_shows: STAFF,
-  upcoming: STAFF
-})
-
-/** A send log record: who was sent what and when; the address and the server's answer (which may name it) are staff's. */
-export const SEND_LOG_VIEW = new PeopleView<SendLogRecord>('send log', {
-  send_id: READERS,
-  channel: READERS,
-  person_id: READERS,
-  purpose: READERS,
-  status: READERS,
-  message_id: READERS,
-  at: READERS,
-  address: STAFF,
-  response: STAFF,
-  sent_by: STAFF
-})
-
-/** A reply to a text: the number it came from and what it says, and what it did to the sender's consent, are staff's. */
-export const SMS_REPLY_VIEW = new PeopleView<SmsReply>('sms reply', {
-  reply_id: STAFF,
-  message_sid: STAFF,
-  from: STAFF,
-  to: STAFF,
-  body: STAFF,
-  keyword: STAFF,
-  action: STAFF,
-  person_id: STAFF,
-  received_at: STAFF
-})
-
-/** Every view, for the documentation's table. */
-export const PEOPLE_VIEWS: ReadonlyArray<PeopleView<object>> = [PERSON_VIEW, VOLUNTEER_VIEW, DONOR_VIEW, DONATION_VIEW, USER_VIEW, CALL_VIEW, RSVP_VIEW, ATTENDANCE_VIEW, SEND_LOG_VIEW, SMS_REPLY_VIEW] as unknown as ReadonlyArray<PeopleView<object>>
 
 const isPlainObject = (item: unknown): item is Record<string, unknown> => item !== null && typeof item === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(item))
 

@@ -1,48 +1,31 @@
-// What every module receives (the language engine, the optional generative provider, the
-// knowledge base, the campaign store's tables) and what they share: text bounds answered with 413, time-
-// ordered record stores that keep at most a configured number of records, and pagination.
+// What every module receives (the language engine, the optional generative provider, the campaign
+// store's tables, and the services modules provide to each other) and what they share: text bounds
+// answered with 413, time-ordered record stores that keep at most a configured number of records, and
+// pagination. The kit names no module: a module providing a service adds it to ModuleKit itself
+// (`declare module '../kit.js'` beside the service's class).
 import { createHash, randomBytes } from 'node:crypto'
 import { BadRequest, PayloadTooLarge } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'
 import type { LanguageEngine } from '../language/engine.js'
 import type { Generator } from '../language/generator.js'
-import type { AdminSources } from './admin/admin.js'
-import type { EventBook } from './events/event-book.js'
-import type { Fundraising } from './fundraising/fundraising.js'
-import type { KnowledgeBase } from './knowledge-base/knowledge-base.js'
-import type { PeopleDirectory } from './people/directory.js'
-import type { Messenger } from './sending/messenger.js'
-import type { SmsReplies } from './sending/sms-replies.js'
 import type { AuditLog } from '../audit.js'
 import type { PostStore } from '../records/posts.js'
 import type { CampaignStore, RangeOptions, Table } from '../store/contract.js'
 
+/** What the core gives every module; the modules' services (the knowledge base, people, events…) are added by the modules that provide them. */
 export interface ModuleKit {
   /** The local engine, imported on first use. */
   language(): Promise<LanguageEngine>
   /** The generative provider, when `[campaign].generator_url` is set. */
   generator: Generator | undefined
-  kb: KnowledgeBase
   /** The post stream of the sentiment monitor. */
   posts: PostStore
-  /** Donors and donations with the contribution limit (read by compliance). */
-  fundraising: Fundraising
-  /** The campaign's people: contacts, volunteers and donors, with their consent and saved lists. */
-  people: PeopleDirectory
-  /** E-mail and SMS to people, with consent, suppression, unsubscribe links and the send log. */
-  messenger: Messenger
-  /** Replies to texts from the SMS provider's webhook: carrier keywords acted on, each reply logged. */
-  replies: SmsReplies
   /** Every write to the campaign's data, who made it and the record before and after. */
   audit: AuditLog
-  /** Events, their shifts and RSVPs (matching reads who is busy when). */
-  events: EventBook
   /** The campaign's data: each module names its own tables. */
   store: CampaignStore
   /** Most records a module's store keeps. */
   maxRecords: number
-  /** What the admin panel reports: users, uptime, live counts, the issuer, the feedback per module. */
-  admin: AdminSources
 }
 
 /** Longest text one call analyses (an article, a transcript, a bill), in characters. */

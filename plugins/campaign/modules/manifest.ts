@@ -7,6 +7,25 @@ export const MODULE_GROUPS = ['Organise', 'Listen', 'Message', 'Candidate', 'Coa
 
 export type ModuleGroup = typeof MODULE_GROUPS[number]
 
+/** The roles besides admin that see a field. */
+export type Audience = ReadonlyArray<Exclude<Role, 'admin'>>
+
+/** Every role. */
+export const EVERYONE: Audience = ['staff', 'volunteer', 'readonly']
+/** The roles that read the campaign's records: staff and readonly. */
+export const READERS: Audience = ['staff', 'readonly']
+export const STAFF: Audience = ['staff']
+/** Admin alone. */
+export const ADMIN: Audience = []
+
+/**
+ * What each role sees of one type of record holding people: for every field of the record (the
+ * attribution fields aside, one rule for every record: people.ts), the roles besides admin that see
+ * it. The module's functions show, filter, sort and search its records through a `PeopleView` made
+ * from it (people.ts), which checks at compile time that every field of the record type has one.
+ */
+export type RecordView = Readonly<Record<string, Audience>>
+
 export interface ModuleManifest {
   /** The module's id: its page is `/{id}`, its functions' `module`, its feedback's `module_id`. */
   id: string
@@ -17,4 +36,6 @@ export interface ModuleManifest {
   group: ModuleGroup
   /** Its server functions by name, each with the roles that may call it besides admin, who may call every function. */
   functions: Readonly<Record<string, readonly Role[]>>
+  /** Its record views by the kind of record (`person`, `send log`…), when its records hold people. */
+  views?: Readonly<Record<string, RecordView>>
 }

@@ -5,7 +5,16 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { ServerFunctionError } from '../../../plugins/campaign/client.js'
-import { ATTENDANCE_VIEW, ATTRIBUTION_AUDIENCE, ATTRIBUTION_FIELDS, CALL_VIEW, DONATION_VIEW, DONOR_VIEW, PERSON_VIEW, RSVP_VIEW, SEND_LOG_VIEW, SMS_REPLY_VIEW, USER_VIEW, VOLUNTEER_VIEW, type PeopleView } from '../../../plugins/campaign/people.js'
+import { ATTRIBUTION_AUDIENCE, ATTRIBUTION_FIELDS, type PeopleView } from '../../../plugins/campaign/people.js'
+import { MANIFESTS } from '../../../plugins/campaign/modules/manifests.js'
+import { USER_VIEW } from '../../../plugins/campaign/modules/admin/admin.js'
+import { CALL_VIEW } from '../../../plugins/campaign/modules/call-intelligence/call-intelligence.js'
+import { ATTENDANCE_VIEW, RSVP_VIEW } from '../../../plugins/campaign/modules/events/event-book.js'
+import { DONATION_VIEW, DONOR_VIEW } from '../../../plugins/campaign/modules/fundraising/fundraising.js'
+import { PERSON_VIEW } from '../../../plugins/campaign/modules/people/filter.js'
+import { SEND_LOG_VIEW } from '../../../plugins/campaign/modules/sending/messenger.js'
+import { SMS_REPLY_VIEW } from '../../../plugins/campaign/modules/sending/sms-replies.js'
+import { VOLUNTEER_VIEW } from '../../../plugins/campaign/modules/volunteers/volunteers.js'
 import { ROLES, type Role } from '../../../plugins/campaign/roles.js'
 import { campaignApp, statusOf } from '../../support/campaign.js'
 
@@ -120,14 +129,16 @@ t.test('docs/campaign.md: the table of who sees what is the views\'', async t =>
     const [record, fields, ...roles] = row.split('|').slice(1, -1).map(cell => cell.trim())
     return `${record}: ${[...fields.matchAll(/`([a-z_]+)`/g)].map(m => m[1]).sort().join(' ')} → ${ROLES.filter((_, i) => roles[i] === '✓').join(' ')}`
   })
-  const views: Array<[string, PeopleView<object>]> = [['person', PERSON_VIEW], ['volunteer', VOLUNTEER_VIEW], ['donor', DONOR_VIEW], ['donation', DONATION_VIEW], ['user', USER_VIEW], ['call', CALL_VIEW], ['rsvp', RSVP_VIEW], ['attendance', ATTENDANCE_VIEW], ['send log', SEND_LOG_VIEW], ['sms reply', SMS_REPLY_VIEW]] as unknown as Array<[string, PeopleView<object>]>
-  const declared = views.flatMap(([record, view]) => {
+  const registered = new Map(MANIFESTS.flatMap(manifest => Object.entries(manifest.views ?? {})))
+  const made = [PERSON_VIEW, VOLUNTEER_VIEW, DONOR_VIEW, DONATION_VIEW, USER_VIEW, CALL_VIEW, RSVP_VIEW, ATTENDANCE_VIEW, SEND_LOG_VIEW, SMS_REPLY_VIEW] as unknown as Array<PeopleView<object>>
+  t.same(made.map(view => view.kind).sort(), [...registered.keys()].sort(), 'a view is made of each record view the manifests declare')
+  for (const view of made) t.equal(view.fields, registered.get(view.kind), `the ${view.kind} view is its manifest's`)
+  const declared = [...registered].flatMap(([record, fields]) => {
     const groups = new Map<string, string[]>()
-    for (const [field, audience] of Object.entries(view.fields) as Array<[string, readonly string[]]>) {
+    for (const [field, audience] of Object.entries(fields) as Array<[string, readonly string[]]>) {
       const seenBy = ROLES.filter(role => role === 'admin' || audience.includes(role)).join(' ')
       groups.set(seenBy, [...(groups.get(seenBy) ?? []), field])
     }
-    t.equal(view.kind, record)
     return [...groups].map(([seenBy, fields]) => `${record}: ${fields.sort().join(' ')} → ${seenBy}`)
   })
   declared.push(`attribution: ${[...ATTRIBUTION_FIELDS].sort().join(' ')} → admin ${ATTRIBUTION_AUDIENCE.join(' ')}`)

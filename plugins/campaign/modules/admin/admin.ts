@@ -6,11 +6,15 @@ import { TOKEN_SUBJECT, type ApiTokens } from '../../api-tokens.js'
 import type { AuditLog } from '../../audit.js'
 import { TimeRangeArgs, timeRange } from '../kit.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { USER_VIEW } from '../../people.js'
+import { PeopleView } from '../../people.js'
+import { manifest } from './manifest.js'
 import { ROLES, type Role } from '../../roles.js'
 import type { SessionRecord } from '../../sessions.js'
 import type { ModuleFeedback } from '../shared/feedback.js'
 import type { Table } from '../../store/contract.js'
+
+/** What each role sees of a user (the manifest's view). */
+export const USER_VIEW = new PeopleView<UserRecord>('user', manifest.views.user)
 
 /** Kept for every user who signed in, by subject id. */
 export interface UserRecord {
@@ -114,4 +118,11 @@ export function adminFunctions (sources: AdminSources): ModuleFunction[] {
 export async function recordLogin (users: UserDb, { sub, email, name, role }: { sub: string, email: string, name: string, role: Role }): Promise<void> {
   const previous = await users.get(sub)
   await users.put(sub, { sub, email, name, role, last_login_at: new Date().toISOString(), logins: (previous?.logins ?? 0) + 1 })
+}
+
+declare module '../kit.js' {
+  interface ModuleKit {
+    /** What the admin panel reports: users, uptime, live counts, the issuer, the feedback per module. */
+    admin: AdminSources
+  }
 }

@@ -1,7 +1,7 @@
-// The call intelligence module: its page in the navigation, and its server functions with the roles that may call each.
-import type { ModuleManifest } from '../manifest.js'
+// The call intelligence module: its page in the navigation, its server functions with the roles that may call each, and what each role sees of its records.
+import { READERS, STAFF, type ModuleManifest } from '../manifest.js'
 
-export const manifest: ModuleManifest = {
+export const manifest = {
   id: 'call-intelligence',
   title: 'Call intelligence',
   blurb: 'What canvassing calls say: outcomes, issues, sentiment, and their trends.',
@@ -9,5 +9,18 @@ export const manifest: ModuleManifest = {
   functions: {
     'analyze-transcript': ['staff', 'volunteer'],
     'call-trends': ['staff', 'readonly']
+  },
+  views: {
+    call: {
+      call_id: READERS,
+      called_at: READERS,
+      caller: READERS,
+      outcome: READERS,
+      sentiment: READERS,
+      issues: READERS,
+      follow_up: READERS,
+      turns: READERS,
+      contact: STAFF
+    }
   }
-}
+} satisfies ModuleManifest

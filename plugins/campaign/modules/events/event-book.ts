@@ -10,6 +10,12 @@ import { BadRequest, Conflict, NotFound, Unavailable } from '../../../../kernel/
 import type { CampaignStore, Transaction } from '../../store/contract.js'
 import type { Person, PeopleDirectory } from '../people/directory.js'
 import { CAMPAIGN_CODES } from '../../errors.js'
+import { PeopleView } from '../../people.js'
+import { manifest } from './manifest.js'
+
+/** What each role sees of a person on a shift's roster and of a person's attendance (the manifest's views). */
+export const RSVP_VIEW = new PeopleView<RosterEntry>('rsvp', manifest.views.rsvp)
+export const ATTENDANCE_VIEW = new PeopleView<Attendance>('attendance', manifest.views.attendance)
 
 export const EVENTS = 'events'
 export const SHIFTS = 'event-shifts'
@@ -494,4 +500,11 @@ function reminderBody (event: EventRecord | undefined, shift: ShiftRecord): stri
     '',
     'If you cannot come, cancel your RSVP on the events page so someone on the waitlist gets your place.'
   ].join('\n')
+}
+
+declare module '../kit.js' {
+  interface ModuleKit {
+    /** Events, their shifts and RSVPs (matching reads who is busy when). */
+    events: EventBook
+  }
 }

@@ -6,10 +6,9 @@
 import { BadRequest, Forbidden, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type Caller, type ModuleFunction } from '../../functions.js'
-import { ATTENDANCE_VIEW, RSVP_VIEW } from '../../people.js'
 import { mayCall } from '../../roles.js'
 import { instant } from '../kit.js'
-import { mine, summary, type EventBook, type EventRecord, type ShiftRecord } from './event-book.js'
+import { ATTENDANCE_VIEW, mine, RSVP_VIEW, summary, type EventBook, type EventRecord, type ShiftRecord } from './event-book.js'
 
 const Id = (what: string): ReturnType<typeof Type.String> => Type.String({ minLength: 1, maxLength: 64, description: what })
 const Time = (what: string): ReturnType<typeof Type.String> => Type.String({ maxLength: 40, pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$', description: `${what}: ISO 8601 with an offset, e.g. 2026-06-06T10:00:00+02:00` })

@@ -1,7 +1,7 @@
-// The events module: its page in the navigation, and its server functions with the roles that may call each.
-import type { ModuleManifest } from '../manifest.js'
+// The events module: its page in the navigation, its server functions with the roles that may call each, and what each role sees of its records.
+import { STAFF, type ModuleManifest } from '../manifest.js'
 
-export const manifest: ModuleManifest = {
+export const manifest = {
   id: 'events',
   title: 'Events and shifts',
   blurb: 'Events with shifts to sign up for, the waitlist, check-in and reminders.',
@@ -16,5 +16,27 @@ export const manifest: ModuleManifest = {
     'shift-roster': ['staff'],
     'person-attendance': ['staff'],
     'send-shift-reminders': ['staff']
+  },
+  views: {
+    /** A person on a shift's roster: who they are, whether they came, their record of coming. */
+    rsvp: {
+      person_id: STAFF,
+      name: STAFF,
+      email: STAFF,
+      state: STAFF,
+      position: STAFF,
+      rsvp_at: STAFF,
+      checked_in_at: STAFF,
+      reminded_at: STAFF,
+      attended: STAFF,
+      no_shows: STAFF
+    },
+    attendance: {
+      person_id: STAFF,
+      name: STAFF,
+      attended: STAFF,
+      no_shows: STAFF,
+      upcoming: STAFF
+    }
   }
-}
+} satisfies ModuleManifest

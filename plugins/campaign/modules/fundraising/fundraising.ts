@@ -8,13 +8,18 @@ import { createHash, randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { DONATION_VIEW, DONOR_VIEW } from '../../people.js'
+import { PeopleView } from '../../people.js'
+import { manifest } from './manifest.js'
 import type { Role } from '../../roles.js'
 import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type ElectionKind, type Elections } from './elections.js'
 import { calendarDay } from '../kit.js'
 import type { PeopleDirectory } from '../people/directory.js'
 import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
 import { CAMPAIGN_CODES } from '../../errors.js'
+
+/** What each role sees of a donor and of a donation (the manifest's views). */
+export const DONOR_VIEW = new PeopleView<DonorSummary>('donor', manifest.views.donor)
+export const DONATION_VIEW = new PeopleView<Donation>('donation', manifest.views.donation)
 
 export interface Donor {
   donor_id: string
@@ -453,4 +458,11 @@ export function fundraisingFunctions (fundraising: Fundraising, people: PeopleDi
       handler: async ({ donor_id: id, purpose }) => await fundraising.draft(id, purpose)
     })
   ]
+}
+
+declare module '../kit.js' {
+  interface ModuleKit {
+    /** Donors and donations with the contribution limit (read by compliance). */
+    fundraising: Fundraising
+  }
 }

@@ -221,3 +221,10 @@ export function knowledgeBaseFunctions (kb: KnowledgeBase): ModuleFunction[] {
     })
   ]
 }
+
+declare module '../kit.js' {
+  interface ModuleKit {
+    /** The knowledge base: the documents answers cite. */
+    kb: KnowledgeBase
+  }
+}

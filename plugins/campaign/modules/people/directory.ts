@@ -360,3 +360,10 @@ export class PeopleDirectory {
 
 /** The tables a transaction sees, for `saveIn`. */
 export const peopleTables = tablesOf
+
+declare module '../kit.js' {
+  interface ModuleKit {
+    /** The campaign's people: contacts, volunteers and donors, with their consent and saved lists. */
+    people: PeopleDirectory
+  }
+}

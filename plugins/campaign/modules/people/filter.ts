@@ -5,9 +5,13 @@
 // shown to a role only as far as it reads fields the role sees (shownFilter).
 import { Type } from '../../../../kernel/schema.js'
 import type { Static } from '@sinclair/typebox'
-import { PERSON_VIEW, type ViewField } from '../../people.js'
+import { PeopleView, type ViewField } from '../../people.js'
+import { manifest } from './manifest.js'
 import type { Role } from '../../roles.js'
 import type { Person } from './directory.js'
+
+/** What each role sees of a person (the manifest's view). */
+export const PERSON_VIEW = new PeopleView<Person>('person', manifest.views.person)
 
 const Word = Type.String({ minLength: 1, maxLength: 64 })
 

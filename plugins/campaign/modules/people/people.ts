@@ -4,16 +4,15 @@
 import { NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { PERSON_VIEW, SMS_REPLY_VIEW } from '../../people.js'
 import type { Role } from '../../roles.js'
 import type { AuditLog } from '../../audit.js'
 import type { PeopleDirectory} from './directory.js';
 import { type Person } from './directory.js'
-import { ListFilterSchema, filterAs, mayRun, shownFilter, type ListFilter } from './filter.js'
+import { ListFilterSchema, PERSON_VIEW, filterAs, mayRun, shownFilter, type ListFilter } from './filter.js'
 import { csvImportFunctions } from './import-csv.js'
 import type { CampaignStore } from '../../store/contract.js'
 import type { Fundraising } from '../fundraising/fundraising.js'
-import type { SmsReplies } from '../sending/sms-replies.js'
+import { SMS_REPLY_VIEW, type SmsReplies } from '../sending/sms-replies.js'
 
 const Id = Type.String({ minLength: 1, maxLength: 64 })
 const Words = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })

@@ -14,6 +14,11 @@ import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
 import { timeKey } from '../kit.js'
 import { normalEmail, normalPhone, type Channel, type PeopleDirectory, type Person } from '../people/directory.js'
 import { CAMPAIGN_CODES } from '../../errors.js'
+import { PeopleView } from '../../people.js'
+import { manifest } from './manifest.js'
+
+/** What each role sees of a send log record (the manifest's view). */
+export const SEND_LOG_VIEW = new PeopleView<SendLogRecord>('send log', manifest.views['send log'])
 
 export interface Outgoing {
   channel: Channel
@@ -455,5 +460,12 @@ export class Messenger {
   close (): void {
     this.#transport?.close()
     this.#transport = undefined
+  }
+}
+
+declare module '../kit.js' {
+  interface ModuleKit {
+    /** E-mail and SMS to people, with consent, suppression, unsubscribe links and the send log. */
+    messenger: Messenger
   }
 }

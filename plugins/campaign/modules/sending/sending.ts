@@ -5,11 +5,10 @@
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { SEND_LOG_VIEW, SMS_REPLY_VIEW } from '../../people.js'
 import { PageArgs, checkText } from '../kit.js'
 import type { PeopleDirectory, Person } from '../people/directory.js'
-import type { Messenger, Outgoing } from './messenger.js'
-import type { SmsReplies } from './sms-replies.js'
+import { SEND_LOG_VIEW, type Messenger, type Outgoing } from './messenger.js'
+import { SMS_REPLY_VIEW, type SmsReplies } from './sms-replies.js'
 
 /** Most people one send names by id. */
 export const MAX_RECIPIENT_IDS = 10_000

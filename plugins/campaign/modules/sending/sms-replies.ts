@@ -12,6 +12,11 @@ import type { CampaignStore, Table } from '../../store/contract.js'
 import { timePrefix } from '../kit.js'
 import { normalPhone, type PeopleDirectory } from '../people/directory.js'
 import { BY_SMS_REPLY, type Messenger } from './messenger.js'
+import { PeopleView } from '../../people.js'
+import { manifest } from './manifest.js'
+
+/** What each role sees of a reply to a text (the manifest's view). */
+export const SMS_REPLY_VIEW = new PeopleView<SmsReply>('sms reply', manifest.views['sms reply'])
 
 /** The route the provider posts replies to. */
 export const SMS_REPLY_PATH = '/sms/inbound'
@@ -197,5 +202,12 @@ export class SmsReplies {
       const reply = await this.#replies.get(key[1])
       if (reply !== undefined) yield reply
     }
+  }
+}
+
+declare module '../kit.js' {
+  interface ModuleKit {
+    /** Replies to texts from the SMS provider's webhook: carrier keywords acted on, each reply logged. */
+    replies: SmsReplies
   }
 }

@@ -1,7 +1,7 @@
-// The volunteers module: its page in the navigation, and its server functions with the roles that may call each.
-import type { ModuleManifest } from '../manifest.js'
+// The volunteers module: its page in the navigation, its server functions with the roles that may call each, and what each role sees of its records.
+import { EVERYONE, STAFF, type ModuleManifest } from '../manifest.js'
 
-export const manifest: ModuleManifest = {
+export const manifest = {
   id: 'volunteers',
   title: 'Volunteers',
   blurb: 'The volunteer roster and the best match for an assignment.',
@@ -12,5 +12,16 @@ export const manifest: ModuleManifest = {
     'list-volunteers': ['staff', 'volunteer', 'readonly'],
     'volunteer-detail': ['staff', 'volunteer', 'readonly'],
     'match-volunteer': ['staff', 'volunteer', 'readonly']
+  },
+  views: {
+    volunteer: {
+      volunteer_id: EVERYONE,
+      name: EVERYONE,
+      skills: EVERYONE,
+      availability: EVERYONE,
+      updated_at: EVERYONE,
+      email: STAFF,
+      location: STAFF
+    }
   }
-}
+} satisfies ModuleManifest
