@@ -42,6 +42,8 @@ export const CHALLENGE_PREFIX = '/.well-known/acme-challenge/'
 
 /** Methods safe to send again when their connection failed. */
 export const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
+/** Methods whose request content has a meaning: without a body, they say so with a zero length (RFC 9110 §8.6), as undici does. */
+export const PAYLOAD_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
 /** Errors that mean the request never reached the replica: safe to send to another one. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'])
 const HEADERS_TIMEOUT = 'UND_ERR_HEADERS_TIMEOUT'

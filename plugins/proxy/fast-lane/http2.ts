@@ -16,7 +16,7 @@
 import { type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
 import type { Socket } from 'node:net'
 import { streamError } from '../error-page.js'
-import { IDEMPOTENT } from '../forward.js'
+import { IDEMPOTENT, PAYLOAD_METHODS } from '../forward.js'
 import { http1HeaderLines, http2ResponseHeaders } from '../headers.js'
 import { ConnectionRoutes, LaneRequest, type Forwarded, type LaneRouting } from './lane-request.js'
 import { HELD_FOR_CLIENT } from './lane.js'
@@ -32,8 +32,6 @@ export interface Http2LaneOptions extends LaneRouting {
   fallback: StreamHandler
 }
 
-/** Methods whose request content has a meaning: without a body, they say so with a zero length. */
-const PAYLOAD_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
 /** Body pieces up to this size are copied, so that the replica's read buffer stays free for its next read. */
 const SMALL_PIECE = 1024
 

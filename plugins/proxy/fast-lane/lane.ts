@@ -9,7 +9,7 @@
 import type { Socket } from 'node:net'
 import { heldBy, writeOut, writePiece } from './direct-write.js'
 import { rawError } from '../error-page.js'
-import { IDEMPOTENT } from '../forward.js'
+import { IDEMPOTENT, PAYLOAD_METHODS } from '../forward.js'
 import { hasHeader, headerLines, isNamed } from '../headers.js'
 import { headEnd, type HttpParser, type ParsedHead } from './llhttp.js'
 import type { Route } from '../route-table.js'
@@ -230,14 +230,18 @@ class LaneConnection extends LaneRequest {
     let hosts = 0
     let accept: string | undefined
     let body = false
+    /** A content-length (of 0 here) frames the request. */
+    let framed = false
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i]
       if (isNamed(name, 'host')) {
         host = headers[i + 1]
         hosts++
       } else if (isNamed(name, 'accept')) accept = headers[i + 1]
-      else if (isNamed(name, 'content-length')) body ||= headers[i + 1] !== '0'
-      else if (isNamed(name, 'transfer-encoding')) body = true
+      else if (isNamed(name, 'content-length')) {
+        framed = true
+        body ||= headers[i + 1] !== '0'
+      } else if (isNamed(name, 'transfer-encoding')) body = true
     }
     // Not one Host, or a target not in origin form: the general path answers or rewrites it (request-target.ts).
     if (body || head.upgrade || head.versionMinor !== 1 || head.url.length > options.maxUrlBytes || hosts !== 1 || head.url.charCodeAt(0) !== 47) {
@@ -259,7 +263,9 @@ class LaneConnection extends LaneRequest {
     this.#busy = true
     this.#served++
     this.#closeAfter = !head.keepAlive
-    const text = `${head.method} ${head.url} HTTP/1.1\r\n${headerLines(headers, true)}${this.#routes.forwarded(host ?? '')}\r\n`
+    // A method that gives content a meaning says its empty content's length, as the HTTP/2 lane and undici do.
+    const empty = !framed && PAYLOAD_METHODS.has(head.method) ? 'content-length: 0\r\n' : ''
+    const text = `${head.method} ${head.url} HTTP/1.1\r\n${headerLines(headers, true)}${this.#routes.forwarded(host ?? '')}${empty}\r\n`
     this.begin({ head: text, headOnly: head.method === 'HEAD', idempotent: IDEMPOTENT.has(head.method), accept, route }, upstream)
     this.dispatch()
   }
