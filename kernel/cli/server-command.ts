@@ -4,7 +4,6 @@
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { format } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { StartupError } from '../errors.js'
@@ -85,10 +84,13 @@ export function refuseSecondServer (stateDir: string): void {
 async function runForeground (settings: CliSettings, env: NodeJS.ProcessEnv): Promise<void> {
   // The host runs the kernel and can restart it in place (reload), keeping the pid and the listeners.
   const { ServerHost } = await import('../host.js')
+  const { format } = await import('node:util')
   const host = new ServerHost({ configFile: settings.configFile, env }, { fatal: () => { process.exit(1) } })
   const kernel = await host.start()
   writePid(kernel.config.stateDir, process.pid)
-  kernel.log.info({ plugins: kernel.pluginNames, stateDir: kernel.config.stateDir }, 'berth server running')
+  // Each listener's bound URL: with port 0 in the configuration this line is where its port is read.
+  const listeners = Object.fromEntries(kernel.listenerNames.map(name => [name, kernel.url(name).href]))
+  kernel.log.info({ plugins: kernel.pluginNames, stateDir: kernel.config.stateDir, listeners }, 'berth server running')
   // A person at a terminal is told where things are; logs to a file or a pipe stay JSON lines only.
   const terminal = [process.stderr, process.stdout].find(stream => stream.isTTY)
   terminal?.write(startupSummary(kernel))

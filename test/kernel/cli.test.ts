@@ -5,20 +5,19 @@ import { createServer } from 'node:net'
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
-import { exited, runCli, spawnCli } from '../support/cli.js'
+import { boundUrls, boundUrlsInLog, exited, runCli, spawnCli } from '../support/cli.js'
 import { pollUntil } from '../support/poll.js'
 import { tempDir } from '../support/tmp.js'
-import { freePort } from '../support/net.js'
 
-/** A working directory whose cluster.toml runs the kernel alone, its control listener on loopback `port`. */
+/** A working directory whose cluster.toml runs the kernel alone, its control listener on loopback `port` (0: any free one, read back from the server's log). */
 function workdir (t: Test, port: number, serverKeys = 'plugins = []\n'): string {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'cluster.toml'), `[server]\n${serverKeys}[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
   return dir
 }
 
-async function health (port: number): Promise<{ status: string } | undefined> {
-  const response = await fetch(`http://127.0.0.1:${port}/api/v1/health`)
+async function health (control: URL): Promise<{ status: string } | undefined> {
+  const response = await fetch(new URL('/api/v1/health', control))
   return response.ok ? await response.json() as { status: string } : undefined
 }
 
@@ -51,7 +50,8 @@ t.test('a client command loads no server code: the module graph of --help and st
   // A module hook in the child records every module it loads.
   writeFileSync(join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs'\nexport async function load (url, context, next) {\n  appendFileSync(process.env.MODULE_LOG, url + '\\n')\n  return await next(url, context)\n}\n")
   writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module'\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)})\n`)
-  const cwd = workdir(t, await freePort())
+  // Port 0 in the client's configuration: nothing answers there.
+  const cwd = workdir(t, 0)
   for (const args of [['--help'], ['status']]) {
     const log = join(dir, `${args[0]}.log`)
     writeFileSync(log, '')
@@ -65,7 +65,7 @@ t.test('a client command loads no server code: the module graph of --help and st
 })
 
 t.test('bad configuration stops start-up with exit code 1 and one line naming what is wrong', async t => {
-  const port = await freePort()
+  const port = 0
   const unknownKey = workdir(t, port, 'stat_dir = "x"\n')
   let result = await runCli(['server'], { cwd: unknownKey })
   t.equal(result.code, 1)
@@ -88,7 +88,7 @@ t.test('bad configuration stops start-up with exit code 1 and one line naming wh
 })
 
 t.test('berth server --dev asks for the development identity provider, which production refuses in one line', async t => {
-  const dir = workdir(t, await freePort(), 'plugins = ["campaign"]\n')
+  const dir = workdir(t, 0, 'plugins = ["campaign"]\n')
   const result = await runCli(['server', '--dev'], { cwd: dir, env: { NODE_ENV: 'production' } })
   t.equal(result.code, 1)
   t.equal(oneLine(t, result.stderr), 'berth: plugin "campaign" failed during setup: [campaign].dev_idp (CAMPAIGN_DEV_IDP, berth server --dev) is for development and is refused when NODE_ENV=production')
@@ -103,7 +103,7 @@ t.test('a port in use and an unusable state directory are named', async t => {
   t.equal(result.code, 1)
   t.equal(oneLine(t, result.stderr), `berth: control listener: port ${port} on 127.0.0.1 is already in use (set [server.listeners.control].port)`)
 
-  const dir = workdir(t, await freePort())
+  const dir = workdir(t, 0)
   writeFileSync(join(dir, 'state-file'), '')
   result = await runCli(['--state-dir', 'state-file', 'server'], { cwd: dir })
   t.equal(result.code, 1)
@@ -111,11 +111,11 @@ t.test('a port in use and an unusable state directory are named', async t => {
 })
 
 t.test('foreground server: health, pid file, and a clean exit on SIGTERM', async t => {
-  const port = await freePort()
-  const dir = workdir(t, port)
+  const dir = workdir(t, 0)
   const server = spawnCli(['server'], { cwd: dir })
   t.teardown(() => { server.kill('SIGKILL') })
-  const report = await pollUntil(async () => await health(port), { what: 'the server to answer health' })
+  const { control } = await boundUrls(server, 'berth server')
+  const report = await pollUntil(async () => await health(control), { what: 'the server to answer health' })
   t.equal(report.status, 'ok')
   const pidFile = join(dir, '.berth', 'berth.pid')
   t.equal(statSync(pidFile).mode & 0o777, 0o600)
@@ -125,13 +125,13 @@ t.test('foreground server: health, pid file, and a clean exit on SIGTERM', async
 })
 
 t.test('detached server: started, refused twice, shut down, then nothing to shut down', async t => {
-  const port = await freePort()
-  const dir = workdir(t, port)
+  const dir = workdir(t, 0)
   t.teardown(async () => { await runCli(['shutdown'], { cwd: dir }) })
   const started = await runCli(['server', '-d'], { cwd: dir })
   t.equal(started.code, 0, started.stderr)
   t.match(started.stdout, /^berth server started \(pid \d+\); log: .*berth\.log\n$/)
-  t.equal((await health(port))?.status, 'ok', 'answering as soon as -d returns')
+  const { control } = await boundUrlsInLog(join(dir, '.berth', 'berth.log'), 'the detached server')
+  t.equal((await health(control))?.status, 'ok', 'answering as soon as -d returns')
   t.equal(statSync(join(dir, '.berth', 'berth.log')).mode & 0o777, 0o600)
 
   const again = await runCli(['server', '-d'], { cwd: dir })
@@ -141,7 +141,7 @@ t.test('detached server: started, refused twice, shut down, then nothing to shut
   const stopped = await runCli(['shutdown'], { cwd: dir })
   t.equal(stopped.code, 0, stopped.stderr)
   t.match(stopped.stdout, /^berth server stopped \(pid \d+\)$/m)
-  await t.rejects(fetch(`http://127.0.0.1:${port}/api/v1/health`), 'the port is closed')
+  await t.rejects(fetch(new URL('/api/v1/health', control)), 'the port is closed')
 
   const none = await runCli(['shutdown'], { cwd: dir })
   t.equal(none.code, 1)

@@ -5,7 +5,6 @@ import { createServer, request } from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import { definePlugin, type AnyPlugin } from '../../kernel/index.js'
 import { testKernel } from '../support/kernel.js'
-import { freePort } from '../support/net.js'
 import { pollUntil } from '../support/poll.js'
 
 /** Resolves when the slow request has reached the edge server. */
@@ -32,10 +31,11 @@ const edge = definePlugin({
 })
 
 t.test('a raw listener: the owner\'s server, bound on the port of its own section, counted, drained and closed', async t => {
-  const port = await freePort()
-  const kernel = await testKernel(t, { plugins: [edge], config: { edge: { http_port: port } } })
+  // [edge].http_port = 0 in place of the declared 6893: the port bound is any free one, read back from the kernel.
+  const kernel = await testKernel(t, { plugins: [edge], config: { edge: { http_port: 0 } } })
   const url = kernel.url('edge-http')
-  t.equal(url.port, String(port), 'bound on [edge].http_port')
+  const port = Number(url.port)
+  t.ok(port > 0 && port !== 6893, `bound as [edge].http_port says (port ${port})`)
   t.equal(await (await fetch(url)).text(), 'edge /')
   t.equal((await fetch(new URL('/nope', url))).status, 404)
   const scrape = await pollUntil(async () => {

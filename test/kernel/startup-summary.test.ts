@@ -6,21 +6,19 @@
 import t, { type Test } from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { exited, spawnCliForTest, untilAnswers, type RunningCli } from '../support/cli.js'
+import { boundUrls, exited, spawnCliForTest, untilAnswers, type RunningCli } from '../support/cli.js'
 import { ensureDebianPackages, requireComponent } from '../support/component.js'
-import { freePort } from '../support/net.js'
 import { pollUntil } from '../support/poll.js'
 import { tempDir } from '../support/tmp.js'
 
-/** Every listener on loopback (free ports but the control listener's), no container engine. */
-async function workdir (t: Test): Promise<{ dir: string, port: number, env: NodeJS.ProcessEnv }> {
+/** Every listener on loopback on port 0 (any free one, read back from the server), no container engine. */
+async function workdir (t: Test): Promise<{ dir: string, env: NodeJS.ProcessEnv }> {
   const dir = tempDir(t)
-  const port = await freePort()
   writeFileSync(join(dir, 'cluster.toml'), [
-    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`,
+    '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0',
     ...['telemetry', 'app', 'proxy-http', 'proxy-https'].flatMap(name => [`[server.listeners.${name}]`, 'host = "127.0.0.1"'])
   ].join('\n'))
-  return { dir, port, env: { BERTH_DOCKER_SOCKET: join(dir, 'no-engine.sock') } }
+  return { dir, env: { BERTH_DOCKER_SOCKET: join(dir, 'no-engine.sock') } }
 }
 
 async function stop (t: Test, server: RunningCli): Promise<void> {
@@ -37,7 +35,7 @@ const python = await requireComponent(t, 'python3', async () => { await ensureDe
 
 if (python !== undefined) {
   t.test('on a terminal: one block with each listener, the admin token and how to sign in', async t => {
-    const { dir, port, env } = await workdir(t)
+    const { dir, env } = await workdir(t)
     const server = spawnCliForTest(t, ['server', '--dev'], { cwd: dir, env, terminal: true })
     const state = join(dir, '.berth')
     // The block is written at once; the terminal relay may hand it over in pieces.
@@ -56,7 +54,7 @@ if (python !== undefined) {
       if (line === undefined) throw new Error(`no line for the ${name} listener in:\n${block.join('\n')}`)
       return new URL(line.trim().split(/\s+/)[0])
     }
-    t.equal(url('control').href, `http://127.0.0.1:${port}/`)
+    t.match(url('control').href, /^http:\/\/127\.0\.0\.1:\d+\/$/, 'the control listener on the port it was bound to')
     t.match(block.join('\n'), /control: the control API, \/api\/v1\/health and \/metrics\n/)
     t.match(block.join('\n'), /telemetry: device ingest, the telemetry API and its dashboard \(\/dashboard\/\)\n/)
     t.match(block.join('\n'), /app: the campaign web application\n/)
@@ -84,10 +82,10 @@ if (python !== undefined) {
 }
 
 t.test('not on a terminal: standard output is JSON log lines only, with no block and no password', async t => {
-  const { dir, port, env } = await workdir(t)
+  const { dir, env } = await workdir(t)
   const server = spawnCliForTest(t, ['server', '--dev'], { cwd: dir, env })
-  await untilAnswers(server, `http://127.0.0.1:${port}/api/v1/health`, 'berth server')
-  await pollUntil(() => server.stdout().includes('"msg":"berth server running"'), { what: 'its log line saying it runs' })
+  const { control } = await boundUrls(server, 'berth server')
+  await untilAnswers(server, new URL('/api/v1/health', control), 'berth server')
   await stop(t, server)
   const lines = server.stdout().trim().split('\n')
   t.same(lines.filter(line => { try { return typeof JSON.parse(line) !== 'object' } catch { return true } }), [], 'every line is JSON')

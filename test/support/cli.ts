@@ -1,6 +1,7 @@
 // Run the built `berth` command in a child process, as an operator would: with its output in pipes,
 // or on a pseudo-terminal of its own (python3's pty module), as in a person's terminal.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { pollUntil } from './poll.js'
 
@@ -108,4 +109,31 @@ export async function untilAnswers (child: RunningCli, url: string | URL, what: 
     if (child.exitCode !== null) throw new Error(`${what} exited: ${child.output()}`)
     return (await fetch(url)).ok
   }, { timeout, what })
+}
+
+/** The listeners' URLs in a `berth server running` log line among `text`'s JSON lines, if there is one. */
+export function listenerUrlsIn (text: string): Record<string, URL> | undefined {
+  const line = text.split('\n').find(l => l.includes('"msg":"berth server running"'))
+  if (line === undefined) return undefined
+  const { listeners } = JSON.parse(line) as { listeners: Record<string, string> }
+  return Object.fromEntries(Object.entries(listeners).map(([name, url]) => [name, new URL(url)]))
+}
+
+/**
+ * The URL each listener of a `berth server` child is bound to, from its `berth server running` log
+ * line: a port configured as 0 is read back here, never chosen by the test beforehand.
+ */
+export async function boundUrls (child: RunningCli, what: string, timeout = 30_000): Promise<Record<string, URL>> {
+  return await pollUntil(() => {
+    const urls = listenerUrlsIn(child.stdout())
+    if (urls === undefined && child.exitCode !== null) throw new Error(`${what} exited: ${child.output()}`)
+    return urls
+  }, { timeout, what: `${what}'s listeners` })
+}
+
+/** The same, for a server started with `--detach`, from its log file. */
+export async function boundUrlsInLog (logFile: string, what: string, timeout = 30_000): Promise<Record<string, URL>> {
+  return await pollUntil(() => {
+    try { return listenerUrlsIn(readFileSync(logFile, 'utf8')) } catch { return undefined }
+  }, { timeout, what: `${what}'s listeners` })
 }

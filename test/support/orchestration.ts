@@ -7,12 +7,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
 import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js'
-import { spawnCliForTest, untilAnswers, type RunningCli } from './cli.js'
+import { boundUrls, spawnCliForTest, untilAnswers, type RunningCli } from './cli.js'
 import { busyboxImage, pushImage, startRegistry } from './docker.js'
 import { FakeEngine, reconcilerOn } from './fake-engine.js'
 import { loopbackListeners, TEST_IDLE_GRACE_MS } from './kernel.js'
 import { tempDir } from './tmp.js'
-import { freePort } from './net.js'
 import reconciler from '../../plugins/reconciler/index.js'
 import secrets from '../../plugins/secrets/index.js'
 import tokens from '../../plugins/tokens/index.js'
@@ -80,28 +79,40 @@ export interface ServerDir {
   /** The working directory: cluster.toml, services/, and the state directory .berth. */
   dir: string
   stateDir: string
+  /** The control listener's port: 0 until the first `startServer` reads back the port it was bound to. */
   port: number
   url: string
 }
 
 /**
  * A working directory whose cluster.toml runs only `plugins` and binds the control listener to
- * 127.0.0.1 on a free port; `sections` is appended (other plugins' tables).
+ * 127.0.0.1 on port 0; `sections` is appended (other plugins' tables).
  */
 export async function serverDir (t: Teardown, plugins: readonly string[], sections = ''): Promise<ServerDir> {
   const dir = tempDir(t)
-  const port = await freePort()
   writeFileSync(join(dir, 'cluster.toml'), [
     '[server]', `plugins = ${JSON.stringify(plugins)}`, '',
-    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`, '', sections
+    '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0', '', sections
   ].join('\n'))
-  return { dir, stateDir: join(dir, '.berth'), port, url: `http://127.0.0.1:${port}` }
+  return { dir, stateDir: join(dir, '.berth'), port: 0, url: '' }
 }
 
-/** Run `berth server` in `dir` (a child process, with `env` added) until its health answers; SIGKILLed at test end. */
+/**
+ * Run `berth server` in `dir` (a child process, with `env` added) until its health answers; SIGKILLed
+ * at test end. The first start reads back the control port the server bound and writes it into
+ * cluster.toml, so that a restart comes back on the address agents and clients already hold.
+ */
 export async function startServer (t: Teardown, server: ServerDir, env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
   const child = spawnCliForTest(t, ['server'], { cwd: server.dir, env })
-  await untilAnswers(child, `${server.url}/api/v1/health`, `berth server in ${server.dir}`, 20_000)
+  const what = `berth server in ${server.dir}`
+  const control = (await boundUrls(child, what, 20_000)).control
+  if (server.port === 0) {
+    server.port = Number(control.port)
+    server.url = control.origin
+    const config = readFileSync(join(server.dir, 'cluster.toml'), 'utf8')
+    writeFileSync(join(server.dir, 'cluster.toml'), config.replace(/^port = 0$/m, `port = ${server.port}`))
+  }
+  await untilAnswers(child, `${server.url}/api/v1/health`, what, 20_000)
   return child
 }
 
