@@ -1,8 +1,9 @@
 // The HTTP client of `berth` commands: a base URL and an Authorization header, JSON in and out, and
 // every failure turned into one readable line. node:http rather than fetch: it loads faster, and no
 // client-side timeout cuts off a long deploy or followed logs.
-import { request, type IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
+
 
 export class ApiClient {
   readonly url: URL
@@ -55,7 +56,10 @@ export class ApiClient {
     const headers: Record<string, string> = this.#authorization === undefined ? {} : { authorization: this.#authorization }
     if (payload !== undefined) headers['content-type'] = 'application/json'
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(new URL(path, this.url), { method, headers }, resolve)
+      // node:http is taken when the first request is made, with process.getBuiltinModule rather than an
+      // ES import: building its ES namespace reads every export, and on Node 22 and later that includes
+      // lazy WebSocket getters that load Node's whole fetch stack (undici, http2, zlib, web streams).
+      const req = process.getBuiltinModule('node:http').request(new URL(path, this.url), { method, headers }, resolve)
       req.on('error', (err: NodeJS.ErrnoException) => {
         reject(new Error(`cannot reach the server at ${this.url.origin}: ${err.code ?? err.message}`))
       })

@@ -13,7 +13,7 @@ import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.j
 import { resolveCliSettings } from './cli-settings.js'
 import { addServerCommands } from './server-command.js'
 import { addStateCommands } from './state-command.js'
-import { addUpdateCommand } from './update.js'
+import { addUpdateCommand } from './update-command.js'
 import type { AnyPlugin } from '../plugin.js'
 
 interface GlobalOptions {

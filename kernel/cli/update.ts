@@ -14,24 +14,17 @@ import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join, resolve, sep } from 'node:path'
 import { promisify } from 'node:util'
-import type { Command } from 'commander'
 import { messageOf } from '../errors.js'
 import { PACKAGE_ROOT } from '../paths.js'
 import { UsageError } from './cli-registry.js'
+import { UPDATE_AVAILABLE, type UpdateOptions } from './update-command.js'
 
 const run = promisify(execFile)
 
-/** `berth update --check` exits with this when a newer release is published. */
-export const UPDATE_AVAILABLE = 10
 const METADATA_TIMEOUT = 30_000
 const TARBALL_TIMEOUT = 300_000
 const NPM_TIMEOUT = 600_000
 
-export interface UpdateOptions {
-  check?: boolean
-  registry?: string
-  prefix?: string
-}
 
 interface PackageJson { name: string, version: string, bin?: string | Record<string, string> }
 interface Dist { tarball?: string, integrity?: string, shasum?: string }
@@ -214,15 +207,4 @@ export async function runUpdate (options: UpdateOptions, say: (line: string) => 
   if (now !== latest.version) throw new Error(`npm finished, but ${packageDir(install.prefix, name)} holds ${now}, not ${latest.version}`)
   say(`updated ${name} ${install.version} → ${latest.version}; restart a running server to use it (systemctl restart berth)`)
   return 0
-}
-
-export function addUpdateCommand (program: Command): void {
-  program.command('update')
-    .description('install the latest release of berth from the npm registry, after checking it against the registry\'s integrity digest')
-    .option('--check', `only compare the installed version with the latest release (exit ${UPDATE_AVAILABLE} when newer is published)`)
-    .option('--registry <url>', 'npm registry to use (default: npm config get registry)')
-    .option('--prefix <dir>', 'npm global prefix holding the install to replace (default: the one this berth runs from)')
-    .action(async (options: UpdateOptions) => {
-      process.exitCode = await runUpdate(options)
-    })
 }

@@ -1,6 +1,5 @@
 // `berth backup all|list|restore`: backups through the control API (an admin token for all and
 // restore). `all` shows each step as the server reports it.
-import { createInterface } from 'node:readline'
 import { controlClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import type { Backups } from './runtime.js'
 import type { RunResult } from './snapshots.js'
@@ -12,6 +11,7 @@ export function backupCommands (cli: CliRegistry): void {
     .description('take a snapshot now: pre_hooks, volumes, every target, then pruning')
     .action(async () => {
       const client = await controlClient(cli)
+      const { createInterface } = await import('node:readline')
       const lines = createInterface({ input: await client.stream('/api/v1/backups', 'POST') })
       let result: RunResult | undefined
       for await (const line of lines) {

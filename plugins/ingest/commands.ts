@@ -4,7 +4,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ApiClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
-import { hashPassword } from './auth/passwords.js'
 import { USB_BY_ID } from './gateway/usb.js'
 import type { Device, StoredFault, StoredMetric } from './store.js'
 
@@ -125,6 +124,7 @@ export function telemetryCommands (cli: CliRegistry): void {
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
       const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
       if (password === '') throw new UsageError('no password on standard input')
+      const { hashPassword } = await import('./auth/passwords.js')
       console.log(hashPassword(password))
     })
 }
