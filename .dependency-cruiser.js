@@ -52,6 +52,13 @@ export default {
       to: { circular: true, via: { pathNot: '^plugins/campaign/modules/$1/' } }
     },
     {
+      name: 'campaign-core-imports-no-module',
+      comment: 'The campaign core (plugins/campaign/ outside the module folders modules/<id>/) imports no module folder: modules depend on the core, which reads their manifests. modules/catalogue.ts, the registry listing the modules to load, is the one file that does. modules/manifests.ts, runtime.ts and ui/src/pages.ts still import module folders.',
+      severity: 'error',
+      from: { path: '^plugins/campaign/', pathNot: ['^plugins/campaign/modules/[^/]+/', '^plugins/campaign/modules/catalogue\\.ts$', '^plugins/campaign/(modules/manifests|runtime|ui/src/pages)\\.ts$'] },
+      to: { path: '^plugins/campaign/modules/[^/]+/' }
+    },
+    {
       name: 'product-code-not-tests',
       comment: 'The kernel, the plugins and the WASM codecs import nothing from test/ or bench/: tests and benchmarks build on the product, not the other way round (the build, tsconfig.build.json, leaves test/ out).',
       severity: 'error',

@@ -36,7 +36,10 @@ const line = (v: Violation): string => `${v.rule.name}: ${v.cycle === undefined 
 t.test('each kind of breach in the fixtures is reported, and nothing else', async t => {
   const result = await cruise(FIXTURES, ['kernel', 'plugins', 'test'])
   t.same(result.summary.violations.map(line).sort(), [
+    'campaign-core-imports-no-module: plugins/campaign/core.ts → plugins/campaign/modules/polls/polls.ts',
+    'campaign-core-imports-no-module: plugins/campaign/modules/kit.ts → plugins/campaign/modules/tallies/tallies.ts',
     'campaign-module-no-cycle: plugins/campaign/modules/polls/polls.ts → plugins/campaign/core.ts → plugins/campaign/modules/polls/polls.ts',
+    'campaign-module-no-cycle: plugins/campaign/modules/tallies/tallies.ts → plugins/campaign/modules/kit.ts → plugins/campaign/modules/tallies/tallies.ts',
     'host-not-the-command: kernel/loader.ts → kernel/cli/cli.ts',
     'kernel-imports-no-plugin: kernel/loader.ts → plugins/alpha/index.ts',
     'kernel-through-its-surface: plugins/alpha/dynamic.ts → kernel/paths.ts',

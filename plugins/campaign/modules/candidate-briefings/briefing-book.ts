@@ -4,7 +4,7 @@
 import type { LanguageEngine } from '../../language/engine.js'
 import { mean, round } from '../../language/text-stats.js'
 import { isOverdue, type Commitment } from '../accountability/accountability.js'
-import { articleLine, commitmentLine, polarityToward, postLine, type Coverage } from '../../records/app-records.js'
+import { articleLine, commitmentLine, polarityToward, postLine, type Coverage } from './app-records.js'
 import type { KbLike } from '../../grounding/grounding.js'
 import type { RecordStore } from '../kit.js'
 import { groundedSentences, nothingInKb, type Citations, type GroundedSentence } from '../../grounding/grounding.js'

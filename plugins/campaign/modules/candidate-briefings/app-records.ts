@@ -1,12 +1,12 @@
 // What the briefing modules read from other modules' stores about a subject: posts of the post stream
 // carrying it, stored media articles covering it (with their tone toward it), commitments on it.
-import type { LanguageEngine } from '../language/engine.js'
-import type { Commitment } from '../modules/accountability/accountability.js'
-import type { RecordStore } from '../modules/kit.js'
-import { topicRelevance, TOPIC_MATCH } from '../modules/media-monitor/media-coverage.js'
-import type { StoredArticle } from '../modules/media-monitor/media-monitor.js'
-import { carries } from '../modules/narrative-contagion/narrative-contagion.js'
-import type { Post, PostStore } from './posts.js'
+import type { LanguageEngine } from '../../language/engine.js'
+import type { Commitment } from '../accountability/accountability.js'
+import type { RecordStore } from '../kit.js'
+import { topicRelevance, TOPIC_MATCH } from '../media-monitor/media-coverage.js'
+import type { StoredArticle } from '../media-monitor/media-monitor.js'
+import { carries } from '../narrative-contagion/narrative-contagion.js'
+import type { Post, PostStore } from '../../records/posts.js'
 
 /** Most posts about a subject read (the latest). */
 export const MAX_SUBJECT_POSTS = 5_000

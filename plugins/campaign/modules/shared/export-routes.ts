@@ -1,21 +1,21 @@
 // GET /export/{what}: the campaign's people, volunteers, donors, donations, shifts and their rosters,
 // send log and audit log as CSV or NDJSON (?format=), streamed as they are read. Each export has the roles of the server function
-// that lists the same records, and shows each role the fields that function would (people.ts); a saved
+// that lists the same records, and shows each role the fields that function would (its module's record view); a saved
 // list's filter runs as list-people runs it for the role (filter.ts).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { NotFound } from '../../kernel/index.js'
-import { exportFormat, sendExport } from '../../kernel/runtime-api.js'
-import type { AuditLog } from './audit.js'
-import { RSVP_VIEW, summary, type EventBook } from './modules/events/event-book.js'
-import { SEND_LOG_VIEW, type Messenger } from './modules/sending/messenger.js'
-import { DONATION_VIEW, DONOR_VIEW, type Fundraising } from './modules/fundraising/fundraising.js'
-import type { PeopleDirectory, Person } from './modules/people/directory.js'
-import { filterAs, matchesFilter, PERSON_VIEW, type ListFilter } from './modules/people/filter.js'
-import { hideAttribution, type PeopleView } from './people.js'
-import type { Role } from './roles.js'
-import type { SessionAuth } from './session-auth.js'
-import type { Table } from './store/contract.js'
-import { VOLUNTEER_VIEW, type Volunteer } from './modules/volunteers/volunteers.js'
+import { NotFound } from '../../../../kernel/index.js'
+import { exportFormat, sendExport } from '../../../../kernel/runtime-api.js'
+import type { AuditLog } from '../../audit.js'
+import { RSVP_VIEW, summary, type EventBook } from '../events/event-book.js'
+import { SEND_LOG_VIEW, type Messenger } from '../sending/messenger.js'
+import { DONATION_VIEW, DONOR_VIEW, type Fundraising } from '../fundraising/fundraising.js'
+import type { PeopleDirectory, Person } from '../people/directory.js'
+import { filterAs, matchesFilter, PERSON_VIEW, type ListFilter } from '../people/filter.js'
+import { hideAttribution, type PeopleView } from '../../people.js'
+import type { Role } from '../../roles.js'
+import type { SessionAuth } from '../../session-auth.js'
+import type { Table } from '../../store/contract.js'
+import { VOLUNTEER_VIEW, type Volunteer } from '../volunteers/volunteers.js'
 
 export interface ExportSources {
   auth: SessionAuth
