@@ -20,8 +20,7 @@ import { testKernel } from '../support/kernel.js'
 import { adminToken } from '../support/orchestration.js'
 import { pollUntil } from '../support/poll.js'
 import { fill, smallDisk } from '../support/disk.js'
-import { spawnCliForTest } from '../support/cli.js'
-import { freePort } from '../support/net.js'
+import { boundUrls, spawnCliForTest } from '../support/cli.js'
 import { tempDir } from '../support/tmp.js'
 
 const DEVICE = 'd15c000000000001'
@@ -110,10 +109,10 @@ if (mounted instanceof Error) {
     const disk = smallDisk(t)
     if (disk instanceof Error) throw disk
     const dir = tempDir(t)
-    const [control, port] = [await freePort(), await freePort()]
-    writeFileSync(join(dir, 'cluster.toml'), `[server]\nplugin_timeout_ms = ${PLUGIN_TIMEOUT_MS}\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[ingest]\napi_key = "${KEY}"\n`)
-    const server = spawnCliForTest(t, ['telemetry', 'serve'], { cwd: dir, env: { BERTH_STATE_DIR: join(disk, 'state'), BERTH_TELEMETRY_PORT: String(port) } })
-    const base = new URL(`http://127.0.0.1:${port}`)
+    writeFileSync(join(dir, 'cluster.toml'), `[server]\nplugin_timeout_ms = ${PLUGIN_TIMEOUT_MS}\n[server.listeners.control]\nhost = "127.0.0.1"\nport = 0\n[ingest]\napi_key = "${KEY}"\n`)
+    const server = spawnCliForTest(t, ['telemetry', 'serve'], { cwd: dir, env: { BERTH_STATE_DIR: join(disk, 'state') } })
+    // Its ports are 0: the telemetry listener's is read back from the server's log line.
+    const base = (await boundUrls(server, 'berth telemetry serve', 20_000)).telemetry
     await pollUntil(async () => (await postTraces(base, 1).catch(() => undefined))?.status === 200, { what: 'the server to take traces', timeout: 20_000 })
     fill(disk)
     await pollUntil(async () => (await postTraces(base, 50)).status === 507, { what: 'an ingest refused with 507', timeout: 20_000 })

@@ -7,8 +7,7 @@
 import t, { type Test } from 'tap'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { CLI, exited, runCli, spawnCliForTest, untilAnswers, type RunningCli } from '../support/cli.js'
-import { freePort } from '../support/net.js'
+import { boundUrls, CLI, exited, runCli, spawnCliForTest, untilAnswers, type RunningCli } from '../support/cli.js'
 import { tempDir } from '../support/tmp.js'
 
 interface Health { status: string, plugins: Record<string, unknown> }
@@ -24,11 +23,16 @@ async function installedUnit (t: Test, dir: string, units: string, product: stri
   return { args: command.slice(2), env }
 }
 
-/** Run a unit's command in `dir` until `ready` answers; SIGKILLed at the end of the test. */
-async function run (t: Test, dir: string, unit: { args: string[], env: Record<string, string> }, env: NodeJS.ProcessEnv, ready: string): Promise<RunningCli> {
+/**
+ * Run a unit's command in `dir` until `ready` (a path on `listener`) answers; SIGKILLed at the end of the
+ * test. `env` sets the listeners' ports to 0, so the ports are read back from the server's log line.
+ */
+async function run (t: Test, dir: string, unit: { args: string[], env: Record<string, string> }, env: NodeJS.ProcessEnv, listener: string, ready: string): Promise<{ server: RunningCli, urls: Record<string, URL> }> {
   const server = spawnCliForTest(t, unit.args, { cwd: dir, env: { ...unit.env, ...env } })
-  await untilAnswers(server, ready, `berth server ${unit.args.join(' ')}`)
-  return server
+  const what = `berth server ${unit.args.join(' ')}`
+  const urls = await boundUrls(server, what)
+  await untilAnswers(server, new URL(ready, urls[listener]), what)
+  return { server, urls }
 }
 
 const health = async (base: string): Promise<Health> => await (await fetch(`${base}/api/v1/health`)).json() as Health
@@ -36,23 +40,24 @@ const health = async (base: string): Promise<Health> => await (await fetch(`${ba
 t.test('orchestration and telemetry in two processes: each serves its own product, and the control plane outlives telemetry', async t => {
   const dir = tempDir(t)
   mkdirSync(join(dir, 'services'))
-  const [orchestrationPort, telemetryControlPort, telemetryPort] = [await freePort(), await freePort(), await freePort()]
   writeFileSync(join(dir, 'cluster.toml'), [
     ...['control', 'telemetry', 'app', 'proxy-http', 'proxy-https'].flatMap(name => [`[server.listeners.${name}]`, 'host = "127.0.0.1"']),
     // One file for both: each process validates all of it and reads its own plugins' sections.
     '[ingest]', 'retention_days = 30'
   ].join('\n'))
   const units = tempDir(t)
-  const orchestrationUnit = await installedUnit(t, dir, units, 'orchestration', orchestrationPort)
-  const telemetryUnit = await installedUnit(t, dir, units, 'telemetry', telemetryControlPort)
+  const orchestrationUnit = await installedUnit(t, dir, units, 'orchestration', 6880)
+  const telemetryUnit = await installedUnit(t, dir, units, 'telemetry', 6890)
   t.equal(telemetryUnit.env.BERTH_PLUGINS, 'ingest,symbolication')
+  t.same([orchestrationUnit.env.BERTH_CONTROL_PORT, telemetryUnit.env.BERTH_CONTROL_PORT], ['6880', '6890'], 'each unit has its own control port')
 
-  const control = `http://127.0.0.1:${orchestrationPort}`
-  const telemetryControl = `http://127.0.0.1:${telemetryControlPort}`
-  const telemetry = `http://127.0.0.1:${telemetryPort}`
-  // No engine: the control plane runs without one. The telemetry port is the test's (the file's would do on a host).
-  await run(t, dir, orchestrationUnit, { BERTH_DOCKER_SOCKET: join(dir, 'no-engine.sock') }, `${control}/api/v1/health`)
-  const telemetryServer = await run(t, dir, telemetryUnit, { BERTH_TELEMETRY_PORT: String(telemetryPort) }, `${telemetry}/auth/mode`)
+  // The ports are the test's (the units' would do on a host): 0, each read back from its process.
+  // No engine: the control plane runs without one.
+  const { urls: orchestrationUrls } = await run(t, dir, orchestrationUnit, { BERTH_CONTROL_PORT: '0', BERTH_DOCKER_SOCKET: join(dir, 'no-engine.sock') }, 'control', '/api/v1/health')
+  const { server: telemetryServer, urls: telemetryUrls } = await run(t, dir, telemetryUnit, { BERTH_CONTROL_PORT: '0', BERTH_TELEMETRY_PORT: '0' }, 'telemetry', '/auth/mode')
+  const control = orchestrationUrls.control.origin
+  const telemetryControl = telemetryUrls.control.origin
+  const telemetry = telemetryUrls.telemetry.origin
 
   const orchestration = await health(control)
   t.ok(['tokens', 'reconciler', 'proxy'].every(name => name in orchestration.plugins), 'the orchestration process runs the orchestration plugins')

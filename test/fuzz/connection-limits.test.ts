@@ -10,9 +10,8 @@ import { join } from 'node:path'
 import { definePlugin } from '../../kernel/index.js'
 import campaign from '../../plugins/campaign/index.js'
 import ingest from '../../plugins/ingest/index.js'
-import { CLI, exited } from '../support/cli.js'
+import { CLI, exited, listenerUrlsIn } from '../support/cli.js'
 import { testKernel } from '../support/kernel.js'
-import { freePort } from '../support/net.js'
 import { pollUntil } from '../support/poll.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -85,11 +84,14 @@ t.test('over its cap an address is refused on every listener; other addresses ar
 
 t.test('berth server raises its descriptor limit to the hard limit at start', async t => {
   const dir = tempDir(t)
-  const port = await freePort()
-  writeFileSync(join(dir, 'cluster.toml'), `[server]\nstate_dir = "state"\nlog_level = "warn"\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
-  const child = spawn('prlimit', ['--nofile=1024:4096', process.execPath, CLI, 'server'], { cwd: dir, env: { ...process.env, BERTH_PLUGINS: 'tokens' }, stdio: 'ignore' })
+  writeFileSync(join(dir, 'cluster.toml'), '[server]\nstate_dir = "state"\n[server.listeners.control]\nhost = "127.0.0.1"\nport = 0\n')
+  const child = spawn('prlimit', ['--nofile=1024:4096', process.execPath, CLI, 'server'], { cwd: dir, env: { ...process.env, BERTH_PLUGINS: 'tokens' }, stdio: ['ignore', 'pipe', 'ignore'] })
+  let log = ''
+  child.stdout.on('data', (chunk: Buffer) => { log += chunk.toString() })
   t.teardown(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await exited(child) } })
-  await pollUntil(async () => (await fetch(`http://127.0.0.1:${port}/api/v1/health/live`).catch(() => undefined))?.ok === true, { what: 'the server', timeout: 30_000 })
+  // The control port, bound as 0, is read back from the server's "berth server running" log line.
+  const control = await pollUntil(() => listenerUrlsIn(log)?.control, { what: 'the server\'s listeners', timeout: 30_000 })
+  await pollUntil(async () => (await fetch(new URL('/api/v1/health/live', control)).catch(() => undefined))?.ok === true, { what: 'the server', timeout: 30_000 })
   const limits = readFileSync(`/proc/${child.pid ?? 0}/limits`, 'utf8').split('\n').find(line => line.startsWith('Max open files')) ?? ''
   t.match(limits, /^Max open files\s+4096\s+4096\s+files/, 'started at 1024 of 4096, it runs with 4096')
   child.kill('SIGTERM')
