@@ -32,7 +32,7 @@ import webhooks from '../../plugins/webhooks/index.js'
 import { scriptedLogin, withDevIdp } from '../support/campaign.js'
 import { bodies, describe, encodeSegment, errorBodyProblem, fromSchema, hostileText, hostileValue, requests, send, type Drawn, type FuzzAnswer, type FuzzRequest, type ListenerModel } from '../support/fuzz.js'
 import { adminToken, api, reconcilerSection, startKernel, testInstance, tokenFor } from '../support/orchestration.js'
-import { freePort } from '../support/net.js'
+import { closingPort } from '../support/net.js'
 import { tempDir } from '../support/tmp.js'
 import { DEVICE, SAMPLES } from '../plugins/ingest/samples.js'
 
@@ -68,11 +68,11 @@ async function fuzzKernel (): Promise<Kernel> {
     config: {
       reconciler: reconcilerSection(testInstance(), { docker_socket: join(cwd, 'no-engine.sock') }),
       backup: { targets: [{ type: 'local', path: join(cwd, 'backups') }] },
-      // Nothing listens there: each test alert fails at once.
-      notifications: { retries: 0, webhooks: [{ url: `http://127.0.0.1:${await freePort()}/hook`, secret: HOOK_SECRET }] },
+      // A peer that closes every connection: each test alert fails at once.
+      notifications: { retries: 0, webhooks: [{ url: `http://127.0.0.1:${await closingPort(t)}/hook`, secret: HOOK_SECRET }] },
       ingest: { api_key: API_KEY, users: TELEMETRY_ROLES.map(role => ({ name: role, role, password: hashPassword(password(role)) })) },
-      // Sending is on, towards servers nothing listens on: a send fails per recipient, it is not off (503).
-      ...withDevIdp({ smtp_url: `smtp://127.0.0.1:${await freePort()}`, mail_from: 'fuzz@campaign.test', sms_url: `http://127.0.0.1:${await freePort()}/sms` })
+      // Sending is on, towards servers that close every connection: a send fails per recipient, it is not off (503).
+      ...withDevIdp({ smtp_url: `smtp://127.0.0.1:${await closingPort(t)}`, mail_from: 'fuzz@campaign.test', sms_url: `http://127.0.0.1:${await closingPort(t)}/sms` })
     }
   })
 }

@@ -9,11 +9,10 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ReloadRecord } from '../../../plugins/reconciler/reload.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
-import { runCli } from '../../support/cli.js'
+import { boundUrls, runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
 import { dockerEngine, httpdImage } from '../../support/docker.js'
 import { failedAnswers, startLoad } from '../../support/load.js'
-import { freePort } from '../../support/net.js'
 import { inRegistry, instanceContainers, removeInstanceAtEnd, serverDir, startServer, testInstance, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
@@ -27,7 +26,6 @@ if (docker !== undefined) {
     const image = await inRegistry(t, docker, await httpdImage(docker))
     const instance = testInstance()
     removeInstanceAtEnd(t, docker, instance)
-    const proxyPort = await freePort()
     const sections = (cluster: string): string => [
       '[reconciler]', `instance = "${instance}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', '',
       '[proxy]', 'health_interval_secs = 1', 'connect_timeout_ms = 1000', '', '[acme]', 'directory = ""', '', '[cluster]', `name = "${cluster}"`, ''
@@ -39,7 +37,9 @@ if (docker !== undefined) {
     writeServices(server.dir, {
       [project]: `[[service]]\nname = "web"\nimage = "${image}"\nport = 8080\nhealth = "/"\ndomain = "web.test"\nreplicas = 2\n`
     })
-    const child = await startServer(t, server, { PROXY_HTTP_PORT: String(proxyPort) })
+    const child = await startServer(t, server)
+    // The proxy's port (0 in the configuration) is kept across the reloads; the file written back below keeps the control port at 0 too.
+    const proxyUrl = (await boundUrls(child, 'berth server'))['proxy-http']
     const token = readFileSync(join(server.stateDir, 'admin.token'), 'utf8').trim()
     const call = async <T>(method: string, path: string): Promise<{ status: number, body: T }> => {
       const response = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}` } })
@@ -63,11 +63,11 @@ if (docker !== undefined) {
     writeFileSync(configFile, config.replace('name = "before"', 'name = "after"'))
 
     // Clients that keep their connections alive: the restart closes the old proxy's, none mid-request.
-    const load = startLoad(new URL(`http://127.0.0.1:${proxyPort}`), 'web.test', { maxRequests: 50_000, timeoutMs: 180_000, keepAlive: true })
+    const load = startLoad(proxyUrl, 'web.test', { maxRequests: 50_000, timeoutMs: 180_000, keepAlive: true })
     await pollUntil(() => load.answers.length >= 20, { what: 'the load to begin' })
     // Reloads in a row: each closes the kept connections of clients that are sending again.
     for (let round = 1; round <= RELOADS; round++) {
-      const reloaded = await runCli(['reload'], { cwd: server.dir, timeout: 180_000 })
+      const reloaded = await runCli(['reload'], { cwd: server.dir, env: { BERTH_URL: server.url }, timeout: 180_000 })
       t.equal(reloaded.code, 0, reloaded.stderr)
       t.match(reloaded.stderr, /^reloading: restarting the server, then redeploying every service …\n/)
       t.equal(reloaded.stdout, '  web  updated\n1 deployed (1 updated), 0 removed, 0 failed\n', `reload ${round}`)
