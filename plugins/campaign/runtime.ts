@@ -1,5 +1,6 @@
-// The campaign plugin's runtime: sessions, pending logins, the modules' server functions, routes on
-// the app listener, and the identity provider client at start. Imported by setup only.
+// The campaign plugin's runtime: sessions, pending logins, the modules (started through their
+// registry, modules/catalogue.ts), routes on the app listener, and the identity provider client at
+// start. Imported by setup only.
 import { ApiTokens, type ApiTokenRecord } from './api-tokens.js'
 import { accessControl } from './access.js'
 import { CBOR_ERRORS } from './cbor.js'
@@ -7,27 +8,11 @@ import { authRoutes } from './auth-routes.js'
 import { functionRoutes } from './function-routes.js'
 import { sameOriginOnly, securityHeaders } from './page-security.js'
 import { FunctionRegistry } from './functions.js'
-import { localEngine } from './language/local-engine.js'
 import { generatorFrom, type SecretResolver } from './language/generator-settings.js'
-import { recordLogin, type UserRecord } from './modules/admin/admin.js'
-import { moduleFunctions } from './modules/catalogue.js'
+import { startModules } from './modules/catalogue.js'
 import { PostStore } from './records/posts.js'
 import { ROLES } from './roles.js'
-import { authInfoFunctions } from './modules/shared/auth-info.js'
-import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './modules/shared/feedback.js'
-import { loadRules } from './modules/compliance/compliance-rules.js'
-import { Elections } from './modules/fundraising/elections.js'
-import { Fundraising } from './modules/fundraising/fundraising.js'
-import { PEOPLE, PeopleDirectory, type Person } from './modules/people/directory.js'
-import { exportRoutes } from './modules/shared/export-routes.js'
-import { campaignSecret, Messenger, messengerSettings } from './modules/sending/messenger.js'
-import { SMS_REPLY_PATH, SmsReplies } from './modules/sending/sms-replies.js'
-import { smsReplyRoutes } from './modules/sending/sms-reply-routes.js'
-import { unsubscribeRoutes } from './modules/sending/unsubscribe-routes.js'
-import { EventBook } from './modules/events/event-book.js'
 import { AuditedStore, AuditLog } from './audit.js'
-import { KnowledgeBase } from './modules/knowledge-base/knowledge-base.js'
-import type { Volunteer } from './modules/volunteers/volunteers.js'
 import { IdpClient } from './oidc-client.js'
 import { sessionBackend } from './session-backend.js'
 import { uiRoutes } from './ui-routes.js'
@@ -39,8 +24,6 @@ import type { CampaignService } from './index.js'
 import { checkSettings, DEV_IDP_SETTING, signInConfigured, type CampaignConfig } from './settings.js'
 
 const SWEEP_MS = 60_000
-/** How often reminders due before shifts are looked for. */
-const REMINDER_CHECK_MS = 5 * 60_000
 /** How often the health report asks whether the identity provider answers. */
 const IDP_CHECK_MS = 30_000
 /** The embedded development IDP's passwords, in the state directory. */
@@ -57,67 +40,32 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   const storage = await campaignStore(ctx)
   const store = new AuditedStore(storage)
   const audit = new AuditLog(storage)
-  const users = store.table<UserRecord>('users')
-  const feedback = store.table<FeedbackRecord, string[]>('feedback')
-  const volunteers = store.table<Volunteer>('volunteers')
   const tokens = new ApiTokens(store.table<ApiTokenRecord>('api-tokens'), store.table<string>('api-token-uses'))
   auth.acceptTokens(async bearer => await tokens.session(bearer))
-  const kb = await KnowledgeBase.open(store)
-  const fundraising = new Fundraising(store, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
-
-  const people = new PeopleDirectory(store)
   const secrets = ctx.useOptional('secrets') as SecretResolver | undefined
   // Unsubscribe links and the reply webhook's default URL name the public address, as the login callback does.
   const appUrl = (): string => config.app_url !== '' ? config.app_url : ctx.address('app').href
-  const messenger = new Messenger(store, people, messengerSettings(config, secrets, appUrl), ctx.outbound)
-  ctx.onClose(() => { messenger.close() })
-  const replies = new SmsReplies(store, people, messenger, {
-    authToken: campaignSecret(config, 'sms_inbound_auth_token', secrets),
-    url: () => config.sms_inbound_url !== '' ? config.sms_inbound_url : new URL(SMS_REPLY_PATH, appUrl()).href,
-    helpText: config.sms_help_text
-  })
-  const events = new EventBook(store, { people, reminderHours: config.shift_reminder_hours, messenger: () => messenger })
   const registry = new FunctionRegistry()
   const bucketsFailed = (err: unknown): void => { ctx.log.warn({ err: messageOf(err) }, 'the sentiment buckets could not be built from the stored posts; summaries read the posts until a build succeeds') }
   const posts = new PostStore(store, config.max_posts, bucketsFailed)
   // A store with posts from before the buckets builds them in the background; summaries read the posts meanwhile.
   void ctx.track(posts.prepare().catch(bucketsFailed))
   const service: CampaignService = { registry, posts, sessions: backend, store }
-  registry.beforeEachCall(async () => { await kb.refresh() })
-  registry.register([
-    ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
-    ...feedbackFunctions(feedback),
-    ...moduleFunctions({
-      language: localEngine,
-      generator: generatorFrom(config, secrets),
-      kb,
-      posts,
-      fundraising,
-      people,
-      messenger,
-      replies,
-      events,
-      audit,
-      store,
-      maxRecords: config.max_records,
-      admin: {
-        users,
-        tokens,
-        audit,
-        startedAt,
-        issuer: () => service.login?.issuer ?? '',
-        feedback: async () => await feedbackByModule(feedback),
-        counts: async () => ({
-          sessions: await sessions.count(),
-          pending_logins: await pending.count(),
-          users: await users.count(),
-          documents: kb.documentCount,
-          volunteers: await volunteers.count(),
-          donors: await fundraising.donorCount()
-        })
-      }
-    })
-  ])
+  const modules = await startModules({
+    ctx,
+    store,
+    audit,
+    posts,
+    registry,
+    auth,
+    generator: generatorFrom(config, secrets),
+    secrets,
+    tokens,
+    appUrl,
+    issuer: () => service.login?.issuer ?? '',
+    startedAt,
+    sessionCounts: async () => ({ sessions: await sessions.count(), pending_logins: await pending.count() })
+  })
 
   const access = accessControl(auth, registry)
   ctx.http('app', async app => {
@@ -133,11 +81,10 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
         return service.login
       },
       remedy: REMEDY,
-      onLogin: async record => { await recordLogin(users, record) }
+      onLogin: modules.onLogin
     }))
     await app.register(uiRoutes(registry.modules))
-    await app.register(unsubscribeRoutes(messenger, ctx.log))
-    await app.register(smsReplyRoutes(replies, ctx.log))
+    for (const routes of modules.routes) await app.register(routes)
   })
   // Every failure under /api is answered in CBOR, unknown routes and refused requests included.
   ctx.http('app', async app => {
@@ -149,10 +96,9 @@ export async function setupCampaign (ctx: PluginContext<CampaignConfig>): Promis
   ctx.http('app', async app => {
     app.addHook('onRequest', access)
     app.addHook('onSend', securityHeaders)
-    await app.register(exportRoutes({ auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, messenger, audit }))
+    await app.register(modules.exports)
   }, { prefix: '/export' })
   ctx.schedule.every('sweep-sessions', SWEEP_MS, () => { backend.sweep() })
-  ctx.schedule.every('shift-reminders', REMINDER_CHECK_MS, async () => { await events.sendDueReminders() })
   if (config.dev_fallback) ctx.log.warn('development fallback on: check-auth reports an admin when nobody is signed in')
   return service
 }

@@ -1,11 +1,39 @@
-// The modules' server functions, registered in the order of their manifests (manifests.ts): each
-// module's factory makes its functions from the kit, and its manifest gives them their module id and
-// roles. A function its manifest does not list, or one listed that the module does not make, stops
-// the start.
-import type { ModuleFunction, ServerFunction } from '../functions.js'
+// The registry of the campaign's modules, the one file of the core that imports module folders: it
+// starts the services modules provide to each other (the knowledge base, people, sending, events,
+// fundraising), their routes and schedules, and registers their server functions in the order of their
+// manifests (manifests.ts): each module's factory makes its functions from the kit, and its manifest
+// gives them their module id and roles. A function its manifest does not list, or one listed that the
+// module does not make, stops the start.
+import type { FastifyPluginAsync } from 'fastify'
+import type { PluginContext } from '../../../kernel/index.js'
+import type { ApiTokens } from '../api-tokens.js'
+import type { AuditLog, AuditedStore } from '../audit.js'
+import type { FunctionRegistry, ModuleFunction, ServerFunction } from '../functions.js'
+import type { Generator } from '../language/generator.js'
+import type { SecretResolver } from '../language/generator-settings.js'
+import { localEngine } from '../language/local-engine.js'
+import type { PostStore } from '../records/posts.js'
+import type { SessionAuth } from '../session-auth.js'
+import type { SessionRecord } from '../sessions.js'
+import type { CampaignConfig } from '../settings.js'
 import type { ModuleKit } from './kit.js'
 import type { ModuleManifest } from './manifest.js'
 import { MANIFESTS } from './manifests.js'
+import { recordLogin, type UserRecord } from './admin/admin.js'
+import { loadRules } from './compliance/compliance-rules.js'
+import { EventBook } from './events/event-book.js'
+import { Elections } from './fundraising/elections.js'
+import { Fundraising } from './fundraising/fundraising.js'
+import { KnowledgeBase } from './knowledge-base/knowledge-base.js'
+import { PEOPLE, PeopleDirectory, type Person } from './people/directory.js'
+import { campaignSecret, Messenger, messengerSettings } from './sending/messenger.js'
+import { SMS_REPLY_PATH, SmsReplies } from './sending/sms-replies.js'
+import { smsReplyRoutes } from './sending/sms-reply-routes.js'
+import { unsubscribeRoutes } from './sending/unsubscribe-routes.js'
+import { authInfoFunctions } from './shared/auth-info.js'
+import { exportRoutes } from './shared/export-routes.js'
+import { feedbackByModule, feedbackFunctions, type FeedbackRecord } from './shared/feedback.js'
+import type { Volunteer } from './volunteers/volunteers.js'
 import { manifest as accountability } from './accountability/manifest.js'
 import { accountabilityFunctions } from './accountability/accountability.js'
 import { manifest as admin } from './admin/manifest.js'
@@ -65,6 +93,9 @@ import { sentimentMonitorFunctions } from './sentiment-monitor/sentiment-monitor
 import { manifest as volunteers } from './volunteers/manifest.js'
 import { volunteerFunctions } from './volunteers/volunteers.js'
 
+/** How often reminders due before shifts are looked for. */
+const REMINDER_CHECK_MS = 5 * 60_000
+
 type Factory = (kit: ModuleKit) => ModuleFunction[]
 
 /** Each module's manifest with the factory of its functions. */
@@ -120,4 +151,93 @@ export function moduleFunctions (kit: ModuleKit): ServerFunction[] {
     if (factories.length !== 1) throw new Error(`module "${manifest.id}" has ${factories.length} factories of server functions`)
     return withManifest(manifest, factories[0][1](kit))
   })
+}
+
+/** What the core hands the modules at start. */
+export interface ModuleCore {
+  ctx: PluginContext<CampaignConfig>
+  /** The campaign store, every write audited. */
+  store: AuditedStore
+  audit: AuditLog
+  posts: PostStore
+  registry: FunctionRegistry
+  /** A request's session. */
+  auth: SessionAuth
+  generator: Generator | undefined
+  secrets: SecretResolver | undefined
+  tokens: ApiTokens
+  /** The public base URL, as the login callback names it. */
+  appUrl: () => string
+  /** The identity provider's issuer, once started. */
+  issuer: () => string
+  startedAt: number
+  /** Live sessions and logins waiting for the identity provider. */
+  sessionCounts: () => Promise<{ sessions: number, pending_logins: number }>
+}
+
+/** What the modules add to the app: routes on the app listener and under /export, and what a login records. */
+export interface StartedModules {
+  routes: FastifyPluginAsync[]
+  exports: FastifyPluginAsync
+  onLogin: (record: SessionRecord) => Promise<void>
+}
+
+/** Every module's service, function, route and schedule; the functions are registered in `core.registry`. */
+export async function startModules (core: ModuleCore): Promise<StartedModules> {
+  const { ctx, store, audit, posts, registry, secrets, appUrl } = core
+  const config = ctx.config
+  const users = store.table<UserRecord>('users')
+  const feedback = store.table<FeedbackRecord, string[]>('feedback')
+  const volunteers = store.table<Volunteer>('volunteers')
+  const kb = await KnowledgeBase.open(store)
+  const fundraising = new Fundraising(store, { limitCents: config.contribution_limit_cents, itemizeAboveCents: loadRules().itemizationThresholdCents, elections: new Elections(config.election_cycles) })
+  const people = new PeopleDirectory(store)
+  const messenger = new Messenger(store, people, messengerSettings(config, secrets, appUrl), ctx.outbound)
+  ctx.onClose(() => { messenger.close() })
+  const replies = new SmsReplies(store, people, messenger, {
+    authToken: campaignSecret(config, 'sms_inbound_auth_token', secrets),
+    url: () => config.sms_inbound_url !== '' ? config.sms_inbound_url : new URL(SMS_REPLY_PATH, appUrl()).href,
+    helpText: config.sms_help_text
+  })
+  const events = new EventBook(store, { people, reminderHours: config.shift_reminder_hours, messenger: () => messenger })
+  registry.beforeEachCall(async () => { await kb.refresh() })
+  registry.register([
+    ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
+    ...feedbackFunctions(feedback),
+    ...moduleFunctions({
+      language: localEngine,
+      generator: core.generator,
+      kb,
+      posts,
+      fundraising,
+      people,
+      messenger,
+      replies,
+      events,
+      audit,
+      store,
+      maxRecords: config.max_records,
+      admin: {
+        users,
+        tokens: core.tokens,
+        audit,
+        startedAt: core.startedAt,
+        issuer: core.issuer,
+        feedback: async () => await feedbackByModule(feedback),
+        counts: async () => ({
+          ...await core.sessionCounts(),
+          users: await users.count(),
+          documents: kb.documentCount,
+          volunteers: await volunteers.count(),
+          donors: await fundraising.donorCount()
+        })
+      }
+    })
+  ])
+  ctx.schedule.every('shift-reminders', REMINDER_CHECK_MS, async () => { await events.sendDueReminders() })
+  return {
+    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log)],
+    exports: exportRoutes({ auth: core.auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, messenger, audit }),
+    onLogin: async record => { await recordLogin(users, record) }
+  }
 }
