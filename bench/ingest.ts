@@ -1,7 +1,8 @@
 // Ingest benchmark: chunks/s end to end over HTTP (1, 10, 100 frames per request, with and without
 // AES-CCM, 8 and 64 requests in flight) against `berth server` in a child, beside the ceilings of the
 // same chunks: decode only; the server's writes (one device per transaction, as a request carries
-// one device, issued as the server issues them); and plain async puts (2 of ~100 bytes per chunk).
+// one device, issued as the server issues them, and the same without faults, which need a transaction
+// callback); and plain async puts (2 of ~100 bytes per chunk).
 // With BENCH_INGEST_BACKEND=lmdb,postgres it compares the storage backends instead: HTTP end to end at 1,
 // 10 and 100 frames per request, 64 in flight, on LMDB and on PostgreSQL (bench/postgres.ts), side by side.
 // Run: npm run build && node dist/bench/ingest.js   (BENCH_RUNS, BENCH_SECONDS bound the work; BENCH_BATCHES,
@@ -21,6 +22,7 @@ import { ADMIN_PASSWORD_FILE } from '../plugins/ingest/commands.js'
 import { seenKey, TelemetryStore } from '../plugins/ingest/store.js'
 import { decodeChunk } from '../plugins/ingest/wire/decoder.js'
 import { encodeChunk } from '../plugins/ingest/wire/encoder.js'
+import type { ChunkPayload } from '../plugins/ingest/wire/payloads.js'
 import { codecs } from '../wasm/index.js'
 import { startServer, stopServer } from './berth-server.js'
 import { BACKEND_NAMES, benchBackends, startBenchPostgres, type Backend, type BenchPostgres } from './postgres.js'
@@ -146,13 +148,21 @@ async function withStore (fn: (store: TelemetryStore) => Promise<number>): Promi
   }
 }
 
+/** The payload of chunk `sequence`; without faults, a fault's turn carries the next type's record instead. */
+const payloadOf = (sequence: number, faults: boolean): ChunkPayload => {
+  const payload = payloads[sequence % POOL]
+  return faults || payload.type !== 'FaultRecord' ? payload : payloads[(sequence + 1) % POOL]
+}
+
 /**
  * The server's writes of decoded chunks, as it issues them: `batch` chunks of ONE device per
  * transaction (a request carries one device), its idempotency check and mark, the device record
- * and the series, built into a batch and issued as puts of one event turn (the LMDB storage's session).
+ * and the series, built into a batch and issued as puts of one event turn (the LMDB storage's session;
+ * a batch with faults runs in a transaction callback, where the faults join their crash issues).
+ * Without `faults`, no chunk is a fault, so no batch needs the callback.
  */
 const DIGEST = new Uint8Array(8)
-async function lmdbRate (batch: number): Promise<number> {
+async function lmdbRate (batch: number, faults = true): Promise<number> {
   return await withStore(async store => {
     const storage = new LmdbStorage(store)
     return await writeRate(batch, async first => {
@@ -167,7 +177,7 @@ async function lmdbRate (batch: number): Promise<number> {
         const events: TelemetryEvent[] = []
         for (const sequence of sequences) {
           if (reads.marks.has(seenKey(id, sequence))) throw new Error(`${seenKey(id, sequence)} written twice`)
-          applyChunk(writes, events, device, stored === undefined && sequence === first, { device: id, sequence, at }, payloads[sequence % POOL])
+          applyChunk(writes, events, device, stored === undefined && sequence === first, { device: id, sequence, at }, payloadOf(sequence, faults))
           writes.marks.push({ device: id, sequence, mark: { at, digests: DIGEST }, digest: DIGEST })
         }
         writes.devices.push(device)
@@ -275,6 +285,7 @@ async function main (): Promise<void> {
   for (let run = 0; run < RUNS; run++) {
     for (const batch of BATCHES) {
       record(`lmdb ${batch}`, await lmdbRate(batch))
+      record(`lmdb ${batch} no faults`, await lmdbRate(batch, false))
       record(`puts ${batch}`, await asyncPutRate(batch))
       for (const ccm of CCM_MODES) {
         record(`decode ${batch} ${ccm}`, decodeRate(batch, ccm))
@@ -292,11 +303,11 @@ async function main (): Promise<void> {
   const rows = BATCHES.flatMap(batch => CCM_MODES.flatMap(ccm => CONCURRENCIES.map(concurrency => {
     const name = `http ${batch} ${ccm} ${concurrency}`
     const [http, decode, lmdb] = [rate(name), rate(`decode ${batch} ${ccm}`), rate(`lmdb ${batch}`)]
-    return [String(batch), ccm ? 'yes' : 'no', String(concurrency), http.toFixed(0), range(name), rate(`server cpu ${batch} ${ccm} ${concurrency}`).toFixed(1), decode.toFixed(0), lmdb.toFixed(0), rate(`puts ${batch}`).toFixed(0), `${(100 * http / Math.min(decode, lmdb)).toFixed(0)}%`]
+    return [String(batch), ccm ? 'yes' : 'no', String(concurrency), http.toFixed(0), range(name), rate(`server cpu ${batch} ${ccm} ${concurrency}`).toFixed(1), decode.toFixed(0), lmdb.toFixed(0), rate(`lmdb ${batch} no faults`).toFixed(0), rate(`puts ${batch}`).toFixed(0), `${(100 * http / Math.min(decode, lmdb)).toFixed(0)}%`]
   })))
   console.log(`Median of ${RUNS} runs of ${SECONDS} s; ${DEVICES} devices; the write ceilings run ${CEILING_CONCURRENCY} transactions in flight; ` +
     `codecs: ${codecs.backend}; ${machine()}.\n`)
-  console.log(markdownTable(['frames/request', 'AES-CCM', 'requests in flight', 'HTTP end to end (chunks/s)', 'HTTP min–max', 'server CPU ms per 1,000 chunks', 'decode-only ceiling', 'server-writes ceiling', 'async-put ceiling', 'end to end / lower of decode and server-writes'], rows))
+  console.log(markdownTable(['frames/request', 'AES-CCM', 'requests in flight', 'HTTP end to end (chunks/s)', 'HTTP min–max', 'server CPU ms per 1,000 chunks', 'decode-only ceiling', 'server-writes ceiling', 'server-writes ceiling without faults', 'async-put ceiling', 'end to end / lower of decode and server-writes'], rows))
 }
 
 await main()
