@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { freePort } from '../test/support/net.js'
+import { probablyFreePort } from '../test/support/net.js'
 
 export interface BenchServer {
   /** The telemetry listener. */
@@ -37,7 +37,7 @@ export function serverDir (prefix: string): { dir: string, stateDir: string } {
 
 export async function startServer (options: ServerOptions): Promise<BenchServer> {
   const dir = options.dir ?? serverDir('berth-bench-').dir
-  const [control, telemetry] = [await freePort(), await freePort()]
+  const [control, telemetry] = [await probablyFreePort(), await probablyFreePort()]
   const ports: Record<string, number> = { control, telemetry, app: 0 }
   writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"', ...Object.entries(ports).flatMap(([name, port]) =>
     [`[server.listeners.${name}]`, 'host = "127.0.0.1"', `port = ${port}`]), ...(options.toml ?? [])].join('\n'))

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { envInt, markdownTable, median } from './stats.js'
-import { freePort } from '../test/support/net.js'
+import { probablyFreePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 11)
 const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
@@ -52,7 +52,7 @@ async function startServer (dir: string, port: number): Promise<() => Promise<vo
 
 async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-cli-'))
-  const port = await freePort()
+  const port = await probablyFreePort()
   writeFileSync(join(dir, 'cluster.toml'), `[server]\nstate_dir = "state"\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
   const stop = await startServer(dir, port)
   const subjects: Subject[] = [

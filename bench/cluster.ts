@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { place, type PlacementNode, type PlacementService } from '../plugins/nodes/placement.js'
 import { envInt, markdownTable, median } from './stats.js'
-import { freePort } from '../test/support/net.js'
+import { probablyFreePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 5)
 const SECONDS = envInt('BENCH_SECONDS', 5)
@@ -51,7 +51,7 @@ interface Leader { child: ChildProcess, url: string, admin: string, dir: string 
 
 async function startLeader (heartbeatSecs: number): Promise<Leader> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-cluster-'))
-  const port = await freePort()
+  const port = await probablyFreePort()
   writeFileSync(join(dir, 'cluster.toml'), [
     '[server]', 'log_level = "warn"', 'plugins = ["tokens", "secrets", "reconciler", "cluster", "nodes"]',
     '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`,

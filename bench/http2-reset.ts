@@ -12,7 +12,7 @@ import { connect, type ClientHttp2Session } from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { envInt, markdownTable } from './stats.js'
-import { freePort } from '../test/support/net.js'
+import { probablyFreePort } from '../test/support/net.js'
 import { RESET_BATCH, resetBatch } from '../test/support/http2-reset.js'
 
 const STREAMS = envInt('BENCH_STREAMS', 20_000)
@@ -74,7 +74,7 @@ async function attack (port: number, count: number): Promise<number> {
 let reached = 0
 const upstream = createServer((_req, res) => { reached++; res.end('ok') })
 await new Promise<void>(resolve => upstream.listen(0, '127.0.0.1', resolve))
-const [httpPort, httpsPort] = [await freePort(), await freePort()]
+const [httpPort, httpsPort] = [await probablyFreePort(), await probablyFreePort()]
 const proxy = spawn(process.execPath, ['--expose-gc', FIXTURE, String(httpPort), String(httpsPort), String((upstream.address() as AddressInfo).port)], { stdio: ['ignore', 'pipe', 'inherit'] })
 await new Promise<void>(resolve => proxy.stdout.once('data', () => { resolve() }))
 const pid = proxy.pid as number

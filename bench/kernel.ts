@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { envInt, markdownTable, median } from './stats.js'
-import { freePort } from '../test/support/net.js'
+import { probablyFreePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 5)
 const SECONDS = envInt('BENCH_SECONDS', 5)
@@ -100,7 +100,7 @@ async function main (): Promise<void> {
       // Rotate which server goes first, so none gains from its place in the round.
       for (let k = 0; k < targets.length; k++) {
         const index = (run + k) % targets.length
-        const port = await freePort()
+        const port = await probablyFreePort()
         const { child, ms } = await targets[index].start(port)
         try {
           starts[index].push(ms)

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { etcdctl, ownEtcd } from '../test/support/etcd.js'
-import { freePort } from '../test/support/net.js'
+import { probablyFreePort } from '../test/support/net.js'
 import { simulateAgents, type SimulatedCluster } from './cluster-sim.js'
 import { envInt, markdownTable, median } from './stats.js'
 
@@ -49,7 +49,7 @@ async function stop (child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): P
 
 function masterDir (name: string, etcd?: { endpoints: string[], prefix: string }): { dir: string, port: Promise<number> } {
   const dir = mkdtempSync(join(tmpdir(), `berth-bench-masters-${name}-`))
-  const port = freePort().then(port => {
+  const port = probablyFreePort().then(port => {
     writeFileSync(join(dir, 'cluster.toml'), [
       '[server]', 'log_level = "warn"', 'plugins = ["tokens", "secrets", "reconciler", "cluster", "nodes"]',
       '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`,

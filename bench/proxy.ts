@@ -24,7 +24,7 @@ import { promisify } from 'node:util'
 import { envInt, markdownTable, median } from './stats.js'
 import { treeCpuSeconds } from './process-cpu.js'
 import { ensureDebianPackages } from '../test/support/component.js'
-import { freePort } from '../test/support/net.js'
+import { probablyFreePort } from '../test/support/net.js'
 
 const RUNS = envInt('BENCH_RUNS', 3)
 const SECONDS = envInt('BENCH_SECONDS', 5)
@@ -159,7 +159,7 @@ async function main (): Promise<void> {
   await run('sh', ['-c', `cat ${dir}/cert.pem ${dir}/key.pem > ${dir}/bundle.pem`])
   writeFileSync(join(dir, 'large.bin'), Buffer.alloc(65536, 120), { mode: 0o644 })
   chmodSync(dir, 0o755) // nginx's workers run as www-data
-  const backendPort = await freePort()
+  const backendPort = await probablyFreePort()
   writeFileSync(join(dir, 'backend.conf'), `worker_processes 1; daemon off; pid ${dir}/backend.pid; error_log stderr error;
 events { worker_connections 4096; }
 http { access_log off; keepalive_requests 1000000;
@@ -173,7 +173,7 @@ http { access_log off; keepalive_requests 1000000;
       for (const scenario of RUN_SCENARIOS.filter(s => s.scheme === 'http')) record(`direct|${scenario.name}`, await load(`http://127.0.0.1:${backendPort}${scenario.path}`))
       for (let i = 0; i < PROXIES.length; i++) {
         const proxy = PROXIES[(round + i) % PROXIES.length]
-        const ports = { http: await freePort(), https: await freePort() }
+        const ports = { http: await probablyFreePort(), https: await probablyFreePort() }
         const child = proxy.start(dir, ports, backendPort)
         try {
           await listening(ports.http, child)

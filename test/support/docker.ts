@@ -11,7 +11,7 @@ import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
 import { isRunning, runFile, startDaemon, useRunDaemon } from './daemon.js'
 import { withLock } from './lock.js'
 import { tempDir } from './tmp.js'
-import { freePort } from './net.js'
+import { probablyFreePort } from './net.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
@@ -208,7 +208,7 @@ export interface Registry {
 export async function startRegistry (t: Teardown, login?: { user: string, password: string }): Promise<Registry> {
   await ensureDebianPackages(['docker-registry'])
   const dir = tempDir(t, 'berth-registry-')
-  const host = `127.0.0.1:${await freePort()}`
+  const host = `127.0.0.1:${await probablyFreePort()}`
   const config = join(dir, 'config.yml')
   if (login !== undefined) writeFileSync(join(dir, 'htpasswd'), `${login.user}:${bcrypt.hashSync(login.password, 10)}\n`)
   const auth = login === undefined ? [] : ['auth:', '  htpasswd:', '    realm: berth-test', `    path: ${join(dir, 'htpasswd')}`]

@@ -12,7 +12,7 @@ import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
 import { isRunning, sharedServer, startDaemon, type Daemon } from './daemon.js'
-import { freePort } from './net.js'
+import { probablyFreePort } from './net.js'
 import { pollUntil } from './poll.js'
 
 const run = promisify(execFile)
@@ -56,7 +56,7 @@ async function newLayout (prefix: string): Promise<Layout> {
   const ports: number[] = []
   // One at a time, so that no two members are given the same port.
   while (ports.length < 2 * MEMBERS) {
-    const port = await freePort()
+    const port = await probablyFreePort()
     if (!ports.includes(port)) ports.push(port)
   }
   return { dir, token: `berth-test-${randomBytes(4).toString('hex')}`, clientPorts: ports.slice(0, MEMBERS), peerPorts: ports.slice(MEMBERS) }

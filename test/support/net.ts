@@ -1,7 +1,8 @@
 // Loopback ports a test gives a client before (or instead of) a server behind them: a peer that closes
 // every connection at once, for clients pointed at a server that never answers, and one that forwards
 // to a server once it is up. Each is bound on port 0 and held until the test ends, so the port is the
-// test's alone; no port is chosen before something binds it.
+// test's alone; no port is chosen before something binds it. Last, the one exception: a guessed port
+// for programs that must be told theirs before they start (probablyFreePort).
 import { connect, createServer, type Socket } from 'node:net'
 import { randomInt } from 'node:crypto'
 
@@ -38,11 +39,6 @@ export async function laterPort (t: Teardown): Promise<{ port: number, forward: 
   return { port: (server.address() as { port: number }).port, forward: (to: number) => { target = to } }
 }
 
-/**
- * Ports are drawn at random below Linux's ephemeral range (32768–60999): a port the system hands out
- * for `listen(0)` or an outgoing connection elsewhere in the suite cannot take it between this check
- * and the moment the other process binds it.
- */
 const LOWEST = 20_000
 const HIGHEST = 32_767
 
@@ -56,7 +52,16 @@ async function bindable (port: number): Promise<boolean> {
   return bound
 }
 
-export async function freePort (): Promise<number> {
+/**
+ * A port that was free when this looked, for a program that must be told its port before it starts
+ * and cannot report one it chose itself: the external daemons the suite runs (PostgreSQL, Redis, etcd,
+ * pebble, nginx, verdaccio, Debian's docker-registry) and a container's fixed `extra_ports` host port.
+ * It is a guess, not a reservation: the port is released before the daemon binds it. Ports are drawn
+ * at random below Linux's ephemeral range (32768–60999), so a port the system hands out for
+ * `listen(0)` or an outgoing connection elsewhere cannot take it in between. Never for Berth's own
+ * listeners: those bind port 0 and the test reads back the port they got.
+ */
+export async function probablyFreePort (): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = randomInt(LOWEST, HIGHEST + 1)
     if (await bindable(port)) return port

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureDebianPackages } from './component.js'
-import { freePort } from './net.js'
+import { probablyFreePort } from './net.js'
 import { pollUntil } from './poll.js'
 import { tempDir } from './tmp.js'
 
@@ -16,7 +16,7 @@ export async function startNginx (t: Teardown, upstream: number, serverName: str
   await ensureDebianPackages(['nginx-light'])
   const dir = tempDir(t)
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi', 'logs']) mkdirSync(join(dir, sub))
-  const port = await freePort()
+  const port = await probablyFreePort()
   writeFileSync(join(dir, 'nginx.conf'), `
 daemon off;
 master_process off;

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { ensureDebianPackages } from './component.js'
 import { startDaemon, type Daemon } from './daemon.js'
-import { freePort } from './net.js'
+import { probablyFreePort } from './net.js'
 import { tempDir } from './tmp.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
@@ -59,7 +59,7 @@ export async function startPebble (t: Teardown, httpPort: number, acmePort?: num
   await ensureDebianPackages(['pebble', 'openssl'])
   const dir = tempDir(t, 'berth-pebble-')
   const certs = await listenerCertificate(dir)
-  const [directoryPort, managementPort, dnsPort, challengeManagement, tlsPort] = await Promise.all([acmePort ?? freePort(), freePort(), freePort(), freePort(), freePort()])
+  const [directoryPort, managementPort, dnsPort, challengeManagement, tlsPort] = await Promise.all([acmePort ?? probablyFreePort(), probablyFreePort(), probablyFreePort(), probablyFreePort(), probablyFreePort()])
   await startDaemon(t, 'pebble-challtestsrv', {
     command: 'pebble-challtestsrv',
     args: ['-dns01', `127.0.0.1:${dnsPort}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-management', `127.0.0.1:${challengeManagement}`, '-defaultIPv4', '127.0.0.1', '-defaultIPv6', ''],

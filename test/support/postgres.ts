@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
 import { isRunning, sharedServer, startDaemon, RUN_DIR, type Daemon } from './daemon.js'
-import { freePort } from './net.js'
+import { probablyFreePort } from './net.js'
 import { pollUntil } from './poll.js'
 
 const run = promisify(execFile)
@@ -119,7 +119,7 @@ export async function runPostgres (): Promise<Pick<PostgresServer, 'port' | 'pas
       const dir = mkdtempSync(join(RUN_DIR, 'postgres-'))
       const password = randomBytes(12).toString('hex')
       await initCluster(dir, password)
-      const port = await freePort()
+      const port = await probablyFreePort()
       const daemon = await startServer('run', RUN_NAME, dir, port, password)
       return { pid: daemon.pid, port, password, dir }
     }
@@ -137,7 +137,7 @@ export async function ownPostgres (t: Teardown, options: { durable?: boolean } =
   const dir = mkdtempSync(join(RUN_DIR, 'postgres-own-'))
   const password = randomBytes(12).toString('hex')
   await initCluster(dir, password)
-  const port = await freePort()
+  const port = await probablyFreePort()
   const durable = options.durable === true
   let daemon: Daemon | undefined = await startServer(t, `postgres on ${port}`, dir, port, password, durable)
   const server: PostgresServer = {

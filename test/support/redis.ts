@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ensureDebianPackages, requireComponent, type ComponentTest } from './component.js'
 import { isRunning, startDaemon, RUN_DIR, type Daemon } from './daemon.js'
-import { freePort } from './net.js'
+import { probablyFreePort } from './net.js'
 import { pollUntil } from './poll.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
@@ -46,7 +46,7 @@ export async function ownRedis (t: Teardown, options: { durable?: boolean } = {}
   await ensureDebianPackages(['redis-server'])
   mkdirSync(RUN_DIR, { recursive: true })
   const dir = mkdtempSync(join(RUN_DIR, 'redis-'))
-  const port = await freePort()
+  const port = await probablyFreePort()
   const password = randomBytes(12).toString('hex')
   const persistence = options.durable === true ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']
   const start = async (): Promise<Daemon> => await startDaemon(t, `redis on ${port}`, {

@@ -3,7 +3,6 @@
 // tested against it. rclone (Debian) is what Berth talks to it with.
 import { createRequire } from 'node:module'
 import { ensureDebianPackages } from './component.js'
-import { freePort } from './net.js'
 import { tempDir } from './tmp.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
@@ -25,9 +24,9 @@ export async function s3Server (t: Teardown, bucket: string): Promise<S3Endpoint
   await ensureDebianPackages(['rclone'])
   const S3rver = createRequire(import.meta.url)('s3rver') as S3rverClass
   const directory = tempDir(t, 'berth-s3-')
-  const port = await freePort()
-  const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: bucket }] })
-  await server.run()
+  // Port 0: run() answers the address it was bound to.
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] })
+  const { port } = await server.run()
   t.teardown(async () => { await server.close() })
   return { endpoint: `http://127.0.0.1:${port}`, bucket, directory }
 }

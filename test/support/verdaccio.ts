@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { startDaemon } from './daemon.js'
-import { freePort } from './net.js'
+import { probablyFreePort } from './net.js'
 import { tempDir } from './tmp.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
@@ -45,7 +45,7 @@ export async function startVerdaccio (t: Teardown): Promise<NpmRegistry> {
   const dir = tempDir(t, 'berth-verdaccio-')
   const storage = join(dir, 'storage')
   mkdirSync(storage)
-  const port = await freePort()
+  const port = await probablyFreePort()
   const url = `http://127.0.0.1:${port}/`
   const config = join(dir, 'config.yaml')
   writeFileSync(config, [

@@ -6,28 +6,30 @@ import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { verifyPassword } from '../../../plugins/ingest/auth/passwords.js'
-import { CLI, exited, runCli as runBerth, spawnCli } from '../../support/cli.js'
+import { boundUrls, CLI, exited, runCli as runBerth, spawnCli } from '../../support/cli.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, backendSettings, onPostgres } from './harness.js'
 import { DEVICE, SAMPLES } from './samples.js'
-import { freePort } from '../../support/net.js'
 
 t.test('serve (from another folder, with -c and -s), then report, faults and metrics through the API', async t => {
   const home = tempDir(t)
   // Every command runs elsewhere: the configuration file and state directory come from -c and -s only.
   const dir = tempDir(t)
   const stateDir = join(home, 'state')
-  const [control, telemetry] = [await freePort(), await freePort()]
-  writeFileSync(join(home, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n[ingest]\napi_key = "${API_KEY}"\n`)
+  writeFileSync(join(home, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = 0\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = 0\n[ingest]\napi_key = "${API_KEY}"\n`)
   const { database_url: databaseUrl } = await backendSettings(t)
-  const env = { BERTH_TELEMETRY_PORT: String(telemetry), ...(typeof databaseUrl === 'string' ? { INGEST_DATABASE_URL: databaseUrl } : {}) }
+  const database = typeof databaseUrl === 'string' ? { INGEST_DATABASE_URL: databaseUrl } : {}
   const globals = ['-c', join(home, 'cluster.toml'), '-s', stateDir]
   const runCli = async (args: string[], options: Parameters<typeof runBerth>[1]): ReturnType<typeof runBerth> => await runBerth([...globals, ...args], options)
-  const server = spawnCli([...globals, 'telemetry', 'serve'], { cwd: dir, env })
+  const server = spawnCli([...globals, 'telemetry', 'serve'], { cwd: dir, env: { BERTH_TELEMETRY_PORT: '0', ...database } })
   t.teardown(() => { server.kill('SIGKILL') })
+  // Its ports are 0: read back from its log line; the commands are given the telemetry URL.
+  const urls = await boundUrls(server, 'berth telemetry serve', 20_000)
+  const telemetry = urls.telemetry.origin
+  const env = { BERTH_TELEMETRY_URL: telemetry, ...database }
   const health = await pollUntil(async () => {
-    const response = await fetch(`http://127.0.0.1:${control}/api/v1/health`)
+    const response = await fetch(new URL('/api/v1/health', urls.control))
     return response.ok && await response.json() as { plugins: Record<string, unknown> }
   }, { what: 'berth telemetry serve to answer', timeout: 20_000 })
   t.same(Object.keys(health.plugins), ['ingest', 'symbolication'], 'only the telemetry plugins run')
@@ -36,7 +38,7 @@ t.test('serve (from another folder, with -c and -s), then report, faults and met
   t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'wasm', storage: onPostgres() ? 'postgres' : 'lmdb' } }, 'health says the WASM codecs decode, and where the telemetry is kept')
 
   const body = Buffer.concat([SAMPLES[0], SAMPLES[2], SAMPLES[3]].map((payload, sequence) => encodeChunk({ device: DEVICE, sequence, payload })))
-  const posted = await fetch(`http://127.0.0.1:${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
+  const posted = await fetch(`${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
   t.match(await posted.json(), { accepted: 3 })
 
   const report = await runCli(['telemetry', 'report'], { cwd: dir, env })
@@ -71,20 +73,21 @@ t.test('serve (from another folder, with -c and -s), then report, faults and met
 
 t.test('when the WASM codecs cannot load, the fallback is loud: a warning, health and metrics say so', async t => {
   const dir = tempDir(t)
-  const [control, telemetry] = [await freePort(), await freePort()]
-  writeFileSync(join(dir, 'cluster.toml'), `[server.listeners.control]\nhost = "127.0.0.1"\nport = ${control}\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = ${telemetry}\n[ingest]\nmetrics_public = true\n`)
-  const server = spawnCli(['telemetry', 'serve'], { cwd: dir, env: { INGEST_API_KEY: API_KEY, BERTH_TELEMETRY_PORT: String(telemetry), BERTH_WASM_DIR: join(dir, 'no-wasm-here') } })
+  writeFileSync(join(dir, 'cluster.toml'), '[server.listeners.control]\nhost = "127.0.0.1"\nport = 0\n[server.listeners.telemetry]\nhost = "127.0.0.1"\nport = 0\n[ingest]\nmetrics_public = true\n')
+  const server = spawnCli(['telemetry', 'serve'], { cwd: dir, env: { INGEST_API_KEY: API_KEY, BERTH_TELEMETRY_PORT: '0', BERTH_WASM_DIR: join(dir, 'no-wasm-here') } })
   t.teardown(() => { server.kill('SIGKILL') })
+  const urls = await boundUrls(server, 'berth telemetry serve', 20_000)
+  const telemetry = urls.telemetry.origin
   const health = await pollUntil(async () => {
-    const response = await fetch(`http://127.0.0.1:${control}/api/v1/health`)
+    const response = await fetch(new URL('/api/v1/health', urls.control))
     return response.ok && await response.json() as { plugins: Record<string, unknown> }
   }, { what: 'the server to answer', timeout: 20_000 })
   t.match(health.plugins.ingest, { state: 'running', details: { codecs: 'reference' } })
   t.match(server.output(), /"level":40,.*"msg":"the WASM codecs could not load: chunks are decoded by the TypeScript reference implementation/)
-  const metrics = await (await fetch(`http://127.0.0.1:${telemetry}/metrics/prometheus`)).text()
+  const metrics = await (await fetch(`${telemetry}/metrics/prometheus`)).text()
   t.match(metrics, /^berth_ingest_codecs_info\{implementation="reference"\} 1$/m)
   const body = encodeChunk({ device: DEVICE, sequence: 0, payload: SAMPLES[0] })
-  const posted = await fetch(`http://127.0.0.1:${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
+  const posted = await fetch(`${telemetry}/ingest/chunks`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/octet-stream' }, body })
   t.match(await posted.json(), { accepted: 1 }, 'and chunks are still decoded')
   server.kill('SIGTERM')
   t.equal(await exited(server), 0)

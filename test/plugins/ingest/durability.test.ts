@@ -5,8 +5,7 @@ import t, { type Test } from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
-import { exited, spawnCli } from '../../support/cli.js'
-import { freePort } from '../../support/net.js'
+import { boundUrls, exited, spawnCli } from '../../support/cli.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, backendSettings, type IngestResponse } from './harness.js'
@@ -21,38 +20,42 @@ const FAULT = SAMPLES.find(s => s.type === 'FaultRecord') ?? SAMPLES[0]
 
 const chunk = (device: string, sequence: number): Uint8Array => encodeChunk({ device, sequence, payload: FAULT })
 
-/** `berth server` with only the ingest plugin in `dir`, its telemetry listener on 127.0.0.1:`port`; SIGKILLed at test end. */
-async function startBerth (t: Test, dir: string, port: number): Promise<ReturnType<typeof spawnCli>> {
-  const child = spawnCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'ingest', BERTH_TELEMETRY_PORT: String(port) } })
+/**
+ * `berth server` with only the ingest plugin in `dir`, its telemetry listener on 127.0.0.1 port 0; the
+ * telemetry URL it was bound to is read back from its log line. SIGKILLed at test end.
+ */
+async function startBerth (t: Test, dir: string): Promise<{ child: ReturnType<typeof spawnCli>, telemetry: string }> {
+  const child = spawnCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'ingest', BERTH_TELEMETRY_PORT: '0' } })
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL')
       await exited(child)
     }
   })
+  const telemetry = (await boundUrls(child, `berth server in ${dir}`, 20_000)).telemetry.origin
   await pollUntil(async () => {
     if (child.exitCode !== null) throw new Error(`berth server exited: ${child.output()}`)
-    return (await fetch(`http://127.0.0.1:${port}/auth/mode`)).ok
+    return (await fetch(`${telemetry}/auth/mode`)).ok
   }, { timeout: 20_000, what: `berth server in ${dir}` })
-  return child
+  return { child, telemetry }
 }
 
 t.test('every chunk acknowledged before a kill -9 is there after the restart; an oversize body gets 413', async t => {
   const dir = tempDir(t)
-  const port = await freePort()
   writeFileSync(join(dir, 'cluster.toml'), [
-    '[server]', 'log_level = "warn"',
     '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0',
-    '[server.listeners.telemetry]', 'host = "127.0.0.1"', `port = ${port}`,
+    '[server.listeners.telemetry]', 'host = "127.0.0.1"',
     '[ingest]', `api_key = "${API_KEY}"`, `max_body_bytes = ${MAX_BODY}`,
     ...Object.entries(await backendSettings(t)).map(([key, value]) => `${key} = ${JSON.stringify(value)}`)
   ].join('\n'))
-  const telemetry = `http://127.0.0.1:${port}`
+  // Each start binds a port of its own, read back from it.
+  let telemetry = ''
   const post = async (body: Uint8Array): Promise<Response> => await fetch(`${telemetry}/ingest/chunks`, {
     method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': API_KEY }, body
   })
 
-  const first = await startBerth(t, dir, port)
+  const first = await startBerth(t, dir)
+  telemetry = first.telemetry
   const acknowledged = new Map<string, number[]>(DEVICES.map(d => [d, []]))
   let answered = 0
   let inFlight = 0
@@ -74,18 +77,18 @@ t.test('every chunk acknowledged before a kill -9 is there after the restart; an
       answered++
       if (inFlightAtKill === 0 && answered >= KILL_AFTER && inFlight > 0) {
         inFlightAtKill = inFlight
-        first.kill('SIGKILL')
+        first.child.kill('SIGKILL')
       }
     }
   }
   await Promise.all(DEVICES.map(stream))
-  if (inFlightAtKill === 0) first.kill('SIGKILL') // the streams ended without the kill: fail below, do not hang
-  t.equal(await exited(first), 'SIGKILL')
+  if (inFlightAtKill === 0) first.child.kill('SIGKILL') // the streams ended without the kill: fail below, do not hang
+  t.equal(await exited(first.child), 'SIGKILL')
   t.ok(inFlightAtKill > 0, `${inFlightAtKill} request(s) were waiting for an answer when the server was killed`)
   const total = [...acknowledged.values()].reduce((n, list) => n + list.length, 0)
   t.ok(total >= KILL_AFTER * FRAMES_PER_REQUEST, `${total} chunks acknowledged as accepted before the kill`)
 
-  await startBerth(t, dir, port)
+  telemetry = (await startBerth(t, dir)).telemetry
   const authorization = `Basic ${Buffer.from(`admin:${readFileSync(join(dir, '.berth', 'telemetry-admin-password'), 'utf8').trim()}`).toString('base64')}`
   for (const [device, sequences] of acknowledged) {
     const page = await (await fetch(`${telemetry}/devices/${device}/faults?limit=1000`, { headers: { authorization } })).json() as { items: Array<{ sequence: number }>, next_cursor: string | null }

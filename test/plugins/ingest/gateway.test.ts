@@ -19,7 +19,6 @@ import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { BERTH_BLE_CHUNKS, BERTH_BLE_SERVICE } from '../../../plugins/ingest/gateway/ble.js'
 import { BluezStandin, privateBus } from '../../support/bluez-standin.js'
 import { exited, runCli, spawnCli } from '../../support/cli.js'
-import { freePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, telemetryServer } from './harness.js'
@@ -162,10 +161,11 @@ t.test('frames refused for a reason that can change are kept until the server ta
   const server = await telemetryServer(t, { auto_register: false })
   const unknown = '5e1f000000000001'
   const pty = await pseudoTerminal(t)
-  const metricsPort = await freePort()
-  const gateway = spawnCli(['gateway', '--serial', pty.path, '--url', server.base.href, '--api-key', API_KEY, '--spool', tempDir(t), '--no-ble', '--no-usb', '--metrics', `127.0.0.1:${metricsPort}`])
+  // Metrics on port 0: the gateway says where it serves them ("metrics on http://HOST:PORT/metrics").
+  const gateway = spawnCli(['gateway', '--serial', pty.path, '--url', server.base.href, '--api-key', API_KEY, '--spool', tempDir(t), '--no-ble', '--no-usb', '--metrics', '127.0.0.1:0'])
   t.teardown(() => { gateway.kill('SIGKILL') })
   await pollUntil(() => gateway.output().includes('open'), { what: 'the gateway to open the line' })
+  const metricsUrl = await pollUntil(() => /metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(gateway.output())?.[1], { what: 'the gateway to say where its metrics are' })
   const undecodable = Buffer.from(encodeChunk({ device: unknown, sequence: 9, payload: SAMPLES[5], version: 2 }))
   undecodable.writeUInt8(0x80, undecodable.length - 5) // a payload that is not Avro (its last varint never ends), with a CRC that matches
   undecodable.writeUInt32LE(crc32(undecodable.subarray(0, undecodable.length - 4)), undecodable.length - 4)
@@ -177,7 +177,7 @@ t.test('frames refused for a reason that can change are kept until the server ta
   await pollUntil(() => /forwarded 2 held frames: 2 accepted/.test(gateway.output()), { what: 'the held frames taken once the device is registered', timeout: 30_000 })
   t.same((await (await server.api('GET', `/devices/${unknown}/reboots`, 'viewer')).json() as { items: unknown[] }).items, [], 'the device exists')
   t.equal(await server.service.telemetry.storage.chunkCount(), 2, 'both held chunks stored (and the undecodable one not)')
-  const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  const scraped = await (await fetch(metricsUrl)).text()
   t.match(scraped, /^berth_gateway_held_frames_total 2$/m)
   t.match(scraped, /^berth_gateway_dropped_frames_total\{reason="rejected"\} 1$/m)
   t.match(scraped, /^berth_gateway_forwarded_frames_total\{status="accepted"\} 2$/m)

@@ -12,7 +12,7 @@ import { requireComponent } from '../../support/component.js'
 import { busyboxImage, dockerEngine, httpdImage } from '../../support/docker.js'
 import { capturedLogger } from '../../support/kernel.js'
 import { api, instanceContainers, reconcilerKernel, writeServices } from '../../support/orchestration.js'
-import { freePort } from '../../support/net.js'
+import { probablyFreePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
@@ -32,7 +32,7 @@ const SECRET = 'v3ry-s3cret-7f2a'
 if (docker !== undefined) {
   t.test('command, volumes, bind mounts, extra ports, limits; secrets only in the environment', async t => {
     const { kernel, cwd, stateDir, instance, project, token, lines } = await setup(t, docker, { allowed_host_paths: ['services'] })
-    const extraPort = await freePort()
+    const extraPort = await probablyFreePort()
     mkdirSync(join(cwd, 'services', project, 'www'), { recursive: true })
     writeFileSync(join(cwd, 'services', project, 'www', 'index.html'), 'served from a bind mount\n')
     t.equal((await api(kernel, 'PUT', '/api/v1/secrets/API_TOKEN', { token, body: { value: SECRET } })).status, 201)
