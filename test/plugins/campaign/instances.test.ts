@@ -13,8 +13,8 @@ import { seedUsers } from '../../../plugins/dev-idp/users.js'
 import { ROLES } from '../../../plugins/campaign/roles.js'
 import { callServerFunction, ServerFunctionError } from '../../../plugins/campaign/client.js'
 import { campaignApp, CookieJar, followRedirects, send, signInThroughIdp } from '../../support/campaign.js'
-import { exited, runCli, spawnCliForTest, untilAnswers, type RunningCli } from '../../support/cli.js'
-import { freePort } from '../../support/net.js'
+import { boundUrls, exited, runCli, spawnCliForTest, untilAnswers, type RunningCli } from '../../support/cli.js'
+import { closingPort, laterPort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { ownPostgres, postgresDatabase } from '../../support/postgres.js'
 import { requireRedis } from '../../support/redis.js'
@@ -25,17 +25,17 @@ interface Auth { authenticated: boolean, role?: string }
 
 const redis = await requireRedis(t, { durable: true })
 
-/** `berth server` with the campaign plugin only, its app on `port`, sessions in Redis. */
-async function instance (t: Test, name: string, port: number, campaign: string[], database: string): Promise<{ base: URL, child: RunningCli }> {
+/** `berth server` with the campaign plugin only, its ports 0 (read back from its log line), sessions in Redis. */
+async function instance (t: Test, name: string, campaign: string[], database: string): Promise<{ base: URL, child: RunningCli }> {
   const dir = tempDir(t, `berth-campaign-${name}-`)
-  const control = await freePort()
-  writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"',
-    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${control}`,
+  writeFileSync(join(dir, 'cluster.toml'), [
+    '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0',
     '[server.listeners.app]', 'host = "127.0.0.1"',
     '[campaign]', ...campaign].join('\n'))
-  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', BERTH_APP_PORT: String(port), CAMPAIGN_REDIS_URL: redis?.url ?? '', CAMPAIGN_DATABASE_URL: database } })
-  await untilAnswers(child, `http://127.0.0.1:${control}/api/v1/health`, `instance ${name}`)
-  return { base: new URL(`http://127.0.0.1:${port}/`), child }
+  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', BERTH_APP_PORT: '0', CAMPAIGN_REDIS_URL: redis?.url ?? '', CAMPAIGN_DATABASE_URL: database } })
+  const urls = await boundUrls(child, `instance ${name}`)
+  await untilAnswers(child, new URL('/api/v1/health', urls.control), `instance ${name}`)
+  return { base: urls.app, child }
 }
 
 const checkAuth = async (base: URL, cookie: string): Promise<Auth> => await callServerFunction<Auth>('check-auth', {}, { baseUrl: base, headers: { cookie } })
@@ -47,15 +47,18 @@ const failure = async (call: Promise<unknown>): Promise<{ status: number, code?:
 
 if (redis !== undefined) {
   t.test('two instances share sessions and logins through Redis', async t => {
-    const [portA, portB] = [await freePort(), await freePort()]
     // One public address for both, as behind a load balancer: the IDP sends the browser back to it.
-    const appUrl = `http://127.0.0.1:${portA}/`
+    // It is a port of the test's, in front of A once A is up (A's own port is known only then).
+    const front = await laterPort(t)
+    const appUrl = `http://127.0.0.1:${front.port}/`
     const idp = await startDevIdp({ realm: 'hq', clientId: 'web', redirectUris: [`${appUrl}auth/callback`], postLogoutRedirectUris: [appUrl], users: seedUsers(ROLES, 'campaign.test') })
     t.teardown(idp.close)
     const settings = [`idp_url = "${idp.url}"`, 'idp_realm = "hq"', 'idp_client_id = "web"', `app_url = "${appUrl}"`, 'contribution_limit_cents = 100000']
     const database = await postgresDatabase(t)
-    const a = await instance(t, 'a', portA, settings, database)
-    const b = await instance(t, 'b', portB, settings, database)
+    const a = { ...await instance(t, 'a', settings, database) }
+    front.forward(Number(a.base.port))
+    a.base = new URL(appUrl)
+    const b = await instance(t, 'b', settings, database)
     const user = (role: string): { username: string, password: string } => idp.users.find(u => u.role === role) as { username: string, password: string }
 
     /** /auth on A; the IDP's answer delivered to B (the balancer's choice); the session cookie. */
@@ -141,7 +144,7 @@ if (redis !== undefined) {
   t.test('a Redis or PostgreSQL URL that is wrong or unreachable stops the start with one line', async t => {
     const dir = tempDir(t, 'berth-campaign-bad-redis-')
     writeFileSync(join(dir, 'cluster.toml'), ['[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0', '[server.listeners.app]', 'host = "127.0.0.1"', 'port = 0'].join('\n'))
-    const unreachable = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_REDIS_URL: `redis://127.0.0.1:${await freePort()}` } })
+    const unreachable = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_REDIS_URL: `redis://127.0.0.1:${await closingPort(t)}` } })
     t.not(unreachable.code, 0)
     t.match(unreachable.stderr, /session store at 127\.0\.0\.1:\d+ \(\[campaign\]\.redis_url \(CAMPAIGN_REDIS_URL\)\) does not answer/)
     const wrong = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_REDIS_URL: 'http://127.0.0.1:6379' } })
@@ -152,7 +155,7 @@ if (redis !== undefined) {
     t.not(refused.code, 0)
     t.notMatch(refused.stderr + refused.stdout, password, 'the password is never printed')
     t.notMatch(refused.stderr + refused.stdout, 'wrong@', 'nor the one given')
-    const database = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_DATABASE_URL: `postgres://berth:secret-word@127.0.0.1:${await freePort()}/campaign` } })
+    const database = await runCli(['server'], { cwd: dir, env: { BERTH_PLUGINS: 'campaign', CAMPAIGN_DATABASE_URL: `postgres://berth:secret-word@127.0.0.1:${await closingPort(t)}/campaign` } })
     t.not(database.code, 0)
     t.match(database.stderr, /\[campaign\]\.database_url \(CAMPAIGN_DATABASE_URL\): the PostgreSQL database at postgres:\/\/berth:\*\*\*@127\.0\.0\.1:\d+\/campaign could not be prepared/)
     t.notMatch(database.stderr + database.stdout, 'secret-word', 'the database password is never printed')

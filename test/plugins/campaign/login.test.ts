@@ -14,7 +14,7 @@ import { startDevIdp } from '../../../plugins/dev-idp/provider.js'
 import { seedUsers } from '../../../plugins/dev-idp/users.js'
 import { campaignKernel, CookieJar, followRedirects, onSharedBackends, scriptedLogin, scriptedLogout, send, withDevIdp } from '../../support/campaign.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
-import { freePort } from '../../support/net.js'
+import { laterPort } from '../../support/net.js'
 
 /** A kernel with the campaign plugin and its development IDP (more `[campaign]` settings from `config`). */
 async function startApp (t: Test, config: Record<string, unknown> = {}, logger = capturedLogger()): Promise<{ kernel: Kernel, app: URL, users: Record<string, { username: string, password: string }>, logs: () => string }> {
@@ -206,17 +206,20 @@ t.test('a wrong password stays at the IDP form', async t => {
 })
 
 t.test('an IDP configured by URL is used instead of the embedded one', async t => {
-  const port = await freePort()
-  const appUrl = `http://127.0.0.1:${port}/`
+  // The IDP needs the app's public address before the app runs: a port of the test's, in front of the
+  // app (on port 0 of its own) once it is up.
+  const front = await laterPort(t)
+  const appUrl = `http://127.0.0.1:${front.port}/`
   const idp = await startDevIdp({ realm: 'hq', clientId: 'web', redirectUris: [`${appUrl}auth/callback`], postLogoutRedirectUris: [appUrl], users: seedUsers(ROLES, 'campaign.test') })
   t.teardown(idp.close)
   const kernel = await testKernel(t, {
     plugins: [devIdp, campaign],
     config: {
-      server: { listeners: { control: { host: '127.0.0.1', port: 0 }, app: { host: '127.0.0.1', port } } },
+      server: { listeners: { control: { host: '127.0.0.1', port: 0 }, app: { host: '127.0.0.1', port: 0 } } },
       campaign: { idp_url: idp.url, idp_realm: 'hq', idp_client_id: 'web', app_url: appUrl }
     }
   })
+  front.forward(Number(kernel.url('app').port))
   t.equal(kernel.service('campaign').devIdp, undefined, 'no embedded IDP')
   const login = await scriptedLogin(new URL(appUrl), idp.users.find(u => u.role === 'readonly') as { username: string, password: string })
   t.match(await checkAuth(new URL(appUrl), login.cookie), { authenticated: true, role: 'readonly' })

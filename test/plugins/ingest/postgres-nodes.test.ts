@@ -14,8 +14,7 @@ import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import { SCHEMA } from '../../../plugins/ingest/storage/postgres.js'
 import type { RouteView } from '../../../plugins/proxy/control-routes.js'
 import { deviceIds, simulatedPayload } from '../../../bench/telemetry-load.js'
-import { exited, spawnCliForTest, untilAnswers, type RunningCli } from '../../support/cli.js'
-import { freePort } from '../../support/net.js'
+import { boundUrls, exited, spawnCliForTest, untilAnswers, type RunningCli } from '../../support/cli.js'
 import { through } from '../../support/load.js'
 import { pollUntil } from '../../support/poll.js'
 import { requirePostgres } from '../../support/postgres.js'
@@ -33,15 +32,15 @@ interface Node {
 /** `berth telemetry serve` on the database at `url`, with `ingest` lines added to its [ingest] section. */
 async function startNode (t: Test, index: number, url: string, ingest: readonly string[] = []): Promise<Node> {
   const dir = tempDir(t, `berth-node-${index}-`)
-  const [control, telemetry] = [await freePort(), await freePort()]
-  writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"',
-    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${control}`,
-    '[server.listeners.telemetry]', 'host = "127.0.0.1"', `port = ${telemetry}`,
+  // Ports 0: the telemetry listener's is read back from the server's log line.
+  writeFileSync(join(dir, 'cluster.toml'), [
+    '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0',
+    '[server.listeners.telemetry]', 'host = "127.0.0.1"', 'port = 0',
     '[ingest]', ...ingest].join('\n'))
   const child = spawnCliForTest(t, ['telemetry', 'serve'], {
-    cwd: dir, env: { INGEST_API_KEY: API_KEY, INGEST_DATABASE_URL: url, BERTH_TELEMETRY_PORT: String(telemetry) }
+    cwd: dir, env: { INGEST_API_KEY: API_KEY, INGEST_DATABASE_URL: url, BERTH_TELEMETRY_PORT: '0' }
   })
-  const base = new URL(`http://127.0.0.1:${telemetry}`)
+  const base = new URL((await boundUrls(child, `ingest node ${index}`)).telemetry.origin)
   await untilAnswers(child, new URL('/auth/mode', base), `ingest node ${index}`)
   return { index, base, child }
 }
@@ -68,16 +67,18 @@ interface Target {
 /** A `berth server` of the proxy (and the plugins it needs; no container engine) whose static route `ingest.test` leads to the nodes. */
 async function startProxy (t: Test, nodes: readonly Node[]): Promise<{ target: Target, upstream: (node: Node) => Promise<Upstream> }> {
   const dir = tempDir(t, 'berth-proxy-')
-  const [control, http] = [await freePort(), await freePort()]
-  writeFileSync(join(dir, 'cluster.toml'), ['[server]', 'log_level = "warn"',
-    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${control}`,
+  writeFileSync(join(dir, 'cluster.toml'), [
+    '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0',
     '[server.listeners.proxy-http]', 'host = "127.0.0.1"', '[server.listeners.proxy-https]', 'host = "127.0.0.1"',
     '[reconciler]', `docker_socket = "${join(dir, 'no-engine.sock')}"`,
     '[proxy]', 'health_interval_secs = 1',
     '[proxy.routes.ingest]', 'domain = "ingest.test"', `upstreams = [${nodes.map(node => `"${node.base.host}"`).join(', ')}]`, 'health_path = "/auth/mode"',
     '[acme]', 'directory = ""'].join('\n'))
-  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'tokens,secrets,reconciler,proxy', PROXY_HTTP_PORT: String(http) } })
-  const target = { base: new URL(`http://127.0.0.1:${http}`), host: 'ingest.test' }
+  const child = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'tokens,secrets,reconciler,proxy', PROXY_HTTP_PORT: '0' } })
+  // Its ports are 0, read back from its log line.
+  const urls = await boundUrls(child, 'the proxy\'s server', 30_000)
+  const control = urls.control.origin
+  const target = { base: new URL(urls['proxy-http'].origin), host: 'ingest.test' }
   await pollUntil(async () => {
     if (child.exitCode !== null) throw new Error(`the proxy's server exited: ${child.output()}`)
     return (await through(target.base, target.host, '/auth/mode')).status === 200
@@ -85,7 +86,7 @@ async function startProxy (t: Test, nodes: readonly Node[]): Promise<{ target: T
   const token = readFileSync(join(dir, '.berth', 'admin.token'), 'utf8').trim()
   /** The node as the proxy's routes API shows it (its requests in flight, whether it is in rotation). */
   const upstream = async (node: Node): Promise<Upstream> => {
-    const answer = await fetch(`http://127.0.0.1:${control}/api/v1/proxy/routes`, { headers: { authorization: `Bearer ${token}` } })
+    const answer = await fetch(`${control}/api/v1/proxy/routes`, { headers: { authorization: `Bearer ${token}` } })
     const { routes } = await answer.json() as { routes: RouteView[] }
     const found = routes[0].upstreams.find(u => u.container === node.base.host)
     if (found === undefined) throw new Error(`the proxy does not route to ${node.base.host}`)
