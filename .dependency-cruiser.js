@@ -53,9 +53,9 @@ export default {
     },
     {
       name: 'campaign-core-imports-no-module',
-      comment: 'The campaign core (plugins/campaign/ outside the module folders modules/<id>/) imports no module folder: modules depend on the core, which reads their manifests. modules/catalogue.ts, the registry listing the modules to load, is the one file that does. modules/manifests.ts and ui/src/pages.ts still import module folders.',
+      comment: 'The campaign core (plugins/campaign/ outside the module folders modules/<id>/) imports no module folder: modules depend on the core, which reads their manifests. The registries listing the modules to load are the exceptions, one per bundle: modules/catalogue.ts for the server (their manifests, functions, services and routes) and ui/src/pages.ts for the browser (their manifests and pages), as the server loads no page and the UI no server code.',
       severity: 'error',
-      from: { path: '^plugins/campaign/', pathNot: ['^plugins/campaign/modules/[^/]+/', '^plugins/campaign/modules/catalogue\\.ts$', '^plugins/campaign/(modules/manifests|ui/src/pages)\\.ts$'] },
+      from: { path: '^plugins/campaign/', pathNot: ['^plugins/campaign/modules/[^/]+/', '^plugins/campaign/(modules/catalogue|ui/src/pages)\\.ts$'] },
       to: { path: '^plugins/campaign/modules/[^/]+/' }
     },
     {

@@ -1,9 +1,10 @@
 // The registry of the campaign's modules, the one file of the core that imports module folders: it
 // starts the services modules provide to each other (the knowledge base, people, sending, events,
-// fundraising), their routes and schedules, and registers their server functions in the order of their
-// manifests (manifests.ts): each module's factory makes its functions from the kit, and its manifest
-// gives them their module id and roles. A function its manifest does not list, or one listed that the
-// module does not make, stops the start.
+// fundraising), their routes and schedules, and registers their server functions module by module in
+// navigation order (group by group): each module's factory makes its functions from the kit, and its
+// manifest gives them their module id and roles. A function its manifest does not list, or one listed
+// that the module does not make, stops the start. The UI lists the modules' pages in its own registry
+// (ui/src/pages.ts), in the same order.
 import type { FastifyPluginAsync } from 'fastify'
 import type { PluginContext } from '../../../kernel/index.js'
 import type { ApiTokens } from '../api-tokens.js'
@@ -18,7 +19,6 @@ import type { SessionRecord } from '../sessions.js'
 import type { CampaignConfig } from '../settings.js'
 import type { ModuleKit } from './kit.js'
 import type { ModuleManifest } from './manifest.js'
-import { MANIFESTS } from './manifests.js'
 import { recordLogin, type UserRecord } from './admin/admin.js'
 import { loadRules } from './compliance/compliance-rules.js'
 import { EventBook } from './events/event-book.js'
@@ -98,7 +98,7 @@ const REMINDER_CHECK_MS = 5 * 60_000
 
 type Factory = (kit: ModuleKit) => ModuleFunction[]
 
-/** Each module's manifest with the factory of its functions. */
+/** Each module's manifest with the factory of its functions, in navigation order. */
 const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [knowledgeBase, kit => knowledgeBaseFunctions(kit.kb)],
   [people, kit => peopleFunctions(kit)],
@@ -142,15 +142,12 @@ export function withManifest (manifest: ModuleManifest, functions: readonly Modu
   })
 }
 
-/** Every module's server functions, module by module in the order of the manifests. */
+/** Every module's manifest, in navigation order. */
+export const MANIFESTS: readonly ModuleManifest[] = FACTORIES.map(([manifest]) => manifest)
+
+/** Every module's server functions, module by module in navigation order. */
 export function moduleFunctions (kit: ModuleKit): ServerFunction[] {
-  const unlisted = FACTORIES.filter(([manifest]) => !MANIFESTS.includes(manifest))
-  if (unlisted.length > 0) throw new Error(`modules missing from manifests.ts: ${unlisted.map(([m]) => m.id).join(', ')}`)
-  return MANIFESTS.flatMap(manifest => {
-    const factories = FACTORIES.filter(([listed]) => listed === manifest)
-    if (factories.length !== 1) throw new Error(`module "${manifest.id}" has ${factories.length} factories of server functions`)
-    return withManifest(manifest, factories[0][1](kit))
-  })
+  return FACTORIES.flatMap(([manifest, make]) => withManifest(manifest, make(kit)))
 }
 
 /** What the core hands the modules at start. */

@@ -1,13 +1,13 @@
-// The modules' manifests: ids unique and used as folder names, every group known, and a module whose
-// functions and manifest differ (a function not listed, or one listed and not made) refused.
+// The modules' manifests: ids unique and used as folder names, every group known, the UI's registry
+// listing the modules in the server's order, and a module whose functions and manifest differ (a
+// function not listed, or one listed and not made) refused.
 import t from 'tap'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { Type } from '../../../kernel/schema.js'
 import { PACKAGE_ROOT } from '../../../kernel/index.js'
 import { moduleFunction } from '../../../plugins/campaign/functions.js'
-import { withManifest } from '../../../plugins/campaign/modules/catalogue.js'
+import { MANIFESTS, withManifest } from '../../../plugins/campaign/modules/catalogue.js'
 import { MODULE_GROUPS, type ModuleManifest } from '../../../plugins/campaign/modules/manifest.js'
-import { MANIFESTS } from '../../../plugins/campaign/modules/manifests.js'
 
 t.test('every manifest', async t => {
   const ids = MANIFESTS.map(m => m.id)
@@ -18,6 +18,14 @@ t.test('every manifest', async t => {
     t.ok(Object.keys(manifest.functions).length > 0, `${manifest.id} has functions`)
   }
   t.same([...new Set(MANIFESTS.map(m => m.group))], MODULE_GROUPS, 'the manifests are listed group by group, in group order')
+})
+
+t.test('the UI lists the modules as the server does', async t => {
+  const source = readFileSync(`${PACKAGE_ROOT}/plugins/campaign/ui/src/pages.ts`, 'utf8')
+  const idOf = new Map([...source.matchAll(/import \{ manifest as (\w+) \} from '\.\.\/\.\.\/modules\/([a-z-]+)\/manifest\.js'/g)].map(m => [m[1], m[2]]))
+  const listed = source.slice(source.indexOf('const BY_MANIFEST'))
+  const order = [...listed.slice(0, listed.indexOf('\n]\n')).matchAll(/^ {2}\[(\w+), \w+\]/gm)].map(m => idOf.get(m[1]))
+  t.same(order, MANIFESTS.map(m => m.id), 'ui/src/pages.ts: every module, in navigation order')
 })
 
 t.test('a module and its manifest must agree', async t => {

@@ -3,7 +3,6 @@
 import { Fragment } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { MODULE_PAGES } from '../../ui/src/modules.js'
 import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
 
 interface Feedback { module_id: string, positive: number, negative: number, resources: number, last_at: string }
@@ -19,7 +18,7 @@ function changedFields ({ before, after }: AuditEntry): string[] {
   return [...new Set([...Object.keys(was), ...Object.keys(is)])].filter(field => JSON.stringify(was[field]) !== JSON.stringify(is[field]))
 }
 
-export function AdminPage (_props: { auth: AuthInfo }) {
+export function AdminPage ({ modules }: { auth: AuthInfo, modules: ReadonlyArray<{ id: string, title: string }> }) {
   const health = useCall<Health>('admin-health')
   const users = useCall<{ users: User[] }>('admin-list-users')
   const tokens = useCall<{ tokens: Token[] }>('admin-list-api-tokens')
@@ -49,7 +48,7 @@ export function AdminPage (_props: { auth: AuthInfo }) {
           <thead><tr><th>Module</th><th>Helpful</th><th>Not helpful</th><th>Share positive</th><th>Results rated</th><th>Last rating</th></tr></thead>
           <tbody>{health.data?.feedback.map(f => (
             <tr key={f.module_id} data-module={f.module_id}>
-              <td>{MODULE_PAGES.find(page => page.id === f.module_id)?.title ?? f.module_id}</td>
+              <td>{modules.find(page => page.id === f.module_id)?.title ?? f.module_id}</td>
               <td>{f.positive}</td><td>{f.negative}</td>
               <td>{Math.round(100 * f.positive / Math.max(1, f.positive + f.negative))} %</td>
               <td>{f.resources}</td><td>{new Date(f.last_at).toLocaleString()}</td>

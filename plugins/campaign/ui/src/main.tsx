@@ -56,7 +56,7 @@ function App () {
         {current === undefined || Page === undefined
           ? <HomePage auth={auth} groups={groups} />
           : auth.modules.includes(current.id)
-            ? <Page auth={auth} />
+            ? <Page auth={auth} modules={MODULE_PAGES} />
             : <p class="error" role="alert">Your role ({auth.role}) may not use {current.title}.</p>}
       </main>
     </div>

@@ -1,7 +1,7 @@
-// The module pages the UI knows, made from the modules' manifests (modules/manifests.ts): their paths,
+// The module pages the UI knows, made from the modules' manifests (pages.ts): their paths,
 // titles and blurbs, and the groups the navigation and the home page show them in.
 import { MODULE_GROUPS, type ModuleGroup } from '../../modules/manifest.js'
-import { MANIFESTS } from '../../modules/manifests.js'
+import { MANIFESTS } from './pages.js'
 
 export interface ModulePage {
   id: string

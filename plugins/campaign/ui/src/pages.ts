@@ -1,4 +1,6 @@
-// Each module's page, by the module's id (from its manifest): what main.tsx shows at the module's path.
+// The UI's registry of the campaign's modules, the one file of the UI that imports module folders:
+// each module's manifest with its page, in navigation order. main.tsx shows a page at its module's
+// path; the routes, navigation and home page are made from the manifests (modules.ts).
 import type { AuthInfo } from './api.js'
 import type { ModuleManifest } from '../../modules/manifest.js'
 import { manifest as accountability } from '../../modules/accountability/manifest.js'
@@ -60,38 +62,43 @@ import { SentimentMonitorPage } from '../../modules/sentiment-monitor/page.js'
 import { manifest as volunteers } from '../../modules/volunteers/manifest.js'
 import { VolunteersPage } from '../../modules/volunteers/page.js'
 
-export type ModulePageComponent = (props: { auth: AuthInfo }) => preact.JSX.Element
+/** A module's page: it is given the session's auth and every module page's id and title (the admin panel names the modules). */
+export type ModulePageComponent = (props: { auth: AuthInfo, modules: ReadonlyArray<{ id: string, title: string }> }) => preact.JSX.Element
 
+/** Each module's manifest with its page, in navigation order (group by group), as the server lists them (modules/catalogue.ts). */
 const BY_MANIFEST: ReadonlyArray<readonly [ModuleManifest, ModulePageComponent]> = [
-  [accountability, AccountabilityPage],
-  [admin, AdminPage],
-  [callIntelligence, CallIntelligencePage],
-  [campaignCopy, CampaignCopyPage],
-  [candidateBriefings, CandidateBriefingsPage],
-  [canvassing, CanvassingPage],
-  [coachingDebate, CoachingDebatePage],
-  [coalitionDetector, CoalitionDetectorPage],
-  [compliance, CompliancePage],
-  [disinfoWarning, DisinfoWarningPage],
-  [empathySimulator, EmpathySimulatorPage],
-  [events, EventsPage],
-  [people, PeoplePage],
-  [factionMapper, FactionMapperPage],
-  [fundraising, FundraisingPage],
   [knowledgeBase, KnowledgeBasePage],
-  [localIssues, LocalIssuesPage],
-  [mediaMonitor, MediaMonitorPage],
+  [people, PeoplePage],
+  [volunteers, VolunteersPage],
+  [events, EventsPage],
+  [canvassing, CanvassingPage],
+  [fundraising, FundraisingPage],
   [meetings, MeetingsPage],
-  [multilingual, MultilingualPage],
-  [narrativeContagion, NarrativeContagionPage],
-  [oppositionResearch, OppositionResearchPage],
-  [policyChatbot, PolicyChatbotPage],
-  [policyDiff, PolicyDiffPage],
-  [questionAnticipation, QuestionAnticipationPage],
-  [regulatoryMonitor, RegulatoryMonitorPage],
-  [sending, SendingPage],
   [sentimentMonitor, SentimentMonitorPage],
-  [volunteers, VolunteersPage]
+  [narrativeContagion, NarrativeContagionPage],
+  [mediaMonitor, MediaMonitorPage],
+  [localIssues, LocalIssuesPage],
+  [callIntelligence, CallIntelligencePage],
+  [disinfoWarning, DisinfoWarningPage],
+  [campaignCopy, CampaignCopyPage],
+  [sending, SendingPage],
+  [policyChatbot, PolicyChatbotPage],
+  [multilingual, MultilingualPage],
+  [empathySimulator, EmpathySimulatorPage],
+  [questionAnticipation, QuestionAnticipationPage],
+  [candidateBriefings, CandidateBriefingsPage],
+  [coachingDebate, CoachingDebatePage],
+  [oppositionResearch, OppositionResearchPage],
+  [coalitionDetector, CoalitionDetectorPage],
+  [factionMapper, FactionMapperPage],
+  [policyDiff, PolicyDiffPage],
+  [regulatoryMonitor, RegulatoryMonitorPage],
+  [compliance, CompliancePage],
+  [accountability, AccountabilityPage],
+  [admin, AdminPage]
 ]
+
+/** Every module's manifest, in navigation order. */
+export const MANIFESTS: readonly ModuleManifest[] = BY_MANIFEST.map(([manifest]) => manifest)
 
 export const PAGES: ReadonlyMap<string, ModulePageComponent> = new Map(BY_MANIFEST.map(([manifest, page]) => [manifest.id, page]))
