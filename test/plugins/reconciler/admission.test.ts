@@ -1,16 +1,18 @@
 // Admission of service specs: each rule refused and allowed on its own (host paths with their links
-// resolved, host ports, git sources, build contexts and the links inside them), then on the real
-// engine: a deployer's refused spec is a 403 naming the field and no container is created; an allowed
-// mount runs; a stored spec refused after the rules narrowed is not created again by repairs.
+// resolved, host ports, git sources, build contexts and the links inside them), then through the API
+// on the stand-in engine (test/support/fake-engine.ts; admission is the subject, not Docker): a
+// deployer's refused spec is a 403 naming the field and no container is created; an allowed mount is
+// created with the container (that Docker serves a bind mount is features.test.ts's); a stored spec
+// refused after the rules narrowed is not created again by repairs.
 import t from 'tap'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Admission, parsePortRange, type AdmissionRules } from '../../../plugins/reconciler/admission.js'
 import { contextFiles } from '../../../plugins/reconciler/build-context.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
-import { requireComponent } from '../../support/component.js'
-import { busyboxImage, dockerEngine } from '../../support/docker.js'
-import { api, instanceContainers, reconcilerKernel, tokenFor, writeServices } from '../../support/orchestration.js'
+import { BUSYBOX_IMAGE as image } from '../../support/docker.js'
+import { FakeEngine } from '../../support/fake-engine.js'
+import { api, reconcilerKernel, tokenFor, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
@@ -101,70 +103,69 @@ t.test('build sources: git transports, local repositories, contexts and their li
   t.throws(() => contextFiles(dir), /outside-link is a symlink to .*secret-place, outside the context/, 'a link leaving the context is refused')
 })
 
-const docker = await requireComponent(t, 'docker', dockerEngine)
-
-if (docker !== undefined) {
-  t.test('on the engine: a deployer\'s refused spec is a 403 naming the field, and no container is made', async t => {
-    const image = await busyboxImage(docker)
-    const { kernel, cwd, instance, project, token } = await reconcilerKernel(t, docker, { extra: { allowed_host_paths: ['shared'] } })
-    const deployer = await tokenFor(kernel, 'deployer')
-    mkdirSync(join(cwd, 'shared'))
-    writeFileSync(join(cwd, 'shared', 'note.txt'), 'allowed\n')
-    const service = (mounts: unknown[], extra: Record<string, unknown> = {}): unknown => ({
-      services: [{ name: 'reader', project, image, command: ['/bin/busybox', 'sleep', '300'], mounts, ...extra }]
-    })
-    for (const [source, what] of [[kernel.config.stateDir, 'the state directory'], ['/', 'the root'], ['/var/run/docker.sock', 'the engine\'s socket'], [join(cwd, 'elsewhere'), 'a folder not allowed']] as const) {
-      const answer = await api<{ error: string, code: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([{ source, target: '/st' }]) })
-      t.equal(answer.status, 403, `${what}: ${answer.text}`)
-      t.equal(answer.body.code, 'BERTH_SPEC_REFUSED')
-      t.match(answer.body.error, /^refused by admission: request body: service "reader": mounts\[0\]\.source /, 'names the service and the field')
-    }
-    const port = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([], { extra_ports: [`${kernel.url('control').port}:80`] }) })
-    t.same([port.status, port.body.error.replace(/\d{4,5}:80/, 'N:80').replace(/port \d+/, 'port N')], [403, 'refused by admission: request body: service "reader": extra_ports[0] "N:80": host port N is a Berth listener\'s'], 'the control listener\'s port')
-    const refusedFor = async (extra: Record<string, unknown>): Promise<string> => {
-      const answer = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([], extra) })
-      return `${answer.status} ${answer.body.error}`
-    }
-    t.match(await refusedFor({ extra_ports: ['80:80'] }), /^403 .*extra_ports\[0\] "80:80": host port 80 is outside 1024-65535/, 'a privileged host port')
-    t.match(await refusedFor({ image: undefined, build: { context: kernel.config.stateDir } }), /^403 .*build\.context ".*" is, holds or is inside/, 'a request\'s build context in the state directory')
-    t.match(await refusedFor({ image: undefined, build: { git: `file://${kernel.config.stateDir}` } }), /^403 .*build\.git "file:\/\/.*" is, holds or is inside/, 'a git source in the state directory')
-    const asAdmin = await api(kernel, 'POST', '/api/v1/deploy', { token, body: service([{ source: kernel.config.stateDir, target: '/st' }]) })
-    t.equal(asAdmin.status, 403, 'an admin\'s token is refused the state directory too')
-    t.equal((await instanceContainers(docker, instance)).size, 0, 'no container was created')
-
-    const allowed = await api<{ errors: unknown[] }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([{ source: join(cwd, 'shared'), target: '/shared', read_only: true }]) })
-    t.same([allowed.status, allowed.body.errors], [200, []], allowed.text)
-    const [container] = [...(await instanceContainers(docker, instance)).values()]
-    const exec = await docker.getContainer(container.Id).exec({ Cmd: ['/bin/busybox', 'cat', '/shared/note.txt'], AttachStdout: true })
-    const stream = await exec.start({ hijack: true, stdin: false })
-    const chunks: Buffer[] = []
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-    await new Promise(resolve => stream.once('end', resolve))
-    t.match(Buffer.concat(chunks).toString(), /allowed/, 'the allowed folder is mounted')
-
-    // A file of the folder the service file is in is its build context; a link out of it is not.
-    writeServices(cwd, { [project]: '[[service]]\nname = "built"\n[service.build]\ncontext = "app"\n' })
-    symlinkSync(kernel.config.stateDir, join(cwd, 'services', project, 'app'))
-    const built = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy?service=built', { token: deployer })
-    t.equal(built.status, 403, built.text)
-    t.match(built.body.error, /build\.context ".*app" leaves the service file's folder .* \(through a symlink, to .*\)/, 'the link is followed before the check')
-  })
-
-  t.test('on the engine: a deployed spec the narrowed rules refuse is not created again by repairs', async t => {
-    const image = await busyboxImage(docker)
-    const first = await reconcilerKernel(t, docker, { extra: { allowed_host_paths: ['shared'] } })
-    mkdirSync(join(first.cwd, 'shared'))
-    const body = { services: [{ name: 'holder', project: first.project, image, command: ['/bin/busybox', 'sleep', '300'], mounts: [{ source: join(first.cwd, 'shared'), target: '/shared' }] }] }
-    t.equal((await api(first.kernel, 'POST', '/api/v1/deploy', { token: first.token, body })).status, 200)
-    await first.kernel.stop()
-    const [container] = [...(await instanceContainers(docker, first.instance)).values()]
-    await docker.getContainer(container.Id).remove({ force: true })
-    const narrowed = await reconcilerKernel(t, docker, { restartOf: first, extra: { allowed_host_paths: [], repair_interval_secs: 1 } })
-    const failure = await pollUntil(async () => {
-      const answer = await api<{ services: Array<{ name: string, reason?: string }> }>(narrowed.kernel, 'GET', '/api/v1/status', { token: narrowed.token })
-      return answer.body.services.find(s => s.name === 'holder')?.reason?.match(/mounts\[0\]\.source .*/)?.[0]
-    }, { timeout: 15_000, what: 'the refused repair in the status' })
-    t.match(failure, /mounts\[0\]\.source .* no host paths are allowed/, 'the repair names the rule')
-    t.equal((await instanceContainers(docker, first.instance)).size, 0, 'and creates nothing')
-  })
+/** A stand-in engine with the busybox image. */
+function busyboxEngine (): FakeEngine {
+  const engine = new FakeEngine()
+  engine.addImage(image)
+  return engine
 }
+
+t.test('through the API: a deployer\'s refused spec is a 403 naming the field, and no container is made (stand-in engine)', async t => {
+  const engine = busyboxEngine()
+  const { kernel, cwd, project, token } = await reconcilerKernel(t, engine, { extra: { allowed_host_paths: ['shared'] } })
+  const deployer = await tokenFor(kernel, 'deployer')
+  mkdirSync(join(cwd, 'shared'))
+  writeFileSync(join(cwd, 'shared', 'note.txt'), 'allowed\n')
+  const service = (mounts: unknown[], extra: Record<string, unknown> = {}): unknown => ({
+    services: [{ name: 'reader', project, image, command: ['/bin/busybox', 'sleep', '300'], mounts, ...extra }]
+  })
+  for (const [source, what] of [[kernel.config.stateDir, 'the state directory'], ['/', 'the root'], ['/var/run/docker.sock', 'the engine\'s socket'], [join(cwd, 'elsewhere'), 'a folder not allowed']] as const) {
+    const answer = await api<{ error: string, code: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([{ source, target: '/st' }]) })
+    t.equal(answer.status, 403, `${what}: ${answer.text}`)
+    t.equal(answer.body.code, 'BERTH_SPEC_REFUSED')
+    t.match(answer.body.error, /^refused by admission: request body: service "reader": mounts\[0\]\.source /, 'names the service and the field')
+  }
+  const port = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([], { extra_ports: [`${kernel.url('control').port}:80`] }) })
+  t.same([port.status, port.body.error.replace(/\d{4,5}:80/, 'N:80').replace(/port \d+/, 'port N')], [403, 'refused by admission: request body: service "reader": extra_ports[0] "N:80": host port N is a Berth listener\'s'], 'the control listener\'s port')
+  const refusedFor = async (extra: Record<string, unknown>): Promise<string> => {
+    const answer = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([], extra) })
+    return `${answer.status} ${answer.body.error}`
+  }
+  t.match(await refusedFor({ extra_ports: ['80:80'] }), /^403 .*extra_ports\[0\] "80:80": host port 80 is outside 1024-65535/, 'a privileged host port')
+  t.match(await refusedFor({ image: undefined, build: { context: kernel.config.stateDir } }), /^403 .*build\.context ".*" is, holds or is inside/, 'a request\'s build context in the state directory')
+  t.match(await refusedFor({ image: undefined, build: { git: `file://${kernel.config.stateDir}` } }), /^403 .*build\.git "file:\/\/.*" is, holds or is inside/, 'a git source in the state directory')
+  const asAdmin = await api(kernel, 'POST', '/api/v1/deploy', { token, body: service([{ source: kernel.config.stateDir, target: '/st' }]) })
+  t.equal(asAdmin.status, 403, 'an admin\'s token is refused the state directory too')
+  t.equal(engine.containers().size, 0, 'no container was created')
+
+  const allowed = await api<{ errors: unknown[] }>(kernel, 'POST', '/api/v1/deploy', { token: deployer, body: service([{ source: join(cwd, 'shared'), target: '/shared', read_only: true }]) })
+  t.same([allowed.status, allowed.body.errors], [200, []], allowed.text)
+  const containers = [...engine.containers().values()]
+  t.same(containers.map(c => [c.name, c.state, c.spec.mounts]), [[`${project}-reader-1`, 'running', [{ source: join(cwd, 'shared'), target: '/shared', read_only: true }]]], 'the allowed folder is mounted, read-only')
+
+  // A file of the folder the service file is in is its build context; a link out of it is not.
+  writeServices(cwd, { [project]: '[[service]]\nname = "built"\n[service.build]\ncontext = "app"\n' })
+  symlinkSync(kernel.config.stateDir, join(cwd, 'services', project, 'app'))
+  const built = await api<{ error: string }>(kernel, 'POST', '/api/v1/deploy?service=built', { token: deployer })
+  t.equal(built.status, 403, built.text)
+  t.match(built.body.error, /build\.context ".*app" leaves the service file's folder .* \(through a symlink, to .*\)/, 'the link is followed before the check')
+})
+
+t.test('a deployed spec the narrowed rules refuse is not created again by repairs (stand-in engine)', async t => {
+  const engine = busyboxEngine()
+  const first = await reconcilerKernel(t, engine, { extra: { allowed_host_paths: ['shared'] } })
+  mkdirSync(join(first.cwd, 'shared'))
+  const body = { services: [{ name: 'holder', project: first.project, image, command: ['/bin/busybox', 'sleep', '300'], mounts: [{ source: join(first.cwd, 'shared'), target: '/shared' }] }] }
+  t.equal((await api(first.kernel, 'POST', '/api/v1/deploy', { token: first.token, body })).status, 200)
+  await first.kernel.stop()
+  const [container] = [...engine.containers().values()]
+  t.equal(container?.name, `${first.project}-holder-1`, 'the holder was created')
+  await engine.removeByHand(container.id)
+  const narrowed = await reconcilerKernel(t, engine, { restartOf: first, extra: { allowed_host_paths: [], repair_interval_secs: 1 } })
+  const failure = await pollUntil(async () => {
+    const answer = await api<{ services: Array<{ name: string, reason?: string }> }>(narrowed.kernel, 'GET', '/api/v1/status', { token: narrowed.token })
+    return answer.body.services.find(s => s.name === 'holder')?.reason?.match(/mounts\[0\]\.source .*/)?.[0]
+  }, { timeout: 15_000, what: 'the refused repair in the status' })
+  t.match(failure, /mounts\[0\]\.source .* no host paths are allowed/, 'the repair names the rule')
+  t.equal(engine.containers().size, 0, 'and creates nothing')
+})
