@@ -22,7 +22,6 @@ import { connect, createServer, type Socket } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { pollUntil } from '../../support/poll.js'
-import { freePort } from '../../support/net.js'
 import { listen, startProxy, type TestProxy, type TestRoute } from '../../support/proxy.js'
 
 /** Answers by path, exactly as the replica writes them. */
@@ -379,7 +378,8 @@ t.test('HTTP/2: the fast lane and the general path answer the same and forward t
   const routes: TestRoute[] = [
     { domain: 'diff.test', ports: [target.port] },
     { domain: 'plain.test', ports: [target.port], spec: { middleware: { hsts: false, headers: { 'x-extra': 'yes' } } } },
-    { domain: 'gone.test', ports: [await freePort()] }
+    // Port 0: nothing can listen there, every connection is refused.
+    { domain: 'gone.test', ports: [0] }
   ]
   // The silent replica's 504 comes after 3 s: a busy host answers the others well within it.
   const upstreamTimeoutMs = 3000

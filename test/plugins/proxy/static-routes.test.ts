@@ -14,11 +14,10 @@ import { staticRoutes, type StaticRouteConfig } from '../../../plugins/proxy/sta
 import reconciler from '../../../plugins/reconciler/index.js'
 import secrets from '../../../plugins/secrets/index.js'
 import tokens from '../../../plugins/tokens/index.js'
-import { spawnCliForTest } from '../../support/cli.js'
+import { boundUrls, spawnCliForTest } from '../../support/cli.js'
 import { testKernel } from '../../support/kernel.js'
 import { through } from '../../support/load.js'
 import { adminToken, api } from '../../support/orchestration.js'
-import { freePort } from '../../support/net.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
@@ -115,10 +114,10 @@ t.test('a service may not be deployed with a static route\'s domain', async t =>
 t.test('a proxy on its own (BERTH_PLUGINS=proxy): no reconciler, no engine, the static routes served', async t => {
   const a = await upstream(t, 'a')
   const dir = tempDir(t)
-  const port = await freePort()
   writeFileSync(join(dir, 'cluster.toml'), `[proxy.routes.site]\ndomain = "site.test"\nupstreams = ["127.0.0.1:${a.port}"]\n[acme]\ndirectory = ""\n`)
-  const server = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'proxy', PROXY_HTTP_PORT: String(port) } })
-  const base = new URL(`http://127.0.0.1:${port}`)
+  // The proxy's port is 0 (as in every test's child): read back from its log line.
+  const server = spawnCliForTest(t, ['server'], { cwd: dir, env: { BERTH_PLUGINS: 'proxy' } })
+  const base = (await boundUrls(server, 'a proxy on its own'))['proxy-http']
   const answer = await pollUntil(async () => { const r = await through(base, 'site.test'); return r.status === 200 && r }, { what: 'the static route through a proxy on its own' })
   t.equal(answer.body, 'a')
   t.match(await through(base, 'other.test'), { status: 404 }, 'a name nobody routes')
