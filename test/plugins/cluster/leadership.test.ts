@@ -1,7 +1,7 @@
 // Leadership among masters on a real etcd (three members on loopback): contenders run in processes of
 // their own (test/fixtures/cluster/contender.ts), so that kill -9, SIGSTOP and SIGCONT are real.
 // Exactly one leads; a leader paused past its lease cannot write when it wakes and says it no longer
-// leads; an etcd member killed changes nothing. (A killed leader replaced within 10 s: the masters'
+// leads; an etcd member killed changes nothing. (A killed leader replaced: the masters'
 // tests, test/plugins/cluster/masters.test.ts and test/e2e/masters.test.ts, kill real servers.)
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -93,11 +93,12 @@ if (etcd !== undefined) {
     t.equal((await leader.ask('write')).result, 'applied', 'the leader\'s fenced write applies')
     t.equal((await others[0].ask('write')).result, 'not-leader', 'a follower\'s is refused before it is sent')
 
-    const stoppedAt = Date.now()
     await leader.ask('stop')
+    // Its stop resigned: the leader key no longer names it (left to expire, it would for the lease's 5 s).
+    const held = await etcdctl(etcd.endpoints, ['get', '--print-value-only', `${prefix}leader`])
+    t.not(held.trim() === '' ? undefined : (JSON.parse(held) as { id: string }).id, leader.id, 'resigning hands over before the lease could expire: the key is not its own once it has stopped')
     const successor = await pollUntil(() => leaders(others)[0], { timeout: 10_000, what: 'a successor' })
-    const elected = await successor.next('elected')
-    t.ok(elected.at - stoppedAt < TTL_MS, `resigning hands over before the lease could expire (${elected.at - stoppedAt} ms)`)
+    await successor.next('elected')
     t.equal(leaders(others).length, 1, 'one successor')
   })
 

@@ -35,9 +35,9 @@ if (docker !== undefined) {
     const exit = new Promise<number | null>(resolve => client.once('exit', resolve))
     await pollUntil(() => printed.includes('started'), { timeout: 10_000, what: 'the command to start' })
     t.equal((await api(kernel, 'DELETE', `/api/v1/tokens/${created.body.id}`, { token })).status, 200, 'the token is revoked')
-    const revokedAt = Date.now()
+    // A deadline only so that a session left open fails the test rather than hanging it.
+    await pollUntil(() => client.exitCode !== null, { timeout: 10_000, what: 'the session to end after its token was revoked' })
     const code = await exit
-    t.ok(Date.now() - revokedAt < 5000, 'the session ended within seconds')
     t.equal(code, 1, 'the client exits with an error')
     t.match(errors, /^berth: the token of this session was revoked\n$/, 'saying why')
   })
