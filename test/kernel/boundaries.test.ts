@@ -1,7 +1,8 @@
 // Module boundaries: dependency-cruiser with the repository's .dependency-cruiser.js reports each kind
 // of breach in the fixture tree (test/fixtures/boundaries: a dynamic import of a private kernel module,
 // a .tsx file and a file five folders deep reaching another plugin's internals, a type-only import, a
-// re-export, a cycle across plugins…), finds none in the repository itself, and no plugin imports,
+// re-export, a cycle across plugins, a campaign core file importing a module folder while the modules'
+// registry may…), finds none in the repository itself, and no plugin imports,
 // through any chain of other plugins, a plugin that imports it.
 import t from 'tap'
 import { execFile } from 'node:child_process'
