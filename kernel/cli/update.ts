@@ -10,7 +10,7 @@
 // Exit codes: 0 updated or already up to date, 10 `--check` found a newer release, 1 failure, 2 usage.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve, sep } from 'node:path'
 import { promisify } from 'node:util'
@@ -28,7 +28,7 @@ const NPM_TIMEOUT = 600_000
 
 interface PackageJson { name: string, version: string, bin?: string | Record<string, string> }
 interface Dist { tarball?: string, integrity?: string, shasum?: string }
-interface Manifest { version?: string, dist?: Dist, engines?: { node?: string }, bin?: string | Record<string, string> }
+interface Manifest { version?: string, dist?: Dist, engines?: { node?: string }, bin?: string | Record<string, string>, dependencies?: Record<string, string> }
 interface Packument { 'dist-tags'?: Record<string, string>, versions?: Record<string, Manifest> }
 
 function readPackageJson (dir: string): PackageJson {
@@ -187,9 +187,14 @@ export async function runUpdate (options: UpdateOptions, say: (line: string) => 
   if (install.prefix === undefined) {
     throw new Error(`this berth runs from ${PACKAGE_ROOT}, not from an npm global install (<prefix>/lib/node_modules/${name}): update that copy with git or npm, or pass --prefix`)
   }
+  // A release that depends on the `node` package runs on the Node.js that package installs (its
+  // `berth` command starts that one), whatever Node.js runs this update: its engines are checked
+  // against the lowest version of that dependency.
   const node = latest.manifest.engines?.node
-  if (typeof node === 'string' && !semver.satisfies(process.versions.node, node)) {
-    throw new Error(`${name} ${latest.version} needs Node.js ${node}, this is ${process.versions.node}: nothing was changed`)
+  const own = latest.manifest.dependencies?.node
+  const runtime = typeof own === 'string' && semver.validRange(own) !== null ? semver.minVersion(own)?.version : undefined
+  if (typeof node === 'string' && !semver.satisfies(runtime ?? process.versions.node, node)) {
+    throw new Error(`${name} ${latest.version} needs Node.js ${node}, ${runtime === undefined ? 'this is' : 'it installs'} ${runtime ?? process.versions.node}: nothing was changed`)
   }
   const tarball = new URL(latest.manifest.dist?.tarball as string, registry)
   const bytes = await download(tarball, `${name}@${latest.version}`)
@@ -206,5 +211,9 @@ export async function runUpdate (options: UpdateOptions, say: (line: string) => 
   const now = readPackageJson(packageDir(install.prefix, name)).version
   if (now !== latest.version) throw new Error(`npm finished, but ${packageDir(install.prefix, name)} holds ${now}, not ${latest.version}`)
   say(`updated ${name} ${install.version} → ${latest.version}; restart a running server to use it (systemctl restart berth)`)
+  const ownNode = join(packageDir(install.prefix, name), 'node_modules', 'node', 'bin', 'node')
+  if (existsSync(ownNode) && process.execPath !== ownNode) {
+    say(`${name} ${latest.version} runs on its own Node.js, ${ownNode}; a unit written while berth ran on ${process.execPath} keeps that one until berth install-service writes it again`)
+  }
   return 0
 }
