@@ -156,6 +156,11 @@ export class FakeEngine implements ContainerEngine {
     this.#world.registry.set(normalized(ref), newImage(behaviour))
   }
 
+  /** Remove a local image, as `docker rmi` does: a container of it is then created only after a pull. */
+  removeImage (ref: string): void {
+    this.#world.local.delete(normalized(ref))
+  }
+
   /** The engine stops answering; with `containersExit`, as a crash of the engine, its containers exit too (no events: nobody watches). */
   goAway (options: { containersExit?: boolean } = {}): void {
     this.#world.unavailable = true
