@@ -1,10 +1,10 @@
-// The registry of the campaign's modules, the one file of the core that imports module folders: it
+// The server's registry of the campaign's modules, one of the two files of the core that import module
+// folders (the UI's is ui/src/pages.ts, listing the same modules in the same order with their pages): it
 // starts the services modules provide to each other (the knowledge base, people, sending, events,
 // fundraising), their routes and schedules, and registers their server functions module by module in
 // navigation order (group by group): each module's factory makes its functions from the kit, and its
 // manifest gives them their module id and roles. A function its manifest does not list, or one listed
-// that the module does not make, stops the start. The UI lists the modules' pages in its own registry
-// (ui/src/pages.ts), in the same order.
+// that the module does not make, stops the start.
 import type { FastifyPluginAsync } from 'fastify'
 import type { PluginContext } from '../../../kernel/index.js'
 import type { ApiTokens } from '../api-tokens.js'
@@ -146,7 +146,7 @@ export function withManifest (manifest: ModuleManifest, functions: readonly Modu
 export const MANIFESTS: readonly ModuleManifest[] = FACTORIES.map(([manifest]) => manifest)
 
 /** Every module's server functions, module by module in navigation order. */
-export function moduleFunctions (kit: ModuleKit): ServerFunction[] {
+function moduleFunctions (kit: ModuleKit): ServerFunction[] {
   return FACTORIES.flatMap(([manifest, make]) => withManifest(manifest, make(kit)))
 }
 
