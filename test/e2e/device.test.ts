@@ -21,7 +21,7 @@ import { exited, spawnCli } from '../support/cli.js'
 import { requireComponent } from '../support/component.js'
 import { armToolchain, FIRMWARE_DIR, make } from '../support/firmware.js'
 import { testKernel } from '../support/kernel.js'
-import { freePort } from '../support/net.js'
+import { laterPort } from '../support/net.js'
 import { pollUntil } from '../support/poll.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -36,25 +36,32 @@ if (compiler !== undefined) {
     const out = tempDir(t, 'berth-e2e-')
     await make('qemu-demo', out, '-DBERTH_PLATFORM_RESET_CAUSE=1')
     const elf = join(out, 'qemu-demo.elf')
-    const [telemetryPort, uartPort] = await Promise.all([freePort(), freePort()])
+    // The gateway is given the server's address while the server is down: a port of the test's that
+    // closes every connection until the server, on a port 0 of its own, is up behind it.
+    const front = await laterPort(t)
     const server = await testKernel(t, {
       noStart: true,
       plugins: [ingest, symbolication],
       config: {
-        server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port: telemetryPort } } },
+        server: { listeners: { control: { host: '127.0.0.1', port: 0 }, telemetry: { host: '127.0.0.1', port: 0 } } },
         ingest: { api_key: KEY, users: [{ name: 'admin', role: 'admin', password: hashPassword('e2e admin password') }] }
       }
     })
 
     // The device boots and talks to its UART, which QEMU serves on TCP; the gateway connects to it.
-    const boot = (): ReturnType<typeof spawn> => {
+    // QEMU binds port 0 and says which port it got ("waiting for connection on: ...:PORT,server=on").
+    // Powered on again, it must come back where the gateway reconnects: the port of its first run.
+    const boot = async (port = 0): Promise<{ qemu: ReturnType<typeof spawn>, uartPort: number }> => {
       const qemu = spawn('qemu-system-arm', ['-M', 'mps2-an385', '-nographic', '-monitor', 'none', '-semihosting-config', 'enable=on,target=native',
-        '-kernel', elf, '-serial', `tcp:127.0.0.1:${uartPort},server=on,wait=on`], { stdio: ['ignore', 'pipe', 'pipe'] })
+        '-kernel', elf, '-serial', `tcp:127.0.0.1:${port},server=on,wait=on`], { stdio: ['ignore', 'pipe', 'pipe'] })
       t.teardown(() => { qemu.kill('SIGKILL') })
-      return qemu
+      let said = ''
+      qemu.stderr?.on('data', (chunk: Buffer) => { said += chunk.toString() })
+      const uartPort = await pollUntil(() => { const m = /waiting for connection on: \S*tcp:127\.0\.0\.1:(\d+)/.exec(said); return m !== null && Number(m[1]) }, { what: 'QEMU to say its serial port', timeout: 20_000 })
+      return { qemu, uartPort }
     }
-    const qemu = boot()
-    const gateway = spawnCli(['gateway', '--serial', `tcp:127.0.0.1:${uartPort}`, '--url', `http://127.0.0.1:${telemetryPort}`, '--api-key', KEY, '--spool', join(out, 'spool')])
+    const { qemu, uartPort } = await boot()
+    const gateway = spawnCli(['gateway', '--serial', `tcp:127.0.0.1:${uartPort}`, '--url', `http://127.0.0.1:${front.port}`, '--api-key', KEY, '--spool', join(out, 'spool')])
     t.teardown(() => { gateway.kill('SIGKILL') })
     t.equal(await exited(qemu), 0, 'the device ran its three sessions and ended the emulation')
     const spooled = await pollUntil(() => /retrying in/.test(gateway.output()) && gateway.output(), { what: 'the gateway to find the server down', timeout: 20_000 })
@@ -62,6 +69,7 @@ if (compiler !== undefined) {
 
     await server.start()
     const base = server.url('telemetry')
+    front.forward(Number(base.port))
     const json = async (path: string): Promise<Record<string, unknown>> => await (await fetch(new URL(path, base), { headers: auth })).json() as Record<string, unknown>
     await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as unknown[] | undefined)?.length === 1, { what: 'the fault to arrive', timeout: 30_000 })
     await pollUntil(() => /forwarded/.test(gateway.output()) && server.service('ingest').telemetry.store.seen.getKeysCount() === 13, { what: 'all thirteen chunks' })
@@ -103,7 +111,7 @@ if (compiler !== undefined) {
     t.match(await issues(), [{ title: /^INVSTATE.* in sensor_poll \(from sensor_task\)$/, count: 1 }], 'one crash issue, named by its top two frames')
 
     // Power on again: the same image, RAM cleared, the same seed, so the same sequence numbers.
-    t.equal(await exited(boot()), 0, 'the second run ended the emulation too')
+    t.equal(await exited((await boot(uartPort)).qemu), 0, 'the second run ended the emulation too')
     await pollUntil(async () => ((await json(`/devices/${DEVICE}/faults`)).items as unknown[]).length === 2, { what: 'the second crash to arrive', timeout: 30_000 })
     await pollUntil(() => {
       const now = [...gateway.output().matchAll(/forwarded \d+ frames: (\d+) accepted, (\d+) duplicate/g)]

