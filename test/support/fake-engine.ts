@@ -352,6 +352,8 @@ export class FakeEngine implements ContainerEngine {
       state: 'created', exitCode: 0, restarts: 0, startedAt: 0, restartPolicy: spec.depends_on.length === 0 ? 'unless-stopped' : 'no', logs: [], behaviour: image.behaviour
     }
     this.#world.containers.set(c.id, c)
+    // Its named volumes, `<project>_<source>`, exist from its creation on and outlive it, as Docker's do.
+    for (const v of spec.volumes) await this.volumeDir(`${spec.project}_${v.source}`)
     this.#world.emit(c, 'create')
     const failure = this.#world.failingStarts.get(normalized(spec.image))
     if (failure !== undefined) {

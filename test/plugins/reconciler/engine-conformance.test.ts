@@ -1,7 +1,7 @@
 // What the reconciler relies on from a container engine, as one list of behaviours run twice: against
 // the real Docker engine (DockerEngine) and against the in-memory stand-in (test/support/fake-engine.ts),
 // so that what tests on the stand-in prove holds on Docker. Labels in the list, states after stop,
-// start and a crash, errors for missing containers and images, failed starts, pulls, events in order,
+// start and a crash, errors for missing containers and images, failed starts, named volumes, pulls, events in order,
 // addresses that serve, stats, and an engine that does not answer.
 import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
@@ -120,6 +120,18 @@ function behaviours (name: string, subject: (t: Test) => Promise<Subject | undef
       const broken = s.unstartable(spec(s.httpd))
       await t.rejects(s.engine.create({ spec: broken, replica: 1, hash: 'h', env: {} }), { constructor: EngineFailed, message: new RegExp(`^starting ${broken.project}-web-1: `) }, 'a container that cannot start')
       t.same((await s.engine.list()).map(c => c.id), [id], 'and is removed again')
+    })
+
+    t.test('named volumes: a container\'s exist once it is created, as <project>_<source>, and outlive it', async t => {
+      const s = await subject(t)
+      if (s === undefined) return
+      const web = spec(s.httpd, { volumes: [{ source: `data-${testInstance().slice(-10)}`, target: '/data' }] })
+      const volume = `${web.project}_${web.volumes[0].source}`
+      t.notOk(await s.engine.hasVolume(volume), 'none before')
+      const id = await s.engine.create({ spec: web, replica: 1, hash: 'h', env: {} })
+      t.ok(await s.engine.hasVolume(volume), 'created with the container')
+      await s.engine.remove(id)
+      t.ok(await s.engine.hasVolume(volume), 'kept when the container is removed')
     })
 
     t.test('pull: an image of the registry becomes local', async t => {
