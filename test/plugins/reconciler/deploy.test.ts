@@ -1,10 +1,13 @@
-// Deploys against the real Docker engine: only changed services are recreated, orphans are removed
-// (those of deploy requests only when pruning), replicas scale up and down, ports are published on
-// 127.0.0.1, and the status reports it all.
+// Deploys. Against the real Docker engine: only changed services are recreated, a service gone from
+// the files is removed, ports are published on 127.0.0.1, the cluster info names the engine, and the
+// status reports it all. On the stand-in engine (test/support/fake-engine.ts; the reconciler's
+// bookkeeping is the subject, not Docker): replicas scale up and down, restart, stop and delete, and
+// orphans of deploy requests are removed only when pruning.
 import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
 import { requireComponent } from '../../support/component.js'
-import { busyboxImage, dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
+import { BUSYBOX_IMAGE, busyboxImage, dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
+import { FakeEngine } from '../../support/fake-engine.js'
 import { api, instanceContainers, reconcilerKernel, writeServices } from '../../support/orchestration.js'
 import type { Kernel } from '../../../kernel/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
@@ -80,78 +83,85 @@ if (docker !== undefined) {
     t.same(history.body.deploys.map(d => [d.trigger, d.by, d.deployed.length]), [['deploy', 'admin', 3], ['deploy', 'admin', 3], ['deploy', 'admin', 2]], 'every deploy that changed something is in the history, with who asked')
     t.equal(history.body.deploys[1].services.find(s => s.name === 'api')?.hash, after.get(`${project}-api-1`)?.Labels['berth.hash'], 'with the hashes deployed')
   })
-
-  t.test('scale up and down; restart; stop; delete a service and a project', async t => {
-    const { kernel, cwd, instance, token } = await setup(t, docker)
-    const project = `p${instance.slice(-6)}`
-    writeServices(cwd, { [project]: sleeper('worker') + sleeper('other') })
-    t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
-    const original = (await instanceContainers(docker, instance)).get(`${project}-worker-1`)?.Id
-
-    const up = await api<DeployResult & { replicas: number }>(kernel, 'POST', '/api/v1/services/worker/scale', { token, body: { replicas: 3 } })
-    t.same(up.body, { deployed: ['worker'], errors: [], changed: ['worker'], removed: [], replicas: 3 })
-    t.same([...(await instanceContainers(docker, instance)).keys()].filter(n => n.includes('worker')).sort(), [1, 2, 3].map(i => `${project}-worker-${i}`))
-
-    const down = await api<DeployResult>(kernel, 'POST', '/api/v1/services/worker/scale', { token, body: { replicas: 1 } })
-    t.same(down.body.errors, [])
-    const left = [...(await instanceContainers(docker, instance)).values()].filter(c => c.Labels['berth.service'] === 'worker')
-    t.same(left.map(c => c.Id), [original], 'scaling down keeps the first replica')
-    const bad = await api(kernel, 'POST', '/api/v1/services/worker/scale', { token, body: { replicas: -2 } })
-    t.same([bad.status, bad.body], [400, { error: 'replicas must be an integer ≥ 0, got -2', code: 'BERTH_BAD_REQUEST' }])
-    t.equal((await api(kernel, 'POST', '/api/v1/services/ghost/scale', { token, body: { replicas: 1 } })).status, 404)
-
-    const restarted = await api<{ restarted: string[] }>(kernel, 'POST', '/api/v1/services/worker/restart', { token })
-    t.same(restarted.body, { restarted: [`${project}-worker-1`] })
-    t.equal((await instanceContainers(docker, instance)).get(`${project}-worker-1`)?.Id, original, 'a restart keeps the container')
-
-    const stopped = await api(kernel, 'POST', '/api/v1/stop', { token })
-    t.same(stopped.body, { stopped: ['other', 'worker'], containers: 2 })
-    const status = await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })
-    t.same(status.body.services.map(s => [s.name, s.status, s.running_replicas]).sort(), [['other', 'stopped', 0], ['worker', 'stopped', 0]])
-    const resumed = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
-    t.same(resumed.body.changed.sort(), ['other', 'worker'], 'the next deploy starts them again')
-    t.equal((await instanceContainers(docker, instance)).get(`${project}-worker-1`)?.State, 'running')
-
-    const removed = await api(kernel, 'DELETE', '/api/v1/services/worker', { token })
-    t.same(removed.body, { removed: ['worker'], containers: 1 })
-    t.same((await api(kernel, 'DELETE', '/api/v1/services/worker', { token })).body, { error: 'no service named "worker" is deployed', code: 'BERTH_NO_SUCH_SERVICE' })
-    const gone = await api(kernel, 'DELETE', `/api/v1/projects/${project}`, { token })
-    t.same(gone.body, { removed: ['other'], containers: 1 })
-    t.same((await instanceContainers(docker, instance)).size, 0, 'no container left')
-    t.equal((await api(kernel, 'DELETE', `/api/v1/projects/${project}`, { token })).status, 404)
-  })
-
-  t.test('a deploy of the files keeps the services a request deployed, unless it prunes', async t => {
-    const { kernel, cwd, instance, token } = await setup(t, docker)
-    const project = `p${instance.slice(-6)}`
-    writeServices(cwd, { [project]: sleeper('filed') })
-    t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
-    const requested = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', {
-      token, body: { services: [{ name: 'asked', project, image: 'berth-test/busybox:2', command: ['/bin/busybox', 'sleep', '3600'] }] }
-    })
-    t.same(requested.body, { deployed: ['asked'], errors: [], changed: ['asked'], removed: [] })
-    const status = await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })
-    t.same(status.body.services.map(s => [s.name, s.origin]).sort(), [['asked', 'request'], ['filed', 'file']], 'the status says where each came from')
-    const asked = (await instanceContainers(docker, instance)).get(`${project}-asked-1`)?.Id
-
-    const plain = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
-    t.same(plain.body, { deployed: ['filed'], errors: [], changed: [], removed: [], kept: ['asked'] }, 'a plain deploy keeps it and says so')
-    t.equal((await instanceContainers(docker, instance)).get(`${project}-asked-1`)?.Id, asked, 'its container was not touched')
-
-    writeServices(cwd, { [project]: sleeper('other') })
-    const edited = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
-    t.same(edited.body, { deployed: ['other'], errors: [], changed: ['other'], removed: ['filed'], kept: ['asked'] }, 'a service gone from the files is still removed')
-
-    for (const query of ['?prune=true&service=other', '?prune=yes']) {
-      const refused = await api(kernel, 'POST', `/api/v1/deploy${query}`, { token })
-      t.equal(refused.status, 400, query)
-    }
-    const withBody = await api(kernel, 'POST', '/api/v1/deploy?prune=true', { token, body: { services: [{ name: 'x', project, image: 'berth-test/busybox:2' }] } })
-    t.same([withBody.status, withBody.body], [400, { error: 'prune goes with a deploy of every service file (no body, no ?service=, no canary)', code: 'BERTH_BAD_REQUEST' }])
-
-    const pruned = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy?prune=true', { token })
-    t.same(pruned.body, { deployed: ['other'], errors: [], changed: [], removed: ['asked'] }, 'pruning removes it')
-    t.same([...(await instanceContainers(docker, instance)).keys()], [`${project}-other-1`])
-    t.same((await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })).body.services.map(s => s.name), ['other'])
-  })
 }
+
+/** A stand-in engine with the busybox image. */
+function busyboxEngine (): FakeEngine {
+  const engine = new FakeEngine()
+  engine.addImage(BUSYBOX_IMAGE)
+  return engine
+}
+
+t.test('scale up and down; restart; stop; delete a service and a project (stand-in engine)', async t => {
+  const engine = busyboxEngine()
+  const { kernel, cwd, project, token } = await reconcilerKernel(t, engine)
+  writeServices(cwd, { [project]: sleeper('worker') + sleeper('other') })
+  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
+  const original = engine.containers().get(`${project}-worker-1`)?.id
+
+  const up = await api<DeployResult & { replicas: number }>(kernel, 'POST', '/api/v1/services/worker/scale', { token, body: { replicas: 3 } })
+  t.same(up.body, { deployed: ['worker'], errors: [], changed: ['worker'], removed: [], replicas: 3 })
+  t.same([...engine.containers().keys()].filter(n => n.includes('worker')).sort(), [1, 2, 3].map(i => `${project}-worker-${i}`))
+
+  const down = await api<DeployResult>(kernel, 'POST', '/api/v1/services/worker/scale', { token, body: { replicas: 1 } })
+  t.same(down.body.errors, [])
+  const left = [...engine.containers().values()].filter(c => c.labels['berth.service'] === 'worker')
+  t.same(left.map(c => c.id), [original], 'scaling down keeps the first replica')
+  const bad = await api(kernel, 'POST', '/api/v1/services/worker/scale', { token, body: { replicas: -2 } })
+  t.same([bad.status, bad.body], [400, { error: 'replicas must be an integer ≥ 0, got -2', code: 'BERTH_BAD_REQUEST' }])
+  t.equal((await api(kernel, 'POST', '/api/v1/services/ghost/scale', { token, body: { replicas: 1 } })).status, 404)
+
+  const restarted = await api<{ restarted: string[] }>(kernel, 'POST', '/api/v1/services/worker/restart', { token })
+  t.same(restarted.body, { restarted: [`${project}-worker-1`] })
+  t.equal(engine.containers().get(`${project}-worker-1`)?.id, original, 'a restart keeps the container')
+
+  const stopped = await api(kernel, 'POST', '/api/v1/stop', { token })
+  t.same(stopped.body, { stopped: ['other', 'worker'], containers: 2 })
+  const status = await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })
+  t.same(status.body.services.map(s => [s.name, s.status, s.running_replicas]).sort(), [['other', 'stopped', 0], ['worker', 'stopped', 0]])
+  const resumed = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
+  t.same(resumed.body.changed.sort(), ['other', 'worker'], 'the next deploy starts them again')
+  t.equal(engine.containers().get(`${project}-worker-1`)?.state, 'running')
+
+  const removed = await api(kernel, 'DELETE', '/api/v1/services/worker', { token })
+  t.same(removed.body, { removed: ['worker'], containers: 1 })
+  t.same((await api(kernel, 'DELETE', '/api/v1/services/worker', { token })).body, { error: 'no service named "worker" is deployed', code: 'BERTH_NO_SUCH_SERVICE' })
+  const gone = await api(kernel, 'DELETE', `/api/v1/projects/${project}`, { token })
+  t.same(gone.body, { removed: ['other'], containers: 1 })
+  t.same(engine.containers().size, 0, 'no container left')
+  t.equal((await api(kernel, 'DELETE', `/api/v1/projects/${project}`, { token })).status, 404)
+})
+
+t.test('a deploy of the files keeps the services a request deployed, unless it prunes (stand-in engine)', async t => {
+  const engine = busyboxEngine()
+  const { kernel, cwd, project, token } = await reconcilerKernel(t, engine)
+  writeServices(cwd, { [project]: sleeper('filed') })
+  t.same((await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })).body.errors, [])
+  const requested = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', {
+    token, body: { services: [{ name: 'asked', project, image: 'berth-test/busybox:2', command: ['/bin/busybox', 'sleep', '3600'] }] }
+  })
+  t.same(requested.body, { deployed: ['asked'], errors: [], changed: ['asked'], removed: [] })
+  const status = await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })
+  t.same(status.body.services.map(s => [s.name, s.origin]).sort(), [['asked', 'request'], ['filed', 'file']], 'the status says where each came from')
+  const asked = engine.containers().get(`${project}-asked-1`)?.id
+
+  const plain = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
+  t.same(plain.body, { deployed: ['filed'], errors: [], changed: [], removed: [], kept: ['asked'] }, 'a plain deploy keeps it and says so')
+  t.equal(engine.containers().get(`${project}-asked-1`)?.id, asked, 'its container was not touched')
+
+  writeServices(cwd, { [project]: sleeper('other') })
+  const edited = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy', { token })
+  t.same(edited.body, { deployed: ['other'], errors: [], changed: ['other'], removed: ['filed'], kept: ['asked'] }, 'a service gone from the files is still removed')
+
+  for (const query of ['?prune=true&service=other', '?prune=yes']) {
+    const refused = await api(kernel, 'POST', `/api/v1/deploy${query}`, { token })
+    t.equal(refused.status, 400, query)
+  }
+  const withBody = await api(kernel, 'POST', '/api/v1/deploy?prune=true', { token, body: { services: [{ name: 'x', project, image: 'berth-test/busybox:2' }] } })
+  t.same([withBody.status, withBody.body], [400, { error: 'prune goes with a deploy of every service file (no body, no ?service=, no canary)', code: 'BERTH_BAD_REQUEST' }])
+
+  const pruned = await api<DeployResult>(kernel, 'POST', '/api/v1/deploy?prune=true', { token })
+  t.same(pruned.body, { deployed: ['other'], errors: [], changed: [], removed: ['asked'] }, 'pruning removes it')
+  t.same([...engine.containers().keys()], [`${project}-other-1`])
+  t.same((await api<{ services: ServiceStatus[] }>(kernel, 'GET', '/api/v1/status', { token })).body.services.map(s => s.name), ['other'])
+})
