@@ -15,12 +15,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { NodeRecord } from '../../plugins/nodes/node-record.js'
 import type { ServiceStatus } from '../../plugins/reconciler/status.js'
-import { exited, runCli, spawnCli } from '../support/cli.js'
+import { boundUrls, exited, runCli, spawnCli } from '../support/cli.js'
 import { requireComponent } from '../support/component.js'
 import { dockerEngine, httpdImage, HTTPD_INDEX, startRegistry } from '../support/docker.js'
 import { extraEngine, type ExtraEngine } from '../support/engines.js'
 import { failedAnswers, startLoad, through } from '../support/load.js'
-import { freePort } from '../support/net.js'
 import { removeInstanceAtEnd, serverDir, startServer, testInstance } from '../support/orchestration.js'
 import { pollUntil } from '../support/poll.js'
 import { tempDir } from '../support/tmp.js'
@@ -34,11 +33,11 @@ const OFFLINE_AFTER = 2
 const RESCHEDULE_AFTER = 4
 
 /** An agent's working directory: its cluster.toml (its own engine and node name) and its token in the state directory. */
-function agentDir (t: Teardown, name: string, engine: ExtraEngine, instance: string, token: string, port: number): string {
+function agentDir (t: Teardown, name: string, engine: ExtraEngine, instance: string, token: string): string {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'cluster.toml'), [
     '[server]', 'plugins = ["tokens", "secrets", "reconciler", "cluster", "nodes"]', '',
-    '[server.listeners.control]', 'host = "127.0.0.1"', `port = ${port}`, '',
+    '[server.listeners.control]', 'host = "127.0.0.1"', 'port = 0', '',
     '[reconciler]', `instance = "${instance}"`, `docker_socket = "${engine.socket}"`, 'network = "berth-test"', 'stop_timeout_secs = 0', `node_name = "${name}"`, ''
   ].join('\n'))
   mkdirSync(join(dir, '.berth'), { mode: 0o700 })
@@ -46,8 +45,8 @@ function agentDir (t: Teardown, name: string, engine: ExtraEngine, instance: str
   return dir
 }
 
-/** `berth server --join <leader>` in `dir`, until its health answers; SIGKILLed at test end. */
-async function startAgent (t: Teardown, dir: string, port: number, leader: string): Promise<ChildProcess & { output: () => string }> {
+/** `berth server --join <leader>` in `dir`, until its health answers (at the control URL read back from it); SIGKILLed at test end. */
+async function startAgent (t: Teardown, dir: string, leader: string): Promise<{ child: ChildProcess & { output: () => string }, url: URL }> {
   const child = spawnCli(['server', '--join', leader], { cwd: dir })
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -55,11 +54,12 @@ async function startAgent (t: Teardown, dir: string, port: number, leader: strin
       await exited(child)
     }
   })
+  const url = (await boundUrls(child, `agent in ${dir}`, 20_000)).control
   await pollUntil(async () => {
     if (child.exitCode !== null) throw new Error(`agent exited: ${child.output()}`)
-    return (await fetch(`http://127.0.0.1:${port}/api/v1/health`)).status === 200
+    return (await fetch(new URL('/api/v1/health', url))).status === 200
   }, { timeout: 20_000, what: `agent in ${dir}` })
-  return child
+  return { child, url }
 }
 
 if (docker !== undefined) {
@@ -71,7 +71,6 @@ if (docker !== undefined) {
     const instance = testInstance()
     removeInstanceAtEnd(t, docker, instance)
     const project = `p${instance.slice(-6)}`
-    const proxyPort = await freePort()
 
     const registry = await startRegistry(t)
     const leader = await serverDir(t, ['tokens', 'secrets', 'reconciler', 'cluster', 'nodes', 'proxy', 'webhooks'], [
@@ -79,7 +78,9 @@ if (docker !== undefined) {
       '[cluster]', 'name = "e2e"', `heartbeat_interval_secs = ${HEARTBEAT}`, `offline_after_secs = ${OFFLINE_AFTER}`, `reschedule_after_secs = ${RESCHEDULE_AFTER}`, 'schedule_leader = false', '',
       '[proxy]', 'health_interval_secs = 1', 'connect_timeout_ms = 1000', '', '[acme]', 'directory = ""', ''
     ].join('\n'))
-    let leaderProcess = await startServer(t, leader, { PROXY_HTTP_PORT: String(proxyPort) })
+    let leaderProcess = await startServer(t, leader)
+    // The proxy's port is 0 in the configuration: read back from the leader, again after each restart.
+    let proxyUrl = (await boundUrls(leaderProcess, 'the leader'))['proxy-http']
     const admin = readFileSync(join(leader.stateDir, 'admin.token'), 'utf8').trim()
     const call = async <T>(method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: `Bearer ${admin}` }): Promise<{ status: number, body: T }> => {
       const response = await fetch(`${leader.url}${path}`, { method, headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -88,10 +89,9 @@ if (docker !== undefined) {
     const created = await call<{ token: string }>('POST', '/api/v1/tokens', { name: 'agents', role: 'agent' })
     t.equal(created.status, 201)
     const join_ = `127.0.0.1:${leader.port}`
-    const ports = [await freePort(), await freePort()]
-    const dirs = [agentDir(t, 'node-a', engineA, instance, created.body.token, ports[0]), agentDir(t, 'node-b', engineB, instance, created.body.token, ports[1])]
-    await startAgent(t, dirs[0], ports[0], join_)
-    let agentB = await startAgent(t, dirs[1], ports[1], join_)
+    const dirs = [agentDir(t, 'node-a', engineA, instance, created.body.token), agentDir(t, 'node-b', engineB, instance, created.body.token)]
+    const agentA = await startAgent(t, dirs[0], join_)
+    let agentB = (await startAgent(t, dirs[1], join_)).child
 
     const nodes = async (): Promise<Map<string, NodeRecord>> => new Map((await call<Info>('GET', '/api/v1/cluster/info')).body.nodes.map(n => [n.name, n]))
     const ready = await pollUntil(async () => {
@@ -119,7 +119,7 @@ if (docker !== undefined) {
     const shown = await runCli(['status'], { cwd: leader.dir })
     t.match(shown.stdout, /^web +\S+ +running +2\/2 +node-a:1 node-b:2 /m, 'and so does berth status')
 
-    const throughProxy = async (): Promise<string> => (await through(new URL(`http://127.0.0.1:${proxyPort}/`), 'web.test')).body
+    const throughProxy = async (): Promise<string> => (await through(proxyUrl, 'web.test')).body
     await pollUntil(async () => {
       const routes = await call<{ routes: Array<{ domain: string, upstreams: Array<{ healthy: boolean }> }> }>('GET', '/api/v1/proxy/routes')
       return routes.body.routes.find(r => r.domain === 'web.test')?.upstreams.filter(u => u.healthy).length === 2
@@ -129,7 +129,7 @@ if (docker !== undefined) {
     // A change of web: node-a, then node-b replace their replica, each drained by the leader's proxy
     // first and its successor seen serving before the rollout goes on.
     const idsBefore = new Set([...await inEngineIds(engineA), ...await inEngineIds(engineB)])
-    const load = startLoad(new URL(`http://127.0.0.1:${proxyPort}/`), 'web.test', { clients: 2 })
+    const load = startLoad(proxyUrl, 'web.test', { clients: 2 })
     const changed = await call<{ changed: string[], errors: unknown[] }>('POST', '/api/v1/deploy', { services: [httpd('web', 2, { domain: 'web.test', env: { VERSION: '2' } })] })
     const answers = await load.stop()
     t.same([changed.body.changed, changed.body.errors], [['web'], []])
@@ -173,7 +173,7 @@ if (docker !== undefined) {
     await pollUntil(async () => await throughProxy() === HTTPD_INDEX, { what: 'the proxy serving from node-a alone' })
 
     // node-b comes back: it converges to what is placed on it, its stale web replica goes.
-    agentB = await startAgent(t, dirs[1], ports[1], join_)
+    agentB = (await startAgent(t, dirs[1], join_)).child
     await pollUntil(async () => JSON.stringify(await inEngine(engineB)) === '["cache-1"]', { what: 'node-b without its stale replica', timeout: 20_000 })
     t.pass('node-b removed its stale web replica: only the pinned cache runs there')
     t.same(await inEngine(engineA), ['web-1', 'web-2'], 'node-a keeps both web replicas: nothing runs twice')
@@ -186,10 +186,10 @@ if (docker !== undefined) {
 
     // An agent's own API: changes refused, cluster info says whose agent it is.
     const agentAdmin = readFileSync(join(dirs[0], '.berth', 'admin.token'), 'utf8').trim()
-    const own = await fetch(`http://127.0.0.1:${ports[0]}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${agentAdmin}` } })
+    const own = await fetch(new URL('/api/v1/deploy', agentA.url), { method: 'POST', headers: { authorization: `Bearer ${agentAdmin}` } })
     t.equal(own.status, 409, 'a deploy through an agent\'s own API is refused')
     t.match(await own.json(), { error: `this node is an agent of the leader at ${join_}: change services through the leader` })
-    const agentInfo = await (await fetch(`http://127.0.0.1:${ports[0]}/api/v1/cluster/info`, { headers: { authorization: `Bearer ${agentAdmin}` } })).json()
+    const agentInfo = await (await fetch(new URL('/api/v1/cluster/info', agentA.url), { headers: { authorization: `Bearer ${agentAdmin}` } })).json()
     t.match(agentInfo, { agent: { leader: join_, link: 'connected', node: 'node-a' } })
 
     // The leader dies (SIGKILL) and comes back: the agents rejoin, and nothing is recreated or removed.
@@ -197,7 +197,8 @@ if (docker !== undefined) {
     const kept = await allIds()
     leaderProcess.kill('SIGKILL')
     await exited(leaderProcess)
-    leaderProcess = await startServer(t, leader, { PROXY_HTTP_PORT: String(proxyPort) })
+    leaderProcess = await startServer(t, leader)
+    proxyUrl = (await boundUrls(leaderProcess, 'the restarted leader'))['proxy-http']
     await pollUntil(async () => {
       const all = await nodes()
       return all.get('node-a')?.status === 'ready' && all.get('node-b')?.status === 'ready'
