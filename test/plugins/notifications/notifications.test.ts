@@ -27,7 +27,6 @@ import secrets from '../../../plugins/secrets/index.js'
 import tokens from '../../../plugins/tokens/index.js'
 import { runCli } from '../../support/cli.js'
 import { capturedLogger, loopbackListeners } from '../../support/kernel.js'
-import { freePort } from '../../support/net.js'
 import { adminToken, api, reconcilerKernel, reconcilerSection, startKernel, testInstance, tokenFor } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 import { dockerEngine, httpdImage, NEVER_HEALTHY_IMAGE, neverHealthyImage } from '../../support/docker.js'
@@ -118,16 +117,15 @@ t.test('a rollout rolled back and a certificate order failing reach the webhooks
   if (docker === undefined) return
   await Promise.all([httpdImage(docker), neverHealthyImage(docker)])
   const hooks = await receiver(t, { verify: ['/ops'], hold: '/held' })
-  const [httpPort, httpsPort, acmePort] = await Promise.all([freePort(), freePort(), freePort()])
   const { logger, lines } = capturedLogger()
   const { kernel, token, project } = await reconcilerKernel(t, docker, {
     logger,
     extra: { health_timeout_secs: 3 },
     plugins: [proxy, notifications],
     sections: {
-      proxy: { http_port: httpPort, https_port: httpsPort },
-      // Nothing listens there: every order fails.
-      acme: { directory: pebbleDirectory(acmePort), email: 'ops@example.org', retry_base_secs: 60 },
+      proxy: { http_port: 0, https_port: 0 },
+      // Port 0: nothing can listen there, every order fails.
+      acme: { directory: pebbleDirectory(0), email: 'ops@example.org', retry_base_secs: 60 },
       notifications: {
         retry_initial_ms: 50,
         webhooks: [
@@ -176,7 +174,8 @@ async function backupKernel (t: Test, settings: Record<string, unknown>): Promis
 
 t.test('a failed backup reaches the webhooks: signed JSON retried after 503s, Slack text, kinds filtered, a receiver down, refusing, or verifying another secret', async t => {
   const hooks = await receiver(t, { statuses: { '/ops': [503, 503], '/reject': [400] }, verify: ['/ops', '/checked'] })
-  const closed = await freePort()
+  // Port 0: nothing can listen there, every connection is refused.
+  const closed = 0
   const slackPath = '/slack/T0001/B0002/xoxsecretpath'
   const { kernel, lines } = await backupKernel(t, {
         retries: 3,
