@@ -34,8 +34,8 @@ export interface ForwardOptions {
   challenge?(token: string): string | undefined
   /** HTTP only: whether a domain has a certificate, so that its requests are redirected to HTTPS. */
   secure?(domain: string): boolean
-  /** HTTP only: the port HTTPS is served on, for the redirects' locations. */
-  httpsPort?: number
+  /** HTTP only: the port HTTPS is served on (the bound one, asked at each redirect: it may be configured as 0), for the redirects' locations. */
+  httpsPort?: () => number
 }
 
 export const CHALLENGE_PREFIX = '/.well-known/acme-challenge/'
@@ -106,7 +106,7 @@ export function forwarder (options: ForwardOptions): (req: ClientRequest, res: C
     const secure = options.scheme === 'http' && options.secure?.(primary) === true
     if (route.redirect !== undefined || secure) {
       const location = secure
-        ? `https://${primary}${options.httpsPort === undefined || options.httpsPort === 443 ? '' : `:${options.httpsPort}`}${url}`
+        ? `https://${primary}${httpsSuffix(options.httpsPort?.())}${url}`
         : `${options.scheme}://${primary}${portOf(host)}${url}`
       res.writeHead(308, { location, 'content-length': 0 }).end()
       options.metrics.answered(route, 308)
@@ -299,4 +299,9 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.#res.headersSent) this.#res.destroy(err)
     this.#events.failed(err)
   }
+}
+
+/** `:port` of an HTTPS location, nothing for 443 (or no port known). */
+function httpsSuffix (port: number | undefined): string {
+  return port === undefined || port === 443 ? '' : `:${port}`
 }

@@ -115,7 +115,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     ...forwarding,
     challenge: token => issuer?.challenges.get(token),
     secure: domain => manager.hasCertificate(domain),
-    httpsPort: config.https_port
+    httpsPort: () => Number(ctx.address('proxy-https').port === '' ? 443 : ctx.address('proxy-https').port)
   }))
   // Names nobody routes, and clients that send no name, share one self-signed certificate.
   const unknownHost = new Map<string, Promise<SecureContext>>()

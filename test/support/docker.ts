@@ -11,7 +11,6 @@ import { ensureDebianPackages, isRoot, Unavailable } from './component.js'
 import { isRunning, runFile, startDaemon, useRunDaemon } from './daemon.js'
 import { withLock } from './lock.js'
 import { tempDir } from './tmp.js'
-import { probablyFreePort } from './net.js'
 
 interface Teardown { teardown(fn: () => void | Promise<void>): void }
 
@@ -208,29 +207,35 @@ export interface Registry {
 export async function startRegistry (t: Teardown, login?: { user: string, password: string }): Promise<Registry> {
   await ensureDebianPackages(['docker-registry'])
   const dir = tempDir(t, 'berth-registry-')
-  const host = `127.0.0.1:${await probablyFreePort()}`
   const config = join(dir, 'config.yml')
   if (login !== undefined) writeFileSync(join(dir, 'htpasswd'), `${login.user}:${bcrypt.hashSync(login.password, 10)}\n`)
   const auth = login === undefined ? [] : ['auth:', '  htpasswd:', '    realm: berth-test', `    path: ${join(dir, 'htpasswd')}`]
   writeFileSync(config, [
     'version: 0.1',
     'log:',
-    '  level: warn',
+    '  level: info',
     'storage:',
     '  filesystem:',
     `    rootdirectory: ${join(dir, 'data')}`,
     '  delete:',
     '    enabled: true',
     'http:',
-    `  addr: ${host}`,
+    // Port 0: the registry says the address it got ("listening on 127.0.0.1:PORT").
+    '  addr: 127.0.0.1:0',
     ...auth,
     ''
   ].join('\n'))
+  const logFile = join(dir, 'registry.log')
+  let host: string | undefined
   await startDaemon(t, 'docker-registry', {
     command: '/usr/bin/docker-registry',
     args: ['serve', config],
-    logFile: join(dir, 'registry.log'),
-    ready: async () => (await fetch(`http://${host}/v2/`)).status === (login === undefined ? 200 : 401)
+    logFile,
+    ready: async () => {
+      host ??= /msg="listening on (127\.0\.0\.1:\d+)"/.exec(readFileSync(logFile, 'utf8'))?.[1]
+      return host !== undefined && (await fetch(`http://${host}/v2/`)).status === (login === undefined ? 200 : 401)
+    }
   })
+  if (host === undefined) throw new Error('docker-registry did not say where it listens')
   return { host, url: `http://${host}` }
 }

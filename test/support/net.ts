@@ -55,7 +55,7 @@ async function bindable (port: number): Promise<boolean> {
 /**
  * A port that was free when this looked, for a program that must be told its port before it starts
  * and cannot report one it chose itself: the external daemons the suite runs (PostgreSQL, Redis, etcd,
- * pebble, nginx, verdaccio, Debian's docker-registry) and a container's fixed `extra_ports` host port.
+ * pebble, nginx, verdaccio) and a container's fixed `extra_ports` host port.
  * It is a guess, not a reservation: the port is released before the daemon binds it. Ports are drawn
  * at random below Linux's ephemeral range (32768–60999), so a port the system hands out for
  * `listen(0)` or an outgoing connection elsewhere cannot take it in between. Never for Berth's own

@@ -19,7 +19,7 @@ import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
 import { runCli } from '../../support/cli.js'
 import { requireComponent } from '../../support/component.js'
 import { dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
-import { freePort } from '../../support/net.js'
+import { probablyFreePort } from '../../support/net.js'
 import { api, reconcilerKernel } from '../../support/orchestration.js'
 import { pebbleDirectory, startPebble } from '../../support/pebble.js'
 import { pollUntil } from '../../support/poll.js'
@@ -54,16 +54,19 @@ async function http (port: number, host: string, path = '/'): Promise<Answer> {
 if (docker !== undefined) {
   t.test('certificates from pebble: retried until it answers, served by SNI, a later domain after a reset of pebble, renewal', async t => {
     await httpdImage(docker)
-    const [httpPort, httpsPort, acmePort] = await Promise.all([freePort(), freePort(), freePort()])
     // pebble is not running yet: the first order fails and is retried with backoff. Its CA file holds
-    // another certificate until then.
+    // another certificate until then. The proxy is told pebble's address before pebble runs, and pebble
+    // cannot report a port it chose: its port is the one kind chosen beforehand (test/support/net.ts).
+    const acmePort = await probablyFreePort()
     const pebbleCa = join(tempDir(t), 'pebble-ca.pem')
     writeFileSync(pebbleCa, (await selfSignedPair('placeholder.test')).cert)
-    const sections = (renewBeforeDays: number, fastLane = true): Record<string, Record<string, unknown>> => ({
-      proxy: { http_port: httpPort, https_port: httpsPort, health_interval_secs: 1, fast_lane: fastLane },
+    // The proxy binds port 0; restarted, it comes back on the ports it got, where pebble validates.
+    const sections = (renewBeforeDays: number, fastLane = true, ports = { http: 0, https: 0 }): Record<string, Record<string, unknown>> => ({
+      proxy: { http_port: ports.http, https_port: ports.https, health_interval_secs: 1, fast_lane: fastLane },
       acme: { directory: pebbleDirectory(acmePort), email: 'ops@example.org', ca_file: pebbleCa, retry_base_secs: 1, check_interval_secs: 1, renew_before_days: renewBeforeDays }
     })
     const { kernel, token, project, instance } = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(0) })
+    const [httpPort, httpsPort] = ['proxy-http', 'proxy-https'].map(name => Number(kernel.url(name).port))
     const alerts: OperatorAlert[] = []
     kernel.events.on('operator.alert', alert => { alerts.push(alert) })
     const routes = async (): Promise<RouteView[]> => (await api<{ routes: RouteView[] }>(kernel, 'GET', '/api/v1/proxy/routes', { token })).body.routes
@@ -121,7 +124,7 @@ if (docker !== undefined) {
     // The same server restarted with a renewal window wider than the certificates' lifetime (and the
     // fast lane off): the stored certificate is served at once, and renewed on the next check.
     await kernel.stop()
-    const again = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(36_500, false), stateDir: kernel.config.stateDir, extra: { instance } })
+    const again = await reconcilerKernel(t, docker, { plugins: [proxy], sections: sections(36_500, false, { http: httpPort, https: httpsPort }), stateDir: kernel.config.stateDir, extra: { instance } })
     // First, before its renewal (due at once here) replaces it.
     t.equal((await https(httpsPort, 'web.test', 'web.test', root)).serial, secure.serial, 'after a restart the stored certificate is served')
     t.match((await again.kernel.exposition('control')).body, /^berth_proxy_fast_lane 0$/m, 'fast_lane = false: every request takes the general path')
