@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { envInt, markdownTable, median } from './stats.js'
-import { probablyFreePort } from '../test/support/net.js'
+import { listenerUrlsIn } from '../test/support/cli.js'
 
 const RUNS = envInt('BENCH_RUNS', 11)
 const CLI = fileURLToPath(new URL('../kernel/cli/cli.js', import.meta.url))
@@ -32,29 +32,38 @@ async function timeOnce (args: string[], cwd: string): Promise<number> {
   return ms
 }
 
-async function startServer (dir: string, port: number): Promise<() => Promise<void>> {
-  const child = spawn(process.execPath, [CLI, 'server'], { cwd: dir, stdio: 'ignore', env: { ...process.env, BERTH_PLUGINS: 'tokens,secrets,reconciler', BERTH_LOG_LEVEL: 'warn' } })
+/** `berth server` in `dir`, its control listener on port 0: the port it got is read from its log line. */
+async function startServer (dir: string): Promise<{ port: number, stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, 'server'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, BERTH_PLUGINS: 'tokens,secrets,reconciler' } })
+  let log = ''
+  child.stdout.on('data', (chunk: Buffer) => { log += chunk.toString() })
   const deadline = Date.now() + 30_000
+  let port: number | undefined
   for (;;) {
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/v1/health`)).ok) break
-    } catch {
-      if (child.exitCode !== null) throw new Error(`berth server exited with ${child.exitCode}`)
+      const control = listenerUrlsIn(log)?.control
+      port = control === undefined ? undefined : Number(control.port)
+      if (port !== undefined && (await fetch(`http://127.0.0.1:${port}/api/v1/health`)).ok) break
+    } catch { // not answering yet
     }
+    if (child.exitCode !== null) throw new Error(`berth server exited with ${child.exitCode}`)
     if (Date.now() > deadline) throw new Error('berth server did not answer within 30 s')
     await new Promise(resolve => setTimeout(resolve, 20))
   }
-  return async () => {
+  const stop = async (): Promise<void> => {
     child.kill('SIGTERM')
     await new Promise(resolve => child.once('exit', resolve))
   }
+  return { port, stop }
 }
 
 async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-cli-'))
-  const port = await probablyFreePort()
-  writeFileSync(join(dir, 'cluster.toml'), `[server]\nstate_dir = "state"\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`)
-  const stop = await startServer(dir, port)
+  const config = (port: number): string => `[server]\nstate_dir = "state"\n[server.listeners.control]\nhost = "127.0.0.1"\nport = ${port}\n`
+  writeFileSync(join(dir, 'cluster.toml'), config(0))
+  const { port, stop } = await startServer(dir)
+  // berth status finds the server by the port in cluster.toml: the one it got.
+  writeFileSync(join(dir, 'cluster.toml'), config(port))
   const subjects: Subject[] = [
     { label: 'node -e 0', args: ['-e', '0'] },
     { label: 'berth --help', args: [CLI, '--help'], goal: 120 },
