@@ -1,7 +1,7 @@
 // Answers the proxy makes itself (404 unknown host, 414, 502, 503, 504, and middleware's refusals): a small HTML page, or
 // {"error": "...", "code": "..."} for a client that asks for JSON; through node:http, or as raw bytes
 // on the fast lane, or on an HTTP/2 stream of its HTTP/2 lane.
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http'
 import type { Http2ServerResponse, ServerHttp2Stream } from 'node:http2'
 import escapeHtml from 'escape-html'
 import { codeOfStatus } from '../../kernel/index.js'
@@ -17,10 +17,19 @@ function errorPage (accept: string | undefined, status: number, message: string)
     : { reason, contentType: 'text/html; charset=utf-8', body: `<!doctype html>\n<html><head><meta charset="utf-8"><title>${status} ${reason}</title></head>\n<body><h1>${status} ${reason}</h1><p>${escapeHtml(message)}</p></body></html>\n` }
 }
 
+/**
+ * writeHead on either kind of response. Both take a status and a header object; their overloads'
+ * types differ (node:http's and node:http2's, from @types/node 22 on), so a call on the union does not
+ * type-check without this.
+ */
+export function writeHead (res: ServerResponse | Http2ServerResponse, status: number, headers: OutgoingHttpHeaders): void {
+  (res as { writeHead: (status: number, headers: OutgoingHttpHeaders) => unknown }).writeHead(status, headers)
+}
+
 export function sendError (req: Pick<IncomingMessage, 'headers' | 'method'>, res: ServerResponse | Http2ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   const page = errorPage(req.headers.accept, status, message)
   withoutHeaders(res)
-  res.writeHead(status, { ...headers, 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'no-store' })
+  writeHead(res, status, { ...headers, 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'no-store' })
   if (req.method === 'HEAD') res.end()
   else res.end(page.body)
 }

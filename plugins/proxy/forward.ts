@@ -15,7 +15,7 @@ import type { RouteMetrics } from './metrics.js'
 import { encodedHeaders, encoder, encodingFor } from './middleware/index.js'
 import type { Pools } from './pools.js'
 import { begin, hostname, upstreamPath, type Route, type RouteTable, type Upstream } from './route-table.js'
-import { sendError } from './error-page.js'
+import { sendError, writeHead } from './error-page.js'
 import { requestTarget, type RequestTarget } from './request-target.js'
 
 /** A client's request as node:http (HTTP/1.x) or node:http2's compatibility API (HTTP/2) gives it. */
@@ -87,7 +87,10 @@ export function forwarder (options: ForwardOptions): (req: ClientRequest, res: C
     if (options.challenge !== undefined && url.startsWith(CHALLENGE_PREFIX)) {
       const answer = options.challenge(url.slice(CHALLENGE_PREFIX.length))
       if (answer === undefined) sendError(req, res, 404, 'no such ACME challenge')
-      else res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(answer) }).end(answer)
+      else {
+        writeHead(res, 200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(answer) })
+        res.end(answer)
+      }
       return
     }
     const servername = (req.socket as { servername?: string | false }).servername
@@ -108,7 +111,8 @@ export function forwarder (options: ForwardOptions): (req: ClientRequest, res: C
       const location = secure
         ? `https://${primary}${httpsSuffix(options.httpsPort?.())}${url}`
         : `${options.scheme}://${primary}${portOf(host)}${url}`
-      res.writeHead(308, { location, 'content-length': 0 }).end()
+      writeHead(res, 308, { location, 'content-length': 0 })
+      res.end()
       options.metrics.answered(route, 308)
       return
     }
