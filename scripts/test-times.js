@@ -1,6 +1,6 @@
-// Each test file's time in the last run, from the results tap keeps (.tap/test-results/<file>.tap,
-// whose last `# time=` line is the file's own): all of them into .tap/test-times.txt, slowest first,
-// and the slowest printed. tap's `after` script runs it when a run ends (test/support/after-run.ts).
+// Each test file's time in its latest run, from the results tap keeps (.tap/test-results/<file>.tap,
+// whose last `# time=` line is the file's own; results of files that no longer exist are left out):
+// all of them into .tap/test-times.txt, slowest first, and the slowest printed. tap's `after` script runs it when a run ends (test/support/after-run.ts).
 // Usage: node scripts/test-times.js [count]   (default 10)
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -20,8 +20,9 @@ function resultFiles (dir) {
 export function testTimes () {
   if (!existsSync(RESULTS)) return []
   return resultFiles(RESULTS).flatMap(path => {
+    const file = relative(RESULTS, path).replace(/\.tap$/, '')
     const times = [...readFileSync(path, 'utf8').matchAll(/^# time=([\d.]+)ms$/gm)]
-    return times.length === 0 ? [] : [[Number(times[times.length - 1][1]) / 1000, relative(RESULTS, path).replace(/\.tap$/, '')]]
+    return times.length === 0 || !existsSync(join(ROOT, file)) ? [] : [[Number(times[times.length - 1][1]) / 1000, file]]
   }).sort((a, b) => b[0] - a[0])
 }
 
