@@ -293,6 +293,32 @@ t.test('postgres: a request reads devices, keys and marks by their indexes, what
   }
 })
 
+t.test('postgres: a request that stores faults finds them by their key when it counts them into their issues, whatever the table held when its plans were made', async t => {
+  const url = await requirePostgres(t)
+  if (url === undefined) return
+  await openedPostgres(t, url)
+  const client = await sqlClient(t, url)
+  const request = JSON.stringify({ faults: [{ device: DEVICE, received_at: 1, sequence: 1, issue: 'pc-1' }] })
+  /** One count as a request makes it, with the scans it made of the faults table (this transaction's statistics). */
+  const apply = async (): Promise<{ seq_scan: number, idx_scan: number }> => {
+    await client.query('begin')
+    try {
+      await client.query('select apply_issues($1::jsonb)', [request])
+      return (await client.query("select seq_scan::int, idx_scan::int from pg_stat_xact_user_tables where relname = 'faults'")).rows[0]
+    } finally {
+      await client.query('rollback')
+    }
+  }
+  // A session keeps a statement's generic plan after its fifth call: these are made while the table is empty.
+  for (let call = 0; call < 8; call++) await apply()
+  const filler = await sqlClient(t, url)
+  await filler.query(`insert into faults (device, received_at, sequence, pc, lr, sp, psr, cfsr, hfsr, mmfar, bfar, uptime_ms)
+    select lpad(to_hex(n % 2000), 16, '0'), n, n, 0, 0, 0, 0, 0, 0, 0, 0, 0 from generate_series(1, 20000) n`)
+  const { seq_scan: scans, idx_scan: lookups } = await apply()
+  t.equal(scans, 0, 'faults: not read whole')
+  t.ok(lookups >= 1, 'faults: looked up by its key')
+})
+
 t.test('postgres: a node alone tells nobody its events; nodes that share the database tell each other from the start', async t => {
   const url = await requirePostgres(t)
   if (url === undefined) return

@@ -9,6 +9,7 @@ import { documents } from './006-documents.js'
 import { backtraces } from './007-backtraces.js'
 import { heartbeats } from './008-heartbeats.js'
 import { metricsByTime } from './009-metrics-by-time.js'
+import { issuePlans } from './010-issue-plans.js'
 import type { Migration } from '../../../../kernel/runtime-api.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -20,5 +21,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: 'documents', sql: documents },
   { version: 7, name: 'backtraces', sql: backtraces },
   { version: 8, name: 'heartbeats', sql: heartbeats },
-  { version: 9, name: 'metrics-by-time', sql: metricsByTime }
+  { version: 9, name: 'metrics-by-time', sql: metricsByTime },
+  { version: 10, name: 'issue-plans', sql: issuePlans }
 ]
