@@ -44,7 +44,9 @@ export async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolCli
     await client.query('rollback').catch(() => {})
     throw err
   } finally {
-    client.off('error', ignore)
+    // A failed connection is closed by the pool, not taken back: it keeps the no-op listener, since the
+    // server may still end it with an error (a database being stopped) while it closes.
+    if (!(failed instanceof Error)) client.off('error', ignore)
     client.release(failed instanceof Error ? failed : undefined)
   }
 }

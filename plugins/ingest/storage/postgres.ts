@@ -224,7 +224,9 @@ export class PostgresStorage implements TelemetryStorage {
       failed = err
       throw err
     } finally {
-      client.off('error', ignore)
+      // A failed connection is closed by the pool, not taken back: it keeps the no-op listener, since the
+      // server may still end it with an error (a database being stopped) while it closes.
+      if (!(failed instanceof Error)) client.off('error', ignore)
       // A connection whose unlock failed still holds the lock: it is closed, which releases it.
       client.release(failed instanceof Error ? failed : undefined)
     }
@@ -285,7 +287,9 @@ export class PostgresStorage implements TelemetryStorage {
         if (open) await client.query('rollback').catch(() => {})
         throw err
       } finally {
-        client.off('error', ignore)
+        // A failed connection is closed by the pool, not taken back: it keeps the no-op listener, since the
+        // server may still end it with an error (a database being stopped) while it closes.
+        if (!(failed instanceof Error)) client.off('error', ignore)
         client.release(failed instanceof Error ? failed : undefined)
       }
     })
