@@ -14,14 +14,17 @@ export class Acceptor {
   readonly host: string
   /** The configured port (0: any free one, kept across restarts once bound). */
   readonly port: number
+  /** Bound with SO_REUSEPORT: other sockets (of this process's threads) may bind the same address and share its connections. */
+  readonly reusePort: boolean
   readonly #server: Server
   readonly #limits: ConnectionLimits
   #target: Server | undefined
   readonly #waiting = new Set<Socket>()
 
-  constructor (host: string, port: number, limits: ConnectionLimits) {
+  constructor (host: string, port: number, limits: ConnectionLimits, reusePort = false) {
     this.host = host
     this.port = port
+    this.reusePort = reusePort
     this.#limits = limits
     // Paused: a waiting connection's bytes stay in the kernel until its server reads them.
     this.#server = createServer({ pauseOnConnect: true }, socket => { this.#accept(socket) })
@@ -30,7 +33,7 @@ export class Acceptor {
   async bind (): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', reject)
-      this.#server.listen({ host: this.host, port: this.port }, () => { this.#server.off('error', reject); resolve() })
+      this.#server.listen({ host: this.host, port: this.port, ...(this.reusePort && { reusePort: true }) }, () => { this.#server.off('error', reject); resolve() })
     })
   }
 
@@ -94,15 +97,16 @@ export class Acceptors {
   readonly limits = new ConnectionLimits()
 
   /**
-   * The acceptor of listener `name` on host:port: the one bound already when the address is the same,
-   * else a new one (an address that changed closes the old one first: that cannot be seamless).
+   * The acceptor of listener `name` on host:port: the one bound already when the address (and
+   * `reusePort`) is the same, else a new one (an address that changed closes the old one first: that
+   * cannot be seamless).
    */
-  async acquire (name: string, host: string, port: number): Promise<Acceptor> {
+  async acquire (name: string, host: string, port: number, reusePort = false): Promise<Acceptor> {
     const known = this.#byName.get(name)
-    if (known !== undefined && known.host === host && known.port === port) return known
+    if (known !== undefined && known.host === host && known.port === port && known.reusePort === reusePort) return known
     this.#byName.delete(name)
     known?.close()
-    const acceptor = new Acceptor(host, port, this.limits)
+    const acceptor = new Acceptor(host, port, this.limits, reusePort)
     await acceptor.bind()
     this.#byName.set(name, acceptor)
     return acceptor

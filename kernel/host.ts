@@ -73,7 +73,7 @@ export class ServerHost {
 
   async #switch (current: Kernel, next: Kernel): Promise<void> {
     current.log.info('restarting: stopping every plugin; listeners stay bound')
-    await current.stop()
+    await current.stop({ restarting: true })
     try {
       await next.start()
       this.#kernel = next

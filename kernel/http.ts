@@ -15,7 +15,7 @@ import type { Acceptor, Acceptors } from './acceptors.js'
 import { BadRequest, codeOfStatus, KERNEL_CODES, StartupError, messageOf } from './errors.js'
 import { describeHttpError, pathOf } from './http-errors.js'
 import { reachableUrl, type OwnedListener } from './listeners.js'
-import type { ErrorBody, ErrorFormat, RouteOptions } from './plugin.js'
+import type { ErrorBody, ErrorFormat, RouteOptions, ServeOptions } from './plugin.js'
 
 export interface ListenerSettings {
   host: string
@@ -92,6 +92,8 @@ export class Listener {
   readonly #settings: ListenerSettings
   readonly #log: Logger
   #server: Server | undefined
+  /** A raw listener's address is bound with SO_REUSEPORT (its owner's threads bind it too). */
+  #reusePort = false
   #acceptor: Acceptor | undefined
   #url: URL | undefined
   readonly #sockets = new Set<Socket>()
@@ -238,11 +240,12 @@ export class Listener {
     for (const client of this.app.websocketServer.clients) client.close(1001, 'the server is stopping')
   }
 
-  serve (plugin: string, server: Server): void {
+  serve (plugin: string, server: Server, options: ServeOptions = {}): void {
     if (this.app !== undefined) throw new StartupError(`plugin "${plugin}": the ${this.name} listener is a fastify listener; mount routes with ctx.http()`)
     if (this.#server !== undefined) throw new StartupError(`plugin "${plugin}": the ${this.name} listener already has a server`)
     this.users.add(plugin)
     this.#server = server
+    this.#reusePort = options.reusePort === true
   }
 
   /** Take the connections of this listener's address from `acceptors` (binding it unless it is bound already). */
@@ -251,7 +254,7 @@ export class Listener {
     const { host, port } = this.#settings
     let acceptor: Acceptor
     try {
-      acceptor = await acceptors.acquire(this.name, host, port)
+      acceptor = await acceptors.acquire(this.name, host, port, this.#reusePort)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       const reason = code === 'EADDRINUSE'
@@ -270,6 +273,11 @@ export class Listener {
 
   get url (): URL | undefined {
     return this.#url
+  }
+
+  /** The host (as configured: `0.0.0.0` stays so) and port bound, while open. */
+  get bound (): { host: string, port: number } | undefined {
+    return this.#acceptor === undefined ? undefined : { host: this.#settings.host, port: this.#acceptor.boundPort }
   }
 
   /**

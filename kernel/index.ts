@@ -4,7 +4,7 @@
 // what only runtimes use (LMDB state, outbound HTTP, schedules, exports, PostgreSQL) from './runtime-api.js'.
 import type { Kernel, KernelOptions } from './kernel.js'
 
-export { definePlugin, type AnyPlugin, type ErrorBody, type ErrorFormat, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type Services, type TypeBuilder } from './plugin.js'
+export { definePlugin, type AnyPlugin, type ErrorBody, type ErrorFormat, type HealthCheck, type HealthDetails, type PluginContext, type PluginDefinition, type PluginState, type SectionSchema, type ServeOptions, type Services, type TypeBuilder } from './plugin.js'
 export { CONTROL_LISTENER, type ListenerDeclaration } from './listeners.js'
 export type { BerthEvents, EventName, OperatorAlert } from './events.js'
 export type { BackupExtra, BackupSummary, PluginStore, DatabaseOptions } from './store.js'

@@ -109,6 +109,8 @@ export class Kernel {
   #stopping: Promise<void> | undefined
   #shutdownDone: Promise<void> | undefined
   readonly #abort = new AbortController()
+  /** Stopping for a restart in place (see stop). */
+  #restarting = false
   #outbound: OutboundClient | undefined
   #healthCache: HealthReport | undefined
   readonly #slots: PluginSlot[]
@@ -228,8 +230,12 @@ export class Kernel {
     if (this.#abort.signal.aborted) throw new StartupError('the kernel was stopped while starting')
   }
 
-  /** Stop everything in reverse order, after any start in progress. Safe to call any number of times, from any state. */
-  async stop (): Promise<void> {
+  /**
+   * Stop everything in reverse order, after any start in progress. Safe to call any number of times,
+   * from any state. `restarting`: a new kernel follows in this process (plugins see `ctx.restarting`).
+   */
+  async stop (options: { restarting?: boolean } = {}): Promise<void> {
+    if (options.restarting === true) this.#restarting = true
     if (this.#state === 'created') {
       this.#setKernelState('stopped')
       return
@@ -455,6 +461,7 @@ export class Kernel {
     const duringSetup = (what: string): void => {
       if (slot.state !== 'setting-up') throw new Error(`plugin "${plugin.name}": ${what} only during setup`)
     }
+    const restarting = (): boolean => this.#restarting
     const granted = (): void => {
       if (plugin.copiesAllState !== true) throw new Error(`plugin "${plugin.name}" reads every plugin's state without declaring copiesAllState`)
     }
@@ -471,18 +478,24 @@ export class Kernel {
       cwd: this.cwd,
       production: this.config.server.environment === 'production',
       stopping: this.#abort.signal,
+      get restarting () { return restarting() },
       outbound: this.#outboundClient(),
       http: (listener, routes, options) => {
         duringSetup('routes can be mounted')
         this.#listenerFor(plugin, listener).mount(plugin.name, routes, options)
       },
-      serve: (listener, server) => {
+      serve: (listener, server, options) => {
         duringSetup('a server can be handed to a listener')
         const target = this.#listenerFor(plugin, listener)
         if (target.declaration.owner !== plugin.name) throw new Error(`plugin "${plugin.name}": only the owner of the ${listener} listener may serve it`)
-        target.serve(plugin.name, server)
+        target.serve(plugin.name, server, options)
       },
       address: listener => this.url(listener),
+      bound: listener => {
+        const bound = this.#listeners.get(listener)?.bound
+        if (bound === undefined) throw new Error(`the ${listener} listener is not open`)
+        return bound
+      },
       listenerPorts: () => this.listenerNames.map(name => Number(this.url(name).port)),
       restart: async () => {
         if (this.#host.restart === undefined) throw new Conflict('this server cannot restart itself: it runs without the host of `berth server`')

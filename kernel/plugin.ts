@@ -44,6 +44,14 @@ export interface HealthCheck {
   since?: string
 }
 
+export interface ServeOptions {
+  /**
+   * Bind the address with SO_REUSEPORT (Linux): the owner's worker threads may bind the same address
+   * with `reusePort` too, and the system spreads new connections over every socket bound to it.
+   */
+  reusePort?: boolean
+}
+
 export interface RouteOptions {
   /** Path prefix for every route the function registers, e.g. `/api/v1`. */
   prefix?: string
@@ -102,6 +110,8 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
   readonly production: boolean
   /** Aborted when the kernel begins to stop: end long-lived answers (streams) and cancel long work. */
   readonly stopping: AbortSignal
+  /** True while the kernel stops to be followed by a new one in the same process (a restart in place, `berth reload`). */
+  readonly restarting: boolean
   /** The one client for HTTP requests to destinations users give (`[server].outbound_allow`): see kernel/outbound.ts. */
   readonly outbound: OutboundClient
   /**
@@ -114,9 +124,11 @@ export interface PluginContext<C = unknown, X extends Record<string, unknown> = 
    * Hand the server of a raw listener this plugin declares (node:http, node:https, node:tls or
    * node:net). The kernel binds it on the configured address after setup and closes it at stop.
    */
-  serve(listener: string, server: Server): void
+  serve(listener: string, server: Server, options?: ServeOptions): void
   /** The base URL a listener is bound to; available once the kernel has started listening. */
   address(listener: string): URL
+  /** The host (as configured, `0.0.0.0` included) and port a listener is bound to, to bind it again with `reusePort`; once listening. */
+  bound(listener: string): { host: string, port: number }
   /** The ports every open listener of this server is bound to (any plugin's): what nothing else on the host may take. */
   listenerPorts(): number[]
   /**

@@ -57,6 +57,8 @@ export class Certificates {
   /** Contexts of issued certificates, with the PEM they were made of (another master may renew it). */
   readonly #contexts = new Map<string, { cert: string, context: SecureContext }>()
   readonly #fallbacks = new Map<string, Promise<SecureContext>>()
+  /** Self-signed pairs handed to worker threads, one per name (every thread serves the same). */
+  readonly #fallbackPairs = new Map<string, Promise<{ cert: string, key: string }>>()
 
   constructor (db: KeyValueDatabase<StoredCertificate>) {
     this.#db = db
@@ -82,6 +84,18 @@ export class Certificates {
       return context
     }
     return await fallbackContext(this.#fallbacks, domain)
+  }
+
+  /** The PEM pair a worker thread serves for `name`: its issued certificate, else a self-signed one. */
+  async pair (name: string): Promise<{ cert: string, key: string }> {
+    const stored = this.#db.get(name)
+    if (stored !== undefined) return { cert: stored.cert, key: stored.key }
+    let pair = this.#fallbackPairs.get(name)
+    if (pair === undefined) {
+      pair = selfSigned(name)
+      this.#fallbackPairs.set(name, pair)
+    }
+    return await pair
   }
 }
 

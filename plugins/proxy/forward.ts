@@ -11,7 +11,7 @@ import { Transform, type TransformCallback, type Writable } from 'node:stream'
 import type { Dispatcher } from 'undici'
 import { KERNEL_CODES } from '../../kernel/index.js'
 import { forwardedHeaders, http1Headers, portOf, requestHeaders, responseHeaders } from './headers.js'
-import type { RouteMetrics } from './metrics.js'
+import type { RouteCounts } from './metrics.js'
 import { encodedHeaders, encoder, encodingFor } from './middleware/index.js'
 import type { Pools } from './pools.js'
 import { begin, hostname, upstreamPath, type Route, type RouteTable, type Upstream } from './route-table.js'
@@ -25,7 +25,7 @@ export type ClientResponse = ServerResponse | Http2ServerResponse
 export interface ForwardOptions {
   table: RouteTable
   pools: Pools
-  metrics: RouteMetrics
+  metrics: RouteCounts
   scheme: 'http' | 'https'
   maxUrlBytes: number
   /** A request could not connect to `upstream`, or got no response head in time (`why`: the error's code). */

@@ -8,7 +8,8 @@ import { constants as http2Constants, createServer as createHttp2Server, type Ht
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { createServer as createTlsServer, type SecureContext, type Server as TlsServer } from 'node:tls'
 import { resolve } from 'node:path'
-import { StartupError, type PluginContext, type Services } from '../../kernel/index.js'
+import { StartupError, type KeyValueDatabase, type PluginContext, type Services } from '../../kernel/index.js'
+import type { TrafficHooks } from '../reconciler/api.js'
 import { AcmeIssuer } from './acme.js'
 import { CertificateManager } from './certificate-manager.js'
 import { Certificates, fallbackContext, selfSigned, type StoredCertificate } from './certificates.js'
@@ -17,16 +18,18 @@ import { createParser, FastLane, HELD_FOR_CLIENT, Http2Lane, laneSupport, type L
 import { awaitsAnswer, CHALLENGE_PREFIX, forwarder, type ForwardOptions } from './forward.js'
 import type { ProxyConfig, ProxySections, ProxyService } from './index.js'
 import { RouteMetrics } from './metrics.js'
-import { Pools } from './pools.js'
+import { Pools, type PoolSettings } from './pools.js'
 import { RememberedRoutes, type RememberedTable } from './remembered-routes.js'
 import { RouteTable, routedNames, type Upstream } from './route-table.js'
 import { Router } from './router.js'
 import { claimedDomain, staticRoutes } from './static-routes.js'
 import { upgrader } from './upgrade.js'
+import { WorkerPool } from './workers/pool.js'
+import type { UpstreamState } from './workers/protocol.js'
 import { controlState } from '../cluster/index.js'
 
 /** The name on the certificate of connections for no routed name. */
-const UNKNOWN_HOST = 'unknown.berth.invalid'
+export const UNKNOWN_HOST = 'unknown.berth.invalid'
 /** How often the table is rebuilt even without a change (containers restarted outside a deploy). */
 const REFRESH_MS = 10_000
 /** The server checks its connections' header and request timeouts this often. */
@@ -50,17 +53,15 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     orchestration.reconciler.claimedDomain = claim
     ctx.onClose(() => { orchestration.reconciler.claimedDomain = undefined })
   }
-  const pools = new Pools({
-    connectTimeoutMs: config.connect_timeout_ms,
-    headersTimeoutMs: config.upstream_timeout_secs * 1000,
-    bodyTimeoutMs: config.upstream_idle_timeout_secs * 1000
-  })
+  const pools = new Pools(poolSettings(config))
+  /** The worker threads, once started (config.workers > 1). */
+  const workers: { pool?: WorkerPool } = {}
   ctx.onClose(async () => { await pools.closeAll() })
 
   const certificates = new Certificates(state.db<StoredCertificate>('certificates'))
   const issuer = acmeSection.directory === ''
     ? undefined
-    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, { accounts: state.db('acme-accounts'), challenges: state.db('acme-challenges') }, ctx.log)
+    : new AcmeIssuer({ directory: acmeSection.directory, email: acmeSection.email !== '' ? acmeSection.email : cluster.acme_email, caFile: acmeSection.ca_file === '' ? '' : resolve(ctx.cwd, acmeSection.ca_file) }, { accounts: state.db('acme-accounts'), challenges: observed(state.db<string>('acme-challenges'), () => { workers.pool?.challengesChanged() }) }, ctx.log)
   const manager = new CertificateManager({
     certificates,
     issuer,
@@ -68,7 +69,7 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     log: ctx.log,
     outcomes: ctx.metrics.counter({ name: 'berth_proxy_certificate_orders_total', help: 'ACME orders by outcome: issued, renewed, failed.', labelNames: ['outcome'] }),
     track: work => { void ctx.track(work) },
-    changed: () => { reportAcme() },
+    changed: () => { reportAcme(); workers.pool?.certificatesChanged() },
     alert: alert => { ctx.events.emit('operator.alert', alert) },
     leading: () => clusterService?.isLeader() ?? true
   })
@@ -100,23 +101,32 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     changed: () => {
       void ctx.track(remembered.keep(table.records()))
       followDomains()
+      workers.pool?.sync()
     },
     trusted: () => clusterService?.isLeader() === false
   })
   if (orchestration !== undefined) {
-    ctx.onClose(orchestration.traffic.add(router))
+    ctx.onClose(orchestration.traffic.add(withWorkers(router, workers, config.drain_timeout_secs * 1000)))
     // A liveness restart goes through the same seam: drained first, back in rotation once it serves.
     orchestration.liveness.traffic = orchestration.traffic
   }
   const metrics = new RouteMetrics(ctx.metrics)
   reportLane(ctx, config.fast_lane)
-  const forwarding = { table, pools, metrics, failed: (upstream: Upstream, why: string) => { router.failed(upstream, why) } }
-  ctx.serve('proxy-http', proxyServer(config, {
+  const failed = (upstream: Upstream, why: string): void => {
+    router.failed(upstream, why)
+    workers.pool?.sync()
+  }
+  const forwarding = { table, pools, metrics, failed }
+  // With workers, the listeners' addresses are bound with SO_REUSEPORT: the worker threads bind them too.
+  const serving = { reusePort: config.workers > 1 }
+  const connections = ctx.metrics.counter({ name: 'berth_proxy_worker_connections_total', help: 'Connections the proxy\'s listeners accepted, by event loop (worker "0" is the main thread).', labelNames: ['worker'] })
+  const http = proxyServer(config, {
     ...forwarding,
     challenge: token => issuer?.challenges.get(token),
     secure: domain => manager.hasCertificate(domain),
     httpsPort: () => Number(ctx.address('proxy-https').port === '' ? 443 : ctx.address('proxy-https').port)
-  }))
+  })
+  ctx.serve('proxy-http', http, serving)
   // Names nobody routes, and clients that send no name, share one self-signed certificate.
   const unknownHost = new Map<string, Promise<SecureContext>>()
   const tls = proxyTlsServer(config, forwarding, async servername => {
@@ -124,7 +134,9 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     return route !== undefined ? await certificates.contextFor(route.domain) : await fallbackContext(unknownHost, UNKNOWN_HOST)
   })
   void ctx.track(selfSigned(UNKNOWN_HOST).then(pair => { tls.setSecureContext(pair) }))
-  ctx.serve('proxy-https', tls)
+  ctx.serve('proxy-https', tls, serving)
+  const mainConnections = connections.labels('0')
+  for (const front of [http, tls]) front.on('connection', () => { mainConnections.inc() })
 
   const refresh = async (): Promise<void> => {
     try {
@@ -148,12 +160,86 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
     void ctx.track(refresh())
   })
   ctx.schedule.every('refresh', REFRESH_MS, refresh)
-  ctx.schedule.every('health', config.health_interval_secs * 1000, async () => { await router.checkHealth() })
+  ctx.schedule.every('health', config.health_interval_secs * 1000, async () => {
+    await router.checkHealth()
+    workers.pool?.sync()
+  })
   ctx.schedule.every('certificates', acmeSection.check_interval_secs * 1000, () => { manager.check() })
   const tokens = ctx.useOptional('tokens')
   if (tokens !== undefined) ctx.http('control', proxyRoutes(table, manager, tokens), { prefix: '/api/v1/proxy' })
   if (orchestration !== undefined) reportRoutes(orchestration.reconciler, table, manager, ctx)
-  return { table, router, certificates: manager, refresh }
+  const restarts = ctx.metrics.counter({ name: 'berth_proxy_worker_restarts_total', help: 'Proxy worker threads started again after they died.' })
+  const start = async (): Promise<void> => {
+    if (config.workers === 1) return
+    workers.pool = await WorkerPool.start({
+      settings: serverSettings(config),
+      pools: poolSettings(config),
+      statics: table.statics,
+      http: ctx.bound('proxy-http'),
+      https: ctx.bound('proxy-https')
+    }, config.workers - 1, {
+      table: () => ({ type: 'table', routes: table.records(), states: table.routes.flatMap(route => route.upstreams.map(u => [u.id, u.healthy, u.draining] as UpstreamState)), secure: table.routes.map(r => r.domain).filter(domain => manager.hasCertificate(domain)) }),
+      challenges: () => issuer === undefined ? [] : [...issuer.challenges.getRange()].map(({ key, value }) => [key, value]),
+      pair: async name => await certificates.pair(name),
+      failed: (id, why) => {
+        const upstream = table.upstream(id)
+        if (upstream !== undefined) failed(upstream, why)
+      },
+      counted: (worker, report, accepted) => {
+        if (report !== undefined) metrics.add(report)
+        if (accepted > 0) connections.labels(String(worker)).inc(accepted)
+      },
+      restarted: () => { restarts.inc() },
+      log: ctx.log
+    })
+  }
+  ctx.onClose(async () => {
+    const pool = workers.pool
+    workers.pool = undefined
+    // A restart in place: the threads serve on until the next kernel's proxy takes them over.
+    if (ctx.restarting) pool?.park()
+    else await pool?.close(config.drain_timeout_secs * 1000)
+  })
+  return { table, router, certificates: manager, refresh, start, workers: () => workers.pool }
+}
+
+/** The settings of the listeners' servers and of the connections to replicas, as every thread uses them. */
+function serverSettings (config: ProxyConfig): ServerSettings {
+  const { fast_lane, http2, max_header_bytes, max_url_bytes, client_headers_timeout_secs, client_idle_timeout_secs, connect_timeout_ms } = config
+  return { fast_lane, http2, max_header_bytes, max_url_bytes, client_headers_timeout_secs, client_idle_timeout_secs, connect_timeout_ms }
+}
+
+function poolSettings (config: ProxyConfig): PoolSettings {
+  return { connectTimeoutMs: config.connect_timeout_ms, headersTimeoutMs: config.upstream_timeout_secs * 1000, bodyTimeoutMs: config.upstream_idle_timeout_secs * 1000 }
+}
+
+/**
+ * The reconciler's traffic hooks with worker threads: a drain ends once the main thread and every
+ * worker (told by a table saying the replica drains, then asked) have no request in flight on it.
+ */
+function withWorkers (router: Router, workers: { pool?: WorkerPool }, drainTimeoutMs: number): TrafficHooks {
+  return {
+    drain: async container => {
+      const draining = router.drain(container)
+      await Promise.all([draining, workers.pool?.drain(container.id, drainTimeoutMs)])
+    },
+    ready: async (spec, id) => {
+      await router.ready(spec, id)
+      workers.pool?.sync()
+    }
+  }
+}
+
+/** `db` whose writes call `changed` once made. */
+function observed<V> (db: KeyValueDatabase<V>, changed: () => void): KeyValueDatabase<V> {
+  return {
+    get: key => db.get(key),
+    getRange: range => db.getRange(range),
+    getKeys: range => db.getKeys(range),
+    getKeysCount: range => db.getKeysCount(range),
+    put: async (key, value) => { const done = await db.put(key, value); changed(); return done },
+    remove: async key => { const done = await db.remove(key); changed(); return done }
+  }
 }
 
 /** Give the reconciler's status each service's route and certificates. */

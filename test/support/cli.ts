@@ -13,7 +13,7 @@ export const CLI = fileURLToPath(new URL('../../dist/kernel/cli/cli.js', import.
  */
 function childEnv (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const { NODE_OPTIONS: _loaders, ...env } = process.env
-  return { BERTH_TELEMETRY_PORT: '0', BERTH_APP_PORT: '0', PROXY_HTTP_PORT: '0', PROXY_HTTPS_PORT: '0', ...env, ...extra }
+  return { BERTH_TELEMETRY_PORT: '0', BERTH_APP_PORT: '0', PROXY_HTTP_PORT: '0', PROXY_HTTPS_PORT: '0', PROXY_WORKERS: '1', ...env, ...extra }
 }
 
 export interface CliResult {

@@ -27,12 +27,20 @@ export function loopbackListeners (plugins: readonly AnyPlugin[] = []): Record<s
     [listener.name, { host: '127.0.0.1', ...('portKey' in listener && listener.portKey !== undefined ? {} : { port: 0 }) }]))
 }
 
+/**
+ * Tests run the proxy on one event loop unless they set `[proxy].workers` (the product's default is
+ * the number of cores): its metrics and replica counts are then those of the main thread at once.
+ */
+export function withProxyWorkers (plugins: readonly AnyPlugin[], sections: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  return plugins.some(plugin => plugin.name === 'proxy') ? { ...sections, proxy: { workers: 1, ...sections.proxy } } : sections
+}
+
 export async function testKernel (t: Teardown, options: TestKernelOptions = {}): Promise<Kernel> {
   const stateDir = tempDir(t)
   const { server = {}, ...sections } = options.config ?? {}
   const kernel = await createKernel({
     cwd: stateDir,
-    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: TEST_IDLE_GRACE_MS, ...server }, ...sections },
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: TEST_IDLE_GRACE_MS, ...server }, ...withProxyWorkers(options.plugins ?? [], sections) },
     env: options.env ?? {},
     plugins: options.plugins ?? [],
     logger: options.logger ?? pino({ level: 'silent' })

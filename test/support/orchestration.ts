@@ -10,7 +10,7 @@ import { createKernel, type AnyPlugin, type Kernel } from '../../kernel/index.js
 import { boundUrls, spawnCliForTest, untilAnswers, type RunningCli } from './cli.js'
 import { busyboxImage, pushImage, startRegistry } from './docker.js'
 import { FakeEngine, reconcilerOn } from './fake-engine.js'
-import { loopbackListeners, TEST_IDLE_GRACE_MS } from './kernel.js'
+import { loopbackListeners, TEST_IDLE_GRACE_MS, withProxyWorkers } from './kernel.js'
 import { tempDir } from './tmp.js'
 import reconciler from '../../plugins/reconciler/index.js'
 import secrets from '../../plugins/secrets/index.js'
@@ -34,7 +34,7 @@ export async function startKernel (t: Teardown, options: OrchestrationKernelOpti
   const stateDir = options.stateDir ?? tempDir(t)
   const kernel = await createKernel({
     cwd: options.cwd ?? stateDir,
-    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: TEST_IDLE_GRACE_MS }, ...options.config },
+    config: { server: { state_dir: stateDir, listeners: loopbackListeners(options.plugins), stop_idle_grace_ms: TEST_IDLE_GRACE_MS }, ...withProxyWorkers(options.plugins, options.config ?? {}) },
     env: {},
     plugins: options.plugins,
     logger: options.logger ?? pino({ level: 'silent' })

@@ -7,7 +7,7 @@
 // Also the route and forwarding headers of a client connection's Host, kept from one request to the next.
 import type { Socket } from 'node:net'
 import { forwardedHeaders } from '../headers.js'
-import type { RouteMetrics } from '../metrics.js'
+import type { RouteCounts } from '../metrics.js'
 import type { Pools } from '../pools.js'
 import { endOn, hostname, type Route, type RouteTable, type Upstream } from '../route-table.js'
 import type { ParsedHead, ParserFactory } from './llhttp.js'
@@ -18,7 +18,7 @@ export interface LaneRouting {
   parser: ParserFactory
   table: RouteTable
   pools: Pools
-  metrics: RouteMetrics
+  metrics: RouteCounts
   /** A request could not connect to `upstream`, or got no response head in time (`why`: the failure's code). */
   failed: (upstream: Upstream, why: string) => void
   /** An answer went out, with this status. */
