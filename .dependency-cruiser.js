@@ -5,6 +5,8 @@
 const PLUGIN_SURFACE = '^plugins/[^/]+/(index|api)\\.ts$'
 /** The kernel's public surfaces: the index, TypeBox, and what only runtimes use. */
 const KERNEL_SURFACE = '^kernel/(index|schema|runtime-api)\\.ts$'
+/** The campaign core's published module kit: for server code, for manifests (both bundles), for pages. */
+const CAMPAIGN_MODULE_KIT = '^plugins/campaign/(module-kit|modules/manifest|ui/src/module-kit)\\.ts$'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
@@ -57,6 +59,27 @@ export default {
       severity: 'error',
       from: { path: '^plugins/campaign/', pathNot: ['^plugins/campaign/modules/[^/]+/', '^plugins/campaign/(modules/catalogue|ui/src/pages)\\.ts$'] },
       to: { path: '^plugins/campaign/modules/[^/]+/' }
+    },
+    {
+      name: 'campaign-module-through-the-kit',
+      comment: 'A campaign module folder (modules/<id>/) reaches the campaign core only through its published module kit: module-kit.ts for server code, modules/manifest.ts for manifests, ui/src/module-kit.ts for pages; and another module folder only through that module\'s index.ts.',
+      severity: 'error',
+      from: { path: '^plugins/campaign/modules/([^/]+)/' },
+      to: { path: '^plugins/campaign/', pathNot: ['^plugins/campaign/modules/$1/', CAMPAIGN_MODULE_KIT, '^plugins/campaign/modules/[^/]+/index\\.ts$'] }
+    },
+    {
+      name: 'campaign-kit-for-modules',
+      comment: 'The campaign core does not import the module kits (module-kit.ts, ui/src/module-kit.ts): they re-export the core for modules, and the core importing them would close import cycles through them.',
+      severity: 'error',
+      from: { path: '^plugins/campaign/', pathNot: '^plugins/campaign/modules/[^/]+/' },
+      to: { path: '^plugins/campaign/(module-kit|ui/src/module-kit)\\.ts$' }
+    },
+    {
+      name: 'campaign-page-no-server-code',
+      comment: 'No campaign page (a module\'s page.tsx, the UI under ui/src/) reaches, through any chain of imports, the server\'s module kit or a module\'s index.ts, which lead to server code: the browser bundle holds browser code only.',
+      severity: 'error',
+      from: { path: '^plugins/campaign/(modules/[^/]+/page\\.tsx|ui/src/)' },
+      to: { path: '^plugins/campaign/(module-kit|modules/[^/]+/index)\\.ts$', reachable: true }
     },
     {
       name: 'product-code-not-tests',

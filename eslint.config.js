@@ -1,5 +1,5 @@
 // Lint rules: ESLint's and typescript-eslint's recommended sets over all TypeScript and scripts. Module
-// boundaries (who may import what) are dependency-cruiser's: .dependency-cruiser.cjs.
+// boundaries (who may import what) are dependency-cruiser's: .dependency-cruiser.js.
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 

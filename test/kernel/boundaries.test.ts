@@ -2,8 +2,9 @@
 // of breach in the fixture tree (test/fixtures/boundaries: a dynamic import of a private kernel module,
 // a .tsx file and a file five folders deep reaching another plugin's internals, a type-only import, a
 // re-export, a cycle across plugins, a campaign core file importing a module folder while the modules'
-// registry may…), finds none in the repository itself, and no plugin imports,
-// through any chain of other plugins, a plugin that imports it.
+// registry may, a campaign module reaching the core other than through the module kits or another module
+// other than through its index.ts, a page reaching server code…), finds none in the repository itself,
+// and no plugin imports, through any chain of other plugins, a plugin that imports it.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { join, resolve } from 'node:path'
@@ -39,8 +40,16 @@ t.test('each kind of breach in the fixtures is reported, and nothing else', asyn
   t.same(result.summary.violations.map(line).sort(), [
     'campaign-core-imports-no-module: plugins/campaign/core.ts → plugins/campaign/modules/polls/polls.ts',
     'campaign-core-imports-no-module: plugins/campaign/modules/kit.ts → plugins/campaign/modules/tallies/tallies.ts',
+    'campaign-kit-for-modules: plugins/campaign/kit-user.ts → plugins/campaign/module-kit.ts',
     'campaign-module-no-cycle: plugins/campaign/modules/polls/polls.ts → plugins/campaign/core.ts → plugins/campaign/modules/polls/polls.ts',
     'campaign-module-no-cycle: plugins/campaign/modules/tallies/tallies.ts → plugins/campaign/modules/kit.ts → plugins/campaign/modules/tallies/tallies.ts',
+    'campaign-module-through-the-kit: plugins/campaign/modules/ballots/ballots.ts → plugins/campaign/core.ts',
+    'campaign-module-through-the-kit: plugins/campaign/modules/ballots/ballots.ts → plugins/campaign/modules/tallies/tallies.ts',
+    'campaign-module-through-the-kit: plugins/campaign/modules/ballots/page.tsx → plugins/campaign/ui/src/widgets.ts',
+    'campaign-module-through-the-kit: plugins/campaign/modules/polls/polls.ts → plugins/campaign/core.ts',
+    'campaign-module-through-the-kit: plugins/campaign/modules/tallies/tallies.ts → plugins/campaign/modules/kit.ts',
+    'campaign-page-no-server-code: plugins/campaign/modules/ballots/page.tsx → plugins/campaign/module-kit.ts',
+    'campaign-page-no-server-code: plugins/campaign/modules/ballots/page.tsx → plugins/campaign/modules/polls/index.ts',
     'host-not-the-command: kernel/loader.ts → kernel/cli/cli.ts',
     'kernel-imports-no-plugin: kernel/loader.ts → plugins/alpha/index.ts',
     'kernel-through-its-surface: plugins/alpha/dynamic.ts → kernel/paths.ts',

@@ -2,7 +2,8 @@
 // store's tables, and the services modules provide to each other) and what they share: text bounds
 // answered with 413, time-ordered record stores that keep at most a configured number of records, and
 // pagination. The kit names no module: a module providing a service adds it to ModuleKit itself
-// (`declare module '../kit.js'` beside the service's class).
+// (`declare module '../../module-kit.js'` beside the service's class). Modules import all of this
+// through the published module kit, module-kit.ts.
 import { createHash, randomBytes } from 'node:crypto'
 import { BadRequest, PayloadTooLarge } from '../../../kernel/index.js'
 import { Type } from '../../../kernel/schema.js'

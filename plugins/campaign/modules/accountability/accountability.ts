@@ -4,9 +4,8 @@
 import { randomBytes } from 'node:crypto'
 import { NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
+import { moduleFunction, type ModuleFunction, checkText, instant, PageArgs, RecordStore, TextArg, timeKey, type ModuleKit } from '../../module-kit.js'
 import { extractCommitments, inferVerdict, type CommitmentStatus, type ExtractedCommitment, type Verdict } from './commitments.js'
-import { checkText, instant, PageArgs, RecordStore, TextArg, timeKey, type ModuleKit } from '../kit.js'
 
 export interface Commitment extends ExtractedCommitment {
   commitment_id: string

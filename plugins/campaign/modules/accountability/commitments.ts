@@ -1,8 +1,7 @@
 // Commitments in a speech or statement: clauses with a commitment verb whose subject names who commits
 // (a person or organisation, or "I/we" resolved to the speaker), with the due date they state; and the
 // status a piece of evidence implies, from documented cue words.
-import type { LanguageEngine } from '../../language/engine.js'
-import { findDue } from '../../text/due-dates.js'
+import { type LanguageEngine, findDue } from '../../module-kit.js'
 
 export interface ExtractedCommitment {
   actor: string

@@ -2,9 +2,7 @@
 // commitments with status, evidence and overdue flags (accountability-report, counts as bars), and
 // evidence on one commitment (add-evidence) for roles that may.
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 const STATUSES = ['open', 'in_progress', 'kept', 'broken'] as const
 type Status = typeof STATUSES[number]

@@ -2,16 +2,9 @@
 // received), the users who signed in, the API tokens of external clients, and the audit log.
 import { Forbidden, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { TOKEN_SUBJECT, type ApiTokens } from '../../api-tokens.js'
-import type { AuditLog } from '../../audit.js'
-import { TimeRangeArgs, timeRange } from '../kit.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { PeopleView } from '../../people.js'
+import { TOKEN_SUBJECT, type ApiTokens, type AuditLog, TimeRangeArgs, timeRange, moduleFunction, type ModuleFunction, PeopleView, ROLES, type Role, type SessionRecord, type Table } from '../../module-kit.js'
+import type { ModuleFeedback } from '../shared/index.js'
 import { manifest } from './manifest.js'
-import { ROLES, type Role } from '../../roles.js'
-import type { SessionRecord } from '../../sessions.js'
-import type { ModuleFeedback } from '../shared/feedback.js'
-import type { Table } from '../../store/contract.js'
 
 /** What each role sees of a user (the manifest's view). */
 export const USER_VIEW = new PeopleView<UserRecord>('user', manifest.views.user)
@@ -120,7 +113,7 @@ export async function recordLogin (users: UserDb, { sub, email, name, role }: { 
   await users.put(sub, { sub, email, name, role, last_login_at: new Date().toISOString(), logins: (previous?.logins ?? 0) + 1 })
 }
 
-declare module '../kit.js' {
+declare module '../../module-kit.js' {
   interface ModuleKit {
     /** What the admin panel reports: users, uptime, live counts, the issuer, the feedback per module. */
     admin: AdminSources

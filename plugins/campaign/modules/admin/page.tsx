@@ -2,8 +2,7 @@
 // external clients (made, listed, revoked; a new token's secret shown once), and the audit log with its export.
 import { Fragment } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 interface Feedback { module_id: string, positive: number, negative: number, resources: number, last_at: string }
 interface Health { status: string, uptime_seconds: number, identity_provider: string, counts: Record<string, number>, feedback: Feedback[] }

@@ -1,10 +1,7 @@
 // The analysis of one canvassing call's transcript: who the caller and the contact are, turns and talk
 // share per speaker, sentiment per turn and its trajectory, the issues the contact raised, the outcome
 // by documented phrase rules, and whether the call needs a follow-up.
-import type { LanguageEngine } from '../../language/engine.js'
-import { mean, round } from '../../language/text-stats.js'
-import { findIssues, type IssueMention } from '../../text/issue-lexicon.js'
-import { parseTurns, speakersOf, type Turn } from '../../text/transcript.js'
+import { type LanguageEngine, mean, round, findIssues, type IssueMention, parseTurns, speakersOf, type TranscriptTurn } from '../../module-kit.js'
 
 export type Outcome = 'supporter' | 'opposed' | 'undecided' | 'refused' | 'not_reached' | 'unknown'
 export const OUTCOMES: readonly Outcome[] = ['supporter', 'opposed', 'undecided', 'refused', 'not_reached', 'unknown']
@@ -115,7 +112,7 @@ export function trajectory (polarities: readonly number[]): CallAnalysis['trajec
 const wordCount = (text: string): number => text.split(/\s+/).filter(w => w !== '').length
 
 export function analyzeCall (engine: LanguageEngine, transcript: string, names: { caller?: string, contact?: string }): CallAnalysis {
-  const turns: Turn[] = parseTurns(transcript)
+  const turns: TranscriptTurn[] = parseTurns(transcript)
   const speakers = speakersOf(turns)
   const { caller, contact } = assignRoles(speakers.length === 0 && turns.length > 0 ? [''] : speakers, names)
   const roleOf = (speaker: string): Role => speaker === contact ? 'contact' : speaker === caller ? 'caller' : 'other'

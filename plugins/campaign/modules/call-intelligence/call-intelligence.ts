@@ -2,13 +2,9 @@
 // call-trends aggregates the stored calls per day or week (outcomes, mean sentiment, top issues) and
 // lists the recent ones, newest first, each shown through CALL_VIEW (the contact's name to staff only).
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { PeopleView } from '../../people.js'
+import { moduleFunction, type ModuleFunction, PeopleView, mean, round, bucketStart, checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from '../../module-kit.js'
 import { manifest } from './manifest.js'
-import { mean, round } from '../../language/text-stats.js'
 import { analyzeCall, OUTCOMES, type Outcome } from './call-analysis.js'
-import { bucketStart } from '../../records/hourly.js'
-import { checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from '../kit.js'
 
 /** What each role sees of a call (the manifest's view). */
 export const CALL_VIEW = new PeopleView<CallRecord>('call', manifest.views.call)

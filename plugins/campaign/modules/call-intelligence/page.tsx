@@ -2,10 +2,7 @@
 // sentiment per turn) and the trends of the stored calls (call-trends: outcomes per day or week as a
 // stacked column chart, a day or week without calls an empty column, and the recent calls page by page).
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { regularSlots, STEP_SECONDS } from '../../ui/src/series.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, regularSlots, STEP_SECONDS, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 const OUTCOMES = ['supporter', 'opposed', 'undecided', 'refused', 'not_reached', 'unknown'] as const
 type Outcome = typeof OUTCOMES[number]

@@ -4,16 +4,11 @@
 // An SMS tells readers to reply STOP only while the campaign receives replies (kit.replies).
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated } from '../../language/generator.js'
-import { labelledSections, loadPrompt, promptMessages } from '../../language/prompts.js'
-import { loadTemplates } from '../../language/templates.js'
+import { moduleFunction, type ModuleFunction, generated, labelledSections, loadPrompt, promptMessages, loadTemplates, Citations, type CitedPassage, clip, type GroundedSentence, groundedSentences, nothingInKb, resourceHash, sourceLines, PageArgs, RecordStore, timeKey, type ModuleKit } from '../../module-kit.js'
 import {
   callToAction, CHANNELS, composeCopy, copyValues, CopyTemplates, headlinePhrase, LENGTHS, SHAPES, TONES, withoutOptOutPromise,
   type Channel, type CopyLength, type CopyTone
 } from './copy-composer.js'
-import { Citations, type CitedPassage, clip, type GroundedSentence, groundedSentences, nothingInKb, resourceHash, sourceLines } from '../../grounding/grounding.js'
-import { PageArgs, RecordStore, timeKey, type ModuleKit } from '../kit.js'
 
 /** Passages retrieved per copy, and sentences quoted from one passage. */
 export const COPY_PASSAGES = 5

@@ -4,9 +4,7 @@
 // An SMS promises "STOP to opt out" only while the campaign receives replies, and a generated one
 // is cleared of any such promise otherwise.
 import { Type, type Static } from '../../../../kernel/schema.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import { fillTemplate } from '../../language/prompts.js'
-import { clip, marked, type GroundedSentence } from '../../grounding/grounding.js'
+import { type LanguageEngine, fillTemplate, clip, marked, type GroundedSentence } from '../../module-kit.js'
 import { CHANNELS, TONES, type Channel, type CopyTone } from './choices.js'
 
 export { CHANNELS, TONES, type Channel, type CopyTone }

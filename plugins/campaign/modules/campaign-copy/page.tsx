@@ -2,9 +2,7 @@
 // length against the channel's limit, its cited sources and thumbs up or down; and the copies written so far
 // (list-copy-history), newest first, a page at a time.
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Feedback, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 import { CHANNELS, TONES } from './choices.js'
 import { manifest } from './manifest.js'
 

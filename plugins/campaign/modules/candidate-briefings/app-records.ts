@@ -1,12 +1,9 @@
 // What the briefing modules read from other modules' stores about a subject: posts of the post stream
 // carrying it, stored media articles covering it (with their tone toward it), commitments on it.
-import type { LanguageEngine } from '../../language/engine.js'
-import type { Commitment } from '../accountability/accountability.js'
-import type { RecordStore } from '../kit.js'
-import { topicRelevance, TOPIC_MATCH } from '../media-monitor/media-coverage.js'
-import type { StoredArticle } from '../media-monitor/media-monitor.js'
-import { carries } from '../narrative-contagion/narrative-contagion.js'
-import type { Post, PostStore } from '../../records/posts.js'
+import type { LanguageEngine, RecordStore, Post, PostStore } from '../../module-kit.js'
+import type { Commitment } from '../accountability/index.js'
+import { topicRelevance, TOPIC_MATCH, type StoredArticle } from '../media-monitor/index.js'
+import { carries } from '../narrative-contagion/index.js'
 
 /** Most posts about a subject read (the latest). */
 export const MAX_SUBJECT_POSTS = 5_000

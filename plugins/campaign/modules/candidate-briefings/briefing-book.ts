@@ -1,18 +1,11 @@
 // Candidate briefings' method: a briefing book on a subject assembled from what the app knows — the
 // knowledge base (cited), sentiment and narratives of the post stream, stored media coverage, open
 // commitments — with the questions the candidate is likely to be asked and each section's sources.
-import type { LanguageEngine } from '../../language/engine.js'
-import { mean, round } from '../../language/text-stats.js'
-import { isOverdue, type Commitment } from '../accountability/accountability.js'
+import { type LanguageEngine, mean, round, type KbLike, type RecordStore, groundedSentences, nothingInKb, type Citations, type GroundedSentence, type Post, polarityLabel } from '../../module-kit.js'
+import { isOverdue, type Commitment } from '../accountability/index.js'
+import type { Tone, StoredArticle } from '../media-monitor/index.js'
+import { extractNarratives } from '../narrative-contagion/index.js'
 import { articleLine, commitmentLine, polarityToward, postLine, type Coverage } from './app-records.js'
-import type { KbLike } from '../../grounding/grounding.js'
-import type { RecordStore } from '../kit.js'
-import { groundedSentences, nothingInKb, type Citations, type GroundedSentence } from '../../grounding/grounding.js'
-import type { Tone } from '../media-monitor/media-coverage.js'
-import type { StoredArticle } from '../media-monitor/media-monitor.js'
-import { extractNarratives } from '../narrative-contagion/narrative-contagion.js'
-import type { Post } from '../../records/posts.js'
-import { polarityLabel } from '../../text/text-cues.js'
 
 /** Most questions, narratives, articles and commitments listed; sentences of the background. */
 export const MAX_QUESTIONS = 6

@@ -3,15 +3,11 @@
 // the generative provider (prompts/generate-briefing.md), and stores it.
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt, promptMessages } from '../../language/prompts.js'
-import { commitmentStore } from '../accountability/accountability.js'
+import { moduleFunction, type ModuleFunction, generated, loadPrompt, promptMessages, Citations, type CitedPassage, marked, sourceLines, instant, RecordStore, timeKey, type ModuleKit } from '../../module-kit.js'
+import { commitmentStore } from '../accountability/index.js'
+import { articleStore } from '../media-monitor/index.js'
 import { articlesAbout, commitmentsOn, postsAbout } from './app-records.js'
 import { attendeeNotes, briefingSections, MAX_ARTICLES, summaryLines, type AttendeeNotes, type BriefingSections } from './briefing-book.js'
-import { Citations, type CitedPassage, marked, sourceLines } from '../../grounding/grounding.js'
-import { instant, RecordStore, timeKey, type ModuleKit } from '../kit.js'
-import { articleStore } from '../media-monitor/media-monitor.js'
 
 
 export interface BriefingRecord {

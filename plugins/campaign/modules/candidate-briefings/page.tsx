@@ -3,10 +3,7 @@
 // coverage, open commitments, likely questions with answer points, notes on attendees, every section
 // with its sources, and thumbs up or down.
 import type { ComponentChildren } from 'preact'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Feedback, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 interface Point { cite: number, text: string }

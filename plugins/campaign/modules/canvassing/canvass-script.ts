@@ -2,14 +2,8 @@
 // issues of the post stream at a place, by local-issues.ts), talking points quoted from the knowledge
 // base per issue, and the wording of templates/canvassing.json: greeting, questions, objections, close.
 import { Type, type Static } from '../../../../kernel/schema.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import { fillTemplate } from '../../language/prompts.js'
-import type { KbLike } from '../../grounding/grounding.js'
-import { groundedSentences, marked, type Citations, type GroundedSentence } from '../../grounding/grounding.js'
-import { findIssues } from '../../text/issue-lexicon.js'
-import { mentions } from '../../text/text-cues.js'
-import { analyzeLocalIssues, type IssueReport, type LocalText } from '../local-issues/local-issues.js'
-import type { Post } from '../../records/posts.js'
+import { type LanguageEngine, fillTemplate, type KbLike, groundedSentences, marked, type Citations, type GroundedSentence, findIssues, mentions, type Post } from '../../module-kit.js'
+import { analyzeLocalIssues, type IssueReport, type LocalText } from '../local-issues/index.js'
 
 /** Most issues of a script taken from the post stream, and most given ones. */
 export const LOCAL_ISSUES = 3

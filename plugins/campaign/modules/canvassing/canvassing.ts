@@ -3,13 +3,8 @@
 // (canvass-script.ts), or with the generative provider (prompts/generate-script.md). Stores nothing.
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt, promptMessages } from '../../language/prompts.js'
-import { loadTemplates } from '../../language/templates.js'
+import { moduleFunction, type ModuleFunction, generated, loadPrompt, promptMessages, loadTemplates, Citations, marked, resourceHash, sourceLines, type ModuleKit } from '../../module-kit.js'
 import { composeScript, MAX_GIVEN_ISSUES, placePosts, scriptIssues, scriptText, ScriptTemplates, type Script, type ScriptMode } from './canvass-script.js'
-import { Citations, marked, resourceHash, sourceLines } from '../../grounding/grounding.js'
-import type { ModuleKit } from '../kit.js'
 
 
 const ScriptArgs = Type.Object({

@@ -1,10 +1,7 @@
 // The canvassing page: a door-knocking or phone script (generate-script) on given issues or on the
 // local issues of a place — the issues' urgency there as bars, each issue's cited talking points and
 // question, answers to objections, the close, the script to read, and thumbs up or down.
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Feedback, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 interface Issue {

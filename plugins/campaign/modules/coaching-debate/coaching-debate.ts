@@ -2,17 +2,9 @@
 // counter-point in the knowledge base and a follow-up question) or coaches an answer (coaching: rule-
 // based measurements and a cited fact); sessions kept per user and resumable, like the policy chats.
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import { generated } from '../../language/generator.js'
-import { labelledSections, loadPrompt, promptMessages } from '../../language/prompts.js'
+import { moduleFunction, type ModuleFunction, type LanguageEngine, generated, labelledSections, loadPrompt, promptMessages, ConversationStore, historyLines, turnResource, type Conversation, type Turn, addressingPassages, MAX_SOURCES, type CitedSource, checkText, RecordStore, TextArg, type ModuleKit, citationLines, sourceLines, CONTEXT_TURNS } from '../../module-kit.js'
 import { coachAnswer, type CoachingFeedback } from './coaching-feedback.js'
-import { ConversationStore, historyLines, turnResource, type Conversation, type Turn } from '../../records/conversations.js'
-import { addressingPassages, MAX_SOURCES, type CitedSource } from '../../grounding/counter-message.js'
 import { counterPoint, focusOf, followUp, opponentText, type CounterPoint, type QuestionKind } from './debate-opponent.js'
-import { checkText, RecordStore, TextArg, type ModuleKit } from '../kit.js'
-import { citationLines, sourceLines } from '../../grounding/grounding.js'
-import { CONTEXT_TURNS } from '../../records/conversations.js'
 
 
 export type CoachingMode = 'debate' | 'coaching'

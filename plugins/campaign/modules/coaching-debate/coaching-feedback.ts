@@ -1,12 +1,7 @@
 // Coaching feedback on a candidate's answer, by documented rules: length and speaking time, hedging and
 // filler words, tone, whether it uses the question's key terms, and a cited knowledge-base fact that
 // could strengthen it; each finding costs points off 100 and gives a tip.
-import type { LanguageEngine } from '../../language/engine.js'
-import { round } from '../../language/text-stats.js'
-import { RELEVANT } from '../../grounding/counter-message.js'
-import type { KbLike } from '../../grounding/grounding.js'
-import { foldTerm } from '../../text/stance.js'
-import { distinctCi, escapeRegExp, FUNCTION_WORDS, matchesOf, words } from '../../text/text-cues.js'
+import { type LanguageEngine, round, RELEVANT, type KbLike, foldTerm, distinctCi, escapeRegExp, FUNCTION_WORDS, matchesOf, words } from '../../module-kit.js'
 
 /** Speaking rate used for the speaking time. */
 export const WORDS_PER_MINUTE = 150

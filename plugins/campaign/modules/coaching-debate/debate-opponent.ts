@@ -1,12 +1,7 @@
 // The debate sparring partner: the strongest counter-point to the candidate's statement among the
 // knowledge base's sentences (relevant to it, of the opposite stance), and a follow-up question chosen
 // by documented cues; no counter-point in the record gives a challenge built from the statement alone.
-import type { LanguageEngine } from '../../language/engine.js'
-import { round } from '../../language/text-stats.js'
-import { RELEVANT } from '../../grounding/counter-message.js'
-import type { KbLike } from '../../grounding/grounding.js'
-import type { CitedPassage } from '../../grounding/grounding.js'
-import { opinionPolarity, stanceSign } from '../../text/stance.js'
+import { type LanguageEngine, round, RELEVANT, type KbLike, type CitedPassage, opinionPolarity, stanceSign } from '../../module-kit.js'
 
 /** A cited passage (`text`) and the sentence of it that answers the statement. */
 export interface CounterPoint extends CitedPassage {

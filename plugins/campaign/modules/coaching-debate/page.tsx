@@ -2,10 +2,7 @@
 // debate mode an opponent rebuts from the knowledge base and asks a follow-up, in coaching mode the
 // answer is measured (points lost by finding, as bars) with tips and a cited fact; one session runs on.
 import { useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Feedback, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 interface Counted { count: number, per_100_words: number, found: string[], flagged: boolean }

@@ -2,11 +2,7 @@
 // the groups share (stance.ts), a pair of groups is in tension on a topic when their stances have
 // opposite signs or lie at least a threshold apart; tensions are ranked by |difference| × topic weight.
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { mean, round } from '../../language/text-stats.js'
-import type { ModuleKit } from '../kit.js'
-import { evidence, stanceSign, stanceTable, type StanceTable } from '../../text/stance.js'
-import { checkSpeakers, SpeakersArg } from '../../records/stance-args.js'
+import { moduleFunction, type ModuleFunction, mean, round, type ModuleKit, evidence, stanceSign, stanceTable, type StanceTable, checkSpeakers, SpeakersArg } from '../../module-kit.js'
 
 /** Two stances this far apart are in tension even with the same sign. */
 export const MIN_DIFFERENCE = 0.6

@@ -1,10 +1,7 @@
 // The coalition detector page: member groups' statements in, tensions out (detect-tensions) — a matrix
 // of the pairs coloured by tension, the strongest tensions as bars, and each with quotes of both sides.
 import { useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { parseSpeakers, speakerLines } from '../../ui/src/speakers.js'
-import { Card, ErrorLine, Field } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, parseSpeakers, speakerLines, Card, ErrorLine, Field } from '../../ui/src/module-kit.js'
 
 interface Tension { group_a: string, group_b: string, topic: string, stance_a: number, stance_b: number, difference: number, weight: number, score: number, evidence_a: string[], evidence_b: string[] }
 interface Pair { group_a: string, group_b: string, shared_topics: number, tensions: number, agreements: number, tension_score: number, alignment: number, top_topic: string | null }

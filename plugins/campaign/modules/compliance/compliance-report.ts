@@ -1,13 +1,10 @@
 // The compliance report of a period: the donations received in it (totals, donors near or over the
 // limit of an election, donors to itemise in a cycle), the compliance checks run in it (failures by rule), and the regulatory
 // deadlines in it or just after; each section cites the records it was computed from.
-import { shiftDay } from '../../text/due-dates.js'
-import { cycleOfElection, electionName } from '../fundraising/elections.js'
-import { dollars, netCents, type Donation, type Fundraising } from '../fundraising/fundraising.js'
+import { shiftDay, type SourceList, plural } from '../../module-kit.js'
+import { cycleOfElection, electionName, dollars, netCents, type Donation, type Fundraising } from '../fundraising/index.js'
+import type { StoredRegulation } from '../regulatory-monitor/index.js'
 import type { Severity } from './compliance-rules.js'
-import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.js'
-import type { SourceList } from '../../grounding/source-list.js'
-import { plural } from '../../text/text-cues.js'
 
 /** Deadlines this many days after the period are listed as upcoming. */
 export const UPCOMING_DAYS = 30

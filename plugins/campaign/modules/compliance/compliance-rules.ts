@@ -2,12 +2,8 @@
 // disclaimers and required fields per channel, what a request for money must carry, prohibited
 // phrases, and the contribution limit with the donor's gifts toward the election from the fundraising store.
 import { Type, type Static } from '../../../../kernel/schema.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import { loadDataFile } from '../../data-files.js'
-import { electionName } from '../fundraising/elections.js'
-import { dollars, donorId, netCents, type Fundraising } from '../fundraising/fundraising.js'
-import { AMOUNT } from '../../text/provisions.js'
-import { matchesOf } from '../../text/text-cues.js'
+import { type LanguageEngine, loadDataFile, AMOUNT, matchesOf } from '../../module-kit.js'
+import { electionName, dollars, donorId, netCents, type Fundraising } from '../fundraising/index.js'
 
 import { CHANNELS, type Channel } from './channels.js'
 export { CHANNELS, type Channel }

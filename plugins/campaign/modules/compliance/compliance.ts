@@ -3,17 +3,11 @@
 // checks and regulatory deadlines with their sources, summarised by rule or by the generative provider.
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt, promptMessages } from '../../language/prompts.js'
+import { moduleFunction, type ModuleFunction, generated, loadPrompt, promptMessages, calendarDay, checkText, DayArg, RecordStore, TextArg, timeKey, type ModuleKit, SourceList, plural } from '../../module-kit.js'
+import { electionName, dollars } from '../fundraising/index.js'
+import type { StoredRegulation } from '../regulatory-monitor/index.js'
 import { checkSection, deadlineSection, donationSection, reportSummary, type CheckSection, type DeadlineSection, type DonationSection, type StoredCheck } from './compliance-report.js'
 import { CHANNELS, checkCompliance, loadRules, type Severity } from './compliance-rules.js'
-import { electionName } from '../fundraising/elections.js'
-import { dollars } from '../fundraising/fundraising.js'
-import { calendarDay, checkText, DayArg, RecordStore, TextArg, timeKey, type ModuleKit } from '../kit.js'
-import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.js'
-import { SourceList } from '../../grounding/source-list.js'
-import { plural } from '../../text/text-cues.js'
 
 
 const CheckArgs = Type.Object({

@@ -2,10 +2,7 @@
 // rule, severity and evidence; and the report of a period (generate-report): donations against the
 // limit, the checks run with their findings per rule as bars, and the regulatory deadlines, each cited.
 import { useState } from 'preact/hooks'
-import { dollars, electionLabel, useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { dollars, electionLabel, useCall, type AuthInfo, Bars, Feedback, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 import { CHANNELS } from './channels.js'
 import { manifest } from './manifest.js'
 

@@ -1,11 +1,7 @@
 // The disinfo warning's method: weighted signals of manipulation (urgency phrases, absolutist words,
 // shouting, exclamations), emotional intensity, unsourced statistics and claims the knowledge base
 // contradicts, each with its evidence, summed into a risk score 0–1 and a level.
-import type { LanguageEngine } from '../../language/engine.js'
-import { mean, round } from '../../language/text-stats.js'
-import type { KbLike } from '../../grounding/grounding.js'
-import { contradicts, type Contradiction } from '../../text/claims.js'
-import { distinctCi, matchesOf, words } from '../../text/text-cues.js'
+import { type LanguageEngine, mean, round, type KbLike, contradicts, type Contradiction, distinctCi, matchesOf, words } from '../../module-kit.js'
 
 export type SignalName = 'urgency_phrases' | 'absolutist_words' | 'all_caps' | 'exclamations' | 'emotional_intensity' | 'unsourced_statistics' | 'kb_contradictions'
 

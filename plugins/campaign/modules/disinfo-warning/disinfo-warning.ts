@@ -3,13 +3,8 @@
 // composed extractively or, when [campaign].generator_url is set, by the generative provider.
 import { BadRequest, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt } from '../../language/prompts.js'
-import { answeringPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone } from '../../grounding/counter-message.js'
-import { COUNTER_TONES } from '../../grounding/counter-tones.js'
+import { moduleFunction, type ModuleFunction, generated, loadPrompt, answeringPassages, composeExtractive, counterPrompt, readGenerated, type CounterTone, COUNTER_TONES, RecordStore, TextArg, checkText, timeKey, type ModuleKit } from '../../module-kit.js'
 import { analyzeDisinfo, claimSentences, isUrgent, type DisinfoAnalysis } from './disinfo-signals.js'
-import { RecordStore, TextArg, checkText, timeKey, type ModuleKit } from '../kit.js'
 
 
 export interface StoredDisinfo extends DisinfoAnalysis {

@@ -1,9 +1,6 @@
 // The disinfo warning page: a text's risk with each weighted signal and its evidence (analyze-disinfo),
 // and counter-messages citing the knowledge base (counter-messaging) for an analysis or a typed claim.
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { COUNTER_TONES } from '../../grounding/counter-tones.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, COUNTER_TONES, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 interface Signal { signal: string, group: string, weight: number, value: number, contribution: number, detail: string, evidence: string[] }
 interface Analysis {

@@ -1,10 +1,7 @@
 // The empathy simulator page: a message tested on voter personas (simulate-reaction): each persona's
 // feeling as signed bars, its reaction, quote, concerns addressed and missed, objections and a cited
 // line that could win it over; the default personas, or one of the user's own.
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Feedback, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 interface Reaction {

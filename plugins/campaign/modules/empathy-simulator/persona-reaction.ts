@@ -3,14 +3,8 @@
 // (opinion polarity, moved by what the message raises or cuts of what the persona pays or gains), the
 // objections it would raise, and a quote-like reaction written from the templates (personas.ts loads them).
 import { createHash } from 'node:crypto'
-import type { LanguageEngine } from '../../language/engine.js'
-import { isNegator } from '../../language/opinion.js'
-import { round } from '../../language/text-stats.js'
-import { cueMatcher, ISSUE_LEXICON, type IssueMention } from '../../text/issue-lexicon.js'
-import { fillTemplate } from '../../language/prompts.js'
+import { type LanguageEngine, isNegator, round, cueMatcher, ISSUE_LEXICON, type IssueMention, fillTemplate, foldTerm, opinionPolarity, splitClauses, words } from '../../module-kit.js'
 import type { Persona, PersonaBook, Reaction } from './personas.js'
-import { foldTerm, opinionPolarity, splitClauses } from '../../text/stance.js'
-import { words } from '../../text/text-cues.js'
 
 /** Weight of a priority concern (other concerns weigh 1). */
 export const PRIORITY_WEIGHT = 2

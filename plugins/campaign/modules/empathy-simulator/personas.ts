@@ -2,8 +2,7 @@
 // the cue words of concerns outside the issue lexicon (data/voter-personas.toml), and the wording of the
 // reactions and objections (modules/empathy-simulator/templates/simulate-reaction.json). The method is persona-reaction.ts.
 import { Type, type Static } from '../../../../kernel/schema.js'
-import { loadTemplates } from '../../language/templates.js'
-import { loadDataFile } from '../../data-files.js'
+import { loadTemplates, loadDataFile } from '../../module-kit.js'
 
 const Words = Type.Array(Type.String({ minLength: 1, maxLength: 60 }))
 

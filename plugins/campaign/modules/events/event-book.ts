@@ -7,10 +7,8 @@
 // directory); no-shows are computed: a confirmed person not checked in when the shift has ended.
 import { randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../../../kernel/index.js'
-import type { CampaignStore, Transaction } from '../../store/contract.js'
-import type { Person, PeopleDirectory } from '../people/directory.js'
-import { CAMPAIGN_CODES } from '../../errors.js'
-import { PeopleView } from '../../people.js'
+import { type CampaignStore, type Transaction, CAMPAIGN_CODES, PeopleView } from '../../module-kit.js'
+import type { Person, PeopleDirectory } from '../people/index.js'
 import { manifest } from './manifest.js'
 
 /** What each role sees of a person on a shift's roster and of a person's attendance (the manifest's views). */
@@ -502,7 +500,7 @@ function reminderBody (event: EventRecord | undefined, shift: ShiftRecord): stri
   ].join('\n')
 }
 
-declare module '../kit.js' {
+declare module '../../module-kit.js' {
   interface ModuleKit {
     /** Events, their shifts and RSVPs (matching reads who is busy when). */
     events: EventBook

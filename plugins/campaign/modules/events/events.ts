@@ -5,9 +5,7 @@
 // person's attendance, and send the reminders that are due now. Seat accounting is event-book.ts's.
 import { BadRequest, Forbidden, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type Caller, type ModuleFunction } from '../../functions.js'
-import { mayCall } from '../../roles.js'
-import { instant } from '../kit.js'
+import { moduleFunction, type Caller, type ModuleFunction, mayCall, instant } from '../../module-kit.js'
 import { ATTENDANCE_VIEW, mine, RSVP_VIEW, summary, type EventBook, type EventRecord, type ShiftRecord } from './event-book.js'
 
 const Id = (what: string): ReturnType<typeof Type.String> => Type.String({ minLength: 1, maxLength: 64, description: what })

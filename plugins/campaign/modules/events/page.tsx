@@ -3,8 +3,7 @@
 // with check-in buttons (shift-roster, check-in), creating an event with its shifts (save-event) and
 // sending the reminders due now (send-shift-reminders). Shifts are listed, not tabled, to fit a phone.
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 
 interface Mine { status: 'confirmed' | 'waitlisted', position: number | null, checked_in: boolean }
 interface Shift { shift_id: string, starts_at: string, ends_at: string, capacity: number, skills: string[], cancelled: boolean, confirmed_count: number, free: number, waitlist_count: number, mine: Mine | null }

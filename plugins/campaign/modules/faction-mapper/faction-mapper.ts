@@ -2,11 +2,7 @@
 // — edges weighted by the cosine similarity of their stances on shared topics — and takes its
 // connected components over strong edges as factions; consensus-finder finds settled and divisive topics.
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { round } from '../../language/text-stats.js'
-import type { ModuleKit } from '../kit.js'
-import { stanceSign, stanceTable, type Speaker, type StanceTable } from '../../text/stance.js'
-import { checkSpeakers, postActors, postRange, RangeArgs, SpeakersArg } from '../../records/stance-args.js'
+import { moduleFunction, type ModuleFunction, round, type ModuleKit, stanceSign, stanceTable, type Speaker, type StanceTable, checkSpeakers, postActors, postRange, RangeArgs, SpeakersArg } from '../../module-kit.js'
 
 /** An edge this similar joins two actors into one faction. */
 export const MIN_SIMILARITY = 0.5

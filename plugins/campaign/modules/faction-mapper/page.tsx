@@ -1,10 +1,7 @@
 // The faction mapper page: actors' statements (or the post stream's authors) in; the stance graph with
 // its factions (map-factions) and the topics of consensus and division (consensus-finder) out.
 import { useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { FactionGraph, factionColor, type GraphEdge, type GraphNode } from '../../ui/src/faction-graph.js'
-import { parseSpeakers, RangeFields, rangeArgs, speakerLines } from '../../ui/src/speakers.js'
-import { Card, ErrorLine, Field } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, FactionGraph, factionColor, type GraphEdge, type GraphNode, parseSpeakers, RangeFields, rangeArgs, speakerLines, Card, ErrorLine, Field } from '../../ui/src/module-kit.js'
 
 interface Faction { faction_id: string, members: string[], positions: Array<{ topic: string, stance: number, members: number }> }
 interface Factions { actors_from: string, topics: Array<{ topic: string, actors: number }>, factions: Faction[], unaligned: string[], nodes: GraphNode[], edges: GraphEdge[], engine: string }

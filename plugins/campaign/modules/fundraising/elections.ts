@@ -3,7 +3,7 @@
 // the Tuesday after the first Monday of November of each even year, no primary). A gift counts toward
 // the election its donor designated, or the next one on or after the day it was received.
 import { BadRequest, StartupError } from '../../../../kernel/index.js'
-import { calendarDay } from '../kit.js'
+import { calendarDay } from '../../module-kit.js'
 
 export const ELECTION_KINDS = ['primary', 'general'] as const
 export type ElectionKind = typeof ELECTION_KINDS[number]

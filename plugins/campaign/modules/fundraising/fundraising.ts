@@ -7,15 +7,10 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { PeopleView } from '../../people.js'
+import { moduleFunction, type ModuleFunction, PeopleView, type Role, calendarDay, type Alongside, type CampaignStore, type Table, type Transaction, CAMPAIGN_CODES } from '../../module-kit.js'
+import type { PeopleDirectory } from '../people/index.js'
 import { manifest } from './manifest.js'
-import type { Role } from '../../roles.js'
 import { cycleOfElection, ELECTION_KINDS, electionName, type Election, type ElectionKind, type Elections } from './elections.js'
-import { calendarDay } from '../kit.js'
-import type { PeopleDirectory } from '../people/directory.js'
-import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
-import { CAMPAIGN_CODES } from '../../errors.js'
 
 /** What each role sees of a donor and of a donation (the manifest's views). */
 export const DONOR_VIEW = new PeopleView<DonorSummary>('donor', manifest.views.donor)
@@ -460,7 +455,7 @@ export function fundraisingFunctions (fundraising: Fundraising, people: PeopleDi
   ]
 }
 
-declare module '../kit.js' {
+declare module '../../module-kit.js' {
   interface ModuleKit {
     /** Donors and donations with the contribution limit (read by compliance). */
     fundraising: Fundraising

@@ -3,8 +3,7 @@
 // refund-donation), recording one with the itemisation fields (record-donation) and drafting a
 // solicitation (draft-solicitation), each for the roles that may. Fields a role may not see are absent.
 import { useEffect, useState } from 'preact/hooks'
-import { dollars, electionLabel, useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { dollars, electionLabel, useCall, type AuthInfo, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 interface Election { id: string, date: string }
 interface Donor {

@@ -3,10 +3,7 @@
 import { createHash } from 'node:crypto'
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { localEngine } from '../../language/local-engine.js'
-import { Bm25Index } from '../../text/bm25.js'
-import type { CampaignStore } from '../../store/contract.js'
+import { moduleFunction, type ModuleFunction, localEngine, Bm25Index, type CampaignStore } from '../../module-kit.js'
 
 export interface KbDocument {
   document_id: string
@@ -222,7 +219,7 @@ export function knowledgeBaseFunctions (kb: KnowledgeBase): ModuleFunction[] {
   ]
 }
 
-declare module '../kit.js' {
+declare module '../../module-kit.js' {
   interface ModuleKit {
     /** The knowledge base: the documents answers cite. */
     kb: KnowledgeBase

@@ -1,8 +1,6 @@
 // The knowledge base page: search (kb-query) with cited passages and feedback on each, and adding a
 // document (kb-ingest) for roles that may.
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Feedback, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 interface Result { cite: number, document_id: string, title: string, source: string, passage: number, text: string, score: number }

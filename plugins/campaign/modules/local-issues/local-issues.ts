@@ -2,13 +2,7 @@
 // shared issue lexicon, clause by clause, and ranks the issues by urgency = share × negativity, with
 // the places each is raised in (the text's location and the places the engine finds) and quotes.
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import { mean, round } from '../../language/text-stats.js'
-import { findIssues } from '../../text/issue-lexicon.js'
-import { checkText, TextArg, type ModuleKit } from '../kit.js'
-import { analyseClauses, positionOf, stanceSign, type Clause } from '../../text/stance.js'
-import { postRange, RangeArgs } from '../../records/stance-args.js'
+import { moduleFunction, type ModuleFunction, type LanguageEngine, mean, round, findIssues, checkText, TextArg, type ModuleKit, analyseClauses, positionOf, stanceSign, type Clause, postRange, RangeArgs } from '../../module-kit.js'
 
 /** Places and quotes listed per issue. */
 export const TOP_PLACES = 5

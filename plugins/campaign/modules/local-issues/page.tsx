@@ -1,10 +1,7 @@
 // The local issues page: canvassing notes or posts typed in (or the post stream) in; the issues ranked by
 // urgency (analyze-local-issues) as bars, with where each is raised and what people say.
 import { useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { RangeFields, rangeArgs } from '../../ui/src/speakers.js'
-import { Card, ErrorLine, Field } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, RangeFields, rangeArgs, Card, ErrorLine, Field } from '../../ui/src/module-kit.js'
 
 interface Issue {
   issue: string, mentions: number, share: number, polarity: number, negativity: number, negative_share: number, urgency: number

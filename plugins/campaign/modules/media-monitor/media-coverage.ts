@@ -1,10 +1,7 @@
 // The media monitor's method: one article's analysis (summary, entities and the sentiment toward each,
 // keywords, tone), whether an article matches a topic, and the comparison of outlets' coverage
 // (article counts, mean sentiment, entity shares, distinctive keywords, pairwise similarity).
-import type { Entities, LanguageEngine, RankedTerm, Sentiment, SummarySentence } from '../../language/engine.js'
-import { opensWithContrast, turnsFromPrevious } from '../../language/opinion.js'
-import { cosine, mean, polarityOf, round, termCounts } from '../../language/text-stats.js'
-import { FUNCTION_WORDS, mentions, polarityLabel, words } from '../../text/text-cues.js'
+import { type Entities, type LanguageEngine, type RankedTerm, type Sentiment, type SummarySentence, opensWithContrast, turnsFromPrevious, cosine, mean, polarityOf, round, termCounts, FUNCTION_WORDS, mentions, polarityLabel, words } from '../../module-kit.js'
 
 export type Tone = 'factual' | 'favourable' | 'critical' | 'mixed'
 

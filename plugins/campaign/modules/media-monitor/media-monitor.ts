@@ -2,8 +2,7 @@
 // publication time); compare-coverage compares how outlets covered a topic across the stored articles.
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from '../kit.js'
+import { moduleFunction, type ModuleFunction, checkText, instant, type ModuleKit, PageArgs, RecordStore, TextArg, timeKey, timeRange, TimeRangeArgs } from '../../module-kit.js'
 import { analyzeArticle, compareOutlets, storedTerms, topicRelevance, TOPIC_MATCH, type ArticleAnalysis } from './media-coverage.js'
 
 /** Most matching articles (the newest) the outlet comparison reads per call. */

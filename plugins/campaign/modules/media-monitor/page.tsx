@@ -1,9 +1,7 @@
 // The media monitor page: analysing an article (analyze-article) with its summary, entities and the
 // sentiment toward each, and comparing how outlets covered a topic (compare-coverage), page by page.
 import { useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 
 interface Ranked { term: string, count: number }
 interface Article {

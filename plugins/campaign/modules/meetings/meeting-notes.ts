@@ -1,9 +1,6 @@
 // What meeting notes or a transcript record, by rules: the attendees (given ones and "Speaker:" labels),
 // decisions, action items (owner, task, due date), open questions, and the extractive summary.
-import type { LanguageEngine, SummarySentence } from '../../language/engine.js'
-import { findDue } from '../../text/due-dates.js'
-import { distinctCi } from '../../text/text-cues.js'
-import { parseTurns, speakersOf } from '../../text/transcript.js'
+import { type LanguageEngine, type SummarySentence, findDue, distinctCi, parseTurns, speakersOf } from '../../module-kit.js'
 
 export type NoteKind = 'action' | 'decision' | 'question' | ''
 

@@ -2,10 +2,7 @@
 // action items and open questions by rules, with an extractive summary, or a generated one from the
 // prompt in modules/meetings/prompts/summarize-meeting.md when a generative provider is configured; stored.
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated, type ChatMessage } from '../../language/generator.js'
-import { loadPrompt, promptMessages, type PromptTemplate } from '../../language/prompts.js'
-import { checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from '../kit.js'
+import { moduleFunction, type ModuleFunction, generated, type ChatMessage, loadPrompt, promptMessages, type PromptTemplate, checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from '../../module-kit.js'
 import {
   actionOf, attendeesOf, decisionsOf, extractiveSummary, meetingSentences, openQuestions,
   type ActionItem, type OpenQuestion

@@ -1,7 +1,6 @@
 // The meetings page: notes or a transcript in, and back (summarize-meeting) the summary, decisions,
 // action items with owners and due dates, open questions and attendees.
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 
 interface Meeting {
   meeting_id: string, title: string, held_on: string | null, attendees: string[], summary: string, summary_method: string

@@ -2,9 +2,7 @@
 // people's names, numbers and punctuation kept, every other run of words left as written and marked
 // untranslated. translate-content uses it without a generative provider, and sends its terms to one.
 import { Type } from '../../../../kernel/schema.js'
-import { round } from '../../language/text-stats.js'
-import { loadDataFile } from '../../data-files.js'
-import { escapeRegExp } from '../../text/text-cues.js'
+import { round, loadDataFile, escapeRegExp } from '../../module-kit.js'
 
 const Phrase = Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })])
 export const GlossaryFile = Type.Object({

@@ -3,12 +3,8 @@
 // plainly what was and was not translated. Stores nothing.
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import type { LanguageGuess } from '../../language/engine.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt, promptMessages } from '../../language/prompts.js'
+import { moduleFunction, type ModuleFunction, type LanguageGuess, generated, loadPrompt, promptMessages, checkText, contentId, TextArg, type ModuleKit } from '../../module-kit.js'
 import { Glossary, UNTRANSLATED_CLOSE, UNTRANSLATED_OPEN, type GlossaryTranslation, type Segment } from './glossary.js'
-import { checkText, contentId, TextArg, type ModuleKit } from '../kit.js'
 import { manifest } from './manifest.js'
 
 /** Longest text translated at once: campaign content, not a book (a generated translation must fit the provider's answer). */

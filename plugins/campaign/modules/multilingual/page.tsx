@@ -1,8 +1,6 @@
 // The multilingual page: translate-content, with what was and was not translated shown plainly (the
 // words the glossary does not cover are highlighted), how much of the text was covered, its sources and thumbs up or down.
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Feedback, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 /** Languages offered; the campaign glossary covers en, es, fr and de, a generative provider any of them. */

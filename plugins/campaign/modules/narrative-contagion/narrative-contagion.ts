@@ -4,10 +4,7 @@
 import { createHash } from 'node:crypto'
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { mean, round } from '../../language/text-stats.js'
-import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from '../kit.js'
-import type { Post } from '../../records/posts.js'
+import { moduleFunction, type ModuleFunction, mean, round, checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs, type Post } from '../../module-kit.js'
 
 /** A term in more than this share of the posts is the conversation itself, not a narrative (with 20 posts or more). */
 const MAX_ANCHOR_SHARE = 0.5

@@ -1,8 +1,7 @@
 // The narrative contagion page: the narratives of the post stream (extract-narratives) and, for one,
 // how fast it spreads (predict-virality).
 import { useEffect } from 'preact/hooks'
-import { useCall } from '../../ui/src/api.js'
-import { Card, ErrorLine } from '../../ui/src/ui.js'
+import { useCall, Card, ErrorLine } from '../../ui/src/module-kit.js'
 
 interface Narrative { narrative_id: string, label: string, terms: string[], post_count: number, sources: Array<{ source: string, count: number }>, first_seen: string, last_seen: string, mean_polarity: number }
 interface Virality { terms: string[], score: number, level: string, growth: number, recent_posts: number, previous_posts: number, sources_recent: number, posts_per_hour: number, doubling_time_hours: number | null, projected_posts: number }

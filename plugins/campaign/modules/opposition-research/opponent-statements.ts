@@ -1,11 +1,7 @@
 // Opposition research's method: an opponent's statements grouped by the topics two or more of them
 // share, with the stance of each (stance.ts, each statement a speaker of its own), the rest by issue of
 // the lexicon; and contradictions: two statements on one topic with opposite stances or a negation mismatch.
-import type { LanguageEngine } from '../../language/engine.js'
-import { mean, round } from '../../language/text-stats.js'
-import { negatedTerms } from '../../text/claims.js'
-import { findIssues } from '../../text/issue-lexicon.js'
-import { evidence, stanceSign, stanceTable, type Clause, type Position } from '../../text/stance.js'
+import { type LanguageEngine, mean, round, negatedTerms, findIssues, evidence, stanceSign, stanceTable, type Clause, type Position } from '../../module-kit.js'
 
 export interface Statement {
   statement_id: string

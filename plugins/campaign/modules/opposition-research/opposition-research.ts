@@ -4,15 +4,9 @@
 import { createHash } from 'node:crypto'
 import { BadRequest, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt, promptMessages } from '../../language/prompts.js'
-import { articlesAbout } from '../candidate-briefings/app-records.js'
-import { mediaSection } from '../candidate-briefings/briefing-book.js'
-import { Citations, type GroundedSentence, groundedSentences, resourceHash, sourceLines } from '../../grounding/grounding.js'
-import { checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from '../kit.js'
-import { articleStore } from '../media-monitor/media-monitor.js'
+import { moduleFunction, type ModuleFunction, type LanguageEngine, generated, loadPrompt, promptMessages, Citations, type GroundedSentence, groundedSentences, resourceHash, sourceLines, checkText, instant, RecordStore, TextArg, timeKey, type ModuleKit } from '../../module-kit.js'
+import { articlesAbout, mediaSection } from '../candidate-briefings/index.js'
+import { articleStore } from '../media-monitor/index.js'
 import { analyseStatements, chronological, opponentKey, sameText, statementLine, type Statement, type StatementAnalysis } from './opponent-statements.js'
 
 /** Most statements given in one call, opponents listed, articles and contradictions in a briefing. */

@@ -2,10 +2,7 @@
 // briefing built (generate-opposition-briefing) — stance per topic as signed bars, statements cited by
 // id, source and date, contradictions, media coverage; contradictions alone (detect-contradictions).
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Feedback, Card, ErrorLine, Field } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 

@@ -4,9 +4,8 @@
 // are people with those roles; merged people are kept, pointing at the person they were merged into.
 import { createHash, randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
-import type { Alongside, CampaignStore, Table, Transaction } from '../../store/contract.js'
+import { type Alongside, type CampaignStore, type Table, type Transaction, CAMPAIGN_CODES } from '../../module-kit.js'
 import { matchesFilter, wholeFilter, type ListFilter, type ScopedFilter } from './filter.js'
-import { CAMPAIGN_CODES } from '../../errors.js'
 
 export type Channel = 'email' | 'sms'
 export type PersonRole = 'volunteer' | 'donor'
@@ -361,7 +360,7 @@ export class PeopleDirectory {
 /** The tables a transaction sees, for `saveIn`. */
 export const peopleTables = tablesOf
 
-declare module '../kit.js' {
+declare module '../../module-kit.js' {
   interface ModuleKit {
     /** The campaign's people: contacts, volunteers and donors, with their consent and saved lists. */
     people: PeopleDirectory

@@ -5,9 +5,8 @@
 // shown to a role only as far as it reads fields the role sees (shownFilter).
 import { Type } from '../../../../kernel/schema.js'
 import type { Static } from '@sinclair/typebox'
-import { PeopleView, type ViewField } from '../../people.js'
+import { PeopleView, type ViewField, type Role } from '../../module-kit.js'
 import { manifest } from './manifest.js'
-import type { Role } from '../../roles.js'
 import type { Person } from './directory.js'
 
 /** What each role sees of a person (the manifest's view). */

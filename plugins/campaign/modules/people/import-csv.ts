@@ -8,10 +8,9 @@ import { randomUUID } from 'node:crypto'
 import { parse } from 'csv-parse/sync'
 import { BadRequest, messageOf } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import type { CampaignStore } from '../../store/contract.js'
-import { receivedOn, type Fundraising, type NewDonation } from '../fundraising/fundraising.js'
-import type { Volunteer } from '../volunteers/volunteers.js'
+import { moduleFunction, type ModuleFunction, type CampaignStore } from '../../module-kit.js'
+import { receivedOn, type Fundraising, type NewDonation } from '../fundraising/index.js'
+import type { Volunteer } from '../volunteers/index.js'
 import { normalEmail, normalPhone, peopleTables, type PeopleDirectory, type Person, type PersonFields } from './directory.js'
 
 export const IMPORT_KINDS = ['people', 'volunteers', 'donations'] as const

@@ -4,8 +4,7 @@
 // Contact fields and the household come only to the roles that may see them; the search box is
 // labelled by the fields the role's search looks in.
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 
 interface Person { person_id: string, name: string, city: string, tags: string[], roles: string[], email?: string, phone?: string, address?: string, postcode?: string, consent?: { email: boolean, sms: boolean, do_not_contact: boolean }, merged_from: string[] }
 interface HistoryEntry { audit_id: string, at: string, by: string, function: string, change: string }

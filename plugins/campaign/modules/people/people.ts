@@ -3,16 +3,13 @@
 // filters people only on what it sees of them, and is shown of a saved list's filter only that (filter.ts).
 import { NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import type { Role } from '../../roles.js'
-import type { AuditLog } from '../../audit.js'
+import { moduleFunction, type ModuleFunction, type Role, type AuditLog, type CampaignStore } from '../../module-kit.js'
+import type { Fundraising } from '../fundraising/index.js'
+import { SMS_REPLY_VIEW, type SmsReplies } from '../sending/index.js'
 import type { PeopleDirectory} from './directory.js';
 import { type Person } from './directory.js'
 import { ListFilterSchema, PERSON_VIEW, filterAs, mayRun, shownFilter, type ListFilter } from './filter.js'
 import { csvImportFunctions } from './import-csv.js'
-import type { CampaignStore } from '../../store/contract.js'
-import type { Fundraising } from '../fundraising/fundraising.js'
-import { SMS_REPLY_VIEW, type SmsReplies } from '../sending/sms-replies.js'
 
 const Id = Type.String({ minLength: 1, maxLength: 64 })
 const Words = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })

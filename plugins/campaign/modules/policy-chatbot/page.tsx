@@ -2,9 +2,7 @@
 // the caller's earlier conversations to resume (list-policy-sessions), and adding a policy document
 // (policy-ingest) for roles that may.
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Feedback, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 interface Turn { role: 'user' | 'assistant', text: string, sources?: string[], engine?: string, resource_id?: string }

@@ -3,14 +3,8 @@
 // about (for a follow-up with no subject of its own, read with the conversation's last answered
 // subject), extractively with citations, or by the generative provider from the cited passages and
 // recent turns.
-import type { ChatMessage } from '../../language/generator.js'
-import { promptMessages, type PromptTemplate } from '../../language/prompts.js'
-import type { CitedSource } from '../../grounding/counter-message.js'
-import { sourceLines, type AnswerSentence, type KbLike } from '../../grounding/grounding.js'
-import { tokenize } from '../../text/bm25.js'
-import { foldedTerms } from '../../text/claims.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import type { KbDocument, KnowledgeBase } from '../knowledge-base/knowledge-base.js'
+import { type ChatMessage, promptMessages, type PromptTemplate, type CitedSource, sourceLines, type AnswerSentence, type KbLike, tokenize, foldedTerms, type LanguageEngine } from '../../module-kit.js'
+import type { KbDocument, KnowledgeBase } from '../knowledge-base/index.js'
 
 /** The source tag of policy documents: `policy`, or `policy: <where it came from>`. */
 export const POLICY_TAG = 'policy'

@@ -2,15 +2,7 @@
 // policy-chat answers a question from the policy passages with citations in a conversation kept per
 // user, and list-policy-sessions lists the caller's conversations or returns one with its turns.
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt } from '../../language/prompts.js'
-import { ConversationStore, historyLines, turnResource, type Conversation, type Turn } from '../../records/conversations.js'
-import { addressingPassages } from '../../grounding/counter-message.js'
-import { findIssues } from '../../text/issue-lexicon.js'
-import { checkText, PageArgs, RecordStore, TextArg, type ModuleKit } from '../kit.js'
-import { answerSentences, citationLines } from '../../grounding/grounding.js'
-import { CONTEXT_TURNS } from '../../records/conversations.js'
+import { moduleFunction, type ModuleFunction, generated, loadPrompt, ConversationStore, historyLines, turnResource, type Conversation, type Turn, addressingPassages, findIssues, checkText, PageArgs, RecordStore, TextArg, type ModuleKit, answerSentences, citationLines, CONTEXT_TURNS } from '../../module-kit.js'
 import { answeringSources, composeAnswer, lastSubject, NOT_FOUND_ANSWER, policyKb, policyPrompt, policyQueries, policySource, subjectOf, type PolicyTurnMeta } from './policy-answer.js'
 
 const SessionId = Type.String({ minLength: 1, maxLength: 64, description: 'a session_id of policy-chat' })

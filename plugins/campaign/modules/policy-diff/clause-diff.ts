@@ -2,12 +2,7 @@
 // clauses), clauses aligned greedily by similarity, each classified added / removed / changed /
 // unchanged, and for a changed clause its word changes and what changed in substance: figures, modal
 // strength (may → must), negation and stance.
-import type { LanguageEngine } from '../../language/engine.js'
-import { cosine, round, termCounts } from '../../language/text-stats.js'
-import { negatedTerms } from '../../text/claims.js'
-import { AMOUNT, classifyClause, SECTION_LINE, splitClauses, splitSections, type ProvisionKind, type Section } from '../../text/provisions.js'
-import { opinionPolarity, stanceSign } from '../../text/stance.js'
-import { matchesOf } from '../../text/text-cues.js'
+import { type LanguageEngine, cosine, round, termCounts, negatedTerms, AMOUNT, classifyClause, SECTION_LINE, splitLegalClauses, splitSections, type ProvisionKind, type Section, opinionPolarity, stanceSign, matchesOf } from '../../module-kit.js'
 
 /** Two clauses this similar (cosine of their term counts) or more may be aligned. */
 export const MATCH_SIMILARITY = 0.5
@@ -74,7 +69,7 @@ function titled (section: Section): Section {
 
 /** The clauses of a policy: the regulatory monitor's sections (or paragraphs) and clauses, numbered; section titles are not clauses. */
 export function policyClauses (engine: LanguageEngine, text: string): PolicyClause[] {
-  return splitClauses(engine, splitSections(text).map(titled)).map((c, index) => ({ index, section: c.section, text: c.text }))
+  return splitLegalClauses(engine, splitSections(text).map(titled)).map((c, index) => ({ index, section: c.section, text: c.text }))
 }
 
 const collapse = (text: string): string => text.replace(/\s+/g, ' ').trim()

@@ -2,10 +2,8 @@
 // counts as one stacked bar, the summary, and each clause with its word changes and what changed in
 // substance; the versions are typed in or named by knowledge-base document id. Thumbs up or down on the result.
 import { useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Feedback } from '../../ui/src/feedback.js'
+import { useCall, type AuthInfo, Feedback, Card, ErrorLine, Field } from '../../ui/src/module-kit.js'
 import { POLICY_A, POLICY_B } from './examples.js'
-import { Card, ErrorLine, Field } from '../../ui/src/ui.js'
 import { manifest } from './manifest.js'
 
 

@@ -3,11 +3,8 @@
 // generative provider, in prose from the prompt in modules/policy-diff/prompts/compare-policies.md. Stores nothing.
 import { BadRequest, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { generated } from '../../language/generator.js'
-import { loadPrompt, promptMessages } from '../../language/prompts.js'
+import { moduleFunction, type ModuleFunction, generated, loadPrompt, promptMessages, checkText, contentId, TextArg, type ModuleKit } from '../../module-kit.js'
 import { diffPolicies, substanceLine, substanceLines, type PolicyDiff } from './clause-diff.js'
-import { checkText, contentId, TextArg, type ModuleKit } from '../kit.js'
 import { manifest } from './manifest.js'
 
 /** Most changed, added and removed clauses sent to the generative provider. */

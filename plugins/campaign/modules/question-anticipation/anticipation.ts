@@ -2,25 +2,11 @@
 // what the campaign already holds — questions asked in posts, negative or loud narratives, urgent local
 // issues, topics the posters split on, commitments due or broken — each scored, with its evidence
 // cited and a suggested answer from the knowledge base (cited), or the plain statement that there is none.
-import type { LanguageEngine } from '../../language/engine.js'
-import type { ChatMessage } from '../../language/generator.js'
-import { promptMessages, type PromptTemplate } from '../../language/prompts.js'
-import { round } from '../../language/text-stats.js'
-import type { Commitment } from '../accountability/accountability.js'
-import { isOverdue } from '../accountability/accountability.js'
-import { addressingPassages, quoteClaim } from '../../grounding/counter-message.js'
-import type { KbLike } from '../../grounding/grounding.js'
-import { shiftDay } from '../../text/due-dates.js'
-import { findIssues } from '../../text/issue-lexicon.js'
-import { contentId } from '../kit.js'
-import { analyzeLocalIssues } from '../local-issues/local-issues.js'
-import { carries, extractNarratives } from '../narrative-contagion/narrative-contagion.js'
-import type { Post } from '../../records/posts.js'
-import { findConsensus } from '../faction-mapper/faction-mapper.js'
-import type { SourceList } from '../../grounding/source-list.js'
-import { evidence as stanceEvidence, foldTerm, stanceTable } from '../../text/stance.js'
-import { plural } from '../../text/text-cues.js'
-import { postActors } from '../../records/stance-args.js'
+import { type LanguageEngine, type ChatMessage, promptMessages, type PromptTemplate, round, addressingPassages, quoteClaim, type KbLike, shiftDay, findIssues, contentId, type Post, type SourceList, evidence as stanceEvidence, foldTerm, stanceTable, plural, postActors } from '../../module-kit.js'
+import { type Commitment, isOverdue } from '../accountability/index.js'
+import { analyzeLocalIssues } from '../local-issues/index.js'
+import { carries, extractNarratives } from '../narrative-contagion/index.js'
+import { findConsensus } from '../faction-mapper/index.js'
 
 export type QuestionKind = 'asked' | 'narrative' | 'local-issue' | 'tension' | 'commitment'
 const KIND_ORDER: readonly QuestionKind[] = ['asked', 'narrative', 'local-issue', 'tension', 'commitment']

@@ -1,10 +1,7 @@
 // The question anticipation page: the likely questions of an event (anticipate-questions) with their
 // scores as bars, why each is likely (cited evidence) and a suggested answer or the plain statement
 // that there is none; and a preparation checklist (preparation-checklist) for staff. Thumbs up or down on both.
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Feedback } from '../../ui/src/feedback.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Feedback, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 import { manifest } from './manifest.js'
 
 

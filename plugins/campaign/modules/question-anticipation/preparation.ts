@@ -2,15 +2,9 @@
 // knowledge-base gaps among its topics, the regulatory deadlines near its day (stored analyses of the
 // regulatory monitor) and the logistics items of the template data/event-logistics.toml.
 import { Type, type Static } from '../../../../kernel/schema.js'
-import type { LanguageEngine } from '../../language/engine.js'
+import { type LanguageEngine, addressingPassages, loadDataFile, shiftDay, type KbLike, type SourceList, mentions } from '../../module-kit.js'
+import type { StoredRegulation } from '../regulatory-monitor/index.js'
 import type { AnticipatedQuestion } from './anticipation.js'
-import { addressingPassages } from '../../grounding/counter-message.js'
-import { loadDataFile } from '../../data-files.js'
-import { shiftDay } from '../../text/due-dates.js'
-import type { KbLike } from '../../grounding/grounding.js'
-import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.js'
-import type { SourceList } from '../../grounding/source-list.js'
-import { mentions } from '../../text/text-cues.js'
 
 export const LogisticsFile = Type.Object({
   item: Type.Array(Type.Object({

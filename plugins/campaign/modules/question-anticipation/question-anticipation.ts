@@ -4,19 +4,11 @@
 // regulatory deadlines near the day and the logistics template into a stored checklist.
 import { BadRequest, Unavailable } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import type { LanguageEngine } from '../../language/engine.js'
-import { generated } from '../../language/generator.js'
-import { labelledSections, loadPrompt } from '../../language/prompts.js'
-import type { Commitment } from '../accountability/accountability.js'
+import { moduleFunction, type ModuleFunction, type LanguageEngine, generated, labelledSections, loadPrompt, findIssues, calendarDay, contentId, DayArg, RecordStore, timeKey, type ModuleKit, type Post, SourceList, postRange, RangeArgs } from '../../module-kit.js'
+import type { Commitment } from '../accountability/index.js'
+import type { StoredRegulation } from '../regulatory-monitor/index.js'
 import { anticipate, answersPrompt, focusTerms, onFocus, type AnticipatedQuestion } from './anticipation.js'
-import { findIssues } from '../../text/issue-lexicon.js'
-import { calendarDay, contentId, DayArg, RecordStore, timeKey, type ModuleKit } from '../kit.js'
-import type { Post } from '../../records/posts.js'
 import { deadlineItems, gapItems, loadLogistics, logisticsItems, orderItems, questionItems, type ChecklistItem } from './preparation.js'
-import type { StoredRegulation } from '../regulatory-monitor/regulatory-monitor.js'
-import { SourceList } from '../../grounding/source-list.js'
-import { postRange, RangeArgs } from '../../records/stance-args.js'
 import { manifest } from './manifest.js'
 
 /** Without `from`, the posts of this many days before `to` are read; `to` defaults to the end of the event's day, or now when that is later. */

@@ -1,8 +1,6 @@
 // The regulatory monitor page: a bill or rule read into its obligations, prohibitions and permissions,
 // deadlines, penalties, affected parties, campaign topics and impact (analyze-regulation).
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Bars } from '../../ui/src/bars.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Bars, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 interface Regulation {
   regulation_id: string, title: string, jurisdiction: string, clause_count: number, engine: string

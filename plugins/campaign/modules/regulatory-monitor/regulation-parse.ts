@@ -1,11 +1,7 @@
 // The regulatory monitor's method: a bill or rule split into sections and clauses; its obligations,
 // prohibitions and permissions (by modal verbs), deadlines, penalties, affected parties, the campaign
 // topics it touches (a documented lexicon) and an impact score.
-import type { LanguageEngine } from '../../language/engine.js'
-import { round } from '../../language/text-stats.js'
-import { findDue } from '../../text/due-dates.js'
-import { AMOUNT, classifyClause, splitClauses, splitSections, type Clause, type Provision, type ProvisionKind } from '../../text/provisions.js'
-import { distinctCi, escapeRegExp, matchesOf } from '../../text/text-cues.js'
+import { type LanguageEngine, round, findDue, AMOUNT, classifyClause, splitLegalClauses, splitSections, type LegalClause, type Provision, type ProvisionKind, distinctCi, escapeRegExp, matchesOf } from '../../module-kit.js'
 
 export interface Deadline {
   section: string
@@ -30,7 +26,7 @@ const DAY_MS = 86_400_000
  * most one per clause. A date that resolves the same against two different reference days is a
  * calendar date; otherwise the phrase is a period, reported in days from the day of analysis.
  */
-export function deadlineOf (clause: Clause, today: Date): Deadline | undefined {
+export function deadlineOf (clause: LegalClause, today: Date): Deadline | undefined {
   const text = normaliseDue(clause.text)
   const due = findDue(text, today)
   if (due === undefined) return undefined
@@ -43,7 +39,7 @@ export function deadlineOf (clause: Clause, today: Date): Deadline | undefined {
 
 const PENALTY_CUE = /\b(?:fine[sd]?|penalt(?:y|ies)|liable|punish(?:ed|able|ment)|imprison(?:ed|ment)|jail|misdemeanou?r|felony|forfeit(?:ure)?|sanctions?)\b/i
 
-export function penaltyOf (clause: Clause): Penalty | undefined {
+export function penaltyOf (clause: LegalClause): Penalty | undefined {
   if (!PENALTY_CUE.test(clause.text)) return undefined
   const amounts = matchesOf(clause.text, AMOUNT).map(a => a.trim())
   const kinds: Penalty['kinds'] = []
@@ -130,7 +126,7 @@ export interface RegulationAnalysis {
 
 export function analyzeRegulation (engine: LanguageEngine, text: string, today = new Date()): RegulationAnalysis {
   const sections = splitSections(text)
-  const perSection = sections.map(section => splitClauses(engine, [section]))
+  const perSection = sections.map(section => splitLegalClauses(engine, [section]))
   const clauses = perSection.flat()
   const provisions = clauses.map(classifyClause).filter((p): p is Provision => p !== undefined)
   const deadlines = clauses.map(c => deadlineOf(c, today)).filter((d): d is Deadline => d !== undefined)

@@ -1,8 +1,7 @@
 // The regulatory monitor: analyze-regulation reads a bill or rule into its obligations, deadlines,
 // penalties, affected parties, campaign topics and impact, and stores the analysis (bounded).
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { RecordStore, TextArg, checkText, timeKey, type ModuleKit } from '../kit.js'
+import { moduleFunction, type ModuleFunction, RecordStore, TextArg, checkText, timeKey, type ModuleKit } from '../../module-kit.js'
 import { analyzeRegulation, type RegulationAnalysis } from './regulation-parse.js'
 
 

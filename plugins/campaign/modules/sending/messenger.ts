@@ -7,14 +7,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createTransport } from 'nodemailer'
 import { BadRequest, StartupError, Unavailable, messageOf } from '../../../../kernel/index.js'
 import { type OutboundClient } from '../../../../kernel/runtime-api.js'
-import { actingAs } from '../../audit.js'
-import type { SecretResolver } from '../../language/generator-settings.js'
-import type { CampaignConfig } from '../../settings.js'
-import type { CampaignStore, Table, Transaction } from '../../store/contract.js'
-import { timeKey } from '../kit.js'
-import { normalEmail, normalPhone, type Channel, type PeopleDirectory, type Person } from '../people/directory.js'
-import { CAMPAIGN_CODES } from '../../errors.js'
-import { PeopleView } from '../../people.js'
+import { actingAs, type SecretResolver, type CampaignConfig, type CampaignStore, type Table, type Transaction, timeKey, CAMPAIGN_CODES, PeopleView } from '../../module-kit.js'
+import { normalEmail, normalPhone, type Channel, type PeopleDirectory, type Person } from '../people/index.js'
 import { manifest } from './manifest.js'
 
 /** What each role sees of a send log record (the manifest's view). */
@@ -463,7 +457,7 @@ export class Messenger {
   }
 }
 
-declare module '../kit.js' {
+declare module '../../module-kit.js' {
   interface ModuleKit {
     /** E-mail and SMS to people, with consent, suppression, unsubscribe links and the send log. */
     messenger: Messenger

@@ -5,8 +5,7 @@
 // (list-suppressions, add-suppression; remove-suppression for admin); and the replies to texts for
 // staff (list-sms-replies). One column on a phone.
 import { useEffect, useState } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 type Channel = 'email' | 'sms'
 interface SavedList { list_id: string, name: string, count: number }

@@ -4,9 +4,8 @@
 // suppression list, and read the replies to texts (through SMS_REPLY_VIEW).
 import { BadRequest } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { PageArgs, checkText } from '../kit.js'
-import type { PeopleDirectory, Person } from '../people/directory.js'
+import { moduleFunction, type ModuleFunction, PageArgs, checkText } from '../../module-kit.js'
+import type { PeopleDirectory, Person } from '../people/index.js'
 import { SEND_LOG_VIEW, type Messenger, type Outgoing } from './messenger.js'
 import { SMS_REPLY_VIEW, type SmsReplies } from './sms-replies.js'
 

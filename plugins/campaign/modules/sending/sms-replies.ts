@@ -7,12 +7,9 @@
 // and INFO are answered with the configured help text. Every reply is logged once per MessageSid,
 // with the person holding the number (none for an unknown number: nobody is created).
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { actingAs } from '../../audit.js'
-import type { CampaignStore, Table } from '../../store/contract.js'
-import { timePrefix } from '../kit.js'
-import { normalPhone, type PeopleDirectory } from '../people/directory.js'
+import { actingAs, type CampaignStore, type Table, timePrefix, PeopleView } from '../../module-kit.js'
+import { normalPhone, type PeopleDirectory } from '../people/index.js'
 import { BY_SMS_REPLY, type Messenger } from './messenger.js'
-import { PeopleView } from '../../people.js'
 import { manifest } from './manifest.js'
 
 /** What each role sees of a reply to a text (the manifest's view). */
@@ -205,7 +202,7 @@ export class SmsReplies {
   }
 }
 
-declare module '../kit.js' {
+declare module '../../module-kit.js' {
   interface ModuleKit {
     /** Replies to texts from the SMS provider's webhook: carrier keywords acted on, each reply logged. */
     replies: SmsReplies

@@ -1,10 +1,7 @@
 // The sentiment monitor page: add posts (ingest-posts), sentiment over time with counts and sources
 // (sentiment-summary, as a chart), and the spikes of the hourly series (detect-spikes).
 import { useEffect, useMemo } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { TimeChart } from '../../ui/src/charts.js'
-import { STEP_SECONDS } from '../../ui/src/series.js'
-import { Card, ErrorLine, Field, formValue } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, TimeChart, STEP_SECONDS, Card, ErrorLine, Field, formValue } from '../../ui/src/module-kit.js'
 
 interface Stats { bucket_start: string, count: number, mean_polarity: number, positive: number, negative: number }
 interface Summary {

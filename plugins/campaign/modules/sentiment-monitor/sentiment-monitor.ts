@@ -2,12 +2,7 @@
 // or day and by source (from the counts the post stream keeps as posts are written); detect-spikes
 // finds hours whose mean sentiment or volume departs from the rolling baseline of the hours before (a z-score).
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { mean, round, standardDeviation } from '../../language/text-stats.js'
-import { bucketPosts, type BucketStats } from '../../records/hourly.js'
-import { LABELS, type Label, type Mood, type Tally } from '../../records/post-buckets.js'
-import { checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs } from '../kit.js'
-import type { Post } from '../../records/posts.js'
+import { moduleFunction, type ModuleFunction, mean, round, standardDeviation, bucketPosts, type BucketStats, LABELS, type Label, type Mood, type Tally, checkText, instant, type ModuleKit, TextArg, timeRange, TimeRangeArgs, type Post } from '../../module-kit.js'
 
 /** Longest single post, in characters. */
 export const MAX_POST_CHARS = 5_000

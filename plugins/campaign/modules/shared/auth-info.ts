@@ -1,8 +1,7 @@
 // check-auth, the one public server function: who is signed in (the spec's auth info record) and the
 // modules their role may use. With the development fallback on, nobody signed in reads as a fixed admin.
 import { Type } from '../../../../kernel/schema.js'
-import { SHARED_MODULE, serverFunction, type FunctionRegistry, type ServerFunction } from '../../functions.js'
-import type { Role } from '../../roles.js'
+import { SHARED_MODULE, serverFunction, type FunctionRegistry, type ServerFunction, type Role } from '../../module-kit.js'
 
 export interface AuthInfo {
   authenticated: boolean

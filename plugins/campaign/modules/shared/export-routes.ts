@@ -5,17 +5,12 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { NotFound } from '../../../../kernel/index.js'
 import { exportFormat, sendExport } from '../../../../kernel/runtime-api.js'
-import type { AuditLog } from '../../audit.js'
-import { RSVP_VIEW, summary, type EventBook } from '../events/event-book.js'
-import { SEND_LOG_VIEW, type Messenger } from '../sending/messenger.js'
-import { DONATION_VIEW, DONOR_VIEW, type Fundraising } from '../fundraising/fundraising.js'
-import type { PeopleDirectory, Person } from '../people/directory.js'
-import { filterAs, matchesFilter, PERSON_VIEW, type ListFilter } from '../people/filter.js'
-import { hideAttribution, type PeopleView } from '../../people.js'
-import type { Role } from '../../roles.js'
-import type { SessionAuth } from '../../session-auth.js'
-import type { Table } from '../../store/contract.js'
-import { VOLUNTEER_VIEW, type Volunteer } from '../volunteers/volunteers.js'
+import { type AuditLog, hideAttribution, type PeopleView, type Role, type SessionAuth, type Table } from '../../module-kit.js'
+import { RSVP_VIEW, summary, type EventBook } from '../events/index.js'
+import { SEND_LOG_VIEW, type Messenger } from '../sending/index.js'
+import { DONATION_VIEW, DONOR_VIEW, type Fundraising } from '../fundraising/index.js'
+import { type PeopleDirectory, type Person, filterAs, matchesFilter, PERSON_VIEW, type ListFilter } from '../people/index.js'
+import { VOLUNTEER_VIEW, type Volunteer } from '../volunteers/index.js'
 
 export interface ExportSources {
   auth: SessionAuth

@@ -2,8 +2,7 @@
 // kept per user (a later call replaces the earlier one; is_active false withdraws it), and the
 // counts per module the admin panel shows.
 import { Type } from '../../../../kernel/schema.js'
-import { SHARED_MODULE, serverFunction, type ServerFunction } from '../../functions.js'
-import type { Table } from '../../store/contract.js'
+import { SHARED_MODULE, serverFunction, type ServerFunction, type Table } from '../../module-kit.js'
 
 export interface FeedbackRecord {
   module_id: string

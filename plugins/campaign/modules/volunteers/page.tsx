@@ -2,8 +2,7 @@
 // (match-volunteer) with the score's parts, and adding a volunteer (save-volunteer) for roles that may.
 // E-mail, location and distance come only to the roles that may see them.
 import { useEffect } from 'preact/hooks'
-import { useCall, type AuthInfo } from '../../ui/src/api.js'
-import { Card, ErrorLine, Field, formValue, words } from '../../ui/src/ui.js'
+import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 
 interface Volunteer { volunteer_id: string, name: string, skills: string[], availability: string[], email?: string, location?: { lat: number, lon: number }, updated_at: string }
 interface Match { volunteer_id: string, name: string, score: number, skills: number, availability: number, distance_km?: number }

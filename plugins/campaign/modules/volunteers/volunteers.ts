@@ -8,14 +8,11 @@
 import { randomUUID } from 'node:crypto'
 import { BadRequest, Conflict, NotFound } from '../../../../kernel/index.js'
 import { Type } from '../../../../kernel/schema.js'
-import { moduleFunction, type ModuleFunction } from '../../functions.js'
-import { PeopleView } from '../../people.js'
+import { moduleFunction, type ModuleFunction, PeopleView, type Alongside, type CampaignStore, type Table, CAMPAIGN_CODES } from '../../module-kit.js'
+import type { PeopleDirectory } from '../people/index.js'
+import type { EventBook } from '../events/index.js'
 import { manifest } from './manifest.js'
-import type { Alongside, CampaignStore, Table } from '../../store/contract.js'
-import type { PeopleDirectory } from '../people/directory.js'
-import type { EventBook } from '../events/event-book.js'
 import { volunteerScore, type Place } from './volunteer-score.js'
-import { CAMPAIGN_CODES } from '../../errors.js'
 
 /** What each role sees of a volunteer (the manifest's view). */
 export const VOLUNTEER_VIEW = new PeopleView<Volunteer>('volunteer', manifest.views.volunteer)
