@@ -98,14 +98,18 @@ t.test('two event loops serve the listeners; a dead worker is started again; cer
 })
 
 t.test('a deploy\'s drain holds on every loop: no replica is stopped with a request in flight (stand-in engine)', async t => {
-  // Each request stays 200 ms at its replica: a drain that did not wait for a loop's requests would
-  // see that replica stopped under them.
+  // Each request through the proxy stays 200 ms at its replica: a drain that did not wait for a loop's
+  // requests would see that replica stopped under them. Health probes (no X-Forwarded-For) are not drained.
   const inflight = new Map<string, number>()
   const engine = new FakeEngine()
   engine.addImage('berth-test/slow:1', {
     serve: (request, response, container) => {
-      inflight.set(container.id, (inflight.get(container.id) ?? 0) + 1)
       request.resume()
+      if (request.headers['x-forwarded-for'] === undefined) {
+        response.end(container.env.VERSION)
+        return
+      }
+      inflight.set(container.id, (inflight.get(container.id) ?? 0) + 1)
       setTimeout(() => {
         inflight.set(container.id, (inflight.get(container.id) ?? 1) - 1)
         response.end(container.env.VERSION)
