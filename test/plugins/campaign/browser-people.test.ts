@@ -20,7 +20,7 @@ const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 /** The label of the people page's search box, once list-people has said where the role's search looks. */
 const searchLabel = async (page: Page): Promise<string> => {
   const label = 'label.field:has(input[name="search"]) > span'
-  await page.waitForFunction(`document.querySelector(${JSON.stringify(label)})?.textContent !== 'Search'`)
+  await page.waitForFunction(selector => document.querySelector(selector)?.textContent !== 'Search', label)
   return (await page.textContent(label)) ?? ''
 }
 if (executablePath !== undefined) {

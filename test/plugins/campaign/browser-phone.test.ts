@@ -18,6 +18,7 @@ import { campaignKernel, scriptedLogin } from '../../support/campaign.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { checkPhoneLayout, PHONE } from '../../support/phone-layout.js'
+import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
 const hoursAgo = (h: number): string => new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - h * 3_600_000 + 60_000).toISOString()
@@ -163,7 +164,8 @@ if (executablePath !== undefined) {
           t.same(await page.$eval('[data-testid="sentiment-chart"]', el => [el.getAttribute('data-slots'), el.getAttribute('data-gaps')]), ['29', '25'], 'an hour a slot, the 25 without posts empty')
           // 29 slots over the plot's width: the line joins hours 0 and 1 (at 0.5/28) and would cross the gap's middle (14/28) if it spanned it.
           const joined = 0.5 / 28
-          await page.waitForFunction(`${LINE_PIXELS}([${joined}])[0] > 0`, undefined, { timeout: 10_000 })
+          // Polled through page.evaluate: a string predicate of waitForFunction runs through eval in the page, which its CSP refuses.
+          await pollUntil(async () => (await page.evaluate<number[]>(`${LINE_PIXELS}([${joined}])`))[0] > 0, { what: 'the sentiment line drawn' })
           const [withData, acrossGap] = await page.evaluate<number[]>(`${LINE_PIXELS}([${joined}, 0.5])`)
           t.ok(withData > 0, `the line is drawn between neighbouring hours (${withData} pixels)`)
           t.equal(acrossGap, 0, 'and not across the hours without posts')

@@ -72,7 +72,7 @@ if (executablePath !== undefined) {
         await page.waitForSelector(anaLogged)
         await page.click(`${anaLogged} button.link`)
         await page.waitForSelector('button:has-text("All sends")')
-        await page.waitForFunction('document.querySelectorAll(\'[data-testid="send-log"] tbody tr\').length === 4')
+        await page.waitForFunction(() => document.querySelectorAll('[data-testid="send-log"] tbody tr').length === 4)
         const logged = new Map((await rowsOf(page, '[data-testid="send-log"]')).map(([, status, channel, purpose, person, address]) => [person, [status, channel, purpose, address]]))
         t.match(logged.get(ana), ['sent', 'e-mail', 'newsletter', email('ana')], 'Ana: sent')
         t.match(logged.get(ben), ['sent', 'e-mail', 'newsletter', email('ben')], 'Ben: sent')
