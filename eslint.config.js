@@ -15,5 +15,14 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
       'no-console': 'off'
     }
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression[callee.property.name='waitForFunction'] > :matches(Literal, TemplateLiteral).arguments:first-child",
+        message: 'Give waitForFunction a function: Playwright evaluates a string again at each animation frame with eval, which a page with a CSP refuses.'
+      }]
+    }
   }
 )
