@@ -1,9 +1,10 @@
 // The campaign core's published module kit: the one file of the core that a module's server code
-// (its functions, methods, services and routes) imports; a module's manifest imports modules/manifest.ts
-// and its page ui/src/module-kit.ts. It is the contract for module authors: what is re-exported here
-// may be relied on, anything else of the core may change without a module noticing. Nothing in the
-// core imports this file. A module providing a service to other modules adds it to `ModuleKit` here
-// (`declare module '../../module-kit.js'` beside the service's class); the dependency-cruiser rule
+// (its functions, methods, services and routes) imports, besides the manifest's types and audiences
+// (modules/manifest.ts, which both bundles read); a module's page imports ui/src/module-kit.ts
+// instead. It is the contract for module authors: what is re-exported here may be relied on, anything
+// else of the core may change without a module noticing. Nothing in the core imports this file. A
+// module providing a service to other modules adds it to `ModuleKit` here (`declare module
+// '../../module-kit.js'` beside the service's class); the dependency-cruiser rule
 // `campaign-module-through-the-kit` refuses any other way into the core.
 
 // Server functions, roles, sessions and API tokens: declaring a function and who may call it.

@@ -1,5 +1,7 @@
 // What a module declares of itself, read by the server (registration, page routes) and by the UI
 // (routes, navigation, home page): nothing here or in a module's manifest.ts may import node code.
+// Part of the published module kit (with module-kit.ts and ui/src/module-kit.ts): the one file of the
+// core a module's manifest imports.
 import type { Role } from '../roles.js'
 
 /** The navigation's groups, in the order a campaign team works in, from organising to compliance. */
