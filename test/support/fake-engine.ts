@@ -19,7 +19,7 @@ import {
   type ContainerEngine, type ContainerEvent, type ContainerState, type ContainerStats, type CreateRequest, type EngineInfo, type ExecSession
 } from '../../plugins/reconciler/container-engine.js'
 import type { ServiceSpec } from '../../plugins/reconciler/spec.js'
-import { HTTPD_INDEX } from './docker.js'
+import { BUSYBOX_IMAGE, HTTPD_INDEX } from './docker.js'
 
 /** What a container of an image does. */
 export interface FakeImage {
@@ -38,6 +38,9 @@ export const FAKE_HTTPD: FakeImage = {
     else response.writeHead(404, { 'content-type': 'text/html' }).end('<HTML><HEAD><TITLE>404 Not Found</TITLE></HEAD>\n<BODY><H1>404 Not Found</H1>\nThe requested URL was not found\n</BODY></HTML>\n')
   }
 }
+
+/** An image whose containers listen on nothing, get healthy and answer every command with exit code 0 and no output, as busybox running `sleep` does: what an image does unless told otherwise. */
+export const FAKE_IDLE: FakeImage = {}
 
 /** One container the stand-in engine holds. */
 export interface FakeContainer {
@@ -103,7 +106,6 @@ class World {
   }
 }
 
-const IMAGE_DEFAULT: FakeImage = {}
 const GIB = 1024 ** 3
 
 /** A reference as the engine stores it: a name without tag or digest means `:latest`. */
@@ -131,6 +133,8 @@ export interface FakeEngineOptions {
   publishAddress?: string
   /** The engine another view serves: the same containers, images and events under another instance label. */
   of?: FakeEngine
+  /** Images present locally from the start, by reference, each with what its containers do (as `addImage`). */
+  images?: Readonly<Record<string, FakeImage>>
 }
 
 /** The stand-in engine: the ContainerEngine interface over memory, plus the test's controls. */
@@ -142,17 +146,18 @@ export class FakeEngine implements ContainerEngine {
   constructor (options: FakeEngineOptions = {}) {
     this.instance = options.instance ?? 'berth'
     this.#world = options.of === undefined ? new World(options.publishAddress ?? '127.0.0.1') : options.of.#world
+    for (const [ref, behaviour] of Object.entries(options.images ?? {})) this.addImage(ref, behaviour)
   }
 
   // ---- the test's controls ----
 
   /** An image present locally (a new image id each time). */
-  addImage (ref: string, behaviour: FakeImage = IMAGE_DEFAULT): void {
+  addImage (ref: string, behaviour: FakeImage = FAKE_IDLE): void {
     this.#world.local.set(normalized(ref), newImage(behaviour))
   }
 
   /** An image in the registry, for pulls (a new image id each time: a pull then changes the local one). */
-  publish (ref: string, behaviour: FakeImage = IMAGE_DEFAULT): void {
+  publish (ref: string, behaviour: FakeImage = FAKE_IDLE): void {
     this.#world.registry.set(normalized(ref), newImage(behaviour))
   }
 
@@ -324,7 +329,7 @@ export class FakeEngine implements ContainerEngine {
 
   async build (request: { tag: string }): Promise<void> {
     this.#check()
-    this.#world.local.set(normalized(request.tag), newImage(IMAGE_DEFAULT))
+    this.#world.local.set(normalized(request.tag), newImage(FAKE_IDLE))
   }
 
   async pruneBuilds (repository: string, keep: number): Promise<number> {
@@ -507,6 +512,11 @@ export class FakeEngine implements ContainerEngine {
       }
     })()
   }
+}
+
+/** A stand-in engine with the busybox image, idle as its containers running `sleep` are. */
+export function busyboxEngine (): FakeEngine {
+  return new FakeEngine({ images: { [BUSYBOX_IMAGE]: FAKE_IDLE } })
 }
 
 /** The reconciler plugin running on `engine` in place of Docker. */

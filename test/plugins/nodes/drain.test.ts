@@ -12,16 +12,9 @@ import nodes from '../../../plugins/nodes/index.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
 import { runCli } from '../../support/cli.js'
 import { BUSYBOX_IMAGE as image } from '../../support/docker.js'
-import { FakeEngine } from '../../support/fake-engine.js'
+import { busyboxEngine } from '../../support/fake-engine.js'
 import { reconcilerKernel, tokenFor, type ReconcilerInstance } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
-
-/** A stand-in engine with the busybox image. */
-function busyboxEngine (): FakeEngine {
-  const engine = new FakeEngine()
-  engine.addImage(image)
-  return engine
-}
 
 interface DrainAnswer { node: NodeRecord, moved: Array<{ service: string, replica: number, to: string }>, unplaced: Array<{ service: string, replica: number }> }
 

@@ -17,20 +17,12 @@ import type { NodeRecord } from '../../../plugins/nodes/node-record.js'
 import cluster from '../../../plugins/cluster/index.js'
 import nodes from '../../../plugins/nodes/index.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
-import { BUSYBOX_IMAGE } from '../../support/docker.js'
-import { FakeEngine } from '../../support/fake-engine.js'
+import { busyboxEngine } from '../../support/fake-engine.js'
 import { api, reconcilerKernel, tokenFor } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
 
 interface Info { cluster: Record<string, unknown>, nodes: NodeRecord[] }
-
-/** A stand-in engine with the busybox image. */
-function busyboxEngine (): FakeEngine {
-  const engine = new FakeEngine()
-  engine.addImage(BUSYBOX_IMAGE)
-  return engine
-}
 
 t.test('a leader places, drains and reschedules replicas over simulated agents (stand-in engine)', async t => {
   const { kernel, token, project } = await reconcilerKernel(t, busyboxEngine(), {

@@ -52,8 +52,7 @@ async function http (port: number, host: string, path = '/'): Promise<Answer> {
 }
 
 t.test('certificates from pebble: retried until it answers, served by SNI, a later domain after a reset of pebble, renewal (stand-in engine)', async t => {
-  const engine = new FakeEngine()
-  engine.addImage(HTTPD_IMAGE, FAKE_HTTPD)
+  const engine = new FakeEngine({ images: { [HTTPD_IMAGE]: FAKE_HTTPD } })
   // pebble is not running yet: the first order fails and is retried with backoff. Its CA file holds
   // another certificate until then. The proxy is told pebble's address before pebble runs, and pebble
   // cannot report a port it chose: its port is the one kind chosen beforehand (test/support/net.ts).

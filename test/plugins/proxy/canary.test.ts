@@ -64,8 +64,7 @@ async function nextAnswers (load: Load, count: number): Promise<Answer[]> {
 }
 
 t.test('canary, rollback, restart, promote, rollback: weighted shares and no failed request (stand-in engine)', async t => {
-  const engine = new FakeEngine()
-  engine.addImage(HTTPD_IMAGE, VERSIONED)
+  const engine = new FakeEngine({ images: { [HTTPD_IMAGE]: VERSIONED } })
   let server: ReconcilerInstance = await reconcilerKernel(t, engine, { plugins: [proxy], sections: SECTIONS })
   const { project, cwd, token } = server
   const call = async <T = { error?: string }>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> => await api<T>(server.kernel, method, path, { token, body })

@@ -22,8 +22,7 @@ import { api, reconcilerKernel } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
 t.test('routes services by domain, follows deploys, and rolls a redeploy out with no failed request (stand-in engine)', async t => {
-  const engine = new FakeEngine()
-  engine.addImage(HTTPD_IMAGE, FAKE_HTTPD)
+  const engine = new FakeEngine({ images: { [HTTPD_IMAGE]: FAKE_HTTPD } })
   const { kernel, token, project } = await reconcilerKernel(t, engine, {
     // [cluster].domain belongs to the cluster plugin; a cluster of one node here.
     plugins: [cluster, nodes, proxy],

@@ -11,7 +11,7 @@ import { Admission, parsePortRange, type AdmissionRules } from '../../../plugins
 import { contextFiles } from '../../../plugins/reconciler/build-context.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 import { BUSYBOX_IMAGE as image } from '../../support/docker.js'
-import { FakeEngine } from '../../support/fake-engine.js'
+import { busyboxEngine } from '../../support/fake-engine.js'
 import { api, reconcilerKernel, tokenFor, writeServices } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
@@ -102,13 +102,6 @@ t.test('build sources: git transports, local repositories, contexts and their li
   symlinkSync('../../../../secret-place', join(dir, 'outside-link'))
   t.throws(() => contextFiles(dir), /outside-link is a symlink to .*secret-place, outside the context/, 'a link leaving the context is refused')
 })
-
-/** A stand-in engine with the busybox image. */
-function busyboxEngine (): FakeEngine {
-  const engine = new FakeEngine()
-  engine.addImage(image)
-  return engine
-}
 
 t.test('through the API: a deployer\'s refused spec is a 403 naming the field, and no container is made (stand-in engine)', async t => {
   const engine = busyboxEngine()

@@ -21,8 +21,7 @@ function web (project: string, version: string): Record<string, unknown> {
 }
 
 t.test('a canary judged by its health: promoted when healthy, rolled back when not, the decision in the history (stand-in engine)', async t => {
-  const engine = new FakeEngine()
-  engine.addImage(HTTPD_IMAGE, FAKE_HTTPD)
+  const engine = new FakeEngine({ images: { [HTTPD_IMAGE]: FAKE_HTTPD } })
   const { kernel, project, token } = await reconcilerKernel(t, engine)
   const call = async <T = { error?: string }>(method: string, path: string, body?: unknown): Promise<{ status: number, body: T }> => await api<T>(kernel, method, path, { token, body })
   const status = async (): Promise<ServiceStatus | undefined> => (await call<{ services: ServiceStatus[] }>('GET', '/api/v1/status')).body.services[0]

@@ -6,8 +6,8 @@
 import t, { type Test } from 'tap'
 import type Docker from 'dockerode'
 import { requireComponent } from '../../support/component.js'
-import { BUSYBOX_IMAGE, busyboxImage, dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
-import { FakeEngine } from '../../support/fake-engine.js'
+import { busyboxImage, dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
+import { busyboxEngine } from '../../support/fake-engine.js'
 import { api, instanceContainers, reconcilerKernel, writeServices } from '../../support/orchestration.js'
 import type { Kernel } from '../../../kernel/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
@@ -83,13 +83,6 @@ if (docker !== undefined) {
     t.same(history.body.deploys.map(d => [d.trigger, d.by, d.deployed.length]), [['deploy', 'admin', 3], ['deploy', 'admin', 3], ['deploy', 'admin', 2]], 'every deploy that changed something is in the history, with who asked')
     t.equal(history.body.deploys[1].services.find(s => s.name === 'api')?.hash, after.get(`${project}-api-1`)?.Labels['berth.hash'], 'with the hashes deployed')
   })
-}
-
-/** A stand-in engine with the busybox image. */
-function busyboxEngine (): FakeEngine {
-  const engine = new FakeEngine()
-  engine.addImage(BUSYBOX_IMAGE)
-  return engine
 }
 
 t.test('scale up and down; restart; stop; delete a service and a project (stand-in engine)', async t => {

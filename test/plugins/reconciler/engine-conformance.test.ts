@@ -10,7 +10,7 @@ import { DockerEngine } from '../../../plugins/reconciler/docker-engine.js'
 import type { ServiceSpec } from '../../../plugins/reconciler/spec.js'
 import { requireComponent } from '../../support/component.js'
 import { busyboxImage, DOCKER_SOCKET, dockerEngine, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
-import { FAKE_HTTPD, FakeEngine } from '../../support/fake-engine.js'
+import { FAKE_HTTPD, FAKE_IDLE, FakeEngine } from '../../support/fake-engine.js'
 import { inRegistry, removeInstanceAtEnd, testInstance } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
@@ -207,10 +207,8 @@ async function pulledAway (t: Test, docker: Docker, image: string): Promise<stri
 }
 
 behaviours('the stand-in engine', async t => {
-  const engine = new FakeEngine({ instance: testInstance() })
+  const engine = new FakeEngine({ instance: testInstance(), images: { 'berth-test/httpd:1': FAKE_HTTPD, 'berth-test/broken:1': FAKE_IDLE } })
   t.teardown(async () => { await engine.close() })
-  engine.addImage('berth-test/httpd:1', FAKE_HTTPD)
-  engine.addImage('berth-test/broken:1')
   engine.failStarts('berth-test/broken:1')
   return {
     engine,

@@ -11,8 +11,7 @@ import { api, reconcilerKernel, writeServices } from '../../support/orchestratio
 import { pollUntil } from '../../support/poll.js'
 
 t.test('failing probes restart the container after failure_threshold; restarts are counted (stand-in engine)', async t => {
-  const engine = new FakeEngine()
-  engine.addImage(HTTPD_IMAGE, FAKE_HTTPD)
+  const engine = new FakeEngine({ images: { [HTTPD_IMAGE]: FAKE_HTTPD } })
   const { kernel, cwd, token, project } = await reconcilerKernel(t, engine)
   const probed = (name: string, path: string, delay: number): string =>
     `[[service]]\nname = "${name}"\nimage = "berth-test/httpd:1"\nport = 8080\n[service.liveness]\npath = "${path}"\n` +

@@ -25,16 +25,18 @@ import type { Kernel } from '../../../kernel/index.js'
  * with the container's environment put in, as the shell would.
  */
 function busyboxEngine (): FakeEngine {
-  const engine = new FakeEngine()
-  engine.addImage(image, {
-    ...FAKE_HTTPD,
-    run: (command, container) => {
-      const echo = /^echo "(.*)"$/.exec(command.at(-1) ?? '')
-      if (echo === null) return { exitCode: 127, output: `sh: not a command this stand-in runs: ${command.join(' ')}\n` }
-      return { exitCode: 0, output: `${echo[1].replace(/\$(\w+)/g, (_m, name: string) => container?.env[name] ?? '')}\n` }
+  return new FakeEngine({
+    images: {
+      [image]: {
+        ...FAKE_HTTPD,
+        run: (command, container) => {
+          const echo = /^echo "(.*)"$/.exec(command.at(-1) ?? '')
+          if (echo === null) return { exitCode: 127, output: `sh: not a command this stand-in runs: ${command.join(' ')}\n` }
+          return { exitCode: 0, output: `${echo[1].replace(/\$(\w+)/g, (_m, name: string) => container?.env[name] ?? '')}\n` }
+        }
+      }
     }
   })
-  return engine
 }
 
 type Role = 'viewer' | 'deployer' | 'admin'

@@ -14,7 +14,7 @@ import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
 import { requireComponent } from '../../support/component.js'
 import { BUSYBOX_IMAGE, busyboxImage, HTTPD_IMAGE, HTTPD_INDEX, httpdImage } from '../../support/docker.js'
 import { extraEngine } from '../../support/engines.js'
-import { FAKE_HTTPD, FakeEngine } from '../../support/fake-engine.js'
+import { FAKE_HTTPD, FAKE_IDLE, FakeEngine } from '../../support/fake-engine.js'
 import { api, instanceContainers, reconcilerKernel, writeServices, type ReconcilerInstance } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
 
@@ -73,9 +73,7 @@ t.test('the engine crashes and comes back: repaired within the bound, as Docker\
 })
 
 t.test('the repair loop: the engine away and back, removals by hand, a stray, a stop request, a pause, a failing repair (stand-in engine)', async t => {
-  const engine = new FakeEngine()
-  engine.addImage(HTTPD_IMAGE, FAKE_HTTPD)
-  engine.addImage(BUSYBOX_IMAGE)
+  const engine = new FakeEngine({ images: { [HTTPD_IMAGE]: FAKE_HTTPD, [BUSYBOX_IMAGE]: FAKE_IDLE } })
   // A repair each second (the bound with the product's default of 5 s is shown on Docker above).
   const instance = await reconcilerKernel(t, engine, { extra: { repair_interval_secs: 1 } })
   const { kernel, cwd, project, token } = instance

@@ -9,15 +9,12 @@ import type { OperatorAlert } from '../../../kernel/index.js'
 import type { DeployResult } from '../../../plugins/reconciler/reconciler.js'
 import type { ServiceStatus } from '../../../plugins/reconciler/status.js'
 import { HTTPD_IMAGE, NEVER_HEALTHY_IMAGE as NEVER_HEALTHY } from '../../support/docker.js'
-import { FAKE_HTTPD, FakeEngine } from '../../support/fake-engine.js'
+import { FAKE_HTTPD, FAKE_IDLE, FakeEngine } from '../../support/fake-engine.js'
 import { api, reconcilerKernel, writeServices, type ReconcilerInstance } from '../../support/orchestration.js'
 
 /** A stand-in engine with the httpd image and one that never gets healthy (nothing listens on its port). */
 function engineWithImages (): FakeEngine {
-  const engine = new FakeEngine()
-  engine.addImage(HTTPD_IMAGE, FAKE_HTTPD)
-  engine.addImage(NEVER_HEALTHY)
-  return engine
+  return new FakeEngine({ images: { [HTTPD_IMAGE]: FAKE_HTTPD, [NEVER_HEALTHY]: FAKE_IDLE } })
 }
 
 const web = (image: string, extra = ''): string =>
