@@ -1,6 +1,7 @@
 // Proxy benchmark: one backend (nginx returning a fixed answer) reached directly and through Berth's
 // proxy, nginx, HAProxy and Caddy (Debian's), each proxy with one worker pinned to CPU 0 while the
-// backend and wrk share CPU 1, on loopback: 12-byte answers over keep-alive, 64 KiB answers, and
+// backend and wrk share CPU 1 (and Berth's proxy on two event loops, [proxy].workers = 2, and nginx
+// with two worker processes, pinned to CPUs 0 and 1: `berth-2-workers`, `nginx-2-workers`), on loopback: 12-byte answers over keep-alive, 64 KiB answers, and
 // 12-byte answers over TLS, and 12-byte answers over HTTP/2 (TLS, ALPN h2) with h2load as the load
 // generator. Every proxy sets the forwarding headers Berth's sets (X-Forwarded-For,
 // -Proto, -Host and Forwarded). Rounds rotate the order; each figure is the median of the rounds.
@@ -39,38 +40,51 @@ interface Ports { http: number, https: number }
 interface Proxy { name: string, http2: boolean, start(dir: string, ports: Ports, backend: number): ChildProcess }
 const REFERENCE = process.env.BENCH_BERTH_REFERENCE
 
-/** Run a command pinned to one CPU. */
-function pinned (cpu: number, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  return spawn('taskset', ['-c', String(cpu), command, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env })
+/** Run a command pinned to CPUs (`0`, or `0,1`). */
+function pinned (cpus: number | string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  return spawn('taskset', ['-c', String(cpus), command, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env })
 }
 
-const ALL_PROXIES: Proxy[] = [
-  {
-    name: 'berth',
+/** Berth's proxy on `workers` event loops (the fixture's BENCH_PROXY_WORKERS), pinned to as many CPUs. */
+function berthProxy (name: string, workers: number, extra: string[] = []): Proxy {
+  return {
+    name,
     http2: true,
-    start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend)])
-  },
-  ...(REFERENCE === undefined
-    ? []
-    : [{ name: 'berth-reference', http2: process.env.BENCH_BERTH_REFERENCE_HTTP2 === '1', start: (_dir: string, ports: Ports, backend: number) => pinned(0, process.execPath, [REFERENCE, String(ports.http), String(ports.https), String(backend)]) }]),
-  {
-    name: 'berth-general-path',
-    http2: true,
-    start: (_dir, ports, backend) => pinned(0, process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend), 'general'])
-  },
-  {
-    name: 'nginx',
+    start: (_dir, ports, backend) => pinned(cpusFor(workers), process.execPath, [BERTH_PROXY, String(ports.http), String(ports.https), String(backend), ...extra], { ...process.env, BENCH_PROXY_WORKERS: String(workers) })
+  }
+}
+
+/** nginx with `workers` worker processes (one listening socket each would be `reuseport`; they share one here, nginx's default), pinned to as many CPUs. */
+function nginxProxy (name: string, workers: number): Proxy {
+  return {
+    name,
     http2: true,
     start: (dir, ports, backend) => {
-      writeFileSync(join(dir, 'nginx-proxy.conf'), `worker_processes 1; daemon off; pid ${dir}/nginx-proxy.pid; error_log stderr error;
+      writeFileSync(join(dir, `${name}.conf`), `worker_processes ${workers}; daemon off; pid ${dir}/${name}.pid; error_log stderr error;
 events { worker_connections 4096; }
 http { access_log off; keepalive_requests 1000000; upstream backend { server 127.0.0.1:${backend}; keepalive 64; }
   server { listen 127.0.0.1:${ports.http}; listen 127.0.0.1:${ports.https} ssl http2; ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/key.pem;
     location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $host; proxy_set_header Forwarded "for=$remote_addr;host=$host;proto=$scheme"; } } }\n`)
-      return pinned(0, 'nginx', ['-c', join(dir, 'nginx-proxy.conf'), '-p', dir])
+      return pinned(cpusFor(workers), 'nginx', ['-c', join(dir, `${name}.conf`), '-p', dir])
     }
-  },
+  }
+}
+
+/** One worker on CPU 0; two on CPUs 0 and 1 (the second shared with the backend and the load generator). */
+function cpusFor (workers: number): string {
+  return Array.from({ length: workers }, (_, i) => i).join(',')
+}
+
+const ALL_PROXIES: Proxy[] = [
+  berthProxy('berth', 1),
+  berthProxy('berth-2-workers', 2),
+  ...(REFERENCE === undefined
+    ? []
+    : [{ name: 'berth-reference', http2: process.env.BENCH_BERTH_REFERENCE_HTTP2 === '1', start: (_dir: string, ports: Ports, backend: number) => pinned(0, process.execPath, [REFERENCE, String(ports.http), String(ports.https), String(backend)]) }]),
+  berthProxy('berth-general-path', 1, ['general']),
+  nginxProxy('nginx', 1),
+  nginxProxy('nginx-2-workers', 2),
   {
     name: 'haproxy',
     http2: true,
@@ -210,7 +224,7 @@ http { access_log off; keepalive_requests 1000000;
       rows.push([scenario.name, name, f.rps.toFixed(0), f.p99.toFixed(2), Number.isFinite(f.cpu) ? f.cpu.toFixed(1) : '', ratio(berth.rps, f.rps), ratio(berth.p99, f.p99), ratio(berth.cpu, f.cpu)])
     }
   }
-  console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure after a ${WARM_UP_SECONDS} s warm-up; wrk -t1 -c${CONNECTIONS} (HTTP/2: h2load -t1 -c${CONNECTIONS / STREAMS} -m${STREAMS}); proxies on CPU 0, backend and load generator on CPU 1\n`)
+  console.log(`Node ${process.version}; ${RUNS} rounds of ${SECONDS} s per figure after a ${WARM_UP_SECONDS} s warm-up; wrk -t1 -c${CONNECTIONS} (HTTP/2: h2load -t1 -c${CONNECTIONS / STREAMS} -m${STREAMS}); proxies on CPU 0 (those of two workers on CPUs 0 and 1), backend and load generator on CPU 1\n`)
   console.log(markdownTable(['scenario', 'server', 'requests/s (median)', 'p99 ms (median; HTTP/2: mean)', 'CPU µs/request (median)', 'berth ÷ this (req/s)', 'berth ÷ this (latency)', 'berth ÷ this (CPU/request)'], rows))
 }
 

@@ -3,13 +3,13 @@
 // replica before the reconciler stops it, and serves WebSocket upgrades and streamed bodies. Static
 // routes ([proxy.routes]) send a domain to fixed addresses that are not containers.
 import type { Static } from '@sinclair/typebox'
-import { availableParallelism } from 'node:os'
 import { definePlugin, type SectionSchema } from '../../kernel/index.js'
 import { proxyCommands } from './commands.js'
 import type { CertificateManager } from './certificate-manager.js'
 import type { RouteTable } from './route-table.js'
 import type { Router } from './router.js'
 import type { WorkerPool } from './workers/pool.js'
+import { defaultWorkers } from './workers/support.js'
 
 export interface ProxyService {
   readonly table: RouteTable
@@ -39,7 +39,7 @@ const proxySection = ((Type) => Type.Object({
   client_headers_timeout_secs: Type.Integer({ minimum: 1, default: 10, description: 'Time a client has to send its request headers (slow clients are cut off with 408).' }),
   client_idle_timeout_secs: Type.Integer({ minimum: 1, default: 60, description: 'A client connection silent this long is closed.' }),
   fast_lane: Type.Boolean({ default: true, description: 'Serve the common request (HTTP/1.1, no body) on the fast lane, on Node\'s own HTTP parser; false: every request through node:http\'s server (the general path).' }),
-  workers: Type.Integer({ minimum: 1, maximum: MAX_WORKERS, default: Math.min(availableParallelism(), MAX_WORKERS), description: `Event loops serving the proxy's listeners (PROXY_WORKERS), 1 to ${MAX_WORKERS}: the main thread and workers-1 worker threads bound to the same ports (SO_REUSEPORT, Linux); default: the number of cores.` }),
+  workers: Type.Integer({ minimum: 1, maximum: MAX_WORKERS, default: defaultWorkers(MAX_WORKERS), description: `Event loops serving the proxy's listeners (PROXY_WORKERS), 1 to ${MAX_WORKERS}: the main thread and workers-1 worker threads bound to the same ports (SO_REUSEPORT, Linux, Node 22.12 or later); default: the number of cores there, else 1.` }),
   http2: Type.Boolean({ default: true, description: 'Offer HTTP/2 to HTTPS clients (ALPN); false: HTTP/1.1 only.' }),
   max_header_bytes: Type.Integer({ minimum: 1024, default: 16384, description: 'Largest request header block (431 beyond).' }),
   max_url_bytes: Type.Integer({ minimum: 64, default: 8192, description: 'Longest request URL (414 beyond).' }),

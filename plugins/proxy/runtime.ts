@@ -26,6 +26,7 @@ import { claimedDomain, staticRoutes } from './static-routes.js'
 import { upgrader } from './upgrade.js'
 import { WorkerPool } from './workers/pool.js'
 import type { UpstreamState } from './workers/protocol.js'
+import { reusePortUnsupported } from './workers/support.js'
 import { controlState } from '../cluster/index.js'
 
 /** The name on the certificate of connections for no routed name. */
@@ -44,6 +45,8 @@ export function setupProxy (ctx: PluginContext<ProxyConfig, ProxySections>): Pro
   const cluster = clusterService?.settings ?? { domain: '', acme_email: '' }
   // Certificates and the ACME account are the cluster's: every master serves them.
   const state = controlState(ctx)
+  const unsupported = config.workers > 1 ? reusePortUnsupported() : undefined
+  if (unsupported !== undefined) throw new StartupError(`[proxy].workers = ${config.workers}: ${unsupported}; set it to 1`)
   const table = new RouteTable(staticRoutes(config.routes))
   // A domain has one owner: a static route's is no deployed service's, and no service deployed later may claim it.
   const claim = (service: string, domain: string | undefined): string | undefined => claimedDomain(table.statics, service, domain)

@@ -83,7 +83,7 @@ export class WorkerPool {
       await pool.close(0)
       throw err
     }
-    await before?.pool.close(init.settings.client_idle_timeout_secs * 1000)
+    void before?.pool.close(init.settings.client_idle_timeout_secs * 1000)
     return pool
   }
 

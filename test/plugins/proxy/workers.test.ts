@@ -2,7 +2,8 @@
 // the same ports with SO_REUSEPORT): requests are served, and both loops take connections (their
 // per-loop counter in /metrics); the answers of the worker's requests reach the route's metrics; a
 // worker that dies is started again while the listeners keep serving; certificates are served by SNI
-// on both loops; a deploy's drain stops traffic to a replica on every loop before its container stops.
+// on both loops; a deploy's drain stops traffic to a replica on every loop before its container stops;
+// restarts in place keep the threads serving; and `workers` out of its bounds is refused by name.
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -11,12 +12,14 @@ import { join } from 'node:path'
 import pino from 'pino'
 import type { Kernel } from '../../../kernel/index.js'
 import { ServerHost } from '../../../kernel/host.js'
-import proxy from '../../../plugins/proxy/index.js'
+import proxy, { MAX_WORKERS } from '../../../plugins/proxy/index.js'
+import { reusePortUnsupported } from '../../../plugins/proxy/workers/support.js'
 import reconciler from '../../../plugins/reconciler/index.js'
 import secrets from '../../../plugins/secrets/index.js'
 import tokens from '../../../plugins/tokens/index.js'
 import { FakeEngine } from '../../support/fake-engine.js'
 import { loopbackListeners, testKernel, TEST_IDLE_GRACE_MS } from '../../support/kernel.js'
+import { createKernel } from '../../../kernel/index.js'
 import { failedAnswers, startLoad, through } from '../../support/load.js'
 import { api, reconcilerKernel } from '../../support/orchestration.js'
 import { pollUntil } from '../../support/poll.js'
@@ -177,4 +180,19 @@ t.test('restarts in place (berth reload) keep the worker threads serving: no req
   t.same(failedAnswers(answers), [], `no failed request among ${answers.length} through the restarts`)
   t.equal(host.kernel.url('proxy-http').port, base.port, 'the same port')
   t.equal(host.kernel.service('proxy').workers(), pool, 'the worker threads were taken over, not started again')
+})
+
+t.test('[proxy].workers: an integer from 1 to 64, where SO_REUSEPORT serves', async t => {
+  const stateDir = tempDir(t)
+  const refused = async (workers: unknown, env: NodeJS.ProcessEnv = {}): Promise<string> =>
+    await createKernel({ cwd: stateDir, config: { server: { state_dir: stateDir }, ...(workers !== undefined && { proxy: { workers } }) }, env, plugins: [proxy], logger: pino({ level: 'silent' }) })
+      .then(() => 'accepted', (err: Error) => err.message)
+  t.equal(await refused(0), 'config: [proxy].workers: expected integer to be greater or equal to 1, got 0')
+  t.equal(await refused(MAX_WORKERS + 1), `config: [proxy].workers: expected integer to be less or equal to ${MAX_WORKERS}, got ${MAX_WORKERS + 1}`)
+  t.equal(await refused(1.5), 'config: [proxy].workers: expected integer, got 1.5')
+  t.equal(await refused(undefined, { PROXY_WORKERS: 'all' }), 'environment PROXY_WORKERS: [proxy].workers: expected integer, got "all"')
+  t.equal(reusePortUnsupported('linux', '24.1.0'), undefined)
+  t.equal(reusePortUnsupported('linux', '22.12.0'), undefined)
+  t.equal(reusePortUnsupported('linux', '22.11.0'), 'Node 22.11.0 cannot bind with reusePort (22.12 or later can)')
+  t.equal(reusePortUnsupported('darwin', '24.1.0'), 'SO_REUSEPORT is used on Linux only, and this is darwin')
 })
