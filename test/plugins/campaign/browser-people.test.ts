@@ -14,13 +14,14 @@ import { SIZES, appInBrowser, card, moduleHidden, noSidewaysScroll, rowsOf, sign
 import { statusOf } from '../../support/campaign.js'
 import { chromiumBinary } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
+import { pollUntil } from '../../support/poll.js'
 
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 /** The label of the people page's search box, once list-people has said where the role's search looks. */
 const searchLabel = async (page: Page): Promise<string> => {
   const label = 'label.field:has(input[name="search"]) > span'
-  await page.waitForFunction(selector => document.querySelector(selector)?.textContent !== 'Search', label)
+  await pollUntil(async () => await page.textContent(label) !== 'Search', { what: 'the search box\'s label' })
   return (await page.textContent(label)) ?? ''
 }
 if (executablePath !== undefined) {

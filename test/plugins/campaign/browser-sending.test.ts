@@ -11,6 +11,7 @@ import type { ParsedMail } from 'mailparser'
 import { SIZES, appInBrowser, card, moduleHidden, noSidewaysScroll, rowsOf, signIn, signOut } from '../../support/campaign-browser.js'
 import { chromiumBinary } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
+import { pollUntil } from '../../support/poll.js'
 import { mailServer } from '../../support/smtp.js'
 
 
@@ -72,7 +73,7 @@ if (executablePath !== undefined) {
         await page.waitForSelector(anaLogged)
         await page.click(`${anaLogged} button.link`)
         await page.waitForSelector('button:has-text("All sends")')
-        await page.waitForFunction(() => document.querySelectorAll('[data-testid="send-log"] tbody tr').length === 4)
+        await pollUntil(async () => await page.locator('[data-testid="send-log"] tbody tr').count() === 4, { what: 'the send log\'s four records' })
         const logged = new Map((await rowsOf(page, '[data-testid="send-log"]')).map(([, status, channel, purpose, person, address]) => [person, [status, channel, purpose, address]]))
         t.match(logged.get(ana), ['sent', 'e-mail', 'newsletter', email('ana')], 'Ana: sent')
         t.match(logged.get(ben), ['sent', 'e-mail', 'newsletter', email('ben')], 'Ben: sent')

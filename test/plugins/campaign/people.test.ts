@@ -5,7 +5,14 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { ServerFunctionError } from '../../../plugins/campaign/client.js'
-import { ATTRIBUTION_AUDIENCE, ATTRIBUTION_FIELDS, type PeopleView } from '../../../plugins/campaign/people.js'
+import { ATTRIBUTION_AUDIENCE, ATTRIBUTION_FIELDS, type PeopleView, type ViewField } from '../../../plugins/campaign/people.js'
+import { manifest as adminManifest } from '../../../plugins/campaign/modules/admin/manifest.js'
+import { manifest as callsManifest } from '../../../plugins/campaign/modules/call-intelligence/manifest.js'
+import { manifest as eventsManifest } from '../../../plugins/campaign/modules/events/manifest.js'
+import { manifest as fundraisingManifest } from '../../../plugins/campaign/modules/fundraising/manifest.js'
+import { manifest as peopleManifest } from '../../../plugins/campaign/modules/people/manifest.js'
+import { manifest as sendingManifest } from '../../../plugins/campaign/modules/sending/manifest.js'
+import { manifest as volunteersManifest } from '../../../plugins/campaign/modules/volunteers/manifest.js'
 import { MANIFESTS } from '../../../plugins/campaign/modules/catalogue.js'
 import { USER_VIEW } from '../../../plugins/campaign/modules/admin/admin.js'
 import { CALL_VIEW } from '../../../plugins/campaign/modules/call-intelligence/call-intelligence.js'
@@ -143,6 +150,30 @@ t.test('docs/campaign.md: the table of who sees what is the views\'', async t =>
   })
   declared.push(`attribution: ${[...ATTRIBUTION_FIELDS].sort().join(' ')} → admin ${ATTRIBUTION_AUDIENCE.join(' ')}`)
   t.same(documented.sort(), declared.sort())
+})
+
+/**
+ * A manifest's view is exactly its record's fields: one it lacks is refused where the view is made
+ * (PeopleView's constructor), and here, by the type check, a field the record no longer has.
+ */
+const exactly = <T extends object, F extends object>(view: PeopleView<T>, fields: F & { readonly [K in Exclude<keyof F, ViewField<T>>]: never }): [PeopleView<T>, object] => [view, fields]
+
+t.test('each manifest\'s view names only fields of its record (the type check refuses a stale one)', async t => {
+  const pairs = [
+    exactly(PERSON_VIEW, peopleManifest.views.person),
+    exactly(VOLUNTEER_VIEW, volunteersManifest.views.volunteer),
+    exactly(DONOR_VIEW, fundraisingManifest.views.donor),
+    exactly(DONATION_VIEW, fundraisingManifest.views.donation),
+    exactly(USER_VIEW, adminManifest.views.user),
+    exactly(CALL_VIEW, callsManifest.views.call),
+    exactly(RSVP_VIEW, eventsManifest.views.rsvp),
+    exactly(ATTENDANCE_VIEW, eventsManifest.views.attendance),
+    exactly(SEND_LOG_VIEW, sendingManifest.views['send log']),
+    exactly(SMS_REPLY_VIEW, sendingManifest.views['sms reply'])
+  ]
+  // @ts-expect-error a field the roster entry does not have
+  pairs.push(exactly(RSVP_VIEW, { ...eventsManifest.views.rsvp, shoe_size: ['staff'] }))
+  for (const [view, fields] of pairs.slice(0, -1)) t.equal(view.fields, fields, `the ${view.kind} view is its manifest's`)
 })
 
 t.test('save-volunteer: one e-mail address is one volunteer', async t => {
