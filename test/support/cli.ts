@@ -123,12 +123,18 @@ export function listenerUrlsIn (text: string): Record<string, URL> | undefined {
  * The URL each listener of a `berth server` child is bound to, from its `berth server running` log
  * line: a port configured as 0 is read back here, never chosen by the test beforehand.
  */
-export async function boundUrls (child: RunningCli, what: string, timeout = 30_000): Promise<Record<string, URL>> {
-  return await pollUntil(() => {
-    const urls = listenerUrlsIn(child.stdout())
-    if (urls === undefined && child.exitCode !== null) throw new Error(`${what} exited: ${child.output()}`)
-    return urls
-  }, { timeout, what: `${what}'s listeners` })
+export async function boundUrls (child: RunningCli, what: string, timeout = 60_000): Promise<Record<string, URL>> {
+  try {
+    return await pollUntil(() => {
+      const urls = listenerUrlsIn(child.stdout())
+      if (urls === undefined && child.exitCode !== null) throw new Error(`${what} exited: ${child.output()}`)
+      return urls
+    }, { timeout, what: `${what}'s listeners` })
+  } catch (err) {
+    if (child.exitCode !== null) throw err
+    // Still running without its line: what it said so far tells where its start stopped.
+    throw new Error(`${(err as Error).message}; its output so far: ${child.output().slice(-4000)}`)
+  }
 }
 
 /** The same, for a server started with `--detach`, from its log file. */
