@@ -93,6 +93,8 @@ export class WorkerPool {
     this.#lastTable = ''
     this.sync()
     this.challengesChanged()
+    // Certificates may have been renewed while parked.
+    this.#post({ type: 'certificates' })
     for (const { index, id, name } of this.#asked.splice(0)) this.#answerCertificate(index, id, name)
   }
 
@@ -153,7 +155,7 @@ export class WorkerPool {
     await Promise.all(exits)
   }
 
-  /** Stop thread `index` at once, as a crash would (a test of restarts). */
+  /** Stop thread `index` at once, as a crash would: it is started again like any that dies. */
   async kill (index: number): Promise<void> {
     await this.#threads[index - 1]?.worker.terminate()
   }
@@ -174,8 +176,12 @@ export class WorkerPool {
     listening.catch(() => {})
     const thread = { worker, listening }
     this.#threads[index - 1] = thread
-    if (this.#hooks === undefined) worker.unref()
-    else worker.postMessage(this.#hooks.table() satisfies ToWorker)
+    if (this.#hooks === undefined) {
+      worker.unref()
+    } else {
+      worker.postMessage(this.#hooks.table() satisfies ToWorker)
+      worker.postMessage({ type: 'challenges', tokens: this.#hooks.challenges() } satisfies ToWorker)
+    }
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'listening') {
         this.#deaths = 0
