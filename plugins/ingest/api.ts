@@ -3,7 +3,7 @@
 // storage when it was uploaded to another node) and the code in them, and the keys of stored faults and of faults waiting for
 // their symbols. Other plugins import the ingest plugin through this module or its index only.
 export type { TelemetryEvent } from './apply.js'
-export { codeSections, type CodeSection } from './elf.js'
+export { codeSections, sectionNamed, type CodeSection } from './elf.js'
 export { elfPath, localElf } from './elf-files.js'
 export { faultKey, pendingKey, type PendingKey, type SeriesKey, type StoredFault } from './store.js'
 export type { BacktraceFrame } from './storage/contract.js'

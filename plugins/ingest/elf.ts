@@ -1,9 +1,10 @@
 // ELF images: check that a file is an ELF image, find its GNU build id (NT_GNU_BUILD_ID note), and
-// read its code (the sections of executable instructions, for backtraces), reading only within the
-// file's bounds.
+// read its code (the sections of executable instructions, for backtraces) and its other sections by
+// name (`.debug_frame`, for unwinding), reading only within the file's bounds.
 import { createHash } from 'node:crypto'
 
 const SHT_PROGBITS = 1
+const SHT_STRTAB = 3
 const SHT_NOTE = 7
 const SHF_ALLOC = 0x2
 const SHF_EXECINSTR = 0x4
@@ -30,13 +31,15 @@ export interface CodeSection {
   bytes: Buffer
 }
 
-interface Section { type: number, flags: number, address: number, offset: number, size: number }
+interface Section { name: number, type: number, flags: number, address: number, offset: number, size: number }
 
 interface ElfLayout {
   bits: 32 | 64
   machine: number
   u32: (at: number) => number
   sections: Section[]
+  /** Index of the section of section names (e_shstrndx). */
+  names: number
 }
 
 /** The header and section table of an ELF file, each section checked to lie within the file. */
@@ -57,6 +60,7 @@ function readLayout (bytes: Buffer): { ok: true, layout: ElfLayout } | { ok: fal
   for (let i = 0; i < shnum; i++) {
     const header = shoff + i * shentsize
     const section = {
+      name: u32(header),
       type: u32(header + 4),
       flags: addr(header + 8),
       address: addr(header + (bits === 32 ? 12 : 16)),
@@ -68,7 +72,7 @@ function readLayout (bytes: Buffer): { ok: true, layout: ElfLayout } | { ok: fal
     }
     sections.push(section)
   }
-  return { ok: true, layout: { bits, machine: u16(18), u32, sections } }
+  return { ok: true, layout: { bits, machine: u16(18), u32, sections, names: u16(bits === 32 ? 50 : 62) } }
 }
 
 export function inspectElf (bytes: Buffer): ElfResult {
@@ -89,6 +93,19 @@ export function codeSections (bytes: Buffer): CodeSection[] {
   return read.layout.sections
     .filter(s => s.type === SHT_PROGBITS && (s.flags & (SHF_ALLOC | SHF_EXECINSTR)) === (SHF_ALLOC | SHF_EXECINSTR) && s.size > 0)
     .map(s => ({ address: s.address, bytes: bytes.subarray(s.offset, s.offset + s.size) }))
+}
+
+/** The contents of the section named `name` (undefined when the file is not a readable ELF image or has none). */
+export function sectionNamed (bytes: Buffer, name: string): Buffer | undefined {
+  const read = readLayout(bytes)
+  if (!read.ok) return undefined
+  const { sections, names } = read.layout
+  const table = sections[names]
+  if (table === undefined || table.type !== SHT_STRTAB || table.offset + table.size > bytes.length) return undefined
+  const wanted = Buffer.from(`${name}\0`, 'latin1')
+  const section = sections.find(s => s.type === SHT_PROGBITS && s.name + wanted.length <= table.size &&
+    bytes.subarray(table.offset + s.name, table.offset + s.name + wanted.length).equals(wanted))
+  return section === undefined ? undefined : bytes.subarray(section.offset, section.offset + section.size)
 }
 
 /** The GNU build id among the notes in [start, end) of the file. */

@@ -1,6 +1,7 @@
-// Addresses to `<function> at <file>:<line>` with arm-none-eabi-addr2line (-f -C): many addresses per
-// run, under a timeout past which the run's whole process group is killed; at most `concurrency` runs
-// at once, results cached per build and address.
+// Addresses to `<function> at <file>:<line>` with arm-none-eabi-addr2line (-f -C), with the functions
+// inlined there (-i: innermost first, then the one each was inlined into; -a marks where an address's
+// lines start): many addresses per run, under a timeout past which the run's whole process group is
+// killed; at most `concurrency` runs at once, results cached per build and address.
 import { spawn, type ChildProcess } from 'node:child_process'
 
 /** Addresses per run: a command line of about 11 KB. */
@@ -11,7 +12,7 @@ export class ToolUnavailable extends Error {}
 export class Addr2line {
   readonly #tool: string
   readonly #timeoutMs: number
-  readonly #cache = new Map<string, string | undefined>()
+  readonly #cache = new Map<string, string[] | undefined>()
   readonly #cacheLimit: number
   #running = 0
   readonly #waiting: Array<() => void> = []
@@ -27,10 +28,13 @@ export class Addr2line {
     this.#cacheLimit = options.cacheEntries
   }
 
-  /** Resolve `addresses` in the image `elf` of build `buildId`: undefined for an address not in the image. */
-  async resolve (buildId: string, elf: string, addresses: readonly number[]): Promise<Array<string | undefined>> {
+  /**
+   * Resolve `addresses` in the image `elf` of build `buildId`: each the function it is in and, when that
+   * was inlined, the functions it was inlined into, outwards; undefined for an address not in the image.
+   */
+  async resolve (buildId: string, elf: string, addresses: readonly number[]): Promise<Array<string[] | undefined>> {
     // Cached answers are taken now: other builds' runs may evict them while this one's runs go on.
-    const known = new Map<number, string | undefined>()
+    const known = new Map<number, string[] | undefined>()
     for (const address of addresses) {
       const key = `${buildId}:${address}`
       if (this.#cache.has(key)) known.set(address, this.#cache.get(key))
@@ -54,7 +58,7 @@ export class Addr2line {
     for (const child of this.#children) killGroup(child)
   }
 
-  #remember (key: string, value: string | undefined): void {
+  #remember (key: string, value: string[] | undefined): void {
     if (this.#cache.size >= this.#cacheLimit) this.#cache.delete(this.#cache.keys().next().value as string)
     this.#cache.set(key, value)
   }
@@ -70,11 +74,11 @@ export class Addr2line {
     }
   }
 
-  async #run (elf: string, addresses: readonly number[]): Promise<Array<string | undefined>> {
+  async #run (elf: string, addresses: readonly number[]): Promise<Array<string[] | undefined>> {
     if (this.#closed) throw new ToolUnavailable('the server is stopping')
     const stdout = await new Promise<string>((resolve, reject) => {
       // detached: the run leads a process group of its own, so a timeout kills whatever it started too.
-      const child = spawn(this.#tool, ['-f', '-C', '-e', elf, ...addresses.map(a => `0x${a.toString(16)}`)], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(this.#tool, ['-f', '-C', '-i', '-a', '-e', elf, ...addresses.map(a => `0x${a.toString(16)}`)], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
       this.#children.add(child)
       let out = ''
       let err = ''
@@ -102,11 +106,20 @@ export class Addr2line {
         else settle(new ToolUnavailable(`${this.#tool} failed: ${signal !== null ? `killed by ${signal}` : `exit ${code ?? '?'}`}${err === '' ? '' : `: ${err.split('\n')[0]}`}`))
       })
     })
-    const lines = stdout.split('\n')
+    // Each address: its line (0x...), then a function and its location for each inlining level.
+    const answers: string[][] = []
+    for (const line of stdout.split('\n')) {
+      if (/^0x[0-9a-f]+$/.test(line)) answers.push([])
+      else if (line !== '') answers[answers.length - 1]?.push(line)
+    }
     return addresses.map((_address, i) => {
-      const fn = lines[2 * i] ?? '??'
-      const location = (lines[2 * i + 1] ?? '??:0').replace(/ \(discriminator \d+\)$/, '')
-      return fn === '??' || location.startsWith('??') ? undefined : `${fn} at ${location}`
+      const lines = answers[i] ?? []
+      const chain: string[] = []
+      for (let at = 0; at + 1 < lines.length; at += 2) {
+        const location = lines[at + 1].replace(/ \(discriminator \d+\)$/, '')
+        if (lines[at] !== '??' && !location.startsWith('??')) chain.push(`${lines[at]} at ${location}`)
+      }
+      return chain.length === 0 ? undefined : chain
     })
   }
 }

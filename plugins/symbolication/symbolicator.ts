@@ -1,23 +1,31 @@
 // Symbolication of faults: the fault's PC, else the call site its LR points to, resolved in the ELF
-// uploaded for the device's build, and the backtrace unwound from its stack snapshot (unwind.ts); a
+// uploaded for the device's build, and the backtrace unwound from its stack snapshot (unwind.ts: by the
+// ELF's call-frame information, else by scanning); a
 // symbolicated fault moves into the crash issue of its top frames. Work is read from the ingest storage's index of pending faults, by
 // build (never from a scan of all faults): new faults as they are stored, a build's pending faults when
 // its ELF arrives or its retry is due; the faults of one build in a batch are one resolver call.
 import { readFile } from 'node:fs/promises'
 import type { Logger } from 'pino'
-import { codeSections, faultKey, localElf, pendingKey, type BacktraceFrame, type CodeSection, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
+import { codeSections, faultKey, localElf, pendingKey, sectionNamed, type BacktraceFrame, type CodeSection, type PendingKey, type SeriesKey, type StoredFault } from '../ingest/api.js'
 import type { IngestService } from '../ingest/index.js'
 import { ToolUnavailable, type Addr2line } from './addr2line.js'
-import { backtraceOf, frameAddresses } from './unwind.js'
+import { readDebugFrame, type CallFrames } from './cfi.js'
+import { backtraceOf, unwind } from './unwind.js'
 
 /** Faults taken at a time, of new ones and of each build gone through. */
 const BATCH = 2000
 /** Longest wait between two tries of a build whose resolver failed. */
 const MAX_RETRY_MS = 3_600_000
-/** Builds whose code is kept in memory for unwinding. */
+/** Builds whose code and call-frame information are kept in memory for unwinding. */
 const CODE_CACHE_BUILDS = 8
 
 const hex = (n: number): string => `0x${n.toString(16).padStart(8, '0')}`
+
+/** What unwinding needs of an image: its code, and its call-frame information when it has some. */
+interface Image {
+  code: CodeSection[]
+  cfi: CallFrames | undefined
+}
 
 interface Pending {
   key: PendingKey
@@ -53,8 +61,8 @@ export class Symbolicator {
   readonly #sweeps = new Map<string, PendingKey | undefined>()
   /** Builds whose resolver failed. */
   readonly #retries = new Map<string, Retry>()
-  /** The code sections of recently resolved builds' images, oldest first. */
-  readonly #code = new Map<string, CodeSection[]>()
+  /** The code sections and call-frame information (undefined: the image has none) of recently resolved builds' images, oldest first. */
+  readonly #code = new Map<string, Image>()
   #working = false
   #stopped = false
 
@@ -160,18 +168,18 @@ export class Symbolicator {
     if (retry?.timer !== undefined) return { final: false, reason: retry.reason }
     const file = await localElf(telemetry.storage, telemetry.elfDir, elf)
     if (file === undefined) return { final: false, reason: `unsymbolicated: the ELF file of build ${buildId} is missing from the ELF directory; upload it again` }
-    const code = await this.#codeOf(buildId, file)
-    const frames = batch.map(({ fault }) => frameAddresses(code, fault))
+    const { code, cfi } = await this.#imageOf(buildId, file)
+    const unwound = batch.map(({ fault }) => unwind(cfi, code, fault))
     try {
-      const found = await this.#options.addr2line.resolve(buildId, file, frames.flat().map(frame => frame.lookup))
+      const found = await this.#options.addr2line.resolve(buildId, file, unwound.flatMap(u => u.frames.map(frame => frame.lookup)))
       this.#retries.delete(buildId)
       let at = 0
-      const resolved = frames.map(faultFrames => found.slice(at, at += faultFrames.length))
+      const resolved = unwound.map(u => found.slice(at, at += u.frames.length))
       return {
         final: true,
-        // The PC, else the call its LR returns to (frames 0 and 1).
-        symbols: batch.map(({ fault }, i) => resolved[i][0] ?? resolved[i][1] ?? `unsymbolicated: PC ${hex(fault.pc)} and LR ${hex(fault.lr)} are not in the image of build ${buildId}`),
-        backtraces: frames.map((faultFrames, i) => backtraceOf(faultFrames, resolved[i]))
+        // The PC, else the call its LR returns to (frames 0 and 1): the innermost function there.
+        symbols: batch.map(({ fault }, i) => resolved[i][0]?.[0] ?? resolved[i][1]?.[0] ?? `unsymbolicated: PC ${hex(fault.pc)} and LR ${hex(fault.lr)} are not in the image of build ${buildId}`),
+        backtraces: unwound.map((u, i) => backtraceOf(u, resolved[i]))
       }
     } catch (err) {
       if (!(err instanceof ToolUnavailable)) throw err
@@ -181,20 +189,22 @@ export class Symbolicator {
     }
   }
 
-  /** The code sections of a build's image, read once while it is among the recent ones. */
-  async #codeOf (buildId: string, file: string): Promise<CodeSection[]> {
-    let code = this.#code.get(buildId)
-    if (code === undefined) {
+  /** The code sections and call-frame information of a build's image, read once while it is among the recent ones. */
+  async #imageOf (buildId: string, file: string): Promise<Image> {
+    let image = this.#code.get(buildId)
+    if (image === undefined) {
       const bytes = await readFile(file).catch(() => undefined)
       // Unreadable now: the faults resolve without frames from their stacks (addr2line says why it fails, if it does).
-      if (bytes === undefined) return []
+      if (bytes === undefined) return { code: [], cfi: undefined }
       // Copied out, so the rest of the file (debug information, mostly) is not kept alive by them.
-      code = codeSections(bytes).map(section => ({ address: section.address, bytes: Buffer.from(section.bytes) }))
+      const code = codeSections(bytes).map(section => ({ address: section.address, bytes: Buffer.from(section.bytes) }))
+      const frames = sectionNamed(bytes, '.debug_frame')
+      image = { code, cfi: frames === undefined ? undefined : readDebugFrame(Buffer.from(frames), code) }
       if (this.#code.size >= CODE_CACHE_BUILDS) this.#code.delete(this.#code.keys().next().value as string)
     }
     this.#code.delete(buildId)
-    this.#code.set(buildId, code)
-    return code
+    this.#code.set(buildId, image)
+    return image
   }
 
   /** Try the build's pending faults again after a wait that doubles with each failure in a row. */

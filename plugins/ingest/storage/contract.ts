@@ -32,6 +32,10 @@ export interface Device {
 export interface BacktraceFrame {
   address: number
   symbol: string
+  /** How it was found: by the image's call-frame information, or by scanning the stack (absent on frames stored before unwinding by call-frame information). */
+  unwind?: 'cfi' | 'scan'
+  /** On the last frame, when the stack snapshot ended before the code did: the callers beyond it were not sent. */
+  truncated?: true
 }
 
 export interface StoredFault extends Omit<FaultRecord, 'stack'> {

@@ -37,17 +37,18 @@ const fault = (pc: number, lr = 0x08000123): ChunkPayload => ({ type: 'FaultReco
  * A stand-in for arm-none-eabi-addr2line with its output format, in `dir`: each run appends
  * `<start ms> <addresses>` to `runs`; while the file `hang` exists it starts a child (its pid appended to
  * `children`) and waits for it, never answering; else it names every address `f<address>` at
- * /src/main.c:7, but 0x20, which is not in the image.
+ * /src/main.c:7, but 0x20, which is not in the image, and 0x30, in `inlined` (at /src/main.h:3) inlined
+ * into `f0x30`.
  */
 function standIn (dir: string): { tool: string, runs: () => Array<{ at: number, addresses: number }>, hang: (on: boolean) => void, children: () => number[] } {
   const tool = join(dir, 'addr2line-stand-in')
   const file = (name: string): string => join(dir, name)
   writeFileSync(tool, [
     '#!/bin/sh',
-    'shift 4',
+    'shift 6',
     `echo "$(date +%s%3N) $#" >> ${file('runs')}`,
     `if [ -e ${file('hang')} ]; then sleep 600 & echo $! >> ${file('children')}; wait; fi`,
-    'for a in "$@"; do if [ "$a" = 0x20 ]; then echo \'??\'; echo \'??:0\'; else echo "f$a"; echo /src/main.c:7; fi; done',
+    'for a in "$@"; do echo "$a"; if [ "$a" = 0x20 ]; then echo \'??\'; echo \'??:0\'; else if [ "$a" = 0x30 ]; then echo inlined; echo /src/main.h:3; fi; echo "f$a"; echo /src/main.c:7; fi; done',
     ''
   ].join('\n'), { mode: 0o755 })
   const lines = (name: string): string[] => existsSync(file(name)) ? readFileSync(file(name), 'utf8').trim().split('\n') : []
@@ -138,16 +139,17 @@ t.test('the resolver: several addresses per run (at most 1000), answers cached p
   const dir = tempDir(t)
   const tool = standIn(dir)
   const resolver = new Addr2line({ tool: tool.tool, timeoutMs: 5000, concurrency: 2, cacheEntries: 5000 })
-  t.same(await resolver.resolve('b1', '/x.elf', [0x10, 0x20]), ['f0x10 at /src/main.c:7', undefined])
-  t.same(await resolver.resolve('b1', '/x.elf', [0x10]), ['f0x10 at /src/main.c:7'], 'from the cache')
-  t.same(tool.runs().map(r => r.addresses), [2], 'one run of the resolver')
+  t.same(await resolver.resolve('b1', '/x.elf', [0x10, 0x20, 0x30]), [['f0x10 at /src/main.c:7'], undefined, ['inlined at /src/main.h:3', 'f0x30 at /src/main.c:7']],
+    'each address\'s function, with the one it was inlined into after it')
+  t.same(await resolver.resolve('b1', '/x.elf', [0x10]), [['f0x10 at /src/main.c:7']], 'from the cache')
+  t.same(tool.runs().map(r => r.addresses), [3], 'one run of the resolver')
   const many = Array.from({ length: 2500 }, (_, i) => 0x1000 + 2 * i)
   const found = await resolver.resolve('b1', '/x.elf', [0x10, ...many])
-  t.equal(found[2500], `f0x${(0x1000 + 2 * 2499).toString(16)} at /src/main.c:7`, 'answers stay with their address across runs')
+  t.same(found[2500], [`f0x${(0x1000 + 2 * 2499).toString(16)} at /src/main.c:7`], 'answers stay with their address across runs')
   t.same(tool.runs().slice(1).map(r => r.addresses).sort(), [1000, 1000, 500], 'the uncached addresses, in runs of at most 1000')
   const small = new Addr2line({ tool: tool.tool, timeoutMs: 5000, concurrency: 2, cacheEntries: 1 })
-  t.same(await small.resolve('b2', '/x.elf', [0x10, 0x30, 0x10]), ['f0x10 at /src/main.c:7', 'f0x30 at /src/main.c:7', 'f0x10 at /src/main.c:7'], 'answers outlive their eviction from a small cache')
-  t.same(await Promise.all([small.resolve('b2', '/x.elf', [0x30, 0x40]), small.resolve('b3', '/x.elf', [0x50])]), [['f0x30 at /src/main.c:7', 'f0x40 at /src/main.c:7'], ['f0x50 at /src/main.c:7']], 'and cached answers outlive an eviction by a run of another build')
+  t.same(await small.resolve('b2', '/x.elf', [0x10, 0x40, 0x10]), [['f0x10 at /src/main.c:7'], ['f0x40 at /src/main.c:7'], ['f0x10 at /src/main.c:7']], 'answers outlive their eviction from a small cache')
+  t.same(await Promise.all([small.resolve('b2', '/x.elf', [0x40, 0x50]), small.resolve('b3', '/x.elf', [0x60])]), [[['f0x40 at /src/main.c:7'], ['f0x50 at /src/main.c:7']], [['f0x60 at /src/main.c:7']]], 'and cached answers outlive an eviction by a run of another build')
 
   tool.hang(true)
   const slow = new Addr2line({ tool: tool.tool, timeoutMs: 300, concurrency: 1, cacheEntries: 10 })

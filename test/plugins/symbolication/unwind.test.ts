@@ -1,7 +1,8 @@
 // Stack scanning on Thumb code: which words of a stack snapshot are return addresses (odd, in the
 // image's code, just after BL or BLX Rm), and how the frames become a backtrace (a stale LR in the
-// faulting function and repeated frames left out). The real crash of the QEMU device is unwound in
-// test/e2e/device.test.ts.
+// faulting function and repeated frames left out), functions inlined at an address, and frames unwound
+// by call-frame information (test/plugins/symbolication/cfi.test.ts) kept as they are. The QEMU device's
+// real crashes are unwound in test/e2e/device.test.ts and test/firmware/backtraces.test.ts.
 import t from 'tap'
 import { backtraceOf, followsCall, frameAddresses, MAX_FRAMES } from '../../../plugins/symbolication/unwind.js'
 
@@ -31,10 +32,24 @@ t.test('frames: PC, LR, then the return addresses among the stack words', async 
 })
 
 t.test('the backtrace: unresolved frames, a stale LR and repeats left out', async t => {
-  const frames = frameAddresses(CODE, { pc: 0x1010, lr: 0x100b, stack: [0x1007, 0x1007, 0x100b].map(word).join('') })
-  const symbols = ['sensor_read at s.c:4', 'sensor_read at s.c:3', 'task at t.c:9', 'task at t.c:9', undefined]
-  t.same(backtraceOf(frames, symbols), [{ address: 0x1010, symbol: 'sensor_read at s.c:4' }, { address: 0x1006, symbol: 'task at t.c:9' }],
+  const scanned = { method: 'scan' as const, frames: frameAddresses(CODE, { pc: 0x1010, lr: 0x100b, stack: [0x1007, 0x1007, 0x100b].map(word).join('') }), truncated: false }
+  const symbols = [['sensor_read at s.c:4'], ['sensor_read at s.c:3'], ['task at t.c:9'], ['task at t.c:9'], undefined]
+  t.same(backtraceOf(scanned, symbols), [{ address: 0x1010, symbol: 'sensor_read at s.c:4', unwind: 'scan' }, { address: 0x1006, symbol: 'task at t.c:9', unwind: 'scan' }],
     'LR inside the faulting function is an earlier call\'s; the same return address twice is one frame')
-  t.same(backtraceOf(frames, [undefined, 'sensor_read at s.c:3', 'task at t.c:9', undefined, undefined]).map(f => f.symbol), ['sensor_read at s.c:3', 'task at t.c:9'],
+  t.same(backtraceOf(scanned, [undefined, ['sensor_read at s.c:3'], ['task at t.c:9'], undefined, undefined]).map(f => f.symbol), ['sensor_read at s.c:3', 'task at t.c:9'],
     'a PC outside the image (a call through a bad pointer): the LR is the first frame')
+  t.same(backtraceOf(scanned, [['scale at s.h:2', 'sensor_read at s.c:4'], ['sensor_read at s.c:3'], ['task at t.c:9']]).map(f => [f.address, f.symbol]),
+    [[0x1010, 'scale at s.h:2'], [0x1010, 'sensor_read at s.c:4'], [0x1006, 'task at t.c:9']],
+    'a function inlined at an address is a frame of its own, before the function it was inlined into (whose LR is still left out)')
+})
+
+t.test('the backtrace of frames unwound by call-frame information: as they are, the last marked when the snapshot ended', async t => {
+  const frames = [{ kind: 'pc' as const, address: 0x1010, lookup: 0x1010 }, { kind: 'stack' as const, address: 0x1006, lookup: 0x1004 }, { kind: 'stack' as const, address: 0x1006, lookup: 0x1004 }]
+  const symbols = [['walk at w.c:3'], ['walk at w.c:5'], ['walk at w.c:5']]
+  t.same(backtraceOf({ method: 'cfi', frames, truncated: true }, symbols), [
+    { address: 0x1010, symbol: 'walk at w.c:3', unwind: 'cfi' },
+    { address: 0x1006, symbol: 'walk at w.c:5', unwind: 'cfi' },
+    { address: 0x1006, symbol: 'walk at w.c:5', unwind: 'cfi', truncated: true }
+  ], 'recursion keeps its repeated return addresses')
+  t.same(backtraceOf({ method: 'cfi', frames, truncated: false }, symbols).map(f => f.truncated), [undefined, undefined, undefined], 'complete: no mark')
 })
