@@ -5,8 +5,8 @@
 // resets), and the third boot uploads the watchdog reboot the port's reset cause tells.
 // `berth gateway` reads the UART while the server is down, spools every frame, and forwards them once
 // it is up: every chunk arrives exactly once. The ELF uploaded afterwards resolves the earlier fault
-// to the named function and its line, and unwinds its stack snapshot into a backtrace that names its
-// crash issue. Then the device is powered on again: a board with no clock,
+// to the named function and its line, and unwinds its stack snapshot by the ELF's call-frame
+// information into a backtrace that names its crash issue. Then the device is powered on again: a board with no clock,
 // random numbers or flash counter (QEMU clears RAM), so its second run reuses the first run's sequence
 // numbers, byte for byte where nothing changed; its crashes, hangs and power-ons are stored all the same.
 import t from 'tap'
@@ -99,14 +99,18 @@ if (compiler !== undefined) {
     }, { what: 'the fault to be symbolicated' })
     const mainC = join(FIRMWARE_DIR, 'examples/qemu-demo/main.c')
     t.equal(resolved, `sensor_poll at ${mainC}:${line}`)
-    // Unwound from the stack the HardFault handler copied: the call in sensor_task, then (main having
-    // tail-called sensor_task, so leaving no frame) the reset handler that called main.
+    // Unwound from the stack the HardFault handler copied, by the ELF's call-frame information: the call
+    // in sensor_task, main (which tail-called sensor_task, so left no frame: its branch), then the reset
+    // handler that called main.
     const caller = source.findIndex(l => l.includes('const int reading = sensor_poll();')) + 1
-    const [{ backtrace, stack }] = (await json(`/devices/${DEVICE}/faults`)).items as Array<{ backtrace: Array<{ address: number, symbol: string }>, stack: string }>
+    const tail = source.findIndex(l => l.includes('return sensor_task();')) + 1
+    const [{ backtrace, stack }] = (await json(`/devices/${DEVICE}/faults`)).items as Array<{ backtrace: Array<{ address: number, symbol: string, unwind: string, truncated?: boolean }>, stack: string }>
     t.ok(stack.length >= 16 && stack.length % 8 === 0, 'the fault carries a stack snapshot of whole words')
-    t.same(backtrace.slice(0, 2).map(frame => frame.symbol), [`sensor_poll at ${mainC}:${line}`, `sensor_task at ${mainC}:${caller}`], 'the backtrace: the fault, then its caller')
-    t.match(backtrace[2]?.symbol, /^Reset_Handler at .*startup\.c:\d+$/, 'then the reset handler that called main')
-    t.equal(backtrace.length, 3, 'and nothing made up from the rest of the stack')
+    t.same(backtrace.slice(0, 3).map(frame => frame.symbol), [`sensor_poll at ${mainC}:${line}`, `sensor_task at ${mainC}:${caller}`, `main at ${mainC}:${tail}`],
+      'the backtrace: the fault, its caller, and main at its tail call')
+    t.match(backtrace[3]?.symbol, /^Reset_Handler at .*startup\.c:\d+$/, 'then the reset handler that called main')
+    t.equal(backtrace.length, 4, 'and nothing made up from the rest of the stack')
+    t.ok(backtrace.every(frame => frame.unwind === 'cfi' && frame.truncated === undefined), 'each frame by call-frame information; the snapshot held them all')
     const issues = async (): Promise<Array<{ title: string, count: number }>> => ((await json('/issues?q=sensor_poll')).issues as Array<{ title: string, count: number }>)
     t.match(await issues(), [{ title: /^INVSTATE.* in sensor_poll \(from sensor_task\)$/, count: 1 }], 'one crash issue, named by its top two frames')
 

@@ -11,12 +11,11 @@ import { execFile, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { readFile } from 'node:fs/promises'
-import { codecs } from '../../wasm/index.js'
 import { decodeChunk } from '../../plugins/ingest/wire/decoder.js'
-import type { ChunkPayload } from '../../plugins/ingest/wire/payloads.js'
 import { requireComponent } from '../support/component.js'
 import { armToolchain, configurations, hostToolchain, make, tapLines, writeVectorData, type FirmwareConfiguration } from '../support/firmware.js'
 import { tempDir } from '../support/tmp.js'
+import { uartRecords } from '../support/crashes.js'
 import { API_KEY, basic, telemetryServer } from '../plugins/ingest/harness.js'
 import { pollUntil } from '../support/poll.js'
 
@@ -29,16 +28,6 @@ async function eachLimited<T> (items: T[], limit: number, task: (item: T) => Pro
   await Promise.all(Array.from({ length: limit }, async () => {
     while (next < items.length) await task(items[next++])
   }))
-}
-
-/** The records of the frames the QEMU example wrote to its UART, read by the server's parser and decoder. */
-function uartRecords (uart: Buffer): ChunkPayload[] {
-  return [...codecs.parseFrames(uart)].map(frame => {
-    const payload = uart.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength)
-    const decoded = decodeChunk({ version: frame.version, type: frame.type, flags: frame.flags, device: Buffer.from(frame.deviceId, 'hex'), sequence: frame.sequence }, payload, undefined)
-    if (frame.status !== 'ok' || !decoded.ok) throw new Error(`frame ${frame.sequence} at ${frame.start}: ${frame.reason ?? JSON.stringify(decoded)}`)
-    return decoded.payload
-  })
 }
 
 if (toolchain !== undefined) {

@@ -5,6 +5,12 @@
 //! to sensor_task and main), then hangs in sensor_wait() until the watchdog resets it; the third boot
 //! uploads the reboot reason watchdog (unknown without BERTH_PLATFORM_RESET_CAUSE) and ends the
 //! emulation. Without fault capture the crash, too, ends in a watchdog reset.
+//! QEMU_DEMO_FAULT (on the command line: CFLAGS_EXTRA=-DQEMU_DEMO_FAULT=<n>) picks the crash, each an
+//! undefined instruction (UNDEFINSTR) but the first: 0 the null function pointer; 1 in sensor_store(),
+//! which sensor_poll() tail-calls (a branch: sensor_poll leaves no frame); 2 in sensor_scale(), inlined
+//! into sensor_poll(); 3 in sensor_average(), whose unwritten locals hold the return addresses an
+//! earlier call (sensor_calibrate()) left on the stack; 4 ten calls deep in sensor_walk(), deeper than
+//! the stack snapshot reaches. The backtraces of each are checked in test/firmware/backtraces.test.ts.
 #include "berth/metrics.h"
 #include "berth/reboot.h"
 #include "berth/trace.h"
@@ -19,10 +25,73 @@ typedef int (*reader_t)(void);
 //! Where a driver would be registered; never set, so calling it faults and waiting for it hangs.
 static volatile reader_t s_temperature_reader;
 
+#ifndef QEMU_DEMO_FAULT
+#define QEMU_DEMO_FAULT 0
+#endif
+
+#if QEMU_DEMO_FAULT == 0
 __attribute__((noinline)) static int sensor_poll(void) {
   berth_log("polling the temperature sensor");
   return s_temperature_reader() + 1; // the fault: a call through a null function pointer
 }
+#else
+//! The crash where it stands: an undefined instruction.
+#define FAULT_HERE() __asm volatile("udf #1")
+//! A reading the compiler cannot know.
+static volatile int s_raw = 7;
+
+#if QEMU_DEMO_FAULT == 1
+__attribute__((noinline)) static int sensor_store(int value) {
+  s_raw = value;
+  FAULT_HERE(); // the fault: in a tail-called function
+  return value;
+}
+
+__attribute__((noinline)) static int sensor_poll(void) {
+  berth_log("polling the temperature sensor");
+  return sensor_store(s_raw / 3);
+}
+#elif QEMU_DEMO_FAULT == 2
+static inline __attribute__((always_inline)) int sensor_scale(int raw) {
+  if (raw > 0) FAULT_HERE(); // the fault: in an inlined function
+  return raw * 10;
+}
+
+__attribute__((noinline)) static int sensor_poll(void) {
+  berth_log("polling the temperature sensor");
+  return sensor_scale(s_raw) + 1;
+}
+#elif QEMU_DEMO_FAULT == 3
+__attribute__((noinline)) static int sensor_calibrate(int depth) {
+  const int below = depth > 0 ? sensor_calibrate(depth - 1) : 0;
+  s_raw = depth;
+  return below + s_raw;
+}
+
+__attribute__((noinline)) static int sensor_average(void) {
+  volatile int samples[12]; // only the first is written: the rest is what earlier calls left there
+  samples[0] = s_raw;
+  FAULT_HERE(); // the fault: under stale return addresses
+  return samples[0];
+}
+
+__attribute__((noinline)) static int sensor_poll(void) {
+  const int offset = sensor_calibrate(3);
+  return sensor_average() + offset;
+}
+#elif QEMU_DEMO_FAULT == 4
+__attribute__((noinline)) static int sensor_walk(int depth) {
+  if (depth == 0) FAULT_HERE(); // the fault: ten calls deep
+  const int below = depth > 0 ? sensor_walk(depth - 1) : 0;
+  s_raw = depth;
+  return below + depth;
+}
+
+__attribute__((noinline)) static int sensor_poll(void) {
+  return sensor_walk(10) + 1;
+}
+#endif
+#endif
 
 //! The power-on's work: a reading, scaled (the caller a backtrace of sensor_poll's fault shows).
 __attribute__((noinline)) static int sensor_task(void) {
