@@ -93,25 +93,18 @@ class Reader {
   u16 (): number { const v = this.bytes.readUInt16LE(this.at); this.at += 2; return v }
   u32 (): number { const v = this.bytes.readUInt32LE(this.at); this.at += 4; return v }
 
-  uleb (): number {
-    let value = 0
-    let shift = 0
-    for (;;) {
-      const byte = this.u8()
-      value += (byte & 0x7f) * 2 ** shift
-      shift += 7
-      if ((byte & 0x80) === 0) return value
-    }
-  }
+  uleb (): number { return this.#leb(false) }
+  sleb (): number { return this.#leb(true) }
 
-  sleb (): number {
+  /** A LEB128 number; signed, its last byte's bit 6 is the sign. */
+  #leb (signed: boolean): number {
     let value = 0
     let shift = 0
     for (;;) {
       const byte = this.u8()
       value += (byte & 0x7f) * 2 ** shift
       shift += 7
-      if ((byte & 0x80) === 0) return (byte & 0x40) !== 0 ? value - 2 ** shift : value
+      if ((byte & 0x80) === 0) return signed && (byte & 0x40) !== 0 ? value - 2 ** shift : value
     }
   }
 
