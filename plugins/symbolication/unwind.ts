@@ -2,7 +2,9 @@
 // the image's call-frame information (cfi.ts) the frames are unwound exactly: each function's row says
 // where its CFA is and where it saved the return address, read from the snapshot, until the code ends,
 // or the snapshot does (the backtrace is then marked truncated); an exception frame on the way (a fault
-// in a handler) continues with the interrupted code's registers. Without it (no `.debug_frame`, or a PC
+// in a handler) continues with the interrupted code's registers; functions that tail-called (a branch,
+// leaving no frame) are inferred from the call before a return address when the code's branches lead
+// from its target to the frame's function one way only. Without it (no `.debug_frame`, or a PC
 // in code it does not describe), by stack scanning: the PC, the LR (the caller when the faulting
 // function is a leaf), and every word of the snapshot that is a return address: odd (the Thumb bit),
 // inside the image's code, and just after a call instruction (BL, or BLX to a register). Each return
