@@ -1,7 +1,8 @@
 // The proxy plugin at work: the routing table fed by the reconciler when one runs (and, while the
 // engine does not answer, the last one remembered) and the static routes, the HTTP listener's server with its limits and timeouts, health
-// checks, the traffic hooks of zero-downtime deploys and liveness restarts, and the routes on the
-// control API. Imported by setup only.
+// checks, the traffic hooks of zero-downtime deploys and liveness restarts, the routes on the
+// control API, and, with [proxy].workers > 1, the worker threads that serve the same listeners
+// (workers/). Imported by setup only (and by the worker threads, for the listeners' servers).
 import diagnostics from 'node:diagnostics_channel'
 import { createServer, type Server, type ServerOptions } from 'node:http'
 import { constants as http2Constants, createServer as createHttp2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2'
