@@ -30,7 +30,8 @@ async function freePort (): Promise<number> {
 }
 
 /**
- * The functions of GDB's `bt` past the exception frame (`<signal handler called>`), innermost first; a
+ * The functions of GDB's `bt` past the HardFault's exception frame (`<signal handler called>`),
+ * innermost first, without the marks of other exception frames further up (a fault in a handler); a
  * frame outside the image's code (the PC of a call through a null pointer: 0, which GDB names by the
  * vector table there) is left out, as the server leaves out a frame that resolves to no line.
  */
@@ -38,7 +39,7 @@ function gdbFrames (bt: string, code: readonly CodeSection[]): string[] {
   const lines = bt.split('\n').filter(line => line.startsWith('#'))
   const entry = lines.findIndex(line => line.includes('<signal handler called>'))
   if (entry < 0) throw new Error(`no exception frame in GDB's backtrace:\n${bt}`)
-  return lines.slice(entry + 1).flatMap(line => {
+  return lines.slice(entry + 1).filter(line => !line.includes('<signal handler called>')).flatMap(line => {
     const [, address, name] = /^#\d+\s+(?:(0x[0-9a-f]+) in )?(\S+) \(/.exec(line) ?? [undefined, undefined, line]
     const at = address === undefined ? undefined : Number(address)
     return at !== undefined && !code.some(c => at >= c.address && at < c.address + c.bytes.length) ? [] : [name]

@@ -2,9 +2,10 @@
 // -g: its .debug_frame), run in qemu-system-arm until the device has reported its fault over the UART,
 // and unwound as the symbolication plugin does: by the ELF's call-frame information, with stack scanning
 // beside it. The functions expected are those GDB's `bt` shows at the fault (bench/backtraces.ts
-// measures that for both methods). The tail call's and the inlined function's crashes also go the whole
-// way: their UART's frames posted to a server with the ingest and symbolication plugins, their ELF
-// uploaded, and the backtrace read from GET /devices/{id}/faults.
+// measures that for both methods), through an exception frame for the fault in a handler. The tail
+// call's and the inlined function's crashes also go the whole way: their UART's frames posted to a
+// server with the ingest and symbolication plugins, their ELF uploaded, and the backtrace read from
+// GET /devices/{id}/faults.
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -83,6 +84,12 @@ if (compiler !== undefined) {
     const { cfi, scan } = await crash('stale-stack')
     t.same(functions(cfi), ['sensor_average', 'sensor_poll', ...CALLERS], 'sensor_average\'s 48 bytes of locals are skipped by its CFA')
     t.ok(functions(scan).includes('sensor_calibrate'), `scanning takes what an earlier call left for frames: ${functions(scan).join(', ')}`)
+  })
+
+  t.test('a fault in an exception handler: the interrupted code, from the exception frame, continues the backtrace', async t => {
+    const { cfi, scan } = await crash('exception')
+    t.same(functions(cfi), ['PendSV_Handler', 'sensor_poll', ...CALLERS], 'the handler, then where sensor_poll was interrupted, and its callers')
+    t.notOk(functions(scan).includes('main'), `scanning: ${functions(scan).join(', ')}`)
   })
 
   t.test('deeper than the snapshot: the frames it holds, the last marked truncated', async t => {

@@ -24,7 +24,8 @@ export const CRASHES = [
   { name: 'tail-call', fault: 1 },
   { name: 'inlined', fault: 2 },
   { name: 'stale-stack', fault: 3 },
-  { name: 'deep', fault: 4 }
+  { name: 'deep', fault: 4 },
+  { name: 'exception', fault: 5 }
 ] as const
 export type Crash = typeof CRASHES[number]
 

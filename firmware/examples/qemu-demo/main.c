@@ -10,7 +10,9 @@
 //! which sensor_poll() tail-calls (a branch: sensor_poll leaves no frame); 2 in sensor_scale(), inlined
 //! into sensor_poll(); 3 in sensor_average(), whose unwritten locals hold the return addresses an
 //! earlier call (sensor_calibrate()) left on the stack; 4 ten calls deep in sensor_walk(), deeper than
-//! the stack snapshot reaches. The backtraces of each are checked in test/firmware/backtraces.test.ts.
+//! the stack snapshot reaches; 5 in the PendSV exception's handler, which sensor_poll() pends (the
+//! exception frame over sensor_poll's). The backtraces of each are checked in
+//! test/firmware/backtraces.test.ts.
 #include "berth/metrics.h"
 #include "berth/reboot.h"
 #include "berth/trace.h"
@@ -89,6 +91,19 @@ __attribute__((noinline)) static int sensor_walk(int depth) {
 
 __attribute__((noinline)) static int sensor_poll(void) {
   return sensor_walk(10) + 1;
+}
+#elif QEMU_DEMO_FAULT == 5
+void PendSV_Handler(void);
+
+void PendSV_Handler(void) {
+  FAULT_HERE(); // the fault: in an exception handler
+}
+
+__attribute__((noinline)) static int sensor_poll(void) {
+  berth_log("polling the temperature sensor");
+  *(volatile uint32_t *)0xE000ED04u = 1u << 28; // ICSR's PENDSVSET
+  __asm volatile("dsb\n\tisb" ::: "memory"); // the handler runs here, not some instructions later
+  return s_raw + 1;
 }
 #endif
 #endif

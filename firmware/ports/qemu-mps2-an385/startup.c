@@ -3,6 +3,7 @@
 //! hard-fault entry, which finds the stacked registers (MSP or PSP, from EXC_RETURN) and hands them to
 //! berth_qemu_fault. The NMI (the watchdog's interrupt) goes to the port's handler with
 //! BERTH_PLATFORM_RESET_CAUSE. Without them, the exceptions wait in Default_Handler (for the watchdog).
+//! PendSV_Handler is weak: the application may define its own.
 #include <stdint.h>
 #include <string.h>
 
@@ -30,10 +31,12 @@ static void Default_Handler(void) {
   for (;;) {}
 }
 
+void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+
 __attribute__((section(".isr_vector"), used)) static void (*const s_vectors[16])(void) = {
   (void (*)(void))&__stack_top, Reset_Handler, NMI_Handler, HardFault_Handler,
   HardFault_Handler, HardFault_Handler, HardFault_Handler, 0, 0, 0, 0,
-  Default_Handler, Default_Handler, 0, Default_Handler, SysTick_Handler
+  Default_Handler, Default_Handler, 0, PendSV_Handler, SysTick_Handler
 };
 
 void Reset_Handler(void) {
