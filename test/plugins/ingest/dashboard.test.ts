@@ -155,7 +155,8 @@ if (executablePath !== undefined) {
     const stored: StoredFault[] = []
     for await (const { value } of storage.series('faults', [SENSOR, 0], Number.MAX_SAFE_INTEGER)) stored.push(value)
     t.equal(stored.length, 1)
-    const backtrace = [{ address: 0x0800abcc, symbol: 'sensor_poll at /src/main.c:42' }, { address: 0x08000122, symbol: 'sensor_task at /src/main.c:57' }]
+    // Found by scanning (an ELF without call-frame information), the snapshot ending at its last frame.
+    const backtrace = [{ address: 0x0800abcc, symbol: 'sensor_poll at /src/main.c:42', unwind: 'scan' as const }, { address: 0x08000122, symbol: 'sensor_task at /src/main.c:57', unwind: 'scan' as const, truncated: true as const }]
     await storage.setSymbols(stored.map(fault => ({ key: pendingKey(fault), symbol: 'sensor_poll at /src/main.c:42', backtrace, final: true })))
 
     const context = await headlessBrowser(t, executablePath)
@@ -193,6 +194,10 @@ if (executablePath !== undefined) {
     await page.waitForSelector('.faults td')
     t.match(await page.textContent('.faults'), /sensor_poll at \/src\/main\.c:42/, 'the fault shows its symbol')
     t.same(await page.locator('.faults ol.backtrace li').allTextContents(), ['0x0800abcc sensor_poll at /src/main.c:42', '0x08000122 sensor_task at /src/main.c:57'], 'and its backtrace')
+    t.same(await page.locator('.faults .backtrace-note').allTextContents(), [
+      'The stack snapshot ends here: callers beyond it were not sent.',
+      'Found by scanning the stack (the ELF has no call-frame information): a frame may be stale, a tail call missing.'
+    ], 'saying where the snapshot ended and that scanning found it')
     // The traces load apart from the faults: wait for them rather than read what is there yet.
     await page.locator('.traces', { hasText: 'radio up' }).waitFor({ timeout: 10_000 })
     t.pass('the trace text is shown')
