@@ -1,10 +1,11 @@
 // `berth telemetry …`: serve (the server with only the telemetry plugins), report (fleet summary),
 // faults and metrics of one device (tables, or --json), migrate (the embedded store into PostgreSQL),
-// and hash-password for [ingest].users.
+// and hash-password for [ingest].users; `berth gateway` and `berth ota` (ota-commands.ts) beside it.
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ApiClient, formatTable, UsageError, type CliRegistry } from '../../kernel/index.js'
 import { USB_BY_ID } from './gateway/usb.js'
+import { otaCommands } from './ota-commands.js'
 import type { Device, StoredFault, StoredMetric } from './store.js'
 
 export const ADMIN_PASSWORD_FILE = 'telemetry-admin-password'
@@ -46,6 +47,7 @@ function checkDevice (id: string): string {
 export function telemetryCommands (cli: CliRegistry): void {
   const telemetry = cli.program.command('telemetry').description('device telemetry: the ingest server and its data')
   gatewayCommand(cli)
+  otaCommands(cli)
 
   telemetry.command('serve')
     .description('run the server with only the telemetry plugins (same as BERTH_PLUGINS=ingest berth server)')
