@@ -122,3 +122,10 @@
 #ifndef BERTH_PAYLOAD_MAX
 #define BERTH_PAYLOAD_MAX 1200
 #endif
+
+//! Signed updates (docs/firmware-updates.md): the signed image and its Ed25519 verification (image.h,
+//! with vendor/ed25519). The Makefile builds them apart, with this option on (`make image-tests`); off,
+//! none of it is built.
+#ifndef BERTH_UPDATES
+#define BERTH_UPDATES 0
+#endif

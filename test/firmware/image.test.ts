@@ -1,0 +1,59 @@
+// The firmware SDK's image verification on the host (firmware/test/image.c, BERTH_UPDATES): RFC 8032's
+// Ed25519 test vectors (section 7.1: TEST 1, 2, 3, 1024 and SHA(abc)) verify with the vendored
+// orlp/ed25519 and a flipped bit in each is refused; an image signed here with node:crypto is accepted,
+// and the same image tampered with, cut short, with a broken header or checked against another key is
+// refused, each with its own status.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { requireComponent } from '../support/component.js'
+import { hostToolchain, make, tapLines } from '../support/firmware.js'
+import { fleetKey, signImage } from '../support/signed-images.js'
+import { tempDir } from '../support/tmp.js'
+
+const run = promisify(execFile)
+const toolchain = await requireComponent(t, 'gcc', hostToolchain)
+
+if (toolchain !== undefined) {
+  const dir = tempDir(t, 'berth-image-')
+  await make('image-tests', dir)
+  const program = join(dir, 'image')
+
+  t.test('RFC 8032 section 7.1: each vector verifies, and a bit flipped in its R, S, message or key is refused', async t => {
+    const lines = tapLines((await run(program, ['rfc8032'])).stdout)
+    for (const name of ['TEST 1', 'TEST 2', 'TEST 3', 'TEST 1024', 'TEST SHA(abc)']) {
+      t.ok(lines.some(line => line.ok && line.name === `${name}: verifies`), `${name} verifies`)
+    }
+    t.equal(lines.length, 24, 'five vectors, each verified and refused with a bit flipped in R, S and the key, and in the message of the four with one')
+    for (const line of lines) t.ok(line.ok, line.name)
+  })
+
+  t.test('images signed with node:crypto: accepted as made, refused tampered, truncated, malformed or under another key', async t => {
+    const fleet = fleetKey()
+    const other = fleetKey()
+    const payload = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 31 + 7) % 256))
+    const image = signImage(payload, { version: '2.0.0', softwareType: 'qemu-updatable', loadAddress: 0x00100000 }, fleet.privateKey)
+    const status = async (name: string, bytes: Buffer, key = fleet.publicRaw): Promise<string> => {
+      const file = join(dir, `${name}.bin`)
+      await writeFile(file, bytes)
+      return (await run(program, ['verify', key.toString('hex'), file])).stdout.trim()
+    }
+    const flipped = (offset: number): Buffer => { const copy = Buffer.from(image); copy[offset] ^= 0x01; return copy }
+    t.equal(await status('good', image), 'ok qemu-updatable 2.0.0 5000 0x00100000', 'the signed image is accepted, its header read')
+    t.equal(await status('payload', flipped(64 + 2500)), 'bad-signature', 'a bit flipped in the payload')
+    t.equal(await status('version', flipped(16)), 'bad-signature', 'a bit flipped in the header\'s version')
+    t.equal(await status('signature', flipped(image.length - 1)), 'bad-signature', 'a bit flipped in the signature')
+    t.equal(await status('other-key', image, other.publicRaw), 'bad-signature', 'checked against another key')
+    t.equal(await status('other-signer', signImage(payload, { version: '2.0.0', softwareType: 'qemu-updatable', loadAddress: 0x00100000 }, other.privateKey)), 'bad-signature', 'signed by another key')
+    t.equal(await status('cut', image.subarray(0, image.length - 1)), 'truncated', 'one byte short of its signature')
+    t.equal(await status('header-only', image.subarray(0, 64)), 'truncated', 'its header alone')
+    t.equal(await status('short', image.subarray(0, 40)), 'truncated', 'less than a header')
+    t.equal(await status('magic', flipped(0)), 'bad-header', 'a bit flipped in the magic')
+    t.equal(await status('format', flipped(6)), 'bad-header', 'another format')
+    const empty = Buffer.from(image)
+    empty.writeUInt32LE(0, 8)
+    t.equal(await status('empty', empty), 'bad-header', 'an empty payload')
+  })
+}
