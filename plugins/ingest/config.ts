@@ -15,6 +15,7 @@ export const ingestSection = ((Type) => Type.Object({
   elf_dir: Type.String({ default: '', description: 'Directory for uploaded ELF files; empty means <state_dir>/elf.' }),
   elf_max_bytes: Type.Integer({ minimum: 64, default: 64 * MIB, description: 'Largest ELF upload (413 beyond).' }),
   ota_image_max_bytes: Type.Integer({ minimum: 64, default: 32 * MIB, description: 'Largest firmware image upload (413 beyond).' }),
+  ota_public_key: Type.String({ default: '', description: 'The fleet\'s Ed25519 public key (from `berth ota keygen`): 64 hex characters, or the path of a file holding them or a PEM key. Set: firmware images are refused unless signed by it (docs/firmware-updates.md). Empty: images are not checked.' }),
   alert_check_seconds: Type.Integer({ minimum: 1, default: 60, description: 'How often metric and crash-rate alert rules are evaluated (on one node of those sharing a database).' }),
   ota_check_seconds: Type.Integer({ minimum: 1, default: 60, description: 'How often OTA releases are advanced on their schedule and checked for a crash rate that halts them (on one node of those sharing a database).' }),
   retention_days: Type.Integer({ minimum: 1, default: 90, description: 'Faults, metrics, reboots, traces and heartbeats older than this are deleted (at start, then hourly).' }),

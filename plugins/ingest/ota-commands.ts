@@ -68,9 +68,9 @@ export function otaCommands (cli: CliRegistry): void {
     .requiredOption('--pub <key>', 'the public key: a file of 64 hex characters or a PEM key, or the 64 hex characters themselves')
     .action(async (imagePath: string, options: { pub: string }) => {
       const image = readGiven(imagePath, 'image')
-      const keyText = /^[0-9a-f]{64}$/i.test(options.pub) ? options.pub : readGiven(options.pub, 'public key').toString('utf8')
-      const { parsePublicKey, verifyImage, ImageError } = await import('./ota-image.js')
-      const key = await refusing(() => parsePublicKey(keyText, options.pub))
+      const { fleetPublicKey, verifyImage, ImageError } = await import('./ota-image.js')
+      const key = await refusing(() => fleetPublicKey(options.pub, process.cwd()))
+      if (key === undefined) throw new UsageError('--pub: give the public key')
       try {
         const header = verifyImage(image, key)
         console.log(`${imagePath}: verified: ${header.softwareType} ${header.version}, ${header.payloadSize} payload bytes at 0x${header.loadAddress.toString(16).padStart(8, '0')}`)

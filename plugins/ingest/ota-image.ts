@@ -3,6 +3,8 @@
 // `berth ota sign`, checked by `berth ota verify` and by the server when it has the fleet's public key.
 // The fleet's public key is 32 raw bytes, written as 64 hex characters (or given as a PEM key).
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 
 export const IMAGE_MAGIC = 0x4D495442
 export const HEADER_SIZE = 64
@@ -104,6 +106,18 @@ export function parsePublicKey (text: string, what: string): KeyObject {
     if (err instanceof ImageError) throw err
     throw new ImageError(`${what} is not a readable PEM key (${(err as Error).message})`)
   }
+}
+
+/**
+ * The fleet's public key as an operator gives it (`[ingest].ota_public_key`, `berth ota verify --pub`):
+ * 64 hex characters, or the path (from `cwd`) of a file holding them or a PEM key; undefined when empty.
+ */
+export function fleetPublicKey (given: string, cwd: string): KeyObject | undefined {
+  if (given.trim() === '') return undefined
+  if (/^[0-9a-fA-F]{64}$/.test(given.trim())) return parsePublicKey(given, 'the public key')
+  const path = resolve(cwd, given)
+  if (!existsSync(path)) throw new ImageError(`public key ${given} is neither 64 hex characters nor a file that exists`)
+  return parsePublicKey(readFileSync(path, 'utf8'), given)
 }
 
 /** An Ed25519 private key from PEM. */

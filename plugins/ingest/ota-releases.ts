@@ -16,6 +16,8 @@ export interface OtaImage {
   version: string
   size: number
   sha256: string
+  /** Checked against the fleet's public key (`[ingest].ota_public_key`) when uploaded; absent on images uploaded before. */
+  signed?: boolean
   uploaded_at: number
   uploaded_by: string
 }

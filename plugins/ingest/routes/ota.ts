@@ -1,13 +1,15 @@
 // OTA releases end to end: firmware images uploaded by provisioners (kept whole, named by their
-// SHA-256), releases of an image to a cohort in stages (ota-releases.ts) advanced, paused, resumed and
-// aborted by provisioners, the device-facing "is there an update for me" (device key), and the image's
-// download with HTTP range requests (range-parser), so a device resumes where a transfer broke off.
-import { createHash, randomUUID } from 'node:crypto'
+// SHA-256; only images signed by the fleet's key when the server has it), releases of an image to a
+// cohort in stages (ota-releases.ts) advanced, paused, resumed and aborted by provisioners, the
+// device-facing "is there an update for me" (device key), and the image's download with HTTP range
+// requests (range-parser), so a device resumes where a transfer broke off.
+import { createHash, randomUUID, type KeyObject } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import parseRange from 'range-parser'
-import { BadRequest, Conflict, NotFound } from '../../../kernel/index.js'
+import { BadRequest, Conflict, NotFound, StartupError } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { DeviceId, GroupName } from '../keys.js'
+import { fleetPublicKey, ImageError, verifyImage, type ImageHeader } from '../ota-image.js'
 import { recordOtaEvent } from '../ota-log.js'
 import { advanced, crashRates, due, haltReason, releaseFor, type OtaImage, type Release, type ReleaseState } from '../ota-releases.js'
 import type { Telemetry } from '../telemetry.js'
@@ -48,18 +50,21 @@ export function otaRoutes (app: FastifyInstance, t: Telemetry): void {
     return found
   }
 
+  const fleetKey = otaFleetKey(t.settings.ota_public_key)
+
   app.post<{ Querystring: Static<typeof ImageQuery> }>('/ota/images', {
     config: { telemetryAccess: 'provisioner' }, bodyLimit: t.settings.ota_image_max_bytes, schema: { querystring: ImageQuery }
   }, async (request, reply) => {
     const bytes = binaryBody(request, 'a firmware image')
     const sha256 = createHash('sha256').update(bytes).digest('hex')
     const { software_type: type, version } = request.query
+    if (fleetKey !== undefined) checkSigned(bytes, fleetKey, type, version)
     const same = (await t.storage.documents<OtaImage>('ota-image')).find(i => i.software_type === type && i.version === version)
     if (same !== undefined && same.id !== sha256) throw new Conflict(`${type} ${version} is image ${same.id} already; a version is one image (delete it first, or give another version)`)
     if (same !== undefined) return same
     // The bytes first: a record names only an image that is there.
     await t.storage.putBlob(sha256, bytes)
-    const record: OtaImage = { id: sha256, software_type: type, version, size: bytes.length, sha256, uploaded_at: Date.now(), uploaded_by: request.principal?.name ?? 'unknown' }
+    const record: OtaImage = { id: sha256, software_type: type, version, size: bytes.length, sha256, signed: fleetKey !== undefined, uploaded_at: Date.now(), uploaded_by: request.principal?.name ?? 'unknown' }
     await t.storage.changeDocument<OtaImage>('ota-image', sha256, () => record)
     return await reply.code(201).send(record)
   })
@@ -144,6 +149,30 @@ export function otaRoutes (app: FastifyInstance, t: Telemetry): void {
       url: `/ota/images/${offeredImage.id}/download?device=${device.id}`
     }
   })
+}
+
+/** The fleet's public key of `[ingest].ota_public_key` (a path from the working directory), or undefined when it is empty. */
+export function otaFleetKey (setting: string): KeyObject | undefined {
+  try {
+    return fleetPublicKey(setting, process.cwd())
+  } catch (err) {
+    if (err instanceof ImageError) throw new StartupError(`[ingest].ota_public_key: ${err.message}`)
+    throw err
+  }
+}
+
+/** Refuse an image the fleet's key did not sign, or whose header names another software type or version than the upload. */
+function checkSigned (bytes: Buffer, key: KeyObject, type: string, version: string): void {
+  let header: ImageHeader
+  try {
+    header = verifyImage(bytes, key)
+  } catch (err) {
+    if (err instanceof ImageError) throw new BadRequest(`not a firmware image signed by the fleet's key: ${err.message}`)
+    throw err
+  }
+  if (header.softwareType !== type || header.version !== version) {
+    throw new BadRequest(`the image's header says ${header.softwareType} ${header.version}, the upload ${type} ${version}`)
+  }
 }
 
 /**
