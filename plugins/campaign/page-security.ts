@@ -20,12 +20,12 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'"
 ].join('; ')
 
-/** Headers on every answer of the app; the policy and X-Frame-Options on HTML ones. */
+/** Headers on every answer of the app; the policy (unless the route set a stricter one of its own) and X-Frame-Options on HTML ones. */
 export const securityHeaders: onSendAsyncHookHandler<unknown> = async (_request: FastifyRequest, reply: FastifyReply, payload) => {
   reply.header('x-content-type-options', 'nosniff')
   reply.header('referrer-policy', 'same-origin')
   if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
-    reply.header('content-security-policy', CONTENT_SECURITY_POLICY)
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CONTENT_SECURITY_POLICY)
     reply.header('x-frame-options', 'DENY')
   }
   return payload

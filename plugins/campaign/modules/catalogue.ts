@@ -6,7 +6,7 @@
 // manifest gives them their module id and roles. A function its manifest does not list, or one listed
 // that the module does not make, stops the start.
 import type { FastifyPluginAsync } from 'fastify'
-import type { PluginContext } from '../../../kernel/index.js'
+import { messageOf, type PluginContext } from '../../../kernel/index.js'
 import type { ApiTokens } from '../api-tokens.js'
 import type { AuditLog, AuditedStore } from '../audit.js'
 import type { FunctionRegistry, ModuleFunction, ServerFunction } from '../functions.js'
@@ -22,6 +22,9 @@ import type { ModuleManifest } from './manifest.js'
 import { recordLogin, type UserRecord } from './admin/admin.js'
 import { loadRules } from './compliance/compliance-rules.js'
 import { EventBook } from './events/event-book.js'
+import { publicRoutes } from './events/public-routes.js'
+import { PublicRsvps } from './events/public-rsvp.js'
+import { PublicTokens } from './events/public-tokens.js'
 import { Elections } from './fundraising/elections.js'
 import { Fundraising } from './fundraising/fundraising.js'
 import { KnowledgeBase } from './knowledge-base/knowledge-base.js'
@@ -95,6 +98,8 @@ import { volunteerFunctions } from './volunteers/volunteers.js'
 
 /** How often reminders due before shifts are looked for. */
 const REMINDER_CHECK_MS = 5 * 60_000
+/** How often the uses of expired public-form tokens are forgotten. */
+const TOKEN_SWEEP_MS = 15 * 60_000
 
 type Factory = (kit: ModuleKit) => ModuleFunction[]
 
@@ -232,8 +237,16 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
     })
   ])
   ctx.schedule.every('shift-reminders', REMINDER_CHECK_MS, async () => { await events.sendDueReminders() })
+  const formTokens = new PublicTokens(store, { minMs: config.public_form_min_seconds * 1000, maxMs: config.public_form_max_minutes * 60_000 })
+  const rsvps = new PublicRsvps(events, store, formTokens, {
+    messenger: () => messenger,
+    appUrl,
+    failed: err => { ctx.log.error({ err: messageOf(err) }, 'an RSVP confirmation could not be sent') },
+    track: sending => { void ctx.track(sending) }
+  })
+  ctx.schedule.every('public-form-tokens', TOKEN_SWEEP_MS, async () => { await formTokens.sweep() })
   return {
-    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log)],
+    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log), publicRoutes({ rsvps, tokens: formTokens, perMinute: config.public_rsvp_per_minute, log: ctx.log })],
     exports: exportRoutes({ auth: core.auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, messenger, audit }),
     onLogin: async record => { await recordLogin(users, record) }
   }

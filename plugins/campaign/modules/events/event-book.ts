@@ -26,6 +26,10 @@ export interface EventRecord {
   description: string
   location: EventLocation
   cancelled: boolean
+  /** Shown to everyone at /e/{slug} (public-routes.ts); absent on events saved before publishing existed. */
+  published?: boolean
+  /** The public page's name, given when first published: the title's words and the id's first characters. */
+  slug?: string
   created_by: string
   created_at: string
   updated_at: string
@@ -94,13 +98,13 @@ export interface RosterEntry {
 export interface Attendance { person_id: string, name: string, attended: number, no_shows: number, upcoming: number }
 
 /** What the book needs of the people directory. */
-export type EventPeople = Pick<PeopleDirectory, 'get' | 'byEmail' | 'ensure' | 'noteActivity'>
+export type EventPeople = Pick<PeopleDirectory, 'get' | 'byEmail' | 'ensure' | 'save' | 'noteActivity'>
 
-/** One message to several people (the sending module's Messenger): a reminder is transactional (no campaign consent needed), and do-not-contact and suppression hold. */
+/** One message to several people (the sending module's Messenger): a reminder or an RSVP's confirmation is transactional (no campaign consent needed), and do-not-contact and suppression hold. */
 export interface ReminderMessenger {
   /** Whether the channel is configured (reminders wait while e-mail is off). */
   enabled?(channel: 'email'): boolean
-  send(message: { channel: 'email', subject: string, body: string, purpose: string, transactional: boolean }, recipients: Person[], by: string): Promise<{ send_id: string, sent: unknown, failed: unknown, skipped: unknown }>
+  send(message: { channel: 'email', subject: string, body: string, purpose: string, transactional: boolean, attachments?: ReadonlyArray<{ filename: string, content: string, contentType: string }> }, recipients: Person[], by: string): Promise<{ send_id: string, sent: unknown, failed: unknown, skipped: unknown }>
 }
 
 /** What one reminder run sent for one shift. */
@@ -155,6 +159,13 @@ export function shiftTime (shift: { starts_at: string, ends_at: string }): strin
   const offset = /(Z|[+-]\d{2}:\d{2})$/.exec(shift.starts_at)?.[1] ?? 'Z'
   const end = shift.ends_at.slice(0, 10) === shift.starts_at.slice(0, 10) ? wall(shift.ends_at).slice(11) : wall(shift.ends_at)
   return `${day} ${wall(shift.starts_at)}–${end}${offset === 'Z' ? ' UTC' : ` (UTC${offset})`}`
+}
+
+/** A public page's name: the title's first words in lower case and the id's first 6 characters (unique with them). */
+export function slugOf (event: Pick<EventRecord, 'title' | 'event_id'>): string {
+  const words = event.title.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '')
+  const tail = event.event_id.replace(/[^a-z0-9]/gi, '').slice(0, 6).toLowerCase()
+  return words === '' ? tail : `${words}-${tail}`
 }
 
 /** The subject every transaction that may confirm this person holds (their other shifts are read for overlaps). */
@@ -231,6 +242,8 @@ export class EventBook {
       description: fields.description,
       location: fields.location,
       cancelled: fields.cancelled ?? before?.cancelled ?? false,
+      published: before?.published ?? false,
+      ...(before?.slug !== undefined ? { slug: before.slug } : {}),
       created_by: before?.created_by ?? by,
       created_at: before?.created_at ?? stamp,
       updated_at: stamp
@@ -264,6 +277,25 @@ export class EventBook {
       })
     }
     return event
+  }
+
+  /** Show the event to everyone at its public page, or stop showing it; the page keeps its slug either way. */
+  async publish (eventId: string, published: boolean, now = new Date()): Promise<EventRecord> {
+    return await this.#store.transaction(`event:${eventId}`, async tx => {
+      const table = tx.table<EventRecord>(EVENTS)
+      const event = await table.get(eventId)
+      if (event === undefined) throw new NotFound(`no event "${eventId}"`)
+      const changed: EventRecord = { ...event, published, slug: event.slug ?? slugOf(event), updated_at: now.toISOString() }
+      await table.put(eventId, changed)
+      return changed
+    })
+  }
+
+  /** The published event a public page names by its slug or id; undefined for any other. */
+  async publishedEvent (ref: string): Promise<EventRecord | undefined> {
+    const byId = await this.#store.table<EventRecord>(EVENTS).get(ref)
+    const event = byId ?? (await this.events()).find(e => e.slug === ref)
+    return event?.published === true ? event : undefined
   }
 
   /**
@@ -484,7 +516,7 @@ export class EventBook {
 }
 
 /** Text written by staff, without the braces of merge fields (the messenger fills `{{name}}` and refuses unknown ones). */
-const plain = (text: string): string => text.replace(/[{}]/g, '')
+export const plain = (text: string): string => text.replace(/[{}]/g, '')
 
 function reminderBody (event: EventRecord | undefined, shift: ShiftRecord): string {
   return [

@@ -1,4 +1,5 @@
-// The events module's server functions: staff create and change events with their shifts (save-event),
+// The events module's server functions: staff create and change events with their shifts (save-event)
+// and show them to everyone on a public page or stop (publish-event),
 // everyone signed in lists them with each shift's confirmed count, free places and waitlist length
 // (list-events, event-detail) and their own RSVP; volunteers and staff sign up and cancel (rsvp-shift,
 // cancel-rsvp; staff also for someone else), staff check people in, read a shift's roster and a
@@ -91,6 +92,17 @@ export function eventFunctions (book: EventBook): ModuleFunction[] {
         }
         const event = await book.save(args, caller.session?.email ?? '')
         return await shown(event, await book.shiftsOf(event.event_id), caller, await self(caller, false), false)
+      }
+    }),
+    moduleFunction({
+      name: 'publish-event',
+      args: Type.Object({
+        event_id: Id('the event'),
+        published: Type.Boolean({ description: 'true: everyone may see the event and sign up at /e/{slug}; false: the page answers 404' })
+      }, { additionalProperties: false }),
+      handler: async ({ event_id: id, published }) => {
+        const event = await book.publish(id, published)
+        return { event_id: event.event_id, published: event.published, slug: event.slug, path: `/e/${event.slug ?? event.event_id}` }
       }
     }),
     moduleFunction({

@@ -4,10 +4,11 @@ import { STAFF, type ModuleManifest } from '../manifest.js'
 export const manifest = {
   id: 'events',
   title: 'Events and shifts',
-  blurb: 'Events with shifts to sign up for, the waitlist, check-in and reminders.',
+  blurb: 'Events with shifts to sign up for, public event pages, the waitlist, check-in and reminders.',
   group: 'Organise',
   functions: {
     'save-event': ['staff'],
+    'publish-event': ['staff'],
     'list-events': ['staff', 'volunteer', 'readonly'],
     'event-detail': ['staff', 'volunteer', 'readonly'],
     'rsvp-shift': ['staff', 'volunteer'],

@@ -27,7 +27,11 @@ export interface Outgoing {
    * their consent to campaign messages, but never to someone not to be contacted or suppressed.
    */
   transactional?: boolean
+  /** E-mail only: files attached as they are (no merge fields), such as an RSVP's calendar entry. */
+  attachments?: readonly Attachment[]
 }
+
+export interface Attachment { filename: string, content: string, contentType: string }
 
 export interface SendSummary {
   send_id: string
@@ -269,7 +273,7 @@ export class Messenger {
     const body = this.#body(message, values)
     try {
       return message.channel === 'email'
-        ? await this.#email(person, address, oneLine(merge(message.subject ?? '', values)), body, values.unsubscribe_url)
+        ? await this.#email(person, address, oneLine(merge(message.subject ?? '', values)), body, values.unsubscribe_url, message.attachments ?? [])
         : await this.#sms(address, body)
     } catch (err) {
       const error = err as { response?: unknown, code?: unknown }
@@ -278,7 +282,7 @@ export class Messenger {
     }
   }
 
-  async #email (person: Person, address: string, subject: string, text: string, unsubscribeUrl: string): Promise<{ ok: boolean, response: string, messageId: string }> {
+  async #email (person: Person, address: string, subject: string, text: string, unsubscribeUrl: string, attachments: readonly Attachment[]): Promise<{ ok: boolean, response: string, messageId: string }> {
     this.#transport ??= createTransport({
       pool: true,
       url: this.#settings.smtpUrl,
@@ -293,6 +297,7 @@ export class Messenger {
       to: { name: oneLine(person.name), address },
       subject,
       text,
+      attachments: attachments.map(file => ({ ...file })),
       headers: {
         'List-Unsubscribe': `<${unsubscribeUrl}>`,
         'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click'
