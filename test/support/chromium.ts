@@ -21,14 +21,16 @@ export async function chromiumBinary (): Promise<string> {
 
 /**
  * A headless browser (one context) with a fresh --user-data-dir, closed at the end of the test. Use it
- * inside `requireComponent(t, 'chromium', chromiumBinary)`.
+ * inside `requireComponent(t, 'chromium', chromiumBinary)`. `bypassCSP` lets a test inject a script
+ * (an accessibility checker) into pages whose policy forbids it.
  */
-export async function headlessBrowser (t: Teardown, executablePath: string): Promise<BrowserContext> {
+export async function headlessBrowser (t: Teardown, executablePath: string, { bypassCSP = false }: { bypassCSP?: boolean } = {}): Promise<BrowserContext> {
   const profile = tempDir(t, 'berth-chromium-')
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     args: FLAGS,
+    bypassCSP,
     viewport: { width: 1200, height: 800 }
   })
   t.teardown(async () => { await context.close() })

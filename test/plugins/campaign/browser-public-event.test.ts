@@ -1,0 +1,110 @@
+// A published event's public page in headless Chromium at 390 px, as visitors without a session:
+// the page under its own policy (its hashed style sheet applies, no policy violation), the focus
+// order by Tab, the first visitor RSVPs and sees her place confirmed, the second lands on the
+// waitlist of the one-place shift; no sideways scrolling. Then axe-core finds no violation on the
+// event page, the form shown again with its messages and the confirmation. axe is injected with
+// addScriptTag, which the pages' policy (no script at all) forbids: the axe pass alone runs in a
+// second browser with Playwright's `bypassCSP`; the visitors' pass runs with the policy enforced.
+// The app takes forms at once (public_form_min_seconds = 0): a scripted visitor is faster than the
+// 2 s minimum, which public-events.test.ts checks.
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { Page } from 'playwright-core'
+import t from 'tap'
+import { noSidewaysScroll } from '../../support/campaign-browser.js'
+import { campaignApp } from '../../support/campaign.js'
+import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { requireComponent } from '../../support/component.js'
+
+const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const PHONE = { width: 390, height: 844 }
+
+interface AxeViolation { id: string, impact: string, nodes: Array<{ target: string[] }> }
+
+async function axeViolations (page: Page): Promise<AxeViolation[]> {
+  await page.addScriptTag({ content: AXE_SOURCE })
+  return await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })
+    return result.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.map(n => ({ target: n.target })) }))
+  })
+}
+
+const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
+if (executablePath !== undefined) {
+  t.test('visitors RSVP on a public event page at 390 px; axe finds nothing', async t => {
+    const { call, baseUrl } = await campaignApp(t, { public_form_min_seconds: 0 })
+    const event = await call<{ event_id: string, shifts: Array<{ shift_id: string }> }>('save-event', {
+      title: 'Saturday canvass, Eastside',
+      description: 'Door-knocking on Elm and Oak streets.\n\nBring comfortable shoes and water.',
+      location: { text: 'Eastside community hall, 12 Elm Street', lat: 52.5163, lon: 13.3777 },
+      shifts: [{ starts_at: inHours(48), ends_at: inHours(51), capacity: 1 }]
+    })
+    const { path } = await call<{ path: string }>('publish-event', { event_id: event.event_id, published: true })
+    const url = new URL(path, baseUrl).href
+
+    const rsvp = async (page: Page, name: string, email: string): Promise<void> => {
+      await page.goto(url)
+      await page.getByLabel('Your name').fill(name)
+      await page.getByLabel('E-mail').fill(email)
+      await page.getByRole('button', { name: 'Sign up' }).click()
+      await page.waitForSelector('ul.outcomes')
+    }
+
+    await t.test('as visitors, with the page\'s policy enforced', async t => {
+      const browser = await headlessBrowser(t, executablePath)
+      const page = await browser.newPage()
+      await page.setViewportSize(PHONE)
+      const violations: string[] = []
+      page.on('console', message => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()) })
+      await page.goto(url)
+      t.equal(await page.textContent('h1'), 'Saturday canvass, Eastside')
+      t.match(await page.textContent('.places'), '1 of 1 place left')
+      t.equal(await page.$eval('button[type="submit"]', button => getComputedStyle(button).backgroundColor), 'rgb(11, 83, 148)', 'the hashed style sheet applies')
+      t.ok(await page.isChecked('#s-0'), 'the one shift is ticked')
+      await noSidewaysScroll(t, page, 'the event page')
+      const order: string[] = []
+      await page.focus('#s-0')
+      for (let i = 0; i < 4; i++) {
+        await page.keyboard.press('Tab')
+        order.push(await page.evaluate(() => document.activeElement?.id !== '' ? document.activeElement?.id ?? '' : document.activeElement.tagName.toLowerCase()))
+      }
+      t.same(order, ['f-name', 'f-email', 'f-phone', 'button'], 'Tab: shift, name, e-mail, phone, the button (the honeypot skipped)')
+
+      await rsvp(page, 'Ana Alvarez', 'ana@example.test')
+      t.equal(await page.textContent('h1'), 'Thank you: you are signed up')
+      t.match(await page.textContent('ul.outcomes'), 'you have a place')
+      await noSidewaysScroll(t, page, 'the confirmation')
+
+      const second = await browser.newPage()
+      await second.setViewportSize(PHONE)
+      await second.goto(url)
+      t.match(await second.textContent('.places'), 'Full: sign up to join the waitlist', 'the page says the shift is full')
+      await rsvp(second, 'Ben Brooks', 'ben@example.test')
+      t.equal(await second.textContent('h1'), 'You are on the waitlist')
+      t.match(await second.textContent('ul.outcomes'), 'you are number 1 on its waitlist')
+      t.same(violations, [], 'no policy violation reported')
+    })
+
+    await t.test('axe-core, in a browser that bypasses the policy to inject it', async t => {
+      const browser = await headlessBrowser(t, executablePath, { bypassCSP: true })
+      const page = await browser.newPage()
+      await page.setViewportSize(PHONE)
+      await page.goto(url)
+      t.same(await axeViolations(page), [], 'the event page')
+      await page.getByLabel('Your name').fill('Cy Chen')
+      await page.getByLabel('E-mail').fill('cy@example.test')
+      await page.getByLabel('Phone (optional)').fill('12')
+      await page.getByRole('button', { name: 'Sign up' }).click()
+      await page.waitForSelector('.errors')
+      t.match(await page.textContent('.errors'), 'Enter a phone number')
+      t.equal(await page.getAttribute('#f-phone', 'aria-invalid'), 'true')
+      t.same(await axeViolations(page), [], 'the form with its messages')
+      await page.getByLabel('Phone (optional)').fill('')
+      await page.getByRole('button', { name: 'Sign up' }).click()
+      await page.waitForSelector('ul.outcomes')
+      t.same(await axeViolations(page), [], 'the confirmation')
+    })
+  })
+}
