@@ -1,6 +1,7 @@
 // OTA releases: a firmware image offered to a cohort (a group, or a percentage of the fleet) in stages
 // (e.g. 10 → 50 → 100 percent of the cohort), advanced by an operator or on a schedule, paused,
-// aborted, or halted by itself when the new version crashes more than the old ones by a factor. Which
+// aborted, or halted by itself when the new version crashes more than the old ones by a factor, or when
+// devices revert it (boot it, fail to confirm it, and go back to their other slot). Which
 // devices are in a cohort and a stage is decided by a hash of the device id and the release (stable:
 // a device in the 10% stays in at 50%). This module only decides; routes/ota.ts stores and serves.
 import { createHash } from 'node:crypto'
@@ -37,6 +38,10 @@ export interface Release {
   advance_every_minutes: number | null
   /** Halt when the new version's crash rate passes the old versions' by this factor. */
   halt_factor: number
+  /** Halt once this many devices reverted its image (absent on releases made before: DEFAULT_HALT_REVERTS). */
+  halt_reverts?: number
+  /** The devices that reverted its image (booted it, and went back to the other slot): offered it no more. */
+  reverted?: string[]
   state: ReleaseState
   /** Why it halted (or who paused or aborted it). */
   reason: string | null
@@ -48,6 +53,8 @@ export interface Release {
 
 /** Faults on the new version before a halt is considered: one crash on one device is no trend. */
 export const MIN_FAULTS_TO_HALT = 3
+/** Reverts that halt a release unless it says otherwise. */
+export const DEFAULT_HALT_REVERTS = 2
 
 /** A device's place in [0, 100) for `salt`, the same at every call. */
 export function bucketOf (device: string, salt: string): number {
@@ -65,12 +72,12 @@ export function inCohort (release: Release, device: Device): boolean {
  * The release a device is offered: of the releases not aborted whose cohort holds it, the newest (it
  * supersedes the older ones, which offer that device nothing more; paused or halted, it still holds
  * its cohort, so a halt never rolls devices back to an older release), when it is active, its current
- * stage holds the device, and the device does not run its version yet.
+ * stage holds the device, the device does not run its version yet, and did not revert it.
  */
 export function releaseFor (releases: readonly Release[], device: Device): Release | undefined {
   const newest = releases.filter(r => r.state !== 'aborted' && inCohort(r, device)).sort((a, b) => b.created_at - a.created_at)[0]
   if (newest?.state !== 'active' || device.software_version === newest.version || bucketOf(device.id, `stage:${newest.id}`) >= newest.stages[newest.stage]) return undefined
-  return newest
+  return newest.reverted?.includes(device.id) === true ? undefined : newest
 }
 
 /** The release moved to its next stage (unchanged at the last). */
@@ -111,4 +118,13 @@ export function haltReason (release: Release, rates: CrashRates): string | undef
   const perDevice = (r: CrashRates['new']): string => `${r.rate.toFixed(2)} faults a device (${r.faults} on ${r.devices})`
   return `version ${release.version} crashed ${perDevice(rates.new)} since the release began, against ${perDevice(rates.old)} on the other versions: ` +
     `more than ${release.halt_factor}× the old rate`
+}
+
+/** Why an active release should halt on the reverts of its image (`offered`: the devices it was offered to), or undefined. */
+export function revertHaltReason (release: Release, offered: number): string | undefined {
+  const reverts = release.reverted?.length ?? 0
+  const limit = release.halt_reverts ?? DEFAULT_HALT_REVERTS
+  if (release.state !== 'active' || reverts < limit) return undefined
+  const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`
+  return `${plural(reverts, 'revert')} of ${plural(offered, 'device')} offered version ${release.version} (it halts at ${limit})`
 }

@@ -11,9 +11,10 @@ import { Type, type Static } from '../../../kernel/schema.js'
 import { DeviceId, GroupName } from '../keys.js'
 import { fleetPublicKey, ImageError, verifyImage, type ImageHeader } from '../ota-image.js'
 import { recordOtaEvent } from '../ota-log.js'
-import { advanced, crashRates, due, haltReason, releaseFor, type OtaImage, type Release, type ReleaseState } from '../ota-releases.js'
+import { advanced, crashRates, DEFAULT_HALT_REVERTS, due, haltReason, releaseFor, type OtaImage, type Release, type ReleaseState } from '../ota-releases.js'
 import type { Telemetry } from '../telemetry.js'
 import { binaryBody, Label } from './ingest.js'
+import { otaStatusRoutes } from './ota-status.js'
 
 const IMAGE_ID = '^[0-9a-f]{64}$'
 const ImageParams = Type.Object({ id: Type.String({ pattern: IMAGE_ID }) })
@@ -25,7 +26,8 @@ const ReleaseBody = Type.Object({
   percent: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'of the fleet (or the group): the cohort' })),
   stages: Type.Optional(Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 100 }), { minItems: 1, maxItems: 10, description: 'percent of the cohort at each stage, ascending, the last 100' })),
   advance_every_minutes: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_080 }), Type.Null()])),
-  halt_factor: Type.Optional(Type.Number({ minimum: 1, maximum: 100 }))
+  halt_factor: Type.Optional(Type.Number({ minimum: 1, maximum: 100 })),
+  halt_reverts: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'devices reverting the image that halt the release' }))
 }, { additionalProperties: false })
 const UpdateQuery = Type.Object({ device: DeviceId })
 const DownloadQuery = Type.Object({ device: Type.Optional(DeviceId) })
@@ -97,14 +99,14 @@ export function otaRoutes (app: FastifyInstance, t: Telemetry): void {
   })
 
   app.post<{ Body: Static<typeof ReleaseBody> }>('/ota/releases', { config: { telemetryAccess: 'provisioner' }, schema: { body: ReleaseBody } }, async (request, reply) => {
-    const { image: imageId, group = null, percent = 100, stages = [100], advance_every_minutes: every = null, halt_factor: haltFactor = 2 } = request.body
+    const { image: imageId, group = null, percent = 100, stages = [100], advance_every_minutes: every = null, halt_factor: haltFactor = 2, halt_reverts: haltReverts = DEFAULT_HALT_REVERTS } = request.body
     const offeredImage = await image(imageId)
     if (group !== null && await t.storage.group(group) === undefined) throw new BadRequest(`group "${group}" does not exist`)
     if (stages.some((s, i) => i > 0 && s <= stages[i - 1]) || stages[stages.length - 1] !== 100) throw new BadRequest(`stages must ascend and end at 100, got ${JSON.stringify(stages)}`)
     const now = Date.now()
     const created: Release = {
       id: randomUUID(), image: imageId, software_type: offeredImage.software_type, version: offeredImage.version, cohort: { group, percent }, stages, stage: 0,
-      advance_every_minutes: every, halt_factor: haltFactor, state: 'active', reason: null, created_at: now, created_by: request.principal?.name ?? 'unknown', stage_started_at: now, updated_at: now
+      advance_every_minutes: every, halt_factor: haltFactor, halt_reverts: haltReverts, reverted: [], state: 'active', reason: null, created_at: now, created_by: request.principal?.name ?? 'unknown', stage_started_at: now, updated_at: now
     }
     await t.storage.changeDocument<Release>('ota-release', created.id, () => created)
     t.publish([{ kind: 'ota.release', release: created.id, state: created.state, stage: 0, percent: stages[0], reason: null, at: now }])
@@ -149,6 +151,8 @@ export function otaRoutes (app: FastifyInstance, t: Telemetry): void {
       url: `/ota/images/${offeredImage.id}/download?device=${device.id}`
     }
   })
+
+  otaStatusRoutes(app, t)
 }
 
 /** The fleet's public key of `[ingest].ota_public_key` (a path from the working directory), or undefined when it is empty. */

@@ -28,6 +28,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/alerts/rules', need: 'provisioner', body: { name: 'rule ROLE', condition: { kind: 'connectivity' } } },
   { method: 'GET', path: `/devices/${DEVICE}/timeline`, need: 'viewer' },
   { method: 'GET', path: `/devices/${DEVICE}/heartbeats`, need: 'viewer' },
+  { method: 'GET', path: `/devices/${DEVICE}/slots`, need: 'viewer' },
   { method: 'GET', path: '/export/devices', need: 'viewer' },
   { method: 'GET', path: '/export/issues', need: 'viewer' },
   { method: 'GET', path: '/export/faults', need: 'viewer' },
