@@ -124,8 +124,9 @@
 #endif
 
 //! Signed updates (docs/firmware-updates.md): the signed image and its Ed25519 verification (image.h,
-//! with vendor/ed25519). The Makefile builds them apart, with this option on (`make image-tests`); off,
-//! none of it is built.
+//! with vendor/ed25519), the two slots, their states and the bootloader's choice (slots.h, whose hooks
+//! the port supplies) and the update receiver (update.h). The Makefile builds them apart, with this
+//! option on (`make image-tests`, `make qemu-updatable`); off, none of it is built.
 #ifndef BERTH_UPDATES
 #define BERTH_UPDATES 0
 #endif
