@@ -9,21 +9,34 @@ import { isPluginDefinition, type AnyPlugin } from './plugin.js'
 /** plugins/ beside kernel/: the sources under tap, dist/plugins once built. */
 export const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL('../plugins/', import.meta.url))
 
-/** Import `<dir>/<name>/index.{js,ts}` for each folder; the folder name must be the plugin's name. */
-export async function discoverPlugins (dirs: readonly string[] = [BUILTIN_PLUGIN_DIR]): Promise<AnyPlugin[]> {
-  const files: Array<[string, string]> = []
-  for (const dir of dirs) {
-    if (!existsSync(dir)) continue
-    const folders = readdirSync(dir, { withFileTypes: true })
-      .filter(entry => entry.isDirectory() && !entry.name.startsWith('.'))
-      .map(entry => entry.name)
-      .sort()
-    for (const folder of folders) {
+/** The plugin folders of `dir` (sorted by name), each as [its index.{js,ts}, its name]. */
+export function pluginFolders (dir: string): Array<[string, string]> {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { withFileTypes: true })
+    .filter(entry => entry.isDirectory() && !entry.name.startsWith('.'))
+    .map(entry => entry.name)
+    .sort()
+    .flatMap(folder => {
       const file = ['index.js', 'index.ts'].map(f => join(dir, folder, f)).find(f => existsSync(f))
-      if (file !== undefined) files.push([file, folder])
-    }
-  }
+      return file === undefined ? [] : [[file, folder] as [string, string]]
+    })
+}
+
+/** Import `<dir>/<name>/index.{js,ts}` for each folder (only those named in `only`, when given); the folder name must be the plugin's name. */
+export async function discoverPlugins (dirs: readonly string[] = [BUILTIN_PLUGIN_DIR], only?: ReadonlySet<string>): Promise<AnyPlugin[]> {
+  const files = dirs.flatMap(dir => pluginFolders(dir)).filter(([, folder]) => only === undefined || only.has(folder))
   return await Promise.all(files.map(async ([file, folder]) => await importDefinition(file, folder)))
+}
+
+/** The named plugins and those they depend on, at any depth, in discovery order. */
+export async function discoverWithDependencies (names: readonly string[], dirs: readonly string[] = [BUILTIN_PLUGIN_DIR]): Promise<AnyPlugin[]> {
+  const wanted = new Set(names)
+  for (;;) {
+    const found = await discoverPlugins(dirs, wanted)
+    const more = found.flatMap(plugin => plugin.dependsOn ?? []).filter(name => !wanted.has(name))
+    if (more.length === 0) return found
+    for (const name of more) wanted.add(name)
+  }
 }
 
 async function importDefinition (file: string, folder: string): Promise<AnyPlugin> {

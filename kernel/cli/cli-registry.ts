@@ -7,7 +7,7 @@ export interface CliSettings {
   readonly stateDir: string
   /** Base URL of the control listener, e.g. http://127.0.0.1:6880 (env BERTH_URL overrides). */
   readonly controlUrl: URL
-  /** Base URL of each declared listener (env BERTH_<NAME>_URL overrides), e.g. telemetry → http://127.0.0.1:6881. */
+  /** Base URL of each listener of the plugins loaded for the command: its own, those it depends on (env BERTH_<NAME>_URL overrides), e.g. telemetry → http://127.0.0.1:6881. */
   readonly urls: Readonly<Record<string, URL>>
   /** The cluster.toml in use, if any. */
   readonly configFile?: string
@@ -29,12 +29,12 @@ export interface CliRegistry {
   settings(): Promise<CliSettings>
   /** Add an option to `berth server` (in the foreground and with -d) that sets one of the plugin's environment variables. */
   serverOption(option: ServerOption): void
-  /** The options of `berth server` the plugins added so far. */
-  serverOptions(): readonly ServerOption[]
+  /** The options of `berth server` that the plugins add (every plugin's commands are read for it). */
+  serverOptions(): Promise<readonly ServerOption[]>
   /** The global options again (state directory, config file) for a process started later; `stateDirSuffix` makes a state directory of its own. */
   globalArgs(stateDirSuffix?: string): Promise<string[]>
-  /** Every plugin definition found, enabled or not, in discovery order. */
-  plugins(): readonly AnyPlugin[]
+  /** Every plugin definition found, enabled or not, in discovery order (a command may run with only its own plugin's loaded: this loads them all). */
+  plugins(): Promise<readonly AnyPlugin[]>
   /** Absolute path of the script of the `berth` command, to run it again (a unit, a detached server). */
   readonly script: string
 }

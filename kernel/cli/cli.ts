@@ -7,10 +7,11 @@ import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { messageOf } from '../errors.js'
-import { discoverPlugins } from '../loader.js'
+import { BUILTIN_PLUGIN_DIR, discoverPlugins, discoverWithDependencies } from '../loader.js'
 import { VERSION } from '../paths.js'
 import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.js'
 import { resolveCliSettings } from './cli-settings.js'
+import { addTableCommands, pluginsForArgs, readCommandTable } from './command-table.js'
 import { addServerCommands } from './server-command.js'
 import { addStateCommands } from './state-command.js'
 import { addUpdateCommand } from './update-command.js'
@@ -65,17 +66,33 @@ async function main (argv: string[]): Promise<void> {
   const serverOptions = addServerCommands(program, { settings, env, globalArgs })
   addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
   addUpdateCommand(program)
-  plugins = await discoverPlugins()
+  // The command table names the plugins a command needs: none to list the commands, one (and what it
+  // depends on) for a plugin's command; without a table, and for the other commands, every plugin.
+  const table = readCommandTable(BUILTIN_PLUGIN_DIR)
+  const needed = table === undefined ? undefined : pluginsForArgs(argv.slice(2), table)
+  plugins = needed === undefined ? await discoverPlugins() : await discoverWithDependencies(needed)
+  let complete = needed === undefined
+  /** Every plugin definition, with the commands of those not loaded yet, for a command that needs them all. */
+  const completePlugins = async (): Promise<readonly AnyPlugin[]> => {
+    if (!complete) {
+      complete = true
+      const loaded = new Set(plugins)
+      plugins = await discoverPlugins()
+      for (const plugin of plugins) if (!loaded.has(plugin)) plugin.commands?.(registry)
+    }
+    return plugins
+  }
   const registry: CliRegistry = {
     program,
     settings,
     serverOption: serverOptions.add,
-    serverOptions: serverOptions.list,
+    serverOptions: async () => { await completePlugins(); return serverOptions.list() },
     globalArgs,
-    plugins: () => plugins,
+    plugins: completePlugins,
     script: fileURLToPath(import.meta.url)
   }
   for (const plugin of plugins) plugin.commands?.(registry)
+  if (table !== undefined && needed?.length === 0) addTableCommands(program, table)
 
   await program.parseAsync(argv)
 }

@@ -80,7 +80,7 @@ export function addInstallServiceCommand (cli: CliRegistry): void {
     .action(async (options: InstallOptions) => {
       const { leader, product } = options
       if (leader !== undefined && !/^\S+$/.test(leader)) throw new UsageError(`--leader ${JSON.stringify(leader)} is not <host>:<port>`)
-      if (leader !== undefined && !cli.serverOptions().some(o => o.flags.split(/[ ,]+/).includes(JOIN_FLAG))) {
+      if (leader !== undefined && !(await cli.serverOptions()).some(o => o.flags.split(/[ ,]+/).includes(JOIN_FLAG))) {
         throw new UsageError('--leader: no plugin runs agent nodes (berth server --join); install-service writes the master\'s unit only')
       }
       if (leader !== undefined && product !== undefined) throw new UsageError('--product cannot be combined with --leader: an agent runs what its leader sends')
@@ -99,7 +99,7 @@ export function addInstallServiceCommand (cli: CliRegistry): void {
         : { name: 'berth.service', description: `Berth server (control API on :${controlPort})`, environment: { BERTH_CONTROL_PORT: controlPort } }
       if (leader !== undefined) unit = { ...unit, serverArgs: [JOIN_FLAG, leader], description: `Berth agent (joins the leader at ${leader})` }
       if (product !== undefined) {
-        const plugins = productPlugins(cli.plugins(), product)
+        const plugins = productPlugins(await cli.plugins(), product)
         const port = controlPort ?? String(CONTROL_LISTENER.port)
         unit = {
           name: `berth-${product}.service`,

@@ -45,7 +45,7 @@ t.test('help, version and usage errors', async t => {
   t.equal(oneLine(t, missing.stderr), 'berth: config file /nonexistent.toml does not exist')
 })
 
-t.test('a client command loads no server code: the module graph of --help and status holds no LMDB, fastify or TypeBox', async t => {
+t.test('a client command loads no server code: the module graph of --help and status holds no LMDB, fastify or TypeBox, and only the plugins it needs', async t => {
   const dir = tempDir(t)
   // A module hook in the child records every module it loads.
   writeFileSync(join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs'\nexport async function load (url, context, next) {\n  appendFileSync(process.env.MODULE_LOG, url + '\\n')\n  return await next(url, context)\n}\n")
@@ -66,6 +66,10 @@ t.test('a client command loads no server code: the module graph of --help and st
     // (node:crypto and node:worker_threads are left out: the test runner's own hooks import them.)
     const builtins = modules.filter(url => /^node:(http|https|http2|util|readline|zlib)$/.test(url))
     t.same(builtins, [], `berth ${args.join(' ')} makes no ES import of node:http, node:util, node:readline or the like`)
+    // The command table lists the commands: --help loads no plugin, status only the reconciler and
+    // the plugins it depends on (tokens, secrets), for their listeners.
+    const plugins = [...new Set(modules.flatMap(url => /\/dist\/plugins\/([^/]+)\//.exec(url)?.[1] ?? []))].sort()
+    t.same(plugins, args[0] === '--help' ? [] : ['reconciler', 'secrets', 'tokens'], `berth ${args.join(' ')} loads the plugins it needs`)
   }
 })
 

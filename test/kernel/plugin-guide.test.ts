@@ -68,9 +68,9 @@ t.test('the example type-checks and serves, counts, persists, emits, and adds a 
     program: cli,
     settings: async () => ({ stateDir: kernel.config.stateDir, controlUrl: kernel.url('control'), urls: { control: kernel.url('control'), hello: base } }),
     serverOption: () => {},
-    serverOptions: () => [],
+    serverOptions: async () => [],
     globalArgs: async () => [],
-    plugins: () => [hello],
+    plugins: async () => [hello],
     script: 'berth'
   })
   const printed: string[] = []
