@@ -1,5 +1,5 @@
-// A published event's public page in headless Chromium at 390 px, as visitors without a session:
-// the page under its own policy (its hashed style sheet applies, no policy violation), the focus
+// A public event page in headless Chromium at 390 px: staff publish the event from the events page
+// (readonly members see no button), then, as visitors without a session, the page under its own policy (its hashed style sheet applies, no policy violation), the focus
 // order by Tab, the first visitor RSVPs and sees her place confirmed, the second lands on the
 // waitlist of the one-place shift; no sideways scrolling. Then axe-core finds no violation on the
 // event page, the form shown again with its messages and the confirmation. axe is injected with
@@ -11,8 +11,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import t from 'tap'
-import { noSidewaysScroll } from '../../support/campaign-browser.js'
-import { campaignApp } from '../../support/campaign.js'
+import { appInBrowser, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 
@@ -24,25 +23,41 @@ interface AxeViolation { id: string, impact: string, nodes: Array<{ target: stri
 
 async function axeViolations (page: Page): Promise<AxeViolation[]> {
   await page.addScriptTag({ content: AXE_SOURCE })
-  return await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })
-    return result.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.map(n => ({ target: n.target })) }))
-  })
+  const run = "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })" +
+    '.then(result => result.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.map(n => ({ target: n.target })) })))'
+  return await page.evaluate(run) as AxeViolation[]
 }
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
   t.test('visitors RSVP on a public event page at 390 px; axe finds nothing', async t => {
-    const { call, baseUrl } = await campaignApp(t, { public_form_min_seconds: 0 })
+    const { app, user, call, browser, page: staffPage } = await appInBrowser(t, executablePath, { public_form_min_seconds: 0 })
     const event = await call<{ event_id: string, shifts: Array<{ shift_id: string }> }>('save-event', {
       title: 'Saturday canvass, Eastside',
       description: 'Door-knocking on Elm and Oak streets.\n\nBring comfortable shoes and water.',
       location: { text: 'Eastside community hall, 12 Elm Street', lat: 52.5163, lon: 13.3777 },
       shifts: [{ starts_at: inHours(48), ends_at: inHours(51), capacity: 1 }]
     })
-    const { path } = await call<{ path: string }>('publish-event', { event_id: event.event_id, published: true })
-    const url = new URL(path, baseUrl).href
+    const article = `[data-event="${event.event_id}"] [data-testid="public-page"]`
+    let url = ''
+    await t.test('staff publish it from the events page; readonly members cannot', async t => {
+      await staffPage.setViewportSize(PHONE)
+      await signIn(staffPage, app, user('readonly'), '/events')
+      await staffPage.waitForSelector(`[data-event="${event.event_id}"]`)
+      t.equal(await staffPage.locator(article).count(), 0, 'no publish button for readonly')
+      await signOut(staffPage)
+      t.equal((await fetch(new URL(`/e/${event.event_id}`, app))).status, 404, 'not public yet')
+      await signIn(staffPage, app, user('staff'), '/events')
+      await staffPage.waitForSelector(article)
+      t.match(await staffPage.textContent(article), 'Not published')
+      await staffPage.click(`${article} button:has-text("Publish")`)
+      await staffPage.waitForSelector(`${article} a`)
+      const href = await staffPage.getAttribute(`${article} a`, 'href') ?? ''
+      t.match(href, /^\/e\/saturday-canvass-eastside-[0-9a-f]{6}$/, 'the public page\'s link')
+      await noSidewaysScroll(t, staffPage, 'the events page with the public link')
+      url = new URL(href, app).href
+      await browser.clearCookies()
+    })
 
     const rsvp = async (page: Page, name: string, email: string): Promise<void> => {
       await page.goto(url)
@@ -52,8 +67,7 @@ if (executablePath !== undefined) {
       await page.waitForSelector('ul.outcomes')
     }
 
-    await t.test('as visitors, with the page\'s policy enforced', async t => {
-      const browser = await headlessBrowser(t, executablePath)
+    await t.test('as visitors without a session, with the page\'s policy enforced', async t => {
       const page = await browser.newPage()
       await page.setViewportSize(PHONE)
       const violations: string[] = []
@@ -61,14 +75,14 @@ if (executablePath !== undefined) {
       await page.goto(url)
       t.equal(await page.textContent('h1'), 'Saturday canvass, Eastside')
       t.match(await page.textContent('.places'), '1 of 1 place left')
-      t.equal(await page.$eval('button[type="submit"]', button => getComputedStyle(button).backgroundColor), 'rgb(11, 83, 148)', 'the hashed style sheet applies')
+      t.equal(await page.evaluate("getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor"), 'rgb(11, 83, 148)', 'the hashed style sheet applies')
       t.ok(await page.isChecked('#s-0'), 'the one shift is ticked')
       await noSidewaysScroll(t, page, 'the event page')
       const order: string[] = []
       await page.focus('#s-0')
       for (let i = 0; i < 4; i++) {
         await page.keyboard.press('Tab')
-        order.push(await page.evaluate(() => document.activeElement?.id !== '' ? document.activeElement?.id ?? '' : document.activeElement.tagName.toLowerCase()))
+        order.push(await page.evaluate("document.activeElement.id || document.activeElement.tagName.toLowerCase()") as string)
       }
       t.same(order, ['f-name', 'f-email', 'f-phone', 'button'], 'Tab: shift, name, e-mail, phone, the button (the honeypot skipped)')
 
@@ -88,11 +102,14 @@ if (executablePath !== undefined) {
     })
 
     await t.test('axe-core, in a browser that bypasses the policy to inject it', async t => {
-      const browser = await headlessBrowser(t, executablePath, { bypassCSP: true })
-      const page = await browser.newPage()
+      const axeBrowser = await headlessBrowser(t, executablePath, { bypassCSP: true })
+      const page = await axeBrowser.newPage()
       await page.setViewportSize(PHONE)
       await page.goto(url)
       t.same(await axeViolations(page), [], 'the event page')
+      await page.evaluate("document.querySelector('label[for=f-name]').remove()")
+      t.ok((await axeViolations(page)).some(v => v.id === 'label'), 'the check sees a field without its label (taken off in this page only)')
+      await page.reload()
       await page.getByLabel('Your name').fill('Cy Chen')
       await page.getByLabel('E-mail').fill('cy@example.test')
       await page.getByLabel('Phone (optional)').fill('12')

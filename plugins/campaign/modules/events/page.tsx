@@ -1,13 +1,14 @@
 // The events page: upcoming events with their shifts (free places, waitlist, the signed-in user's own
 // place) and RSVP / cancel buttons (list-events, rsvp-shift, cancel-rsvp); for staff, a shift's roster
-// with check-in buttons (shift-roster, check-in), creating an event with its shifts (save-event) and
-// sending the reminders due now (send-shift-reminders). Shifts are listed, not tabled, to fit a phone.
+// with check-in buttons (shift-roster, check-in), creating an event with its shifts (save-event),
+// publishing an event on its public page or taking it down (publish-event) and sending the reminders
+// due now (send-shift-reminders). Shifts are listed, not tabled, to fit a phone.
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 
 interface Mine { status: 'confirmed' | 'waitlisted', position: number | null, checked_in: boolean }
 interface Shift { shift_id: string, starts_at: string, ends_at: string, capacity: number, skills: string[], cancelled: boolean, confirmed_count: number, free: number, waitlist_count: number, mine: Mine | null }
-interface EventView { event_id: string, title: string, description: string, location: { text: string, lat: number, lon: number }, cancelled: boolean, shifts: Shift[] }
+interface EventView { event_id: string, title: string, description: string, location: { text: string, lat: number, lon: number }, cancelled: boolean, published?: boolean, slug?: string, shifts: Shift[] }
 interface Entry { person_id: string, name: string, email: string, state: 'confirmed' | 'checked_in' | 'no_show' | 'waitlisted', position: number | null, checked_in_at: string | null, attended: number, no_shows: number }
 interface Roster { event: { title: string }, shift: Shift, counts: Record<'confirmed' | 'checked_in' | 'no_show' | 'waitlisted', number>, confirmed: Entry[], waitlist: Entry[] }
 interface ReminderRun { shift_id: string, title: string, person_ids: string[], sent: number, error?: string }
@@ -125,6 +126,7 @@ export function EventsPage ({ auth }: { auth: AuthInfo }) {
   const rsvp = useCall<Mine & { shift: Shift }>('rsvp-shift')
   const cancel = useCall<unknown>('cancel-rsvp')
   const reminders = useCall<{ reminder_hours: number, sent: ReminderRun[] }>('send-shift-reminders')
+  const publish = useCall<{ published: boolean, path: string }>('publish-event')
   const [rosterOf, setRosterOf] = useState<string | undefined>(undefined)
   const may = (name: string): boolean => auth.functions.includes(name)
   const refresh = async (): Promise<void> => { await list.run() }
@@ -133,13 +135,23 @@ export function EventsPage ({ auth }: { auth: AuthInfo }) {
     <>
       <h1>Events and shifts</h1>
       <Card title="Upcoming events">
-        <ErrorLine error={list.error ?? rsvp.error ?? cancel.error} />
+        <ErrorLine error={list.error ?? rsvp.error ?? cancel.error ?? publish.error} />
         {list.data?.events.length === 0 && <p class="muted">No upcoming events.</p>}
         <div data-testid="events">{list.data?.events.map(event => (
           <article key={event.event_id} class="event" data-event={event.event_id}>
             <h3>{event.title}</h3>
             <p class="muted">{event.location.text}</p>
             {event.description !== '' && <p>{event.description}</p>}
+            {may('publish-event') && (
+              <p class="row-buttons" data-testid="public-page">
+                {event.published === true
+                  ? <span>Public page: <a href={`/e/${event.slug ?? event.event_id}`} target="_blank" rel="noopener">/e/{event.slug ?? event.event_id}</a></span>
+                  : <span class="muted">Not published: only people signed in see it.</span>}
+                <button type="button" class="ghost" disabled={publish.busy} onClick={() => { void publish.run({ event_id: event.event_id, published: event.published !== true }).then(refresh) }}>
+                  {event.published === true ? 'Unpublish' : 'Publish'}
+                </button>
+              </p>
+            )}
             <ul class="shifts">{event.shifts.map(shift => (
               <li key={shift.shift_id} data-shift={shift.shift_id}>
                 <div>
