@@ -1,10 +1,12 @@
 //! @file reboot.c
 //! The retained record: validity marker, CRC-32 over the rest, rewritten on every change. With fault
-//! capture, it also keeps the fault a hard fault left until it is uploaded.
+//! capture, it also keeps the fault a hard fault left until it is uploaded; with coredumps, the
+//! coredump (coredump.c) follows the record in the same region.
 #include "berth/reboot.h"
 
 #include <string.h>
 
+#include "berth/coredump.h"
 #include "berth/crc32.h"
 #include "berth/platform.h"
 
@@ -58,7 +60,7 @@ static void seal(retained_t *r) {
   r->crc = checksum(r);
 }
 
-size_t berth_retained_size(void) { return sizeof(retained_t); }
+size_t berth_retained_size(void) { return sizeof(retained_t) + BERTH_COREDUMP_RETAINED; }
 
 #if BERTH_FAULT_CAPTURE
 #if BERTH_FAULT_STACK_WORDS > 0
@@ -81,6 +83,9 @@ static berth_fault_t retained_fault(const retained_t *r) {
     fault.stack_words = r->stack_words;
     memcpy(fault.stack, r->stack, sizeof fault.stack);
   }
+#endif
+#if BERTH_COREDUMP
+  fault.coredump = berth_coredump_pending();
 #endif
   return fault;
 }
@@ -162,6 +167,10 @@ void berth_fault_clear(void) {
   s_fault_pending = false;
   r->has_fault = 0;
   seal(r);
+#if BERTH_COREDUMP
+  berth_coredump_clear();
+  s_fault.coredump = NULL;
+#endif
 }
 
 void berth_fault_record(const berth_fault_t *fault) {

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "berth/coredump.h"
+
 static const char *const REBOOT_SYMBOLS[] = { "unknown", "power_on", "pin_reset", "software_reset", "watchdog", "hard_fault", "brown_out", "assert", "firmware_update", "low_power" };
 static const char *const METRIC_SYMBOLS[] = { "gauge", "increment", "observe" };
 
@@ -92,10 +94,33 @@ void berth_encode_reboot_reason(berth_buf_t *out, const void *record) {
   LONG(out, "lr", r->lr);
 }
 
+#if BERTH_COREDUMP
+/** The FaultRecord's coredump fields: the regions (address and bytes each), then the bytes cut. */
+static void encode_coredump(berth_buf_t *out, const berth_coredump_t *c) {
+  const uint32_t regions = c == NULL ? 0 : c->regions;
+#if BERTH_SERIALIZATION_CBOR
+  text(out, "coredump");
+  cbor_head(out, 4, regions);
+#else
+  if (regions > 0) avro_long(out, regions);
+#endif
+  for (uint32_t i = 0; i < regions; i++) {
+    RECORD(out, 2);
+    LONG(out, "address", (int64_t)c->region[i].address);
+    BYTES_HEAD(out, "data", c->region[i].length);
+    berth_buf_put(out, berth_coredump_bytes(c, i), c->region[i].length);
+  }
+#if !BERTH_SERIALIZATION_CBOR
+  avro_long(out, 0);
+#endif
+  LONG(out, "coredump_truncated", c == NULL ? 0 : c->truncated);
+}
+#endif
+
 #if BERTH_FAULT_CAPTURE
 void berth_encode_fault_record(berth_buf_t *out, const void *record) {
   const berth_fault_t *f = (const berth_fault_t *)record;
-  RECORD(out, 10);
+  RECORD(out, BERTH_COREDUMP ? 12 : 10);
   LONG(out, "pc", f->pc);
   LONG(out, "lr", f->lr);
   LONG(out, "sp", f->sp);
@@ -111,6 +136,9 @@ void berth_encode_fault_record(berth_buf_t *out, const void *record) {
   for (uint32_t i = 0; i < words; i++) berth_buf_u32le(out, f->stack[i]); // little-endian, as in memory
 #else
   BYTES_HEAD(out, "stack", 0);
+#endif
+#if BERTH_COREDUMP
+  encode_coredump(out, f->coredump);
 #endif
 }
 #endif

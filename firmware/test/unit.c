@@ -1,6 +1,7 @@
 //! @file unit.c
 //! Host unit tests of the SDK (POSIX port): CRC, SHA-256, RLE, AES-CCM, metrics, trace, the retained record
-//! across a "reset", the port's reset cause, frames over UART, LoRa and BLE, and chunks asking for what
+//! across a "reset", the coredump's capture, bounds and upload (BERTH_COREDUMP), the port's reset cause,
+//! frames over UART, LoRa and BLE, and chunks asking for what
 //! the build left out. The checks of an option the build leaves out are left out with it. Prints
 //! TAP-like lines `ok N - name` / `not ok N - name`.
 #include <setjmp.h>
@@ -9,6 +10,7 @@
 
 #include "berth/ccm.h"
 #include "berth/chunk.h"
+#include "berth/coredump.h"
 #include "berth/crc32.h"
 #include "berth/metrics.h"
 #include "berth/platform.h"
@@ -213,12 +215,13 @@ static void test_fault_stack(void) {
     berth_buf_t out = berth_buf(payload, sizeof payload);
     berth_encode_fault_record(&out, &fault);
 #if !BERTH_SERIALIZATION_CBOR
-    // Avro: nine zigzag longs, then the bytes' length (zigzag) and the words, little-endian.
-    const size_t stack_at = out.length - 4u * BERTH_FAULT_STACK_WORDS;
+    // Avro: nine zigzag longs, then the bytes' length (zigzag) and the words, little-endian (then, with
+    // coredumps, an empty array and 0 bytes truncated).
+    const size_t stack_at = out.length - 4u * BERTH_FAULT_STACK_WORDS - (BERTH_COREDUMP ? 2u : 0u);
     check(!out.overflow && payload[stack_at] == 0x10 && payload[stack_at + 1] == 0x1f && payload[stack_at + 4] == 0x5b, "the FaultRecord ends in the snapshot's bytes");
 #endif
     // As firmware without snapshots (or with another size) would leave the region after its record.
-    ((uint8_t *)berth_platform_retained())[berth_retained_size() - 8] ^= 0xff;
+    ((uint8_t *)berth_platform_retained())[berth_retained_size() - BERTH_COREDUMP_RETAINED - 8] ^= 0xff;
     berth_platform_reset();
   }
   if (boots == 3) {
@@ -316,6 +319,77 @@ static void test_uart(void) {
 #endif
 }
 
+#if BERTH_COREDUMP
+static uint32_t s_counter;                  // a named global of the application
+static uint8_t s_log[BERTH_COREDUMP_BYTES]; // more than the room left after the stack and the counter
+
+static void test_coredump(void) {
+  static jmp_buf reset;
+  static volatile int boots;
+  static uint32_t stack[BERTH_COREDUMP_STACK_BYTES / 4 + 8]; // a stack longer than the window
+  const uint32_t log_kept = BERTH_COREDUMP_BYTES - BERTH_COREDUMP_STACK_BYTES - 4;
+  boots = 0;
+  berth_posix_on_reset(&reset);
+  setjmp(reset);
+  boots++;
+  berth_boot(1);
+  berth_fault_t fault;
+  const berth_coredump_t *c = berth_coredump_pending();
+  if (boots == 1) {
+    check(c == NULL, "no coredump before a fault");
+    berth_coredump_reset_regions();
+    for (size_t i = 0; i < sizeof stack / 4; i++) stack[i] = 0x5a000000u + (uint32_t)i;
+    memset(s_log, 0xab, sizeof s_log);
+    s_counter = 42;
+    check(berth_coredump_region(&s_counter, sizeof s_counter) == 0 && berth_coredump_region(s_log, sizeof s_log) == 0 &&
+          berth_coredump_region(&s_counter, 0) == -1, "regions are declared; an empty one is refused");
+    berth_coredump_capture((uintptr_t)stack, (uintptr_t)(stack + sizeof stack / 4));
+    const berth_fault_t crash = { .pc = 0x08000123, .lr = 0x08000457, .sp = 0x20001f00, .uptime_ms = 5 };
+    berth_fault_record(&crash);
+    s_counter = 7; // after the crash: the coredump keeps 42
+    berth_platform_reset();
+  }
+  if (boots == 2) {
+    check(berth_fault_pending(&fault) && fault.coredump == c && c != NULL && c->regions == 3, "the coredump survived the reset with its fault");
+    check(c->region[0].address == (uintptr_t)stack && c->region[0].length == BERTH_COREDUMP_STACK_BYTES &&
+          memcmp(berth_coredump_bytes(c, 0), stack, BERTH_COREDUMP_STACK_BYTES) == 0, "the stack from the stack pointer, BERTH_COREDUMP_STACK_BYTES of it");
+    uint32_t counter;
+    memcpy(&counter, berth_coredump_bytes(c, 1), 4);
+    check(c->region[1].address == (uintptr_t)&s_counter && c->region[1].length == 4 && counter == 42, "the counter as it was at the fault");
+    check(c->region[2].length == log_kept && berth_coredump_bytes(c, 2)[log_kept - 1] == 0xab && c->truncated == sizeof s_log - log_kept,
+          "the region that does not fit is cut at BERTH_COREDUMP_BYTES, the bytes cut counted");
+    s_captured_length = 0;
+    berth_stream_t stream = { capture, NULL };
+    berth_transport_t uart = berth_uart_transport(&stream);
+    const berth_chunk_options_t options = { BERTH_COMPRESSION, NULL };
+    check(berth_chunk_send(&uart, &options, BERTH_CHUNK_FAULT_RECORD, DEVICE, 20, berth_encode_fault_record, &fault, false) == 0 &&
+          s_captured_length > 26, "the FaultRecord with a full coredump fits a chunk (RLE'd when built in)");
+    static uint8_t payload[BERTH_PAYLOAD_MAX];
+    berth_buf_t out = berth_buf(payload, sizeof payload);
+    berth_encode_fault_record(&out, &fault);
+    check(!out.overflow && out.length > BERTH_COREDUMP_BYTES, "its serialized record fits BERTH_PAYLOAD_MAX");
+    ((uint8_t *)berth_platform_retained())[berth_retained_size() - 16] ^= 0xff; // corrupt the coredump's bytes
+    berth_platform_reset();
+  }
+  if (boots == 3) {
+    check(berth_fault_pending(&fault) && fault.pc == 0x08000123 && fault.coredump == NULL && c == NULL, "a coredump failing its CRC is dropped, the fault kept");
+    berth_coredump_capture((uintptr_t)stack, (uintptr_t)stack); // an empty stack: the regions only
+    const berth_fault_t crash = { .pc = 0x08000125 };
+    berth_fault_record(&crash);
+    berth_platform_reset();
+  }
+  if (boots == 4) {
+    check(c != NULL && c->regions == 2 && c->region[0].address == (uintptr_t)&s_counter, "a stack pointer at the top of the stack captures no stack");
+    berth_fault_clear();
+    check(!berth_fault_pending(NULL) && berth_coredump_pending() == NULL, "the delivered fault's coredump is cleared with it");
+    for (int i = 2; i < BERTH_COREDUMP_REGIONS; i++) berth_coredump_region(&s_counter, 4);
+    check(berth_coredump_region(&s_counter, 4) == -1, "a region past BERTH_COREDUMP_REGIONS is refused");
+    berth_coredump_reset_regions();
+  }
+  berth_posix_on_reset(NULL);
+}
+#endif
+
 #if BERTH_TRANSPORT_LORA
 static void test_lora(void) {
   berth_packet_link_t radio = { .send_packet = capture };
@@ -364,6 +438,9 @@ int main(void) {
   test_reset_cause();
 #endif
   test_uart();
+#if BERTH_COREDUMP
+  test_coredump();
+#endif
 #if BERTH_TRANSPORT_LORA
   test_lora();
 #endif

@@ -12,7 +12,9 @@
 //! earlier call (sensor_calibrate()) left on the stack; 4 ten calls deep in sensor_walk(), deeper than
 //! the stack snapshot reaches; 5 in the PendSV exception's handler, which sensor_poll() pends (the
 //! exception frame over sensor_poll's). The backtraces of each are checked in
-//! test/firmware/backtraces.test.ts.
+//! test/firmware/backtraces.test.ts. With BERTH_COREDUMP the power-on declares s_sensor_readings for
+//! the coredump and sets it to 42 before the crash, which the server then shows by name.
+#include "berth/coredump.h"
 #include "berth/metrics.h"
 #include "berth/reboot.h"
 #include "berth/trace.h"
@@ -26,6 +28,11 @@ typedef int (*reader_t)(void);
 
 //! Where a driver would be registered; never set, so calling it faults and waiting for it hangs.
 static volatile reader_t s_temperature_reader;
+
+#if BERTH_COREDUMP
+//! Readings taken since power-on: a named global the coredump captures.
+static volatile uint32_t s_sensor_readings;
+#endif
 
 #ifndef QEMU_DEMO_FAULT
 #define QEMU_DEMO_FAULT 0
@@ -140,6 +147,10 @@ int main(void) {
       berth_metrics_observe("loop_us", 420);
       berth_log("sensor ready");
       upload();
+#if BERTH_COREDUMP
+      berth_coredump_region((const void *)&s_sensor_readings, sizeof s_sensor_readings);
+      s_sensor_readings = 42;
+#endif
       return sensor_task();
     case BERTH_REBOOT_HARD_FAULT:
       berth_metrics_increment("recoveries", 1);

@@ -27,6 +27,39 @@
 #define BERTH_FAULT_STACK_WORDS 16
 #endif
 
+//! Coredumps of chosen memory: at a hard fault the port's handler also copies the stack above the stack
+//! pointer and the RAM regions the application declared (berth_coredump_region(), coredump.h) into
+//! retained RAM; the next boot sends them in its FaultRecord. Needs BERTH_FAULT_CAPTURE. Off by
+//! default: it costs the retained copy (BERTH_COREDUMP_BYTES and the region table) and, with RLE or
+//! CCM, a payload buffer large enough for the FaultRecord that carries it (BERTH_PAYLOAD_MAX).
+#ifndef BERTH_COREDUMP
+#define BERTH_COREDUMP 0
+#endif
+
+//! Bytes a coredump holds in all (the stack's and the regions'); what does not fit is cut and counted
+//! as truncated. At most 60000 (a FaultRecord is at most 65 535 bytes).
+#ifndef BERTH_COREDUMP_BYTES
+#define BERTH_COREDUMP_BYTES 1024
+#endif
+
+//! Bytes of the stack a coredump takes, from the stack pointer before the exception upwards (fewer when
+//! the stack ends sooner); the regions declared take the rest of BERTH_COREDUMP_BYTES.
+#ifndef BERTH_COREDUMP_STACK_BYTES
+#define BERTH_COREDUMP_STACK_BYTES 256
+#endif
+
+//! Regions the application may declare with berth_coredump_region().
+#ifndef BERTH_COREDUMP_REGIONS
+#define BERTH_COREDUMP_REGIONS 8
+#endif
+
+#if BERTH_COREDUMP && !BERTH_FAULT_CAPTURE
+#error "BERTH_COREDUMP needs BERTH_FAULT_CAPTURE"
+#endif
+#if BERTH_COREDUMP && BERTH_COREDUMP_BYTES > 60000
+#error "BERTH_COREDUMP_BYTES must be at most 60000"
+#endif
+
 //! Capture log lines (berth_log) into the trace buffer. Off, berth_log(line) is a macro that discards
 //! the line, so the calls need no #if of their own.
 #ifndef BERTH_LOG_CAPTURE
@@ -118,9 +151,15 @@
 #define BERTH_TRACE_CAPACITY 512
 #endif
 
-//! Largest serialized payload of one chunk (the trace buffer plus its fields, or 32 metrics).
+//! Largest serialized payload of one chunk (the trace buffer plus its fields, or 32 metrics; with
+//! coredumps, at least a FaultRecord with a full coredump: its bytes, each region's address and length,
+//! the stack snapshot and the fields, with room for CBOR's field names).
 #ifndef BERTH_PAYLOAD_MAX
+#if BERTH_COREDUMP && BERTH_COREDUMP_BYTES + 24 * (BERTH_COREDUMP_REGIONS + 1) + 4 * BERTH_FAULT_STACK_WORDS + 256 > 1200
+#define BERTH_PAYLOAD_MAX (BERTH_COREDUMP_BYTES + 24 * (BERTH_COREDUMP_REGIONS + 1) + 4 * BERTH_FAULT_STACK_WORDS + 256)
+#else
 #define BERTH_PAYLOAD_MAX 1200
+#endif
 #endif
 
 //! Signed updates (docs/firmware-updates.md): the signed image and its Ed25519 verification (image.h,

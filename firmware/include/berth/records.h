@@ -1,7 +1,7 @@
 //! @file records.h
 //! The six chunk payloads of docs/chunk-format.md and their serialization: Avro binary, or CBOR maps
 //! when BERTH_SERIALIZATION_CBOR is set. Strings are NUL-terminated; longs are int64_t. The FaultRecord
-//! exists with BERTH_FAULT_CAPTURE only.
+//! exists with BERTH_FAULT_CAPTURE only; it carries the coredump's regions with BERTH_COREDUMP.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +50,10 @@ typedef struct {
   //! The stack snapshot: `stack_words` words from `sp` upwards (at most BERTH_FAULT_STACK_WORDS).
   uint32_t stack_words;
   uint32_t stack[BERTH_FAULT_STACK_WORDS];
+#endif
+#if BERTH_COREDUMP
+  //! The coredump sent with the fault (coredump.h), NULL when none.
+  const struct berth_coredump *coredump;
 #endif
 } berth_fault_t;
 #endif

@@ -6,10 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "berth/coredump.h"
 #include "berth/platform.h"
 #include "berth_posix.h"
 
-static uint64_t s_retained[64];
+static uint64_t s_retained[64 + (BERTH_COREDUMP_RETAINED + 7) / 8];
 static uint8_t s_device_id[8];
 static jmp_buf *s_reset;
 static struct timespec s_start;

@@ -1,8 +1,9 @@
 //! @file platform.c
 //! The platform interface on mps2-an385, the UART transport, the watchdog, the fault recorder
-//! (BERTH_FAULT_CAPTURE), the reset cause (BERTH_PLATFORM_RESET_CAUSE) and semihosting exit.
+//! (BERTH_FAULT_CAPTURE, with the coredump's capture under BERTH_COREDUMP), the reset cause (BERTH_PLATFORM_RESET_CAUSE) and semihosting exit.
 #include <string.h>
 
+#include "berth/coredump.h"
 #include "berth/platform.h"
 #include "berth/reboot.h"
 #include "berth_qemu.h"
@@ -25,7 +26,7 @@
 #define CORE_CLOCK_HZ 25000000u
 
 static volatile uint32_t s_ticks;
-__attribute__((section(".retained"))) static uint32_t s_retained[64];
+__attribute__((section(".retained"))) static uint32_t s_retained[64 + BERTH_COREDUMP_RETAINED / 4];
 
 #if BERTH_PLATFORM_RESET_CAUSE
 //! "WDOG" in s_watchdog_mark: the watchdog's NMI came, its reset followed.
@@ -127,13 +128,18 @@ void berth_qemu_fault(const uint32_t *stacked) {
     .pc = stacked[6], .lr = stacked[5], .sp = (uint32_t)(uintptr_t)sp, .psr = stacked[7],
     .cfsr = SCB_CFSR, .hfsr = SCB_HFSR, .mmfar = SCB_MMFAR, .bfar = SCB_BFAR, .uptime_ms = s_ticks
   };
-#if BERTH_FAULT_STACK_WORDS > 0
-  // The words above it, up to the top of the stack (reading past the end of RAM would fault again).
+#if BERTH_FAULT_STACK_WORDS > 0 || BERTH_COREDUMP
   extern uint32_t __stack_top; // the linker script's
   const uint32_t *top = &__stack_top;
+#endif
+#if BERTH_FAULT_STACK_WORDS > 0
+  // The words above it, up to the top of the stack (reading past the end of RAM would fault again).
   const uint32_t left = sp < top ? (uint32_t)(top - sp) : 0;
   fault.stack_words = left < BERTH_FAULT_STACK_WORDS ? left : BERTH_FAULT_STACK_WORDS;
   for (uint32_t i = 0; i < fault.stack_words; i++) fault.stack[i] = sp[i];
+#endif
+#if BERTH_COREDUMP
+  berth_coredump_capture((uintptr_t)sp, (uintptr_t)top);
 #endif
   berth_fault_record(&fault);
   berth_platform_reset();

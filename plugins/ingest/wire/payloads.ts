@@ -13,10 +13,16 @@ export type ChunkTypeName = typeof CHUNK_TYPES[number]
 
 export interface DeviceInfo { serial: string, hardware_version: string, software_type: string, software_version: string, build_id: string }
 export interface RebootReason { reason: string, boot_count: number, pc: number, lr: number }
+/** A RAM region of a coredump: its address on the device and the bytes captured there. */
+export interface CoredumpRegion { address: number, data: Uint8Array }
 export interface FaultRecord {
   pc: number, lr: number, sp: number, psr: number, cfsr: number, hfsr: number, mmfar: number, bfar: number, uptime_ms: number
   /** The stack snapshot: 32-bit little-endian words from sp upwards (empty when none was sent; decoding always sets it). */
   stack?: Uint8Array
+  /** The coredump's regions (empty when none was sent; decoding always sets it). */
+  coredump?: CoredumpRegion[]
+  /** Bytes of the coredump's regions the device cut for lack of room (0 when none; decoding always sets it). */
+  coredump_truncated?: number
 }
 export interface MetricEntry { key: string, kind: 'gauge' | 'increment' | 'observe', value: number, uptime_ms: number }
 export interface Metrics { uptime_ms: number, entries: MetricEntry[] }
@@ -55,15 +61,24 @@ const schemaTypes = Object.fromEntries(CHUNK_TYPES.map(name => [name, avro.Type.
 /** Field names of each type that have defaults (added after the first version of the schema). */
 const defaulted = Object.fromEntries(CHUNK_TYPES.map(name => [name, schemas[name].fields.filter(field => 'default' in field).map(field => field.name)])) as Record<ChunkTypeName, string[]>
 
-/** For a schema ending in defaulted fields: how to read a record written without them (older firmware's). */
-const olderResolvers = Object.fromEntries(CHUNK_TYPES.flatMap(name => {
+/** The schema of `type` as older firmware wrote it: its first `count` fields. */
+const prefixType = (type: ChunkTypeName, count: number): avro.Type =>
+  avro.Type.forSchema({ ...schemas[type], fields: schemas[type].fields.slice(0, count) } as avro.Schema)
+
+/**
+ * For a schema ending in defaulted fields: the older schemas, each without one more of them (longest
+ * first), and how to read a record written with each (by firmware before those fields, or built
+ * without what they carry).
+ */
+const olderSchemas = Object.fromEntries(CHUNK_TYPES.map(name => {
   const fields = schemas[name].fields
-  let kept = fields.length
-  while (kept > 0 && 'default' in fields[kept - 1]) kept--
-  if (kept === fields.length) return []
-  const older = avro.Type.forSchema({ ...schemas[name], fields: fields.slice(0, kept) } as avro.Schema)
-  return [[name, schemaTypes[name].createResolver(older)]]
-})) as Partial<Record<ChunkTypeName, avro.Resolver>>
+  const older: Array<{ type: avro.Type, resolver: avro.Resolver }> = []
+  for (let count = fields.length - 1; count >= 0 && 'default' in fields[count]; count--) {
+    const type = prefixType(name, count)
+    older.push({ type, resolver: schemaTypes[name].createResolver(type) })
+  }
+  return [name, older]
+})) as Record<ChunkTypeName, Array<{ type: avro.Type, resolver: avro.Resolver }>>
 
 /** An Avro payload of `type`, read as the current schema or, failing that, as written by older firmware. */
 function fromAvro (type: ChunkTypeName, buffer: Buffer): unknown {
@@ -71,18 +86,28 @@ function fromAvro (type: ChunkTypeName, buffer: Buffer): unknown {
   try {
     return schema.fromBuffer(buffer)
   } catch (err) {
-    const older = olderResolvers[type]
-    if (older === undefined) throw err
-    try {
-      return schema.fromBuffer(buffer, older)
-    } catch {
-      throw err
+    for (const { resolver } of olderSchemas[type]) {
+      try {
+        return schema.fromBuffer(buffer, resolver)
+      } catch {
+        // Not written with this older schema either: try the next shorter one.
+      }
     }
+    throw err
   }
 }
 
-/** A CBOR record with its missing defaulted fields filled in, as Avro reading fills them. */
-function withDefaults (type: ChunkTypeName, record: unknown): unknown {
+/** How many of the fields of `type` a record carries: all but the defaulted ones at the end it leaves out. */
+function fieldsCarried (type: ChunkTypeName, record: unknown): number {
+  const fields = schemas[type].fields
+  const given = (typeof record === 'object' && record !== null ? record : {}) as Record<string, unknown>
+  let count = fields.length
+  while (count > 0 && 'default' in fields[count - 1] && given[fields[count - 1].name] === undefined) count--
+  return count
+}
+
+/** A record with its missing defaulted fields filled in, as decoding fills them. */
+export function withDefaults (type: ChunkTypeName, record: unknown): unknown {
   if (typeof record !== 'object' || record === null || defaulted[type].length === 0) return record
   const filled = { ...record } as Record<string, unknown>
   for (const name of defaulted[type]) {
@@ -123,10 +148,17 @@ export function decodePayload (type: ChunkTypeName, bytes: Uint8Array, cbor: boo
   return { ok: true, payload: { type, record } as ChunkPayload }
 }
 
-/** Encode a record as the device would (Avro binary, or CBOR with the same field names). */
+/**
+ * Encode a record as the device would (Avro binary, or CBOR with the same field names). Defaulted
+ * fields at the end that the record leaves out are left out, as firmware without them writes it.
+ */
 export function encodePayload (type: ChunkTypeName, record: unknown, cbor: boolean): Uint8Array {
   const schema = schemaTypes[type]
-  const complete = withDefaults(type, record)
+  const complete = withDefaults(type, record) as Record<string, unknown>
   if (!schema.isValid(complete)) throw new TypeError(`record does not match the ${type} schema`)
-  return cbor ? encodeCbor(complete) : schema.toBuffer(complete)
+  const carried = fieldsCarried(type, record)
+  const fields = schemas[type].fields
+  const written = carried === fields.length ? complete : Object.fromEntries(fields.slice(0, carried).map(field => [field.name, complete[field.name]]))
+  if (cbor) return encodeCbor(written)
+  return carried === fields.length ? schema.toBuffer(written) : olderSchemas[type][fields.length - 1 - carried].type.toBuffer(written)
 }
