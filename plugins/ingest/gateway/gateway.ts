@@ -2,7 +2,8 @@
 // (through BlueZ, where the host has an adapter) to the telemetry server. Each line's bytes and each
 // BLE device's notifications are split into frames, appended to the spool, and forwarded in order; a
 // line that closes is opened again. What the server refused for now waits in the held spool; every
-// count shows in the output and, with --metrics, on a Prometheus endpoint. Runs until SIGINT/SIGTERM.
+// count shows in the output and, with --metrics, on a Prometheus endpoint. A serial line's update
+// frames are answered by its update session (updates.ts). Runs until SIGINT/SIGTERM.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
@@ -12,6 +13,7 @@ import { FrameSplitter } from './frames.js'
 import { Forwarder } from './forwarder.js'
 import { serveGatewayMetrics, type GatewayStats } from './metrics.js'
 import { openSerial, type SerialSpec } from './sources.js'
+import { UpdateServer, UpdateSession } from './updates.js'
 import { Spool } from './spool.js'
 import { usbSerialDevices } from './usb.js'
 
@@ -86,9 +88,10 @@ export async function runGateway (options: GatewayOptions, stopped: Promise<void
   }
   let running = true
   const open = new Set<Readable>()
-  const lines: Array<Promise<void>> = options.serials.map(async spec => { await readLine(spec, take, log, () => running, open) })
+  const updates = new UpdateServer(options.url, options.apiKey)
+  const lines: Array<Promise<void>> = options.serials.map(async spec => { await readLine(spec, take, updates, log, () => running, open) })
   const usbScan = options.usbDir === undefined ? undefined : watchUsb(options.usbDir, options.usbBaud, () => running, spec => {
-    lines.push(readLine(spec, take, log, () => running && existsSync(spec.path), open))
+    lines.push(readLine(spec, take, updates, log, () => running && existsSync(spec.path), open))
   }, log)
   await stopped
   running = false
@@ -126,13 +129,19 @@ function watchUsb (dir: string, baud: number, running: () => boolean, found: (sp
   return setInterval(scan, USB_SCAN_MS)
 }
 
-/** Read one serial line until the gateway stops (or `running` says so), opening it again whenever it closes or fails. */
-async function readLine (spec: SerialSpec, take: (splitter: FrameSplitter, bytes: Buffer) => void, log: (line: string) => void, running: () => boolean, open: Set<Readable>): Promise<void> {
+/**
+ * Read one serial line until the gateway stops (or `running` says so), opening it again whenever it
+ * closes or fails; its update frames go to an update session that writes its answers back to the line.
+ */
+async function readLine (spec: SerialSpec, take: (splitter: FrameSplitter, bytes: Buffer) => void, updates: UpdateServer, log: (line: string) => void, running: () => boolean, open: Set<Readable>): Promise<void> {
   let announced = false
   while (running()) {
-    const splitter = new FrameSplitter()
+    let splitter = new FrameSplitter()
     try {
-      const stream = await openSerial(spec)
+      const { input: stream, output } = await openSerial(spec)
+      output.on('error', () => {}) // a line that fails is seen closing on its reading side
+      const session = new UpdateSession(updates, frame => { output.write(frame) }, line => { log(`serial ${spec.label}: ${line}`) })
+      splitter = new FrameSplitter(frame => { session.take(frame) })
       open.add(stream)
       log(`serial ${spec.label}: open`)
       announced = false

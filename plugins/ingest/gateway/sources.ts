@@ -1,10 +1,11 @@
-// The serial lines the gateway reads devices from: a tty or pty path with its baud rate, or the TCP
-// endpoint an emulator or a serial server offers. (BLE devices come through ble.ts.)
+// The serial lines the gateway reads devices from, and writes update frames back to: a tty or pty path
+// with its baud rate, or the TCP endpoint an emulator or a serial server offers. (BLE devices come
+// through ble.ts.)
 import { execFile } from 'node:child_process'
-import { constants, createReadStream, existsSync, openSync } from 'node:fs'
+import { constants, createReadStream, createWriteStream, existsSync, openSync } from 'node:fs'
 import { connect } from 'node:net'
-import type { Readable } from 'node:stream'
-import { isatty, ReadStream } from 'node:tty'
+import type { Readable, Writable } from 'node:stream'
+import { isatty, ReadStream, WriteStream } from 'node:tty'
 import { promisify } from 'node:util'
 import { UsageError } from '../../../kernel/index.js'
 
@@ -28,11 +29,17 @@ export function parseSerial (text: string): SerialSpec {
   return { kind: 'tty', path, baud, label: text }
 }
 
-/** Open the serial line; resolves with its byte stream. */
-export async function openSerial (spec: SerialSpec): Promise<Readable> {
+/** An open serial line: the bytes it brings, and where bytes for the device go. */
+export interface SerialLine {
+  input: Readable
+  output: Writable
+}
+
+/** Open the serial line for reading and writing. */
+export async function openSerial (spec: SerialSpec): Promise<SerialLine> {
   if (spec.kind === 'tcp') {
     return await new Promise((resolve, reject) => {
-      const socket = connect({ host: spec.host, port: spec.port }, () => { socket.off('error', reject); resolve(socket) })
+      const socket = connect({ host: spec.host, port: spec.port }, () => { socket.off('error', reject); resolve({ input: socket, output: socket }) })
       socket.once('error', reject)
     })
   }
@@ -40,6 +47,12 @@ export async function openSerial (spec: SerialSpec): Promise<Readable> {
   await run('stty', ['-F', spec.path, String(spec.baud), 'raw', '-echo'])
   // A terminal is read through libuv's non-blocking tty handle, which can be closed while a read is
   // waiting; a plain file read would hold a thread-pool thread until the device sends something.
+  // Writes go through a descriptor of their own: one tty handle per descriptor.
   const fd = openSync(spec.path, constants.O_RDONLY | constants.O_NOCTTY | constants.O_NONBLOCK)
-  return isatty(fd) ? new ReadStream(fd) : createReadStream('', { fd })
+  const out = openSync(spec.path, constants.O_WRONLY | constants.O_NOCTTY | (isatty(fd) ? constants.O_NONBLOCK : 0))
+  const input = isatty(fd) ? new ReadStream(fd) : createReadStream('', { fd })
+  const output = isatty(out) ? new WriteStream(out) : createWriteStream('', { fd: out })
+  // The line is one: when its reading side ends, so does its writing side.
+  input.once('close', () => { output.destroy() })
+  return { input, output }
 }

@@ -10,7 +10,7 @@ import { BadRequest, Conflict, NotFound, StartupError } from '../../../kernel/in
 import { Type, type Static } from '../../../kernel/schema.js'
 import { DeviceId, GroupName } from '../keys.js'
 import { fleetPublicKey, ImageError, verifyImage, type ImageHeader } from '../ota-image.js'
-import { recordOtaEvent } from '../ota-log.js'
+import { deviceSlots, recordOtaEvent } from '../ota-log.js'
 import { advanced, crashRates, DEFAULT_HALT_REVERTS, due, haltReason, releaseFor, type OtaImage, type Release, type ReleaseState } from '../ota-releases.js'
 import type { Telemetry } from '../telemetry.js'
 import { binaryBody, Label } from './ingest.js'
@@ -143,7 +143,9 @@ export function otaRoutes (app: FastifyInstance, t: Telemetry): void {
     const device = await t.storage.device(request.query.device)
     if (device === undefined) throw new NotFound(`device ${request.query.device} does not exist`)
     const offer = releaseFor(await t.storage.documents<Release>('ota-release'), device)
-    if (offer === undefined) return await reply.code(204).send()
+    // A device with slots that holds the image already (to test, testing, confirmed) waits for its next boot.
+    const held = (await deviceSlots(t.storage, device.id))?.slots.some(s => s.image === offer?.image && s.state !== 'empty' && s.state !== 'bad') === true
+    if (offer === undefined || held) return await reply.code(204).send()
     const offeredImage = await image(offer.image)
     await recordOtaEvent(t.storage, device.id, { event: 'offered', at: Date.now(), release: offer.id, version: offer.version, image: offeredImage.id })
     return {

@@ -41,6 +41,7 @@ t.test('slot states, reports on the timeline, and a release halted by reverts', 
   t.equal((await status(server, state(first, 'pending', image.id), { authorization: basic('admin') })).status, 401, 'a user may not report (the device key is needed)')
   t.equal((await status(server, state(first, 'pending', image.id), {})).status, 401)
   t.same(await status(server, state(first, 'pending', image.id)), { status: 200, json: { recorded: [], halted: [] } }, 'the device key reports')
+  t.equal(await offered(first), 204, 'a device that holds the image, to be tested, is offered nothing')
   t.equal((await fetch(new URL(`/devices/${first}/slots`, server.base), { headers: { 'x-api-key': API_KEY } })).status, 401, 'the device key may not read slots')
   const slots = await (await server.api('GET', `/devices/${first}/slots`, 'viewer')).json() as Record<string, unknown>
   t.match(slots, { device: first, running_slot: 0, slots: [{ slot: 0, state: 'confirmed', version: '1.0.0', image: OLD }, { slot: 1, state: 'pending', version: '1.1.0', image: image.id }], download: null })
