@@ -6,7 +6,8 @@
 // signed image through the gateway, which fetches it from the server by range requests; the gateway is
 // restarted mid-transfer and the download resumes from the device's offset; the device's state, its
 // result and its revert reach /ota/status and its timeline, and the revert halts the release.
-import t from 'tap'
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -167,6 +168,44 @@ class StandinDevice {
     this.sendState()
   }
 }
+
+/** A pseudo-terminal (python's os.openpty) for the device's end: hex lines written go in at the master, what the gateway writes to the slave comes out. */
+async function pseudoTerminal (t: Test): Promise<{ path: string, write(bytes: Buffer): void, read(): Buffer }> {
+  const pty = spawn('python3', ['-c', [
+    'import os, sys, threading',
+    'master, slave = os.openpty()',
+    'print(os.ttyname(slave), flush=True)',
+    'def feed():',
+    '    for line in sys.stdin:',
+    '        os.write(master, bytes.fromhex(line.strip()))',
+    'threading.Thread(target=feed, daemon=True).start()',
+    'while True:',
+    '    print(os.read(master, 4096).hex(), flush=True)'
+  ].join('\n')], { stdio: ['pipe', 'pipe', 'inherit'] })
+  t.teardown(() => { pty.kill('SIGKILL') })
+  let out = ''
+  pty.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  const path = await pollUntil(() => out.includes('\n') ? out.slice(0, out.indexOf('\n')) : undefined, { what: 'the pseudo-terminal' })
+  return { path, write: bytes => { pty.stdin.write(`${bytes.toString('hex')}\n`) }, read: () => Buffer.from(out.split('\n').slice(1).join(''), 'hex') }
+}
+
+t.test('a tty line is written to: a state on a pseudo-terminal is answered there', async t => {
+  const server = await telemetryServer(t)
+  const pty = await pseudoTerminal(t)
+  const gateway = spawnCli(['gateway', '--serial', pty.path, '--url', server.base.href, '--api-key', API_KEY, '--spool', tempDir(t), '--no-ble', '--no-usb'])
+  t.teardown(() => { gateway.kill('SIGKILL') })
+  await pollUntil(() => gateway.output().includes(`serial ${pty.path}: open`), { what: 'the gateway to open the tty' })
+  pty.write(encodeUpdate({ type: 'state', state: { ...STATE, device: 'ffffffffffffff01' } }))
+  const answered = await pollUntil(() => {
+    const answers: UpdateMessage[] = []
+    new FrameSplitter(frame => { answers.push(decodeUpdate(frame)) }).push(pty.read())
+    return answers.length > 0 ? answers : undefined
+  }, { what: 'an answer on the tty' })
+  t.same(answered, [{ type: 'none' }], 'an unknown device is offered nothing')
+  t.match(gateway.output(), /update ffffffffffffff01: its state was not reported \(POST \/ota\/status answered 404: .*device ffffffffffffff01 does not exist/)
+  gateway.kill('SIGTERM')
+  t.equal(await exited(gateway), 0)
+})
 
 async function startGateway (port: number, url: URL, spool: string): Promise<RunningCli> {
   const gateway = spawnCli(['gateway', '--serial', `tcp:127.0.0.1:${port}`, '--url', url.href, '--api-key', API_KEY, '--spool', spool, '--no-ble', '--no-usb'])
