@@ -33,6 +33,9 @@ async function device (t: Teardown, build: UpdatableBuild, name: string): Promis
 if (compiler !== undefined) {
   const build = await buildUpdatable(tempDir(t, 'berth-updates-'))
   const v2 = await build.image('2.0.0')
+  // Built while the first test runs in QEMU.
+  const hangingImage = build.image('2.0.1', '-DQEMU_UPDATABLE_HANG')
+  hangingImage.catch(() => {}) // awaited (and its failure reported) by the test that needs it
 
   t.test('1.0.0 downloads a signed 2.0.0 (resuming after a reset and after a broken connection), tests it, and stays on it once it confirms itself', async t => {
     const { standin, reset } = await device(t, build, 'confirm')
@@ -68,7 +71,7 @@ if (compiler !== undefined) {
   })
 
   t.test('a 2.0.0 that hangs before confirming itself: the watchdog resets it, and the bootloader reverts to 1.0.0, which reports the revert', async t => {
-    const hanging = await build.image('2.0.1', '-DQEMU_UPDATABLE_HANG')
+    const hanging = await hangingImage
     const { standin } = await device(t, build, 'revert')
     standin.policy = state => state.version === '1.0.0' && state.event === 'none' ? { image: hanging, version: '2.0.1' } : undefined
     t.same(await pollUntil(() => standin.results[0], { timeout: 60_000, what: 'the result' }), { sha256: sha(hanging), status: 1 }, 'downloaded, verified and pending')

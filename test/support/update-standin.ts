@@ -81,11 +81,12 @@ export class UpdateStandin {
   private input = Buffer.alloc(0)
   private blocks = 0
 
-  private constructor (private readonly server: Server) {}
+  private constructor (private readonly server: Server, private readonly nodelay: boolean) {}
 
-  static async listen (): Promise<UpdateStandin> {
+  /** A stand-in on a free loopback port; `nodelay` false leaves Nagle's algorithm on its writes. */
+  static async listen (nodelay = true): Promise<UpdateStandin> {
     const server = createServer()
-    const standin = new UpdateStandin(server)
+    const standin = new UpdateStandin(server, nodelay)
     server.on('connection', socket => { standin.attach(socket) })
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     return standin
@@ -106,6 +107,7 @@ export class UpdateStandin {
     this.socket = socket
     this.connections++
     this.input = Buffer.alloc(0)
+    socket.setNoDelay(this.nodelay) // each frame at once, as QEMU's end (nodelay=on) sends each byte
     socket.on('data', data => { this.receive(data) })
     socket.on('error', () => {})
   }
@@ -209,12 +211,15 @@ export async function buildUpdatable (dir: string): Promise<UpdatableBuild> {
   }
 }
 
-/** QEMU running the bootloader with the factory image in `factoryFile`, its UART connected to `port`; `reset()` resets the board from QEMU's monitor. */
-export async function runUpdatable (bootloader: string, factoryFile: string, port: number): Promise<{ qemu: ChildProcess, reset: () => Promise<void> }> {
+/**
+ * QEMU running the bootloader with the factory image in `factoryFile`, its UART connected to `port`
+ * (`nodelay` false: QEMU's writes wait under Nagle's algorithm); `reset()` resets the board from QEMU's monitor.
+ */
+export async function runUpdatable (bootloader: string, factoryFile: string, port: number, nodelay = true): Promise<{ qemu: ChildProcess, reset: () => Promise<void> }> {
   const monitor = `${factoryFile}.monitor`
   const qemu = spawn('qemu-system-arm', ['-M', 'mps2-an385', '-nographic', '-monitor', `unix:${monitor},server=on,wait=off`,
     '-semihosting-config', 'enable=on,target=native', '-kernel', bootloader,
-    '-device', `loader,file=${factoryFile},addr=0x${FACTORY.toString(16)}`, '-serial', `tcp:127.0.0.1:${port},reconnect=1`], { stdio: ['ignore', 'ignore', 'inherit'] })
+    '-device', `loader,file=${factoryFile},addr=0x${FACTORY.toString(16)}`, '-serial', `tcp:127.0.0.1:${port},reconnect=1${nodelay ? ',nodelay=on' : ''}`], { stdio: ['ignore', 'ignore', 'inherit'] })
   const reset = async (): Promise<void> => {
     await new Promise<void>((resolve, reject) => {
       const socket = createConnection(monitor, () => { socket.end('system_reset\n') })
