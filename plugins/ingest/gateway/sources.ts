@@ -39,7 +39,8 @@ export interface SerialLine {
 export async function openSerial (spec: SerialSpec): Promise<SerialLine> {
   if (spec.kind === 'tcp') {
     return await new Promise((resolve, reject) => {
-      const socket = connect({ host: spec.host, port: spec.port }, () => { socket.off('error', reject); resolve({ input: socket, output: socket }) })
+      // No Nagle delay: an update block goes out at once, as the device waits for it to ask for the next.
+      const socket = connect({ host: spec.host, port: spec.port, noDelay: true }, () => { socket.off('error', reject); resolve({ input: socket, output: socket }) })
       socket.once('error', reject)
     })
   }
