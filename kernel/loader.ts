@@ -28,17 +28,6 @@ export async function discoverPlugins (dirs: readonly string[] = [BUILTIN_PLUGIN
   return await Promise.all(files.map(async ([file, folder]) => await importDefinition(file, folder)))
 }
 
-/** The named plugins and those they depend on, at any depth, in discovery order. */
-export async function discoverWithDependencies (names: readonly string[], dirs: readonly string[] = [BUILTIN_PLUGIN_DIR]): Promise<AnyPlugin[]> {
-  const wanted = new Set(names)
-  for (;;) {
-    const found = await discoverPlugins(dirs, wanted)
-    const more = found.flatMap(plugin => plugin.dependsOn ?? []).filter(name => !wanted.has(name))
-    if (more.length === 0) return found
-    for (const name of more) wanted.add(name)
-  }
-}
-
 async function importDefinition (file: string, folder: string): Promise<AnyPlugin> {
   let module: { default?: unknown }
   try {

@@ -7,7 +7,7 @@ export interface CliSettings {
   readonly stateDir: string
   /** Base URL of the control listener, e.g. http://127.0.0.1:6880 (env BERTH_URL overrides). */
   readonly controlUrl: URL
-  /** Base URL of each listener of the plugins loaded for the command: its own, those it depends on (env BERTH_<NAME>_URL overrides), e.g. telemetry → http://127.0.0.1:6881. */
+  /** Base URL of the control listener and of each listener of the plugins loaded for the command, its own (env BERTH_<NAME>_URL overrides), e.g. telemetry → http://127.0.0.1:6881. */
   readonly urls: Readonly<Record<string, URL>>
   /** The cluster.toml in use, if any. */
   readonly configFile?: string

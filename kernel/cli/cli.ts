@@ -7,7 +7,7 @@ import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { messageOf } from '../errors.js'
-import { BUILTIN_PLUGIN_DIR, discoverPlugins, discoverWithDependencies } from '../loader.js'
+import { BUILTIN_PLUGIN_DIR, discoverPlugins } from '../loader.js'
 import { VERSION } from '../paths.js'
 import { UsageError, type CliRegistry, type CliSettings } from './cli-registry.js'
 import { resolveCliSettings } from './cli-settings.js'
@@ -66,11 +66,11 @@ async function main (argv: string[]): Promise<void> {
   const serverOptions = addServerCommands(program, { settings, env, globalArgs })
   addStateCommands(program, { settings, plugins: () => plugins.map(plugin => plugin.name) })
   addUpdateCommand(program)
-  // The command table names the plugins a command needs: none to list the commands, one (and what it
-  // depends on) for a plugin's command; without a table, and for the other commands, every plugin.
+  // The command table names the plugins a command needs: none to list the commands, those that add to
+  // a plugin's command (one, or two for `cluster`); without a table, and for the other commands, every plugin.
   const table = readCommandTable(BUILTIN_PLUGIN_DIR)
   const needed = table === undefined ? undefined : pluginsForArgs(argv.slice(2), table)
-  plugins = needed === undefined ? await discoverPlugins() : await discoverWithDependencies(needed)
+  plugins = needed === undefined ? await discoverPlugins() : await discoverPlugins(undefined, new Set(needed))
   let complete = needed === undefined
   /** Every plugin definition, with the commands of those not loaded yet, for a command that needs them all. */
   const completePlugins = async (): Promise<readonly AnyPlugin[]> => {

@@ -1,7 +1,7 @@
 // The table of the plugins' top-level commands (name, the line `berth --help` prints for it, which
 // plugins add to it), written beside the built CLI when it is built. With it `berth --help` lists every
-// command without loading any plugin, and a plugin's command loads only that plugin's definition (and
-// the plugins it depends on). A table whose plugin folders differ from those on disk is not used.
+// command without loading any plugin, and a plugin's command loads only the definitions of the plugins
+// that add to it. A table whose plugin folders differ from those on disk is not used.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { Command, Help } from 'commander'
 import { discoverPlugins, pluginFolders } from '../loader.js'

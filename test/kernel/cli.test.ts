@@ -66,10 +66,9 @@ t.test('a client command loads no server code: the module graph of --help and st
     // (node:crypto and node:worker_threads are left out: the test runner's own hooks import them.)
     const builtins = modules.filter(url => /^node:(http|https|http2|util|readline|zlib)$/.test(url))
     t.same(builtins, [], `berth ${args.join(' ')} makes no ES import of node:http, node:util, node:readline or the like`)
-    // The command table lists the commands: --help loads no plugin, status only the reconciler and
-    // the plugins it depends on (tokens, secrets), for their listeners.
+    // The command table lists the commands: --help loads no plugin, status only the reconciler.
     const plugins = [...new Set(modules.flatMap(url => /\/dist\/plugins\/([^/]+)\//.exec(url)?.[1] ?? []))].sort()
-    t.same(plugins, args[0] === '--help' ? [] : ['reconciler', 'secrets', 'tokens'], `berth ${args.join(' ')} loads the plugins it needs`)
+    t.same(plugins, args[0] === '--help' ? [] : ['reconciler'], `berth ${args.join(' ')} loads the plugins it needs`)
   }
 })
 
