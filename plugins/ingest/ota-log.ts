@@ -73,7 +73,8 @@ function repeats (events: readonly OtaEvent[], event: OtaEvent): boolean {
   }
   if (event.event === 'download') return false
   const last = events.findLast((e): e is ReportedEvent => (REPORTED_EVENTS as readonly string[]).includes(e.event))
-  return last !== undefined && last.event === event.event && last.image === event.image && (last.slot === event.slot || event.slot === null || last.slot === null)
+  // A report that cannot name its image (a refused download leaves its slot empty) repeats the last of its kind.
+  return last !== undefined && last.event === event.event && (last.image === event.image || event.image === null) && (last.slot === event.slot || event.slot === null || last.slot === null)
 }
 
 /** `events` with the last download of `next`'s image marked with what the device kept of it, when `next` asks again from inside it. */

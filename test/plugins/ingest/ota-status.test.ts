@@ -72,6 +72,7 @@ t.test('slot states, reports on the timeline, and a release halted by reverts', 
   // The third confirms; the second refuses, then reverts: the second revert halts the release.
   t.same((await status(server, state(third, 'confirmed', image.id, { kind: 'confirmed', slot: 1 }))).json, { recorded: ['confirmed'], halted: [] })
   t.same((await status(server, { device: second, result: { image: image.id, status: 'bad_signature' } })).json, { recorded: ['refused'], halted: [] })
+  t.same((await status(server, state(second, 'empty', null, { kind: 'refused', slot: 1 }))).json, { recorded: [], halted: [] }, 'the state after it, its slot left empty, says the same')
   t.same((await status(server, state(second, 'bad', image.id, { kind: 'revert', slot: 1, reason: 'watchdog' }))).json, { recorded: ['revert'], halted: [release.id] })
   const { release: halted } = await (await server.api('GET', `/ota/releases/${release.id}`, 'viewer')).json() as { release: Release }
   t.same([halted.state, halted.reason, halted.reverted], ['halted', 'halted: 2 reverts of 3 devices offered version 1.1.0 (it halts at 2)', [first, second]])
