@@ -103,7 +103,7 @@ async function preload (stateDir: string, builds: Build[], size: number): Promis
     const d = n % DEVICES
     const { record } = faultIn(buildOf(builds, d), next) as Extract<ChunkPayload, { type: 'FaultRecord' }>
     const at = start + n
-    last = store.faults.put([devices[d], at, n], { ...record, stack: '', device: devices[d], sequence: n, received_at: at, software_version: null, build_id: buildOf(builds, d).id, symbol: 'preloaded at main.c:1', issue: null })
+    last = store.faults.put([devices[d], at, n], { ...record, stack: '', coredump: undefined, device: devices[d], sequence: n, received_at: at, software_version: null, build_id: buildOf(builds, d).id, symbol: 'preloaded at main.c:1', issue: null })
     if (n % 5000 === 4999) await last // keep the write queue bounded
   }
   await last

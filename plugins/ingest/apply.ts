@@ -1,6 +1,7 @@
 // What an accepted chunk changes: the device record, and one of the time series (a fault also waits
-// for symbolication). It only computes: the writes go into the batch the ingestor commits through the
+// for symbolication, and keeps its coredump). It only computes: the writes go into the batch the ingestor commits through the
 // storage (see ingestor.ts), and the events it returns are published after that commit.
+import { keptCoredump } from './coredump.js'
 import type { IssueEvent } from './crash-issues.js'
 import type { ReleaseState } from './ota-releases.js'
 import type { Device, IngestWrites, StoredFault } from './storage/contract.js'
@@ -60,6 +61,8 @@ export function applyChunk (writes: IngestWrites, events: TelemetryEvent[], devi
         device: id, sequence, received_at: at, pc: r.pc, lr: r.lr, sp: r.sp, psr: r.psr, cfsr: r.cfsr, hfsr: r.hfsr, mmfar: r.mmfar, bfar: r.bfar,
         uptime_ms: r.uptime_ms, stack: Buffer.from(r.stack ?? []).toString('hex'), software_version: device.software_version, build_id: device.build_id, symbol: null, backtrace: [], issue: null
       }
+      const coredump = keptCoredump(r)
+      if (coredump !== undefined) fault.coredump = coredump
       writes.faults.push(fault)
       events.push({ kind: 'fault', device: id, sequence, pc: r.pc, lr: r.lr, at })
       break

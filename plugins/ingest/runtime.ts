@@ -18,6 +18,7 @@ import { ingestKeys, RateLimiter, sendRetryAfter } from './rate-limit.js'
 import { deleteExpired } from './retention.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { deviceRoutes } from './routes/devices.js'
+import { coredumpRoutes } from './routes/coredumps.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { issueRoutes } from './routes/issues.js'
 import { symbolRoutes } from './routes/symbols.js'
@@ -180,6 +181,7 @@ export async function setupIngest (ctx: PluginContext<IngestSettings>): Promise<
     limits?.ingest.limit(app, '/ingest', 'preHandler', request => ingestKeys(request, clientOf))
     ingestRoutes(app, telemetry)
     deviceRoutes(app, telemetry)
+    coredumpRoutes(app, telemetry)
     fleetRoutes(app, telemetry)
     issueRoutes(app, telemetry)
     symbolRoutes(app, telemetry)

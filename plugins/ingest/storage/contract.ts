@@ -6,6 +6,7 @@
 import { Unavailable } from '../../../kernel/index.js'
 import type { TelemetryEvent } from '../apply.js'
 import type { ChunkMark, StoredMark } from '../chunk-marks.js'
+import type { StoredCoredump } from '../coredump.js'
 import type { CrashIssue, IssueEvent, IssueMember, MemberKind } from '../crash-issues.js'
 import type { FaultRecord, Heartbeat, MetricEntry, RebootReason } from '../wire/payloads.js'
 import { INGEST_CODES } from '../errors.js'
@@ -38,9 +39,11 @@ export interface BacktraceFrame {
   truncated?: true
 }
 
-export interface StoredFault extends Omit<FaultRecord, 'stack'> {
+export interface StoredFault extends Omit<FaultRecord, 'stack' | 'coredump' | 'coredump_truncated'> {
   /** The stack snapshot the device sent, as hex ('' when none; absent on faults stored before snapshots existed). */
   stack?: string
+  /** The coredump the device sent with it, bounded (coredump.ts); absent (null on PostgreSQL) when none. */
+  coredump?: StoredCoredump | null
   /** Unwound from the PC, LR and stack snapshot once symbolicated (empty until then; absent on faults stored before backtraces existed). */
   backtrace?: BacktraceFrame[]
   device: string

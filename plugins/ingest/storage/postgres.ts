@@ -41,7 +41,7 @@ const GROUP_BATCH = 1000
 export const DEVICE_COLUMNS = ['id', 'name', 'group', 'serial', 'hardware_version', 'software_type', 'software_version', 'build_id', 'registered', 'encrypted', 'created_at', 'last_seen', 'boot_count', 'offline'] as const
 /** Columns of each series in the order of its records (apply.ts), its key columns after device, and its table. */
 export const SERIES = {
-  faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'stack', 'software_version', 'build_id', 'symbol', 'backtrace', 'issue'], key: ['received_at', 'sequence'] },
+  faults: { columns: ['device', 'sequence', 'received_at', 'pc', 'lr', 'sp', 'psr', 'cfsr', 'hfsr', 'mmfar', 'bfar', 'uptime_ms', 'stack', 'software_version', 'build_id', 'symbol', 'backtrace', 'issue', 'coredump'], key: ['received_at', 'sequence'] },
   metrics: { columns: ['device', 'sequence', 'received_at', 'key', 'kind', 'value', 'uptime_ms'], key: ['received_at', 'sequence', 'entry'] },
   reboots: { columns: ['device', 'sequence', 'received_at', 'reason', 'boot_count', 'pc', 'lr'], key: ['received_at', 'sequence'] },
   traces: { columns: ['device', 'sequence', 'received_at', 'uptime_ms', 'dropped', 'text'], key: ['received_at', 'sequence'] },
@@ -353,6 +353,8 @@ export class PostgresStorage implements TelemetryStorage {
       for (const row of rows) {
         const rowKey: SeriesKey = [device, ...key.map(k => row[k] as number)]
         if (kind === 'metrics') delete row.entry
+        // A fault without a coredump has none, as on LMDB.
+        if (kind === 'faults' && row.coredump === null) delete row.coredump
         yield { key: rowKey, value: row as unknown as SeriesRecord[K] }
       }
       if (rows.length < PAGE) return
@@ -633,11 +635,12 @@ export const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at']
 export const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
 export const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
 
-/** The stack snapshots of a request's new faults (write_request stores their registers; faults are rare, snapshots rarer). */
+/** The stack snapshots and coredumps of a request's new faults (write_request stores their registers; faults are rare, snapshots rarer). */
 async function writeStacks (client: Client, faults: readonly StoredFault[]): Promise<void> {
-  const stacks = faults.filter(fault => fault.stack !== undefined && fault.stack !== '').map(({ device, received_at: at, sequence, stack }) => ({ device, at, sequence, stack }))
+  const stacks = faults.filter(fault => (fault.stack !== undefined && fault.stack !== '') || (fault.coredump !== undefined && fault.coredump !== null))
+    .map(({ device, received_at: at, sequence, stack, coredump }) => ({ device, at, sequence, stack: stack ?? '', coredump: coredump ?? null }))
   if (stacks.length === 0) return
-  await client.query(`update faults f set stack = s.stack from jsonb_to_recordset($1::jsonb) as s (device text, at bigint, sequence bigint, stack text)
+  await client.query(`update faults f set stack = s.stack, coredump = s.coredump from jsonb_to_recordset($1::jsonb) as s (device text, at bigint, sequence bigint, stack text, coredump jsonb)
     where f.device = s.device and f.received_at = s.at and f.sequence = s.sequence`, [JSON.stringify(stacks)])
 }
 

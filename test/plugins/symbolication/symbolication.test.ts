@@ -220,7 +220,7 @@ t.test('at start: ELF records with absolute paths are named relative to the ELF 
   const old = new TelemetryStore(root.forPlugin('ingest'))
   await old.elves.put(elf.id, { build_id: elf.id, software_type: null, software_version: null, size: elf.bytes.length, file: join(oldElfDir, `${elf.id}.elf`), uploaded_at: 1 })
   const at = Date.now() - 60_000 // recent: retention also runs at start
-  const oldFault: StoredFault = { ...(SAMPLES[2].record as FaultRecord), stack: undefined, pc: 0x5000, device: '0000000000000004', sequence: 0, received_at: at, software_version: null, build_id: elf.id, symbol: null, issue: null }
+  const oldFault: StoredFault = { ...(SAMPLES[2].record as FaultRecord), stack: undefined, coredump: undefined, pc: 0x5000, device: '0000000000000004', sequence: 0, received_at: at, software_version: null, build_id: elf.id, symbol: null, issue: null }
   await old.faults.put(['0000000000000004', at, 0], oldFault)
   await old.devices.put('0000000000000004', { id: '0000000000000004', name: 'old', group: null, serial: null, hardware_version: null, software_type: null, software_version: null, build_id: elf.id, registered: false, encrypted: false, created_at: 1, last_seen: at, boot_count: null, offline: false })
   // And a record whose file is gone (a state directory copied without its ELF directory), with a fault of its build.

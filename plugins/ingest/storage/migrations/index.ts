@@ -10,6 +10,7 @@ import { backtraces } from './007-backtraces.js'
 import { heartbeats } from './008-heartbeats.js'
 import { metricsByTime } from './009-metrics-by-time.js'
 import { issuePlans } from './010-issue-plans.js'
+import { coredumps } from './011-coredumps.js'
 import type { Migration } from '../../../../kernel/runtime-api.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -22,5 +23,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: 'backtraces', sql: backtraces },
   { version: 8, name: 'heartbeats', sql: heartbeats },
   { version: 9, name: 'metrics-by-time', sql: metricsByTime },
-  { version: 10, name: 'issue-plans', sql: issuePlans }
+  { version: 10, name: 'issue-plans', sql: issuePlans },
+  { version: 11, name: 'coredumps', sql: coredumps }
 ]
