@@ -5,19 +5,23 @@
 // is offered a signed 2.0.0, downloads it a block at a time (resuming after a reset and after a broken
 // connection), boots it for testing and stays on it once it confirms itself; a 2.0.0 that hangs before
 // confirming is reverted by the bootloader after the watchdog's reset, and 1.0.0 reports the revert;
-// tampered, truncated and foreign-key images are refused on the device, and 1.0.0 runs on.
+// tampered, truncated and foreign-key images are refused on the device, and 1.0.0 runs on. The size
+// table of the update feature's parts (firmware/size-updates.sh) is read off the same build.
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { requireComponent } from '../support/component.js'
-import { armToolchain } from '../support/firmware.js'
+import { armToolchain, FIRMWARE_DIR } from '../support/firmware.js'
 import { pollUntil } from '../support/poll.js'
 import { fleetKey, signImage } from '../support/signed-images.js'
 import { tempDir, type Teardown } from '../support/tmp.js'
 import { buildUpdatable, EXECUTION, runUpdatable, UpdateStandin, type DeviceState, type UpdatableBuild } from '../support/update-standin.js'
 
 const compiler = await requireComponent(t, 'arm-none-eabi-gcc and qemu-system-arm', armToolchain)
+const run = promisify(execFile)
 const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex')
 
 /** A device running the factory image 1.0.0 with a stand-in gateway; stopped at the test's end. */
@@ -103,5 +107,21 @@ if (compiler !== undefined) {
     })
     t.match(standin.states.at(-1), { version: '1.0.0', running: 0, slots: [{ state: 'confirmed' }, { state: 'empty' }], download: { received: 0 }, event: 'refused', eventSlot: 1 }, '1.0.0 runs on, slot 1 left empty, the refusal reported')
     t.same(standin.bootLines(), ['berth boot: slot 0 confirmed 1.0.0'], 'never reset')
+  })
+
+  t.test('the size table of make update-sizes measures each part of the update feature in the bootloader and the application', async t => {
+    // size-updates.sh on the build above (make update-sizes builds the same for a stand-in key, then runs it).
+    const { stdout } = await run('sh', [join(FIRMWARE_DIR, 'size-updates.sh'), join(build.dir, 'default')])
+    const rows = new Map(stdout.split('\n').filter(line => line.startsWith('| ') && !line.startsWith('| part') && !line.startsWith('| ---')).map(line => {
+      const cells = line.split('|').slice(1, -1).map(cell => cell.trim())
+      return [cells[0], cells.slice(1).map(cell => cell === '—' ? 0 : Number(cell.replace(/,/g, '')))] as const
+    }))
+    const whole = rows.get('the whole program') ?? []
+    const parts = [...rows].filter(([name]) => name !== 'the whole program')
+    t.equal(parts.length, 7, 'seven parts')
+    t.ok(whole[0] > 10_000 && whole[2] > whole[0], `the bootloader takes ${whole[0]} bytes of flash, the application ${whole[2]}`)
+    t.ok((rows.get('Ed25519 verification (vendor/ed25519)') ?? [])[0] > 0, 'the Ed25519 verification is linked into the bootloader')
+    t.ok((rows.get('update receiver (src/update.c)') ?? [])[2] > 0 && (rows.get('update receiver (src/update.c)') ?? [])[0] === 0, 'the receiver only into the application')
+    t.ok(parts.reduce((sum, [, v]) => sum + v[0], 0) < whole[0], 'the bootloader\'s parts add up to less than the whole')
   })
 }
