@@ -6,7 +6,8 @@
 // the fleet, the alert history, the builds without symbols, an OTA release made and paused by a
 // provisioner (no form for a viewer), and the groups form shown to a provisioner but not to a viewer (whom
 // the API refuses as well). What the test puts in place (symbols, an offline device, a fleet, samples
-// in the past) goes through the storage contract, so it runs on either backend. On a phone (390 px)
+// in the past) goes through the storage contract, so it runs on either backend. A fault's coredump
+// opens on its device's page into its regions. On a phone (390 px)
 // every view works for each role. Screenshots of the main views go to BERTH_SCREENSHOTS
 // (docs/screenshots holds the ones published).
 import t from 'tap'
@@ -354,6 +355,24 @@ if (executablePath !== undefined) {
     await page.click('.pages button:text("Next")')
     await page.waitForSelector('table.devices a[href="#/devices/f000000000000031"]')
     t.pass('the next page follows the cursor')
+  })
+
+  t.test('a fault\'s coredump on the device\'s page: what it holds, opened into its regions', async t => {
+    await builtDashboard()
+    const server = await telemetryServer(t)
+    const crashed: ChunkPayload = { type: 'FaultRecord', record: { ...(fault.record as object), stack: Buffer.alloc(0), coredump: [{ address: 0x20000100, data: Buffer.from([42, 0, 0, 0]) }], coredump_truncated: 12 } } as ChunkPayload
+    t.equal((await server.ingest(Buffer.concat([info, crashed].map((payload, sequence) => encodeChunk({ device: SENSOR, sequence, payload }))))).json.accepted, 2)
+    const context = await headlessBrowser(t, executablePath)
+    const page = await context.newPage()
+    await signIn(page, server.base, 'viewer', passwordOf('viewer'))
+    await page.waitForSelector('.me')
+    await page.goto(new URL(`/dashboard/#/devices/${SENSOR}`, server.base).href)
+    await page.waitForSelector('.faults details.coredump summary')
+    t.equal(await page.textContent('.faults details.coredump summary'), 'Coredump: 1 regions, 4 bytes (12 bytes cut on the device)', 'the fault says what its coredump holds')
+    await page.click('.faults details.coredump summary')
+    await page.waitForSelector('.coredump-regions li')
+    t.same(await page.locator('.coredump-regions li').allTextContents(), ['0x20000100 4 bytes: 2a000000'], 'opened: its regions')
+    t.equal(await page.textContent('.faults .coredump-note'), 'No globals named: the device reported no build id.', 'and why no globals are named')
   })
 
   t.test('a device\'s chart spans the range the page asks for, and a hole in a series is a gap', async t => {

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks'
 import { api, type Me } from './api.js'
 import { useData, when } from './data.js'
-import { FaultWhere, type BacktraceFrame } from './faults.js'
+import { FaultCoredump, FaultWhere, type BacktraceFrame, type CoredumpSummary } from './faults.js'
 import { Pages, useCursorPages } from './pages.js'
 
 interface Issue {
@@ -20,7 +20,7 @@ interface Issue {
   resolved_version: string | null
   regression: boolean
 }
-interface IssueFault { device: string, sequence: number, received_at: number, pc: number, symbol: string | null, backtrace: BacktraceFrame[], software_version: string | null, decoded: { summary: string[], address: { register: string, value: number } | null } }
+interface IssueFault { device: string, sequence: number, received_at: number, pc: number, symbol: string | null, backtrace: BacktraceFrame[], coredump?: CoredumpSummary, software_version: string | null, decoded: { summary: string[], address: { register: string, value: number } | null } }
 interface IssuePage {
   issue: Issue
   versions: Array<{ version: string, count: number }>
@@ -121,7 +121,7 @@ export function IssueView ({ id, me, version }: { id: string, me: Me, version: n
         <thead><tr><th>Received</th><th>Device</th><th>Version</th><th>PC</th><th>Where</th><th>Why</th></tr></thead>
         <tbody>{data.faults.map(f => (
           <tr key={`${f.device}/${f.sequence}`}>
-            <td>{when(f.received_at)}</td><td>{f.device}</td><td>{f.software_version ?? ''}</td><td>{hex(f.pc)}</td><td><FaultWhere symbol={f.symbol} backtrace={f.backtrace} /></td>
+            <td>{when(f.received_at)}</td><td>{f.device}</td><td>{f.software_version ?? ''}</td><td>{hex(f.pc)}</td><td><FaultWhere symbol={f.symbol} backtrace={f.backtrace} /><FaultCoredump fault={f} /></td>
             <td>{f.decoded.summary.map(line => <div key={line}>{line}</div>)}{f.decoded.address !== null && <div>{f.decoded.address.register} {hex(f.decoded.address.value)}</div>}</td>
           </tr>
         ))}</tbody>

@@ -4,7 +4,7 @@
 // (created by provisioners and admins only: the form is not shown to viewers, and the API refuses them too).
 import { useEffect, useState } from 'preact/hooks'
 import { useData, when } from './data.js'
-import { FaultWhere, type BacktraceFrame } from './faults.js'
+import { FaultCoredump, FaultWhere, type BacktraceFrame, type CoredumpSummary } from './faults.js'
 import { Pages, useCursorPages } from './pages.js'
 import { api, type Me } from './api.js'
 import { Chart, type Points } from './chart.js'
@@ -28,7 +28,7 @@ interface Overview {
   software_versions: Array<{ software_type: string | null, software_version: string | null, devices: number }>
 }
 interface Page<T> { items: T[], next_cursor: string | null }
-interface Fault { sequence: number, received_at: number, pc: number, symbol: string | null, backtrace: BacktraceFrame[] }
+interface Fault { device: string, sequence: number, received_at: number, pc: number, symbol: string | null, backtrace: BacktraceFrame[], coredump?: CoredumpSummary }
 interface Reboot { sequence: number, received_at: number, reason: string, boot_count: number }
 interface Trace { sequence: number, received_at: number, text: string }
 interface Metric { key: string }
@@ -138,7 +138,7 @@ export function DeviceView ({ id, version }: { id: string, version: number }) {
       <h3>Timeline</h3>
       <Timeline id={id} version={version} />
       <h3>Faults</h3>
-      <table class="faults"><tbody>{(faults.data?.items ?? []).map(f => <tr key={f.sequence}><td>{when(f.received_at)}</td><td>0x{f.pc.toString(16)}</td><td><FaultWhere symbol={f.symbol} backtrace={f.backtrace} /></td></tr>)}</tbody></table>
+      <table class="faults"><tbody>{(faults.data?.items ?? []).map(f => <tr key={f.sequence}><td>{when(f.received_at)}</td><td>0x{f.pc.toString(16)}</td><td><FaultWhere symbol={f.symbol} backtrace={f.backtrace} /><FaultCoredump fault={f} /></td></tr>)}</tbody></table>
       <h3>Reboots</h3>
       <table><tbody>{(reboots.data?.items ?? []).map(r => <tr key={r.sequence}><td>{when(r.received_at)}</td><td>{r.reason}</td><td>boot {r.boot_count}</td></tr>)}</tbody></table>
       <h3>Trace and log lines</h3>
