@@ -205,6 +205,12 @@ t.test('through the app', async t => {
     const json = await post(path, JSON.stringify({ name: 'Dee' }), 'application/json')
     t.equal(json.status, 400, 'not a form')
     t.match(await json.text(), /Please send the form from the event page/)
+    const broken = await post(path, '{"name": ', 'application/json')
+    t.equal(broken.status, 400, 'a body its parser refuses')
+    t.match(await broken.text(), /Please send the form from the event page/)
+    const other = await post(path, 'name=Dee', 'text/plain')
+    t.equal(other.status, 400, 'another media type')
+    t.match(await other.text(), /Please send the form from the event page/)
     t.same((await call<{ people: unknown[] }>('list-people', { filter: { search: 'd@example.test' } })).people, [], 'none of them stored anyone')
   })
 

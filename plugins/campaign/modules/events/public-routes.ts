@@ -114,7 +114,8 @@ export function publicRoutes ({ rsvps, tokens, perMinute, log }: PublicRouteOpti
     })
     app.setErrorHandler(async (error: FastifyError, _request, reply) => {
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return await send(reply, 400, messagePage('Form too large', `The form sent was larger than ${MAX_FORM_BYTES / 1024} KB. Please go back and shorten what you wrote.`))
-      if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return await send(reply, 400, NOT_A_FORM)
+      // Another media type, a body its parser refused (malformed JSON…): not the page's form.
+      if (error.statusCode !== undefined && error.statusCode < 500) return await send(reply, 400, NOT_A_FORM)
       log.error({ err: messageOf(error) }, 'public event page failed')
       return await send(reply, 503, messagePage('Not completed', 'We could not complete this just now. Please try again in a few minutes.'))
     })
