@@ -1,9 +1,9 @@
 // What devices report of their firmware slots (docs/firmware-updates.md), through a gateway or on their
 // own, with the device key: POST /ota/status keeps a device's latest slot states (GET
-// /devices/{id}/slots shows them) and puts its reports in its OTA log, so they reach its timeline: a
-// download verified or refused, a version confirmed, a revert. A revert counts against the newest
-// release of its image: that device is offered it no more, and the release halts itself once its
-// `halt_reverts` devices reverted it.
+// /devices/{id}/slots shows them, with its latest reverts and refusals) and puts its reports in its
+// OTA log, so they reach its timeline: a download verified or refused, a version confirmed, a revert.
+// A revert counts against the newest release of its image: that device is offered it no more, and
+// the release halts itself once its `halt_reverts` devices reverted it.
 import type { FastifyInstance } from 'fastify'
 import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
@@ -39,6 +39,8 @@ const StatusBody = Type.Object({
 }, { additionalProperties: false })
 type StatusBody = Static<typeof StatusBody>
 const SlotsParams = Type.Object({ id: DeviceId })
+/** The latest reverts and refusals GET /devices/{id}/slots gives beside the slots. */
+const PROBLEMS_SHOWN = 10
 
 export function otaStatusRoutes (app: FastifyInstance, t: Telemetry): void {
   app.post<{ Body: StatusBody }>('/ota/status', { config: { telemetryAccess: 'device' }, schema: { body: StatusBody } }, async request => {
@@ -70,7 +72,8 @@ export function otaStatusRoutes (app: FastifyInstance, t: Telemetry): void {
     const { id } = request.params
     if (await t.storage.device(id) === undefined) throw new NotFound(`device ${id} does not exist`)
     const slots = await deviceSlots(t.storage, id)
-    return { device: id, running_slot: slots?.running_slot ?? null, slots: slots?.slots ?? [], download: slots?.download ?? null, reported_at: slots?.reported_at ?? null }
+    const problems = (await otaEvents(t.storage, id)).filter(e => e.event === 'revert' || e.event === 'refused').slice(-PROBLEMS_SHOWN).reverse()
+    return { device: id, running_slot: slots?.running_slot ?? null, slots: slots?.slots ?? [], download: slots?.download ?? null, reported_at: slots?.reported_at ?? null, problems }
   })
 }
 

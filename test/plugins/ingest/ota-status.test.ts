@@ -85,4 +85,7 @@ t.test('slot states, reports on the timeline, and a release halted by reverts', 
   ])
   t.same((await summaries(second)).slice(1), ['OTA: 1.1.0 refused: bad signature', 'OTA: 1.1.0 reverted in slot 1: watchdog; the other slot boots'])
   t.same((await summaries(third)).slice(1), ['OTA: 1.1.0 confirmed in slot 1'])
+  const { problems } = await (await server.api('GET', `/devices/${second}/slots`, 'viewer')).json() as { problems: Array<{ event: string, reason?: string }> }
+  t.match(problems, [{ event: 'revert', slot: 1, reason: 'watchdog' }, { event: 'refused', slot: null, reason: 'bad signature' }], 'its slots come with its latest reverts and refusals, newest first')
+  t.equal(problems.length, 2)
 })
