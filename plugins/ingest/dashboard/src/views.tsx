@@ -1,5 +1,5 @@
 // The dashboard's views: the fleet overview, the devices list (search, filters, a sort, a metric
-// column, pages), one device (a metric chart over a chosen range, its timeline, reboots, faults with
+// column, pages), one device (a metric chart over a chosen range, its firmware slots, its timeline, reboots, faults with
 // their symbols, trace lines) and the groups
 // (created by provisioners and admins only: the form is not shown to viewers, and the API refuses them too).
 import { useEffect, useState } from 'preact/hooks'
@@ -9,6 +9,7 @@ import { Pages, useCursorPages } from './pages.js'
 import { api, type Me } from './api.js'
 import { Chart, type Points } from './chart.js'
 import { AlertHistory, SymbolFiles, Timeline } from './operations.js'
+import { FirmwareSlots } from './slots.js'
 
 interface Device {
   id: string
@@ -135,6 +136,8 @@ export function DeviceView ({ id, version }: { id: string, version: number }) {
       {keys.data?.length === 0 && <p>No metrics yet.</p>}
       {points.data !== undefined && <Chart data={points.data} />}
       {points.data?.points.length === 0 && <p class="empty">No samples of {shown} in this range.</p>}
+      <h3>Firmware slots</h3>
+      <FirmwareSlots id={id} version={version} />
       <h3>Timeline</h3>
       <Timeline id={id} version={version} />
       <h3>Faults</h3>
