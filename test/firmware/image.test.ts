@@ -2,7 +2,8 @@
 // Ed25519 test vectors (section 7.1: TEST 1, 2, 3, 1024 and SHA(abc)) verify with the vendored
 // orlp/ed25519 and a flipped bit in each is refused; an image signed here with node:crypto is accepted,
 // and the same image tampered with, cut short, with a broken header or checked against another key is
-// refused, each with its own status.
+// refused, each with its own status. The bootloader's choice of slot and the application's
+// confirmation (firmware/test/slots.c) run on the host with the slots in memory.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
@@ -55,5 +56,18 @@ if (toolchain !== undefined) {
     const empty = Buffer.from(image)
     empty.writeUInt32LE(0, 8)
     t.equal(await status('empty', empty), 'bad-header', 'an empty payload')
+  })
+
+  t.test('the bootloader\'s choice and the confirmation (firmware/test/slots.c, the slots in memory): install, test, revert, confirm, refuse', async t => {
+    const fleet = fleetKey()
+    const fields = { softwareType: 'qemu-updatable', loadAddress: 0x00100000 }
+    const factory = signImage(Buffer.alloc(3000, 0x11), { ...fields, version: '1.0.0' }, fleet.privateKey)
+    const update = signImage(Buffer.alloc(4000, 0x22), { ...fields, version: '2.0.0' }, fleet.privateKey)
+    await writeFile(join(dir, 'factory.img'), factory)
+    await writeFile(join(dir, 'update.img'), update)
+    const { stdout } = await run(join(dir, 'slots'), [fleet.publicRaw.toString('hex'), join(dir, 'factory.img'), join(dir, 'update.img')])
+    const lines = tapLines(stdout)
+    t.equal(lines.length, 15, 'fifteen checks ran')
+    for (const line of lines) t.ok(line.ok, line.name)
   })
 }
