@@ -1,8 +1,9 @@
 // `berth ota …`: the fleet's signing key and signed firmware images (ota-image.ts, docs/firmware-updates.md):
 // keygen (an Ed25519 private key, PEM 0600, and its public key as hex beside it), sign (a payload into
 // a signed image) and verify (an image against the public key). No server is needed.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { UsageError, type CliRegistry } from '../../kernel/index.js'
+// node:fs without an ES import: its ES namespace loads fs streams, which every `berth` command would pay for.
+const { existsSync, readFileSync, writeFileSync } = process.getBuiltinModule('node:fs')
 
 /** The bytes of a file the command was given, or a one-line refusal. */
 function readGiven (path: string, what: string): Buffer {
