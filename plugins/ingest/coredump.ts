@@ -66,8 +66,13 @@ export function keptCoredump (record: Pick<FaultRecord, 'coredump' | 'coredump_t
   return { regions: kept, truncated, dropped }
 }
 
-export function coredumpSummary (coredump: StoredCoredump): CoredumpSummary {
+function coredumpSummary (coredump: StoredCoredump): CoredumpSummary {
   return { regions: coredump.regions.length, bytes: coredump.regions.reduce((sum, r) => sum + r.data.length / 2, 0), truncated: coredump.truncated, dropped: coredump.dropped }
+}
+
+/** A fault as lists show it: its coredump, when it has one, summed up (the coredump route gives it whole). */
+export function withCoredumpSummary<F extends { coredump?: StoredCoredump | null }> ({ coredump, ...fault }: F): Omit<F, 'coredump'> & { coredump?: CoredumpSummary } {
+  return coredump === undefined || coredump === null ? fault : { ...fault, coredump: coredumpSummary(coredump) }
 }
 
 /** `bytes` as a little-endian unsigned integer: a number when it is safe, else a decimal string. */

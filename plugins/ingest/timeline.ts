@@ -3,12 +3,13 @@
 // alerts their place in their list), paged by an opaque cursor. Each series is read from the cursor's
 // time forward, at most a page of each, and the pages merged; OTA events come from the device's OTA
 // log (its newest 100), alerts from the alert history (its latest 1,000).
+import { withCoredumpSummary } from './coredump.js'
 import { codeAddress } from './crash-issues.js'
 import { decodeFault } from './fault-status.js'
 import { decodeKeyCursor, encodeCursor, parseLimit, parseTime, type RangeQuery } from './series-query.js'
 import type { AlertRecord } from './alert-rules.js'
 import { otaEvents, otaSummary } from './ota-log.js'
-import type { SeriesKind, TelemetryStorage } from './storage/contract.js'
+import type { SeriesKind, StoredFault, TelemetryStorage } from './storage/contract.js'
 
 const KINDS = ['reboot', 'fault', 'trace', 'heartbeat', 'ota', 'alert'] as const
 type EntryKind = typeof KINDS[number]
@@ -55,7 +56,9 @@ export async function timeline (storage: TelemetryStorage, device: string, query
     for await (const { value } of storage.series(SERIES[kind], [device, start], to + 1)) {
       const position: Position = [value.received_at, index, value.sequence]
       if (cursor !== undefined && !after(position, cursor)) continue
-      found.push({ position, entry: { at: value.received_at, kind, sequence: value.sequence, summary: summaryOf(kind, value), record: value } })
+      // A fault's coredump summed up, as the fault list gives it.
+      const record = kind === 'fault' ? withCoredumpSummary(value as StoredFault) : value
+      found.push({ position, entry: { at: value.received_at, kind, sequence: value.sequence, summary: summaryOf(kind, value), record } })
       if (++taken > limit) break
     }
   }

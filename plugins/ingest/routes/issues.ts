@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { BadRequest, NotFound } from '../../../kernel/index.js'
 import { Type, type Static } from '../../../kernel/schema.js'
 import { ISSUE_STATUSES, withStatus, type CrashIssue, type IssueMember, type IssueStatus } from '../crash-issues.js'
-import { coredumpSummary, type CoredumpSummary } from '../coredump.js'
+import { withCoredumpSummary, type CoredumpSummary } from '../coredump.js'
 import { decodeFault } from '../fault-status.js'
 import { decodeKeyCursor, encodeCursor, parseLimit, parseTime, type ListQuery } from '../series-query.js'
 import { DEVICE_ID } from '../keys.js'
@@ -39,8 +39,8 @@ const MAX_CHART_HOURS = 24 * 90
  * A fault as the API shows it: its status registers in words beside the numbers; no stack or backtrace
  * shown as empty ones; its coredump, when it has one, summed up (its route gives the regions).
  */
-export const shownFault = ({ coredump, ...fault }: StoredFault): Omit<StoredFault, 'coredump'> & { decoded: ReturnType<typeof decodeFault>, coredump?: CoredumpSummary } => ({
-  ...fault, stack: fault.stack ?? '', backtrace: fault.backtrace ?? [], decoded: decodeFault(fault), ...(coredump !== undefined && coredump !== null ? { coredump: coredumpSummary(coredump) } : {})
+export const shownFault = (fault: StoredFault): Omit<StoredFault, 'coredump'> & { decoded: ReturnType<typeof decodeFault>, coredump?: CoredumpSummary } => ({
+  ...withCoredumpSummary(fault), stack: fault.stack ?? '', backtrace: fault.backtrace ?? [], decoded: decodeFault(fault)
 })
 
 /** A list's cursor: the last issue's sort value and id. */

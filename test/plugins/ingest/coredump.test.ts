@@ -1,5 +1,5 @@
 // Coredumps through the API: a FaultRecord's regions stored with the fault, summed up in the fault list
-// and given whole by GET /devices/{id}/faults/{received_at}/{sequence}/coredump to viewers (not to a
+// and the timeline, and given whole by GET /devices/{id}/faults/{received_at}/{sequence}/coredump to viewers (not to a
 // device key, nor anonymously); a coredump past the server's bounds kept in part with the bytes dropped
 // counted; faults without one, unknown faults and bad parameters answered with errors; and, with an ELF
 // built by arm-none-eabi-gcc and uploaded, the named globals inside the regions with their values.
@@ -50,6 +50,8 @@ t.test('a coredump stored with its fault, read by viewers only', async t => {
   const listed = await faults(server)
   t.same(listed.get(2)?.coredump, { regions: 2, bytes: 68, truncated: 12, dropped: 0 }, 'the fault list sums it up')
   t.notOk('coredump' in (listed.get(3) ?? {}), 'a fault without one has none')
+  const { entries } = await (await server.api('GET', `/devices/${DEVICE}/timeline`, 'viewer')).json() as { entries: Array<{ kind: string, sequence: number, record: ListedFault }> }
+  t.same(entries.find(e => e.kind === 'fault' && e.sequence === 2)?.record.coredump, { regions: 2, bytes: 68, truncated: 12, dropped: 0 }, 'so does the timeline')
 
   const path = coredumpPath(listed.get(2) as ListedFault)
   const response = await server.api('GET', path, 'viewer')
