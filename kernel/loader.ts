@@ -1,10 +1,11 @@
 // The loader: find plugin definitions under plugins/, choose the enabled ones, and order them so
 // every plugin comes after what it depends on. Unknown names, missing dependencies and cycles are refused.
-import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { PluginLoadError, messageOf } from './errors.js'
 import { isPluginDefinition, type AnyPlugin } from './plugin.js'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync, readdirSync } = process.getBuiltinModule('node:fs')
 
 /** plugins/ beside kernel/: the sources under tap, dist/plugins once built. */
 export const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL('../plugins/', import.meta.url))

@@ -1,8 +1,9 @@
 // Where the package lives on disk, for files shipped beside the code (package.json, schemas, wasm),
 // and a plugin's own files found beside its sources, also when it runs compiled from dist/.
-import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs')
 
 function findPackageRoot (): string {
   let dir = dirname(fileURLToPath(import.meta.url))

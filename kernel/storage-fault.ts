@@ -4,7 +4,6 @@
 // server recovers by itself when space returns. A store over its size limit refuses writes the same
 // way. LMDB rejects the promises of a failed commit, some of which nobody awaits: the process-level
 // handler installed here takes those for what they are instead of letting them end the process.
-import { statfs } from 'node:fs/promises'
 import { BerthError, KERNEL_CODES } from './errors.js'
 
 /** errno values and LMDB codes that mean the disk, not the request, is at fault. */
@@ -56,7 +55,8 @@ export function describeStorageFault (err: unknown): string {
  * when its outcome could not be written (LMDB may take a small write into pages it holds already).
  */
 export async function assertRoom (dir: string, bytes: number): Promise<void> {
-  const { bavail, bsize } = await statfs(dir)
+  // Not an ES import: kernel/index.ts re-exports this module, and every `berth` command loads that.
+  const { bavail, bsize } = await process.getBuiltinModule('node:fs/promises').statfs(dir)
   const free = bavail * bsize
   if (free < bytes) throw new StorageFault(`the server cannot write its state now: no space left on the device (${free} bytes free where the state is kept, ${bytes} needed); writes resume by themselves once there is room`)
 }

@@ -1,7 +1,8 @@
 // Reading cluster.toml: TOML 1.0 (smol-toml), with a one-line refusal naming the file, line and column.
-import { readFileSync } from 'node:fs'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { ConfigError, messageOf } from './errors.js'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { readFileSync } = process.getBuiltinModule('node:fs')
 
 export function readToml (file: string): Record<string, unknown> {
   let text: string

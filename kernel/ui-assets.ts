@@ -1,7 +1,8 @@
 // A built web UI (Vite's output: index.html and hashed files under assets/) held in memory, for the
 // plugins that serve one: each asset with its content type, and the index page if it was built.
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { extname, join } from 'node:path'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync, readdirSync, readFileSync } = process.getBuiltinModule('node:fs')
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

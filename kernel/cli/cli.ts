@@ -2,7 +2,6 @@
 // The `berth` command: global options, the server, state and update commands, and every plugin's commands.
 // It loads only plugin definitions and their commands: a client command never loads the server.
 // Exit codes: 0 ok, 1 runtime failure, 2 usage error — each failure as one line on stderr.
-import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
@@ -16,6 +15,8 @@ import { addServerCommands } from './server-command.js'
 import { addStateCommands } from './state-command.js'
 import { addUpdateCommand } from './update-command.js'
 import type { AnyPlugin } from '../plugin.js'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync } = process.getBuiltinModule('node:fs')
 
 interface GlobalOptions {
   config?: string

@@ -2,11 +2,12 @@
 // plugins add to it), written beside the built CLI when it is built. With it `berth --help` lists every
 // command without loading any plugin, and a plugin's command loads only the definitions of the plugins
 // that add to it. A table whose plugin folders differ from those on disk is not used.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { Command, Help } from 'commander'
 import { discoverPlugins, pluginFolders } from '../loader.js'
 import type { AnyPlugin } from '../plugin.js'
 import { UsageError, type CliRegistry } from './cli-registry.js'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync, readFileSync, writeFileSync } = process.getBuiltinModule('node:fs')
 
 export interface CommandEntry {
   name: string

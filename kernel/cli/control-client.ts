@@ -1,10 +1,11 @@
 // How `berth` commands reach the control API, the kernel's listener: its URL from the CLI settings
 // and a bearer token from BERTH_TOKEN or the admin token file of the state directory, which the
 // plugin that guards the control API (tokens) writes on first boot.
-import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiClient } from './cli-client.js'
 import type { CliRegistry } from './cli-registry.js'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs')
 
 /** The bootstrap admin token's file in the state directory. */
 export const ADMIN_TOKEN_FILE = 'admin.token'

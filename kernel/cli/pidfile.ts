@@ -1,6 +1,7 @@
 // The pid file in the state directory: written (0600) once the server listens, removed when it stops.
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync, readFileSync, rmSync, writeFileSync } = process.getBuiltinModule('node:fs')
 
 export const PID_FILE = 'berth.pid'
 export const LOG_FILE = 'berth.log'

@@ -2,7 +2,6 @@
 // person at a terminal where things are once it runs), start it detached with a pid file and a log
 // file in the state directory, or stop the one running.
 import { spawn } from 'node:child_process'
-import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
@@ -10,6 +9,8 @@ import { StartupError } from '../errors.js'
 import { isAlive, LOG_FILE, pidFilePath, readPid, removePid, writePid } from './pidfile.js'
 import { startupSummary } from './summary.js'
 import type { CliSettings, ServerOption } from './cli-registry.js'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { closeSync, openSync, readFileSync } = process.getBuiltinModule('node:fs')
 
 const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url))
 const START_DEADLINE_MS = 30_000

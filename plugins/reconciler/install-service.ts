@@ -7,9 +7,10 @@
 // state directory and control port); with --leader it runs an agent instead (`berth server --join
 // <leader>`). --unit-dir writes elsewhere than /etc/systemd/system (a package build, a test, a user who
 // is not root).
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { CONTROL_LISTENER, UsageError, type AnyPlugin, type CliRegistry } from '../../kernel/index.js'
+// node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
+const { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } = process.getBuiltinModule('node:fs')
 
 const SYSTEM_UNIT_DIR = '/etc/systemd/system'
 /** Open files per process: every connection is one (two through the proxy); see docs/operations.md. */
