@@ -3,7 +3,7 @@
 // image, their UART on a TCP connection to a stand-in for the gateway written here
 // (test/support/update-standin.ts; the real gateway is `berth gateway`). The device reports its state,
 // is offered a signed 2.0.0, downloads it a block at a time (resuming after a reset and after a broken
-// connection), boots it for testing and stays on it once it confirms itself; a 2.0.0 that hangs before
+// connection, asking again for blocks damaged on the line), boots it for testing and stays on it once it confirms itself; a 2.0.0 that hangs before
 // confirming is reverted by the bootloader after the watchdog's reset, and 1.0.0 reports the revert;
 // tampered, truncated and foreign-key images are refused on the device, and 1.0.0 runs on. The size
 // table of the update feature's parts (firmware/size-updates.sh) is read off the same build.
@@ -44,33 +44,42 @@ if (compiler !== undefined) {
   t.test('1.0.0 downloads a signed 2.0.0 (resuming after a reset and after a broken connection), tests it, and stays on it once it confirms itself', async t => {
     const { standin, reset } = await device(t, build, 'confirm')
     standin.policy = state => state.version === '1.0.0' ? { image: v2, version: '2.0.0' } : undefined
-    const first = await pollUntil(() => standin.states[0], { timeout: 20_000, what: 'the first state' })
+    const first = await pollUntil(() => standin.states[0], { timeout: 60_000, what: 'the first state' })
     t.match(first, { softwareType: 'qemu-updatable', version: '1.0.0', running: 0, slots: [{ state: 'confirmed', version: '1.0.0' }, { state: 'empty' }], event: 'none' }, 'the blank device installed its factory image in slot 0, confirmed')
     t.same(standin.bootLines()[0], 'berth boot: slot 0 confirmed 1.0.0')
 
     // Reset part-way through the download: the slot's trailer keeps what arrived.
-    await pollUntil(() => standin.requests.length >= 20, { timeout: 20_000, what: '20 blocks asked for' })
+    await pollUntil(() => standin.requests.length >= 20, { timeout: 60_000, what: '20 blocks asked for' })
     await reset()
-    const resumed = await pollUntil(() => standin.states.find(s => s.download.received > 0), { timeout: 20_000, what: 'a state with the download in progress' })
+    const resumed = await pollUntil(() => standin.states.find(s => s.download.received > 0), { timeout: 60_000, what: 'a state with the download in progress' })
     t.equal(resumed.download.sha256, sha(v2), 'after the reset the state carries the download in progress')
     t.ok(resumed.download.received >= 19 * 512, `${resumed.download.received} bytes kept`)
     const resumedAt = standin.states.indexOf(resumed) + 1
-    const after = await pollUntil(() => standin.requests.find(r => r.states >= resumedAt), { timeout: 20_000, what: 'a request after the reset' })
+    const after = await pollUntil(() => standin.requests.find(r => r.states >= resumedAt), { timeout: 60_000, what: 'a request after the reset' })
     t.equal(after.offset, resumed.download.received, 'the download resumes at the bytes the slot holds')
+
+    // Two blocks damaged on the line, after stray bytes: the device drops them and asks again.
+    const damagedFrom = standin.requests.length
+    standin.damage = 2
+    await pollUntil(() => standin.damage === 0 && standin.requests.length >= damagedFrom + 4, { timeout: 60_000, what: 'requests after the damaged blocks' })
+    const asked = standin.requests.slice(damagedFrom).map(r => r.offset)
+    t.equal(asked[1], asked[0], 'a damaged block is asked for again')
+    t.equal(asked[2], asked[0], 'and again, until it arrives whole')
+    t.equal(asked[3], asked[0] + 512, 'then the download goes on')
 
     // Drop the connection part-way: the device asks again, QEMU connects again, the download goes on.
     standin.dropAfter = 10
-    await pollUntil(() => standin.connections >= 2 && standin.requests.some(r => r.connection >= 2), { timeout: 20_000, what: 'a request on the second connection' })
+    await pollUntil(() => standin.connections >= 2 && standin.requests.some(r => r.connection >= 2), { timeout: 60_000, what: 'a request on the second connection' })
     const result = await pollUntil(() => standin.results[0], { timeout: 60_000, what: 'the result' })
     t.same(result, { sha256: sha(v2), status: 1 }, 'verified and pending')
     const offsets = standin.requests.map(r => r.offset)
     t.equal(new Set(offsets).size, Math.ceil(v2.length / 512), 'every block asked for')
 
-    const confirmed = await pollUntil(() => standin.states.find(s => s.version === '2.0.0'), { timeout: 20_000, what: 'a state from 2.0.0' })
+    const confirmed = await pollUntil(() => standin.states.find(s => s.version === '2.0.0'), { timeout: 60_000, what: 'a state from 2.0.0' })
     t.match(confirmed, { version: '2.0.0', running: 1, slots: [{ state: 'confirmed', version: '1.0.0' }, { state: 'confirmed', version: '2.0.0', sha256: sha(v2) }], event: 'confirmed', eventSlot: 1 }, '2.0.0 runs from slot 1, confirmed')
     t.ok(standin.bootLines().includes('berth boot: slot 1 testing 2.0.0'), 'the bootloader booted it for testing')
     await reset()
-    await pollUntil(() => standin.bootLines().includes('berth boot: slot 1 confirmed 2.0.0'), { timeout: 20_000, what: 'the next boot' })
+    await pollUntil(() => standin.bootLines().includes('berth boot: slot 1 confirmed 2.0.0'), { timeout: 60_000, what: 'the next boot' })
     t.pass('after a reset the bootloader boots the confirmed 2.0.0')
   })
 

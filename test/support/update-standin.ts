@@ -75,6 +75,8 @@ export class UpdateStandin {
   policy: (state: DeviceState) => Offer | undefined = () => undefined
   /** Drop the connection once, after this many blocks sent (counted from now). */
   dropAfter: number | undefined
+  /** Send this many of the next blocks damaged: after stray bytes, with a CRC that does not match. */
+  damage = 0
   connections = 0
   private readonly served = new Map<string, Buffer>()
   private socket: Socket | undefined
@@ -170,7 +172,14 @@ export class UpdateStandin {
       const head = Buffer.alloc(36)
       Buffer.from(request.sha256, 'hex').copy(head)
       head.writeUInt32LE(request.offset, 32)
-      this.send(TYPE.block, Buffer.concat([head, image.subarray(request.offset, request.offset + request.length)]))
+      const block = updateFrame(TYPE.block, Buffer.concat([head, image.subarray(request.offset, request.offset + request.length)]))
+      if (this.damage > 0) {
+        this.damage--
+        block[block.length - 1] ^= 0xff
+        this.socket?.write(Buffer.concat([Buffer.from('BBU\x02noise BU\x01\x07\xff\xff', 'latin1'), block]))
+        return
+      }
+      this.socket?.write(block)
     } else if (type === TYPE.result) {
       this.results.push({ sha256: payload.subarray(0, 32).toString('hex'), status: payload[32] })
     }
