@@ -20,13 +20,14 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'"
 ].join('; ')
 
-/** Headers on every answer of the app; the policy (unless the route set a stricter one of its own) and X-Frame-Options on HTML ones. */
+/** Headers on every answer of the app; the policy (unless the route set one of its own) and X-Frame-Options (unless that policy lets some site frame the page) on HTML ones. */
 export const securityHeaders: onSendAsyncHookHandler<unknown> = async (_request: FastifyRequest, reply: FastifyReply, payload) => {
   reply.header('x-content-type-options', 'nosniff')
   reply.header('referrer-policy', 'same-origin')
   if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
     if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CONTENT_SECURITY_POLICY)
-    reply.header('x-frame-options', 'DENY')
+    // A page a route lets some sites frame (an embeddable public form) says so in its frame-ancestors alone.
+    if (String(reply.getHeader('content-security-policy')).includes("frame-ancestors 'none'")) reply.header('x-frame-options', 'DENY')
   }
   return payload
 }

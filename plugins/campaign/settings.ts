@@ -40,9 +40,10 @@ export const campaignSection = ((Type) => Type.Object({
   redis_prefix: Type.String({ default: 'berth:campaign:', minLength: 1, maxLength: 64, description: 'Prefix of the keys the app writes in Redis (one per application sharing a Redis).' }),
   max_posts: Type.Integer({ minimum: 100, default: 200000, description: 'Most social posts kept by the sentiment monitor; the oldest give way.' }),
   shift_reminder_hours: Type.Number({ exclusiveMinimum: 0, maximum: 720, default: 24, description: 'How many hours before a shift starts each confirmed person gets its reminder (once; a check every 5 minutes).' }),
-  public_rsvp_per_minute: Type.Integer({ minimum: 1, maximum: 10000, default: 10, description: 'Most RSVP and cancel posts one client address may make to the public event pages in a minute (429 beyond); counted per instance.' }),
+  public_rsvp_per_minute: Type.Integer({ minimum: 1, maximum: 10000, default: 10, description: 'Most posts one client address may make to the public pages in a minute, all together (RSVPs, cancel links, forms and petitions, consent links; 429 beyond); counted per instance.' }),
   public_form_min_seconds: Type.Number({ minimum: 0, maximum: 600, default: 2, description: 'How long after a public event page was served its RSVP form may be sent (sooner is refused as a script, and may be sent again).' }),
   public_form_max_minutes: Type.Number({ exclusiveMinimum: 0, maximum: 1440, default: 120, description: 'How long a public event page\'s RSVP form stays valid after it was served.' }),
+  public_embed_hosts: Type.Array(Type.String({ pattern: '^https?://(\\*\\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?$', maxLength: 200 }), { maxItems: 50, default: [], description: 'Sites that may show the public forms in a frame (GET /f/{slug}/embed), each as scheme and host with an optional port, e.g. https://www.example.org; written into the embed page\'s frame-ancestors. Empty: no site may.' }),
   max_records: Type.Integer({ minimum: 100, default: 50000, description: 'Most records each analysis module keeps (articles, calls, commitments…); the oldest give way.' })
 }, { additionalProperties: false })) satisfies SectionSchema
 

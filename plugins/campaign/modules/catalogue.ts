@@ -22,9 +22,13 @@ import type { ModuleManifest } from './manifest.js'
 import { recordLogin, type UserRecord } from './admin/admin.js'
 import { loadRules } from './compliance/compliance-rules.js'
 import { EventBook } from './events/event-book.js'
+import { formFunctions } from './events/form-functions.js'
+import { formRoutes } from './events/form-routes.js'
+import { PublicForms } from './events/public-forms.js'
 import { publicRoutes } from './events/public-routes.js'
 import { PublicRsvps } from './events/public-rsvp.js'
 import { PublicTokens } from './events/public-tokens.js'
+import { RateLimit } from './events/rate-limit.js'
 import { Elections } from './fundraising/elections.js'
 import { Fundraising } from './fundraising/fundraising.js'
 import { KnowledgeBase } from './knowledge-base/knowledge-base.js'
@@ -108,7 +112,7 @@ const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [knowledgeBase, kit => knowledgeBaseFunctions(kit.kb)],
   [people, kit => peopleFunctions(kit)],
   [volunteers, kit => volunteerFunctions(kit.store, kit.events, kit.people)],
-  [events, kit => eventFunctions(kit.events)],
+  [events, kit => [...eventFunctions(kit.events), ...formFunctions(kit.forms)]],
   [canvassing, canvassingFunctions],
   [fundraising, kit => fundraisingFunctions(kit.fundraising, kit.people)],
   [meetings, meetingFunctions],
@@ -202,6 +206,14 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
     helpText: config.sms_help_text
   })
   const events = new EventBook(store, { people, reminderHours: config.shift_reminder_hours, messenger: () => messenger })
+  const formTokens = new PublicTokens(store, { minMs: config.public_form_min_seconds * 1000, maxMs: config.public_form_max_minutes * 60_000 })
+  const forms = new PublicForms(store, formTokens, {
+    people,
+    messenger: () => messenger,
+    appUrl,
+    failed: err => { ctx.log.error({ err: messageOf(err) }, 'a consent confirmation e-mail could not be sent') },
+    track: sending => { void ctx.track(sending) }
+  })
   registry.beforeEachCall(async () => { await kb.refresh() })
   registry.register([
     ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
@@ -216,6 +228,7 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
       messenger,
       replies,
       events,
+      forms,
       audit,
       store,
       maxRecords: config.max_records,
@@ -237,16 +250,17 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
     })
   ])
   ctx.schedule.every('shift-reminders', REMINDER_CHECK_MS, async () => { await events.sendDueReminders() })
-  const formTokens = new PublicTokens(store, { minMs: config.public_form_min_seconds * 1000, maxMs: config.public_form_max_minutes * 60_000 })
   const rsvps = new PublicRsvps(events, store, formTokens, {
     messenger: () => messenger,
     appUrl,
     failed: err => { ctx.log.error({ err: messageOf(err) }, 'an RSVP confirmation could not be sent') },
     track: sending => { void ctx.track(sending) }
   })
+  /** One budget of posts per client address across every public page. */
+  const limit = new RateLimit(config.public_rsvp_per_minute)
   ctx.schedule.every('public-form-tokens', TOKEN_SWEEP_MS, async () => { await formTokens.sweep() })
   return {
-    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log), publicRoutes({ rsvps, tokens: formTokens, perMinute: config.public_rsvp_per_minute, log: ctx.log })],
+    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log), publicRoutes({ rsvps, tokens: formTokens, limit, log: ctx.log }), formRoutes({ forms, tokens: formTokens, limit, embedHosts: config.public_embed_hosts, log: ctx.log })],
     exports: exportRoutes({ auth: core.auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, messenger, audit }),
     onLogin: async record => { await recordLogin(users, record) }
   }

@@ -15,6 +15,7 @@ import { PublicTokens } from '../../../plugins/campaign/modules/events/public-to
 import { RateLimit } from '../../../plugins/campaign/modules/events/rate-limit.js'
 import { campaignApp, lmdbCampaignStore, statusOf } from '../../support/campaign.js'
 import { pollUntil } from '../../support/poll.js'
+import { form, inputValue } from '../../support/public-pages.js'
 import { mailServer } from '../../support/smtp.js'
 
 const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
@@ -85,14 +86,6 @@ t.test('the rate limit: a sliding minute per address', async t => {
   limit.take('c')
   t.equal(limit.take('a'), 0, 'with two addresses followed, the one seen longest ago (b) was forgotten, not a')
 })
-
-/** The value of a hidden or text input in a page. */
-const inputValue = (html: string, name: string): string => new RegExp(`name="${name}"[^>]*value="([^"]*)"`).exec(html)?.[1].replace(/&amp;/g, '&') ?? ''
-const form = (fields: Record<string, string | string[]>): string => {
-  const body = new URLSearchParams()
-  for (const [name, value] of Object.entries(fields)) for (const one of [value].flat()) body.append(name, one)
-  return body.toString()
-}
 
 t.test('through the app', async t => {
   const mail = await mailServer(t)
@@ -204,13 +197,13 @@ t.test('through the app', async t => {
     t.match(await large.text(), /The form sent was larger than 8 KB/)
     const json = await post(path, JSON.stringify({ name: 'Dee' }), 'application/json')
     t.equal(json.status, 400, 'not a form')
-    t.match(await json.text(), /Please send the form from the event page/)
+    t.match(await json.text(), /Please send the form from the page it is on/)
     const broken = await post(path, '{"name": ', 'application/json')
     t.equal(broken.status, 400, 'a body its parser refuses')
-    t.match(await broken.text(), /Please send the form from the event page/)
+    t.match(await broken.text(), /Please send the form from the page it is on/)
     const other = await post(path, 'name=Dee', 'text/plain')
     t.equal(other.status, 400, 'another media type')
-    t.match(await other.text(), /Please send the form from the event page/)
+    t.match(await other.text(), /Please send the form from the page it is on/)
     t.same((await call<{ people: unknown[] }>('list-people', { filter: { search: 'd@example.test' } })).people, [], 'none of them stored anyone')
   })
 

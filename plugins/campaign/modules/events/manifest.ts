@@ -4,7 +4,7 @@ import { STAFF, type ModuleManifest } from '../manifest.js'
 export const manifest = {
   id: 'events',
   title: 'Events and shifts',
-  blurb: 'Events with shifts to sign up for, public event pages, the waitlist, check-in and reminders.',
+  blurb: 'Events with shifts to sign up for, public event pages, public forms and petitions, the waitlist, check-in and reminders.',
   group: 'Organise',
   functions: {
     'save-event': ['staff'],
@@ -16,7 +16,9 @@ export const manifest = {
     'check-in': ['staff'],
     'shift-roster': ['staff'],
     'person-attendance': ['staff'],
-    'send-shift-reminders': ['staff']
+    'send-shift-reminders': ['staff'],
+    'save-form': ['staff'],
+    'list-forms': ['staff', 'readonly']
   },
   views: {
     /** A person on a shift's roster: who they are, whether they came, their record of coming. */

@@ -23,24 +23,31 @@ const STYLE = [
   '.field{margin:0 0 1rem}',
   '.field label{display:block;font-weight:600;margin-bottom:.25rem}',
   'input[type=text],input[type=email],input[type=tel]{width:100%;font:inherit;padding:.55rem .6rem;border:1px solid #767676;border-radius:.3rem;color:#1a1a1a;background:#fff}',
-  'input:focus-visible,button:focus-visible{outline:3px solid #0b5394;outline-offset:2px}',
+  'input:focus-visible,textarea:focus-visible,button:focus-visible{outline:3px solid #0b5394;outline-offset:2px}',
   'button{font:inherit;font-weight:600;color:#fff;background:#0b5394;border:0;border-radius:.3rem;padding:.7rem 1.4rem;cursor:pointer;width:100%;max-width:20rem}',
   '.errors{border:2px solid #a40000;border-radius:.4rem;padding:.5rem 1rem;margin:0 0 1rem;color:#a40000}',
   '.error{display:block;color:#a40000;font-weight:600}',
+  '.field textarea{width:100%;font:inherit;padding:.55rem .6rem;border:1px solid #767676;border-radius:.3rem;color:#1a1a1a;background:#fff}',
+  '.count{font-size:1.1rem;font-weight:600}',
+  'progress{width:100%;height:1rem}',
   '.hp{position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden}',
   'ul.outcomes{padding-left:1.2rem}'
 ].join('')
 
-/** The public pages' policy: their one style sheet by hash, forms posted to this site, nothing else. */
-export const PUBLIC_PAGE_POLICY = [
+/** A public page's policy: its one style sheet by hash, forms posted to this site, framed by `frameAncestors` alone, nothing else. */
+export const publicPolicy = (frameAncestors: string): string => [
   "default-src 'none'",
   `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
   "form-action 'self'",
   "base-uri 'none'",
-  "frame-ancestors 'none'"
+  `frame-ancestors ${frameAncestors}`
 ].join('; ')
 
-function page (title: string, body: string): string {
+/** The public pages' policy: no page may frame them. */
+export const PUBLIC_PAGE_POLICY = publicPolicy("'none'")
+
+/** A whole public page: `body` (HTML) in the shell with the style sheet. */
+export function page (title: string, body: string): string {
   return '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
     `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
 }
@@ -69,13 +76,29 @@ export interface FormState {
 
 const ERROR_ORDER = ['form', 'shift', 'name', 'email', 'phone'] as const
 
-function textField (name: 'name' | 'email' | 'phone', label: string, type: string, autocomplete: string, max: number, required: boolean, state: FormState): string {
-  const error = state.errors[name]
-  const value = state.values[name] ?? ''
+/** A labelled text input (or a textarea, type `textarea`), with its error tied to it. */
+export function textField (name: string, label: string, type: string, autocomplete: string, max: number, required: boolean, value: string, error: string | undefined): string {
+  const input = type === 'textarea'
+    ? `<textarea id="f-${name}" name="${name}" rows="4" maxlength="${max}"${required ? ' required' : ''}`
+    : `<input type="${type}" id="f-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="${max}"${required ? ' required' : ''} value="${escapeHtml(value)}"`
   return `<div class="field"><label for="f-${name}">${escapeHtml(label)}</label>` +
     (error !== undefined ? `<span class="error" id="f-${name}-error">${escapeHtml(error)}</span>` : '') +
-    `<input type="${type}" id="f-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="${max}"${required ? ' required' : ''} value="${escapeHtml(value)}"` +
-    (error !== undefined ? ` aria-invalid="true" aria-describedby="f-${name}-error"` : '') + '></div>'
+    input + (error !== undefined ? ` aria-invalid="true" aria-describedby="f-${name}-error"` : '') +
+    (type === 'textarea' ? `>${escapeHtml(value)}</textarea></div>` : '></div>')
+}
+
+/** The form's messages listed at its top, announced (nothing when there are none). */
+export function errorList (messages: ReadonlyArray<string | undefined>): string {
+  const listed = messages.filter((m): m is string => m !== undefined)
+  return listed.length === 0
+    ? ''
+    : `<div class="errors" role="alert"><p><strong>Please check the form:</strong></p><ul>${listed.map(m => `<li>${escapeHtml(m)}</li>`).join('')}</ul></div>`
+}
+
+/** A public form's end: the honeypot field people do not see, the signed form token and the button. */
+export function formEnd (token: string, button: string): string {
+  return '<div class="hp" aria-hidden="true"><label for="f-website">Leave this field empty</label><input type="text" id="f-website" name="website" tabindex="-1" autocomplete="off"></div>' +
+    `<input type="hidden" name="token" value="${escapeHtml(token)}"><button type="submit">${escapeHtml(button)}</button></form>`
 }
 
 /** The event's public page with its RSVP form. */
@@ -86,10 +109,7 @@ export function eventPage (event: EventRecord, shifts: readonly ShiftRecord[], p
   if (event.cancelled) return page(event.title, `${head}<p><strong>This event has been cancelled.</strong></p>`)
   if (open.length === 0) return page(event.title, `${head}<p>There are no shifts left to sign up for.</p>`)
   const chosen = new Set(state.values.shift_ids ?? [])
-  const listed = ERROR_ORDER.filter(key => state.errors[key] !== undefined)
-  const errors = listed.length === 0
-    ? ''
-    : `<div class="errors" role="alert"><p><strong>Please check the form:</strong></p><ul>${listed.map(key => `<li>${escapeHtml(state.errors[key] as string)}</li>`).join('')}</ul></div>`
+  const errors = errorList(ERROR_ORDER.map(key => state.errors[key]))
   const shiftError = state.errors.shift
   const shiftBoxes = open.map((shift, i) =>
     `<div class="shift"><input type="checkbox" id="s-${i}" name="shift" value="${escapeHtml(shift.shift_id)}"${chosen.has(shift.shift_id) || open.length === 1 ? ' checked' : ''}>` +
@@ -97,12 +117,10 @@ export function eventPage (event: EventRecord, shifts: readonly ShiftRecord[], p
   const form = `<h2 id="rsvp">Sign up</h2>${errors}<form method="post" action="${escapeHtml(path)}" aria-labelledby="rsvp">` +
     `<fieldset${shiftError !== undefined ? ' aria-describedby="shift-error"' : ''}><legend>Shifts</legend>` +
     (shiftError !== undefined ? `<span class="error" id="shift-error">${escapeHtml(shiftError)}</span>` : '') + `${shiftBoxes}</fieldset>` +
-    textField('name', 'Your name', 'text', 'name', 200, true, state) +
-    textField('email', 'E-mail', 'email', 'email', 254, true, state) +
-    textField('phone', 'Phone (optional)', 'tel', 'tel', 40, false, state) +
-    '<div class="hp" aria-hidden="true"><label for="f-website">Leave this field empty</label><input type="text" id="f-website" name="website" tabindex="-1" autocomplete="off"></div>' +
-    `<input type="hidden" name="token" value="${escapeHtml(token)}">` +
-    '<button type="submit">Sign up</button></form>'
+    textField('name', 'Your name', 'text', 'name', 200, true, state.values.name ?? '', state.errors.name) +
+    textField('email', 'E-mail', 'email', 'email', 254, true, state.values.email ?? '', state.errors.email) +
+    textField('phone', 'Phone (optional)', 'tel', 'tel', 40, false, state.values.phone ?? '', state.errors.phone) +
+    formEnd(token, 'Sign up')
   return page(event.title, head + form)
 }
 

@@ -1,54 +1,36 @@
 // The public event pages on the app listener, open to everyone without a session, showing only events
 // staff published:
 // - GET /e/{slug-or-id}: the event, its shifts with the places left, and the RSVP form;
-// - POST /e/{slug-or-id}: the form (application/x-www-form-urlencoded, at most MAX_FORM_BYTES): at most
+// - POST /e/{slug-or-id}: the form (application/x-www-form-urlencoded, at most MAX_FORM_BYTES, public-kit.ts): at most
 //   `perMinute` posts per client address (429), a signed single-use form token within its time window,
 //   a honeypot field (filled: an answer like a success, nothing stored or sent), the fields' limits
 //   (400 with the form shown again and the messages);
 // - GET /rsvp/cancel?t=…: what the signed link cancels and a button; POST cancels (a scanner that
 //   follows the link cancels nothing); an altered link answers 400, a used one says it was cancelled.
 // Every page has its own policy (public-pages.ts): no script at all.
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { Logger } from 'pino'
-import { messageOf } from '../../../../kernel/index.js'
 import { normalEmail, normalPhone } from '../people/index.js'
 import { type EventRecord, summary } from './event-book.js'
-import { cancelConfirmPage, confirmationPage, eventPage, type FormState, messagePage, openShifts, PUBLIC_PAGE_POLICY } from './public-pages.js'
+import { EMAIL, limited, linkToken, MAX_REF_CHARS, NOT_A_FORM, readForms, sendPage as send, single, TOKEN_REFUSALS } from './public-kit.js'
+import { cancelConfirmPage, confirmationPage, eventPage, type FormState, messagePage, openShifts } from './public-pages.js'
 import type { PublicRsvps, RsvpForm } from './public-rsvp.js'
 import type { PublicTokens } from './public-tokens.js'
-import { RateLimit } from './rate-limit.js'
+import type { RateLimit } from './rate-limit.js'
 
-/** Largest form body; a larger one answers 400. */
-export const MAX_FORM_BYTES = 8192
 /** Most values of one form field (shifts chosen). */
 const MAX_SHIFTS = 50
-const MAX_REF_CHARS = 100
-const EMAIL = /^[^@\s<>"]+@[^@\s<>"]+\.[^@\s<>"]+$/
 
 export interface PublicRouteOptions {
   rsvps: PublicRsvps
   tokens: PublicTokens
-  /** Posts one client address may make in a minute. */
-  perMinute: number
+  /** The posts each client address may make (shared by every public page). */
+  limit: RateLimit
   log: Logger
 }
 
-const send = async (reply: FastifyReply, status: number, html: string): Promise<FastifyReply> =>
-  await reply.code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', PUBLIC_PAGE_POLICY)
-    .send(html)
-
 const NOT_FOUND = messagePage('Event not found', 'There is no public event at this address. It may have been taken down; check the link you were given.')
-const NOT_A_FORM = messagePage('Form not readable', 'Please send the form from the event page.')
 const BAD_LINK = messagePage('Cancel link not valid', 'This link is incomplete or was altered. Please use the link from the e-mail exactly as it came.')
-
-/** A form field's single value ('' when absent), refused when sent more than once. */
-function single (form: URLSearchParams, name: string): string | undefined {
-  const values = form.getAll(name)
-  return values.length > 1 ? undefined : (values[0] ?? '').trim()
-}
 
 /** The form's fields checked: the values to sign up with, or the messages to show. */
 export function checkForm (form: URLSearchParams, shiftIds: ReadonlySet<string>): { form: RsvpForm } | { state: FormState } {
@@ -77,25 +59,9 @@ export function checkForm (form: URLSearchParams, shiftIds: ReadonlySet<string>)
   return { form: { name: name as string, email: normalEmail(email as string), phone, shift_ids: shifts } }
 }
 
-const TOKEN_REFUSALS = {
-  invalid: 'This form was not recognised (it may have been altered). Please check your details and send it again.',
-  early: 'The form was sent too quickly after the page loaded. Please check your details and send it again.',
-  expired: 'This page was open too long and the form has expired. Please check your details and send it again.',
-  used: 'This form was sent already. If you meant to sign up again, check your details and send it again.'
-} as const
-
-export function publicRoutes ({ rsvps, tokens, perMinute, log }: PublicRouteOptions): FastifyPluginAsync {
+export function publicRoutes ({ rsvps, tokens, limit, log }: PublicRouteOptions): FastifyPluginAsync {
   const book = rsvps.book
-  const limit = new RateLimit(perMinute)
   const open = { config: { access: 'open' as const } }
-
-  /** 429 when the client address has posted too often; undefined when it may go on. */
-  const limited = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    const wait = limit.take(request.ip)
-    if (wait === 0) return undefined
-    reply.header('retry-after', String(wait))
-    return await send(reply, 429, messagePage('Too many attempts', `Too many forms were sent from your network in the last minute. Please wait ${wait} seconds and try again.`))
-  }
 
   const published = async (ref: string): Promise<EventRecord | undefined> =>
     ref.length > MAX_REF_CHARS ? undefined : await book.publishedEvent(ref)
@@ -103,22 +69,8 @@ export function publicRoutes ({ rsvps, tokens, perMinute, log }: PublicRouteOpti
   const showForm = async (reply: FastifyReply, status: number, event: EventRecord, ref: string, state?: FormState): Promise<FastifyReply> =>
     await send(reply, status, eventPage(event, await book.shiftsOf(event.event_id), `/e/${encodeURIComponent(ref)}`, await tokens.formToken(event.event_id), state))
 
-  const cancelToken = (request: FastifyRequest): string | undefined => {
-    const token = (request.query as { t?: unknown }).t
-    return typeof token === 'string' ? token : undefined
-  }
-
   return async app => {
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: MAX_FORM_BYTES }, (_request, body, done) => {
-      done(null, new URLSearchParams(body as string))
-    })
-    app.setErrorHandler(async (error: FastifyError, _request, reply) => {
-      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return await send(reply, 400, messagePage('Form too large', `The form sent was larger than ${MAX_FORM_BYTES / 1024} KB. Please go back and shorten what you wrote.`))
-      // Another media type, a body its parser refused (malformed JSON…): not the page's form.
-      if (error.statusCode !== undefined && error.statusCode < 500) return await send(reply, 400, NOT_A_FORM)
-      log.error({ err: messageOf(error) }, 'public event page failed')
-      return await send(reply, 503, messagePage('Not completed', 'We could not complete this just now. Please try again in a few minutes.'))
-    })
+    readForms(app, log, 'public event page')
 
     app.get<{ Params: { ref: string } }>('/e/:ref', open, async (request, reply) => {
       const event = await published(request.params.ref)
@@ -127,7 +79,7 @@ export function publicRoutes ({ rsvps, tokens, perMinute, log }: PublicRouteOpti
     })
 
     app.post<{ Params: { ref: string } }>('/e/:ref', open, async (request, reply) => {
-      const refused = await limited(request, reply)
+      const refused = await limited(limit, request, reply)
       if (refused !== undefined) return refused
       const event = await published(request.params.ref)
       if (event === undefined) return await send(reply, 404, NOT_FOUND)
@@ -152,7 +104,7 @@ export function publicRoutes ({ rsvps, tokens, perMinute, log }: PublicRouteOpti
     })
 
     app.get('/rsvp/cancel', open, async (request, reply) => {
-      const token = cancelToken(request)
+      const token = linkToken(request)
       const rsvpId = token === undefined ? undefined : await tokens.readCancelToken(token)
       if (rsvpId === undefined || token === undefined) return await send(reply, 400, BAD_LINK)
       const record = await rsvps.rsvp(rsvpId)
@@ -164,9 +116,9 @@ export function publicRoutes ({ rsvps, tokens, perMinute, log }: PublicRouteOpti
     })
 
     app.post('/rsvp/cancel', open, async (request, reply) => {
-      const refused = await limited(request, reply)
+      const refused = await limited(limit, request, reply)
       if (refused !== undefined) return refused
-      const token = cancelToken(request)
+      const token = linkToken(request)
       const rsvpId = token === undefined ? undefined : await tokens.readCancelToken(token)
       if (rsvpId === undefined) return await send(reply, 400, BAD_LINK)
       const done = await rsvps.cancel(rsvpId)

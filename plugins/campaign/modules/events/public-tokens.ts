@@ -5,7 +5,8 @@
 //   altered, for another event, sent sooner than the minimum after it was served (a script; the same
 //   token may be sent again later) or later than the maximum, and used once (its use is written in
 //   the store before the RSVP is taken; the uses are swept once the token would have expired anyway);
-// - a cancel token (`cancel:{rsvp_id}`), the link in the confirmation e-mail.
+// - a link token (`{purpose}:{id}`): the cancel link of an RSVP's confirmation e-mail (`cancel`), the
+//   link that confirms a form's consent to e-mail (`consent`); one purpose's link is no other's.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { CampaignStore } from '../../module-kit.js'
 
@@ -19,6 +20,9 @@ export const MAX_TOKEN_CHARS = 400
 export type FormCheck =
   | { ok: true }
   | { ok: false, reason: 'invalid' | 'early' | 'expired' | 'used' }
+
+/** What a signed link does: cancel an RSVP, or confirm a consent given on a form. */
+export type LinkPurpose = 'cancel' | 'consent'
 
 export interface TokenWindow {
   /** Sooner than this after it was served, a form is refused (it may be sent again). */
@@ -79,17 +83,27 @@ export class PublicTokens {
     return old.length
   }
 
+  /** The token of a link that does `purpose` to the record `id`. */
+  async linkToken (purpose: LinkPurpose, id: string): Promise<string> {
+    return await this.#signed(`${purpose}:${id}`)
+  }
+
+  /** The record a link token for `purpose` names, or undefined when it is malformed, altered or for another purpose. */
+  async readLinkToken (purpose: LinkPurpose, token: string): Promise<string | undefined> {
+    const payload = await this.#read(token)
+    if (payload?.startsWith(`${purpose}:`) !== true) return undefined
+    const id = payload.slice(purpose.length + 1)
+    return /^[A-Za-z0-9-]{1,64}$/.test(id) ? id : undefined
+  }
+
   /** The token of the link that cancels the RSVP. */
   async cancelToken (rsvpId: string): Promise<string> {
-    return await this.#signed(`cancel:${rsvpId}`)
+    return await this.linkToken('cancel', rsvpId)
   }
 
   /** The RSVP a cancel token names, or undefined when it is malformed or altered. */
   async readCancelToken (token: string): Promise<string | undefined> {
-    const payload = await this.#read(token)
-    if (payload?.startsWith('cancel:') !== true) return undefined
-    const id = payload.slice('cancel:'.length)
-    return /^[A-Za-z0-9-]{1,64}$/.test(id) ? id : undefined
+    return await this.readLinkToken('cancel', token)
   }
 
   async #hmacKey (): Promise<Buffer> {
