@@ -361,9 +361,10 @@ static void test_coredump(void) {
     s_captured_length = 0;
     berth_stream_t stream = { capture, NULL };
     berth_transport_t uart = berth_uart_transport(&stream);
-    const berth_chunk_options_t options = { BERTH_COMPRESSION, NULL };
+    static const uint8_t key[16] = { 1, 2, 3 };
+    const berth_chunk_options_t options = { BERTH_COMPRESSION, BERTH_ENCRYPTION ? key : NULL };
     check(berth_chunk_send(&uart, &options, BERTH_CHUNK_FAULT_RECORD, DEVICE, 20, berth_encode_fault_record, &fault, false) == 0 &&
-          s_captured_length > 26, "the FaultRecord with a full coredump fits a chunk (RLE'd when built in)");
+          s_captured_length > 26, "the FaultRecord with a full coredump fits a chunk (RLE'd and sealed when built in)");
     static uint8_t payload[BERTH_PAYLOAD_MAX];
     berth_buf_t out = berth_buf(payload, sizeof payload);
     berth_encode_fault_record(&out, &fault);
