@@ -1,6 +1,6 @@
 //! @file slots.c
 //! Host checks of the bootloader's choice and the confirmation (include/berth/slots.h), built with
-//! BERTH_UPDATES, the port's hooks kept in memory here:
+//! BERTH_UPDATES, the port's hooks kept in memory (memory_slots.h):
 //!   slots <public key hex> <factory image> <update image>
 //! Each scenario starts from a blank device with the factory image; test/firmware/image.test.ts signs
 //! the two images with node:crypto.
@@ -10,34 +10,12 @@
 
 #include "berth/slots.h"
 #include "hex.h"
+#include "memory_slots.h"
 
-#define CAPACITY 65536u
+#define CAPACITY MEMORY_SLOT_CAPACITY
 #define LOAD 0x00100000u
 
-static uint8_t s_slots[BERTH_SLOTS][CAPACITY];
-static berth_slot_trailer_t s_trailers[BERTH_SLOTS];
-static berth_boot_status_t s_status;
 static int s_failed;
-
-const uint8_t *berth_port_slot(uint8_t slot) { return s_slots[slot]; }
-uint32_t berth_port_slot_capacity(void) { return CAPACITY; }
-
-bool berth_port_slot_write(uint8_t slot, uint32_t offset, const uint8_t *bytes, size_t length) {
-  if (offset > CAPACITY || length > CAPACITY - offset) return false;
-  memcpy(s_slots[slot] + offset, bytes, length);
-  return true;
-}
-
-void berth_port_trailer_read(uint8_t slot, berth_slot_trailer_t *trailer) { *trailer = s_trailers[slot]; }
-bool berth_port_trailer_write(uint8_t slot, const berth_slot_trailer_t *trailer) {
-  s_trailers[slot] = *trailer;
-  return true;
-}
-void berth_port_boot_status_read(berth_boot_status_t *status) { *status = s_status; }
-bool berth_port_boot_status_write(const berth_boot_status_t *status) {
-  s_status = *status;
-  return true;
-}
 
 static void check(int ok, const char *what) {
   printf("%sok - %s\n", ok ? "" : "not ", what);
@@ -63,9 +41,7 @@ static bool event(berth_update_event_t expected, uint8_t slot) {
 
 //! A blank device, then the update written into slot 1 and marked pending, as the receiver leaves it.
 static void blank_then_pending(void) {
-  memset(s_slots, 0xff, sizeof s_slots);
-  memset(s_trailers, 0xff, sizeof s_trailers);
-  memset(&s_status, 0xff, sizeof s_status);
+  memory_slots_erase();
   choose();
   berth_port_slot_write(1, 0, s_update, s_update_length);
   berth_slot_trailer_t trailer = { .state = BERTH_SLOT_PENDING, .size = (uint32_t)s_update_length,
@@ -93,11 +69,10 @@ int main(int argc, char **argv) {
   s_factory_length = load(argv[2], s_factory);
   s_update_length = load(argv[3], s_update);
 
-  memset(s_trailers, 0xff, sizeof s_trailers); // erased storage: no valid trailer
-  memset(&s_status, 0xff, sizeof s_status);
+  memory_slots_erase();
   check(choose() == 0 && state(0) == BERTH_SLOT_CONFIRMED && state(1) == BERTH_SLOT_EMPTY,
         "a blank device installs the factory image in slot 0, confirmed, and boots it");
-  check(memcmp(s_slots[0], s_factory, s_factory_length) == 0, "slot 0 holds the factory image byte for byte");
+  check(memcmp(memory_slots[0], s_factory, s_factory_length) == 0, "slot 0 holds the factory image byte for byte");
   check(choose() == 0 && event(BERTH_EVENT_NONE, 0), "the next boot boots it again, nothing to report");
   check(!berth_update_confirm() || state(0) == BERTH_SLOT_CONFIRMED, "confirming a confirmed image changes nothing");
 
@@ -112,22 +87,21 @@ int main(int argc, char **argv) {
   check(berth_update_confirm() && state(1) == BERTH_SLOT_CONFIRMED && event(BERTH_EVENT_CONFIRMED, 1),
         "the application confirms itself: confirmed, and the confirmation recorded");
   check(choose() == 1 && state(0) == BERTH_SLOT_CONFIRMED, "the next boot boots the confirmed slot booted last");
-  s_slots[1][100] ^= 0x01;
+  memory_slots[1][100] ^= 0x01;
   check(choose() == 0 && state(1) == BERTH_SLOT_BAD && event(BERTH_EVENT_REFUSED, 1),
         "a confirmed image altered since is refused: bad, the other boots, the refusal recorded");
 
   blank_then_pending();
-  s_slots[1][100] ^= 0x01;
+  memory_slots[1][100] ^= 0x01;
   check(choose() == 0 && state(1) == BERTH_SLOT_BAD && event(BERTH_EVENT_REFUSED, 1),
         "a pending image that does not verify is refused, never booted");
 
   blank_then_pending();
   check(choose() == 1 && berth_update_confirm(), "a testing slot can confirm itself");
-  s_trailers[1].crc ^= 1u;
+  memory_trailers[1].crc ^= 1u;
   check(state(1) == BERTH_SLOT_EMPTY, "a trailer whose CRC does not match reads as empty");
 
-  memset(s_slots, 0xff, sizeof s_slots);
-  memset(s_trailers, 0xff, sizeof s_trailers);
+  memory_slots_erase();
   s_factory[100] ^= 0x01;
   check(choose() == -1, "with no slot and a factory image that does not verify, nothing boots");
   return s_failed;

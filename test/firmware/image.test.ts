@@ -3,16 +3,20 @@
 // orlp/ed25519 and a flipped bit in each is refused; an image signed here with node:crypto is accepted,
 // and the same image tampered with, cut short, with a broken header or checked against another key is
 // refused, each with its own status. The bootloader's choice of slot and the application's
-// confirmation (firmware/test/slots.c) run on the host with the slots in memory.
+// confirmation (firmware/test/slots.c) run on the host with the slots in memory, and so does the update
+// receiver (firmware/test/receiver.c), over TCP to the stand-in gateway of test/firmware/updates.test.ts.
 import t from 'tap'
 import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
+import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { requireComponent } from '../support/component.js'
 import { hostToolchain, make, tapLines } from '../support/firmware.js'
 import { fleetKey, signImage } from '../support/signed-images.js'
 import { tempDir } from '../support/tmp.js'
+import { UpdateStandin, type Offer } from '../support/update-standin.js'
 
 const run = promisify(execFile)
 const toolchain = await requireComponent(t, 'gcc', hostToolchain)
@@ -69,5 +73,41 @@ if (toolchain !== undefined) {
     const lines = tapLines(stdout)
     t.equal(lines.length, 15, 'fifteen checks ran')
     for (const line of lines) t.ok(line.ok, line.name)
+  })
+
+  t.test('the update receiver on the host, over TCP to the stand-in gateway: a download verified and pending, a tampered one refused, nothing offered, no answer', async t => {
+    const fleet = fleetKey()
+    const fields = { softwareType: 'qemu-updatable', loadAddress: 0x00100000 }
+    const factory = join(dir, 'receiver-factory.img')
+    await writeFile(factory, signImage(Buffer.alloc(3000, 0x11), { ...fields, version: '1.0.0' }, fleet.privateKey))
+    const update = signImage(Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251)), { ...fields, version: '2.0.0' }, fleet.privateKey)
+    const tampered = Buffer.from(update)
+    tampered[64 + 4000] ^= 0x04
+    const session = async (offer: Offer | undefined): Promise<{ output: string, standin: UpdateStandin }> => {
+      const standin = await UpdateStandin.listen()
+      standin.policy = () => offer
+      try {
+        const { stdout } = await run(join(dir, 'receiver'), [String(standin.port), fleet.publicRaw.toString('hex'), factory], { timeout: 20_000 })
+        return { output: stdout.trim(), standin }
+      } finally {
+        await standin.close()
+      }
+    }
+    const ready = await session({ image: update, version: '2.0.0' })
+    t.equal(ready.output, 'ready, next boot: slot 1 testing', 'downloaded, verified, pending: the next boot tests it')
+    t.match(ready.standin.states[0], { device: 'c0ffee0000000042', softwareType: 'qemu-updatable', version: '1.0.0', running: 0, slots: [{ state: 'confirmed' }, { state: 'empty' }] }, 'the state the receiver sent')
+    const blocks = Math.ceil(update.length / 512)
+    t.same(ready.standin.requests.map(r => [r.offset, r.length]), Array.from({ length: blocks }, (_, i) => [i * 512, Math.min(512, update.length - i * 512)]), `${blocks} requests in order, 512 bytes each but the last`)
+    t.same(ready.standin.results, [{ sha256: createHash('sha256').update(update).digest('hex'), status: 1 }])
+    const refused = await session({ image: tampered, version: '2.0.0' })
+    t.equal(refused.output, 'refused, next boot: slot 0 confirmed', 'a tampered image is refused; 1.0.0 boots on')
+    t.equal(refused.standin.results[0]?.status, 2, 'result: bad signature')
+    t.equal((await session(undefined)).output, 'none, next boot: slot 0 confirmed', 'nothing offered')
+    // A listener that never answers: the state is sent again three times, then the session ends.
+    const silent = createServer(socket => { socket.resume() })
+    await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => { silent.close() })
+    const { stdout } = await run(join(dir, 'receiver'), [String((silent.address() as AddressInfo).port), fleet.publicRaw.toString('hex'), factory], { timeout: 20_000 })
+    t.equal(stdout.trim(), 'no-answer, next boot: slot 0 confirmed', 'no answer')
   })
 }
