@@ -7,26 +7,15 @@
 // second browser with Playwright's `bypassCSP`; the visitors' pass runs with the policy enforced.
 // The app takes forms at once (public_form_min_seconds = 0): a scripted visitor is faster than the
 // 2 s minimum, which public-events.test.ts checks.
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import t from 'tap'
+import { axeViolations } from '../../support/axe.js'
 import { appInBrowser, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 
 const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const PHONE = { width: 390, height: 844 }
-
-interface AxeViolation { id: string, impact: string, nodes: Array<{ target: string[] }> }
-
-async function axeViolations (page: Page): Promise<AxeViolation[]> {
-  await page.addScriptTag({ content: AXE_SOURCE })
-  const run = "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })" +
-    '.then(result => result.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.map(n => ({ target: n.target })) })))'
-  return await page.evaluate(run) as AxeViolation[]
-}
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {

@@ -1,0 +1,119 @@
+// A public petition in headless Chromium at 390 px: a visitor signs it under the page's own policy
+// (its hashed style sheet applies, no policy violation, no sideways scrolling, the Tab order through
+// the fields and boxes to the button) and sees the count go up; axe-core finds no violation on the
+// petition, the form with its messages and the thanks (injected in a second browser that bypasses the
+// policy, which forbids every script). Then embedding: two pages on other loopback ports frame
+// /f/{slug}/embed; the one whose origin is in public_embed_hosts shows the form, the other is refused
+// by the frame-ancestors of the embed page's policy.
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { axeViolations } from '../../support/axe.js'
+import { appInBrowser, noSidewaysScroll } from '../../support/campaign-browser.js'
+import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { requireComponent } from '../../support/component.js'
+import { pollUntil } from '../../support/poll.js'
+
+const PHONE = { width: 390, height: 844 }
+
+/** A site on a loopback port whose one page frames `frame()` (read when asked, once the app is up). */
+async function embeddingSite (t: { teardown(fn: () => unknown): void }, frame: () => string): Promise<{ origin: string }> {
+  const server: Server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    response.end(`<!doctype html><html lang="en"><head><title>Neighbours</title></head><body><h1>Neighbours</h1><iframe title="Petition" src="${frame()}" width="380" height="700"></iframe></body></html>`)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(async () => { await new Promise(resolve => server.close(resolve)) })
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+}
+
+const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
+if (executablePath !== undefined) {
+  t.test('a petition at 390 px, axe, and its embed page framed by the allowed site alone', async t => {
+    let embedUrl = ''
+    const allowed = await embeddingSite(t, () => embedUrl)
+    const other = await embeddingSite(t, () => embedUrl)
+    const { app, call, browser } = await appInBrowser(t, executablePath, { public_form_min_seconds: 0, public_embed_hosts: [allowed.origin] })
+    const saved = await call<{ path: string }>('save-form', {
+      title: 'Keep the Eastside library open',
+      text: 'The council plans to close it in June.\n\nAdd your name to ask them to keep it open.',
+      fields: [{ field: 'first_name', required: true }, { field: 'last_name', required: false }, { field: 'postcode', required: false }],
+      consents: [{ label: 'E-mail me campaign updates', email: true }],
+      target: 500,
+      published: true
+    })
+    const url = new URL(saved.path, app).href
+    embedUrl = `${url}/embed`
+
+    await t.test('a visitor signs, with the page\'s policy enforced', async t => {
+      const page = await browser.newPage()
+      await page.setViewportSize(PHONE)
+      const violations: string[] = []
+      page.on('console', message => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()) })
+      await page.goto(url)
+      t.equal(await page.textContent('h1'), 'Keep the Eastside library open')
+      t.equal(await page.textContent('#tally'), '0 of 500 signatures')
+      t.equal(await page.evaluate("getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor"), 'rgb(11, 83, 148)', 'the hashed style sheet applies')
+      await noSidewaysScroll(t, page, 'the petition')
+      const order: string[] = []
+      await page.focus('#f-first_name')
+      for (let i = 0; i < 4; i++) {
+        await page.keyboard.press('Tab')
+        order.push(await page.evaluate('document.activeElement.id || document.activeElement.tagName.toLowerCase()') as string)
+      }
+      t.same(order, ['f-last_name', 'f-email', 'f-postcode', 'c-0'], 'Tab: first and last name, e-mail, postcode, the consent box')
+      await page.keyboard.press('Tab')
+      t.equal(await page.evaluate('document.activeElement.tagName.toLowerCase()'), 'button', 'then the button (the honeypot skipped)')
+      await page.getByLabel('First name').fill('Ana')
+      await page.getByLabel('E-mail', { exact: true }).fill('ana@example.test')
+      await page.getByLabel('E-mail me campaign updates').check()
+      await page.getByRole('button', { name: 'Sign' }).click()
+      await page.waitForSelector('h1:has-text("Thank you")')
+      t.match(await page.textContent('main'), 'Your signature is counted')
+      await noSidewaysScroll(t, page, 'the thanks')
+      await page.goto(url)
+      t.equal(await page.textContent('#tally'), '1 of 500 signatures', 'the count went up')
+      t.same(violations, [], 'no policy violation reported')
+    })
+
+    await t.test('axe-core, in a browser that bypasses the policy to inject it', async t => {
+      const axeBrowser = await headlessBrowser(t, executablePath, { bypassCSP: true })
+      const page = await axeBrowser.newPage()
+      await page.setViewportSize(PHONE)
+      await page.goto(url)
+      t.same(await axeViolations(page), [], 'the petition')
+      await page.getByLabel('First name').fill('Ben')
+      await page.getByLabel('E-mail', { exact: true }).fill('ben@example.test')
+      await page.getByLabel('Postcode (optional)').fill('<b>')
+      await page.getByRole('button', { name: 'Sign' }).click()
+      await page.waitForSelector('.errors')
+      t.match(await page.textContent('.errors'), 'Enter a postcode')
+      t.equal(await page.getAttribute('#f-postcode', 'aria-invalid'), 'true')
+      t.same(await axeViolations(page), [], 'the form with its messages')
+      await page.getByLabel('Postcode (optional)').fill('E1 6AN')
+      await page.getByRole('button', { name: 'Sign' }).click()
+      await page.waitForSelector('h1:has-text("Thank you")')
+      t.same(await axeViolations(page), [], 'the thanks')
+    })
+
+    await t.test('the embed page: shown on the allowed site, refused on another', async t => {
+      const page = await browser.newPage()
+      await page.goto(allowed.origin)
+      const framed = page.frameLocator('iframe[title="Petition"]')
+      t.equal(await framed.locator('h1').textContent(), 'Keep the Eastside library open', 'the allowed site shows the form')
+      t.equal(await framed.locator('#tally').textContent(), '2 of 500 signatures')
+
+      const refused = await browser.newPage()
+      const messages: string[] = []
+      refused.on('console', message => { messages.push(message.text()) })
+      await refused.goto(other.origin)
+      await pollUntil(() => messages.some(m => /frame-ancestors/.test(m)), { what: 'Chromium refusing the frame by its frame-ancestors' })
+      const child = refused.frames().find(frame => frame !== refused.mainFrame())
+      t.ok(child !== undefined, 'the frame is there')
+      t.notMatch(await child?.content().catch(() => '') ?? '', /Keep the Eastside library open/, 'but holds no form')
+      t.match(messages.find(m => /frame-ancestors/.test(m)), allowed.origin, 'refused: only the allowed site is listed')
+    })
+  })
+}
