@@ -5,8 +5,6 @@
 // built by arm-none-eabi-gcc and uploaded, the named globals inside the regions with their values.
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { COREDUMP_MAX_BYTES, COREDUMP_MAX_REGIONS, type CoredumpView } from '../../../plugins/ingest/coredump.js'
 import { objectSymbols } from '../../../plugins/ingest/elf.js'
@@ -14,6 +12,7 @@ import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload, CoredumpRegion, FaultRecord } from '../../../plugins/ingest/wire/payloads.js'
 import { requireComponent } from '../../support/component.js'
 import { armToolchain } from '../../support/firmware.js'
+import { buildGlobalsElf, GLOBALS_DATA } from '../../support/globals-elf.js'
 import { tempDir } from '../../support/tmp.js'
 import { API_KEY, basic, telemetryServer, type TelemetryServer } from './harness.js'
 
@@ -95,24 +94,10 @@ t.test('a coredump past the server\'s bounds is kept in part, what was dropped c
   t.same(listed.get(2)?.coredump, { regions: COREDUMP_MAX_REGIONS, bytes: COREDUMP_MAX_REGIONS, truncated: 0, dropped: 70 - COREDUMP_MAX_REGIONS }, 'regions past the bound dropped and counted')
 })
 
-/** A small ARM image with globals of 1, 2, 4, 8 and 12 bytes in .data at 0x20000000. */
-const GLOBALS_C = `
-unsigned char g_u8 = 1;
-unsigned short g_u16 = 2;
-unsigned int g_counter = 3;
-unsigned long long g_u64 = 4;
-struct { int a[3]; } g_state = { { 5, 6, 7 } };
-void _start(void) { for (;;) {} }
-`
-
 const compiler = await requireComponent(t, 'arm-none-eabi-gcc', armToolchain)
 if (compiler !== undefined) {
   t.test('named globals of the uploaded ELF inside the regions, with their values', async t => {
-    const dir = tempDir(t, 'berth-coredump-')
-    await writeFile(join(dir, 'globals.c'), GLOBALS_C)
-    const elf = join(dir, 'globals.elf')
-    await run(compiler, ['-mcpu=cortex-m3', '-mthumb', '-O0', '-nostdlib', '-Wl,--build-id=sha1', '-Wl,-Ttext=0x0', '-Wl,-Tdata=0x20000000', '-o', elf, join(dir, 'globals.c')])
-    const bytes = await readFile(elf)
+    const { path: elf, bytes } = await buildGlobalsElf(compiler, tempDir(t, 'berth-coredump-'))
     const symbols = new Map(objectSymbols(bytes).map(s => [s.name, s]))
     const { stdout } = await run('arm-none-eabi-nm', ['-S', elf])
     for (const line of stdout.split('\n').filter(l => / [dD] g_/.test(l))) {
@@ -127,12 +112,12 @@ if (compiler !== undefined) {
     t.equal(upload.status, 201)
     await send(server, 1, info(buildId))
     // The device's memory: every global, with values other than their initial ones; g_state cut short.
-    const memory = Buffer.alloc(at('g_state') + 8 - 0x20000000)
-    memory.writeUInt8(0xfe, at('g_u8') - 0x20000000)
-    memory.writeUInt16LE(0xbeef, at('g_u16') - 0x20000000)
-    memory.writeUInt32LE(42, at('g_counter') - 0x20000000)
-    memory.writeBigUInt64LE(0xfedcba9876543210n, at('g_u64') - 0x20000000)
-    await send(server, 2, fault([{ address: 0x20000000, data: memory }]))
+    const memory = Buffer.alloc(at('g_state') + 8 - GLOBALS_DATA)
+    memory.writeUInt8(0xfe, at('g_u8') - GLOBALS_DATA)
+    memory.writeUInt16LE(0xbeef, at('g_u16') - GLOBALS_DATA)
+    memory.writeUInt32LE(42, at('g_counter') - GLOBALS_DATA)
+    memory.writeBigUInt64LE(0xfedcba9876543210n, at('g_u64') - GLOBALS_DATA)
+    await send(server, 2, fault([{ address: GLOBALS_DATA, data: memory }]))
     const listed = await faults(server)
     const view = await (await server.api('GET', coredumpPath(listed.get(2) as ListedFault), 'viewer')).json() as CoredumpView
     t.equal(view.globals_unavailable, undefined, 'the ELF was read')

@@ -7,7 +7,7 @@
 // provisioner (no form for a viewer), and the groups form shown to a provisioner but not to a viewer (whom
 // the API refuses as well). What the test puts in place (symbols, an offline device, a fleet, samples
 // in the past) goes through the storage contract, so it runs on either backend. A fault's coredump
-// opens on its device's page into its regions. On a phone (390 px)
+// opens on its device's page into the globals the build's ELF names in it and its regions. On a phone (390 px)
 // every view works for each role. Screenshots of the main views go to BERTH_SCREENSHOTS
 // (docs/screenshots holds the ones published).
 import t from 'tap'
@@ -22,12 +22,15 @@ import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
 import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
 import ingest from '../../../plugins/ingest/index.js'
+import { objectSymbols } from '../../../plugins/ingest/elf.js'
 import { emptyWrites, pendingKey, type Device, type StoredFault, type StoredMetric } from '../../../plugins/ingest/storage/contract.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { capturedLogger, testKernel } from '../../support/kernel.js'
 import { pollUntil } from '../../support/poll.js'
 import { tempDir } from '../../support/tmp.js'
+import { armToolchain } from '../../support/firmware.js'
+import { buildGlobalsElf } from '../../support/globals-elf.js'
 import { checkPhoneLayout, PHONE } from '../../support/phone-layout.js'
 import { API_KEY, backendSettings, passwordOf, ROLES, telemetryServer, type TestRole } from './harness.js'
 
@@ -357,11 +360,23 @@ if (executablePath !== undefined) {
     t.pass('the next page follows the cursor')
   })
 
-  t.test('a fault\'s coredump on the device\'s page: what it holds, opened into its regions', async t => {
+  t.test('a fault\'s coredump on the device\'s page: what it holds, opened into its globals and regions', async t => {
     await builtDashboard()
     const server = await telemetryServer(t)
-    const crashed: ChunkPayload = { type: 'FaultRecord', record: { ...(fault.record as object), stack: Buffer.alloc(0), coredump: [{ address: 0x20000100, data: Buffer.from([42, 0, 0, 0]) }], coredump_truncated: 12 } } as ChunkPayload
-    t.equal((await server.ingest(Buffer.concat([info, crashed].map((payload, sequence) => encodeChunk({ device: SENSOR, sequence, payload }))))).json.accepted, 2)
+    const crashed = (build: string, counter: number): ChunkPayload[] => [
+      { type: 'DeviceInfo', record: { ...(info.record as object), build_id: build } } as ChunkPayload,
+      { type: 'FaultRecord', record: { ...(fault.record as object), stack: Buffer.alloc(0), coredump: [{ address: counter, data: Buffer.from([42, 0, 0, 0]) }], coredump_truncated: 12 } } as ChunkPayload
+    ]
+    // With the ELF of its build (arm-none-eabi-gcc's, when installed), the global in the region is named.
+    const compiler = await armToolchain().catch(() => undefined)
+    let named: { build: string, counter: number } | undefined
+    if (compiler !== undefined) {
+      const elf = await buildGlobalsElf(compiler, tempDir(t, 'berth-dashboard-elf-'))
+      const response = await fetch(new URL('/ingest/elf', server.base), { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-api-key': API_KEY }, body: elf.bytes })
+      named = { build: ((await response.json()) as { build_id: string }).build_id, counter: objectSymbols(elf.bytes).find(s => s.name === 'g_counter')?.address as number }
+    }
+    const [device, payload] = crashed(named?.build ?? '', named?.counter ?? 0x20000100)
+    t.equal((await server.ingest(Buffer.concat([device, payload].map((p, sequence) => encodeChunk({ device: SENSOR, sequence, payload: p }))))).json.accepted, 2, 'the device info and its fault are taken')
     const context = await headlessBrowser(t, executablePath)
     const page = await context.newPage()
     await signIn(page, server.base, 'viewer', passwordOf('viewer'))
@@ -371,8 +386,14 @@ if (executablePath !== undefined) {
     t.equal(await page.textContent('.faults details.coredump summary'), 'Coredump: 1 regions, 4 bytes (12 bytes cut on the device)', 'the fault says what its coredump holds')
     await page.click('.faults details.coredump summary')
     await page.waitForSelector('.coredump-regions li')
-    t.same(await page.locator('.coredump-regions li').allTextContents(), ['0x20000100 4 bytes: 2a000000'], 'opened: its regions')
-    t.equal(await page.textContent('.faults .coredump-note'), 'No globals named: the device reported no build id.', 'and why no globals are named')
+    const at = `0x${(named?.counter ?? 0x20000100).toString(16).padStart(8, '0')}`
+    t.same(await page.locator('.coredump-regions li').allTextContents(), [`${at} 4 bytes: 2a000000`], 'opened: its regions')
+    if (named === undefined) {
+      t.equal(await page.textContent('.faults .coredump-note'), 'No globals named: the device reported no build id.', 'and why no globals are named')
+      return
+    }
+    t.same(await page.locator('.coredump-globals tbody tr').evaluateAll(rows => rows.map(row => [...row.querySelectorAll('td')].map(cell => cell.textContent))), [['g_counter', at, '4', '42']],
+      'and the global inside it, named from the ELF, with its value')
   })
 
   t.test('a device\'s chart spans the range the page asks for, and a hole in a series is a gap', async t => {
