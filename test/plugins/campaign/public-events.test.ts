@@ -4,8 +4,8 @@
 // event not shown, the page's own policy and labels, an RSVP matched by e-mail without touching the
 // person's record, the waitlist, the honeypot, the field and size limits, a replayed or altered form,
 // and the confirmation e-mail: its calendar file parsed with ical.js and its cancel link followed (GET
-// changes nothing, POST cancels and promotes the first waiting, again says already cancelled, altered
-// answers 400). A second app with the default window and limit refuses a form sent at once (the same
+// changes nothing, POST cancels and promotes the first waiting, who is e-mailed that they have a place,
+// again says already cancelled, altered answers 400). A second app with the default window and limit refuses a form sent at once (the same
 // form is taken once two seconds passed) and the 11th post in a minute.
 import ICAL from 'ical.js'
 import type { ParsedMail } from 'mailparser'
@@ -237,6 +237,10 @@ t.test('through the app', async t => {
     t.match(await cancelled.text(), /RSVP cancelled/)
     const roster = await call<Roster>('shift-roster', { shift_id: small })
     t.match(roster, { confirmed: [{ email: 'ben@example.test' }], waitlist: [{ name: 'Cy Chen' }] }, 'the freed place went to the first waiting')
+    const toBen = await pollUntil(() => mail.received.find((m: ParsedMail) => m.subject === 'You have a place: Saturday canvass, Eastside'), { what: 'the e-mail to the person moved up' })
+    t.match(JSON.stringify(toBen.to), 'ben@example.test', 'to Ben, moved up from the waitlist')
+    t.match(toBen.text, /Hello Ben,[\s\S]*now have a place/)
+    t.notOk(mail.received.some(m => m.subject?.startsWith('You have a place') === true && JSON.stringify(m.to).includes('cy@example.test')), 'not to Cy, still waiting')
     const again = await fetch(link, { method: 'POST' })
     t.equal(again.status, 200)
     t.match(await again.text(), /Already cancelled/)

@@ -4,7 +4,8 @@
 // A visitor changes nothing of an existing person's record but its activity time: the name and phone
 // given are kept on the RSVP record (a new person gets them). Every write is the public page's in the
 // audit log, so the RSVP shows in the person's history. The confirmation e-mail (with a calendar file
-// and the cancel link) goes out through the messenger after the answer, as a transactional message.
+// and the cancel link) goes out through the messenger after the answer, as a transactional message;
+// a cancel link that moves people up from a waitlist e-mails each of them that they have a place.
 import { randomUUID } from 'node:crypto'
 import { Conflict, NotFound } from '../../../../kernel/index.js'
 import { actingAs, type CampaignStore } from '../../module-kit.js'
@@ -117,14 +118,17 @@ export class PublicRsvps {
       const record = await this.rsvp(rsvpId)
       if (record === undefined) return undefined
       if (record.cancelled_at !== null) return { record, already: true }
+      const moved: Array<{ shift: ShiftRecord, person_ids: string[] }> = []
       for (const shiftId of record.shift_ids) {
         try {
-          await this.#book.cancel(shiftId, record.person_id, now)
+          const { shift, promoted } = await this.#book.cancel(shiftId, record.person_id, now)
+          if (promoted.length > 0) moved.push({ shift, person_ids: promoted })
         } catch (err) {
           // Staff took the person off the shift meanwhile: nothing left to free.
           if (!(err instanceof NotFound)) throw err
         }
       }
+      if (moved.length > 0) this.#options.track(this.#tellPromoted(record.event_id, moved).catch(this.#options.failed))
       return await this.#store.transaction(`${RSVPS}:${rsvpId}`, async tx => {
         const table = tx.table<PublicRsvpRecord>(RSVPS)
         const kept = await table.get(rsvpId) as PublicRsvpRecord
@@ -156,6 +160,28 @@ export class PublicRsvps {
     const url = new URL('/rsvp/cancel', this.#options.appUrl())
     url.searchParams.set('t', await this.#tokens.cancelToken(rsvpId))
     return url.href
+  }
+
+  /** Tell each person moved up from a waitlist by a cancellation that they now have a place (one e-mail per shift). */
+  async #tellPromoted (eventId: string, moved: ReadonlyArray<{ shift: ShiftRecord, person_ids: string[] }>): Promise<void> {
+    const messenger = this.#options.messenger()
+    if (messenger === undefined || messenger.enabled?.('email') === false) return
+    const event = await this.#book.event(eventId)
+    for (const { shift, person_ids: ids } of moved) {
+      const people = (await Promise.all(ids.map(async id => await this.#book.people.get(id)))).filter(p => p !== undefined)
+      const body = [
+        'Hello {{first_name}},',
+        '',
+        `A place has freed up on ${plain(event.title)}, and it is yours: you were on the waitlist and now have a place.`,
+        '',
+        `- ${shiftTime(shift)}`,
+        '',
+        `Where: ${plain(event.location.text)}`,
+        '',
+        'If you cannot come after all, please cancel (with the link of your confirmation, if you signed up on the event page), so that the next person waiting gets the place.'
+      ].join('\n')
+      await messenger.send({ channel: 'email', purpose: 'waitlist-promotion', transactional: true, subject: `You have a place: ${plain(event.title)}`, body }, people, PUBLIC_PAGE)
+    }
   }
 
   async #confirm (event: EventRecord, form: RsvpForm, result: RsvpResult, now: Date): Promise<void> {
