@@ -20,7 +20,7 @@ import type { Page } from 'playwright-core'
 import devIdp from '../../../plugins/dev-idp/index.js'
 import { DASHBOARD_BUILD_DIR } from '../../../plugins/ingest/routes/dashboard.js'
 import { encodeChunk } from '../../../plugins/ingest/wire/encoder.js'
-import type { ChunkPayload } from '../../../plugins/ingest/wire/payloads.js'
+import type { ChunkPayload, FaultRecord } from '../../../plugins/ingest/wire/payloads.js'
 import ingest from '../../../plugins/ingest/index.js'
 import { objectSymbols } from '../../../plugins/ingest/elf.js'
 import { emptyWrites, pendingKey, type Device, type StoredFault, type StoredMetric } from '../../../plugins/ingest/storage/contract.js'
@@ -365,7 +365,7 @@ if (executablePath !== undefined) {
     const server = await telemetryServer(t)
     const crashed = (build: string, counter: number): ChunkPayload[] => [
       { type: 'DeviceInfo', record: { ...(info.record as object), build_id: build } } as ChunkPayload,
-      { type: 'FaultRecord', record: { ...(fault.record as object), stack: Buffer.alloc(0), coredump: [{ address: counter, data: Buffer.from([42, 0, 0, 0]) }], coredump_truncated: 12 } } as ChunkPayload
+      { type: 'FaultRecord', record: { ...(fault.record as FaultRecord), stack: Buffer.alloc(0), coredump: [{ address: counter, data: Buffer.from([42, 0, 0, 0]) }], coredump_truncated: 12 } }
     ]
     // With the ELF of its build (arm-none-eabi-gcc's, when installed), the global in the region is named.
     const compiler = await armToolchain().catch(() => undefined)
@@ -392,7 +392,7 @@ if (executablePath !== undefined) {
       t.equal(await page.textContent('.faults .coredump-note'), 'No globals named: the device reported no build id.', 'and why no globals are named')
       return
     }
-    t.same(await page.locator('.coredump-globals tbody tr').evaluateAll(rows => rows.map(row => [...row.querySelectorAll('td')].map(cell => cell.textContent))), [['g_counter', at, '4', '42']],
+    t.same(await page.locator('.coredump-globals tbody td').allTextContents(), ['g_counter', at, '4', '42'],
       'and the global inside it, named from the ELF, with its value')
   })
 
