@@ -2,7 +2,7 @@
 // too), foreground and detached servers with a pid file, and shutdown.
 import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { boundUrls, boundUrlsInLog, exited, runCli, spawnCli } from '../support/cli.js'
@@ -32,9 +32,12 @@ t.test('help, version and usage errors', async t => {
   t.equal(help.code, 0)
   t.match(help.stdout, /server \[options\]/)
   t.match(help.stdout, /shutdown/)
-  const version = await runCli(['--version'])
+  // berth turns Node's compile cache on: the code of the modules it loaded is kept in the temporary folder.
+  const tmp = tempDir(t)
+  const version = await runCli(['--version'], { env: { TMPDIR: tmp } })
   t.equal(version.code, 0)
   t.match(version.stdout.trim(), /^\d+\.\d+\.\d+$/)
+  t.ok(existsSync(join(tmp, 'node-compile-cache')) && readdirSync(join(tmp, 'node-compile-cache'), { recursive: true }).length > 1, 'berth keeps compiled code in the compile cache')
   for (const args of [['bogus'], ['server', '--bogus'], ['shutdown', 'extra']]) {
     const result = await runCli(args)
     t.equal(result.code, 2, `${args.join(' ')} is a usage error`)
