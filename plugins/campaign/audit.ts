@@ -35,8 +35,8 @@ export interface AuditEntry {
 const AUDIT = 'audit'
 /** [table, key, audit_id]: the entries of one record. */
 const BY_RECORD = 'audit-by-record'
-/** Tables whose writes are not audited: the log itself, derived indexes, the post feed and its buckets, sign-ins, and logs of their own (the send log, replies to texts), keys and the used public-form tokens. */
-export const UNAUDITED_TABLES: ReadonlySet<string> = new Set([AUDIT, BY_RECORD, 'people-by-email', 'people-by-phone', 'kb-passages', 'kb-state', 'posts', ...POST_BUCKET_TABLES, 'users', 'api-token-uses', 'send-log', 'sms-replies', 'sms-reply-sids', 'sms-replies-by-person', 'sending-secrets', 'public-page-secrets', 'public-form-tokens'])
+/** Tables whose writes are not audited: the log itself, derived indexes, the post feed and its buckets, sign-ins, and logs of their own (the send log, replies to texts), keys, the used public-form tokens and the public pages' view counts. */
+export const UNAUDITED_TABLES: ReadonlySet<string> = new Set([AUDIT, BY_RECORD, 'people-by-email', 'people-by-phone', 'kb-passages', 'kb-state', 'posts', ...POST_BUCKET_TABLES, 'users', 'api-token-uses', 'send-log', 'sms-replies', 'sms-reply-sids', 'sms-replies-by-person', 'sending-secrets', 'public-page-secrets', 'public-form-tokens', 'public-page-views'])
 /** Largest value kept whole in an entry (as JSON); a larger one is kept as a preview. */
 const MAX_VALUE_CHARS = 8192
 const SECRET_FIELD = /(^|_)(hash|secret|token|password|key)$/i

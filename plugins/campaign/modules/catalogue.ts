@@ -24,6 +24,7 @@ import { loadRules } from './compliance/compliance-rules.js'
 import { EventBook } from './events/event-book.js'
 import { formFunctions } from './events/form-functions.js'
 import { formRoutes } from './events/form-routes.js'
+import { type PageStats, pageStats, PageViews } from './events/page-views.js'
 import { PublicForms } from './events/public-forms.js'
 import { publicRoutes } from './events/public-routes.js'
 import { PublicRsvps } from './events/public-rsvp.js'
@@ -104,6 +105,8 @@ import { volunteerFunctions } from './volunteers/volunteers.js'
 const REMINDER_CHECK_MS = 5 * 60_000
 /** How often the uses of expired public-form tokens are forgotten. */
 const TOKEN_SWEEP_MS = 15 * 60_000
+/** How often the public pages' views counted in memory are added to the store. */
+const VIEWS_FLUSH_MS = 60_000
 
 type Factory = (kit: ModuleKit) => ModuleFunction[]
 
@@ -112,7 +115,7 @@ const FACTORIES: ReadonlyArray<readonly [ModuleManifest, Factory]> = [
   [knowledgeBase, kit => knowledgeBaseFunctions(kit.kb)],
   [people, kit => peopleFunctions(kit)],
   [volunteers, kit => volunteerFunctions(kit.store, kit.events, kit.people)],
-  [events, kit => [...eventFunctions(kit.events), ...formFunctions(kit.forms)]],
+  [events, kit => [...eventFunctions(kit.events), ...formFunctions(kit.forms, kit.pageStats)]],
   [canvassing, canvassingFunctions],
   [fundraising, kit => fundraisingFunctions(kit.fundraising, kit.people)],
   [meetings, meetingFunctions],
@@ -214,6 +217,14 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
     failed: err => { ctx.log.error({ err: messageOf(err) }, 'a consent confirmation e-mail could not be sent') },
     track: sending => { void ctx.track(sending) }
   })
+  const rsvps = new PublicRsvps(events, store, formTokens, {
+    messenger: () => messenger,
+    appUrl,
+    failed: err => { ctx.log.error({ err: messageOf(err) }, 'an RSVP confirmation could not be sent') },
+    track: sending => { void ctx.track(sending) }
+  })
+  const views = new PageViews(store)
+  const stats = async (): Promise<PageStats[]> => await pageStats(events, forms, rsvps, views)
   registry.beforeEachCall(async () => { await kb.refresh() })
   registry.register([
     ...authInfoFunctions({ devFallback: config.dev_fallback, registry }),
@@ -229,6 +240,7 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
       replies,
       events,
       forms,
+      pageStats: stats,
       audit,
       store,
       maxRecords: config.max_records,
@@ -250,18 +262,14 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
     })
   ])
   ctx.schedule.every('shift-reminders', REMINDER_CHECK_MS, async () => { await events.sendDueReminders() })
-  const rsvps = new PublicRsvps(events, store, formTokens, {
-    messenger: () => messenger,
-    appUrl,
-    failed: err => { ctx.log.error({ err: messageOf(err) }, 'an RSVP confirmation could not be sent') },
-    track: sending => { void ctx.track(sending) }
-  })
   /** One budget of posts per client address across every public page. */
   const limit = new RateLimit(config.public_rsvp_per_minute)
   ctx.schedule.every('public-form-tokens', TOKEN_SWEEP_MS, async () => { await formTokens.sweep() })
+  ctx.schedule.every('public-page-views', VIEWS_FLUSH_MS, async () => { await views.flush() })
+  ctx.onClose(async () => { await views.flush() })
   return {
-    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log), publicRoutes({ rsvps, tokens: formTokens, limit, log: ctx.log }), formRoutes({ forms, tokens: formTokens, limit, embedHosts: config.public_embed_hosts, log: ctx.log })],
-    exports: exportRoutes({ auth: core.auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, messenger, audit }),
+    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log), publicRoutes({ rsvps, tokens: formTokens, limit, views, log: ctx.log }), formRoutes({ forms, tokens: formTokens, limit, embedHosts: config.public_embed_hosts, views, log: ctx.log })],
+    exports: exportRoutes({ auth: core.auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, pageStats: stats, messenger, audit }),
     onLogin: async record => { await recordLogin(users, record) }
   }
 }

@@ -6,10 +6,12 @@
 // the field limits, a replayed form and the honeypot; and the double opt-in: the e-mail consent stays
 // as it was until the link taken from the received mail is followed (GET changes nothing, an altered
 // link is refused, POST gives the consent with when and from which form, a second time says it was
-// confirmed already).
+// confirmed already). Each public page's views (counted in memory, summed by instances in the store),
+// sign-ups and conversion, and their export.
 import type { ParsedMail } from 'mailparser'
 import t from 'tap'
-import { campaignApp, statusOf } from '../../support/campaign.js'
+import { PageViews } from '../../../plugins/campaign/modules/events/page-views.js'
+import { campaignApp, lmdbCampaignStore, statusOf } from '../../support/campaign.js'
 import { pollUntil } from '../../support/poll.js'
 import { form, inputValue } from '../../support/public-pages.js'
 import { mailServer } from '../../support/smtp.js'
@@ -152,8 +154,8 @@ t.test('forms and petitions through the app', async t => {
   })
 })
 
-t.test('with no embedding site set, the embed page may be framed by none', async t => {
-  const { call, baseUrl } = await campaignApp(t)
+t.test('with no embedding site set, the embed page may be framed by none; views, sign-ups and their export', async t => {
+  const { call, login, baseUrl, staff } = await campaignApp(t, { public_form_min_seconds: 0 })
   const saved = await call<SavedForm>('save-form', { title: 'Volunteer interest', fields: [{ field: 'comment', required: false }], published: true })
   const embed = await fetch(new URL(`${saved.path}/embed`, baseUrl))
   t.equal(embed.status, 200)
@@ -162,4 +164,36 @@ t.test('with no embedding site set, the embed page may be framed by none', async
   const html = await embed.text()
   t.match(html, /<textarea id="f-comment"/)
   t.notMatch(html, /signatures/, 'a form without a target shows no count')
+
+  const event = await call<{ event_id: string }>('save-event', { title: 'Phone bank', location: { text: 'Hall', lat: 52.5, lon: 13.4 }, shifts: [{ starts_at: new Date(Date.now() + 86_400_000).toISOString(), ends_at: new Date(Date.now() + 90_000_000).toISOString(), capacity: 5 }] })
+  const { path: eventPath } = await call<{ path: string }>('publish-event', { event_id: event.event_id, published: true })
+  for (let i = 0; i < 3; i++) await (await fetch(new URL(saved.path, baseUrl))).text()
+  await (await fetch(new URL(eventPath, baseUrl))).text()
+  const page = await (await fetch(new URL(saved.path, baseUrl))).text()
+  t.equal((await fetch(new URL('/f/no-such-form', baseUrl))).status, 404, 'an unknown page (not counted)')
+  const signed = await fetch(new URL(saved.path, baseUrl), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ email: 'eve@example.test', comment: 'Evenings', website: '', token: inputValue(page, 'token') }) })
+  t.equal(signed.status, 200)
+  const readonly = await login('readonly')
+  const { pages } = await call<{ pages: Array<Record<string, unknown>> }>('public-page-stats', {}, readonly)
+  t.same(pages.map(p => [p.page, p.path, p.views, p.signups, p.conversion]), [['event', eventPath, 1, 0, 0], ['form', saved.path, 5, 1, 0.2]], 'the embed page\'s view counts for its form; readonly may read them')
+  t.equal(await statusOf(call('public-page-stats', {}, await login('volunteer'))), 403)
+  const csv = await (await fetch(new URL('/export/public-pages', baseUrl), { headers: { cookie: staff } })).text()
+  t.match(csv, /^page,id,title,path,published,views,signups,conversion\r?\n/)
+  t.match(csv, new RegExp(`form,${saved.form_id},Volunteer interest,${saved.path},yes,5,1,0.2`))
+})
+
+t.test('page views: counted in memory, added to the store\'s totals by each instance', async t => {
+  const store = lmdbCampaignStore(t)
+  const one = new PageViews(store)
+  const two = new PageViews(store)
+  one.view('form:a')
+  one.view('form:a')
+  two.view('form:a')
+  two.view('event:b')
+  t.same([...await one.totals()], [['form:a', 2]], 'before a flush, each instance sees its own')
+  await one.flush()
+  await two.flush()
+  await one.flush()
+  one.view('form:a')
+  t.same(Object.fromEntries(await one.totals()), { 'event:b': 1, 'form:a': 4 }, 'both instances\' views summed, and one not yet written')
 })

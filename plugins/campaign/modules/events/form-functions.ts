@@ -1,8 +1,10 @@
 // The server functions of the public forms and petitions: staff make or change a form (save-form:
 // its fields, consent boxes, target and whether it is published at /f/{slug}); staff and readonly list
-// them with their signatures (list-forms).
+// them with their signatures (list-forms), and every public page's views, sign-ups and conversion
+// (public-page-stats: event pages and forms).
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../module-kit.js'
+import type { PageStats } from './page-views.js'
 import { FORM_FIELDS, type FormRecord, type PublicForms } from './public-forms.js'
 
 const SaveArgs = Type.Object({
@@ -23,7 +25,7 @@ const SaveArgs = Type.Object({
 
 const shown = (form: FormRecord): FormRecord & { path: string } => ({ ...form, path: `/f/${form.slug}` })
 
-export function formFunctions (forms: PublicForms): ModuleFunction[] {
+export function formFunctions (forms: PublicForms, pageStats: () => Promise<PageStats[]>): ModuleFunction[] {
   return [
     moduleFunction({
       name: 'save-form',
@@ -34,6 +36,11 @@ export function formFunctions (forms: PublicForms): ModuleFunction[] {
       name: 'list-forms',
       args: Type.Object({}, { additionalProperties: false }),
       handler: async () => ({ forms: (await forms.forms()).map(shown) })
+    }),
+    moduleFunction({
+      name: 'public-page-stats',
+      args: Type.Object({}, { additionalProperties: false }),
+      handler: async () => ({ pages: await pageStats() })
     })
   ]
 }

@@ -17,6 +17,7 @@ import { EMAIL, limited, linkToken, MAX_REF_CHARS, NOT_A_FORM, readForms, sendPa
 import type { FormRecord, PublicForms, SignatureForm } from './public-forms.js'
 import { messagePage, PUBLIC_PAGE_POLICY, publicPolicy } from './public-pages.js'
 import type { PublicTokens } from './public-tokens.js'
+import type { PageViews } from './page-views.js'
 import type { RateLimit } from './rate-limit.js'
 
 export interface FormRouteOptions {
@@ -25,6 +26,8 @@ export interface FormRouteOptions {
   limit: RateLimit
   /** The sites that may frame the embed page (public_embed_hosts); empty: none. */
   embedHosts: readonly string[]
+  /** Where each page served is counted (the embed page with the form's own). */
+  views: PageViews
   log: Logger
 }
 
@@ -62,7 +65,7 @@ export function checkSignature (form: FormRecord, body: URLSearchParams): { sent
   return { sent: { values: { ...values, email: normalEmail(values.email as string) }, ticked } }
 }
 
-export function formRoutes ({ forms, tokens, limit, embedHosts, log }: FormRouteOptions): FastifyPluginAsync {
+export function formRoutes ({ forms, tokens, limit, embedHosts, views, log }: FormRouteOptions): FastifyPluginAsync {
   const open = { config: { access: 'open' as const } }
   const embedPolicy = publicPolicy(embedHosts.length === 0 ? "'none'" : embedHosts.join(' '))
   const published = async (ref: string): Promise<FormRecord | undefined> =>
@@ -72,6 +75,7 @@ export function formRoutes ({ forms, tokens, limit, embedHosts, log }: FormRoute
     const policy = embed ? embedPolicy : PUBLIC_PAGE_POLICY
     const form = await published(request.params.ref)
     if (form === undefined) return await sendPage(reply, 404, NOT_FOUND, policy)
+    views.view(`form:${form.form_id}`)
     const action = `/f/${encodeURIComponent(request.params.ref)}${embed ? '/embed' : ''}`
     return await sendPage(reply, 200, formPage(form, action, await tokens.formToken(form.form_id)), policy)
   }

@@ -18,7 +18,8 @@ export const manifest = {
     'person-attendance': ['staff'],
     'send-shift-reminders': ['staff'],
     'save-form': ['staff'],
-    'list-forms': ['staff', 'readonly']
+    'list-forms': ['staff', 'readonly'],
+    'public-page-stats': ['staff', 'readonly']
   },
   views: {
     /** A person on a shift's roster: who they are, whether they came, their record of coming. */

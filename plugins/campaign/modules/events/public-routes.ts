@@ -16,6 +16,7 @@ import { EMAIL, limited, linkToken, MAX_REF_CHARS, NOT_A_FORM, readForms, sendPa
 import { cancelConfirmPage, confirmationPage, eventPage, type FormState, messagePage, openShifts } from './public-pages.js'
 import type { PublicRsvps, RsvpForm } from './public-rsvp.js'
 import type { PublicTokens } from './public-tokens.js'
+import type { PageViews } from './page-views.js'
 import type { RateLimit } from './rate-limit.js'
 
 /** Most values of one form field (shifts chosen). */
@@ -26,6 +27,8 @@ export interface PublicRouteOptions {
   tokens: PublicTokens
   /** The posts each client address may make (shared by every public page). */
   limit: RateLimit
+  /** Where each page served is counted. */
+  views: PageViews
   log: Logger
 }
 
@@ -59,7 +62,7 @@ export function checkForm (form: URLSearchParams, shiftIds: ReadonlySet<string>)
   return { form: { name: name as string, email: normalEmail(email as string), phone, shift_ids: shifts } }
 }
 
-export function publicRoutes ({ rsvps, tokens, limit, log }: PublicRouteOptions): FastifyPluginAsync {
+export function publicRoutes ({ rsvps, tokens, limit, views, log }: PublicRouteOptions): FastifyPluginAsync {
   const book = rsvps.book
   const open = { config: { access: 'open' as const } }
 
@@ -75,6 +78,7 @@ export function publicRoutes ({ rsvps, tokens, limit, log }: PublicRouteOptions)
     app.get<{ Params: { ref: string } }>('/e/:ref', open, async (request, reply) => {
       const event = await published(request.params.ref)
       if (event === undefined) return await send(reply, 404, NOT_FOUND)
+      views.view(`event:${event.event_id}`)
       return await showForm(reply, 200, event, request.params.ref)
     })
 

@@ -105,6 +105,13 @@ export class PublicRsvps {
     return result
   }
 
+  /** The public RSVPs taken for each event (cancelled ones too), by event id. */
+  async countsByEvent (): Promise<Map<string, number>> {
+    const counts = new Map<string, number>()
+    for (const { value } of await this.#store.table<PublicRsvpRecord>(RSVPS).list()) counts.set(value.event_id, (counts.get(value.event_id) ?? 0) + 1)
+    return counts
+  }
+
   async rsvp (rsvpId: string): Promise<PublicRsvpRecord | undefined> {
     return await this.#store.table<PublicRsvpRecord>(RSVPS).get(rsvpId)
   }

@@ -1,12 +1,12 @@
 // GET /export/{what}: the campaign's people, volunteers, donors, donations, shifts and their rosters,
-// send log and audit log as CSV or NDJSON (?format=), streamed as they are read. Each export has the roles of the server function
+// the public pages' views and sign-ups, send log and audit log as CSV or NDJSON (?format=), streamed as they are read. Each export has the roles of the server function
 // that lists the same records, and shows each role the fields that function would (its module's record view); a saved
 // list's filter runs as list-people runs it for the role (filter.ts).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { NotFound } from '../../../../kernel/index.js'
 import { exportFormat, sendExport } from '../../../../kernel/runtime-api.js'
 import { type AuditLog, hideAttribution, type PeopleView, type Role, type SessionAuth, type Table } from '../../module-kit.js'
-import { RSVP_VIEW, summary, type EventBook } from '../events/index.js'
+import { type PageStats, RSVP_VIEW, summary, type EventBook } from '../events/index.js'
 import { SEND_LOG_VIEW, type Messenger } from '../sending/index.js'
 import { DONATION_VIEW, DONOR_VIEW, type Fundraising } from '../fundraising/index.js'
 import { type PeopleDirectory, type Person, filterAs, matchesFilter, PERSON_VIEW, type ListFilter } from '../people/index.js'
@@ -20,6 +20,8 @@ export interface ExportSources {
   volunteers: Table<Volunteer>
   fundraising: Fundraising
   events: EventBook
+  /** Every public page's views, sign-ups and conversion. */
+  pageStats: () => Promise<PageStats[]>
   messenger: Messenger
   audit: AuditLog
 }
@@ -53,7 +55,7 @@ async function * mapped<T> (items: AsyncIterable<T>, map: (item: T) => Row | und
 }
 
 export function exportRoutes (sources: ExportSources): FastifyPluginAsync {
-  const { auth, people, peopleTable, volunteers, fundraising, events, messenger, audit } = sources
+  const { auth, people, peopleTable, volunteers, fundraising, events, pageStats, messenger, audit } = sources
   return async app => {
     const roleOf = async (request: FastifyRequest): Promise<Role> => (await auth.current(request))?.role as Role
 
@@ -120,6 +122,14 @@ export function exportRoutes (sources: ExportSources): FastifyPluginAsync {
       return await sendExport(reply, 'rsvps', format, ['event_id', 'shift_id', 'starts_at', ...visible(RSVP_VIEW, role), ...attribution], seats())
     })
 
+    app.get<{ Querystring: ExportQuery }>('/public-pages', { config: { access: 'function', rolesOf: 'public-page-stats' } }, async (request, reply) => {
+      const format = exportFormat(request.query.format)
+      const columns = ['page', 'id', 'title', 'path', 'published', 'views', 'signups', 'conversion']
+      const pages = await pageStats()
+      const rows = mapped((async function * () { yield * pages })(), page => ({ ...page, published: yesNo(page.published), conversion: page.conversion ?? '' }))
+      return await sendExport(reply, 'public-pages', format, columns, rows)
+    })
+
     app.get<{ Querystring: ExportQuery }>('/send-log', { config: { access: 'function', rolesOf: 'list-send-log' } }, async (request, reply) => {
       const format = exportFormat(request.query.format)
       const role = await roleOf(request)
@@ -134,7 +144,7 @@ export function exportRoutes (sources: ExportSources): FastifyPluginAsync {
     })
 
     app.get('/*', { config: { access: 'open' } }, async request => {
-      throw new NotFound(`no export ${request.url.split('?')[0]}: people, volunteers, donors, donations, shifts, rsvps, send-log or audit`)
+      throw new NotFound(`no export ${request.url.split('?')[0]}: people, volunteers, donors, donations, shifts, rsvps, public-pages, send-log or audit`)
     })
   }
 }
