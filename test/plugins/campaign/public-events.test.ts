@@ -48,7 +48,9 @@ t.test('form and cancel tokens', async t => {
 
   const cancel = await tokens.cancelToken('rsvp-42')
   t.equal(await tokens.readCancelToken(cancel), 'rsvp-42')
-  t.equal(await tokens.readCancelToken(`${cancel.slice(0, -1)}${cancel.endsWith('A') ? 'B' : 'A'}`), undefined, 'an altered cancel link')
+  // The signature's first character is altered: its last carries 2 bits that base64url decoding drops.
+  const [cancelPayload, cancelSignature] = cancel.split('.')
+  t.equal(await tokens.readCancelToken(`${cancelPayload}.${cancelSignature.startsWith('A') ? 'B' : 'A'}${cancelSignature.slice(1)}`), undefined, 'an altered cancel link')
   t.same(await tokens.useFormToken(cancel, 'ev-1'), { ok: false, reason: 'invalid' }, 'a cancel token is no form token')
   t.equal(await tokens.readCancelToken(await tokens.formToken('ev-1')), undefined, 'nor a form token a cancel token')
   const again = new PublicTokens(store, { minMs: 0, maxMs: 1000 }, () => now)
