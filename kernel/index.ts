@@ -16,13 +16,8 @@ export { ADMIN_TOKEN_FILE, controlClient } from './cli/control-client.js'
 export { formatTable } from './cli/cli-table.js'
 export { isAlive, readPid } from './cli/pidfile.js'
 export type { Kernel, KernelOptions, HealthReport } from './kernel.js'
-export { describeHttpError, pathOf } from './http-errors.js'
 export * from './errors.js'
-export { StorageFault, assertRoom, isStorageFault } from './storage-fault.js'
-export { reachabilityCheck } from './reachability.js'
 export { besideSource, PACKAGE_ROOT, VERSION } from './paths.js'
-export { loadBuiltUi } from './ui-assets.js'
-export { coalesced } from './coalesce.js'
 export type { KeyRange, KeyValueDatabase, KeyValueStore } from './key-value.js'
 
 /** Read plugins and config, and return a kernel ready to start (the kernel module is loaded on first use). */

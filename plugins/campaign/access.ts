@@ -1,7 +1,8 @@
 // The middleware every campaign request passes: each route declares its access class; pages without
 // a session are redirected to /auth, server functions answer 404/401/403 before their body is read.
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import { KERNEL_CODES, Forbidden, NotFound, Unauthorized, pathOf } from '../../kernel/index.js'
+import { KERNEL_CODES, Forbidden, NotFound, Unauthorized } from '../../kernel/index.js'
+import { pathOf } from '../../kernel/runtime-api.js'
 import type { FunctionRegistry } from './functions.js'
 import { MAX_LOCAL_PATH } from './local-path.js'
 import type { SessionAuth } from './session-auth.js'

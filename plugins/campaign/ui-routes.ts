@@ -2,7 +2,8 @@
 // (open to all) are served from memory with their content types. Built by `npm run build:ui`.
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
-import { loadBuiltUi, NotFound, PACKAGE_ROOT } from '../../kernel/index.js'
+import { NotFound, PACKAGE_ROOT } from '../../kernel/index.js'
+import { loadBuiltUi } from '../../kernel/runtime-api.js'
 import { messagePage } from './html.js'
 
 /** Where `npm run build:ui` writes the UI. */

@@ -3,7 +3,7 @@
 // in a row), and is the reconciler's traffic hook: a replica is drained before its container goes
 // (or restarts), and a new or restarted one is routed once it serves.
 import type { Logger } from 'pino'
-import { coalesced } from '../../kernel/index.js'
+import { coalesced } from '../../kernel/runtime-api.js'
 import type { ContainerState, ServiceSpec, TrafficHooks } from '../reconciler/api.js'
 import { checkAll, serves } from './health.js'
 import type { Pools } from './pools.js'

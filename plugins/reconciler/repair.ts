@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import type { Counter } from 'prom-client'
 import type { OperatorAlert } from '../../kernel/index.js'
-import { coalesced } from '../../kernel/index.js'
+import { coalesced } from '../../kernel/runtime-api.js'
 import type { RepairOutcome } from './reconciler.js'
 import { EngineUnavailable, type ContainerEvent } from './container-engine.js'
 

@@ -4,7 +4,7 @@
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { OperatorAlert, PluginContext } from '../../kernel/index.js'
-import { assertRoom } from '../../kernel/index.js'
+import { assertRoom } from '../../kernel/runtime-api.js'
 import { judgeCanaries } from './canary-judge.js'
 import { Admission, parsePortRange } from './admission.js'
 import { clusterInfo } from './cluster-info.js'

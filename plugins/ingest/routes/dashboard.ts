@@ -2,7 +2,8 @@
 // index.html and /dashboard/assets/* with the hashed assets, open to all (sign-in happens in the
 // app, which calls the API with the user's credentials). Built by `npm run build:ui`.
 import { join } from 'node:path'
-import { loadBuiltUi, NotFound, PACKAGE_ROOT, Unavailable } from '../../../kernel/index.js'
+import { NotFound, PACKAGE_ROOT, Unavailable } from '../../../kernel/index.js'
+import { loadBuiltUi } from '../../../kernel/runtime-api.js'
 import type { FastifyInstance } from 'fastify'
 
 export const DASHBOARD_BUILD_DIR = join(PACKAGE_ROOT, 'dist', 'telemetry-ui')

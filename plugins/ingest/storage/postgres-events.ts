@@ -6,7 +6,7 @@
 // So a node alone sends nothing, and a node that starts knows at once whether others listen.
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
-import { coalesced } from '../../../kernel/index.js'
+import { coalesced } from '../../../kernel/runtime-api.js'
 import type { TelemetryEvent } from '../apply.js'
 
 /** The channel nodes tell each other their events on. */
