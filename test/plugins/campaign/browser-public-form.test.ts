@@ -4,13 +4,14 @@
 // petition, the form with its messages and the thanks (injected in a second browser that bypasses the
 // policy, which forbids every script). Then embedding: two pages on other loopback ports frame
 // /f/{slug}/embed; the one whose origin is in public_embed_hosts shows the form, the other is refused
-// by the frame-ancestors of the embed page's policy.
+// by the frame-ancestors of the embed page's policy. Last, the events page: staff make a form there
+// and see each page's views and sign-ups; readonly members see the list and figures without the buttons.
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { axeViolations } from '../../support/axe.js'
-import { appInBrowser, noSidewaysScroll } from '../../support/campaign-browser.js'
+import { appInBrowser, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
 import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { pollUntil } from '../../support/poll.js'
@@ -35,7 +36,7 @@ if (executablePath !== undefined) {
     let embedUrl = ''
     const allowed = await embeddingSite(t, () => embedUrl)
     const other = await embeddingSite(t, () => embedUrl)
-    const { app, call, browser } = await appInBrowser(t, executablePath, { public_form_min_seconds: 0, public_embed_hosts: [allowed.origin] })
+    const { app, user, call, browser, page: staffPage } = await appInBrowser(t, executablePath, { public_form_min_seconds: 0, public_embed_hosts: [allowed.origin] })
     const saved = await call<{ path: string }>('save-form', {
       title: 'Keep the Eastside library open',
       text: 'The council plans to close it in June.\n\nAdd your name to ask them to keep it open.',
@@ -114,6 +115,34 @@ if (executablePath !== undefined) {
       t.ok(child !== undefined, 'the frame is there')
       t.notMatch(await child?.content().catch(() => '') ?? '', /Keep the Eastside library open/, 'but holds no form')
       t.match(messages.find(m => /frame-ancestors/.test(m)), allowed.origin, 'refused: only the allowed site is listed')
+    })
+
+    await t.test('the events page: staff make a form and see the figures; readonly only reads', async t => {
+      await staffPage.setViewportSize(PHONE)
+      await signIn(staffPage, app, user('staff'), '/events')
+      await staffPage.waitForSelector('[data-testid="forms"] li')
+      t.match(await staffPage.textContent('[data-testid="forms"]'), /Keep the Eastside library open[\s\S]*2 of 500 signatures/)
+      await staffPage.fill('[data-testid="new-form"] input[name="title"]', 'Volunteer with us')
+      await staffPage.selectOption('[data-testid="new-form"] select[name="ask_first_name"]', 'required')
+      await staffPage.check('[data-testid="new-form"] input[name="published"]')
+      await staffPage.click('[data-testid="new-form"] button[type="submit"]')
+      await staffPage.waitForSelector('[data-testid="forms"] li:has-text("Volunteer with us") a')
+      const href = await staffPage.getAttribute('[data-testid="forms"] li:has-text("Volunteer with us") a', 'href') ?? ''
+      t.match(href, /^\/f\/volunteer-with-us-[0-9a-f]{6}$/, 'made and published from the page')
+      const made = await (await fetch(new URL(href, app))).text()
+      t.match(made, /<label for="f-first_name">First name<\/label>/, 'asking the first name, required')
+      t.match(made, /E-mail me campaign updates/, 'with the e-mail updates box')
+      await staffPage.reload()
+      await staffPage.waitForSelector('[data-testid="page-stats"] tbody tr')
+      const petitionRow = await staffPage.textContent('[data-testid="page-stats"] tr:has-text("Keep the Eastside library open")') ?? ''
+      t.match(petitionRow, /Keep the Eastside library open[\s\S]*2/, 'the petition\'s figures')
+      t.equal(await staffPage.locator('a[href="/export/public-pages"][download]').count(), 1, 'and their export')
+      await noSidewaysScroll(t, staffPage, 'the events page with the forms')
+      await signOut(staffPage)
+      await signIn(staffPage, app, user('readonly'), '/events')
+      await staffPage.waitForSelector('[data-testid="page-stats"] tbody tr')
+      t.equal(await staffPage.locator('[data-testid="new-form"]').count(), 0, 'readonly: no form to make one')
+      t.equal(await staffPage.locator('[data-testid="forms"] button').count(), 0, 'readonly: no publish button')
     })
   })
 }

@@ -2,7 +2,10 @@
 // place) and RSVP / cancel buttons (list-events, rsvp-shift, cancel-rsvp); for staff, a shift's roster
 // with check-in buttons (shift-roster, check-in), creating an event with its shifts (save-event),
 // publishing an event on its public page or taking it down (publish-event) and sending the reminders
-// due now (send-shift-reminders). Shifts are listed, not tabled, to fit a phone.
+// due now (send-shift-reminders); then the public forms and petitions: each with its link, signatures
+// and a Publish / Unpublish button (list-forms, save-form), for staff a form to make one, and every
+// public page's views, sign-ups and conversion with their export (public-page-stats). Shifts are
+// listed, not tabled, to fit a phone.
 import { useEffect, useState } from 'preact/hooks'
 import { useCall, type AuthInfo, Card, ErrorLine, Field, formValue, words } from '../../ui/src/module-kit.js'
 
@@ -121,6 +124,118 @@ function NewEvent ({ onSaved }: { onSaved: () => Promise<void> }) {
   )
 }
 
+const FIELDS = [['first_name', 'First name'], ['last_name', 'Last name'], ['phone', 'Phone'], ['postcode', 'Postcode'], ['comment', 'Comment']] as const
+
+interface FormView {
+  form_id: string
+  title: string
+  text: string
+  fields: Array<{ field: string, required: boolean }>
+  consents: Array<{ label: string, email: boolean }>
+  target: number | null
+  published: boolean
+  signatures: number
+  path: string
+}
+interface PageStats { page: 'event' | 'form', id: string, title: string, path: string, published: boolean, views: number, signups: number, conversion: number | null }
+
+/** The form to make a form or petition. */
+function NewForm ({ onSaved }: { onSaved: () => Promise<void> }) {
+  const save = useCall<FormView>('save-form')
+  return (
+    <Card title="Create a form or petition">
+      <form class="stack" data-testid="new-form" onSubmit={e => {
+        e.preventDefault()
+        const form = e.currentTarget
+        const ask = (name: string): string => formValue(form, `ask_${name}`)
+        const updates = formValue(form, 'updates')
+        const target = formValue(form, 'target')
+        void save.run({
+          title: formValue(form, 'title'),
+          text: formValue(form, 'text'),
+          fields: FIELDS.filter(([name]) => ask(name) !== 'no').map(([name]) => ({ field: name, required: ask(name) === 'required' })),
+          consents: updates === '' ? [] : [{ label: updates, email: true }],
+          target: target === '' ? null : Number(target),
+          published: (form.elements.namedItem('published') as HTMLInputElement).checked
+        }).then(async saved => { if (saved !== undefined) { form.reset(); await onSaved() } })
+      }}>
+        <Field label="Title"><input name="title" required maxLength={200} /></Field>
+        <Field label="Text"><textarea name="text" rows={3} maxLength={5000} /></Field>
+        <fieldset class="grid">
+          <legend>Fields (the e-mail address is always asked)</legend>
+          {FIELDS.map(([name, label]) => (
+            <Field key={name} label={label}>
+              <select name={`ask_${name}`}>
+                <option value="no">Not asked</option>
+                <option value="optional">Optional</option>
+                <option value="required">Required</option>
+              </select>
+            </Field>
+          ))}
+        </fieldset>
+        <Field label="E-mail updates box (its label; empty for none)"><input name="updates" maxLength={200} value="E-mail me campaign updates" /></Field>
+        <Field label="Target of signatures (a petition; empty for none)"><input name="target" type="number" min="1" /></Field>
+        <label><input type="checkbox" name="published" /> Publish it now</label>
+        <div class="row-buttons"><button type="submit" disabled={save.busy}>Create the form</button></div>
+      </form>
+      <ErrorLine error={save.error} />
+    </Card>
+  )
+}
+
+function PublicFormsPanel ({ may }: { may: (name: string) => boolean }) {
+  const list = useCall<{ forms: FormView[] }>('list-forms')
+  const save = useCall<FormView>('save-form')
+  const stats = useCall<{ pages: PageStats[] }>('public-page-stats')
+  const refresh = async (): Promise<void> => { await list.run(); if (may('public-page-stats')) await stats.run() }
+  useEffect(() => { void refresh() }, [])
+  return (
+    <>
+      <Card title="Public forms and petitions">
+        <ErrorLine error={list.error ?? save.error} />
+        {list.data?.forms.length === 0 && <p class="muted">No forms yet.</p>}
+        <ul class="shifts" data-testid="forms">{list.data?.forms.map(form => (
+          <li key={form.form_id} data-form={form.form_id}>
+            <div>
+              <strong>{form.title}</strong><br />
+              <span class="muted">{form.target === null ? `${form.signatures} sent` : `${form.signatures} of ${form.target} signatures`}</span><br />
+              {form.published
+                ? <span>Public page: <a href={form.path} target="_blank" rel="noopener">{form.path}</a> · embed: {form.path}/embed</span>
+                : <span class="muted">Not published.</span>}
+            </div>
+            {may('save-form') && (
+              <div class="row-buttons">
+                <button type="button" class="ghost" disabled={save.busy} onClick={() => {
+                  const { form_id: id, title, text, fields, consents, target, published } = form
+                  void save.run({ form_id: id, title, text, fields, consents, target, published: !published }).then(refresh)
+                }}>{form.published ? 'Unpublish' : 'Publish'}</button>
+              </div>
+            )}
+          </li>
+        ))}</ul>
+      </Card>
+      {may('save-form') && <NewForm onSaved={refresh} />}
+      {may('public-page-stats') && (
+        <Card title="Public pages: views and sign-ups">
+          <ErrorLine error={stats.error} />
+          <p class="muted"><a href="/export/public-pages" download>Export CSV</a></p>
+          <table data-testid="page-stats">
+            <thead><tr><th scope="col">Page</th><th scope="col">Views</th><th scope="col">Sign-ups</th><th scope="col">Conversion</th></tr></thead>
+            <tbody>{stats.data?.pages.map(page => (
+              <tr key={page.id} data-page={page.id}>
+                <td>{page.title} <span class="muted">{page.path}</span></td>
+                <td>{page.views}</td>
+                <td>{page.signups}</td>
+                <td>{page.conversion === null ? '–' : `${(page.conversion * 100).toFixed(1)} %`}</td>
+              </tr>
+            ))}</tbody>
+          </table>
+        </Card>
+      )}
+    </>
+  )
+}
+
 export function EventsPage ({ auth }: { auth: AuthInfo }) {
   const list = useCall<{ events: EventView[] }>('list-events')
   const rsvp = useCall<Mine & { shift: Shift }>('rsvp-shift')
@@ -175,6 +290,7 @@ export function EventsPage ({ auth }: { auth: AuthInfo }) {
         ))}</div>
       </Card>
       {may('save-event') && <NewEvent onSaved={refresh} />}
+      {may('list-forms') && <PublicFormsPanel may={may} />}
       {may('send-shift-reminders') && (
         <Card title="Reminders">
           <p class="muted">Each confirmed person gets one reminder e-mail before their shift; the check runs every few minutes. Send the ones due now:</p>
