@@ -1,8 +1,11 @@
 // Reading cluster.toml: TOML 1.0 (smol-toml), with a one-line refusal naming the file, line and column.
-import { parse as parseToml, TomlError } from 'smol-toml'
+import type * as SmolToml from 'smol-toml'
 import { ConfigError, messageOf } from './errors.js'
 // node:fs without an ES import: its ES namespace loads fs streams, slowing every `berth` command down (docs/benchmarks.md, CLI start-up).
 const { readFileSync } = process.getBuiltinModule('node:fs')
+// smol-toml's CommonJS build, one file, rather than its ES build of nine modules: a client command
+// reads cluster.toml, and this takes about 8 ms of CPU less (docs/benchmarks.md, CLI start-up).
+const { parse: parseToml, TomlError } = process.getBuiltinModule('node:module').createRequire(import.meta.url)('smol-toml') as typeof SmolToml
 
 export function readToml (file: string): Record<string, unknown> {
   let text: string
