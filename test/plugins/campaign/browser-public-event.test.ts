@@ -9,13 +9,13 @@
 // 2 s minimum, which public-events.test.ts checks.
 import type { Page } from 'playwright-core'
 import t from 'tap'
-import { axeViolations } from '../../support/axe.js'
+import { axeFormRun, axeViolations } from '../../support/axe.js'
 import { appInBrowser, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
-import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { chromiumBinary } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
+import { axePhonePage, BUTTON_COLOUR, buttonColour, PHONE, phonePage, tabOrder } from '../../support/public-page-browser.js'
 
 const inHours = (h: number): string => new Date(Math.floor(Date.now() / 60_000) * 60_000 + h * 3_600_000).toISOString()
-const PHONE = { width: 390, height: 844 }
 
 const executablePath = await requireComponent(t, 'chromium', chromiumBinary)
 if (executablePath !== undefined) {
@@ -57,22 +57,14 @@ if (executablePath !== undefined) {
     }
 
     await t.test('as visitors without a session, with the page\'s policy enforced', async t => {
-      const page = await browser.newPage()
-      await page.setViewportSize(PHONE)
-      const violations: string[] = []
-      page.on('console', message => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()) })
+      const { page, violations } = await phonePage(browser)
       await page.goto(url)
       t.equal(await page.textContent('h1'), 'Saturday canvass, Eastside')
       t.match(await page.textContent('.places'), '1 of 1 place left')
-      t.equal(await page.evaluate("getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor"), 'rgb(11, 83, 148)', 'the hashed style sheet applies')
+      t.equal(await buttonColour(page), BUTTON_COLOUR, 'the hashed style sheet applies')
       t.ok(await page.isChecked('#s-0'), 'the one shift is ticked')
       await noSidewaysScroll(t, page, 'the event page')
-      const order: string[] = []
-      await page.focus('#s-0')
-      for (let i = 0; i < 4; i++) {
-        await page.keyboard.press('Tab')
-        order.push(await page.evaluate("document.activeElement.id || document.activeElement.tagName.toLowerCase()") as string)
-      }
+      const order = await tabOrder(page, '#s-0', 4)
       t.same(order, ['f-name', 'f-email', 'f-phone', 'button'], 'Tab: shift, name, e-mail, phone, the button (the honeypot skipped)')
 
       await rsvp(page, 'Ana Alvarez', 'ana@example.test')
@@ -80,8 +72,7 @@ if (executablePath !== undefined) {
       t.match(await page.textContent('ul.outcomes'), 'you have a place')
       await noSidewaysScroll(t, page, 'the confirmation')
 
-      const second = await browser.newPage()
-      await second.setViewportSize(PHONE)
+      const { page: second } = await phonePage(browser)
       await second.goto(url)
       t.match(await second.textContent('.places'), 'Full: sign up to join the waitlist', 'the page says the shift is full')
       await rsvp(second, 'Ben Brooks', 'ben@example.test')
@@ -91,26 +82,18 @@ if (executablePath !== undefined) {
     })
 
     await t.test('axe-core, in a browser that bypasses the policy to inject it', async t => {
-      const axeBrowser = await headlessBrowser(t, executablePath, { bypassCSP: true })
-      const page = await axeBrowser.newPage()
-      await page.setViewportSize(PHONE)
+      const page = await axePhonePage(t, executablePath)
       await page.goto(url)
       t.same(await axeViolations(page), [], 'the event page')
       await page.evaluate("document.querySelector('label[for=f-name]').remove()")
       t.ok((await axeViolations(page)).some(v => v.id === 'label'), 'the check sees a field without its label (taken off in this page only)')
       await page.reload()
-      await page.getByLabel('Your name').fill('Cy Chen')
-      await page.getByLabel('E-mail').fill('cy@example.test')
-      await page.getByLabel('Phone (optional)').fill('12')
-      await page.getByRole('button', { name: 'Sign up' }).click()
-      await page.waitForSelector('.errors')
-      t.match(await page.textContent('.errors'), 'Enter a phone number')
-      t.equal(await page.getAttribute('#f-phone', 'aria-invalid'), 'true')
-      t.same(await axeViolations(page), [], 'the form with its messages')
-      await page.getByLabel('Phone (optional)').fill('')
-      await page.getByRole('button', { name: 'Sign up' }).click()
-      await page.waitForSelector('ul.outcomes')
-      t.same(await axeViolations(page), [], 'the confirmation')
+      await axeFormRun(t, page, {
+        fields: { 'Your name': 'Cy Chen', 'E-mail': 'cy@example.test' },
+        wrong: { label: 'Phone (optional)', id: 'f-phone', value: '12', message: 'Enter a phone number', fixed: '' },
+        button: 'Sign up',
+        done: 'ul.outcomes'
+      })
     })
   })
 }

@@ -10,13 +10,12 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { axeViolations } from '../../support/axe.js'
+import { axeFormRun, axeViolations } from '../../support/axe.js'
 import { appInBrowser, noSidewaysScroll, signIn, signOut } from '../../support/campaign-browser.js'
-import { chromiumBinary, headlessBrowser } from '../../support/chromium.js'
+import { chromiumBinary } from '../../support/chromium.js'
 import { requireComponent } from '../../support/component.js'
 import { pollUntil } from '../../support/poll.js'
-
-const PHONE = { width: 390, height: 844 }
+import { axePhonePage, BUTTON_COLOUR, buttonColour, PHONE, phonePage, tabOrder } from '../../support/public-page-browser.js'
 
 /** A site on a loopback port whose one page frames `frame()` (read when asked, once the app is up). */
 async function embeddingSite (t: { teardown(fn: () => unknown): void }, frame: () => string): Promise<{ origin: string }> {
@@ -49,24 +48,14 @@ if (executablePath !== undefined) {
     embedUrl = `${url}/embed`
 
     await t.test('a visitor signs, with the page\'s policy enforced', async t => {
-      const page = await browser.newPage()
-      await page.setViewportSize(PHONE)
-      const violations: string[] = []
-      page.on('console', message => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()) })
+      const { page, violations } = await phonePage(browser)
       await page.goto(url)
       t.equal(await page.textContent('h1'), 'Keep the Eastside library open')
       t.equal(await page.textContent('#tally'), '0 of 500 signatures')
-      t.equal(await page.evaluate("getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor"), 'rgb(11, 83, 148)', 'the hashed style sheet applies')
+      t.equal(await buttonColour(page), BUTTON_COLOUR, 'the hashed style sheet applies')
       await noSidewaysScroll(t, page, 'the petition')
-      const order: string[] = []
-      await page.focus('#f-first_name')
-      for (let i = 0; i < 4; i++) {
-        await page.keyboard.press('Tab')
-        order.push(await page.evaluate('document.activeElement.id || document.activeElement.tagName.toLowerCase()') as string)
-      }
-      t.same(order, ['f-last_name', 'f-email', 'f-postcode', 'c-0'], 'Tab: first and last name, e-mail, postcode, the consent box')
-      await page.keyboard.press('Tab')
-      t.equal(await page.evaluate('document.activeElement.tagName.toLowerCase()'), 'button', 'then the button (the honeypot skipped)')
+      const order = await tabOrder(page, '#f-first_name', 5)
+      t.same(order, ['f-last_name', 'f-email', 'f-postcode', 'c-0', 'button'], 'Tab: first and last name, e-mail, postcode, the consent box, the button (the honeypot skipped)')
       await page.getByLabel('First name').fill('Ana')
       await page.getByLabel('E-mail', { exact: true }).fill('ana@example.test')
       await page.getByLabel('E-mail me campaign updates').check()
@@ -80,23 +69,15 @@ if (executablePath !== undefined) {
     })
 
     await t.test('axe-core, in a browser that bypasses the policy to inject it', async t => {
-      const axeBrowser = await headlessBrowser(t, executablePath, { bypassCSP: true })
-      const page = await axeBrowser.newPage()
-      await page.setViewportSize(PHONE)
+      const page = await axePhonePage(t, executablePath)
       await page.goto(url)
       t.same(await axeViolations(page), [], 'the petition')
-      await page.getByLabel('First name').fill('Ben')
-      await page.getByLabel('E-mail', { exact: true }).fill('ben@example.test')
-      await page.getByLabel('Postcode (optional)').fill('<b>')
-      await page.getByRole('button', { name: 'Sign' }).click()
-      await page.waitForSelector('.errors')
-      t.match(await page.textContent('.errors'), 'Enter a postcode')
-      t.equal(await page.getAttribute('#f-postcode', 'aria-invalid'), 'true')
-      t.same(await axeViolations(page), [], 'the form with its messages')
-      await page.getByLabel('Postcode (optional)').fill('E1 6AN')
-      await page.getByRole('button', { name: 'Sign' }).click()
-      await page.waitForSelector('h1:has-text("Thank you")')
-      t.same(await axeViolations(page), [], 'the thanks')
+      await axeFormRun(t, page, {
+        fields: { 'First name': 'Ben', 'E-mail': 'ben@example.test' },
+        wrong: { label: 'Postcode (optional)', id: 'f-postcode', value: '<b>', message: 'Enter a postcode', fixed: 'E1 6AN' },
+        button: 'Sign',
+        done: 'h1:has-text("Thank you")'
+      })
     })
 
     await t.test('the embed page: shown on the allowed site, refused on another', async t => {
