@@ -6,7 +6,7 @@
 // the field limits, a replayed form and the honeypot; and the double opt-in: the e-mail consent stays
 // as it was until the link taken from the received mail is followed (GET changes nothing, an altered
 // link is refused, POST gives the consent with when and from which form, a second time says it was
-// confirmed already). Each public page's views (counted in memory, summed by instances in the store),
+// confirmed already). One limit of posts per address for every public page. Each public page's views (counted in memory, summed by instances in the store),
 // sign-ups and conversion, and their export.
 import type { ParsedMail } from 'mailparser'
 import t from 'tap'
@@ -180,6 +180,21 @@ t.test('with no embedding site set, the embed page may be framed by none; views,
   const csv = await (await fetch(new URL('/export/public-pages', baseUrl), { headers: { cookie: staff } })).text()
   t.match(csv, /^page,id,title,path,published,views,signups,conversion\r?\n/)
   t.match(csv, new RegExp(`form,${saved.form_id},Volunteer interest,${saved.path},yes,5,1,0.2`))
+})
+
+t.test('one limit of posts per address across the public pages', async t => {
+  const { call, baseUrl } = await campaignApp(t, { public_form_min_seconds: 0, public_rsvp_per_minute: 2 })
+  const saved = await call<SavedForm>('save-form', { title: 'Survey', published: true })
+  const sign = async (email: string): Promise<Response> => {
+    const token = inputValue(await (await fetch(new URL(saved.path, baseUrl))).text(), 'token')
+    return await fetch(new URL(saved.path, baseUrl), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ email, website: '', token }) })
+  }
+  t.equal((await sign('a@example.test')).status, 200)
+  t.equal((await sign('b@example.test')).status, 200)
+  const limited = await fetch(new URL('/rsvp/cancel?t=x', baseUrl), { method: 'POST' })
+  t.equal(limited.status, 429, 'the third post in the minute, to an event page\'s cancel link, is over the one budget')
+  t.ok(Number(limited.headers.get('retry-after')) > 0)
+  t.equal((await sign('c@example.test')).status, 429, 'and so is a fourth to the form')
 })
 
 t.test('page views: counted in memory, added to the store\'s totals by each instance', async t => {
