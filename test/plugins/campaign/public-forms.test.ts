@@ -151,6 +151,15 @@ t.test('forms and petitions through the app', async t => {
     t.match(await (await fetch(link)).text(), /Already confirmed/)
     t.match((await personBy('ben@example.test')).person, { consent: { email: false } }, 'Ben, who has not pressed his link, gives none')
     t.notOk(mail.received.some(m => JSON.stringify(m.to).includes('bot@spam.test')), 'no mail to the bot')
+    const { signatures } = await call<{ signatures: Array<{ values: { email: string }, consents: string[], email_consent: string, confirmed_at: string | null }> }>('form-signatures', { form_id: petition.form_id })
+    t.match(signatures, [
+      { values: { email: 'ana@example.test' }, consents: ['E-mail me campaign updates', 'Show my first name on the list of signers'], email_consent: 'confirmed', confirmed_at: /^\d{4}-/ },
+      { values: { email: 'ben@example.test', first_name: 'Somebody' }, email_consent: 'pending', confirmed_at: null },
+      { values: { email: 'cy@example.test' }, email_consent: 'pending' }
+    ], 'staff see each signature with its consent\'s state, and what the visitor typed')
+    t.equal(signatures.length, 3)
+    t.equal(await statusOf(call('form-signatures', { form_id: petition.form_id }, readonly)), 403, 'readonly does not')
+    t.equal(await statusOf(call('form-signatures', { form_id: 'no-such-form' })), 404)
   })
 })
 

@@ -51,6 +51,7 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'send-shift-reminders': STAFF,
   'save-form': STAFF,
   'list-forms': READERS,
+  'form-signatures': STAFF,
   'public-page-stats': READERS,
   'list-donors': ['admin', 'staff', 'readonly'],
   'list-donations': READERS,
@@ -122,6 +123,7 @@ t.test('role × server function', async t => {
   const volunteer = await call('save-volunteer', { name: 'Vera', email: 'vera@x.test', skills: ['canvassing'], availability: ['sat-am'], location: place }, 'admin') as { volunteer_id: string }
   const donation = await call('record-donation', { donor_name: 'Dora Donor', donor_email: 'dora@x.test', amount_cents: 1000 }, 'admin') as { donor_id: string, donation_id: string }
   const canvass = await call('save-event', { title: 'Canvass', location: { text: 'Hall', ...place }, shifts: [{ starts_at: new Date(Date.now() + 86_400_000).toISOString(), ends_at: new Date(Date.now() + 90_000_000).toISOString(), capacity: 10 }] }, 'admin') as { event_id: string, shifts: Array<{ shift_id: string }> }
+  const petition = await call('save-form', { title: 'Keep the library open' }, 'admin') as { form_id: string }
   const shiftId = canvass.shifts[0].shift_id
   const rsvp = await call('rsvp-shift', { shift_id: shiftId, person: { name: 'Rita', email: 'rita@x.test' } }, 'admin') as { person_id: string }
   const [commitment] = (await call('extract-commitments', { text: 'We will build homes by 2030.', actor: 'Maria' }, 'admin') as { commitments: Array<{ commitment_id: string }> }).commitments
@@ -171,6 +173,7 @@ t.test('role × server function', async t => {
     'send-shift-reminders': {},
     'save-form': { title: 'Keep the library open', fields: [{ field: 'first_name', required: true }], target: 500 },
     'list-forms': {},
+    'form-signatures': { form_id: petition.form_id },
     'public-page-stats': {},
     'list-donors': {},
     'list-donations': { donor_id: donation.donor_id },

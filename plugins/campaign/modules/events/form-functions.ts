@@ -1,6 +1,7 @@
 // The server functions of the public forms and petitions: staff make or change a form (save-form:
 // its fields, consent boxes, target and whether it is published at /f/{slug}); staff and readonly list
-// them with their signatures (list-forms), and every public page's views, sign-ups and conversion
+// them with their signatures (list-forms); staff read a form's signatures with each signer's e-mail
+// consent (form-signatures: not asked, pending or confirmed); and every public page's views, sign-ups and conversion
 // (public-page-stats: event pages and forms).
 import { Type } from '../../../../kernel/schema.js'
 import { moduleFunction, type ModuleFunction } from '../../module-kit.js'
@@ -36,6 +37,14 @@ export function formFunctions (forms: PublicForms, pageStats: () => Promise<Page
       name: 'list-forms',
       args: Type.Object({}, { additionalProperties: false }),
       handler: async () => ({ forms: (await forms.forms()).map(shown) })
+    }),
+    moduleFunction({
+      name: 'form-signatures',
+      args: Type.Object({ form_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      handler: async ({ form_id: id }) => {
+        const { form, signatures } = await forms.signaturesOf(id)
+        return { form: shown(form), signatures }
+      }
     }),
     moduleFunction({
       name: 'public-page-stats',

@@ -19,6 +19,7 @@ export const manifest = {
     'send-shift-reminders': ['staff'],
     'save-form': ['staff'],
     'list-forms': ['staff', 'readonly'],
+    'form-signatures': ['staff'],
     'public-page-stats': ['staff', 'readonly']
   },
   views: {

@@ -179,6 +179,14 @@ export class PublicForms {
     return signature
   }
 
+  /** A form's signatures, oldest first; 404 when there is no such form. */
+  async signaturesOf (formId: string): Promise<{ form: FormRecord, signatures: SignatureRecord[] }> {
+    const form = await this.#store.table<FormRecord>(FORMS).get(formId)
+    if (form === undefined) throw new NotFound(`no form "${formId}"`)
+    const signatures = (await this.#store.table<SignatureRecord>(SIGNATURES).list()).map(({ value }) => value).filter(s => s.form_id === formId)
+    return { form, signatures: signatures.sort((a, b) => a.at.localeCompare(b.at)) }
+  }
+
   async signature (signatureId: string): Promise<SignatureRecord | undefined> {
     return await this.#store.table<SignatureRecord>(SIGNATURES).get(signatureId)
   }
