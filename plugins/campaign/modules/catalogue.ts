@@ -24,7 +24,7 @@ import { loadRules } from './compliance/compliance-rules.js'
 import { EventBook } from './events/event-book.js'
 import { formFunctions } from './events/form-functions.js'
 import { formRoutes } from './events/form-routes.js'
-import { type PageStats, pageStats, PageViews } from './events/page-views.js'
+import { flushViewsOnClose, type PageStats, pageStats, PageViews } from './events/page-views.js'
 import { PublicForms } from './events/public-forms.js'
 import { publicRoutes } from './events/public-routes.js'
 import { PublicRsvps } from './events/public-rsvp.js'
@@ -266,9 +266,9 @@ export async function startModules (core: ModuleCore): Promise<StartedModules> {
   const limit = new RateLimit(config.public_rsvp_per_minute)
   ctx.schedule.every('public-form-tokens', TOKEN_SWEEP_MS, async () => { await formTokens.sweep() })
   ctx.schedule.every('public-page-views', VIEWS_FLUSH_MS, async () => { await views.flush() })
-  ctx.onClose(async () => { await views.flush() })
   return {
-    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log), publicRoutes({ rsvps, tokens: formTokens, limit, views, log: ctx.log }), formRoutes({ forms, tokens: formTokens, limit, embedHosts: config.public_embed_hosts, views, log: ctx.log })],
+    routes: [unsubscribeRoutes(messenger, ctx.log), smsReplyRoutes(replies, ctx.log), publicRoutes({ rsvps, tokens: formTokens, limit, views, log: ctx.log }), formRoutes({ forms, tokens: formTokens, limit, embedHosts: config.public_embed_hosts, views, log: ctx.log }),
+      flushViewsOnClose(views, err => { ctx.log.error({ err: messageOf(err) }, 'the public pages\' last views could not be written') })],
     exports: exportRoutes({ auth: core.auth, people, peopleTable: store.table<Person>(PEOPLE), volunteers, fundraising, events, pageStats: stats, messenger, audit }),
     onLogin: async record => { await recordLogin(users, record) }
   }

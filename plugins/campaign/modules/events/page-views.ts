@@ -1,8 +1,9 @@
 // How often each public page (an event's, a form's) was opened, and what it gave: GETs are counted
 // in memory (a Map increment per view, nothing written per request) and added to the store's totals
-// every minute and when the server stops, in a transaction per page, so instances sharing a store sum
+// every minute and when the app listener closes (before the store does), in a transaction per page, so instances sharing a store sum
 // their counts; a total read adds this instance's views not yet written. The sign-ups are the public
 // RSVPs of an event and the signatures of a form; conversion is sign-ups per view.
+import type { FastifyPluginAsync } from 'fastify'
 import type { CampaignStore } from '../../module-kit.js'
 import type { EventBook } from './event-book.js'
 import type { PublicForms } from './public-forms.js'
@@ -53,6 +54,13 @@ export class PageViews {
     const totals = new Map((await this.#store.table<number>(VIEWS).list()).map(({ key, value }) => [key, value]))
     for (const [key, views] of this.#pending) totals.set(key, (totals.get(key) ?? 0) + views)
     return totals
+  }
+}
+
+/** A route plugin that adds the views not yet written when the listener closes (the store is still open then). */
+export function flushViewsOnClose (views: PageViews, failed: (err: unknown) => void): FastifyPluginAsync {
+  return async app => {
+    app.addHook('onClose', async () => { await views.flush().catch(failed) })
   }
 }
 
