@@ -7,9 +7,7 @@ import { controlClient, formatTable, UsageError, type CliRegistry } from '../../
 import type { CanaryView } from './canary.js'
 import type { DeployResult, RollbackResult } from './reconciler.js'
 import { addInstallServiceCommand } from './install-service.js'
-import { runExec } from './exec-client.js'
 import type { JobRun, JobStatus } from './jobs.js'
-import { reloadOutcome } from './reload-client.js'
 import type { ReloadRecord } from './reload.js'
 import type { HistoryEntry } from './state.js'
 import { describeCertificate } from './certificate-text.js'
@@ -189,6 +187,7 @@ export function reconcilerCommands (cli: CliRegistry): void {
     .action(async () => {
       const client = await controlClient(cli)
       const { reload } = await client.json<{ reload: ReloadRecord }>('POST', '/api/v1/reload')
+      const { reloadOutcome } = await import('./reload-client.js')
       const done = await withProgress('reloading: restarting the server, then redeploying every service', async () => await reloadOutcome(client, reload.id))
       if (done.result === undefined) throw new Error(`reload failed: ${done.error ?? 'no result'}`)
       report(done.result)
@@ -278,6 +277,8 @@ export function reconcilerCommands (cli: CliRegistry): void {
     .description('run a command in a replica of a service (on the node asked), with its output, errors and exit code; interactive, with a TTY, when this terminal is one (write the command after --)')
     .option('-r, --replica <n>', 'the replica (default: the first one running)', replicaOption)
     .action(async (service: string, command: string[], options: { replica?: number }) => {
+      // Loaded before the socket opens, so that its handlers see the first frames.
+      const { runExec } = await import('./exec-client.js')
       const client = await controlClient(cli)
       const query = options.replica === undefined ? '' : `?replica=${options.replica}`
       const socket = await client.websocket(`${path(service, '/exec')}${query}`)
