@@ -113,6 +113,8 @@ t.test('forms and petitions through the app', async t => {
     await refused({ first_name: 'Dee', email: 'not-an-address' }, /Enter an e-mail address like/, 'a bad e-mail')
     await refused({ first_name: 'x'.repeat(101), email: 'dee@example.test' }, /at most 100 characters/, 'a long name')
     await refused({ first_name: 'Dee', email: 'dee@example.test', consent: '7' }, /Tick only the boxes shown/, 'a box not on the page')
+    await refused({ first_name: 'Dee', email: 'dee@example.test', consent: '' }, /Tick only the boxes shown/, 'an empty box value (not the first box)')
+    await refused({ first_name: 'Dee', email: 'dee@example.test', consent: ['1', '1'] }, /Tick only the boxes shown/, 'a box twice')
     await refused({ first_name: 'Dee', email: 'dee@example.test', postcode: '<b>' }, /Enter a postcode/, 'a bad postcode')
     const replay = await post(petition.path, form({ first_name: 'Dee', email: 'dee@example.test', website: '', token: inputValue(page, 'token') }))
     t.equal(replay.status, 400, 'the first signer\'s form again')

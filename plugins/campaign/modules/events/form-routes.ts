@@ -59,7 +59,7 @@ export function checkSignature (form: FormRecord, body: URLSearchParams): { sent
     }
   }
   const boxes = body.getAll('consent')
-  const ticked = boxes.map(Number).filter(i => Number.isInteger(i) && i >= 0 && i < form.consents.length)
+  const ticked = boxes.filter(box => /^\d{1,2}$/.test(box)).map(Number).filter(i => i < form.consents.length)
   if (ticked.length !== boxes.length || new Set(ticked).size !== ticked.length) errors.consent = 'Tick only the boxes shown on this page.'
   if (Object.keys(errors).length > 0) return { state: { values, ticked, errors } }
   return { sent: { values: { ...values, email: normalEmail(values.email as string) }, ticked } }
