@@ -66,6 +66,7 @@ t.test('forms and petitions through the app', async t => {
     t.equal(response.headers.get('x-frame-options'), 'DENY')
     page = await response.text()
     t.notMatch(page, /<script/i)
+    t.ok(page.length < 8000, `a small page (${page.length} bytes)`)
     t.match(page, /0 of 100 signatures/)
     for (const id of ['f-first_name', 'f-last_name', 'f-email', 'f-phone', 'f-postcode', 'f-website', 'c-0', 'c-1']) t.match(page, new RegExp(`<label for="${id}"`), `a label for ${id}`)
     t.notMatch(page, /f-comment/, 'a field not asked is not shown')
