@@ -58,8 +58,14 @@ const HOOK_SECRET = 'a webhook secret of 16 characters or more'
 const TELEMETRY_ROLES = ['admin', 'provisioner', 'viewer'] as const
 const password = (role: string): string => `fuzz password of ${role}`
 const basic = (role: string): string => `Basic ${Buffer.from(`${role}:${password(role)}`).toString('base64')}`
-/** The campaign's login routes and its unsubscribe page answer HTML pages, for the browser that navigates there. */
-const HTML_PAGES = ['/auth', '/auth/callback', '/unsubscribe']
+/**
+ * The campaign's login routes, its unsubscribe page and its public pages (an event's, a form's and its
+ * embed, the RSVP cancel and consent confirmation links) answer HTML pages, for the browser that
+ * navigates there.
+ */
+const HTML_PAGES = ['/auth', '/auth/callback', '/unsubscribe', '/rsvp/cancel', '/consent/confirm']
+const HTML_PAGE_PATTERNS = [/^\/e\/[^/]*$/, /^\/f\/[^/]*(\/embed)?$/]
+const isHtmlPage = (path: string): boolean => HTML_PAGES.includes(path) || HTML_PAGE_PATTERNS.some(pattern => pattern.test(path))
 
 async function fuzzKernel (): Promise<Kernel> {
   const cwd = tempDir(t)
@@ -194,7 +200,7 @@ function problemOf (listener: ListenerName, fuzz: FuzzRequest, answer: FuzzAnswe
   if (answer.status < 400 || fuzz.method === 'HEAD') return undefined
   const path = pathOf(fuzz.path)
   if (listener === 'app' && (path === '/api' || path.startsWith('/api/'))) return errorBodyProblem(answer, 'cbor')
-  if (listener === 'app' && HTML_PAGES.includes(path) && answer.type.startsWith('text/html')) return undefined
+  if (listener === 'app' && isHtmlPage(path) && answer.type.startsWith('text/html')) return undefined
   return errorBodyProblem(answer, 'json')
 }
 
