@@ -18,9 +18,10 @@ export async function aliasesOf (client: Client, pcIssues: readonly string[]): P
 
 /**
  * Apply `occurrences` (their faults stored already), holding the turns of the issues they touch:
- * the issues and members updated, each fault's issue set, `aliases` added. Returns what the issues tell.
+ * the issues and members updated, each fault's issue set (unless `inserted`: the faults were inserted
+ * carrying it), `aliases` added. Returns what the issues tell.
  */
-export async function applyToIssues (client: Client, occurrences: readonly Occurrence[], aliases: ReadonlyArray<{ pc: string, issue: IssueIdentity }> = []): Promise<IssueEvent[]> {
+export async function applyToIssues (client: Client, occurrences: readonly Occurrence[], aliases: ReadonlyArray<{ pc: string, issue: IssueIdentity }> = [], inserted = false): Promise<IssueEvent[]> {
   if (occurrences.length === 0) return []
   const { issues, members } = touched(occurrences)
   const read = (await client.query<{ rows: { issues: CrashIssue[], members: IssueMember[] } }>('select read_issues($1::jsonb) as rows', [
@@ -31,7 +32,7 @@ export async function applyToIssues (client: Client, occurrences: readonly Occur
     members: new Map(read.members.map(member => [memberId([member.issue, member.kind, member.member]), { ...member, count: Number(member.count), last_seen: Number(member.last_seen) }]))
   }
   const update = applyOccurrences(rows, occurrences)
-  const faults = occurrences.filter(o => o.sign > 0).map(({ fault }: { fault: StoredFault }) => ({ device: fault.device, received_at: fault.received_at, sequence: fault.sequence, issue: fault.issue }))
+  const faults = inserted ? [] : occurrences.filter(o => o.sign > 0).map(({ fault }: { fault: StoredFault }) => ({ device: fault.device, received_at: fault.received_at, sequence: fault.sequence, issue: fault.issue }))
   await client.query('select apply_issues($1::jsonb)', [jsonText({
     faults,
     put: update.put,

@@ -267,14 +267,11 @@ export class PostgresStorage implements TelemetryStorage {
             await this.#ensurePartitions(writes.metrics.map(({ metric }) => Math.floor(metric.received_at / DAY_MS)))
             if (!open) await client.query(`begin; select read_request(${jsonLiteral(readRequest(lock, [], [], []))})`)
             open = true
+            // The faults join their crash issues in this transaction: inserted carrying them, then counted (the issues' turns taken in id order).
+            const aliases = writes.faults.length === 0 ? new Map<string, IssueIdentity>() : await aliasesOf(client, writes.faults.map(fault => pcIssue(fault).id))
+            const occurrences = newOccurrences(writes.faults, pc => aliases.get(pc))
             await client.query({ name: 'berth_ingest_write', text: 'select write_chunks($1::jsonb)', values: [jsonText(writeRequest(writes, marks))] })
-            await writeStacks(client, writes.faults)
-            let events: IssueEvent[] = []
-            if (writes.faults.length > 0) {
-              // The faults join their crash issues in this transaction (the issues' turns taken in id order).
-              const aliases = await aliasesOf(client, writes.faults.map(fault => pcIssue(fault).id))
-              events = await applyToIssues(client, newOccurrences(writes.faults, pc => aliases.get(pc)))
-            }
+            const events = await applyToIssues(client, occurrences, [], true)
             await client.query('commit')
             open = false
             return events
@@ -634,15 +631,6 @@ export class PostgresStorage implements TelemetryStorage {
 export const GROUP_COLUMNS = ['name', 'description', 'created_at', 'updated_at'] as const
 export const OTA_COLUMNS = ['id', 'group', 'software_type', 'version', 'build_id', 'url', 'created_at'] as const
 export const ELF_COLUMNS = ['build_id', 'software_type', 'software_version', 'size', 'file', 'uploaded_at'] as const
-
-/** The stack snapshots and coredumps of a request's new faults (write_request stores their registers; faults are rare, snapshots rarer). */
-async function writeStacks (client: Client, faults: readonly StoredFault[]): Promise<void> {
-  const stacks = faults.filter(fault => (fault.stack !== undefined && fault.stack !== '') || (fault.coredump !== undefined && fault.coredump !== null))
-    .map(({ device, received_at: at, sequence, stack, coredump }) => ({ device, at, sequence, stack: stack ?? '', coredump: coredump ?? null }))
-  if (stacks.length === 0) return
-  await client.query(`update faults f set stack = s.stack, coredump = s.coredump from jsonb_to_recordset($1::jsonb) as s (device text, at bigint, sequence bigint, stack text, coredump jsonb)
-    where f.device = s.device and f.received_at = s.at and f.sequence = s.sequence`, [JSON.stringify(stacks)])
-}
 
 async function upsertDevices (client: Client, devices: readonly Device[]): Promise<void> {
   if (devices.length === 0) return

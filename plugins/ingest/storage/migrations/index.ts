@@ -11,6 +11,7 @@ import { heartbeats } from './008-heartbeats.js'
 import { metricsByTime } from './009-metrics-by-time.js'
 import { issuePlans } from './010-issue-plans.js'
 import { coredumps } from './011-coredumps.js'
+import { wholeFaults } from './012-whole-faults.js'
 import type { Migration } from '../../../../kernel/runtime-api.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -24,5 +25,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: 'heartbeats', sql: heartbeats },
   { version: 9, name: 'metrics-by-time', sql: metricsByTime },
   { version: 10, name: 'issue-plans', sql: issuePlans },
-  { version: 11, name: 'coredumps', sql: coredumps }
+  { version: 11, name: 'coredumps', sql: coredumps },
+  { version: 12, name: 'whole-faults', sql: wholeFaults }
 ]
