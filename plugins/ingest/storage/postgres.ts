@@ -14,7 +14,7 @@ import {
 } from './contract.js'
 import { MIGRATIONS } from './migrations/index.js'
 import { EVENTS_CHANNEL, NodeChannel } from './postgres-events.js'
-import { aliasesOf, applyToIssues } from './postgres-issues.js'
+import { aliasesOf, applyToIssues, issuesUpdate, readIssuesRequest, type IssuesRead } from './postgres-issues.js'
 import { jsonLiteral, jsonText, parseReads, readRequest, writeRequest } from './postgres-request.js'
 
 /** The schema the tables live in (the connection's search_path). */
@@ -243,7 +243,9 @@ export class PostgresStorage implements TelemetryStorage {
 
   /**
    * A request in three round trips: `begin` with its turns and reads (read_request), its writes
-   * (write_request), `commit`. A write without a read takes the turns first.
+   * (write_chunks_issues), `commit`. A write without a read takes the turns first. With faults, one
+   * more before the writes reads their issues' aliases, and the writes read the issues (taking their
+   * turns), which go back with the commit.
    */
   async ingest<T> (devices: Iterable<string>, work: (session: IngestSession) => Promise<T>): Promise<T> {
     const lock = [...new Set(devices)].sort()
@@ -270,9 +272,19 @@ export class PostgresStorage implements TelemetryStorage {
             // The faults join their crash issues in this transaction: inserted carrying them, then counted (the issues' turns taken in id order).
             const aliases = writes.faults.length === 0 ? new Map<string, IssueIdentity>() : await aliasesOf(client, writes.faults.map(fault => pcIssue(fault).id))
             const occurrences = newOccurrences(writes.faults, pc => aliases.get(pc))
-            await client.query({ name: 'berth_ingest_write', text: 'select write_chunks($1::jsonb)', values: [jsonText(writeRequest(writes, marks))] })
-            const events = await applyToIssues(client, occurrences, [], true)
-            await client.query('commit')
+            const issues = occurrences.length === 0 ? null : jsonText(readIssuesRequest(occurrences))
+            const [{ read }] = (await client.query<{ read: IssuesRead | null }>({
+              name: 'berth_ingest_write', text: 'select write_chunks_issues($1::jsonb, $2::jsonb) as read', values: [jsonText(writeRequest(writes, marks)), issues]
+            })).rows
+            let events: IssueEvent[] = []
+            if (read === null) {
+              await client.query('commit')
+            } else {
+              const update = issuesUpdate(read, occurrences, [], true)
+              events = update.events
+              // The issues written and the commit in one round trip: should apply_issues fail, the commit is not run and the transaction is rolled back below.
+              await client.query(`select apply_issues(${jsonLiteral(update.request)}); commit`)
+            }
             open = false
             return events
           }

@@ -12,6 +12,7 @@ import { metricsByTime } from './009-metrics-by-time.js'
 import { issuePlans } from './010-issue-plans.js'
 import { coredumps } from './011-coredumps.js'
 import { wholeFaults } from './012-whole-faults.js'
+import { writeWithIssues } from './013-write-with-issues.js'
 import type { Migration } from '../../../../kernel/runtime-api.js'
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -26,5 +27,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, name: 'metrics-by-time', sql: metricsByTime },
   { version: 10, name: 'issue-plans', sql: issuePlans },
   { version: 11, name: 'coredumps', sql: coredumps },
-  { version: 12, name: 'whole-faults', sql: wholeFaults }
+  { version: 12, name: 'whole-faults', sql: wholeFaults },
+  { version: 13, name: 'write-with-issues', sql: writeWithIssues }
 ]
