@@ -14,6 +14,8 @@
 void berth_qemu_init(void);
 //! The UART transport (frames as raw bytes on UART0).
 berth_transport_t berth_qemu_uart(void);
+//! UART0 as a byte stream (what the transport writes to; the update frames go on it too).
+berth_stream_t *berth_qemu_uart_stream(void);
 //! The GNU build id of the running image in lowercase hex ("" when linked without one).
 const char *berth_qemu_build_id(void);
 //! Start the watchdog: unfed for `timeout_ms`, it raises the NMI (with BERTH_PLATFORM_RESET_CAUSE, the

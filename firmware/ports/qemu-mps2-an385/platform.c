@@ -95,10 +95,12 @@ static int uart_write(void *context, const uint8_t *bytes, size_t length) {
   return 0;
 }
 
-berth_transport_t berth_qemu_uart(void) {
+berth_stream_t *berth_qemu_uart_stream(void) {
   static berth_stream_t uart = { uart_write, NULL };
-  return berth_uart_transport(&uart);
+  return &uart;
 }
+
+berth_transport_t berth_qemu_uart(void) { return berth_uart_transport(berth_qemu_uart_stream()); }
 
 const char *berth_qemu_build_id(void) {
   extern const uint32_t __build_id_note[];

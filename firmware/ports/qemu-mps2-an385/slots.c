@@ -54,20 +54,6 @@ size_t berth_qemu_uart_receive(uint8_t *bytes, size_t capacity) {
   return n;
 }
 
-static int uart_write(void *context, const uint8_t *bytes, size_t length) {
-  (void)context;
-  for (size_t i = 0; i < length; i++) {
-    while (UART_STATE & 1u) {} // TX buffer full
-    UART_DATA = bytes[i];
-  }
-  return 0;
-}
-
-berth_stream_t *berth_qemu_uart_stream(void) {
-  static berth_stream_t uart = { uart_write, NULL };
-  return &uart;
-}
-
 void berth_qemu_run(const uint32_t *vectors) {
   SYST_CSR = 0; // the image starts its own tick
   SCB_VTOR = (uint32_t)(uintptr_t)vectors;

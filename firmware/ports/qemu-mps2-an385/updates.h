@@ -22,7 +22,5 @@
 void berth_qemu_uart_receive_start(void);
 //! The bytes UART0 has received, at most `capacity`, without waiting.
 size_t berth_qemu_uart_receive(uint8_t *bytes, size_t capacity);
-//! UART0 as a byte stream, for the update frames.
-berth_stream_t *berth_qemu_uart_stream(void);
 //! Run the image whose vector table is at `vectors`: its stack pointer and reset handler; no return.
 void berth_qemu_run(const uint32_t *vectors);
