@@ -20,6 +20,7 @@ export type { CampaignConfig } from './settings.js'
 export { actingAs, type AuditLog } from './audit.js'
 export { hideAttribution, PeopleView, type ViewField } from './people.js'
 export type { Alongside, CampaignStore, Table, Transaction } from './store/contract.js'
+export { keptKey } from './store/kept-key.js'
 export { loadDataFile } from './data-files.js'
 
 // What every module receives and shares: the kit, text bounds, time-ordered record stores, pagination.

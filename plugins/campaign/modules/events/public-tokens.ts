@@ -8,7 +8,7 @@
 // - a link token (`{purpose}:{id}`): the cancel link of an RSVP's confirmation e-mail (`cancel`), the
 //   link that confirms a form's consent to e-mail (`consent`); one purpose's link is no other's.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { CampaignStore } from '../../module-kit.js'
+import { type CampaignStore, keptKey } from '../../module-kit.js'
 
 const SECRETS = 'public-page-secrets'
 const KEY = 'public-page-hmac'
@@ -37,12 +37,13 @@ export class PublicTokens {
   readonly #store: CampaignStore
   readonly #window: TokenWindow
   readonly #now: () => number
-  #key: Promise<Buffer> | undefined
+  readonly #hmacKey: () => Promise<Buffer>
 
   constructor (store: CampaignStore, window: TokenWindow, now: () => number = Date.now) {
     this.#store = store
     this.#window = window
     this.#now = now
+    this.#hmacKey = keptKey(store, SECRETS, KEY)
   }
 
   get window (): TokenWindow {
@@ -104,18 +105,6 @@ export class PublicTokens {
   /** The RSVP a cancel token names, or undefined when it is malformed or altered. */
   async readCancelToken (token: string): Promise<string | undefined> {
     return await this.readLinkToken('cancel', token)
-  }
-
-  async #hmacKey (): Promise<Buffer> {
-    this.#key ??= this.#store.transaction(SECRETS, async tx => {
-      const secrets = tx.table<string>(SECRETS)
-      const kept = await secrets.get(KEY)
-      if (kept !== undefined) return Buffer.from(kept, 'base64')
-      const key = randomBytes(32)
-      await secrets.put(KEY, key.toString('base64'))
-      return key
-    }).catch(err => { this.#key = undefined; throw err })
-    return await this.#key
   }
 
   async #signed (payload: string): Promise<string> {

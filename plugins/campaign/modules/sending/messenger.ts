@@ -3,11 +3,11 @@
 // goes through one pooled SMTP transport (nodemailer) with an HMAC-signed unsubscribe link and the
 // one-click List-Unsubscribe headers; SMS through the configured HTTP provider. Every recipient of a
 // send gets one record in the send log, written as soon as their result is known.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createTransport } from 'nodemailer'
 import { BadRequest, StartupError, Unavailable, messageOf } from '../../../../kernel/index.js'
 import { type OutboundClient } from '../../../../kernel/runtime-api.js'
-import { actingAs, type SecretResolver, type CampaignConfig, type CampaignStore, type Table, type Transaction, timeKey, CAMPAIGN_CODES, PeopleView } from '../../module-kit.js'
+import { actingAs, type SecretResolver, type CampaignConfig, type CampaignStore, type Table, type Transaction, timeKey, CAMPAIGN_CODES, PeopleView, keptKey } from '../../module-kit.js'
 import { normalEmail, normalPhone, type Channel, type PeopleDirectory, type Person } from '../people/index.js'
 import { manifest } from './manifest.js'
 
@@ -149,7 +149,7 @@ export class Messenger {
   readonly #log: Table<SendLogRecord>
   readonly #suppressions: Table<Suppression>
   readonly #store: CampaignStore
-  #key: Promise<Buffer> | undefined
+  readonly #hmacKey: () => Promise<Buffer>
   #transport: ReturnType<typeof createTransport> | undefined
 
   /** `outbound`: the kernel's client, for the SMS provider (the operator's configured endpoint). */
@@ -160,6 +160,7 @@ export class Messenger {
     this.#outbound = outbound
     this.#log = store.table<SendLogRecord>(SEND_LOG)
     this.#suppressions = store.table<Suppression>(SUPPRESSIONS)
+    this.#hmacKey = keptKey(store, SECRETS, UNSUBSCRIBE_KEY)
   }
 
   /** Whether the channel is configured. */
@@ -325,18 +326,6 @@ export class Messenger {
   }
 
   // The unsubscribe link: `{base64url(channel:person_id)}.{base64url(HMAC-SHA256)}` with a key made once and kept in the store.
-
-  async #hmacKey (): Promise<Buffer> {
-    this.#key ??= this.#store.transaction(SECRETS, async tx => {
-      const secrets = tx.table<string>(SECRETS)
-      const kept = await secrets.get(UNSUBSCRIBE_KEY)
-      if (kept !== undefined) return Buffer.from(kept, 'base64')
-      const key = randomBytes(32)
-      await secrets.put(UNSUBSCRIBE_KEY, key.toString('base64'))
-      return key
-    }).catch(err => { this.#key = undefined; throw err })
-    return await this.#key
-  }
 
   async #sign (payload: string): Promise<Buffer> {
     return createHmac('sha256', await this.#hmacKey()).update(payload).digest()
